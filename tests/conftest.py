@@ -1,0 +1,186 @@
+"""Shared fixtures: a small hand-written home, a cached real embedder, and a fake LM engine.
+
+The fake LM is a DSPy 3.4 engine object (complete(request) -> dspy.lm15.Response): it reads the
+prompt, recognises the signature by its fields and answers like a model would, so whole programs
+and optimizers run through DSPy's real adapter and parsing code without any network.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+import dspy  # noqa: E402
+import pytest  # noqa: E402
+from dspy.lm15 import Message, Response, TextPart, Usage  # noqa: E402
+
+from tracerag.retrievers.embedders import LocalUSEEmbedder  # noqa: E402
+from tracerag.retrievers.embedding_cache import CachedEmbedder  # noqa: E402
+
+# ---------------------------------------------------------------------------------------------
+# A small home that holds the design's known failure cases.
+
+ROOMS = {"r-living": "客厅", "r-bed": "主卧", "r-study": "书房", "r-kitchen": "厨房"}
+
+SPECS = {
+    "p-light": [
+        {"id": "main-switch-on", "description": "打开电源", "type": None, "value_range": None},
+        {"id": "main-switch-off", "description": "关闭电源", "type": None, "value_range": None},
+        {"id": "main-switchLevel-setLevel", "description": "设置亮度", "type": "integer",
+         "value_range": {"min": 0, "max": 100, "unit": "%"}},
+        {"id": "main-colorTemperature-setColorTemperature", "description": "设置色温", "type": "integer",
+         "value_range": {"min": 2700, "max": 6500, "unit": "K"}},
+    ],
+    "p-shade": [
+        {"id": "main-windowShade-open", "description": "打开窗帘", "type": None, "value_range": None},
+        {"id": "main-windowShade-close", "description": "关闭窗帘", "type": None, "value_range": None},
+        {"id": "main-windowShadeLevel-setShadeLevel", "description": "设置窗帘开合度", "type": "integer",
+         "value_range": {"min": 0, "max": 100, "unit": "%"}},
+        {"id": "main-windowShadeTiltLevel-setShadeTiltLevel", "description": "设置百叶角度",
+         "type": "integer", "value_range": {"min": 0, "max": 100, "unit": "%"}},
+    ],
+    "p-ac": [
+        {"id": "main-switch-on", "description": "打开空调", "type": None, "value_range": None},
+        {"id": "main-switch-off", "description": "关闭空调", "type": None, "value_range": None},
+        {"id": "main-airConditionerMode-setAirConditionerMode", "description": "设置空调模式", "type": "string",
+         "value_range": None, "value_list": [{"value": "cool", "description": "制冷"},
+                                             {"value": "heat", "description": "制热"},
+                                             {"value": "dry", "description": "除湿"}]},
+        {"id": "main-thermostatCoolingSetpoint-setCoolingSetpoint", "description": "设置制冷温度",
+         "type": "number", "value_range": {"min": 16, "max": 30, "unit": "C"}},
+    ],
+    "p-plug": [
+        {"id": "main-switch-on", "description": "turn on", "type": None, "value_range": None},
+        {"id": "main-switch-off", "description": "turn off", "type": None, "value_range": None},
+    ],
+    "p-aroma": [
+        {"id": "main-switch-on", "description": "打开香薰", "type": None, "value_range": None},
+        {"id": "main-switch-off", "description": "关闭香薰", "type": None, "value_range": None},
+    ],
+}
+
+# (device id, label, room id, category, profile)
+DEVICES = [
+    ("light-living-1", "客厅吸顶灯", "r-living", "Light", "p-light"),
+    ("light-living-2", "客厅落地灯", "r-living", "Light", "p-light"),
+    ("shade-living", "客厅窗帘", "r-living", "Blind", "p-shade"),
+    ("light-bed", "主卧台灯", "r-bed", "Light", "p-light"),
+    ("shade-bed", "主卧窗帘", "r-bed", "Blind", "p-shade"),
+    ("ac-bed", "主卧空调", "r-bed", "AirConditioner", "p-ac"),
+    ("ac-living", "客厅空调", "r-living", "AirConditioner", "p-ac"),
+    ("lamp-study", "客厅老伙计", "r-study", "Light", "p-light"),  # room word in a name, other room
+    ("plug-fridge", "冰箱插座", "r-kitchen", "SmartPlug", "p-plug"),
+    ("aroma-bed", "香薰机", "r-bed", "Aroma", "p-aroma"),  # category outside the allowed list
+]
+
+
+def device_json(device_id, label, room_id, category, profile, specs=SPECS):
+    return {"deviceId": device_id, "name": f"model-{profile}", "label": label, "roomId": room_id,
+            "locationId": "loc-1", "profile": {"id": profile},
+            "components": [{"id": "main", "label": "main",
+                            "capabilities": [{"id": c["id"].split("-")[1], "version": 1} for c in specs.get(profile, SPECS.get(profile, []))],
+                            "categories": [{"name": category, "categoryType": "manufacturer"}]}]}
+
+
+def write_home(directory: Path, devices=DEVICES, specs=SPECS, rooms=ROOMS) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "devices.json").write_text(
+        json.dumps({"items": [device_json(*d, specs=specs) for d in devices]}, ensure_ascii=False, indent=2), encoding="utf-8")
+    (directory / "rooms.json").write_text(
+        json.dumps({"items": [{"roomId": k, "name": v} for k, v in rooms.items()]}, ensure_ascii=False),
+        encoding="utf-8")
+    (directory / "spec.jsonl").write_text(
+        "".join(json.dumps({"profileId": p, "capabilities": caps}, ensure_ascii=False) + "\n"
+                for p, caps in specs.items()), encoding="utf-8")
+    return directory
+
+
+@pytest.fixture
+def home_dir(tmp_path) -> Path:
+    return write_home(tmp_path / "tiny")
+
+
+@pytest.fixture(scope="session")
+def embedder(tmp_path_factory):
+    """The real default embedder behind a per-session cache."""
+    return CachedEmbedder(LocalUSEEmbedder(), tmp_path_factory.mktemp("cache") / "embeddings.sqlite")
+
+
+@pytest.fixture
+def index(home_dir, embedder):
+    from tracerag.retrievers.command_index import CommandIndex
+    from tracerag.retrievers.home import Home
+
+    return CommandIndex(Home.load(home_dir), embedder)
+
+
+# ---------------------------------------------------------------------------------------------
+# The fake LM.
+
+def _field(text: str, name: str) -> str | None:
+    match = re.search(rf"\[\[ ## {name} ## \]\]\n(.*?)(?=\n\[\[ ## |\Z)", text, re.S)
+    return match.group(1).strip() if match else None
+
+
+class FakeEngine:
+    """Answers ParseCommand from a table of gold IRs (or a default) and ArbitrateCapability from a script.
+
+    mode: "ok" (well-formed answers), "garbage" (unparsable text), "error" (raise like a dead server).
+    """
+
+    def __init__(self, irs: dict | None = None, arbitration: dict | None = None, mode: str = "ok"):
+        self.irs = irs or {}
+        self.arbitration = arbitration or {"choice_index": 0}
+        self.mode = mode
+        self.calls: list[str] = []
+
+    def complete(self, request):
+        system = request.system if isinstance(request.system, str) else "".join(p.text for p in request.system or [])
+        user = request.messages[-1].text or ""
+        if self.mode == "error":
+            from dspy import lm15
+
+            raise lm15.ServerError("fake server is down")
+        if "`utterance`" in system and "`ir`" in system:
+            self.calls.append("ParseCommand")
+            utterance = _field(user, "utterance")
+            ir = self.irs.get(utterance, {"action": "打开", "type_hint": "Unknown", "name_hint": "",
+                                          "scope_include": [], "scope_exclude": [], "quantifier": "one"})
+            text = f"[[ ## ir ## ]]\n{json.dumps(ir, ensure_ascii=False)}\n\n[[ ## completed ## ]]"
+        elif "`decision`" in system:
+            self.calls.append("ArbitrateCapability")
+            text = f"[[ ## decision ## ]]\n{json.dumps(self.arbitration, ensure_ascii=False)}\n\n[[ ## completed ## ]]"
+        else:
+            self.calls.append("unknown")
+            text = "I do not know this signature."
+        if self.mode == "garbage":
+            text = "Sure! Here is what I think: the lights, probably."
+        return Response(id=None, model="fake", message=Message.assistant([TextPart(text)]), finish_reason="stop",
+                        usage=Usage(input_tokens=len(system + user) // 4, output_tokens=len(text) // 4,
+                                    total_tokens=(len(system + user) + len(text)) // 4))
+
+    def stream(self, request):  # the programs never stream
+        raise NotImplementedError
+
+    def close(self):
+        pass
+
+
+@pytest.fixture
+def fake_lm():
+    """Factory: fake_lm(irs=..., arbitration=..., mode=...) configures DSPy with it for the test."""
+    created = []
+
+    def make(**kwargs):
+        engine = FakeEngine(**kwargs)
+        lm = dspy.LM("fake/model", engine=engine, cache=False, num_retries=0)
+        dspy.configure(lm=lm, adapter=dspy.ChatAdapter(use_json_adapter_fallback=False))
+        created.append(engine)
+        return engine
+
+    yield make
+    dspy.configure(lm=None)

@@ -1,0 +1,70 @@
+"""Bulk mode: choose the command first, then expand to every target; group, batch and cap."""
+
+from conftest import SPECS, write_home
+
+from tracerag.retrievers.command_index import CommandIndex, IndexParams
+from tracerag.retrievers.home import Home
+from tracerag.signatures.query_ir import QueryIR
+
+
+def test_all_lights_off_expands_to_every_light_and_nothing_else(index):
+    plan = index.plan_bulk(QueryIR(action="关闭", type_hint="Light", quantifier="all"), "关掉所有的灯")
+    assert plan.hint is None and plan.command_id == "main-switch-off"
+    assert {d for d, _ in plan.targets} == {"light-living-1", "light-living-2", "light-bed", "lamp-study"}
+    assert plan.coverage == 1.0 and plan.top1_ratio >= 0.5
+
+
+def test_except_removes_the_excluded_room(index):
+    ir = QueryIR(action="关闭", type_hint="Light", scope_exclude=["主卧"], quantifier="except")
+    plan = index.plan_bulk(ir, "除了主卧，其他灯都关掉")
+    assert {d for d, _ in plan.targets} == {"light-living-1", "light-living-2", "lamp-study"}
+
+
+def test_scope_include_in_bulk_keeps_devices_named_after_the_room(index):
+    ir = QueryIR(action="关闭", type_hint="Light", scope_include=["客厅"], quantifier="all")
+    plan = index.plan_bulk(ir, "把客厅的灯全部关掉")
+    assert {d for d, _ in plan.targets} == {"light-living-1", "light-living-2", "lamp-study"}
+
+
+def test_without_lm_the_category_comes_from_the_homes_labels(index):
+    ir = QueryIR(action="关掉", quantifier="all")  # no type_hint: the no-LM parse
+    plan = index.plan_bulk(ir, "关掉所有的灯")
+    assert plan.category == "Light" and "plug-fridge" not in {d for d, _ in plan.targets}
+
+
+def test_unestablished_category_asks_instead_of_expanding(index):
+    plan = index.plan_bulk(QueryIR(action="关掉", quantifier="all"), "关掉所有设备")
+    assert plan.hint == "need_clarification" and plan.targets == []
+
+
+def test_low_confidence_returns_the_top_options(index):
+    index.params = IndexParams(min_top1_ratio=0.99, min_margin=0.99)
+    plan = index.plan_bulk(QueryIR(action="调", type_hint="Light", quantifier="all"), "所有灯调一下")
+    assert plan.hint == "need_clarification"
+    assert 2 <= len(plan.options) <= 3
+    assert all(o.supported_devices == 4 and o.sample_devices for o in plan.options)
+    assert sum(o.p for o in plan.options) <= 1.0001
+
+
+def test_groups_by_argument_shape_and_batches_of_twenty(tmp_path, embedder):
+    devices = [(f"l{i}", f"灯{i}", "r-living", "Light", "p-light") for i in range(45)]
+    specs = dict(SPECS)
+    # a second light profile whose setLevel has another range: a separate compatibility group
+    specs["p-light2"] = [dict(c) for c in SPECS["p-light"]]
+    specs["p-light2"][2] = {**specs["p-light2"][2], "value_range": {"min": 1, "max": 254, "unit": "%"}}
+    devices += [(f"m{i}", f"筒灯{i}", "r-living", "Light", "p-light2") for i in range(5)]
+    index = CommandIndex(Home.load(write_home(tmp_path / "big", devices=devices, specs=specs)), embedder)
+    plan = index.plan_bulk(QueryIR(action="调到", type_hint="Light", quantifier="all"), "所有灯亮度调到50%")
+    assert plan.command_id == "main-switchLevel-setLevel" and plan.hint is None
+    assert sorted(len(g.device_ids) for g in plan.groups) == [5, 45]
+    assert sorted(len(b) for b in plan.batches) == [5, 5, 20, 20]
+    assert len(plan.targets) == 50
+
+
+def test_too_many_targets(tmp_path, embedder):
+    devices = [(f"l{i}", f"灯{i}", "r-living", "Light", "p-light") for i in range(30)]
+    index = CommandIndex(Home.load(write_home(tmp_path / "many", devices=devices)), embedder,
+                         IndexParams(max_targets=25))
+    plan = index.plan_bulk(QueryIR(action="关闭", type_hint="Light", quantifier="all"), "关掉所有灯")
+    assert plan.hint == "too_many_targets" and plan.targets == [] and "25" in plan.reason
+    assert sum(len(b) for b in plan.batches) == 30  # the plan is still there for a confirmed run

@@ -1,0 +1,105 @@
+"""The command index on the design's known failure cases, with the real default embedder."""
+
+import numpy as np
+import pytest
+
+from tracerag.retrievers.command_docs import command_text
+from tracerag.retrievers.command_index import CommandIndex, IndexParams
+from tracerag.retrievers.home import Home
+from tracerag.signatures.query_ir import QueryIR
+
+
+def top(index, query, ir=None, k=10):
+    return index.search(ir or QueryIR(), query, k=k)
+
+
+def test_command_documents_are_pure_semantic_text(index):
+    for text in index.doc_texts:
+        assert "main-" not in text and "Light" not in text.split() and "switchLevel" not in text
+    ac_mode = next(c for d in index.home.devices for c in d.commands if c.id.endswith("setAirConditionerMode"))
+    assert "制冷" in command_text(ac_mode) and "制热" in command_text(ac_mode)
+
+
+def test_identical_documents_are_embedded_once(index):
+    assert len(index.doc_texts) < len(index.rows)
+    assert index.doc_vectors.shape == (len(index.doc_texts), index.embedder.dim)
+
+
+def test_turn_on_living_room_light_does_not_land_on_the_shade(index):
+    got = top(index, "打开客厅的灯", QueryIR(action="打开", type_hint="Light", scope_include=["客厅"]))
+    assert {(c.device_id, c.command_id) for c in got[:2]} == {("light-living-1", "main-switch-on"),
+                                                               ("light-living-2", "main-switch-on")}
+    assert all(c.category == "Light" for c in got)  # gated
+
+
+def test_light_to_fifty_percent_is_not_the_shade_tilt(index):
+    got = top(index, "把灯光调到50%", QueryIR(action="调到", type_hint="Light"))
+    assert got[0].command_id == "main-switchLevel-setLevel"
+    assert all("Tilt" not in c.command_id for c in got)
+
+
+def test_scope_include_is_a_bonus_not_a_filter(index):
+    # the custom-named lamp lives in the study, but its name says 客厅
+    got = top(index, "打开客厅老伙计", QueryIR(action="打开", name_hint="客厅老伙计", scope_include=["客厅"]))
+    assert ("lamp-study", "main-switch-on") in {(c.device_id, c.command_id) for c in got[:3]}
+
+
+def test_scope_exclude_is_a_hard_filter(index):
+    got = top(index, "关灯", QueryIR(action="关闭", type_hint="Light", scope_exclude=["主卧"]), k=50)
+    assert got and all(c.room != "主卧" for c in got)
+
+
+def test_english_action_falls_back_to_the_raw_query(index):
+    ir = QueryIR(action="turn on", type_hint="AirConditioner", scope_include=["主卧"])
+    assert ir.search_text("打开主卧空调") == "打开主卧空调"
+    assert top(index, "打开主卧空调", ir)[0].command_id == "main-switch-on"
+
+
+def test_candidates_carry_explainable_channel_scores(index):
+    c = top(index, "打开客厅的灯", QueryIR(action="打开", scope_include=["客厅"]))[0]
+    assert set(c.channels) == {"vector", "lexical", "name", "room"}
+    p = IndexParams()
+    expected = p.w_vector * c.channels["vector"] + p.w_lexical * c.channels["lexical"] + \
+        p.w_name_keyword_first * c.channels["name"] + p.w_room * c.channels["room"]
+    assert c.score == pytest.approx(expected, abs=2e-3)
+
+
+def test_unknown_type_hint_is_keyword_first(index):
+    got = top(index, "打开老伙计", QueryIR(action="打开", name_hint="老伙计"))
+    assert (got[0].device_id, got[0].command_id) == ("lamp-study", "main-switch-on")
+
+
+def test_unknown_category_devices_are_findable_but_never_gated(index):
+    got = top(index, "打开香薰机", QueryIR(action="打开"))
+    assert got[0].device_id == "aroma-bed"
+    gated = top(index, "打开香薰机", QueryIR(action="打开", type_hint="Light"))
+    assert all(c.category == "Light" for c in gated)
+
+
+def test_a_category_the_home_lacks_does_not_empty_the_result(index):
+    assert top(index, "打开电视", QueryIR(action="打开", type_hint="Television"))
+
+
+def test_deepcopy_shares_the_index(index):
+    import copy
+
+    assert copy.deepcopy(index) is index
+
+
+def test_query_latency_is_milliseconds(index):
+    import time
+
+    ir = QueryIR(action="打开", scope_include=["客厅"])
+    top(index, "打开客厅的灯", ir)
+    started = time.perf_counter()
+    for _ in range(20):
+        top(index, "打开客厅的灯", ir)
+    assert (time.perf_counter() - started) / 20 < 0.05
+
+
+def test_empty_home(tmp_path, embedder):
+    from conftest import write_home
+
+    index = CommandIndex(Home.load(write_home(tmp_path / "empty", devices=[])), embedder)
+    assert index.search(QueryIR(), "打开灯") == []
+    assert np.asarray(index.doc_vectors).shape[0] == 0

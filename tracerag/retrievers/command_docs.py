@@ -1,0 +1,89 @@
+"""The text embedded for one command: what it does, in the words users say.
+
+A command document is pure semantic text: its description, verb synonyms in the description's
+language, and the descriptions of its enumerated values ("制冷 制热 除湿"). Category names and
+command ids never enter it: mixed identifiers blur short-text embeddings (the cause of the 40%
+recall of the first design, where "打开" landed on a window shade).
+"""
+
+from __future__ import annotations
+
+import re
+
+from .home import CommandSpec
+
+_CJK = re.compile(r"[\u3400-\u9fff]")
+
+# command name -> (Chinese synonyms, English synonyms); phrases are separated by spaces in Chinese and
+# by commas in English. Keyed by the SmartThings command name, so
+# one entry covers every capability that uses it (switch.on, outlet.on, ...).
+VERB_SYNONYMS: dict[str, tuple[str, str]] = {
+    "on": ("打开 开启 开 启动 接通", "turn on, switch on, power on, start"),
+    "off": ("关闭 关掉 关 熄灭 停止 断开", "turn off, switch off, power off, shut"),
+    "open": ("打开 拉开 开启 升起", "open, raise"),
+    "close": ("关闭 合上 拉上 放下", "close, shut, lower"),
+    "pause": ("暂停 停住 停下", "pause, stop moving"),
+    "lock": ("锁上 上锁 锁门 反锁", "lock"),
+    "unlock": ("解锁 开锁 打开门锁", "unlock"),
+    "play": ("播放 开始播放 继续播放", "play, resume"),
+    "stop": ("停止 结束", "stop"),
+    "mute": ("静音 关闭声音", "mute, silence"),
+    "unmute": ("取消静音 恢复声音", "unmute"),
+    "volumeUp": ("调高音量 大声一点 增大音量", "volume up, louder"),
+    "volumeDown": ("调低音量 小声一点 减小音量", "volume down, quieter"),
+    "channelUp": ("下一个频道 换台 频道加", "next channel, channel up"),
+    "channelDown": ("上一个频道 换台 频道减", "previous channel, channel down"),
+    "nextTrack": ("下一首 切歌", "next track, skip"),
+    "previousTrack": ("上一首", "previous track"),
+    "push": ("按一下 触发", "press, push"),
+    "stepLevel": ("调亮一点 调暗一点 增减", "brighter, dimmer"),
+    "enableCharging": ("开始充电", "start charging"),
+    "disableCharging": ("停止充电", "stop charging"),
+    "heat": ("制热 加热", "heat"),
+    "cool": ("制冷 降温", "cool"),
+    "auto": ("自动", "auto"),
+}
+_SET_SYNONYMS = ("调到 调成 设为 设置 调节 改成", "set to, adjust, change")
+_UNIT_WORDS = {
+    "%": ("百分比", "percent"),
+    "c": ("度 摄氏度 温度", "degrees celsius, temperature"),
+    "℃": ("度 摄氏度 温度", "degrees celsius, temperature"),
+    "°c": ("度 摄氏度 温度", "degrees celsius, temperature"),
+    "f": ("度 华氏度 温度", "degrees fahrenheit, temperature"),
+    "°f": ("度 华氏度 温度", "degrees fahrenheit, temperature"),
+}
+
+
+def is_chinese(text: str) -> bool:
+    return bool(_CJK.search(text))
+
+
+def command_text(spec: CommandSpec) -> str:
+    """Build the enriched document of one command (same command, same text, on every device)."""
+    chinese = is_chinese(spec.description)
+    lang = 0 if chinese else 1
+    parts = [spec.description]
+    name = spec.command
+    if name in VERB_SYNONYMS:
+        parts.append(VERB_SYNONYMS[name][lang])
+    elif name.startswith("set"):
+        parts.append(_SET_SYNONYMS[lang])
+    parts.extend(v.description for v in spec.value_list if v.description)
+    unit = dict(spec.value_range or ()).get("unit")
+    if isinstance(unit, str) and unit.strip().lower() in _UNIT_WORDS:
+        parts.append(_UNIT_WORDS[unit.strip().lower()][lang])
+    text = _join_new_phrases(parts, chinese)
+    if chinese:  # a Chinese document carries no Latin identifiers
+        text = " ".join(w for w in text.split() if is_chinese(w) or not re.search(r"[A-Za-z]", w))
+    return text
+
+
+def _join_new_phrases(parts: list[str], chinese: bool) -> str:
+    """Join parts, skipping synonym phrases the text already holds ("turn on" twice adds nothing)."""
+    out: list[str] = []
+    for part in parts:
+        phrases = part.split() if chinese else [p.strip() for p in part.split(",")]
+        for phrase in phrases:
+            if phrase and phrase not in " ".join(out):
+                out.append(phrase)
+    return " ".join(out)

@@ -1,0 +1,66 @@
+"""Fuzzy matching of device names and room names inside an utterance, for any language.
+
+Chinese is compared character by character, other scripts word by word (lower-cased, plural "s"
+dropped), so "打开老伙计" finds "客厅老伙计" and "kitchen lights" finds "Kitchen light" without a
+synonym table. Used by the keyword channel of the command index and by the no-LM parser.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable, Sequence
+
+_TOKEN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]|[a-z0-9]+")
+
+
+def tokens(text: str) -> tuple[str, ...]:
+    """CJK characters and normalised Latin words/numbers, in order."""
+    text = unicodedata.normalize("NFKC", text).lower()
+    return tuple(_stem(t) for t in _TOKEN.findall(text))
+
+
+def _stem(token: str) -> str:
+    if len(token) > 3 and token.isalpha() and token.endswith("s") and not token.endswith("ss"):
+        return token[:-1]
+    return token
+
+
+def longest_common_run(a: Sequence[str], b: Sequence[str]) -> int:
+    """Length of the longest contiguous token run shared by a and b."""
+    best = 0
+    prev = [0] * (len(b) + 1)
+    for x in a:
+        cur = [0] * (len(b) + 1)
+        for j, y in enumerate(b, start=1):
+            if x == y:
+                cur[j] = prev[j - 1] + 1
+                if cur[j] > best:
+                    best = cur[j]
+        prev = cur
+    return best
+
+
+def contains(haystack: Sequence[str], needle: Sequence[str]) -> bool:
+    n = len(needle)
+    return n > 0 and any(tuple(haystack[i:i + n]) == tuple(needle) for i in range(len(haystack) - n + 1))
+
+
+def remove_phrases(toks: Sequence[str], phrases: Iterable[Sequence[str]]) -> tuple[str, ...]:
+    """Drop every occurrence of each phrase (longest phrases first)."""
+    out = list(toks)
+    for phrase in sorted((tuple(p) for p in phrases if p), key=len, reverse=True):
+        n, i = len(phrase), 0
+        while i + n <= len(out):
+            if tuple(out[i:i + n]) == phrase:
+                del out[i:i + n]
+            else:
+                i += 1
+    return tuple(out)
+
+
+def name_similarity(label: Sequence[str], utterance: Sequence[str]) -> float:
+    """Share of the label covered by its longest run found in the utterance (0..1)."""
+    if not label or not utterance:
+        return 0.0
+    return longest_common_run(label, utterance) / len(label)

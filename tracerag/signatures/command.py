@@ -1,0 +1,54 @@
+"""Signatures of CommandRetrieval: parse an utterance, and arbitrate a low-confidence bulk command."""
+
+from __future__ import annotations
+
+import dspy
+from pydantic import BaseModel, Field
+
+from .query_ir import QueryIR
+
+
+class ParseCommand(dspy.Signature):
+    """Read a smart-home utterance and fill the QueryIR.
+
+    - action: the user's intent as a short Chinese phrase with no Latin letters (打开, 关闭, 调到制冷模式,
+      调高音量), even when the utterance is English; empty when there is no intent.
+    - type_hint: the device category the user means, chosen only from the allowed values; Unknown when
+      the user names a device by a custom name or the kind of device is not clear.
+    - name_hint: the device name words the user said, else empty.
+    - scope_include / scope_exclude: room names, spelled as in `rooms`, the user limited to or excluded.
+    - quantifier: all for every device of a kind (所有/全部/都/all/every), except when some are excluded
+      (除了…/except), any when any one device will do, else one.
+    """
+
+    utterance: str = dspy.InputField()
+    rooms: list[str] = dspy.InputField(desc="room names of this home")
+    ir: QueryIR = dspy.OutputField()
+
+
+class CommandOption(BaseModel):
+    """A command bulk mode could run, as shown to the arbiter."""
+
+    index: int
+    command_id: str
+    description: str
+    supported_devices: int
+    sample_devices: list[str]
+    sample_rooms: list[str]
+
+
+class ArbitrationDecision(BaseModel):
+    choice_index: int | None = Field(None, description="0-based index of the option the user means")
+    question: str | None = Field(None, description="a short clarifying question when no option fits")
+
+
+class ArbitrateCapability(dspy.Signature):
+    """Pick the one command the user wants run on every target device, from a closed list of options.
+
+    Answer with choice_index (0-based) when one option clearly fits the utterance; otherwise ask one
+    short, open clarifying question in the user's language. Never invent a command.
+    """
+
+    utterance: str = dspy.InputField()
+    options: list[CommandOption] = dspy.InputField()
+    decision: ArbitrationDecision = dspy.OutputField()

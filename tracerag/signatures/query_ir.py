@@ -1,0 +1,97 @@
+"""QueryIR: the structured reading of a smart-home utterance.
+
+Both the LM parser (`ParseCommand`) and the deterministic no-LM parser produce it, so everything
+downstream (the command index, bulk mode, metrics) has one input shape. Values an LM gets wrong are
+normalised here rather than rejected: an app must never fail because a parse was sloppy.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from pydantic import BaseModel, Field, field_validator
+
+# SmartThings' standard device categories (the `components[].categories[].name` values). The LM must
+# choose from this list; anything else is normalised to "Unknown", which disables category gating.
+DEVICE_CATEGORIES: tuple[str, ...] = (
+    "AirConditioner", "AirPurifier", "Blind", "Camera", "Charger", "ContactSensor", "Dishwasher",
+    "Door", "Doorbell", "Dryer", "Fan", "GarageDoor", "Hub", "Humidifier", "Dehumidifier", "Light",
+    "Lock", "MotionSensor", "NetworkAudio", "Oven", "Projector", "Refrigerator", "RobotCleaner",
+    "SmartPlug", "Speaker", "Switch", "Television", "TempHumiditySensor", "Thermostat", "Vent",
+    "Washer", "WaterHeater", "WaterValve",
+)
+UNKNOWN_CATEGORY = "Unknown"
+Quantifier = Literal["one", "any", "all", "except"]
+CategoryName = Literal[(*DEVICE_CATEGORIES, UNKNOWN_CATEGORY)]  # shown to the LM as an enum
+BULK_QUANTIFIERS = frozenset({"all", "except"})
+
+_LATIN = re.compile(r"[A-Za-z]")
+# A number with a unit says which kind of value is being set; the command documents carry the same
+# unit words (see retrievers/command_docs.py), so "26度" meets "温度" and "50%" meets "百分比".
+_UNIT_HINTS = ((re.compile(r"\d\s*(度|℃|°)"), "温度"), (re.compile(r"\d\s*%|百分之"), "百分比"))
+_CATEGORY_BY_LOWER = {c.lower(): c for c in DEVICE_CATEGORIES}
+
+
+def normalize_category(value: object) -> str:
+    """Map a free-form category to its canonical spelling, or "Unknown"."""
+    if not isinstance(value, str):
+        return UNKNOWN_CATEGORY
+    key = re.sub(r"[\s_\-]", "", value).lower()
+    return _CATEGORY_BY_LOWER.get(key, UNKNOWN_CATEGORY)
+
+
+def _as_name_list(value: object) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        value = re.split(r"[,，、;；]", value)
+    if not isinstance(value, list | tuple):
+        return []
+    return [str(v).strip() for v in value if str(v).strip()]
+
+
+class QueryIR(BaseModel):
+    """What the user asked for: an intent phrase plus hints that narrow the device set."""
+
+    action: str = Field("", description="Chinese intent phrase without Latin letters, e.g. 打开, 调到制冷模式")
+    type_hint: CategoryName = Field(UNKNOWN_CATEGORY, description="the device category, or Unknown")
+    name_hint: str = Field("", description="device name words the user said, else empty")
+    scope_include: list[str] = Field(default_factory=list, description="room names the user limited to")
+    scope_exclude: list[str] = Field(default_factory=list, description="room names the user excluded")
+    quantifier: Quantifier = Field("one", description="one | any | all | except")
+
+    @field_validator("action", "name_hint", mode="before")
+    @classmethod
+    def _text(cls, v: object) -> str:
+        return v.strip() if isinstance(v, str) else ""
+
+    @field_validator("type_hint", mode="before")
+    @classmethod
+    def _category(cls, v: object) -> str:
+        return normalize_category(v)
+
+    @field_validator("scope_include", "scope_exclude", mode="before")
+    @classmethod
+    def _rooms(cls, v: object) -> list[str]:
+        return _as_name_list(v)
+
+    @field_validator("quantifier", mode="before")
+    @classmethod
+    def _quantifier(cls, v: object) -> str:
+        v = v.strip().lower() if isinstance(v, str) else ""
+        return v if v in ("one", "any", "all", "except") else "one"
+
+    @property
+    def has_category(self) -> bool:
+        return self.type_hint != UNKNOWN_CATEGORY
+
+    @property
+    def is_bulk(self) -> bool:
+        return self.quantifier in BULK_QUANTIFIERS
+
+    def search_text(self, raw_query: str) -> str:
+        """The text to embed: the action, unless it is empty or not Chinese (then the raw query)."""
+        text = self.action if self.action and not _LATIN.search(self.action) else raw_query
+        hints = [word for pattern, word in _UNIT_HINTS if pattern.search(raw_query) and word not in text]
+        return " ".join([text, *hints])
