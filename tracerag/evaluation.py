@@ -1,0 +1,72 @@
+"""Run a program over labelled queries and build the report the CLI prints and writes as JSON.
+
+The report shape is shared by every program: {"program", "dataset", "n", "metrics", "breakdown",
+"per_query"}. Breakdowns (per home, quantifier, category) make regressions visible where they
+happen instead of averaging them away.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections import defaultdict
+
+from tqdm import tqdm
+
+from .metrics import commands as m
+
+
+def _mean(values) -> float | None:
+    values = [v for v in values if v is not None]
+    return round(statistics.fmean(values), 4) if values else None
+
+
+def _summary(rows: list[dict], k: int) -> dict:
+    return {
+        f"recall@{k}": _mean(r["recall"] for r in rows),
+        f"hit@{k}": _mean(r["hit"] for r in rows),
+        "mrr": _mean(r["rr"] for r in rows),
+        "bulk_precision": _mean(r["bulk_precision"] for r in rows),
+        "clarification_rate": _mean(float(r["hint"] == "need_clarification") for r in rows if r["bulk"]),
+        "n": len(rows),
+    }
+
+
+def evaluate_commands(program, queries_by_home: dict, *, dataset: str, k: int = 10, progress: bool = True) -> dict:
+    """Score CommandRetrieval on every query; `queries_by_home` maps home dir -> LabelledQuery list."""
+    queries = [q for qs in queries_by_home.values() for q in qs]
+    rows = []
+    for q in tqdm(queries, desc="evaluate commands", unit="query", disable=not progress, leave=False):
+        example = q.to_example()
+        started = time.perf_counter()
+        pred = program(query=q.query, home=q.home, ir=q.ir)
+        elapsed_ms = (time.perf_counter() - started) * 1000
+        bulk = pred.bulk
+        index = program.index_for(q.home)
+        first = index.home.device(q.expected[0].device_id) if q.expected else None
+        rows.append({
+            "id": q.id, "home": q.home, "query": q.query, "split": q.split,
+            "quantifier": q.quantifier or (q.ir or {}).get("quantifier", "one"),
+            "category": first.category if first else "",
+            "recall": m.recall(example, pred, k), "hit": m.hit(example, pred, k),
+            "rr": m.reciprocal_rank(example, pred, k), "bulk_precision": m.bulk_precision(example, pred),
+            "bulk": bulk is not None, "hint": bulk.hint if bulk else None,
+            "parse_source": pred.parse_source, "lm_calls": pred.lm_calls, "ms": round(elapsed_ms, 2),
+            "ir": pred.ir.model_dump(),
+            "expected": [{"device_id": t.device_id, "command_id": list(t.command_ids)} for t in q.expected],
+            "returned": [list(p) for p in m.returned_pairs(pred, k)][:50],
+        })
+    breakdown = {}
+    for key in ("home", "quantifier", "category"):
+        groups = defaultdict(list)
+        for r in rows:
+            groups[r[key] or "-"].append(r)
+        breakdown[key] = {name: _summary(rs, k) for name, rs in sorted(groups.items())}
+    metrics = _summary(rows, k)
+    metrics["lm_calls_per_query"] = _mean(r["lm_calls"] for r in rows)
+    latencies = sorted(r["ms"] for r in rows)
+    if latencies:
+        metrics["latency_ms_p50"] = round(statistics.median(latencies), 2)
+        metrics["latency_ms_p95"] = round(latencies[int(0.95 * (len(latencies) - 1))], 2)
+    return {"program": "CommandRetrieval", "dataset": dataset, "k": k, "ir": program.ir_source, "n": len(rows),
+            "metrics": metrics, "breakdown": breakdown, "per_query": rows}

@@ -1,0 +1,63 @@
+"""The no-LM parser: a QueryIR from what the home's own data can justify.
+
+Used when no LM is configured or the LM's parse fails. It finds the rooms and device names the
+utterance mentions (from rooms.json / devices.json, so it works for any home and language) and
+quantifier words from a small closed list. It never guesses a category (type_hint stays Unknown):
+mapping words to categories is the LM's job, and bulk mode checks the category against the home's
+devices before expanding anything.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..retrievers.command_index import CommandIndex
+from ..retrievers.text_match import contains, tokens
+from ..signatures.query_ir import QueryIR
+
+ALL_WORDS = ("所有", "全部", "全都", "都", "每个", "每一个", "整个", "全屋", "一切", "统统",
+             "all", "every", "everything", "each", "whole")
+EXCEPT_WORDS = ("除了", "以外", "之外", "除去", "except", "but not", "other than", "apart from", "besides")
+# The excluded part of an "except" utterance ends at the first of these.
+_EXCEPT_CLAUSE = re.compile(r"(?:除了|除去|except(?: for)?|other than|apart from|besides|but not)(.*?)(?:以外|之外|[,，;；]|$)",
+                            re.IGNORECASE)
+
+
+def _has_word(text: str, words: tuple[str, ...]) -> bool:
+    lowered = text.lower()
+    return any(re.search(rf"\b{re.escape(w)}\b", lowered) if w.isascii() else w in text for w in words)
+
+
+def parse_without_lm(utterance: str, index: CommandIndex) -> QueryIR:
+    """Deterministic QueryIR: rooms, device name, quantifier; type_hint Unknown."""
+    rooms = index.mentioned_rooms(utterance)
+    excluded: list[str] = []
+    quantifier = "one"
+    if _has_word(utterance, EXCEPT_WORDS):
+        quantifier = "except"
+        clause = _EXCEPT_CLAUSE.search(utterance)
+        clause_tokens = tokens(clause.group(1)) if clause else ()
+        excluded = [r for r in rooms if contains(clause_tokens, tokens(r))]
+    elif _has_word(utterance, ALL_WORDS):
+        quantifier = "all"
+    included = [r for r in rooms if r not in excluded]
+    return QueryIR(action=_action(utterance, rooms), type_hint="Unknown", name_hint=_name_hint(utterance, index),
+                   scope_include=included, scope_exclude=excluded, quantifier=quantifier)
+
+
+def _name_hint(utterance: str, index: CommandIndex) -> str:
+    """The label of the device named most completely in the utterance, if fully named."""
+    scores = index.name_scores(utterance)
+    if scores.size == 0 or scores.max() < 1.0:
+        return ""
+    named = [d.label for d, s in zip(index.home.devices, scores, strict=True) if s >= 1.0]
+    return max(named, key=len)
+
+
+def _action(utterance: str, rooms: list[str]) -> str:
+    """The utterance without room names and quantifier words: the intent, roughly."""
+    text = utterance
+    for word in sorted([*rooms, *ALL_WORDS, *EXCEPT_WORDS], key=len, reverse=True):
+        if not word.isascii():
+            text = text.replace(word, "")
+    return re.sub(r"[\s,，。.!！?？的]+", " ", text).strip()
