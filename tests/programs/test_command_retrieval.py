@@ -1,0 +1,100 @@
+"""CommandRetrieval end to end through DSPy's real adapter, driven by the fake LM engine."""
+
+import dspy
+import pytest
+
+from tracerag.programs.command_retrieval import CommandRetrieval
+from tracerag.retrievers.command_index import IndexParams
+
+LIGHT_ON = {"action": "打开", "type_hint": "Light", "name_hint": "", "scope_include": ["客厅"],
+            "scope_exclude": [], "quantifier": "one"}
+
+
+def pairs(pred, k=10):
+    return [(c.device_id, c.command_id) for c in pred.candidates[:k]]
+
+
+def test_no_lm_path_runs_the_rule_parser(index):
+    dspy.configure(lm=None)
+    pred = CommandRetrieval(index)(query="打开客厅的灯")
+    assert pred.parse_source == "rules" and pred.lm_calls == 0
+    assert pred.ir.scope_include == ["客厅"] and pred.ir.type_hint == "Unknown"
+    assert set(pairs(pred, 2)) == {("light-living-1", "main-switch-on"), ("light-living-2", "main-switch-on")}
+
+
+def test_parse_path_makes_exactly_one_lm_call(index, fake_lm):
+    engine = fake_lm(irs={"打开客厅的灯": LIGHT_ON})
+    pred = CommandRetrieval(index)(query="打开客厅的灯")
+    assert engine.calls == ["ParseCommand"]
+    assert pred.parse_source == "lm" and pred.lm_calls == 1
+    assert pred.ir.type_hint == "Light"
+    assert all(c.category == "Light" for c in pred.candidates)
+
+
+def test_invalid_lm_values_are_normalised(index, fake_lm):
+    fake_lm(irs={"开灯": {"action": "turn on", "type_hint": "lamp", "quantifier": "ALL!", "scope_include": "客厅"}})
+    pred = CommandRetrieval(index)(query="开灯")
+    assert pred.ir.type_hint == "Unknown" and pred.ir.quantifier == "one"
+    assert pred.ir.scope_include == ["客厅"]
+    assert pred.ir.search_text("开灯") == "开灯"  # Latin action -> raw query
+
+
+@pytest.mark.parametrize("mode", ["garbage", "error"])
+def test_malformed_or_failed_lm_takes_the_no_lm_path(index, fake_lm, mode, caplog):
+    fake_lm(mode=mode)
+    pred = CommandRetrieval(index)(query="打开客厅的灯")
+    assert pred.parse_source == "rules_fallback"
+    assert set(pairs(pred, 2)) == {("light-living-1", "main-switch-on"), ("light-living-2", "main-switch-on")}
+    assert "ParseCommand failed" in caplog.text
+
+
+def test_gold_ir_skips_the_lm(index, fake_lm):
+    engine = fake_lm()
+    pred = CommandRetrieval(index, ir_source="gold")(query="打开客厅的灯", ir=LIGHT_ON)
+    assert engine.calls == [] and pred.parse_source == "gold"
+
+
+def _ambiguous(index):
+    index.params = IndexParams(min_top1_ratio=0.99, min_margin=0.99)  # force low confidence
+    return {"所有灯都调一下": {"action": "调节", "type_hint": "Light", "quantifier": "all"}}
+
+
+def test_low_confidence_without_arbitration_asks_the_user(index, fake_lm):
+    engine = fake_lm(irs=_ambiguous(index))
+    pred = CommandRetrieval(index)(query="所有灯都调一下")
+    assert pred.bulk.hint == "need_clarification" and 2 <= len(pred.bulk.options) <= 3
+    assert engine.calls == ["ParseCommand"]  # default: no extra LM call
+
+
+def test_arbitration_choice_expands_the_chosen_command(index, fake_lm):
+    irs = _ambiguous(index)
+    probe = CommandRetrieval(index, ir_source="gold")(query="所有灯都调一下", ir=irs["所有灯都调一下"])
+    wanted = probe.bulk.options[1].command_id
+    engine = fake_lm(irs=irs, arbitration={"choice_index": 1})
+    pred = CommandRetrieval(index, arbitration=True)(query="所有灯都调一下")
+    assert engine.calls == ["ParseCommand", "ArbitrateCapability"] and pred.lm_calls == 2
+    assert pred.bulk.hint is None and pred.bulk.command_id == wanted
+    assert {d for d, _ in pred.bulk.targets} == {"light-living-1", "light-living-2", "light-bed", "lamp-study"}
+
+
+def test_arbitration_question_is_passed_to_the_user(index, fake_lm):
+    fake_lm(irs=_ambiguous(index), arbitration={"question": "要调亮度还是色温？"})
+    pred = CommandRetrieval(index, arbitration=True)(query="所有灯都调一下")
+    assert pred.bulk.hint == "need_clarification" and pred.bulk.question == "要调亮度还是色温？"
+    assert pred.bulk.targets == []
+
+
+def test_arbitration_out_of_range_index_does_not_execute(index, fake_lm):
+    fake_lm(irs=_ambiguous(index), arbitration={"choice_index": 7})
+    pred = CommandRetrieval(index, arbitration=True)(query="所有灯都调一下")
+    assert pred.bulk.hint == "need_clarification" and pred.bulk.targets == []
+
+
+def test_unknown_home_is_a_clear_error(index):
+    with pytest.raises(KeyError, match="unknown home 'elsewhere'"):
+        CommandRetrieval({"a": index, "b": index})(query="开灯", home="elsewhere")
+
+
+def test_deepcopy_keeps_one_index(index):
+    program = CommandRetrieval(index)
+    assert program.deepcopy().indexes["tiny"] is index

@@ -1,0 +1,124 @@
+"""The command line, end to end, on a small labelled home (and the bundled dataset where it matters)."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import optimize
+import tracerag
+from tracerag.datasets.smarthome import split_of
+
+QUERIES = [
+    ("打开客厅的灯", [("light-living-1", "main-switch-on"), ("light-living-2", "main-switch-on")], "one",
+     {"action": "打开", "type_hint": "Light", "scope_include": ["客厅"], "quantifier": "one"}),
+    ("关掉所有的灯", [(d, "main-switch-off") for d in ("light-living-1", "light-living-2", "light-bed", "lamp-study")],
+     "all", {"action": "关闭", "type_hint": "Light", "quantifier": "all"}),
+    ("打开老伙计", [("lamp-study", "main-switch-on")], "one", {"action": "打开", "name_hint": "老伙计"}),
+    ("主卧空调调到制冷", [("ac-bed", "main-airConditionerMode-setAirConditionerMode")], "one",
+     {"action": "调到制冷模式", "type_hint": "AirConditioner", "scope_include": ["主卧"]}),
+    ("把灯光调到50%", [(d, "main-switchLevel-setLevel") for d in ("light-living-1", "light-living-2", "light-bed",
+                                                                 "lamp-study")], "all",
+     {"action": "调到", "type_hint": "Light", "quantifier": "all"}),
+    ("关闭冰箱插座", [("plug-fridge", "main-switch-off")], "one", {"action": "关闭", "type_hint": "SmartPlug"}),
+]
+
+
+@pytest.fixture
+def dataset(home_dir, embedder, monkeypatch, tmp_path):
+    # every query in every split, so the tiny set exercises train, dev and test
+    rows = []
+    for n, (query, expected, quantifier, ir) in enumerate(QUERIES * 6):
+        rows.append({"id": f"q{n}", "query": query, "quantifier": quantifier, "ir": ir,
+                     "expected": [{"device_id": d, "command_id": c} for d, c in expected]})
+    assert {split_of(r["id"]) for r in rows} == {"train", "dev", "test"}
+    (home_dir / "queries.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows),
+                                            encoding="utf-8")
+    monkeypatch.setattr(tracerag.config, "make_embedder", lambda *a, **k: embedder)
+    monkeypatch.chdir(tmp_path)
+    return home_dir
+
+
+def test_evaluate_without_lm_writes_a_report(dataset, capsys):
+    assert optimize.main(["evaluate", "commands", "--dataset", str(dataset), "--ir", "none", "--split", "all",
+                          "--out", "report.json"]) == 0
+    report = json.loads(Path("report.json").read_text(encoding="utf-8"))
+    assert report["program"] == "CommandRetrieval" and report["n"] == len(QUERIES) * 6
+    assert set(report["metrics"]) >= {"recall@10", "hit@10", "mrr", "bulk_precision"}
+    assert report["metrics"]["recall@10"] >= 0.8
+    assert {"home", "quantifier", "category"} <= set(report["breakdown"])
+    first = report["per_query"][0]
+    assert {"id", "query", "recall", "expected", "returned", "ir"} <= set(first)
+    out = capsys.readouterr().out
+    assert "recall@10" in out and "quantifier=all" in out
+
+
+def test_evaluate_with_gold_ir(dataset):
+    assert optimize.main(["evaluate", "commands", "--dataset", str(dataset), "--ir", "gold", "--split", "all",
+                          "--out", "gold.json"]) == 0
+    report = json.loads(Path("gold.json").read_text(encoding="utf-8"))
+    assert report["metrics"]["recall@10"] == 1.0 and report["metrics"]["bulk_precision"] == 1.0
+
+
+def test_evaluate_lm_without_lm_is_a_clear_error(dataset, capsys, monkeypatch):
+    monkeypatch.delenv("TRACERAG_LM", raising=False)
+    assert optimize.main(["evaluate", "commands", "--dataset", str(dataset), "--ir", "lm"]) == 2
+    assert "needs an LM" in capsys.readouterr().err
+
+
+def test_unknown_dataset_is_a_clear_error(capsys):
+    assert optimize.main(["evaluate", "commands", "--dataset", "no-such-thing"]) == 2
+    assert "neither a directory nor a bundled dataset" in capsys.readouterr().err
+
+
+def test_run_prints_candidates(dataset, capsys):
+    assert optimize.main(["run", "commands", "--dataset", str(dataset), "--query", "打开老伙计"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["candidates"][0]["device_id"] == "lamp-study" and out["parse_source"] == "rules"
+
+
+def test_tune_then_load_in_an_app(dataset, capsys):
+    assert optimize.main(["tune", "commands", "--dataset", str(dataset), "--trials", "3", "--out", "t.json"]) == 0
+    meta = json.loads(Path("t.json.meta.json").read_text(encoding="utf-8"))
+    assert meta["program"] == "CommandRetrieval" and "w_room" in meta["index_params"]
+    program = tracerag.load("t.json", home=dataset, embedder=tracerag.config.make_embedder())
+    assert next(iter(program.indexes.values())).params.w_room == meta["index_params"]["w_room"]
+    assert program(query="打开老伙计").candidates[0].device_id == "lamp-study"
+
+
+def test_load_refuses_another_embedder(dataset):
+    from tracerag.retrievers.embedders import LexicalEmbedder
+
+    assert optimize.main(["tune", "commands", "--dataset", str(dataset), "--trials", "1", "--out", "t.json"]) == 0
+    with pytest.raises(ValueError, match="cannot be mixed"):
+        tracerag.load("t.json", home=dataset, embedder=LexicalEmbedder())
+
+
+def test_compile_with_bootstrap_and_the_fake_lm(dataset, fake_lm, monkeypatch, capsys):
+    from conftest import FakeEngine
+
+    irs = {q: ir for q, _, _, ir in QUERIES}
+    monkeypatch.setattr(tracerag.config, "make_lm", lambda *a, **k: __import__("dspy").LM(
+        "fake/model", engine=FakeEngine(irs=irs), cache=False, num_retries=0))
+    assert optimize.main(["compile", "commands", "--dataset", str(dataset), "--lm", "fake/model",
+                          "--optimizer", "bootstrap", "--out", "c.json"]) == 0
+    state = json.loads(Path("c.json").read_text(encoding="utf-8"))
+    assert len(state["parse"]["demos"]) == 4 and state["parse"]["demos"][0]["augmented"]
+    program = tracerag.load("c.json", home=dataset, embedder=tracerag.config.make_embedder())
+    assert program.parse.demos
+    scores = json.loads(Path("c.json.meta.json").read_text(encoding="utf-8"))["scores"]
+    assert scores["dev_recall@10_after"] >= scores["dev_recall@10_before"]
+
+
+def test_console_script_on_the_bundled_dataset(tmp_path):
+    """The README's main command, in a subprocess, on the bundled data."""
+    env = {**os.environ, "TRACERAG_CACHE_DIR": str(tmp_path)}
+    env.pop("TRACERAG_LM", None)
+    result = subprocess.run([sys.executable, "optimize.py", "evaluate", "commands", "--dataset",
+                             "smarthome/home_small", "--split", "test", "--out", str(tmp_path / "r.json")],
+                            cwd=Path(__file__).parents[1], env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))["metrics"]["recall@10"] > 0.8
