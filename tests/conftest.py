@@ -82,14 +82,16 @@ def device_json(device_id, label, room_id, category, profile, specs=SPECS):
     return {"deviceId": device_id, "name": f"model-{profile}", "label": label, "roomId": room_id,
             "locationId": "loc-1", "profile": {"id": profile},
             "components": [{"id": "main", "label": "main",
-                            "capabilities": [{"id": c["id"].split("-")[1], "version": 1} for c in specs.get(profile, SPECS.get(profile, []))],
+                            "capabilities": [{"id": c["id"].split("-")[1], "version": 1}
+                                             for c in specs.get(profile, SPECS.get(profile, []))],
                             "categories": [{"name": category, "categoryType": "manufacturer"}]}]}
 
 
 def write_home(directory: Path, devices=DEVICES, specs=SPECS, rooms=ROOMS) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "devices.json").write_text(
-        json.dumps({"items": [device_json(*d, specs=specs) for d in devices]}, ensure_ascii=False, indent=2), encoding="utf-8")
+        json.dumps({"items": [device_json(*d, specs=specs) for d in devices]}, ensure_ascii=False, indent=2),
+        encoding="utf-8")
     (directory / "rooms.json").write_text(
         json.dumps({"items": [{"roomId": k, "name": v} for k, v in rooms.items()]}, ensure_ascii=False),
         encoding="utf-8")

@@ -11,7 +11,6 @@ import json
 import time
 from pathlib import Path
 
-
 FORMAT_VERSION = 1
 
 

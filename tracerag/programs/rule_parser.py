@@ -19,8 +19,8 @@ ALL_WORDS = ("所有", "全部", "全都", "都", "每个", "每一个", "整个
              "all", "every", "everything", "each", "whole")
 EXCEPT_WORDS = ("除了", "以外", "之外", "除去", "except", "but not", "other than", "apart from", "besides")
 # The excluded part of an "except" utterance ends at the first of these.
-_EXCEPT_CLAUSE = re.compile(r"(?:除了|除去|except(?: for)?|other than|apart from|besides|but not)(.*?)(?:以外|之外|[,，;；]|$)",
-                            re.IGNORECASE)
+_EXCEPT_CLAUSE = re.compile(
+    r"(?:除了|除去|except(?: for)?|other than|apart from|besides|but not)(.*?)(?:以外|之外|[,，;；]|$)", re.IGNORECASE)
 
 
 def _has_word(text: str, words: tuple[str, ...]) -> bool:

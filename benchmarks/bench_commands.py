@@ -1,0 +1,184 @@
+"""Measure CommandRetrieval on the bundled smart-home dataset and print the BENCHMARKS.md tables.
+
+    python benchmarks/bench_commands.py [--split test] [--repeats 5] [--json out/bench.json]
+
+Quality: recall@10 / bulk precision with the no-LM parse (`none`) and the gold parse (`gold`), next to
+a baseline measured in the same run: one flat top-10 list from the dense embedder over the raw query
+(no gating, no channels, no bulk mode). Speed: query latency on the largest home against the cost of
+embedding the query alone (the floor any embedding retriever pays), cold index build with an empty
+embedding cache, and warm rebuild from the cache.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import dspy  # noqa: E402
+import numpy as np  # noqa: E402
+
+from tracerag.datasets.smarthome import load_dataset, resolve_dataset  # noqa: E402
+from tracerag.evaluation import evaluate_commands  # noqa: E402
+from tracerag.programs.command_retrieval import CommandRetrieval, build_indexes  # noqa: E402
+from tracerag.retrievers.command_docs import command_text  # noqa: E402
+from tracerag.retrievers.embedders import LocalUSEEmbedder  # noqa: E402
+from tracerag.retrievers.embedding_cache import CachedEmbedder  # noqa: E402
+from tracerag.retrievers.home import Home  # noqa: E402
+
+FAILURE_CASES = [  # (home, query, what must not be top-1)
+    ("home_large", "打开客厅的灯", "windowShade"),
+    ("home_large", "把灯光调到50%", "windowShadeTiltLevel"),
+]
+
+
+class FlatBaseline:
+    """One flat top-k list: raw query vs every command document, dense channel only."""
+
+    def __init__(self, index, k=10):
+        self.index, self.k = index, k
+
+    def __call__(self, query):
+        index = self.index
+        q = index.embedder.embed([query])[0]
+        scores = (index.doc_vectors @ q)[index.row_doc]
+        top = np.argsort(-scores, kind="stable")[: self.k]
+        return [(index.home.devices[index.rows[r][0]].device_id, index.home.devices[index.rows[r][0]]
+                 .commands[index.rows[r][1]].id) for r in top]
+
+
+def baseline_report(indexes, queries_by_home, k=10):
+    rows = []
+    for path, queries in queries_by_home.items():
+        flat = FlatBaseline(indexes[path.name], k)
+        for q in queries:
+            returned = flat(q.query)
+            found = [any(d == t.device_id and c in t.command_ids for d, c in returned) for t in q.expected]
+            rows.append((q.quantifier or "one", sum(found) / len(found) if found else 1.0))
+    by_q = {}
+    for quant, r in rows:
+        by_q.setdefault(quant, []).append(r)
+    return statistics.fmean(r for _, r in rows), {k_: statistics.fmean(v) for k_, v in sorted(by_q.items())}
+
+
+def quality(indexes, split):
+    dspy.configure(lm=None)
+    data = load_dataset("smarthome", None if split == "all" else split)
+    out = {}
+    for ir in ("none", "gold"):
+        program = CommandRetrieval(indexes, ir_source=ir)
+        out[ir] = evaluate_commands(program, data, dataset="smarthome", progress=False)
+    out["baseline"] = baseline_report(indexes, data)
+    return out
+
+
+def latency(index, queries, repeats):
+    program = CommandRetrieval(index, ir_source="none")
+    embed_only, full = [], []
+    for q in queries:  # warm caches and code paths once
+        program(query=q.query)
+    for _ in range(repeats):
+        for q in queries:
+            t = time.perf_counter()
+            index.embedder.embed([q.query])
+            embed_only.append((time.perf_counter() - t) * 1000)
+            t = time.perf_counter()
+            program(query=q.query)
+            full.append((time.perf_counter() - t) * 1000)
+    pct = lambda xs, p: float(np.percentile(xs, p))  # noqa: E731
+    return {"p50_ms": pct(full, 50), "p95_ms": pct(full, 95), "embed_p50_ms": pct(embed_only, 50),
+            "ratio_p50": pct(full, 50) / pct(embed_only, 50), "n": len(full)}
+
+
+def build_times(home_path, repeats):
+    texts = {command_text(c) for d in Home.load(home_path).devices for c in d.commands}
+    cold, warm = [], []
+    for _ in range(repeats):
+        with tempfile.TemporaryDirectory() as tmp:
+            embedder = CachedEmbedder(LocalUSEEmbedder(), Path(tmp) / "e.sqlite")
+            t = time.perf_counter()
+            build_indexes([home_path], embedder)
+            cold.append(time.perf_counter() - t)
+            t = time.perf_counter()
+            build_indexes([home_path], embedder)
+            warm.append(time.perf_counter() - t)
+    return {"cold_s": statistics.median(cold), "warm_s": statistics.median(warm), "documents": len(texts)}
+
+
+def table(title, header, rows):
+    print(f"\n### {title}\n")
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    for r in rows:
+        print("| " + " | ".join(f"{x:.3f}" if isinstance(x, float) else str(x) for x in r) + " |")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--split", default="test")
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--json")
+    args = ap.parse_args()
+
+    root = resolve_dataset("smarthome")
+    with tempfile.TemporaryDirectory() as tmp:
+        embedder = CachedEmbedder(LocalUSEEmbedder(), Path(tmp) / "e.sqlite")
+        homes = sorted(p for p in root.iterdir() if (p / "devices.json").is_file())
+        indexes = build_indexes(homes, embedder)
+        q = quality(indexes, args.split)
+        none, gold = q["none"], q["gold"]
+        base_all, base_q = q["baseline"]
+        mm = lambda r, g, key, col: r["breakdown"][g].get(key, {}).get(col)  # noqa: E731
+
+        table(f"Quality ({args.split} split, k=10)", ["parse", "recall@10", "hit@10", "MRR", "bulk precision",
+                                                       "clarification rate", "n"],
+              [["flat top-10 baseline", base_all, "-", "-", "-", "-", none["n"]]] +
+              [[name, r["metrics"]["recall@10"], r["metrics"]["hit@10"], r["metrics"]["mrr"],
+                r["metrics"]["bulk_precision"], r["metrics"]["clarification_rate"], r["n"]]
+               for name, r in (("none (no LM)", none), ("gold IR", gold))])
+        quants = sorted(none["breakdown"]["quantifier"])
+        table("recall@10 per quantifier", ["quantifier", "baseline", "none", "gold", "bulk precision none",
+                                           "bulk precision gold", "n"],
+              [[k, base_q.get(k, "-"), mm(none, "quantifier", k, "recall@10"), mm(gold, "quantifier", k, "recall@10"),
+                mm(none, "quantifier", k, "bulk_precision") or "-", mm(gold, "quantifier", k, "bulk_precision") or "-",
+                mm(none, "quantifier", k, "n")] for k in quants])
+        table("recall@10 per category (of the first expected device)", ["category", "none", "gold", "n"],
+              [[k, mm(none, "category", k, "recall@10"), mm(gold, "category", k, "recall@10"),
+                mm(none, "category", k, "n")] for k in sorted(none["breakdown"]["category"])])
+        table("recall@10 per home (home_en is never used for tuning)", ["home", "none", "gold", "n"],
+              [[k, mm(none, "home", k, "recall@10"), mm(gold, "home", k, "recall@10"), mm(none, "home", k, "n")]
+               for k in sorted(none["breakdown"]["home"])])
+
+        rows = []
+        for home, query, bad in FAILURE_CASES:
+            pred = CommandRetrieval(indexes[home], ir_source="none")(query=query)
+            top1 = pred.candidates[0]
+            rows.append([home, query, f"{top1.label} / {top1.command_id}", "no" if bad in top1.command_id else "yes"])
+        table("Known failure cases of the first design (no LM)", ["home", "query", "top-1", "fixed"], rows)
+
+        large = indexes["home_large"]
+        large_queries = load_dataset(root / "home_large")[root / "home_large"]
+        lat = latency(large, large_queries, args.repeats)
+        table(f"Query latency, home_large ({len(large.home.devices)} devices, index built, no LM, "
+              f"{lat['n']} calls)", ["p50 ms", "p95 ms", "embed-only p50 ms", "p50 / embed-only"],
+              [[lat["p50_ms"], lat["p95_ms"], lat["embed_p50_ms"], lat["ratio_p50"]]])
+    bt = build_times(root / "home_large", max(1, min(args.repeats, 3)))
+    table("Index build, home_large (median)", ["cold build s (empty cache)", "warm rebuild s (cache)",
+                                               "cold / warm", "distinct documents"],
+          [[bt["cold_s"], bt["warm_s"], bt["cold_s"] / bt["warm_s"], bt["documents"]]])
+    if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps({"none": none["metrics"], "gold": gold["metrics"],
+                                               "baseline": base_all, "latency": lat, "build": bt}, indent=1))
+
+
+if __name__ == "__main__":
+    main()
