@@ -20,9 +20,10 @@ def test_quantifier_and_rooms(index, utterance, quantifier, include, exclude):
     assert ir.type_hint == "Unknown"  # categories stay the LM's job
 
 
-def test_device_label_becomes_the_name_hint(index):
-    assert parse_without_lm("打开老伙计", index).name_hint == "客厅老伙计"
-    assert parse_without_lm("打开灯", index).name_hint == ""
+def test_device_name_becomes_the_name_hint(index):
+    assert parse_without_lm("打开客厅老伙计", index).name_hint == "老伙计"
+    assert parse_without_lm("打开冰箱插座", index).name_hint == "冰箱插座"
+    assert parse_without_lm("打开客厅的灯", index).name_hint == ""  # "灯" names a kind, not a device
 
 
 def test_action_drops_rooms_and_quantifier_words(index):

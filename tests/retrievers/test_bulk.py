@@ -20,10 +20,16 @@ def test_except_removes_the_excluded_room(index):
     assert {d for d, _ in plan.targets} == {"light-living-1", "light-living-2", "lamp-study"}
 
 
-def test_scope_include_in_bulk_keeps_devices_named_after_the_room(index):
+def test_bulk_acts_on_devices_physically_in_the_included_room(index):
+    # the study lamp named "客厅老伙计" is not switched off with the living room
     ir = QueryIR(action="关闭", type_hint="Light", scope_include=["客厅"], quantifier="all")
     plan = index.plan_bulk(ir, "把客厅的灯全部关掉")
-    assert {d for d, _ in plan.targets} == {"light-living-1", "light-living-2", "lamp-study"}
+    assert {d for d, _ in plan.targets} == {"light-living-1", "light-living-2"}
+
+
+def test_name_hint_narrows_bulk_targets(index):
+    ir = QueryIR(action="关闭", type_hint="Light", name_hint="台灯", quantifier="all")
+    assert {d for d, _ in index.plan_bulk(ir, "关掉所有台灯").targets} == {"light-bed"}
 
 
 def test_without_lm_the_category_comes_from_the_homes_labels(index):

@@ -57,10 +57,12 @@ def test_english_action_falls_back_to_the_raw_query(index):
 
 def test_candidates_carry_explainable_channel_scores(index):
     c = top(index, "打开客厅的灯", QueryIR(action="打开", scope_include=["客厅"]))[0]
-    assert set(c.channels) == {"vector", "lexical", "name", "room"}
+    assert set(c.channels) == {"vector", "lexical", "argument", "within_device", "name", "room"}
     p = IndexParams()
     expected = p.w_vector * c.channels["vector"] + p.w_lexical * c.channels["lexical"] + \
-        p.w_name_keyword_first * c.channels["name"] + p.w_room * c.channels["room"]
+        p.w_argument * c.channels["argument"] + \
+        p.w_within_device * c.channels["within_device"] + p.w_name_keyword_first * c.channels["name"] + \
+        p.w_room * c.channels["room"]
     assert c.score == pytest.approx(expected, abs=2e-3)
 
 

@@ -1,7 +1,8 @@
 """Command-retrieval metrics: pure functions of (example, prediction).
 
 The returned set is the bulk plan's targets when bulk mode produced an executable plan, otherwise
-the top-k candidates. A gold target counts as found when its device is returned with any of its
+the top-k candidates. An "any" query ("开个灯就行，哪盏都可以") lists every acceptable device, and
+returning one of them satisfies it. A gold target counts as found when its device is returned with any of its
 acceptable command ids. Metric contract: with `trace` (bootstrapping) a strict bool, else a float.
 """
 
@@ -22,10 +23,12 @@ def _matches(target, pair: tuple[str, str]) -> bool:
 
 
 def recall(example, pred, k: int = 10) -> float:
-    """|expected ∩ returned| / |expected|."""
+    """|expected ∩ returned| / |expected|; for an "any" query one expected target is enough."""
     returned = returned_pairs(pred, k)
     if not example.expected:
         return 1.0
+    if getattr(example, "quantifier", None) == "any":
+        return hit(example, pred, k)
     return sum(any(_matches(t, p) for p in returned) for t in example.expected) / len(example.expected)
 
 

@@ -46,12 +46,19 @@ def parse_without_lm(utterance: str, index: CommandIndex) -> QueryIR:
 
 
 def _name_hint(utterance: str, index: CommandIndex) -> str:
-    """The label of the device named most completely in the utterance, if fully named."""
-    scores = index.name_scores(utterance)
-    if scores.size == 0 or scores.max() < 1.0:
-        return ""
-    named = [d.label for d, s in zip(index.home.devices, scores, strict=True) if s >= 1.0]
-    return max(named, key=len)
+    """The longest device name (of two or more words) the utterance contains in full.
+
+    One-word names such as "灯" (what "客厅灯" is called once its room is removed) are left out:
+    they name a kind of device, not a device.
+    """
+    said = tokens(utterance)
+    named = {key for key in index.name_keys if len(key) >= 2 and contains(said, key)}
+    return _join(max(named, key=len)) if named else ""
+
+
+def _join(toks: tuple[str, ...]) -> str:
+    """Tokens back to text: no space between CJK characters, one between words."""
+    return re.sub(r"(?<=[\u3400-\u9fff]) (?=[\u3400-\u9fff])", "", " ".join(toks))
 
 
 def _action(utterance: str, rooms: list[str]) -> str:

@@ -22,11 +22,11 @@ VERB_SYNONYMS: dict[str, tuple[str, str]] = {
     "off": ("关闭 关掉 关 熄灭 停止 断开", "turn off, switch off, power off, shut"),
     "open": ("打开 拉开 开启 升起", "open, raise"),
     "close": ("关闭 合上 拉上 放下", "close, shut, lower"),
-    "pause": ("暂停 停住 停下", "pause, stop moving"),
+    "pause": ("暂停 暂停播放 停住 停下", "pause, stop moving"),
     "lock": ("锁上 上锁 锁门 反锁", "lock"),
     "unlock": ("解锁 开锁 打开门锁", "unlock"),
     "play": ("播放 开始播放 继续播放", "play, resume"),
-    "stop": ("停止 结束", "stop"),
+    "stop": ("停止 停止播放 结束", "stop"),
     "mute": ("静音 关闭声音", "mute, silence"),
     "unmute": ("取消静音 恢复声音", "unmute"),
     "volumeUp": ("调高音量 大声一点 增大音量", "volume up, louder"),
@@ -56,6 +56,21 @@ _UNIT_WORDS = {
 
 def is_chinese(text: str) -> bool:
     return bool(_CJK.search(text))
+
+
+def command_texts(spec: CommandSpec) -> tuple[str, ...]:
+    """The command's documents: the enriched one, plus its verb synonyms in the other language.
+
+    Homes mix Chinese and English spec descriptions; a Chinese query would otherwise find an
+    English-described device only through the weaker cross-lingual similarity and never through
+    the lexical channel. The second document holds only verbs, so languages never mix in one text.
+    """
+    primary = command_text(spec)
+    synonyms = VERB_SYNONYMS.get(spec.command)
+    if synonyms is None:
+        return (primary,)
+    other = synonyms[1] if is_chinese(spec.description) else synonyms[0]
+    return (primary, _join_new_phrases([other], not is_chinese(spec.description)))
 
 
 def command_text(spec: CommandSpec) -> str:

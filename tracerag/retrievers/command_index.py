@@ -1,17 +1,22 @@
 """CommandIndex: find the (device, command) pairs an utterance asks for, in one home.
 
-One document per (device, command), embedded once per distinct text. A query is scored on four
-channels, each kept on the candidate so a ranking can be explained:
+One entry per (device, command), whose documents are embedded once per distinct text. A query is
+scored on four channels, each kept on the candidate so a ranking can be explained:
 
-- vector: dense similarity of the intent phrase to the command document;
+- vector: dense similarity of the intent phrase to the command's documents;
 - lexical: char n-gram similarity of the same texts (exact wording, "关" vs "开");
+- argument: the command can take what the utterance carries: one of its listed values is named
+  ("制冷", "上下扫风", "HDMI 2"), or the utterance sets a number ("调到50%") and the command takes one;
 - name: fuzzy match of the device label against the utterance (custom names such as "老伙计");
 - room: the device's room was asked for (a bonus, never a filter).
 
 With a category (QueryIR.type_hint) the candidates are gated to that category first; without one
 the name channel weighs more (keyword-first), because a custom name is then the strongest signal.
+Within a device, commands are also compared with each other, and a device's second and later
+commands are pushed down, so ten slots hold ten devices' best commands before anyone's second guess.
+
 Bulk mode ("all", "except") chooses the command first from aggregated evidence, then expands it
-to every target of the category, grouped by argument shape and batched.
+to every target of one category, grouped by argument shape and batched.
 """
 
 from __future__ import annotations
@@ -24,10 +29,10 @@ import numpy as np
 from pydantic import BaseModel
 
 from ..signatures.query_ir import QueryIR
-from .command_docs import command_text
+from .command_docs import command_texts
 from .command_results import BulkGroup, BulkPlan, Candidate, CapabilityOption
 from .embedders import Embedder, LexicalEmbedder
-from .home import Home
+from .home import CommandSpec, Home
 from .text_match import contains, name_similarity, remove_phrases, tokens
 
 logger = logging.getLogger(__name__)
@@ -43,18 +48,22 @@ class IndexParams(BaseModel):
 
     w_vector: float = 1.0
     w_lexical: float = 0.35
-    w_name: float = 0.3  # with a category: the gate already did most of the work
+    w_within_device: float = 0.5  # how much a command must beat the device's other commands
+    w_argument: float = 0.3
+    w_name: float = 0.6  # with a category: the gate already did most of the work
     w_name_keyword_first: float = 0.8  # no category: custom names lead
     w_room: float = 0.35
+    repeat_penalty: float = 0.2  # per earlier command of the same device in the ranking
     options_window: int = 80  # rows of evidence for bulk command choice (50-100)
     options_per_command: int = 3  # at most M hits per command, so big device groups do not win by count
     options_top_n: int = 5
     option_temperature: float = 0.03
+    w_coverage: float = 0.3  # prefer a command the whole target set supports
     min_top1_ratio: float = 0.5
     min_margin: float = 0.15
     category_share: float = 0.75  # share of name evidence one category needs to be "established"
-    max_targets: int = 100
-    max_groups: int = 10
+    max_targets: int = 200
+    max_groups: int = 20
     batch_size: int = 20
 
 
@@ -69,17 +78,21 @@ class CommandIndex:
         self.params = params or IndexParams()
         self.rows: list[tuple[int, int]] = []  # (device position, command position)
         texts: dict[str, int] = {}
-        row_doc = []
+        row_docs: list[list[int]] = []
         for di, device in enumerate(home.devices):
             for ci, spec in enumerate(device.commands):
-                text = command_text(spec)
-                row_doc.append(texts.setdefault(text, len(texts)))
+                row_docs.append([texts.setdefault(t, len(texts)) for t in command_texts(spec)])
                 self.rows.append((di, ci))
         self.doc_texts = list(texts)
-        self.row_doc = np.asarray(row_doc, dtype=np.int64)
+        # (rows, max docs per row); a missing slot points at the sentinel document len(doc_texts)
+        width = max((len(d) for d in row_docs), default=1)
+        self.row_docs = np.full((len(row_docs), width), len(self.doc_texts), dtype=np.int64)
+        for r, docs in enumerate(row_docs):
+            self.row_docs[r, :len(docs)] = docs
         self.row_device = np.asarray([r[0] for r in self.rows], dtype=np.int64)
+        self._prepare_arguments()
         self.doc_vectors = embedder.embed(self.doc_texts) if self.doc_texts else np.zeros((0, embedder.dim))
-        self.doc_lexical = self.lexical.embed(self.doc_texts) if self.doc_texts else np.zeros((0, 1))
+        self.doc_lexical = self.lexical.embed(self.doc_texts) if self.doc_texts else np.zeros((0, self.lexical.dim))
         self._prepare_names()
         logger.info("indexed %s: %d devices, %d commands, %d distinct documents (%s)", home.name,
                     len(home.devices), len(self.rows), len(self.doc_texts), embedder.id)
@@ -92,18 +105,42 @@ class CommandIndex:
         return {"home": self.home.name, "embedder": self.embedder.id, "dim": int(self.embedder.dim),
                 "devices": len(self.home.devices), "rows": len(self.rows), "documents": len(self.doc_texts)}
 
+    # ----- arguments -------------------------------------------------------------------------
+
+    def _prepare_arguments(self) -> None:
+        """Per row: the value phrases its command lists, and whether it takes a number."""
+        shapes: dict[tuple, int] = {}
+        row_shape = []
+        for di, ci in self.rows:
+            spec = self.home.devices[di].commands[ci]
+            phrases = tuple(sorted({t for v in spec.value_list for t in (tokens(v.description), tokens(v.value))
+                                    if len(t) >= 2 or (len(t) == 1 and len(t[0]) >= 3)}))
+            numeric = spec.type in ("integer", "number") or spec.value_range is not None
+            row_shape.append(shapes.setdefault((phrases, numeric), len(shapes)))
+        self.argument_shapes = list(shapes)
+        self.row_shape = np.asarray(row_shape, dtype=np.int64)
+
+    def argument_scores(self, utterance: str) -> np.ndarray:
+        """1 when a listed value is named, 0.5 when a number is set and the command takes one."""
+        said = tokens(utterance)
+        has_value = QueryIR.carries_value(utterance)
+        per_shape = np.asarray([1.0 if any(contains(said, p) for p in phrases) else 0.5 if numeric and has_value
+                                else 0.0 for phrases, numeric in self.argument_shapes] or [0.0], dtype=np.float32)
+        return per_shape[self.row_shape] if self.rows else np.zeros(0, dtype=np.float32)
+
     # ----- names and rooms -------------------------------------------------------------------
 
     def _prepare_names(self) -> None:
         self.room_tokens = {room: tokens(room) for room in self.home.rooms if room}
-        rooms = list(self.room_tokens.values())
         self.device_rooms = np.asarray([d.room for d in self.home.devices], dtype=object)
         self.device_categories = np.asarray([d.category for d in self.home.devices], dtype=object)
-        self.label_tokens = []
-        for device in self.home.devices:
-            full = _content(tokens(device.label))
-            core = remove_phrases(full, rooms)
-            self.label_tokens.append(core or full)
+        self.label_tokens = [tokens(d.label) for d in self.home.devices]
+        self.name_keys = [self.name_key(d.label) for d in self.home.devices]
+
+    def name_key(self, label: str) -> tuple[str, ...]:
+        """The words of a label that name the device: no room words, fillers or ordinal numbers."""
+        full = tuple(t for t in _content(tokens(label)) if not t.isdigit())
+        return remove_phrases(full, self.room_tokens.values()) or full
 
     def mentioned_rooms(self, utterance: str) -> list[str]:
         """Rooms named in the utterance, longest first; a room inside a longer one is not repeated."""
@@ -115,42 +152,64 @@ class CommandIndex:
         return found
 
     def name_scores(self, utterance: str, name_hint: str = "") -> np.ndarray:
-        """Per device: how much of its label (room words removed) the utterance contains."""
-        rooms = self.room_tokens.values()
-        queries = [remove_phrases(_content(tokens(utterance)), rooms)]
+        """Per device: how much of its name the utterance (or the name hint) contains.
+
+        An ordinal in the label ("筒灯3") that the utterance repeats adds a little, so the numbered
+        device wins over its siblings without numbers deciding anything on their own.
+        """
+        queries = [remove_phrases(_content(tokens(utterance)), self.room_tokens.values())]
         if name_hint:
             queries.append(_content(tokens(name_hint)))
+        said = set(tokens(utterance)) | set(tokens(name_hint))
         scores = np.zeros(len(self.home.devices), dtype=np.float32)
         memo: dict[tuple[str, ...], float] = {}
-        for i, label in enumerate(self.label_tokens):
-            if label not in memo:
-                memo[label] = max(name_similarity(label, q) for q in queries)
-            scores[i] = memo[label]
+        for i, key in enumerate(self.name_keys):
+            if key not in memo:
+                memo[key] = max(name_similarity(key, q) for q in queries)
+            ordinal = any(t.isdigit() and t in said for t in self.label_tokens[i])
+            scores[i] = memo[key] + (0.1 if ordinal and memo[key] > 0 else 0.0)
         return scores
 
     # ----- scoring ---------------------------------------------------------------------------
+
+    def _room_set(self, names: list[str]) -> list[str]:
+        return [_room_key(r, self.room_tokens) for r in names]
 
     def _device_mask(self, ir: QueryIR) -> np.ndarray:
         """Hard prefilter: devices in excluded rooms never appear."""
         mask = np.ones(len(self.home.devices), dtype=bool)
         if ir.scope_exclude:
-            mask &= ~np.isin(self.device_rooms, [_room_key(r, self.room_tokens) for r in ir.scope_exclude])
+            mask &= ~np.isin(self.device_rooms, self._room_set(ir.scope_exclude))
         return mask
 
     def _room_hits(self, ir: QueryIR, utterance: str) -> np.ndarray:
-        wanted = {_room_key(r, self.room_tokens) for r in ir.scope_include}
-        wanted |= set(self.mentioned_rooms(utterance))
-        wanted -= {_room_key(r, self.room_tokens) for r in ir.scope_exclude}
-        return np.isin(self.device_rooms, list(wanted)).astype(np.float32) if wanted else \
-            np.zeros(len(self.home.devices), dtype=np.float32)
+        wanted = set(self._room_set(ir.scope_include)) | set(self.mentioned_rooms(utterance))
+        wanted -= set(self._room_set(ir.scope_exclude))
+        return np.isin(self.device_rooms, sorted(wanted)).astype(np.float32)
 
-    def _text_scores(self, text: str) -> tuple[np.ndarray, np.ndarray]:
-        """(vector, lexical) similarity of `text` to every row."""
+    def _text_scores(self, text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(text score, vector, lexical) per row; a row scores as its best-matching document."""
         if not self.rows:
-            return np.zeros(0, dtype=np.float32), np.zeros(0, dtype=np.float32)
-        q = self.embedder.embed([text])[0]
-        lq = self.lexical.embed([text])[0]
-        return (self.doc_vectors @ q)[self.row_doc], (self.doc_lexical @ lq)[self.row_doc]
+            empty = np.zeros(0, dtype=np.float32)
+            return empty, empty, empty
+        p = self.params
+        vector = np.append(self.doc_vectors @ self.embedder.embed([text])[0], -np.inf)
+        lexical = np.append(self.doc_lexical @ self.lexical.embed([text])[0], 0.0)
+        combined = p.w_vector * vector + p.w_lexical * lexical
+        best = np.take_along_axis(self.row_docs, np.argmax(combined[self.row_docs], axis=1)[:, None], 1)[:, 0]
+        return combined[best], vector[best], lexical[best]
+
+    def _command_scores(self, ir: QueryIR, utterance: str) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """How well each row's command does what is asked: text match plus argument fit."""
+        text, vector, lexical = self._text_scores(ir.search_text(utterance))
+        argument = self.argument_scores(utterance)
+        return text + self.params.w_argument * argument, {"vector": vector, "lexical": lexical, "argument": argument}
+
+    def _per_device_best(self, values: np.ndarray, mask_rows: np.ndarray) -> np.ndarray:
+        """For each row, the best value among the rows of the same device."""
+        best = np.full(len(self.home.devices), -np.inf)
+        np.maximum.at(best, self.row_device[mask_rows], values[mask_rows])
+        return best[self.row_device]
 
     def score_rows(self, ir: QueryIR, utterance: str) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         """Fused score per row (-inf where filtered out) and the channel arrays behind it."""
@@ -161,12 +220,14 @@ class CommandIndex:
             w_name = p.w_name
         else:
             w_name = p.w_name_keyword_first
-        vector, lexical = self._text_scores(ir.search_text(utterance))
+        text, channels = self._command_scores(ir, utterance)
+        row_ok = device_ok[self.row_device]
+        within = text - self._per_device_best(text, row_ok) if row_ok.any() else np.zeros_like(text)
         name = self.name_scores(utterance, ir.name_hint)[self.row_device]
         room = self._room_hits(ir, utterance)[self.row_device]
-        fused = p.w_vector * vector + p.w_lexical * lexical + w_name * name + p.w_room * room
-        fused = np.where(device_ok[self.row_device], fused, -np.inf)
-        return fused, {"vector": vector, "lexical": lexical, "name": name, "room": room}
+        fused = text + p.w_within_device * within + w_name * name + p.w_room * room
+        fused = np.where(row_ok, fused, -np.inf)
+        return fused, {**channels, "within_device": within, "name": name, "room": room}
 
     def search(self, ir: QueryIR, utterance: str, k: int = 10) -> list[Candidate]:
         """Top-k (device, command) candidates for a single-target query."""
@@ -174,7 +235,15 @@ class CommandIndex:
         finite = np.flatnonzero(np.isfinite(fused))
         if finite.size == 0:
             return []
-        top = finite[np.argsort(-fused[finite], kind="stable")[:k]]
+        order = finite[np.argsort(-fused[finite], kind="stable")]
+        # a device's n-th command in this order pays n * repeat_penalty
+        seen: dict[int, int] = defaultdict(int)
+        adjusted = np.empty(len(order))
+        for pos, r in enumerate(order):
+            d = int(self.row_device[r])
+            adjusted[pos] = fused[r] - self.params.repeat_penalty * seen[d]
+            seen[d] += 1
+        top = order[np.argsort(-adjusted, kind="stable")[:k]]
         return [self._candidate(int(r), float(fused[r]), channels) for r in top]
 
     def _candidate(self, row: int, score: float, channels: dict[str, np.ndarray]) -> Candidate:
@@ -210,23 +279,27 @@ class CommandIndex:
         best = max(evidence, key=evidence.get)
         return best if evidence[best] / total >= self.params.category_share else None
 
-    def _in_scope(self, ir: QueryIR, utterance: str) -> np.ndarray:
-        """Bulk targets limited to the included rooms, or to devices whose name contains the room."""
-        include = [_room_key(r, self.room_tokens) for r in ir.scope_include] or self.mentioned_rooms(utterance)
-        include = [r for r in include if r not in {_room_key(x, self.room_tokens) for x in ir.scope_exclude}]
-        if not include:
-            return np.ones(len(self.home.devices), dtype=bool)
-        in_room = np.isin(self.device_rooms, include)
-        named = np.asarray([any(contains(tokens(d.label), tokens(r)) for r in include)
-                            for d in self.home.devices], dtype=bool)
-        return in_room | named
-
     def bulk_scope(self, ir: QueryIR, utterance: str) -> tuple[str | None, np.ndarray]:
-        """(category, device mask) a bulk command may expand over; category None = unknown."""
+        """(category, device mask) a bulk command may expand over; category None = unknown.
+
+        In bulk mode the included rooms are where the devices physically are: acting on every
+        light "in the living room" must not reach a lamp in the study that is merely named after it.
+        A name hint ("所有筒灯") narrows the set when some devices of the category carry that name.
+        """
         device_ok = self._device_mask(ir)
         category = self.establish_category(ir, utterance, device_ok)
-        if category is not None:
-            device_ok &= (self.device_categories == category) & self._in_scope(ir, utterance)
+        if category is None:
+            return None, device_ok & False
+        device_ok &= self.device_categories == category
+        rooms = set(self._room_set(ir.scope_include) or self.mentioned_rooms(utterance))
+        rooms -= set(self._room_set(ir.scope_exclude))
+        if rooms:
+            device_ok &= np.isin(self.device_rooms, sorted(rooms))
+        hint = tokens(ir.name_hint)
+        if hint:
+            named = np.asarray([contains(label, hint) for label in self.label_tokens], dtype=bool) & device_ok
+            if named.any():
+                device_ok = named
         return category, device_ok
 
     def plan_bulk(self, ir: QueryIR, utterance: str) -> BulkPlan:
@@ -238,9 +311,8 @@ class CommandIndex:
                             reason="the target category cannot be established from this home's devices")
         if not device_ok.any():
             return BulkPlan(category=category, hint="no_target", reason=f"no {category} device in scope")
-        vector, lexical = self._text_scores(ir.search_text(utterance))
-        fused = np.where(device_ok[self.row_device], p.w_vector * vector + p.w_lexical * lexical, -np.inf)
-        options = self._options(fused, device_ok)
+        text, _ = self._command_scores(ir, utterance)
+        options = self._options(np.where(device_ok[self.row_device], text, -np.inf), device_ok)
         if not options:
             return BulkPlan(category=category, hint="no_target", reason=f"no {category} device has commands")
         top1 = options[0].p
@@ -275,37 +347,35 @@ class CommandIndex:
             plan.hint, plan.reason = "no_target", f"no device in scope supports {command_id}"
         elif len(targets) > p.max_targets or len(groups) > p.max_groups:
             plan.hint = "too_many_targets"
-            plan.reason = (f"{len(targets)} targets in {len(groups)} groups exceed the limits "
-                           f"({p.max_targets} targets, {p.max_groups} groups): narrow by room, category or name")
+            plan.reason = (f"{len(targets)} targets in {len(groups)} groups exceed the limits ({p.max_targets} "
+                           f"targets, {p.max_groups} groups): narrow by room, category or name, or confirm")
         return plan
 
-    def _options(self, fused: np.ndarray, device_ok: np.ndarray) -> list[CapabilityOption]:
+    def _options(self, scores: np.ndarray, device_ok: np.ndarray) -> list[CapabilityOption]:
+        """Top commands by aggregated evidence: best M hits each, plus a bonus for coverage."""
         p = self.params
-        finite = np.flatnonzero(np.isfinite(fused))
-        window = finite[np.argsort(-fused[finite], kind="stable")[:p.options_window]]
+        finite = np.flatnonzero(np.isfinite(scores))
+        window = finite[np.argsort(-scores[finite], kind="stable")[:p.options_window]]
         hits: dict[str, list[float]] = defaultdict(list)
         for r in window:
             command_id = self._command_of(int(r)).id
             if len(hits[command_id]) < p.options_per_command:
-                hits[command_id].append(float(fused[r]))
-        ranked = sorted(hits.items(), key=lambda kv: -np.mean(kv[1]))[:p.options_top_n]
+                hits[command_id].append(float(scores[r]))
+        pool = [self.home.devices[i] for i in np.flatnonzero(device_ok)]
+        supporting = {c: [d for d in pool if d.command(c)] for c in hits}
+        evidence = {c: float(np.mean(v)) + p.w_coverage * len(supporting[c]) / len(pool) for c, v in hits.items()}
+        ranked = sorted(evidence, key=evidence.get, reverse=True)[:p.options_top_n]
         if not ranked:
             return []
-        means = np.asarray([np.mean(v) for _, v in ranked])
-        weights = np.exp((means - means.max()) / max(p.option_temperature, 1e-6))
+        values = np.asarray([evidence[c] for c in ranked])
+        weights = np.exp((values - values.max()) / max(p.option_temperature, 1e-6))
         probs = weights / weights.sum()
-        pool = [self.home.devices[i] for i in np.flatnonzero(device_ok)]
-        options = []
-        for (command_id, _), prob in zip(ranked, probs, strict=True):
-            supporting = [d for d in pool if d.command(command_id)]
-            spec = supporting[0].command(command_id)
-            options.append(CapabilityOption(
-                command_id=command_id, description=spec.description, p=round(float(prob), 4),
-                supported_devices=len(supporting), sample_devices=[d.label for d in supporting[:3]],
-                sample_rooms=sorted({d.room for d in supporting if d.room})[:3]))
-        return options
+        return [CapabilityOption(
+            command_id=c, description=supporting[c][0].command(c).description, p=round(float(prob), 4),
+            supported_devices=len(supporting[c]), sample_devices=[d.label for d in supporting[c][:3]],
+            sample_rooms=sorted({d.room for d in supporting[c] if d.room})[:3]) for c, prob in zip(ranked, probs)]
 
-    def _command_of(self, row: int):
+    def _command_of(self, row: int) -> CommandSpec:
         di, ci = self.rows[row]
         return self.home.devices[di].commands[ci]
 
@@ -319,10 +389,7 @@ def _room_key(name: str, rooms: dict[str, tuple[str, ...]]) -> str:
     if name in rooms:
         return name
     toks = tokens(name)
-    for room, rtoks in rooms.items():
-        if rtoks == toks:
-            return room
-    return name
+    return next((room for room, rtoks in rooms.items() if rtoks == toks), name)
 
 
 def _category_words(category: str) -> tuple[str, ...]:
@@ -338,5 +405,3 @@ def _signature_text(sig: tuple) -> str:
     if values:
         parts.append("|".join(values))
     return ";".join(parts)
-
-

@@ -29,7 +29,11 @@ BULK_QUANTIFIERS = frozenset({"all", "except"})
 _LATIN = re.compile(r"[A-Za-z]")
 # A number with a unit says which kind of value is being set; the command documents carry the same
 # unit words (see retrievers/command_docs.py), so "26度" meets "温度" and "50%" meets "百分比".
-_UNIT_HINTS = ((re.compile(r"\d\s*(度|℃|°)"), "温度"), (re.compile(r"\d\s*%|百分之"), "百分比"))
+_UNIT_HINTS = ((re.compile(r"\d\s*(度|℃|°)"), "温度"), (re.compile(r"\d\s*%|百分之|一半|半开"), "百分比"))
+# The utterance carries a value to set ("调到50%", "26度", "音量调到30", "一半", "to 40%", "HDMI 2"):
+# only a command that takes an argument can honour it. Ordinals in names ("筒灯3") do not count.
+_VALUE = re.compile(r"\d\s*(%|度|℃|°|档|级|percent|degrees?)|百分之|一半|最(暗|亮|低|高|大|小)|"
+                    r"(到|成|为|至|to|at)\s*\d|hdmi\s*\d|频道\s*\d|第\s*\d", re.IGNORECASE)
 _CATEGORY_BY_LOWER = {c.lower(): c for c in DEVICE_CATEGORIES}
 
 
@@ -89,6 +93,10 @@ class QueryIR(BaseModel):
     @property
     def is_bulk(self) -> bool:
         return self.quantifier in BULK_QUANTIFIERS
+
+    @staticmethod
+    def carries_value(raw_query: str) -> bool:
+        return bool(_VALUE.search(raw_query))
 
     def search_text(self, raw_query: str) -> str:
         """The text to embed: the action, unless it is empty or not Chinese (then the raw query)."""
