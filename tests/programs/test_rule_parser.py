@@ -26,5 +26,6 @@ def test_device_name_becomes_the_name_hint(index):
     assert parse_without_lm("打开客厅的灯", index).name_hint == ""  # "灯" names a kind, not a device
 
 
-def test_action_drops_rooms_and_quantifier_words(index):
-    assert parse_without_lm("关掉所有客厅的灯", index).action == "关掉 灯"
+def test_action_drops_rooms_device_names_and_quantifier_words(index):
+    assert parse_without_lm("关掉所有客厅的灯", index).action == "关掉灯"
+    assert parse_without_lm("把所有空调都关了", index).action == "关"

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import re
 
-from ..retrievers.command_index import CommandIndex
-from ..retrievers.text_match import contains, tokens
+from ..retrievers.command_index import FILLER_TOKENS, CommandIndex
+from ..retrievers.text_match import contains, remove_phrases, tokens
 from ..signatures.query_ir import QueryIR
 
 ALL_WORDS = ("所有", "全部", "全都", "都", "每个", "每一个", "整个", "全屋", "一切", "统统",
@@ -41,7 +41,7 @@ def parse_without_lm(utterance: str, index: CommandIndex) -> QueryIR:
     elif _has_word(utterance, ALL_WORDS):
         quantifier = "all"
     included = [r for r in rooms if r not in excluded]
-    return QueryIR(action=_action(utterance, rooms), type_hint="Unknown", name_hint=_name_hint(utterance, index),
+    return QueryIR(action=_action(utterance, index), type_hint="Unknown", name_hint=_name_hint(utterance, index),
                    scope_include=included, scope_exclude=excluded, quantifier=quantifier)
 
 
@@ -61,10 +61,13 @@ def _join(toks: tuple[str, ...]) -> str:
     return re.sub(r"(?<=[\u3400-\u9fff]) (?=[\u3400-\u9fff])", "", " ".join(toks))
 
 
-def _action(utterance: str, rooms: list[str]) -> str:
-    """The utterance without room names and quantifier words: the intent, roughly."""
-    text = utterance
-    for word in sorted([*rooms, *ALL_WORDS, *EXCEPT_WORDS], key=len, reverse=True):
-        if not word.isascii():
-            text = text.replace(word, "")
-    return re.sub(r"[\s,，。.!！?？的]+", " ", text).strip()
+def _action(utterance: str, index: CommandIndex) -> str:
+    """The utterance without rooms, device names and quantifier words: the intent, roughly.
+
+    Device words must go: "把所有空调都关了" should search for 关了, not for documents that
+    mention 空调 ("设置空调模式")."""
+    said = tokens(utterance)
+    names = [key for key in set(index.name_keys) if contains(said, key)]
+    words = [tokens(w) for w in (*ALL_WORDS, *EXCEPT_WORDS)]
+    rest = remove_phrases(said, [*index.room_aliases, *names, *words])
+    return _join(tuple(t for t in rest if t not in FILLER_TOKENS))

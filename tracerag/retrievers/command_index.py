@@ -61,6 +61,7 @@ class IndexParams(BaseModel):
     w_coverage: float = 0.3  # prefer a command the whole target set supports
     min_top1_ratio: float = 0.5
     min_margin: float = 0.15
+    name_specificity: float = 4.0  # IDF weight a name match needs to count in full
     category_share: float = 0.75  # share of name evidence one category needs to be "established"
     max_targets: int = 200
     max_groups: int = 20
@@ -131,24 +132,33 @@ class CommandIndex:
     # ----- names and rooms -------------------------------------------------------------------
 
     def _prepare_names(self) -> None:
-        self.room_tokens = {room: tokens(room) for room in self.home.rooms if room}
+        self.room_aliases = _room_aliases(self.home.rooms)
         self.device_rooms = np.asarray([d.room for d in self.home.devices], dtype=object)
         self.device_categories = np.asarray([d.category for d in self.home.devices], dtype=object)
         self.label_tokens = [tokens(d.label) for d in self.home.devices]
         self.name_keys = [self.name_key(d.label) for d in self.home.devices]
+        # IDF over device names: "灯" in half the labels weighs little, "起夜" a lot
+        df: dict[str, int] = defaultdict(int)
+        for key in set(self.name_keys):
+            for t in set(key):
+                df[t] += 1
+        n = max(len(set(self.name_keys)), 1)
+        self.name_weight = {t: float(np.log1p(n / c)) for t, c in df.items()}
 
     def name_key(self, label: str) -> tuple[str, ...]:
         """The words of a label that name the device: no room words, fillers or ordinal numbers."""
         full = tuple(t for t in _content(tokens(label)) if not t.isdigit())
-        return remove_phrases(full, self.room_tokens.values()) or full
+        return remove_phrases(full, self.room_aliases) or full
 
     def mentioned_rooms(self, utterance: str) -> list[str]:
-        """Rooms named in the utterance, longest first; a room inside a longer one is not repeated."""
+        """Rooms named in the utterance (by full name or a unique short form such as 餐厅 for 一楼餐厅)."""
         toks = tokens(utterance)
-        found = []
-        for room, rtoks in sorted(self.room_tokens.items(), key=lambda kv: -len(kv[1])):
-            if contains(toks, rtoks) and not any(contains(self.room_tokens[f], rtoks) for f in found):
+        found: list[str] = []
+        matched: list[tuple[str, ...]] = []
+        for alias, room in self.room_aliases.items():  # longest aliases first
+            if room not in found and contains(toks, alias) and not any(contains(m, alias) for m in matched):
                 found.append(room)
+                matched.append(alias)
         return found
 
     def name_scores(self, utterance: str, name_hint: str = "") -> np.ndarray:
@@ -157,7 +167,7 @@ class CommandIndex:
         An ordinal in the label ("筒灯3") that the utterance repeats adds a little, so the numbered
         device wins over its siblings without numbers deciding anything on their own.
         """
-        queries = [remove_phrases(_content(tokens(utterance)), self.room_tokens.values())]
+        queries = [remove_phrases(_content(tokens(utterance)), self.room_aliases)]
         if name_hint:
             queries.append(_content(tokens(name_hint)))
         said = set(tokens(utterance)) | set(tokens(name_hint))
@@ -165,7 +175,8 @@ class CommandIndex:
         memo: dict[tuple[str, ...], float] = {}
         for i, key in enumerate(self.name_keys):
             if key not in memo:
-                memo[key] = max(name_similarity(key, q) for q in queries)
+                memo[key] = max(name_similarity(key, q, self.name_weight, self.params.name_specificity)
+                                for q in queries)
             ordinal = any(t.isdigit() and t in said for t in self.label_tokens[i])
             scores[i] = memo[key] + (0.1 if ordinal and memo[key] > 0 else 0.0)
         return scores
@@ -173,7 +184,7 @@ class CommandIndex:
     # ----- scoring ---------------------------------------------------------------------------
 
     def _room_set(self, names: list[str]) -> list[str]:
-        return [_room_key(r, self.room_tokens) for r in names]
+        return [self.room_aliases.get(tokens(r), r) for r in names]
 
     def _device_mask(self, ir: QueryIR) -> np.ndarray:
         """Hard prefilter: devices in excluded rooms never appear."""
@@ -384,12 +395,19 @@ def _content(toks: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(t for t in toks if t not in FILLER_TOKENS)
 
 
-def _room_key(name: str, rooms: dict[str, tuple[str, ...]]) -> str:
-    """Map a room as written by a parser to the home's spelling (exact, else by tokens)."""
-    if name in rooms:
-        return name
-    toks = tokens(name)
-    return next((room for room, rtoks in rooms.items() if rtoks == toks), name)
+def _room_aliases(rooms: list[str]) -> dict[tuple[str, ...], str]:
+    """Token form -> room: each full name, plus each trailing run of two or more tokens that only
+    one room ends with ("餐厅" for "一楼餐厅"), longest first. People drop floors and wings."""
+    full = {tokens(r): r for r in rooms if tokens(r)}
+    tails: dict[tuple[str, ...], set[str]] = defaultdict(set)
+    for toks, room in full.items():
+        for start in range(1, len(toks) - 1):
+            tails[toks[start:]].add(room)
+    aliases = dict(full)
+    for tail, owners in tails.items():
+        if len(owners) == 1 and tail not in full:
+            aliases[tail] = next(iter(owners))
+    return dict(sorted(aliases.items(), key=lambda kv: -len(kv[0])))
 
 
 def _category_words(category: str) -> tuple[str, ...]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 _TOKEN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]|[a-z0-9]+")
 
@@ -59,8 +59,31 @@ def remove_phrases(toks: Sequence[str], phrases: Iterable[Sequence[str]]) -> tup
     return tuple(out)
 
 
-def name_similarity(label: Sequence[str], utterance: Sequence[str]) -> float:
-    """Share of the label covered by its longest run found in the utterance (0..1)."""
+def heaviest_common_run(a: Sequence[str], b: Sequence[str], weight: Mapping[str, float]) -> float:
+    """Total weight of the heaviest contiguous token run shared by a and b."""
+    best = 0.0
+    prev = [0.0] * (len(b) + 1)
+    for x in a:
+        cur = [0.0] * (len(b) + 1)
+        wx = weight.get(x, 1.0)
+        for j, y in enumerate(b, start=1):
+            if x == y:
+                cur[j] = prev[j - 1] + wx
+                best = max(best, cur[j])
+        prev = cur
+    return best
+
+
+def name_similarity(label: Sequence[str], utterance: Sequence[str], weight: Mapping[str, float] | None = None,
+                    specificity: float = 0.0) -> float:
+    """How well the utterance names this label (0..1).
+
+    The share of the label's weight covered by its heaviest run found in the utterance; a label
+    lighter than `specificity` counts as that heavy: with IDF weights, "灯" (in half the labels)
+    fully covers the label "车库灯" once its room is removed, yet names nothing specific.
+    """
     if not label or not utterance:
         return 0.0
-    return longest_common_run(label, utterance) / len(label)
+    weight = weight or {}
+    total = sum(weight.get(t, 1.0) for t in label)
+    return heaviest_common_run(label, utterance, weight) / max(total, specificity)
