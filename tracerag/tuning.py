@@ -18,6 +18,11 @@ from .retrievers.command_index import IndexParams
 # name -> (low, high) for floats; the search moves inside these bounds.
 SEARCH_SPACE = {
     "w_lexical": (0.0, 1.5),
+    "w_argument": (0.0, 1.0),
+    "w_within_device": (0.0, 1.5),
+    "repeat_penalty": (0.0, 0.6),
+    "w_coverage": (0.0, 1.0),
+    "name_specificity": (1.0, 10.0),
     "w_name": (0.0, 1.5),
     "w_name_keyword_first": (0.0, 2.0),
     "w_room": (0.0, 1.0),

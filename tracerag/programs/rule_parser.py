@@ -17,10 +17,13 @@ from ..signatures.query_ir import QueryIR
 
 ALL_WORDS = ("所有", "全部", "全都", "都", "每个", "每一个", "整个", "全屋", "一切", "统统",
              "all", "every", "everything", "each", "whole")
-EXCEPT_WORDS = ("除了", "以外", "之外", "除去", "except", "but not", "other than", "apart from", "besides")
-# The excluded part of an "except" utterance ends at the first of these.
-_EXCEPT_CLAUSE = re.compile(
-    r"(?:除了|除去|except(?: for)?|other than|apart from|besides|but not)(.*?)(?:以外|之外|[,，;；]|$)", re.IGNORECASE)
+# "Except" markers whose excluded part follows them ("除了书房以外", "except the office") ...
+EXCEPT_BEFORE = ("除了", "除去", "except for", "except", "other than", "apart from", "besides", "but not", "but")
+# ... and those whose excluded part precedes them in the same clause ("书房的除外").
+EXCEPT_AFTER = ("除外", "不包括", "不算")
+EXCEPT_WORDS = (*EXCEPT_BEFORE, *EXCEPT_AFTER, "以外", "之外")
+_CLAUSE_END = re.compile(r"以外|之外|[,，;；。.!！?？]")
+_CLAUSE_START = re.compile(r"[,，;；。.!！?？]")
 
 
 def _has_word(text: str, words: tuple[str, ...]) -> bool:
@@ -35,14 +38,28 @@ def parse_without_lm(utterance: str, index: CommandIndex) -> QueryIR:
     quantifier = "one"
     if _has_word(utterance, EXCEPT_WORDS):
         quantifier = "except"
-        clause = _EXCEPT_CLAUSE.search(utterance)
-        clause_tokens = tokens(clause.group(1)) if clause else ()
-        excluded = [r for r in rooms if contains(clause_tokens, tokens(r))]
+        excluded = [r for r in index.mentioned_rooms(_excluded_clause(utterance)) if r in rooms]
     elif _has_word(utterance, ALL_WORDS):
         quantifier = "all"
     included = [r for r in rooms if r not in excluded]
     return QueryIR(action=_action(utterance, index), type_hint="Unknown", name_hint=_name_hint(utterance, index),
                    scope_include=included, scope_exclude=excluded, quantifier=quantifier)
+
+
+def _excluded_clause(utterance: str) -> str:
+    """The part of an "except" utterance that names what is excluded."""
+    lowered = utterance.lower()
+    for word in EXCEPT_BEFORE:
+        match = re.search(rf"\b{word}\b" if word.isascii() else word, lowered)
+        if match:
+            end = _CLAUSE_END.search(utterance, match.end())
+            return utterance[match.end():end.start() if end else len(utterance)]
+    for word in EXCEPT_AFTER:
+        at = utterance.find(word)
+        if at >= 0:
+            starts = [m.end() for m in _CLAUSE_START.finditer(utterance, 0, at)]
+            return utterance[(starts[-1] if starts else 0):at]
+    return ""
 
 
 def _name_hint(utterance: str, index: CommandIndex) -> str:

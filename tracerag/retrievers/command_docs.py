@@ -22,7 +22,7 @@ VERB_SYNONYMS: dict[str, tuple[str, str]] = {
     "off": ("关闭 关掉 关 熄灭 停止 断开", "turn off, switch off, power off, shut"),
     "open": ("打开 拉开 开启 升起", "open, raise"),
     "close": ("关闭 合上 拉上 放下", "close, shut, lower"),
-    "pause": ("暂停 暂停播放 停住 停下", "pause, stop moving"),
+    "pause": ("暂停 暂停播放 停住 停下", "pause, hold"),
     "lock": ("锁上 上锁 锁门 反锁", "lock"),
     "unlock": ("解锁 开锁 打开门锁", "unlock"),
     "play": ("播放 开始播放 继续播放", "play, resume"),

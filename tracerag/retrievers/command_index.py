@@ -62,6 +62,7 @@ class IndexParams(BaseModel):
     min_top1_ratio: float = 0.5
     min_margin: float = 0.15
     name_specificity: float = 4.0  # IDF weight a name match needs to count in full
+    kind_word_share: float = 0.5  # a bulk name hint this common in its category names the kind
     category_share: float = 0.75  # share of name evidence one category needs to be "established"
     max_targets: int = 200
     max_groups: int = 20
@@ -295,7 +296,8 @@ class CommandIndex:
 
         In bulk mode the included rooms are where the devices physically are: acting on every
         light "in the living room" must not reach a lamp in the study that is merely named after it.
-        A name hint ("所有筒灯") narrows the set when some devices of the category carry that name.
+        A name hint ("所有筒灯") narrows the set when some, but not most, devices of the category
+        carry that name.
         """
         device_ok = self._device_mask(ir)
         category = self.establish_category(ir, utterance, device_ok)
@@ -309,7 +311,8 @@ class CommandIndex:
         hint = tokens(ir.name_hint)
         if hint:
             named = np.asarray([contains(label, hint) for label in self.label_tokens], dtype=bool) & device_ok
-            if named.any():
+            # a name most of the category carries is the word for the kind ("窗帘", "空调"): no narrowing
+            if named.any() and named.sum() < self.params.kind_word_share * device_ok.sum():
                 device_ok = named
         return category, device_ok
 

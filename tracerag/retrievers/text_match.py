@@ -21,7 +21,7 @@ def tokens(text: str) -> tuple[str, ...]:
 
 
 def _stem(token: str) -> str:
-    if len(token) > 3 and token.isalpha() and token.endswith("s") and not token.endswith("ss"):
+    if len(token) >= 3 and token.isalpha() and token.endswith("s") and not token.endswith("ss"):
         return token[:-1]
     return token
 

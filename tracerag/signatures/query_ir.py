@@ -27,6 +27,7 @@ CategoryName = Literal[(*DEVICE_CATEGORIES, UNKNOWN_CATEGORY)]  # shown to the L
 BULK_QUANTIFIERS = frozenset({"all", "except"})
 
 _LATIN = re.compile(r"[A-Za-z]")
+_CJK = re.compile(r"[\u3400-\u9fff]")
 # A number with a unit says which kind of value is being set; the command documents carry the same
 # unit words (see retrievers/command_docs.py), so "26度" meets "温度" and "50%" meets "百分比".
 _UNIT_HINTS = ((re.compile(r"\d\s*(度|℃|°)"), "温度"), (re.compile(r"\d\s*%|百分之|一半|半开"), "百分比"))
@@ -99,7 +100,10 @@ class QueryIR(BaseModel):
         return bool(_VALUE.search(raw_query))
 
     def search_text(self, raw_query: str) -> str:
-        """The text to embed: the action, unless it is empty or not Chinese (then the raw query)."""
-        text = self.action if self.action and not _LATIN.search(self.action) else raw_query
+        """The text to embed: the action, unless it is empty or, for a Chinese utterance, holds Latin
+        letters (then the raw query); plus unit words for the values the utterance sets."""
+        # A Latin action for a Chinese utterance is an LM that answered in the wrong language.
+        usable = self.action and not (_LATIN.search(self.action) and _CJK.search(raw_query))
+        text = self.action if usable else raw_query
         hints = [word for pattern, word in _UNIT_HINTS if pattern.search(raw_query) and word not in text]
         return " ".join([text, *hints])
