@@ -21,7 +21,7 @@ SEARCH_SPACE = {
     "w_argument": (0.0, 1.0),
     "w_within_device": (0.0, 1.5),
     "repeat_penalty": (0.0, 0.6),
-    "w_coverage": (0.0, 1.0),
+    "w_coverage": (0.0, 1.5),
     "name_specificity": (1.0, 10.0),
     "w_name": (0.0, 1.5),
     "w_name_keyword_first": (0.0, 2.0),

@@ -59,18 +59,29 @@ def is_chinese(text: str) -> bool:
 
 
 def command_texts(spec: CommandSpec) -> tuple[str, ...]:
-    """The command's documents: the enriched one, plus its verb synonyms in the other language.
+    """The command's documents: the enriched one, plus its verbs (and units) in the other language.
 
     Homes mix Chinese and English spec descriptions; a Chinese query would otherwise find an
     English-described device only through the weaker cross-lingual similarity and never through
-    the lexical channel. The second document holds only verbs, so languages never mix in one text.
+    the lexical channel. The second document holds only verbs and unit words, so languages never
+    mix in one text and no object ("亮度") is guessed for a description that does not say it.
     """
+    lang = 1 if is_chinese(spec.description) else 0  # the other language
+    parts = []
+    if spec.command in VERB_SYNONYMS:
+        parts.append(VERB_SYNONYMS[spec.command][lang])
+    unit = _unit_words(spec)
+    if unit:
+        if spec.command.startswith("set"):
+            parts.append(_SET_SYNONYMS[lang])
+        parts.append(unit[lang])
     primary = command_text(spec)
-    synonyms = VERB_SYNONYMS.get(spec.command)
-    if synonyms is None:
-        return (primary,)
-    other = synonyms[1] if is_chinese(spec.description) else synonyms[0]
-    return (primary, _join_new_phrases([other], not is_chinese(spec.description)))
+    return (primary, _join_new_phrases(parts, lang == 0)) if parts else (primary,)
+
+
+def _unit_words(spec: CommandSpec) -> tuple[str, str] | None:
+    unit = dict(spec.value_range or ()).get("unit")
+    return _UNIT_WORDS.get(unit.strip().lower()) if isinstance(unit, str) else None
 
 
 def command_text(spec: CommandSpec) -> str:
@@ -84,9 +95,9 @@ def command_text(spec: CommandSpec) -> str:
     elif name.startswith("set"):
         parts.append(_SET_SYNONYMS[lang])
     parts.extend(v.description for v in spec.value_list if v.description)
-    unit = dict(spec.value_range or ()).get("unit")
-    if isinstance(unit, str) and unit.strip().lower() in _UNIT_WORDS:
-        parts.append(_UNIT_WORDS[unit.strip().lower()][lang])
+    unit = _unit_words(spec)
+    if unit:
+        parts.append(unit[lang])
     text = _join_new_phrases(parts, chinese)
     if chinese:  # a Chinese document carries no Latin identifiers
         text = " ".join(w for w in text.split() if is_chinese(w) or not re.search(r"[A-Za-z]", w))

@@ -58,7 +58,7 @@ class IndexParams(BaseModel):
     options_per_command: int = 3  # at most M hits per command, so big device groups do not win by count
     options_top_n: int = 5
     option_temperature: float = 0.03
-    w_coverage: float = 0.3  # prefer a command the whole target set supports
+    w_coverage: float = 0.6  # prefer a command the whole target set supports
     min_top1_ratio: float = 0.5
     min_margin: float = 0.15
     name_specificity: float = 4.0  # IDF weight a name match needs to count in full
@@ -110,14 +110,14 @@ class CommandIndex:
     # ----- arguments -------------------------------------------------------------------------
 
     def _prepare_arguments(self) -> None:
-        """Per row: the value phrases its command lists, and whether it takes a number."""
+        """Per row: the value phrases its command lists, and whether it takes a free value."""
         shapes: dict[tuple, int] = {}
         row_shape = []
         for di, ci in self.rows:
             spec = self.home.devices[di].commands[ci]
             phrases = tuple(sorted({t for v in spec.value_list for t in (tokens(v.description), tokens(v.value))
                                     if len(t) >= 2 or (len(t) == 1 and len(t[0]) >= 3)}))
-            numeric = spec.type in ("integer", "number") or spec.value_range is not None
+            numeric = spec.value_range is not None or (spec.type is not None and not spec.value_list)
             row_shape.append(shapes.setdefault((phrases, numeric), len(shapes)))
         self.argument_shapes = list(shapes)
         self.row_shape = np.asarray(row_shape, dtype=np.int64)
@@ -296,8 +296,7 @@ class CommandIndex:
 
         In bulk mode the included rooms are where the devices physically are: acting on every
         light "in the living room" must not reach a lamp in the study that is merely named after it.
-        A name hint ("所有筒灯") narrows the set when some, but not most, devices of the category
-        carry that name.
+        A name hint ("所有筒灯") narrows the set to the devices carrying that name.
         """
         device_ok = self._device_mask(ir)
         category = self.establish_category(ir, utterance, device_ok)
@@ -311,8 +310,10 @@ class CommandIndex:
         hint = tokens(ir.name_hint)
         if hint:
             named = np.asarray([contains(label, hint) for label in self.label_tokens], dtype=bool) & device_ok
-            # a name most of the category carries is the word for the kind ("窗帘", "空调"): no narrowing
-            if named.any() and named.sum() < self.params.kind_word_share * device_ok.sum():
+            # Without a type_hint the name may be the word for the kind ("窗帘", "空调"): when most of
+            # the category carries it, it narrows nothing. An LM's name_hint is meant as a name.
+            kind_word = not ir.has_category and named.sum() >= self.params.kind_word_share * device_ok.sum()
+            if named.any() and not kind_word:
                 device_ok = named
         return category, device_ok
 

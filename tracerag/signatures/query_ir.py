@@ -29,8 +29,17 @@ BULK_QUANTIFIERS = frozenset({"all", "except"})
 _LATIN = re.compile(r"[A-Za-z]")
 _CJK = re.compile(r"[\u3400-\u9fff]")
 # A number with a unit says which kind of value is being set; the command documents carry the same
-# unit words (see retrievers/command_docs.py), so "26度" meets "温度" and "50%" meets "百分比".
-_UNIT_HINTS = ((re.compile(r"\d\s*(度|℃|°)"), "温度"), (re.compile(r"\d\s*%|百分之|一半|半开"), "百分比"))
+# unit words (see retrievers/command_docs.py), so "26度" meets "温度" and "50%" meets "百分比"; "调暗一点"
+# and "暖一点" name the value they change without the word the documents use for it.
+_UNIT_HINTS = (
+    (re.compile(r"\d\s*(度|℃|°)"), "温度"),
+    (re.compile(r"\d\s*%|百分之|一半|半开"), "百分比"),
+    # what a relative value is about: brightness and colour temperature are what users leave unsaid
+    (re.compile(r"[调变]?[暗亮](一)?[点些]|最[暗亮]|调[暗亮]"), "亮度"),
+    (re.compile(r"[暖冷](一)?[点些]|[暖冷](白|光|色)"), "色温"),
+    (re.compile(r"\b(dim|dimmer|brighter|brighten|brightness)\b", re.IGNORECASE), "brightness"),
+    (re.compile(r"\b(warm|cool) (white|light)|\bwarmer\b|\bcooler light", re.IGNORECASE), "color temperature"),
+)
 # The utterance carries a value to set ("调到50%", "26度", "音量调到30", "一半", "to 40%", "HDMI 2"):
 # only a command that takes an argument can honour it. Ordinals in names ("筒灯3") do not count.
 _VALUE = re.compile(r"\d\s*(%|度|℃|°|档|级|percent|degrees?)|百分之|一半|最(暗|亮|低|高|大|小)|"
