@@ -49,11 +49,11 @@ class IndexParams(BaseModel):
     w_vector: float = 1.0
     w_lexical: float = 0.35
     w_within_device: float = 0.5  # how much a command must beat the device's other commands
-    w_argument: float = 0.3
+    w_argument: float = 0.8
     w_name: float = 0.6  # with a category: the gate already did most of the work
-    w_name_keyword_first: float = 0.8  # no category: custom names lead
-    w_room: float = 0.35
-    repeat_penalty: float = 0.2  # per earlier command of the same device in the ranking
+    w_name_keyword_first: float = 1.2  # no category: custom names lead
+    w_room: float = 0.8
+    repeat_penalty: float = 0.05  # per earlier command of the same device in the ranking
     options_window: int = 80  # rows of evidence for bulk command choice (50-100)
     options_per_command: int = 3  # at most M hits per command, so big device groups do not win by count
     options_top_n: int = 5
@@ -199,21 +199,22 @@ class CommandIndex:
         wanted -= set(self._room_set(ir.scope_exclude))
         return np.isin(self.device_rooms, sorted(wanted)).astype(np.float32)
 
-    def _text_scores(self, text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(text score, vector, lexical) per row; a row scores as its best-matching document."""
+    def _text_scores(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(text score, vector, lexical) per row: its best-matching document for its best text."""
         if not self.rows:
             empty = np.zeros(0, dtype=np.float32)
             return empty, empty, empty
         p = self.params
-        vector = np.append(self.doc_vectors @ self.embedder.embed([text])[0], -np.inf)
-        lexical = np.append(self.doc_lexical @ self.lexical.embed([text])[0], 0.0)
+        vector = np.max(self.doc_vectors @ self.embedder.embed(texts).T, axis=1)
+        lexical = np.max(self.doc_lexical @ self.lexical.embed(texts).T, axis=1)
+        vector, lexical = np.append(vector, -np.inf), np.append(lexical, 0.0)
         combined = p.w_vector * vector + p.w_lexical * lexical
         best = np.take_along_axis(self.row_docs, np.argmax(combined[self.row_docs], axis=1)[:, None], 1)[:, 0]
         return combined[best], vector[best], lexical[best]
 
     def _command_scores(self, ir: QueryIR, utterance: str) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         """How well each row's command does what is asked: text match plus argument fit."""
-        text, vector, lexical = self._text_scores(ir.search_text(utterance))
+        text, vector, lexical = self._text_scores(ir.search_texts(utterance))
         argument = self.argument_scores(utterance)
         return text + self.params.w_argument * argument, {"vector": vector, "lexical": lexical, "argument": argument}
 

@@ -108,6 +108,16 @@ class QueryIR(BaseModel):
     def carries_value(raw_query: str) -> bool:
         return bool(_VALUE.search(raw_query))
 
+    def search_texts(self, raw_query: str) -> list[str]:
+        """What to embed: the search text, plus the raw utterance when it is not Chinese.
+
+        The action is Chinese by contract; for an English utterance in a home described in
+        English, the utterance itself is the better match, so both are searched (best one wins)."""
+        text = self.search_text(raw_query)
+        if _CJK.search(raw_query) or text == raw_query:
+            return [text]
+        return [text, raw_query]
+
     def search_text(self, raw_query: str) -> str:
         """The text to embed: the action, unless it is empty or, for a Chinese utterance, holds Latin
         letters (then the raw query); plus unit words for the values the utterance sets."""
