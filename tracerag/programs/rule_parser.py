@@ -20,8 +20,8 @@ ALL_WORDS = ("所有", "全部", "全都", "都", "每个", "每一个", "整个
 # "Except" markers whose excluded part follows them ("除了书房以外", "except the office") ...
 EXCEPT_BEFORE = ("除了", "除去", "except for", "except", "other than", "apart from", "besides", "but not", "but")
 # ... and those whose excluded part precedes them in the same clause ("书房的除外").
-EXCEPT_AFTER = ("除外", "不包括", "不算")
-EXCEPT_WORDS = (*EXCEPT_BEFORE, *EXCEPT_AFTER, "以外", "之外")
+EXCEPT_AFTER = ("除外", "不包括", "不算", "以外", "之外")
+EXCEPT_WORDS = (*EXCEPT_BEFORE, *EXCEPT_AFTER)
 _CLAUSE_END = re.compile(r"以外|之外|[,，;；。.!！?？]")
 _CLAUSE_START = re.compile(r"[,，;；。.!！?？]")
 
@@ -85,6 +85,7 @@ def _action(utterance: str, index: CommandIndex) -> str:
     mention 空调 ("设置空调模式")."""
     said = tokens(utterance)
     names = [key for key in set(index.name_keys) if contains(said, key)]
+    names += [run for run in index.name_runs if contains(said, run)]
     words = [tokens(w) for w in (*ALL_WORDS, *EXCEPT_WORDS)]
     rest = remove_phrases(said, [*index.room_aliases, *names, *words])
     return _join(tuple(t for t in rest if t not in FILLER_TOKENS))

@@ -43,6 +43,10 @@ FILLER_TOKENS = frozenset("的 了 把 将 给 帮 我 请 一 下 都 吧 呢 �
 }
 
 
+# Categories whose devices power something else ("排气扇" and "浴霸" are both Switches).
+CARRIER_CATEGORIES = frozenset({"Switch", "SmartPlug"})
+
+
 class IndexParams(BaseModel):
     """The retriever's own knobs; `optimize.py tune commands` searches them without an LM."""
 
@@ -138,6 +142,9 @@ class CommandIndex:
         self.device_categories = np.asarray([d.category for d in self.home.devices], dtype=object)
         self.label_tokens = [tokens(d.label) for d in self.home.devices]
         self.name_keys = [self.name_key(d.label) for d in self.home.devices]
+        # every run of two or more tokens inside a name: "风扇" of 小米风扇 is a device word too
+        self.name_runs = {key[i:j] for key in set(self.name_keys) for i in range(len(key))
+                          for j in range(i + 2, len(key) + 1)}
         # IDF over device names: "灯" in half the labels weighs little, "起夜" a lot
         df: dict[str, int] = defaultdict(int)
         for key in set(self.name_keys):
@@ -152,13 +159,13 @@ class CommandIndex:
         return remove_phrases(full, self.room_aliases) or full
 
     def mentioned_rooms(self, utterance: str) -> list[str]:
-        """Rooms named in the utterance (by full name or a unique short form such as 餐厅 for 一楼餐厅)."""
+        """Rooms named in the utterance, by full name or short form (餐厅 for 一楼餐厅)."""
         toks = tokens(utterance)
         found: list[str] = []
         matched: list[tuple[str, ...]] = []
-        for alias, room in self.room_aliases.items():  # longest aliases first
-            if room not in found and contains(toks, alias) and not any(contains(m, alias) for m in matched):
-                found.append(room)
+        for alias, owners in self.room_aliases.items():  # longest aliases first
+            if contains(toks, alias) and not any(contains(m, alias) for m in matched):
+                found.extend(r for r in owners if r not in found)
                 matched.append(alias)
         return found
 
@@ -185,7 +192,7 @@ class CommandIndex:
     # ----- scoring ---------------------------------------------------------------------------
 
     def _room_set(self, names: list[str]) -> list[str]:
-        return [self.room_aliases.get(tokens(r), r) for r in names]
+        return [room for r in names for room in self.room_aliases.get(tokens(r), (r,))]
 
     def _device_mask(self, ir: QueryIR) -> np.ndarray:
         """Hard prefilter: devices in excluded rooms never appear."""
@@ -308,12 +315,14 @@ class CommandIndex:
         rooms -= set(self._room_set(ir.scope_exclude))
         if rooms:
             device_ok &= np.isin(self.device_rooms, sorted(rooms))
-        hint = tokens(ir.name_hint)
+        hint = self.name_key(ir.name_hint) if ir.name_hint else ()
         if hint:
-            named = np.asarray([contains(label, hint) for label in self.label_tokens], dtype=bool) & device_ok
+            named = np.asarray([contains(key, hint) for key in self.name_keys], dtype=bool) & device_ok
             # Without a type_hint the name may be the word for the kind ("窗帘", "空调"): when most of
-            # the category carries it, it narrows nothing. An LM's name_hint is meant as a name.
-            kind_word = not ir.has_category and named.sum() >= self.params.kind_word_share * device_ok.sum()
+            # the category carries it, it narrows nothing. An LM's name_hint is meant as a name, and
+            # in a category of carriers (switches, plugs) a name is always what tells them apart.
+            kind_word = not ir.has_category and category not in CARRIER_CATEGORIES and \
+                named.sum() >= self.params.kind_word_share * device_ok.sum()
             if named.any() and not kind_word:
                 device_ok = named
         return category, device_ok
@@ -400,19 +409,18 @@ def _content(toks: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(t for t in toks if t not in FILLER_TOKENS)
 
 
-def _room_aliases(rooms: list[str]) -> dict[tuple[str, ...], str]:
-    """Token form -> room: each full name, plus each trailing run of two or more tokens that only
-    one room ends with ("餐厅" for "一楼餐厅"), longest first. People drop floors and wings."""
+def _room_aliases(rooms: list[str]) -> dict[tuple[str, ...], tuple[str, ...]]:
+    """Token form -> the rooms it names, longest forms first: each full name, plus each trailing run of
+    two or more tokens ("餐厅" for "一楼餐厅"; "卫生间" for every room ending in it). People drop
+    floors and wings, and "所有卫生间" means all of them."""
     full = {tokens(r): r for r in rooms if tokens(r)}
-    tails: dict[tuple[str, ...], set[str]] = defaultdict(set)
+    aliases: dict[tuple[str, ...], set[str]] = defaultdict(set)
     for toks, room in full.items():
+        aliases[toks].add(room)
         for start in range(1, len(toks) - 1):
-            tails[toks[start:]].add(room)
-    aliases = dict(full)
-    for tail, owners in tails.items():
-        if len(owners) == 1 and tail not in full:
-            aliases[tail] = next(iter(owners))
-    return dict(sorted(aliases.items(), key=lambda kv: -len(kv[0])))
+            if toks[start:] not in full:
+                aliases[toks[start:]].add(room)
+    return {alias: tuple(sorted(owners)) for alias, owners in sorted(aliases.items(), key=lambda kv: -len(kv[0]))}
 
 
 def _category_words(category: str) -> tuple[str, ...]:

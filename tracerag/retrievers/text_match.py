@@ -59,17 +59,23 @@ def remove_phrases(toks: Sequence[str], phrases: Iterable[Sequence[str]]) -> tup
     return tuple(out)
 
 
-def heaviest_common_run(a: Sequence[str], b: Sequence[str], weight: Mapping[str, float]) -> float:
-    """Total weight of the heaviest contiguous token run shared by a and b."""
+def heaviest_common_run(a: Sequence[str], b: Sequence[str], weight: Mapping[str, float],
+                        single_cap: float = float("inf")) -> float:
+    """Total weight of the heaviest contiguous token run shared by a and b.
+
+    A run of one token counts at most `single_cap`: one shared character ("调" of 空调 in "调到")
+    is weak evidence however rare it is among labels.
+    """
     best = 0.0
-    prev = [0.0] * (len(b) + 1)
+    prev = [(0.0, 0)] * (len(b) + 1)
     for x in a:
-        cur = [0.0] * (len(b) + 1)
+        cur = [(0.0, 0)] * (len(b) + 1)
         wx = weight.get(x, 1.0)
         for j, y in enumerate(b, start=1):
             if x == y:
-                cur[j] = prev[j - 1] + wx
-                best = max(best, cur[j])
+                total, length = prev[j - 1][0] + wx, prev[j - 1][1] + 1
+                cur[j] = (total, length)
+                best = max(best, total if length > 1 else min(total, single_cap))
         prev = cur
     return best
 
@@ -86,4 +92,4 @@ def name_similarity(label: Sequence[str], utterance: Sequence[str], weight: Mapp
         return 0.0
     weight = weight or {}
     total = sum(weight.get(t, 1.0) for t in label)
-    return heaviest_common_run(label, utterance, weight) / max(total, specificity)
+    return heaviest_common_run(label, utterance, weight, single_cap=1.0) / max(total, specificity)
