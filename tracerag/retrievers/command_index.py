@@ -66,7 +66,7 @@ class IndexParams(BaseModel):
     min_top1_ratio: float = 0.5
     min_margin: float = 0.15
     name_specificity: float = 4.0  # IDF weight a name match needs to count in full
-    kind_word_share: float = 0.5  # a bulk name hint this common in its category names the kind
+    kind_word_share: float = 0.4  # a bulk name hint this common in its category names the kind
     category_share: float = 0.75  # share of name evidence one category needs to be "established"
     max_targets: int = 200
     max_groups: int = 20
@@ -311,20 +311,20 @@ class CommandIndex:
         if category is None:
             return None, device_ok & False
         device_ok &= self.device_categories == category
-        rooms = set(self._room_set(ir.scope_include) or self.mentioned_rooms(utterance))
-        rooms -= set(self._room_set(ir.scope_exclude))
-        if rooms:
-            device_ok &= np.isin(self.device_rooms, sorted(rooms))
         hint = self.name_key(ir.name_hint) if ir.name_hint else ()
         if hint:
             named = np.asarray([contains(key, hint) for key in self.name_keys], dtype=bool) & device_ok
-            # Without a type_hint the name may be the word for the kind ("窗帘", "空调"): when most of
+            # Without a type_hint the name may be the word for the kind ("窗帘", "空调"): when much of
             # the category carries it, it narrows nothing. An LM's name_hint is meant as a name, and
             # in a category of carriers (switches, plugs) a name is always what tells them apart.
             kind_word = not ir.has_category and category not in CARRIER_CATEGORIES and \
                 named.sum() >= self.params.kind_word_share * device_ok.sum()
             if named.any() and not kind_word:
                 device_ok = named
+        rooms = set(self._room_set(ir.scope_include) or self.mentioned_rooms(utterance))
+        rooms -= set(self._room_set(ir.scope_exclude))
+        if rooms:
+            device_ok &= np.isin(self.device_rooms, sorted(rooms))
         return category, device_ok
 
     def plan_bulk(self, ir: QueryIR, utterance: str) -> BulkPlan:
