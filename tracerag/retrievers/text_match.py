@@ -63,8 +63,8 @@ def heaviest_common_run(a: Sequence[str], b: Sequence[str], weight: Mapping[str,
                         single_cap: float = float("inf")) -> float:
     """Total weight of the heaviest contiguous token run shared by a and b.
 
-    A run of one token counts at most `single_cap`: one shared character ("调" of 空调 in "调到")
-    is weak evidence however rare it is among labels.
+    A run of one Chinese character counts at most `single_cap`: one shared character ("调" of 空调
+    in "调到") is weak evidence however rare it is among labels. A whole word ("Sunny") is not.
     """
     best = 0.0
     prev = [(0.0, 0)] * (len(b) + 1)
@@ -75,7 +75,8 @@ def heaviest_common_run(a: Sequence[str], b: Sequence[str], weight: Mapping[str,
             if x == y:
                 total, length = prev[j - 1][0] + wx, prev[j - 1][1] + 1
                 cur[j] = (total, length)
-                best = max(best, total if length > 1 else min(total, single_cap))
+                single_char = length == 1 and not x.isascii()
+                best = max(best, min(total, single_cap) if single_char else total)
         prev = cur
     return best
 
