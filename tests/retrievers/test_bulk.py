@@ -74,3 +74,19 @@ def test_too_many_targets(tmp_path, embedder):
     plan = index.plan_bulk(QueryIR(action="关闭", type_hint="Light", quantifier="all"), "关掉所有灯")
     assert plan.hint == "too_many_targets" and plan.targets == [] and "25" in plan.reason
     assert sum(len(b) for b in plan.batches) == 30  # the plan is still there for a confirmed run
+
+
+def test_a_name_in_a_carrier_category_always_narrows(tmp_path, embedder):
+    devices = [("f1", "排气扇", "r-bed", "Switch", "p-plug"), ("f2", "厨房排气扇", "r-kitchen", "Switch", "p-plug"),
+               ("h", "浴霸", "r-bed", "Switch", "p-plug")]
+    index = CommandIndex(Home.load(write_home(tmp_path / "sw", devices=devices)), embedder)
+    plan = index.plan_bulk(QueryIR(action="关", name_hint="排气扇", quantifier="all"), "所有排气扇都关了")
+    assert {d for d, _ in plan.targets} == {"f1", "f2"}
+
+
+def test_a_kind_word_without_type_hint_does_not_narrow(tmp_path, embedder):
+    devices = [("s1", "客厅窗帘", "r-living", "Blind", "p-shade"), ("s2", "主卧窗帘", "r-bed", "Blind", "p-shade"),
+               ("s3", "书房纱帘", "r-study", "Blind", "p-shade")]
+    index = CommandIndex(Home.load(write_home(tmp_path / "bl", devices=devices)), embedder)
+    plan = index.plan_bulk(QueryIR(action="关上", name_hint="窗帘", quantifier="all"), "把所有窗帘都关上")
+    assert {d for d, _ in plan.targets} == {"s1", "s2", "s3"}

@@ -105,3 +105,38 @@ def test_empty_home(tmp_path, embedder):
     index = CommandIndex(Home.load(write_home(tmp_path / "empty", devices=[])), embedder)
     assert index.search(QueryIR(), "打开灯") == []
     assert np.asarray(index.doc_vectors).shape[0] == 0
+
+
+def test_rooms_are_found_by_short_form(tmp_path, embedder):
+    from conftest import write_home
+
+    rooms = {"r1": "一楼餐厅", "r2": "一楼卫生间", "r3": "二楼卫生间", "r4": "二楼主卧"}
+    devices = [("a", "餐厅吊灯", "r1", "Light", "p-light"), ("b", "镜前灯", "r2", "Light", "p-light"),
+               ("c", "镜前灯", "r3", "Light", "p-light"), ("d", "床头灯", "r4", "Light", "p-light")]
+    index = CommandIndex(Home.load(write_home(tmp_path / "floors", devices=devices, rooms=rooms)), embedder)
+    assert index.mentioned_rooms("打开餐厅的灯") == ["一楼餐厅"]
+    assert sorted(index.mentioned_rooms("关掉所有卫生间的灯")) == ["一楼卫生间", "二楼卫生间"]
+    assert index.mentioned_rooms("打开二楼主卧的灯") == ["二楼主卧"]
+    # a label's room words are not part of its name
+    assert index.name_key("餐厅吊灯") == ("吊", "灯")
+
+
+def test_one_shared_character_is_weak_name_evidence(index):
+    scores = dict(zip([d.device_id for d in index.home.devices], index.name_scores("把灯光调到50%"), strict=True))
+    # "调" of 空调 inside 调到 must not make the air conditioners the named devices
+    assert scores["ac-bed"] < 0.3 and scores["ac-bed"] <= max(scores["light-bed"], scores["light-living-1"])
+    assert index.name_scores("打开老伙计")[[d.device_id for d in index.home.devices].index("lamp-study")] == 1.0
+
+
+def test_english_utterance_is_also_searched_as_said():
+    ir = QueryIR(action="打开", scope_include=["Kitchen"])
+    assert ir.search_texts("turn on the kitchen light") == ["打开", "turn on the kitchen light"]
+    assert QueryIR(action="打开").search_texts("打开厨房灯") == ["打开"]
+
+
+def test_value_in_the_utterance_prefers_commands_that_take_one(index):
+    got = top(index, "主卧空调调到26度", QueryIR(action="调到26度", type_hint="AirConditioner", scope_include=["主卧"]))
+    assert got[0].command_id == "main-thermostatCoolingSetpoint-setCoolingSetpoint"
+    assert got[0].channels["argument"] > 0
+    mode = top(index, "主卧空调调到制冷", QueryIR(action="调到制冷", type_hint="AirConditioner", scope_include=["主卧"]))
+    assert mode[0].command_id == "main-airConditionerMode-setAirConditionerMode" and mode[0].channels["argument"] == 1.0
