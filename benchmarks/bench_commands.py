@@ -4,9 +4,9 @@
 
 Quality: recall@10 / bulk precision with the no-LM parse (`none`) and the gold parse (`gold`), next to
 a baseline measured in the same run: one flat top-10 list from the dense embedder over "label room
-description" documents and the raw query (no parse, gating, channels or bulk mode). Speed: query latency on the largest home against the cost of
-embedding the query alone (the floor any embedding retriever pays), cold index build with an empty
-embedding cache, and warm rebuild from the cache.
+description" documents and the raw query (no parse, gating, channels or bulk mode). Speed: query
+latency on the largest home against the cost of embedding the query alone (the floor any embedding
+retriever pays), cold index build with an empty embedding cache, and warm rebuild from the cache.
 """
 
 from __future__ import annotations
@@ -72,7 +72,8 @@ def baseline_report(indexes, queries_by_home, k=10):
         for q in queries:
             cands = [Candidate(device_id=d, command_id=c, label="", room="", category="", score=0.0, channels={})
                      for d, c in flat(q.query)]
-            rows.append((q.quantifier or "one", recall(q.to_example(), dspy.Prediction(candidates=cands, bulk=None), k)))
+            pred = dspy.Prediction(candidates=cands, bulk=None)
+            rows.append((q.quantifier or "one", recall(q.to_example(), pred, k)))
     by_q = {}
     for quant, r in rows:
         by_q.setdefault(quant, []).append(r)

@@ -138,5 +138,6 @@ def test_value_in_the_utterance_prefers_commands_that_take_one(index):
     got = top(index, "主卧空调调到26度", QueryIR(action="调到26度", type_hint="AirConditioner", scope_include=["主卧"]))
     assert got[0].command_id == "main-thermostatCoolingSetpoint-setCoolingSetpoint"
     assert got[0].channels["argument"] > 0
-    mode = top(index, "主卧空调调到制冷", QueryIR(action="调到制冷", type_hint="AirConditioner", scope_include=["主卧"]))
+    ir = QueryIR(action="调到制冷", type_hint="AirConditioner", scope_include=["主卧"])
+    mode = top(index, "主卧空调调到制冷", ir)
     assert mode[0].command_id == "main-airConditionerMode-setAirConditionerMode" and mode[0].channels["argument"] == 1.0

@@ -8,13 +8,12 @@ change when queries are added and a user's own data gets them for free.
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 import dspy
 
-from ..retrievers.home import HomeDataError
+from ..retrievers.home import HomeDataError, iter_jsonl
 
 BUNDLED_ROOT = Path(__file__).parent / "data"
 SPLITS = {"train": (0, 40), "dev": (40, 60), "test": (60, 100)}  # percent buckets of the id hash
@@ -74,14 +73,7 @@ def home_dirs(dataset: Path) -> list[Path]:
 def load_queries(path: Path, home: str) -> list[LabelledQuery]:
     """Parse queries.jsonl; a broken line is an error naming file, line and field."""
     queries, seen = [], set()
-    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        where = f"{path}:{lineno}"
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise HomeDataError(f"{where}: invalid JSON ({e.msg} at column {e.colno})") from None
+    for where, row in iter_jsonl(path):
         for key, kind in (("id", str), ("query", str), ("expected", list)):
             if not isinstance(row.get(key), kind):
                 raise HomeDataError(f"{where}: field {key!r} is missing or not a {kind.__name__}")

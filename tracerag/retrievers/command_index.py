@@ -398,7 +398,8 @@ class CommandIndex:
         return [CapabilityOption(
             command_id=c, description=supporting[c][0].command(c).description, p=round(float(prob), 4),
             supported_devices=len(supporting[c]), sample_devices=[d.label for d in supporting[c][:3]],
-            sample_rooms=sorted({d.room for d in supporting[c] if d.room})[:3]) for c, prob in zip(ranked, probs)]
+            sample_rooms=sorted({d.room for d in supporting[c] if d.room})[:3])
+            for c, prob in zip(ranked, probs, strict=True)]
 
     def _command_of(self, row: int) -> CommandSpec:
         di, ci = self.rows[row]

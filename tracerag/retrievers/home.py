@@ -100,11 +100,8 @@ class Home:
         return cls(directory.name, devices, sorted(set(rooms.values())), warnings)
 
 
-def load_spec(path: Path) -> dict[str, tuple[CommandSpec, ...]]:
-    """profileId -> its `main` commands. A malformed line is an error naming the line."""
-    if not path.is_file():
-        raise HomeDataError(f"{path}: file is missing")
-    specs: dict[str, tuple[CommandSpec, ...]] = {}
+def iter_jsonl(path: Path):
+    """Yield ("file:line", object) for each non-blank line; invalid JSON is an error naming the line."""
     for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         if not line.strip():
             continue
@@ -113,6 +110,17 @@ def load_spec(path: Path) -> dict[str, tuple[CommandSpec, ...]]:
             row = json.loads(line)
         except json.JSONDecodeError as e:
             raise HomeDataError(f"{where}: invalid JSON ({e.msg} at column {e.colno})") from None
+        if not isinstance(row, dict):
+            raise HomeDataError(f"{where}: expected a JSON object")
+        yield where, row
+
+
+def load_spec(path: Path) -> dict[str, tuple[CommandSpec, ...]]:
+    """profileId -> its `main` commands. A malformed line is an error naming the line."""
+    if not path.is_file():
+        raise HomeDataError(f"{path}: file is missing")
+    specs: dict[str, tuple[CommandSpec, ...]] = {}
+    for where, row in iter_jsonl(path):
         profile_id = _require(row, "profileId", str, where)
         caps = _require(row, "capabilities", list, where)
         commands = []
