@@ -134,8 +134,10 @@ class FakeEngine:
     mode: "ok" (well-formed answers), "garbage" (unparsable text), "error" (raise like a dead server).
     """
 
-    def __init__(self, irs: dict | None = None, arbitration: dict | None = None, mode: str = "ok"):
+    def __init__(self, irs: dict | None = None, arbitration: dict | None = None, mode: str = "ok",
+                 other_answer: str = "Parse the utterance; pick type_hint from the allowed categories."):
         self.irs = irs or {}
+        self.other_answer = other_answer
         self.arbitration = arbitration or {"choice_index": 0}
         self.mode = mode
         self.calls: list[str] = []
@@ -156,9 +158,11 @@ class FakeEngine:
         elif "`decision`" in system:
             self.calls.append("ArbitrateCapability")
             text = f"[[ ## decision ## ]]\n{json.dumps(self.arbitration, ensure_ascii=False)}\n\n[[ ## completed ## ]]"
-        else:
-            self.calls.append("unknown")
-            text = "I do not know this signature."
+        else:  # any other signature (an optimizer's own, e.g. GEPA's reflection): fill every output field
+            self.calls.append("other")
+            declared = system.split("Your output fields are:")[-1].split("All interactions")[0]
+            outputs = re.findall(r"^\d+\. `(\w+)`", declared, re.M)
+            text = "".join(f"[[ ## {f} ## ]]\n{self.other_answer}\n\n" for f in outputs) + "[[ ## completed ## ]]"
         if self.mode == "garbage":
             text = "Sure! Here is what I think: the lights, probably."
         return Response(id=None, model="fake", message=Message.assistant([TextPart(text)]), finish_reason="stop",
