@@ -90,3 +90,28 @@ def test_a_kind_word_without_type_hint_does_not_narrow(tmp_path, embedder):
     index = CommandIndex(Home.load(write_home(tmp_path / "bl", devices=devices)), embedder)
     plan = index.plan_bulk(QueryIR(action="关上", name_hint="窗帘", quantifier="all"), "把所有窗帘都关上")
     assert {d for d, _ in plan.targets} == {"s1", "s2", "s3"}
+
+
+def test_devices_lacking_the_chosen_command_take_a_close_equivalent(tmp_path, embedder):
+    specs = dict(SPECS)
+    step = {"id": "main-statelessSwitchLevelStep-stepLevel", "description": "逐级调节亮度", "type": "integer",
+            "value_range": {"min": -100, "max": 100, "unit": "%"}}
+    specs["p-light-step"] = [*SPECS["p-light"], step]
+    devices = [("s1", "台灯", "r-bed", "Light", "p-light-step"), ("s2", "落地灯", "r-living", "Light", "p-light-step"),
+               ("l1", "吸顶灯", "r-living", "Light", "p-light")]
+    index = CommandIndex(Home.load(write_home(tmp_path / "step", devices=devices, specs=specs)), embedder,
+                         IndexParams(fallback_margin=0.3))
+    plan = index.plan_bulk(QueryIR(action="调暗一点", type_hint="Light", quantifier="all"), "把所有的灯调暗一点")
+    assert plan.hint is None
+    targets = dict(plan.targets)
+    assert set(targets) == {"s1", "s2", "l1"}  # nobody dropped for want of the step command
+    assert targets["l1"] == "main-switchLevel-setLevel"
+    assert {targets["s1"], targets["s2"]} <= {"main-statelessSwitchLevelStep-stepLevel", "main-switchLevel-setLevel"}
+    assert len({g.command_id for g in plan.groups}) == len({targets["s1"], targets["l1"]})
+
+
+def test_no_equivalent_means_no_fallback(index):
+    # only the ACs set a cooling temperature: lights are never given some other command instead
+    ir = QueryIR(action="调到26度", type_hint="AirConditioner", quantifier="all")
+    plan = index.plan_bulk(ir, "所有空调调到26度")
+    assert {c for _, c in plan.targets} == {"main-thermostatCoolingSetpoint-setCoolingSetpoint"}

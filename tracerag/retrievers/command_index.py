@@ -62,7 +62,8 @@ class IndexParams(BaseModel):
     options_per_command: int = 3  # at most M hits per command, so big device groups do not win by count
     options_top_n: int = 5
     option_temperature: float = 0.03
-    w_coverage: float = 0.6  # prefer a command the whole target set supports
+    w_coverage: float = 0.2  # prefer a command the whole target set supports
+    fallback_margin: float = 0.15  # devices lacking the chosen command take an option this close to it
     min_top1_ratio: float = 0.5
     min_margin: float = 0.15
     name_specificity: float = 4.0  # IDF weight a name match needs to count in full
@@ -353,26 +354,37 @@ class CommandIndex:
         return self._expand(plan, command_id, self.bulk_scope(ir, utterance)[1])
 
     def _expand(self, plan: BulkPlan, command_id: str, device_ok: np.ndarray) -> BulkPlan:
-        """Targets of `command_id`, grouped by argument shape, split into batches."""
+        """Targets of `command_id`, grouped by argument shape, split into batches.
+
+        A device in scope that lacks the chosen command takes the best other option it supports
+        when that option's evidence is within `fallback_margin` of the chosen one ("调暗一点": the
+        step command where there is one, setLevel elsewhere), so no device is dropped silently for
+        want of an equivalent command, and none gets a command the utterance did not ask for.
+        """
         p = self.params
         pool = [self.home.devices[i] for i in np.flatnonzero(device_ok)]
-        targets = [d for d in pool if d.command(command_id)]
+        chosen = next((o for o in plan.options if o.command_id == command_id), None)
+        fallbacks = [o.command_id for o in plan.options if o.command_id != command_id and chosen is not None
+                     and chosen.evidence - o.evidence <= p.fallback_margin]
         groups: dict[tuple, list[str]] = defaultdict(list)
-        for d in targets:
-            groups[d.command(command_id).compatibility].append(d.device_id)
+        for d in pool:
+            command = next((c for c in (command_id, *fallbacks) if d.command(c)), None)
+            if command is not None:
+                groups[d.command(command).compatibility].append(d.device_id)
+        targets = sum(len(ids) for ids in groups.values())
         plan = plan.model_copy(update={
             "command_id": command_id, "hint": None, "reason": "",
-            "coverage": round(len(targets) / len(pool), 4) if pool else 0.0,
-            "groups": [BulkGroup(command_id=command_id, signature=_signature_text(sig), device_ids=ids)
+            "coverage": round(sum(1 for d in pool if d.command(command_id)) / len(pool), 4) if pool else 0.0,
+            "groups": [BulkGroup(command_id=sig[0], signature=_signature_text(sig), device_ids=ids)
                        for sig, ids in groups.items()],
             "batches": [ids[i:i + p.batch_size] for ids in groups.values()
                         for i in range(0, len(ids), p.batch_size)],
         })
         if not targets:
             plan.hint, plan.reason = "no_target", f"no device in scope supports {command_id}"
-        elif len(targets) > p.max_targets or len(groups) > p.max_groups:
+        elif targets > p.max_targets or len(groups) > p.max_groups:
             plan.hint = "too_many_targets"
-            plan.reason = (f"{len(targets)} targets in {len(groups)} groups exceed the limits ({p.max_targets} "
+            plan.reason = (f"{targets} targets in {len(groups)} groups exceed the limits ({p.max_targets} "
                            f"targets, {p.max_groups} groups): narrow by room, category or name, or confirm")
         return plan
 
@@ -397,6 +409,7 @@ class CommandIndex:
         probs = weights / weights.sum()
         return [CapabilityOption(
             command_id=c, description=supporting[c][0].command(c).description, p=round(float(prob), 4),
+            evidence=round(evidence[c], 4),
             supported_devices=len(supporting[c]), sample_devices=[d.label for d in supporting[c][:3]],
             sample_rooms=sorted({d.room for d in supporting[c] if d.room})[:3])
             for c, prob in zip(ranked, probs, strict=True)]

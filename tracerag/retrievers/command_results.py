@@ -30,6 +30,7 @@ class CapabilityOption(BaseModel):
     command_id: str
     description: str
     p: float = Field(description="normalised share of the aggregated evidence")
+    evidence: float = Field(0.0, description="aggregated score before normalisation")
     supported_devices: int
     sample_devices: list[str]
     sample_rooms: list[str]
