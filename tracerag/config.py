@@ -78,7 +78,3 @@ def get_embedder() -> Embedder:
         _state["embedder"] = make_embedder(settings.embedder, api_key=settings.api_key,
                                            model=settings.embed_model, cache_dir=settings.cache_dir)
     return _state["embedder"]
-
-
-def lm_configured() -> bool:
-    return dspy.settings.lm is not None

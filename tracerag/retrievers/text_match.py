@@ -26,21 +26,6 @@ def _stem(token: str) -> str:
     return token
 
 
-def longest_common_run(a: Sequence[str], b: Sequence[str]) -> int:
-    """Length of the longest contiguous token run shared by a and b."""
-    best = 0
-    prev = [0] * (len(b) + 1)
-    for x in a:
-        cur = [0] * (len(b) + 1)
-        for j, y in enumerate(b, start=1):
-            if x == y:
-                cur[j] = prev[j - 1] + 1
-                if cur[j] > best:
-                    best = cur[j]
-        prev = cur
-    return best
-
-
 def contains(haystack: Sequence[str], needle: Sequence[str]) -> bool:
     n = len(needle)
     return n > 0 and any(tuple(haystack[i:i + n]) == tuple(needle) for i in range(len(haystack) - n + 1))
