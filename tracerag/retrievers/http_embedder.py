@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -17,28 +16,16 @@ import httpx
 import numpy as np
 
 from .embedders import l2_normalize
+from .http_json import post_json
 
 __all__ = ["EmbeddingServiceError", "HttpEmbedder"]
 
 logger = logging.getLogger(__name__)
 
-_MAX_DELAY = 30.0  # seconds; cap for both exponential backoff and a server's Retry-After
-_EXCERPT = 300
 
 
 class EmbeddingServiceError(RuntimeError):
     """The embedding service could not be reached or answered something unusable."""
-
-
-def _is_retryable(status: int) -> bool:
-    return status == 429 or status >= 500
-
-
-def _retry_after(response: httpx.Response) -> float | None:
-    try:
-        return float(response.headers["Retry-After"])
-    except (KeyError, ValueError):
-        return None  # absent, or an HTTP date: fall back to exponential backoff
 
 
 class HttpEmbedder:
@@ -104,41 +91,8 @@ class HttpEmbedder:
         return self._parse(self._post({"model": self.model, "input": batch}), len(batch))
 
     def _post(self, payload: dict[str, Any]) -> Any:
-        client = self._get_client()
-        for attempt in range(self.max_retries + 1):
-            last = attempt == self.max_retries
-            delay = min(self.backoff * 2**attempt, _MAX_DELAY)
-            try:
-                response = client.post(self.url, json=payload)
-            except httpx.TransportError as exc:  # includes connect/read timeouts
-                if last:
-                    raise EmbeddingServiceError(
-                        f"POST {self.url} failed after {attempt + 1} attempt(s): {type(exc).__name__}: {exc}"
-                    ) from exc
-                logger.warning(
-                    "POST %s: %s (attempt %d), retrying", self.url, type(exc).__name__, attempt + 1
-                )
-            else:
-                if response.is_success:
-                    try:
-                        return response.json()
-                    except ValueError as exc:
-                        raise EmbeddingServiceError(
-                            f"POST {self.url} returned invalid JSON: {response.text[:_EXCERPT]!r}"
-                        ) from exc
-                if last or not _is_retryable(response.status_code):
-                    raise EmbeddingServiceError(
-                        f"POST {self.url} failed with HTTP {response.status_code} after {attempt + 1} "
-                        f"attempt(s): {response.text[:_EXCERPT]!r}"
-                    )
-                retry_after = _retry_after(response)
-                if retry_after is not None:
-                    delay = min(max(retry_after, 0.0), _MAX_DELAY)
-                logger.warning(
-                    "POST %s: HTTP %d (attempt %d), retrying", self.url, response.status_code, attempt + 1
-                )
-            time.sleep(delay)
-        raise AssertionError("unreachable")
+        return post_json(self._get_client(), self.url, payload, max_retries=self.max_retries, backoff=self.backoff,
+                         error=EmbeddingServiceError)
 
     def _parse(self, body: Any, n: int) -> np.ndarray:
         def bad(what: str) -> EmbeddingServiceError:
