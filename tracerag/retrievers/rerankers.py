@@ -1,0 +1,193 @@
+"""Rerankers: re-score a retriever's candidates against the query, best first.
+
+A cross-encoder behind an HTTP endpoint (``POST {base_url}/rerank``, the Jina/Cohere/vLLM shape) is the
+quality option; ``LocalReranker`` is the always-available fallback that needs no service: a blend of
+dense cosine (multilingual paraphrase) and lexical overlap (exact wording such as names and numbers).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+from collections.abc import Sequence
+from typing import Any, Protocol, runtime_checkable
+
+import httpx
+import numpy as np
+
+from .embedders import Embedder, LexicalEmbedder, LocalUSEEmbedder
+from .http_json import post_json
+
+__all__ = ["HttpReranker", "LocalReranker", "RerankServiceError", "Reranker", "make_reranker"]
+
+logger = logging.getLogger(__name__)
+
+
+
+@runtime_checkable
+class Reranker(Protocol):
+    def rerank(self, query: str, documents: Sequence[str], top_n: int | None = None) -> list[tuple[int, float]]:
+        """(document index, relevance score) pairs, best first; at most ``top_n`` of them."""
+        ...
+
+
+def _check_top_n(top_n: int | None) -> None:
+    if top_n is not None and (isinstance(top_n, bool) or not isinstance(top_n, int) or top_n < 0):
+        raise ValueError(f"top_n must be a non-negative int or None, got {top_n!r}")
+
+
+def _ranked(scores: Sequence[float], indices: Sequence[int], top_n: int | None) -> list[tuple[int, float]]:
+    """Best first; equal scores keep document order so results are deterministic."""
+    pairs = sorted(zip(indices, scores, strict=True), key=lambda p: (-p[1], p[0]))
+    return [(int(i), float(s)) for i, s in (pairs if top_n is None else pairs[:top_n])]
+
+
+class LocalReranker:
+    """Deterministic fallback: ``dense_weight * dense cosine + lexical_weight * lexical cosine``.
+
+    Defaults 0.7 / 0.3: the dense channel carries meaning across languages and paraphrases and should
+    dominate; the lexical channel (hashed character n-grams) breaks ties towards documents that share
+    the query's exact words, labels and numbers, which dense sentence encoders blur. Scores lie in
+    [-dense_weight, 1] and are comparable across queries.
+    """
+
+    def __init__(
+        self,
+        embedder: Embedder | None = None,
+        lexical: Embedder | None = None,
+        dense_weight: float = 0.7,
+        lexical_weight: float = 0.3,
+    ) -> None:
+        if dense_weight < 0 or lexical_weight < 0 or dense_weight + lexical_weight == 0:
+            raise ValueError(f"weights must be non-negative and not both zero, got {dense_weight}, {lexical_weight}")
+        self.embedder = embedder if embedder is not None else LocalUSEEmbedder()
+        self.lexical = lexical if lexical is not None else LexicalEmbedder()
+        self.dense_weight = dense_weight
+        self.lexical_weight = lexical_weight
+
+    def rerank(self, query: str, documents: Sequence[str], top_n: int | None = None) -> list[tuple[int, float]]:
+        _check_top_n(top_n)
+        documents = list(documents)
+        if not documents or top_n == 0:
+            return []
+        scores = np.zeros(len(documents), dtype=np.float32)
+        for weight, embedder in ((self.dense_weight, self.embedder), (self.lexical_weight, self.lexical)):
+            if weight:
+                vectors = embedder.embed([query, *documents])  # one call: query and documents together
+                scores += weight * (vectors[1:] @ vectors[0])
+        return _ranked(scores.tolist(), range(len(documents)), top_n)
+
+    def __deepcopy__(self, memo: dict) -> LocalReranker:
+        return self
+
+    def __repr__(self) -> str:
+        return (f"LocalReranker({self.embedder!r}, {self.lexical!r}, dense_weight={self.dense_weight}, "
+                f"lexical_weight={self.lexical_weight})")
+
+
+class RerankServiceError(RuntimeError):
+    """The rerank service could not be reached or answered something unusable."""
+
+
+class HttpReranker:
+    """Retrying client for ``POST {base_url}/rerank`` (Jina, Cohere-compatible, vLLM, TEI-style gateways).
+
+    Sends ``{"model", "query", "documents", "top_n"}`` and reads ``{"results": [{"index",
+    "relevance_score" | "score"}, ...]}``; results are re-sorted locally, so server ordering is not trusted.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        api_key: str | None = None,
+        timeout: float = 30.0,
+        max_retries: int = 3,
+        backoff: float = 0.5,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.url = self.base_url + "/rerank"
+        self.model = model
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.backoff = backoff
+        self._api_key = api_key
+        self._client: httpx.Client | None = None
+        self._lock = threading.Lock()
+
+    def rerank(self, query: str, documents: Sequence[str], top_n: int | None = None) -> list[tuple[int, float]]:
+        _check_top_n(top_n)
+        documents = list(documents)
+        if not documents or top_n == 0:
+            return []
+        n = len(documents) if top_n is None else min(top_n, len(documents))
+        body = self._post({"model": self.model, "query": query, "documents": documents, "top_n": n})
+        indices, scores = self._parse(body, len(documents))
+        return _ranked(scores, indices, n)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._client is not None:
+                self._client.close()
+                self._client = None
+
+    def _get_client(self) -> httpx.Client:
+        with self._lock:
+            if self._client is None:
+                headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
+                self._client = httpx.Client(timeout=self.timeout, headers=headers)
+            return self._client
+
+    def _post(self, payload: dict[str, Any]) -> Any:
+        return post_json(self._get_client(), self.url, payload, max_retries=self.max_retries, backoff=self.backoff,
+                         error=RerankServiceError)
+
+    def _parse(self, body: Any, n: int) -> tuple[list[int], list[float]]:
+        def bad(what: str) -> RerankServiceError:
+            return RerankServiceError(f"malformed response from {self.url}: {what}")
+
+        results = body.get("results") if isinstance(body, dict) else None
+        if not isinstance(results, list):
+            raise bad("missing 'results' list")
+        indices: list[int] = []
+        scores: list[float] = []
+        for item in results:
+            if not isinstance(item, dict):
+                raise bad(f"a result is a {type(item).__name__}, not an object")
+            index = item.get("index")
+            if type(index) is not int or not 0 <= index < n:
+                raise bad(f"result index {index!r} is not an int in 0..{n - 1}")
+            score = item.get("relevance_score", item.get("score"))
+            if isinstance(score, bool) or not isinstance(score, int | float) or not math.isfinite(score):
+                raise bad(f"result for index {index} has no finite 'relevance_score' or 'score' ({score!r})")
+            indices.append(index)
+            scores.append(float(score))
+        if len(set(indices)) != len(indices):
+            raise bad("duplicate result indices")
+        return indices, scores
+
+    def __deepcopy__(self, memo: dict) -> HttpReranker:
+        return self
+
+    def __repr__(self) -> str:
+        return f"HttpReranker(model={self.model!r}, base_url={self.base_url!r})"
+
+
+def make_reranker(
+    spec: str | None = None,
+    *,
+    model: str | None = None,
+    api_key: str | None = None,
+    embedder: Embedder | None = None,
+    timeout: float = 30.0,
+) -> Reranker:
+    """None or "local" -> :class:`LocalReranker` (with ``embedder``); an http(s) base URL -> :class:`HttpReranker`."""
+    if spec is None or spec == "local":
+        return LocalReranker(embedder)
+    if spec.startswith(("http://", "https://")):
+        return HttpReranker(spec, model or "default", api_key=api_key, timeout=timeout)
+    raise ValueError(
+        f"unknown reranker spec {spec!r}; expected None or 'local' (dense + lexical blend) or a rerank "
+        "service base URL such as 'http://host:port/v1' (POST {base_url}/rerank)"
+    )
