@@ -8,15 +8,13 @@ misconfigured endpoint is diagnosable from the exception alone.
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Sequence
 from typing import Any
 
-import httpx
 import numpy as np
 
 from .embedders import l2_normalize
-from .http_json import post_json
+from .http_json import JsonEndpoint
 
 __all__ = ["EmbeddingServiceError", "HttpEmbedder"]
 
@@ -28,8 +26,10 @@ class EmbeddingServiceError(RuntimeError):
     """The embedding service could not be reached or answered something unusable."""
 
 
-class HttpEmbedder:
+class HttpEmbedder(JsonEndpoint):
     """Batched, retrying client for an OpenAI-compatible embeddings API; rows are L2-normalised."""
+
+    error = EmbeddingServiceError
 
     def __init__(
         self,
@@ -44,18 +44,11 @@ class HttpEmbedder:
     ) -> None:
         if batch_size <= 0:
             raise ValueError(f"batch_size must be positive, got {batch_size}")
-        self.base_url = base_url.rstrip("/")
-        self.url = self.base_url + "/embeddings"
+        super().__init__(base_url, "/embeddings", api_key, timeout, max_retries, backoff)
         self.model = model
         self.id = f"http:{model}@{self.base_url}"
         self.batch_size = batch_size
-        self.timeout = timeout
-        self.max_retries = max_retries
-        self.backoff = backoff
-        self._api_key = api_key
         self._dim = dim
-        self._client: httpx.Client | None = None
-        self._lock = threading.Lock()
 
     @property
     def dim(self) -> int:
@@ -74,25 +67,8 @@ class HttpEmbedder:
         ]
         return l2_normalize(np.concatenate(parts))
 
-    def close(self) -> None:
-        with self._lock:
-            if self._client is not None:
-                self._client.close()
-                self._client = None
-
-    def _get_client(self) -> httpx.Client:
-        with self._lock:
-            if self._client is None:
-                headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
-                self._client = httpx.Client(timeout=self.timeout, headers=headers)
-            return self._client
-
     def _embed_batch(self, batch: list[str]) -> np.ndarray:
         return self._parse(self._post({"model": self.model, "input": batch}), len(batch))
-
-    def _post(self, payload: dict[str, Any]) -> Any:
-        return post_json(self._get_client(), self.url, payload, max_retries=self.max_retries, backoff=self.backoff,
-                         error=EmbeddingServiceError)
 
     def _parse(self, body: Any, n: int) -> np.ndarray:
         def bad(what: str) -> EmbeddingServiceError:

@@ -8,6 +8,7 @@ the URL, status and a body excerpt, so a misconfigured endpoint is diagnosable f
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from typing import Any
 
@@ -54,3 +55,37 @@ def post_json(client: httpx.Client, url: str, payload: dict[str, Any], *, max_re
             logger.warning("POST %s: HTTP %d (attempt %d), retrying", url, response.status_code, attempt + 1)
         time.sleep(delay)
     raise AssertionError("unreachable")
+
+
+class JsonEndpoint:
+    """A lazily opened, thread-safe client for one JSON endpoint (`base_url + path`) with retries.
+
+    Subclasses set `error`, the exception their callers catch."""
+
+    error: type[Exception] = RuntimeError
+
+    def __init__(self, base_url: str, path: str, api_key: str | None, timeout: float, max_retries: int,
+                 backoff: float) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.url = self.base_url + path
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.backoff = backoff
+        self._api_key = api_key
+        self._client: httpx.Client | None = None
+        self._lock = threading.Lock()
+
+    def close(self) -> None:
+        with self._lock:
+            if self._client is not None:
+                self._client.close()
+                self._client = None
+
+    def _post(self, payload: dict[str, Any]) -> Any:
+        with self._lock:
+            if self._client is None:
+                headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
+                self._client = httpx.Client(timeout=self.timeout, headers=headers)
+            client = self._client
+        return post_json(client, self.url, payload, max_retries=self.max_retries, backoff=self.backoff,
+                         error=self.error)

@@ -9,15 +9,13 @@ from __future__ import annotations
 
 import logging
 import math
-import threading
 from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
-import httpx
 import numpy as np
 
 from .embedders import Embedder, LexicalEmbedder, LocalUSEEmbedder
-from .http_json import post_json
+from .http_json import JsonEndpoint
 
 __all__ = ["HttpReranker", "LocalReranker", "RerankServiceError", "Reranker", "make_reranker"]
 
@@ -90,12 +88,14 @@ class RerankServiceError(RuntimeError):
     """The rerank service could not be reached or answered something unusable."""
 
 
-class HttpReranker:
+class HttpReranker(JsonEndpoint):
     """Retrying client for ``POST {base_url}/rerank`` (Jina, Cohere-compatible, vLLM, TEI-style gateways).
 
     Sends ``{"model", "query", "documents", "top_n"}`` and reads ``{"results": [{"index",
     "relevance_score" | "score"}, ...]}``; results are re-sorted locally, so server ordering is not trusted.
     """
+
+    error = RerankServiceError
 
     def __init__(
         self,
@@ -106,15 +106,8 @@ class HttpReranker:
         max_retries: int = 3,
         backoff: float = 0.5,
     ) -> None:
-        self.base_url = base_url.rstrip("/")
-        self.url = self.base_url + "/rerank"
+        super().__init__(base_url, "/rerank", api_key, timeout, max_retries, backoff)
         self.model = model
-        self.timeout = timeout
-        self.max_retries = max_retries
-        self.backoff = backoff
-        self._api_key = api_key
-        self._client: httpx.Client | None = None
-        self._lock = threading.Lock()
 
     def rerank(self, query: str, documents: Sequence[str], top_n: int | None = None) -> list[tuple[int, float]]:
         _check_top_n(top_n)
@@ -125,23 +118,6 @@ class HttpReranker:
         body = self._post({"model": self.model, "query": query, "documents": documents, "top_n": n})
         indices, scores = self._parse(body, len(documents))
         return _ranked(scores, indices, n)
-
-    def close(self) -> None:
-        with self._lock:
-            if self._client is not None:
-                self._client.close()
-                self._client = None
-
-    def _get_client(self) -> httpx.Client:
-        with self._lock:
-            if self._client is None:
-                headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
-                self._client = httpx.Client(timeout=self.timeout, headers=headers)
-            return self._client
-
-    def _post(self, payload: dict[str, Any]) -> Any:
-        return post_json(self._get_client(), self.url, payload, max_retries=self.max_retries, backoff=self.backoff,
-                         error=RerankServiceError)
 
     def _parse(self, body: Any, n: int) -> tuple[list[int], list[float]]:
         def bad(what: str) -> RerankServiceError:
