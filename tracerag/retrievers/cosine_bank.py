@@ -108,13 +108,18 @@ class _Snapshot:
     def metadata(self, row: int) -> dict[str, Any]:
         start = int(self.meta_ends[row - 1]) + 1 if row > 0 else 0
         line = self.meta_raw[start : int(self.meta_ends[row])]
-        try:
-            value = json.loads(line)
-        except ValueError as exc:
-            raise BankError(f"{self.path / METADATA}: line {row + 1} is not valid JSON ({exc})") from exc
-        if not isinstance(value, dict):
-            raise BankError(f"{self.path / METADATA}: line {row + 1} is a {type(value).__name__}, not an object")
-        return value
+        return _json_object(line, f"{self.path / METADATA}: line {row + 1} is")
+
+
+def _json_object(raw: bytes, where: str) -> dict[str, Any]:
+    """Decode one JSON object, or raise BankError naming where it came from ("file:" or "file: line 3 is")."""
+    try:
+        value = json.loads(raw)
+    except ValueError as exc:
+        raise BankError(f"{where} not valid JSON ({exc})") from exc
+    if not isinstance(value, dict):
+        raise BankError(f"{where} a {type(value).__name__}, not a JSON object")
+    return value
 
 
 class _Dir:
@@ -171,12 +176,7 @@ def _read_files(d: _Dir) -> _Snapshot:
     path = d.path
     with d.open(MANIFEST) as f:
         raw_manifest = f.read()
-    try:
-        manifest = json.loads(raw_manifest)
-    except ValueError as exc:
-        raise BankError(f"{path / MANIFEST}: not valid JSON ({exc})") from exc
-    if not isinstance(manifest, dict):
-        raise BankError(f"{path / MANIFEST}: expected a JSON object")
+    manifest = _json_object(raw_manifest, f"{path / MANIFEST}:")
     version = manifest.get("format_version")
     if version != FORMAT_VERSION:
         raise BankError(f"{path / MANIFEST}: format_version is {version!r}, this library reads {FORMAT_VERSION}")
