@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np  # noqa: E402
 
-from tracerag.retrievers import cosine_bank as cb  # noqa: E402
+from tracerag.retrievers.bank_search import worker_count  # noqa: E402
 from tracerag.retrievers.cosine_bank import CosineBank  # noqa: E402
 from tracerag.retrievers.embedders import LocalUSEEmbedder  # noqa: E402
 
@@ -104,7 +104,7 @@ def measure(bank: CosineBank, noisy: np.ndarray, pool: ThreadPoolExecutor, worke
 
 def search_rows(sizes: list[int], dim: int, repeats: int, root: Path) -> list[dict]:
     rng = np.random.default_rng(0)
-    workers = cb._workers()
+    workers = worker_count()
     pool = ThreadPoolExecutor(workers)
     rows = []
     for n in sizes:

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tracerag.retrievers import cosine_bank as cb
+from tracerag.retrievers import bank_files, bank_search
 from tracerag.retrievers.cosine_bank import BankError, CosineBank, Hit
 from tracerag.retrievers.embedders import LexicalEmbedder
 
@@ -242,8 +242,8 @@ def test_batch_search_equals_per_query(random_bank, monkeypatch):
 
     same(bank.search(queries[:4], k=7, min_score=0.0, dedupe_by="doc_id"))  # per-query GEMV path
     same(bank.search(queries, k=7, min_score=0.0, dedupe_by="doc_id"))  # one GEMM (>= 64 queries)
-    monkeypatch.setattr(cb, "_PARALLEL_MIN_BYTES", 0)  # force the row-partitioned, threaded paths
-    monkeypatch.setattr(cb, "_BLOCK_ROWS", 32)
+    monkeypatch.setattr(bank_search, "_PARALLEL_MIN_BYTES", 0)  # force the row-partitioned, threaded paths
+    monkeypatch.setattr(bank_search, "_BLOCK_ROWS", 32)
     same(bank.search(queries[:4], k=7, min_score=0.0, dedupe_by="doc_id"))
     same([bank.search(q, k=7, min_score=0.0, dedupe_by="doc_id")[0] for q in queries[:3]])
     assert bank.search(np.zeros((0, DIM), np.float32)) == []
@@ -257,8 +257,8 @@ def test_concurrent_threaded_searches_restore_blas_threads(random_bank, monkeypa
 
     bank, vectors = random_bank
     before = blas_threads()
-    monkeypatch.setattr(cb, "_PARALLEL_MIN_BYTES", 0)
-    monkeypatch.setattr(cb, "_BLOCK_ROWS", 16)
+    monkeypatch.setattr(bank_search, "_PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(bank_search, "_BLOCK_ROWS", 16)
     def ids(results):
         return [[h.id for h in hits] for hits in results]
 
@@ -467,7 +467,7 @@ def test_crash_while_writing_leaves_previous_bank(bank, monkeypatch):
     def boom(*args, **kwargs):
         raise OSError("disk full (simulated)")
 
-    monkeypatch.setattr(cb, "_write_metadata", boom)
+    monkeypatch.setattr(bank_files, "_write_metadata", boom)
     with pytest.raises(OSError, match="simulated"):
         CosineBank.create(bank.directory, FakeEmbedder(), ["x"], ["y"], overwrite=True)
     with pytest.raises(OSError, match="simulated"):
@@ -488,10 +488,10 @@ def test_failed_second_rename_restores_old_bank(bank, monkeypatch):
             raise OSError("rename failed (simulated)")
         return real_rename(src, dst)
 
-    monkeypatch.setattr(cb.os, "rename", flaky)
+    monkeypatch.setattr(bank_files.os, "rename", flaky)
     with pytest.raises(OSError, match="simulated"):
         bank.append(["x"], ["y"])
-    monkeypatch.setattr(cb.os, "rename", real_rename)
+    monkeypatch.setattr(bank_files.os, "rename", real_rename)
     assert snapshot_files(bank.directory) == before and leftovers(bank.directory.parent) == []
 
 

@@ -1,0 +1,479 @@
+"""The on-disk format of a CosineBank, and what keeps it safe to read while a writer replaces it.
+
+This module is the only place that knows file names, the manifest and the .npy layout, so the bank
+class deals in snapshots and rows, never in paths and bytes.
+
+Every version of a bank is written into a fresh temporary sibling directory and swapped in with
+renames, so a crash leaves the old or the new bank complete, and a version is never modified once
+visible. Readers read all files of one load through one directory handle, so a concurrent swap cannot
+mix files from two versions, and banks that are already open keep their (unlinked) memory map.
+Writers serialise on a sibling lock file (``.<name>.lock``) and, once they hold it, finish whatever a
+crashed writer left behind; readers never lock. Metadata lines are decoded lazily, per row, so opening
+a large bank does not parse every row's JSON.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import errno
+import json
+import logging
+import os
+import shutil
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+import numpy as np
+
+from .embedders import Embedder, l2_normalize
+
+try:  # POSIX only; without it writers are not serialised (documented single-writer fallback)
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
+
+logger = logging.getLogger(__name__)
+
+FORMAT_VERSION = 1
+MANIFEST = "manifest.json"
+EMBEDDINGS = "embeddings.npy"
+IDS = "ids.json"
+METADATA = "metadata.jsonl"
+
+_LOAD_ATTEMPTS = 20  # a load that races a writer's swap retries (10 ms apart)
+
+
+class BankError(RuntimeError):
+    """A bank directory is missing, inconsistent or does not match the embedder it is used with."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading one version.
+
+
+@dataclass(eq=False)
+class Snapshot:
+    """One immutable on-disk version, fully validated."""
+
+    path: Path
+    manifest: dict[str, Any]
+    matrix: np.ndarray  # (count, dim) float32, C-contiguous, read-only (memory-mapped when count > 0)
+    ids: list[str]
+    rows: dict[str, int]
+    meta_raw: bytes
+    meta_ends: np.ndarray  # int64 offset of each row's terminating newline in meta_raw
+
+    @property
+    def count(self) -> int:
+        return len(self.ids)
+
+    @property
+    def dim(self) -> int:
+        return int(self.manifest["dim"])
+
+    def metadata(self, row: int) -> dict[str, Any]:
+        start = int(self.meta_ends[row - 1]) + 1 if row > 0 else 0
+        line = self.meta_raw[start : int(self.meta_ends[row])]
+        return _json_object(line, f"{self.path / METADATA}: line {row + 1} is")
+
+
+def load_snapshot(target: Path, embedder: Embedder | None = None) -> Snapshot:
+    """Open and validate the current version at ``target``; ``embedder`` (optional) must match its manifest.
+
+    A load that races a writer's swap is retried.
+    """
+    snap = _load_current(target)
+    if embedder is not None:
+        _check_embedder(snap, embedder)
+    return snap
+
+
+def _load_current(target: Path) -> Snapshot:
+    for _ in range(_LOAD_ATTEMPTS):
+        for path in (target, _backup_path(target)):  # the backup is complete if a writer died mid-swap
+            if not path.is_dir():
+                continue
+            try:
+                return _read_snapshot(path, is_backup=path != target)
+            except _Raced:
+                break
+        else:
+            if not target.exists():
+                raise BankError(f"{target}: no bank (directory does not exist)")
+            if not target.is_dir():
+                raise BankError(f"{target}: not a directory")
+        time.sleep(0.01)
+    raise BankError(f"{target}: kept changing while loading (concurrent writers?)")
+
+
+def read_manifest(target: Path) -> Any:
+    """The decoded manifest currently at ``target``, or None if it cannot be read (cheap change check)."""
+    try:
+        return json.loads((target / MANIFEST).read_bytes())
+    except (OSError, ValueError):
+        return None
+
+
+def _check_embedder(snap: Snapshot, embedder: Embedder) -> None:
+    where = snap.path / MANIFEST
+    if embedder.id != snap.manifest["embedder"]:
+        raise BankError(f"{where}: bank was built with embedder {snap.manifest['embedder']!r}, got {embedder.id!r}")
+    if embedder.dim != snap.dim:
+        raise BankError(f"{where}: bank has dim {snap.dim}, embedder {embedder.id!r} has dim {embedder.dim}")
+
+
+def _json_object(raw: bytes, where: str) -> dict[str, Any]:
+    """Decode one JSON object, or raise BankError naming where it came from ("file:" or "file: line 3 is")."""
+    try:
+        value = json.loads(raw)
+    except ValueError as exc:
+        raise BankError(f"{where} not valid JSON ({exc})") from exc
+    if not isinstance(value, dict):
+        raise BankError(f"{where} a {type(value).__name__}, not a JSON object")
+    return value
+
+
+class _Dir:
+    """Opens files relative to one directory handle, so every file comes from the same version."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.fd: int | None = None
+        if os.open in os.supports_dir_fd:
+            self.fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+
+    def open(self, name: str, mode: str = "rb") -> IO[Any]:
+        if self.fd is None:  # pragma: no cover - platforms without dir_fd
+            return open(self.path / name, mode)
+        fd = self.fd
+        return open(name, mode, opener=lambda p, flags: os.open(p, flags, dir_fd=fd))
+
+    def same_as_path(self) -> bool:
+        """Whether ``path`` still names the directory we opened (False after a concurrent swap)."""
+        if self.fd is None:  # pragma: no cover
+            return True
+        try:
+            a, b = os.fstat(self.fd), os.stat(self.path)
+        except FileNotFoundError:
+            return False
+        return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
+
+    def close(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+
+class _Raced(Exception):
+    """The directory was swapped while being read; the load is retried."""
+
+
+def _read_snapshot(path: Path, is_backup: bool = False) -> Snapshot:
+    try:
+        d = _Dir(path)
+    except FileNotFoundError as exc:  # vanished between the caller's check and here (a swap)
+        raise _Raced from exc
+    try:
+        return _read_files(d)
+    except FileNotFoundError as exc:
+        if is_backup or not d.same_as_path():  # a writer removes the backup right after its swap
+            raise _Raced from exc
+        raise BankError(f"{path}: missing {Path(exc.filename or '?').name} ({exc.strerror})") from exc
+    finally:
+        d.close()
+
+
+def _read_files(d: _Dir) -> Snapshot:
+    path = d.path
+    with d.open(MANIFEST) as f:
+        raw_manifest = f.read()
+    manifest = _json_object(raw_manifest, f"{path / MANIFEST}:")
+    version = manifest.get("format_version")
+    if version != FORMAT_VERSION:
+        raise BankError(f"{path / MANIFEST}: format_version is {version!r}, this library reads {FORMAT_VERSION}")
+    for key, kind in (("embedder", str), ("dim", int), ("count", int)):
+        if not isinstance(manifest.get(key), kind) or isinstance(manifest.get(key), bool):
+            raise BankError(f"{path / MANIFEST}: {key!r} missing or not a {kind.__name__}: {manifest.get(key)!r}")
+    count, dim = manifest["count"], manifest["dim"]
+    if count < 0 or dim <= 0:
+        raise BankError(f"{path / MANIFEST}: invalid count={count} / dim={dim}")
+
+    with d.open(EMBEDDINGS) as f:
+        matrix = _map_npy(f, path / EMBEDDINGS, count, dim)
+
+    with d.open(IDS) as f:
+        raw_ids = f.read()
+    try:
+        ids = json.loads(raw_ids)
+    except ValueError as exc:
+        raise BankError(f"{path / IDS}: not valid JSON ({exc})") from exc
+    if not isinstance(ids, list) or not all(isinstance(x, str) for x in ids):
+        raise BankError(f"{path / IDS}: expected a JSON list of strings")
+    if len(ids) != count:
+        raise BankError(f"{path / IDS}: holds {len(ids)} ids but {MANIFEST} says count={count}")
+    rows = {x: i for i, x in enumerate(ids)}
+    if len(rows) != len(ids):
+        dupes = sorted(x for x, c in Counter(ids).items() if c > 1)[:5]
+        raise BankError(f"{path / IDS}: ids are not unique, e.g. {dupes}")
+
+    with d.open(METADATA) as f:
+        meta_raw = f.read()
+    ends = np.flatnonzero(np.frombuffer(meta_raw, dtype=np.uint8) == 0x0A).astype(np.int64)
+    if meta_raw and not meta_raw.endswith(b"\n"):
+        raise BankError(
+            f"{path / METADATA}: truncated (last line has no newline); {len(ends)} complete lines, "
+            f"{MANIFEST} says count={count}"
+        )
+    if len(ends) != count:
+        raise BankError(f"{path / METADATA}: holds {len(ends)} lines but {MANIFEST} says count={count}")
+    return Snapshot(path, manifest, matrix, ids, rows, meta_raw, ends)
+
+
+def _read_npy_header(f: IO[bytes]) -> tuple[tuple[int, ...], bool, np.dtype]:
+    """(shape, fortran_order, dtype); leaves ``f`` at the first data byte."""
+    fmt = np.lib.format
+    version = fmt.read_magic(f)
+    if version == (1, 0):
+        return fmt.read_array_header_1_0(f)
+    if version == (2, 0):
+        return fmt.read_array_header_2_0(f)
+    raise ValueError(f"unsupported .npy version {version}")
+
+
+def _map_npy(f: IO[bytes], where: Path, count: int, dim: int) -> np.ndarray:
+    """Validate the .npy header and memory-map the data (from the open handle, not the path)."""
+    try:
+        shape, fortran, dtype = _read_npy_header(f)
+    except ValueError as exc:
+        raise BankError(f"{where}: not a readable .npy file ({exc})") from exc
+    if dtype != np.dtype(np.float32) or fortran or len(shape) != 2:
+        raise BankError(
+            f"{where}: expected a C-ordered float32 matrix, got dtype={dtype}, shape={shape}, fortran_order={fortran}"
+        )
+    if shape[1] != dim:
+        raise BankError(f"{where}: rows have dim {shape[1]} but {MANIFEST} says dim={dim}")
+    if shape[0] != count:
+        raise BankError(f"{where}: holds {shape[0]} rows but {MANIFEST} says count={count}")
+    offset = f.tell()
+    size = os.fstat(f.fileno()).st_size
+    expected = offset + count * dim * 4
+    if size != expected:
+        raise BankError(f"{where}: file is {size} bytes, header promises {expected} (truncated or padded)")
+    if count == 0:
+        return np.zeros((0, dim), dtype=np.float32)
+    mapped = np.memmap(f, dtype=np.float32, mode="r", offset=offset, shape=(count, dim), order="C")
+    return mapped.view(np.ndarray)  # plain ndarray view (cheaper slicing); keeps the mmap alive via .base
+
+
+# ---------------------------------------------------------------------------------------------
+# Writing versions atomically.
+
+
+def _backup_path(target: Path) -> Path:
+    return target.parent / f".{target.name}.old"
+
+
+def _tmp_prefix(target: Path) -> str:
+    return f".{target.name}.tmp-"
+
+
+@contextlib.contextmanager
+def writer_lock(target: Path) -> Iterator[None]:
+    """Hold the exclusive writer lock of ``target`` and finish what a crashed writer left behind."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if fcntl is None:  # pragma: no cover
+        _recover(target)
+        yield
+        return
+    with open(target.parent / f".{target.name}.lock", "a+b") as lock:
+        fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+        try:
+            _recover(target)
+            yield
+        finally:
+            fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
+
+
+def _fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:  # pragma: no cover - e.g. Windows cannot open directories
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # pragma: no cover - some filesystems refuse fsync on directories
+        pass
+    finally:
+        os.close(fd)
+
+
+def _recover(target: Path) -> None:
+    """Finish what a crashed writer left behind (caller holds the writer lock)."""
+    backup = _backup_path(target)
+    if backup.exists():
+        if target.exists():  # crashed after the swap, before removing the old version
+            shutil.rmtree(backup, ignore_errors=True)
+        else:  # crashed between the two renames: the old version is complete, put it back
+            logger.warning("restoring %s from %s left by an interrupted write", target, backup)
+            os.rename(backup, target)
+            _fsync_dir(target.parent)
+    for stale in target.parent.glob(_tmp_prefix(target) + "*"):
+        shutil.rmtree(stale, ignore_errors=True)
+
+
+def _swap_in(tmp: Path, target: Path) -> None:
+    """Make ``tmp`` the bank at ``target``; at every instant one complete version exists on disk."""
+    if not target.exists():
+        os.rename(tmp, target)
+        _fsync_dir(target.parent)
+        return
+    backup = _backup_path(target)
+    os.rename(target, backup)
+    try:
+        os.rename(tmp, target)
+    except BaseException:
+        os.rename(backup, target)
+        raise
+    _fsync_dir(target.parent)
+    shutil.rmtree(backup, ignore_errors=True)
+
+
+def write_version(target: Path, write: Callable[[Path], None]) -> None:
+    """Let ``write`` fill a temp sibling directory (same filesystem), fsync it, swap it in.
+
+    The caller holds :func:`writer_lock`.
+    """
+    tmp = Path(tempfile.mkdtemp(prefix=_tmp_prefix(target), dir=target.parent))
+    try:
+        write(tmp)
+        _fsync_dir(tmp)
+        _swap_in(tmp, target)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def write_new_bank(target: Path, write: Callable[[Path], None], overwrite: bool) -> None:
+    """:func:`write_version` for a new bank; replaces an existing bank only with ``overwrite``, other data never."""
+    with writer_lock(target):
+        if target.exists():
+            if not target.is_dir():
+                raise BankError(f"{target}: exists and is not a directory")
+            is_bank = (target / MANIFEST).exists()
+            if is_bank and not overwrite:
+                raise BankError(f"{target}: a bank already exists; pass overwrite=True to replace it or use append")
+            if not is_bank and any(target.iterdir()):
+                raise BankError(f"{target}: exists, is not empty and holds no {MANIFEST}; refusing to replace it")
+        write_version(target, write)
+
+
+# ---------------------------------------------------------------------------------------------
+# Writing the files of one version (into the temp directory ``write_version`` hands out).
+
+
+@contextlib.contextmanager
+def write_embeddings(directory: Path, count: int, dim: int) -> Iterator[IO[bytes]]:
+    """Open ``embeddings.npy`` for ``count`` rows and write its header; the caller writes the rows."""
+    with open(directory / EMBEDDINGS, "wb") as f:
+        header = {"descr": np.lib.format.dtype_to_descr(np.dtype(np.float32)), "fortran_order": False,
+                  "shape": (count, dim)}
+        np.lib.format.write_array_header_1_0(f, header)
+        yield f
+        _fsync_file(f)
+
+
+def write_rows(f: IO[bytes], vectors: np.ndarray, dim: int, what: str) -> None:
+    """Check ``vectors`` and append them, L2-normalised, as little-endian float32 rows."""
+    vectors = np.asarray(vectors)
+    if vectors.ndim != 2 or vectors.shape[1] != dim:
+        raise BankError(f"{what}: expected vectors of shape (n, {dim}), got {vectors.shape}")
+    if not np.isfinite(vectors).all():
+        raise BankError(f"{what}: vectors contain NaN or infinity")
+    # The embedder contract promises unit rows; renormalising is cheap and protects the cosine invariant.
+    f.write(np.ascontiguousarray(l2_normalize(vectors), dtype="<f4").tobytes())
+
+
+def copy_rows(source: Path, dst: IO[bytes], count: int, dim: int) -> None:
+    """Append the first ``count`` rows of the bank directory ``source`` to ``dst`` (in-kernel when possible)."""
+    with open(source / EMBEDDINGS, "rb") as src:
+        _read_npy_header(src)
+        _copy_range(src, dst, src.tell(), count * dim * 4)
+
+
+def _copy_range(src: IO[bytes], dst: IO[bytes], offset: int, length: int) -> None:
+    """Copy ``length`` bytes from ``src`` at ``offset`` to the end of ``dst``; leaves ``dst`` at its end."""
+    dst.flush()
+    src_fd, dst_fd = src.fileno(), dst.fileno()
+    done = 0
+    if hasattr(os, "copy_file_range"):
+        try:
+            while done < length:
+                n = os.copy_file_range(src_fd, dst_fd, length - done, offset + done)
+                if n == 0:
+                    break
+                done += n
+        except OSError as exc:
+            if exc.errno not in (errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP, errno.EPERM):
+                raise
+    dst.seek(0, os.SEEK_END)
+    src.seek(offset + done)
+    while done < length:
+        chunk = src.read(min(8 << 20, length - done))
+        if not chunk:
+            raise BankError(f"{src.name}: ended {length - done} bytes early while copying")
+        dst.write(chunk)
+        done += len(chunk)
+
+
+def metadata_lines(metadata: Sequence[dict[str, Any]], first_row: int) -> bytes:
+    """``metadata.jsonl`` bytes for rows numbered from ``first_row`` (the number names a bad row)."""
+    out = []
+    for i, item in enumerate(metadata):
+        try:
+            out.append(json.dumps(item, ensure_ascii=False, separators=(",", ":")))
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"metadata for row {first_row + i} is not JSON-serialisable: {exc}") from exc
+    return ("\n".join(out) + "\n").encode("utf-8") if out else b""
+
+
+def write_ids_metadata_manifest(
+    directory: Path,
+    ids: list[str],
+    old_metadata: bytes,
+    new_metadata: bytes,
+    *,
+    embedder_id: str,
+    dim: int,
+    created: str | None = None,
+) -> None:
+    """Write the files besides the embeddings, the manifest last; metadata is the old lines, then the new."""
+    _write_json(directory / IDS, ids)
+    _write_metadata(directory / METADATA, old_metadata, new_metadata)
+    now = _dt.datetime.now(_dt.UTC).isoformat(timespec="microseconds")
+    manifest = {"format_version": FORMAT_VERSION, "embedder": embedder_id, "dim": dim, "count": len(ids),
+                "created": created or now, "updated": now}
+    _write_json(directory / MANIFEST, manifest)
+
+
+def _write_json(path: Path, value: Any) -> None:
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(json.dumps(value, ensure_ascii=False) + "\n")  # dumps: C encoder; dump() streams in Python
+        _fsync_file(f)
+
+
+def _write_metadata(path: Path, head: bytes, tail: bytes) -> None:
+    with open(path, "wb") as f:
+        f.write(head)
+        f.write(tail)
+        _fsync_file(f)
+
+
+def _fsync_file(f: IO[Any]) -> None:
+    f.flush()
+    os.fsync(f.fileno())
