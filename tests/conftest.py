@@ -129,27 +129,48 @@ def _field(text: str, name: str) -> str | None:
 
 
 class FakeEngine:
-    """Answers ParseCommand from a table of gold IRs (or a default) and ArbitrateCapability from a script.
+    """Answers ParseCommand from a table of gold IRs (or a default) and ArbitrateCapability from a script;
+    the experience signatures as a model would (see `_experience`).
 
-    mode: "ok" (well-formed answers), "garbage" (unparsable text), "error" (raise like a dead server).
+    mode: "ok" (well-formed answers), "garbage" (unparsable text), "error" (raise like a dead server);
+    `fail` maps a signature name to "garbage" or "error" for that signature only.
+    `sufficiency`: CheckSufficiency answers in order (the last one repeats).
+    `summary_ids`: extra task_ids SummarizeExperience claims to have used (e.g. a hallucinated one).
     """
 
     def __init__(self, irs: dict | None = None, arbitration: dict | None = None, mode: str = "ok",
-                 other_answer: str = "Parse the utterance; pick type_hint from the allowed categories."):
+                 other_answer: str = "Parse the utterance; pick type_hint from the allowed categories.",
+                 fail: dict | None = None, sufficiency: list[bool] | None = None, summary_ids: list[str] = ()):
         self.irs = irs or {}
         self.other_answer = other_answer
         self.arbitration = arbitration or {"choice_index": 0}
         self.mode = mode
+        self.fail = fail or {}
+        self.sufficiency = list(sufficiency or [False])
+        self.summary_ids = list(summary_ids)
         self.calls: list[str] = []
+        self.inputs: list[tuple[str, str]] = []  # (signature, user message) for experience calls
 
     def complete(self, request):
         system = request.system if isinstance(request.system, str) else "".join(p.text for p in request.system or [])
-        user = request.messages[-1].text or ""
+        # the last user message; with images it mixes text and image parts, keep the text
+        user = "\n".join(getattr(p, "text", None) or "" for p in request.messages[-1].parts)
         if self.mode == "error":
             from dspy import lm15
 
             raise lm15.ServerError("fake server is down")
-        if "`utterance`" in system and "`ir`" in system:
+        experience = self._experience(system, user)
+        if experience is not None:
+            name, text = experience
+            self.calls.append(name)
+            self.inputs.append((name, user))
+            if self.fail.get(name) == "error":
+                from dspy import lm15
+
+                raise lm15.ServerError(f"fake {name} failed")
+            if self.fail.get(name) == "garbage":
+                text = "I would rather not say."
+        elif "`utterance`" in system and "`ir`" in system:
             self.calls.append("ParseCommand")
             utterance = _field(user, "utterance")
             ir = self.irs.get(utterance, {"action": "打开", "type_hint": "Unknown", "name_hint": "",
@@ -168,6 +189,31 @@ class FakeEngine:
         return Response(id=None, model="fake", message=Message.assistant([TextPart(text)]), finish_reason="stop",
                         usage=Usage(input_tokens=len(system + user) // 4, output_tokens=len(text) // 4,
                                     total_tokens=(len(system + user) + len(text)) // 4))
+
+    def _experience(self, system: str, user: str) -> tuple[str, str] | None:
+        """RewriteQuery, SummarizeExperience, CheckSufficiency, CaptionImages, JudgeExperience; else None."""
+        def answer(**fields) -> str:
+            return "".join(f"[[ ## {k} ## ]]\n{v}\n\n" for k, v in fields.items()) + "[[ ## completed ## ]]"
+
+        if "`text_queries`" in system:
+            question = _field(user, "question") or ""
+            context = _field(user, "search_context") or ""
+            queries = [f"how to solve: {question}"] + ([f"gap: {context.splitlines()[-1]}"] if context else [])
+            return "RewriteQuery", answer(text_queries=json.dumps(queries), caption="a picture")
+        if "`experience`" in system and "`task_ids`" in system:
+            ids = re.findall(r"^\[([\w.-]+)\]", _field(user, "candidates") or "", re.M)
+            used = ids[:2] + self.summary_ids
+            return "SummarizeExperience", answer(
+                experience=f"Use the tools of {', '.join(ids[:2])} in order and double-check the result.",
+                task_ids=json.dumps(used))
+        if "`sufficient`" in system:
+            value = self.sufficiency.pop(0) if len(self.sufficiency) > 1 else self.sufficiency[0]
+            return "CheckSufficiency", answer(sufficient=str(value), gap="" if value else "how to verify the answer")
+        if "`usefulness`" in system:
+            return "JudgeExperience", answer(usefulness="0.75", reason="names the right tools")
+        if "`caption`" in system and "`images`" in system:
+            return "CaptionImages", answer(caption=f"an image for: {_field(user, 'question')}")
+        return None
 
     def stream(self, request):  # the programs never stream
         raise NotImplementedError
@@ -190,3 +236,49 @@ def fake_lm():
 
     yield make
     dspy.configure(lm=None)
+
+
+# ---------------------------------------------------------------------------------------------
+# A small traces directory: three task families and one incorrect trace.
+
+FAMILIES = {
+    "receipt": ("add up a shopping receipt", ["ocr", "calculator"],
+                ["What did I pay in total for {x}, tax included?", "Sum the items on my {x} receipt.",
+                 "How much was the {x} bill with tax?"],
+                "OCR the receipt line by line, then add the items and apply the printed tax rate."),
+    "timezone": ("convert a clock time across zones", ["web_search", "python"],
+                 ["What time is 9:00 in Tokyo when it is noon in {x}?", "Convert 18:30 {x} time to Berlin time.",
+                  "When is a 10am {x} meeting in Sydney?"],
+                 "Look up the UTC offsets in force on that date, then convert with zoneinfo."),
+    "plant": ("identify a plant and its pet toxicity", ["image_search", "wikipedia"],
+              ["Is this {x} plant safe for my cat?", "Which plant is this {x} one on my balcony?",
+               "Name the {x} houseplant in the photo."],
+              "Reverse image search the leaves, confirm the species on a reference page, check ASPCA toxicity."),
+}
+PLACES = ["Lisbon", "Nairobi", "Lima", "Oslo"]
+
+
+def make_trace(family: str, n: int, *, is_correct: bool = True, caption: str | None = None, images=()) -> dict:
+    sub_task, tools, questions, reasoning = FAMILIES[family]
+    trace = {"task_id": f"{family}-{n:04d}", "question": questions[n % len(questions)].format(x=PLACES[n % 4]),
+             "sub_task": sub_task, "images": list(images), "tools": tools,
+             "steps": [{"thought": f"use {t}", "tool": t, "tool_input": "...", "observation": "..."} for t in tools],
+             "reasoning": reasoning, "final_answer": "42", "is_correct": is_correct, "family": family}
+    if caption:
+        trace["caption"] = caption
+    return trace
+
+
+def write_traces(directory: Path, traces: list[dict]) -> Path:
+    for trace in traces:
+        path = directory / "tasks" / trace["task_id"] / "trace.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(trace, ensure_ascii=False), encoding="utf-8")
+    return directory
+
+
+@pytest.fixture
+def traces_dir(tmp_path) -> Path:
+    traces = [make_trace(f, n) for f in FAMILIES for n in range(1, 5)]
+    traces.append(make_trace("receipt", 9, is_correct=False))
+    return write_traces(tmp_path / "traces", traces)
