@@ -4,6 +4,9 @@
     tracerag run commands --dataset smarthome/home_small --query "打开客厅的灯"
     tracerag tune commands --dataset smarthome --out out/commands.json
     tracerag compile commands --dataset smarthome --lm openai/gpt-4o-mini --optimizer bootstrap --out out/c.json
+    tracerag build-bank --traces runs/ --bank bank/ [--append]
+    tracerag evaluate experience --dataset experience --k 5 --split test
+    tracerag run experience --bank bank/ --query "What did this receipt cost with tax?"
 
 LM flags fall back to TRACERAG_LM / TRACERAG_API_BASE / TRACERAG_API_KEY; without an LM every
 program runs its documented no-LM path.
@@ -15,13 +18,14 @@ import argparse
 import json
 import logging
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 import tracerag
 from tracerag.config import Settings, configure, get_embedder
 
-PROGRAMS = ("commands",)
+PROGRAMS = ("commands", "experience")
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -45,27 +49,44 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--ir", choices=("none", "gold", "lm"), help="how queries are parsed (default: lm with --lm, "
                     "else none)")
     ev.add_argument("--split", default="test", choices=("train", "dev", "test", "all"))
-    ev.add_argument("--k", type=int, default=10)
+    ev.add_argument("--k", type=int, help="cut-off for the metrics (default: 10 for commands, 5 for experience)")
     ev.add_argument("--program-file", help="a compiled/tuned artifact to evaluate instead of the defaults")
     ev.add_argument("--out", help="write the JSON report here")
+    _experience_flags(ev)
     _common(ev)
 
     run = sub.add_parser("run", help="answer one query and print the result")
     run.add_argument("program", choices=PROGRAMS)
-    run.add_argument("--dataset", required=True, help="home directory or bundled name")
-    run.add_argument("--query", required=True)
+    run.add_argument("--dataset", help="commands: home directory or bundled name; experience: traces dataset "
+                     "(used when --bank is not given)")
+    run.add_argument("--query", required=True, help="the utterance (commands) or the new task's question (experience)")
+    run.add_argument("--caption", help="experience: a description of the task's images")
+    run.add_argument("--sub-task", help="experience: the task type, e.g. 'read a value from a bar chart'")
+    run.add_argument("--image", action="append", default=[], help="experience: an image path or URL (repeatable)")
     run.add_argument("--home", help="home name when the dataset holds several")
     run.add_argument("--program-file")
     run.add_argument("--arbitration", action="store_true", help="let the LM settle ambiguous bulk commands")
+    _experience_flags(run)
     _common(run)
 
+    bank = sub.add_parser("build-bank", help="index solved traces into an experience bank (atomic; --append adds "
+                          "only new traces)")
+    bank.add_argument("--traces", required=True, help="directory holding tasks/<task_id>/trace.json")
+    bank.add_argument("--bank", required=True, help="bank directory to create or grow")
+    mode = bank.add_mutually_exclusive_group()
+    mode.add_argument("--append", action="store_true", help="embed only traces not in the bank yet")
+    mode.add_argument("--rebuild", action="store_true", help="replace an existing bank")
+    bank.add_argument("--no-captions", action="store_true", help="do not caption images even with an LM configured")
+    bank.add_argument("--caption-concurrency", type=int, default=8)
+    _common(bank)
+
     build = sub.add_parser("build", help="index a dataset (fills the embedding cache) and print its manifest")
-    build.add_argument("program", choices=PROGRAMS)
+    build.add_argument("program", choices=("commands",))
     build.add_argument("--dataset", required=True)
     _common(build)
 
     tune = sub.add_parser("tune", help="search the retriever's parameters on the train split, no LM")
-    tune.add_argument("program", choices=PROGRAMS)
+    tune.add_argument("program", choices=("commands",))
     tune.add_argument("--dataset", required=True)
     tune.add_argument("--trials", type=int, default=60)
     tune.add_argument("--seed", type=int, default=0)
@@ -79,8 +100,19 @@ def build_parser() -> argparse.ArgumentParser:
     comp.add_argument("--program-file", help="start from this artifact (e.g. the output of tune)")
     comp.add_argument("--max-train", type=int, default=0, help="use at most this many train examples (0 = all)")
     comp.add_argument("--out", required=True)
+    _experience_flags(comp)
     _common(comp)
     return parser
+
+
+def _experience_flags(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("experience")
+    g.add_argument("--bank", help="experience bank directory (default: built from the dataset's traces)")
+    g.add_argument("--reranker", help="local (default) | none | http://host:port/v1 rerank service")
+    g.add_argument("--rerank-model", help="model name for a rerank service")
+    g.add_argument("--rounds", type=int, default=1, help="max retrieval rounds (default 1)")
+    g.add_argument("--top-n", type=int, default=5, help="candidates handed to the summary (default 5)")
+    g.add_argument("--no-rewrite", action="store_true", help="search with the raw task even with an LM")
 
 
 def _configure(args) -> Settings:
@@ -109,6 +141,9 @@ def cmd_evaluate(args) -> int:
     from tracerag.evaluation import evaluate_commands
 
     settings = _configure(args)
+    if args.program == "experience":
+        return _evaluate_experience(args, settings)
+    args.k = args.k or 10
     ir = args.ir or ("lm" if settings.lm else "none")
     if ir == "lm" and not settings.lm:
         print("error: --ir lm needs an LM (--lm or TRACERAG_LM)", file=sys.stderr)
@@ -117,18 +152,23 @@ def cmd_evaluate(args) -> int:
     program = _program(args, ir)
     report = evaluate_commands(program, queries, dataset=str(args.dataset), k=args.k)
     report["split"] = args.split
-    print_report(report)
-    if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(json.dumps(report, ensure_ascii=False, indent=1), encoding="utf-8")
-        print(f"report written to {args.out}")
+    return _finish_report(report, args.out, ("bulk_precision", "clarification_rate"))
+
+
+def _finish_report(report: dict, out: str | None, extra_cols: tuple[str, ...]) -> int:
+    print_report(report, extra_cols)
+    if out:
+        Path(out).parent.mkdir(parents=True, exist_ok=True)
+        Path(out).write_text(json.dumps(report, ensure_ascii=False, indent=1), encoding="utf-8")
+        print(f"report written to {out}")
     return 0
 
 
-def print_report(report: dict) -> None:
+def print_report(report: dict, extra_cols: tuple[str, ...] = ()) -> None:
     k = report["k"]
-    cols = (f"recall@{k}", f"hit@{k}", "mrr", "bulk_precision", "clarification_rate", "n")
-    print(f"{report['program']} on {report['dataset']} ({report.get('split', 'all')}, ir={report['ir']})")
+    cols = (f"recall@{k}", f"hit@{k}", "mrr", *extra_cols, "n")
+    how = f", ir={report['ir']}" if "ir" in report else ""
+    print(f"{report['program']} on {report['dataset']} ({report.get('split', 'all')}{how})")
     print(f"{'':28}" + "".join(f"{c:>20}" for c in cols))
     rows = [("ALL", report["metrics"])]
     for key, groups in report["breakdown"].items():
@@ -141,6 +181,11 @@ def print_report(report: dict) -> None:
 
 def cmd_run(args) -> int:
     settings = _configure(args)
+    if args.program == "experience":
+        return _run_experience(args)
+    if not args.dataset:
+        print("error: run commands needs --dataset", file=sys.stderr)
+        return 2
     program = _program(args, "lm" if settings.lm else "none", arbitration=args.arbitration)
     pred = program(query=args.query, home=args.home)
     out = {"ir": pred.ir.model_dump(), "parse_source": pred.parse_source, "lm_calls": pred.lm_calls,
@@ -189,6 +234,8 @@ def cmd_compile(args) -> int:
     if not settings.lm:
         print("error: compile needs an LM (--lm or TRACERAG_LM)", file=sys.stderr)
         return 2
+    if args.program == "experience":
+        return _compile_experience(args)
     program = _program(args, "lm")
     scores = compile_commands(program, args.dataset, args.optimizer, max_train=args.max_train)
     tracerag.save(scores.pop("program"), args.out, dataset=str(args.dataset), metric="recall@10", scores=scores)
@@ -197,13 +244,116 @@ def cmd_compile(args) -> int:
     return 0
 
 
+# -- experience ------------------------------------------------------------------------------------
+
+_TEMP_BANKS: list[tempfile.TemporaryDirectory] = []  # banks built for one command, removed at exit
+
+
+def _experience_program(args, dataset: Path | None, *, top_n: int | None = None, bank_dir: Path | None = None):
+    """ExperienceRetrieval from an artifact, or on ``--bank``, or on a bank built from the dataset's traces
+    (into ``bank_dir``, else a temporary directory; the embedding cache makes rebuilding cheap)."""
+    from tracerag.programs.experience_retrieval import ExperienceConfig, ExperienceRetrieval
+    from tracerag.retrievers.cosine_bank import CosineBank
+    from tracerag.retrievers.experience_bank import build_experience_bank
+    from tracerag.retrievers.rerankers import make_reranker
+
+    if getattr(args, "program_file", None):
+        return tracerag.load(args.program_file, bank=args.bank)
+    embedder = get_embedder()
+    if args.bank:
+        bank = CosineBank.load(args.bank, embedder)
+    elif dataset is not None:
+        if bank_dir is None:
+            _TEMP_BANKS.append(tempfile.TemporaryDirectory(prefix="tracerag-bank-"))
+            bank_dir = Path(_TEMP_BANKS[-1].name) / "bank"
+        build_experience_bank(dataset, bank_dir, embedder, rebuild=True)
+        bank = CosineBank.load(bank_dir, embedder)
+    else:
+        raise ValueError("experience needs --bank or --dataset (a traces dataset to build the bank from)")
+    spec = args.reranker or "local"
+    config = ExperienceConfig(enable=True, enable_query_rewrite=not args.no_rewrite, enable_rerank=spec != "none",
+                              max_retrieval_rounds=args.rounds, top_n=top_n or args.top_n)
+    reranker = None if spec in ("local", "none") else make_reranker(spec, model=args.rerank_model)
+    return ExperienceRetrieval(bank, config, reranker=reranker)
+
+
+def _experience_examples(dataset: Path, split: str) -> list:
+    from tracerag.datasets.experience import load_experience_queries
+
+    return [q.to_example(dataset) for q in load_experience_queries(dataset, None if split == "all" else split)]
+
+
+def _evaluate_experience(args, settings: Settings) -> int:
+    from tracerag.datasets.smarthome import resolve_dataset
+    from tracerag.evaluation import evaluate_experience
+
+    k = args.k or 5
+    dataset = resolve_dataset(args.dataset)
+    examples = _experience_examples(dataset, args.split)
+    program = _experience_program(args, dataset, top_n=max(args.top_n, k))
+    if settings.lm:  # the usefulness judge compares against how a relevant task was really solved
+        bank = program.bank
+        for ex in examples:
+            row = next((bank.row_of(t) for t in ex.relevant_task_ids if t in bank), None)
+            ex.reference_strategy = bank.metadata(row).get("reasoning") if row is not None else None
+    report = evaluate_experience(program, examples, dataset=str(args.dataset), k=k, judge=bool(settings.lm))
+    report["split"] = args.split
+    return _finish_report(report, args.out, ("used_precision", "usefulness"))
+
+
+def _run_experience(args) -> int:
+    from tracerag.datasets.smarthome import resolve_dataset
+
+    dataset = resolve_dataset(args.dataset) if args.dataset and not args.bank else None
+    program = _experience_program(args, dataset)
+    pred = program(question=args.query, images=args.image, caption=args.caption, sub_task=args.sub_task)
+    out = {key: pred[key] for key in ("experience", "task_ids", "used_task_ids", "queries", "rounds", "lm_calls",
+                                      "error")}
+    print(json.dumps(out, ensure_ascii=False, indent=1))
+    if pred.section:
+        print("\n" + pred.section)
+    return 0
+
+
+def cmd_build_bank(args) -> int:
+    from tracerag.programs.captioning import make_captioner
+    from tracerag.retrievers.experience_bank import build_experience_bank
+
+    _configure(args)
+    captioner = None if args.no_captions else make_captioner(args.caption_concurrency)
+    report = build_experience_bank(args.traces, args.bank, get_embedder(), append=args.append, rebuild=args.rebuild,
+                                   captioner=captioner, progress=sys.stderr.isatty())
+    for problem in report.corrupt_skipped:
+        print(f"  skipped: {problem}", file=sys.stderr)
+    print(json.dumps({**report.to_dict(), "corrupt_skipped": len(report.corrupt_skipped)}, ensure_ascii=False))
+    return 0
+
+
+def _compile_experience(args) -> int:
+    from tracerag.compiling import compile_experience
+    from tracerag.datasets.smarthome import resolve_dataset
+
+    dataset = resolve_dataset(args.dataset)
+    out = Path(args.out)
+    program = _experience_program(args, dataset, bank_dir=out.with_name(out.name + ".bank"))
+    trainset = _experience_examples(dataset, "train")
+    scores = compile_experience(program, trainset[: args.max_train] if args.max_train else trainset,
+                                _experience_examples(dataset, "dev"), args.optimizer)
+    tracerag.save(scores.pop("program"), out, dataset=str(args.dataset), metric="experience_score", scores=scores)
+    print(json.dumps(scores, indent=1))
+    print(f"compiled program written to {out} (bank: {program.bank.directory})")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
+    from tracerag.retrievers.cosine_bank import BankError
+
     args = build_parser().parse_args(argv)
     handler = {"evaluate": cmd_evaluate, "run": cmd_run, "build": cmd_build, "tune": cmd_tune,
-               "compile": cmd_compile}[args.verb]
+               "compile": cmd_compile, "build-bank": cmd_build_bank}[args.verb]
     try:
         return handler(args)
-    except (FileNotFoundError, ValueError, KeyError) as exc:
+    except (FileNotFoundError, ValueError, KeyError, BankError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
 

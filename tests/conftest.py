@@ -124,6 +124,7 @@ def index(home_dir, embedder):
 # The fake LM.
 
 def _field(text: str, name: str) -> str | None:
+    text = text.split("\n\nRespond with the corresponding output fields")[0]  # the adapter's closing instruction
     match = re.search(rf"\[\[ ## {name} ## \]\]\n(.*?)(?=\n\[\[ ## |\Z)", text, re.S)
     return match.group(1).strip() if match else None
 

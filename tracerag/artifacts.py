@@ -22,30 +22,37 @@ def meta_path(path: str | Path) -> Path:
 def save(program, path: str | Path, *, dataset: str | None = None, metric: str | None = None,
          scores: dict | None = None, extra: dict | None = None) -> Path:
     """Write the program state and its sidecar; returns the sidecar path."""
-    from .programs.command_retrieval import CommandRetrieval
-
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    if not isinstance(program, CommandRetrieval):
-        raise TypeError(f"cannot save {type(program).__name__}: no artifact format for it")
+    meta = {"format_version": FORMAT_VERSION, **_describe(program), "dataset": dataset, "metric": metric,
+            "scores": scores or {}, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **(extra or {})}
     program.save(str(path))
-    index = next(iter(program.indexes.values()))
-    meta = {
-        "format_version": FORMAT_VERSION,
-        "program": "CommandRetrieval",
-        "config": {"k": program.k, "arbitration": program.arbitration, "ir_source": program.ir_source},
-        "index_params": index.params.model_dump(),
-        "embedder": index.embedder.id,
-        "homes": sorted(program.indexes),
-        "dataset": dataset,
-        "metric": metric,
-        "scores": scores or {},
-        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        **(extra or {}),
-    }
     sidecar = meta_path(path)
     sidecar.write_text(json.dumps(meta, indent=2, ensure_ascii=False), encoding="utf-8")
     return sidecar
+
+
+def _describe(program) -> dict:
+    """What, beyond the prompts, rebuilds this program: its config and the retriever it runs on."""
+    from .programs.command_retrieval import CommandRetrieval
+    from .programs.experience_retrieval import ExperienceRetrieval
+    from .retrievers.rerankers import HttpReranker
+
+    if isinstance(program, CommandRetrieval):
+        index = next(iter(program.indexes.values()))
+        return {"program": "CommandRetrieval",
+                "config": {"k": program.k, "arbitration": program.arbitration, "ir_source": program.ir_source},
+                "index_params": index.params.model_dump(), "embedder": index.embedder.id,
+                "homes": sorted(program.indexes)}
+    if isinstance(program, ExperienceRetrieval):
+        bank = program.bank
+        reranker = program.reranker
+        return {"program": "ExperienceRetrieval", "config": program.config.model_dump(),
+                "embedder": bank.embedder_id if bank else None,
+                "bank": str(bank.directory.resolve()) if bank else None,
+                "reranker": {"base_url": reranker.base_url, "model": reranker.model}
+                if isinstance(reranker, HttpReranker) else None}
+    raise TypeError(f"cannot save {type(program).__name__}: no artifact format for it")
 
 
 def read_meta(path: str | Path) -> dict:
@@ -58,23 +65,53 @@ def read_meta(path: str | Path) -> dict:
     return meta
 
 
-def load(path: str | Path, home: str | Path | None = None, embedder=None):
-    """Rebuild a compiled program. `home` is the app's home directory (defaults to the dataset it was
-    compiled on); the embedder must be the one the artifact was built with."""
+def load(path: str | Path, home: str | Path | None = None, embedder=None, *, bank: str | Path | None = None):
+    """Rebuild a compiled program for an app.
+
+    CommandRetrieval: ``home`` is the app's home directory (defaults to the dataset it was compiled on).
+    ExperienceRetrieval: ``bank`` is the app's bank directory (defaults to the one it was compiled with).
+    The embedder must be the one the artifact was built with.
+    """
     from .config import get_embedder
+
+    meta = read_meta(path)
+    embedder = embedder or get_embedder()
+    if meta.get("embedder") and embedder.id != meta["embedder"]:
+        raise ValueError(f"{path} was built with embedder {meta['embedder']!r} but {embedder.id!r} is configured; "
+                         "configure the same embedder (vectors of two embedders cannot be mixed)")
+    if meta["program"] == "ExperienceRetrieval":
+        program = _load_experience(path, meta, embedder, bank)
+    elif meta["program"] == "CommandRetrieval":
+        program = _load_commands(path, meta, embedder, home)
+    else:
+        raise ValueError(f"{meta_path(path)}: unknown program {meta['program']!r}")
+    program.load(str(path))
+    return program
+
+
+def _load_commands(path, meta: dict, embedder, home):
     from .datasets.smarthome import home_dirs, resolve_dataset
     from .programs.command_retrieval import CommandRetrieval, build_indexes
     from .retrievers.command_index import IndexParams
 
-    meta = read_meta(path)
-    embedder = embedder or get_embedder()
-    if embedder.id != meta["embedder"]:
-        raise ValueError(f"{path} was built with embedder {meta['embedder']!r} but {embedder.id!r} is configured; "
-                         "configure the same embedder (vectors of two embedders cannot be mixed)")
     source = home if home is not None else meta.get("dataset")
     if source is None:
         raise ValueError(f"{path}: no home given and the artifact records no dataset")
     indexes = build_indexes(home_dirs(resolve_dataset(source)), embedder, IndexParams(**meta["index_params"]))
-    program = CommandRetrieval(indexes, **meta["config"])
-    program.load(str(path))
-    return program
+    return CommandRetrieval(indexes, **meta["config"])
+
+
+def _load_experience(path, meta: dict, embedder, bank):
+    from .programs.experience_retrieval import ExperienceConfig, ExperienceRetrieval
+    from .retrievers.cosine_bank import CosineBank
+    from .retrievers.rerankers import make_reranker
+
+    config = ExperienceConfig(**meta["config"])
+    if not config.enable:
+        return ExperienceRetrieval(None, config)
+    source = bank if bank is not None else meta.get("bank")
+    if source is None:
+        raise ValueError(f"{path}: no bank given and the artifact records none")
+    service = meta.get("reranker")
+    reranker = make_reranker(service["base_url"], model=service["model"]) if service else None
+    return ExperienceRetrieval(CosineBank.load(source, embedder), config, reranker=reranker)

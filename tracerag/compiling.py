@@ -1,42 +1,54 @@
-"""Compile CommandRetrieval's prompts with a DSPy optimizer (BootstrapFewShot, MIPROv2 or GEPA).
+"""Compile a program's prompts with a DSPy optimizer (BootstrapFewShot, MIPROv2 or GEPA).
 
-Train on the train split, score on dev, and return the compiled program with its scores. The
-metric is recall@10 (a strict bool while bootstrapping); GEPA gets the feedback variant, which
-names the missed and wrongly included devices.
+Train on the train split, score on dev before and after, and return the compiled program with its
+scores. Each program brings its metric (a strict bool while bootstrapping) and a feedback variant
+for GEPA that says in words what went wrong.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import dspy
 
 from .datasets.smarthome import load_dataset
 from .metrics.commands import recall_at_10, recall_feedback
+from .metrics.experience import experience_feedback, experience_score
 
 
-def _examples(dataset, split: str, limit: int = 0) -> list[dspy.Example]:
-    examples = [q.to_example() for qs in load_dataset(dataset, split).values() for q in qs]
-    return examples[:limit] if limit else examples
-
-
-def _score(program, examples) -> float:
-    evaluator = dspy.Evaluate(devset=examples, metric=recall_at_10, num_threads=1, display_progress=False)
+def _score(program, examples, metric) -> float:
+    evaluator = dspy.Evaluate(devset=examples, metric=metric, num_threads=1, display_progress=False)
     return round(evaluator(program).score / 100, 4)
 
 
-def compile_commands(program, dataset, optimizer: str, *, max_train: int = 0) -> dict:
-    trainset = _examples(dataset, "train", max_train)
-    devset = _examples(dataset, "dev")
-    before = _score(program, devset)
+def compile_program(program, trainset: list, devset: list, optimizer: str, metric: Callable,
+                    feedback: Callable, metric_name: str) -> dict:
+    before = _score(program, devset, metric)
     if optimizer == "bootstrap":
-        opt = dspy.BootstrapFewShot(metric=recall_at_10, max_bootstrapped_demos=4, max_labeled_demos=4)
+        opt = dspy.BootstrapFewShot(metric=metric, max_bootstrapped_demos=4, max_labeled_demos=4)
         compiled = opt.compile(program, trainset=trainset)
     elif optimizer == "mipro":
-        opt = dspy.MIPROv2(metric=recall_at_10, auto="light", num_threads=1)
+        opt = dspy.MIPROv2(metric=metric, auto="light", num_threads=1)
         compiled = opt.compile(program, trainset=trainset, valset=devset)
     elif optimizer == "gepa":
-        opt = dspy.GEPA(metric=recall_feedback, auto="light", reflection_lm=dspy.settings.lm, num_threads=1)
+        opt = dspy.GEPA(metric=feedback, auto="light", reflection_lm=dspy.settings.lm, num_threads=1)
         compiled = opt.compile(program, trainset=trainset, valset=devset)
     else:
         raise ValueError(f"unknown optimizer {optimizer!r}")
-    return {"program": compiled, "optimizer": optimizer, "dev_recall@10_before": before,
-            "dev_recall@10_after": _score(compiled, devset), "train_examples": len(trainset)}
+    return {"program": compiled, "optimizer": optimizer, f"dev_{metric_name}_before": before,
+            f"dev_{metric_name}_after": _score(compiled, devset, metric), "train_examples": len(trainset)}
+
+
+def compile_commands(program, dataset, optimizer: str, *, max_train: int = 0) -> dict:
+    def examples(split: str) -> list[dspy.Example]:
+        return [q.to_example() for qs in load_dataset(dataset, split).values() for q in qs]
+
+    trainset = examples("train")
+    return compile_program(program, trainset[:max_train] if max_train else trainset, examples("dev"), optimizer,
+                           recall_at_10, recall_feedback, "recall@10")
+
+
+def compile_experience(program, trainset: list, devset: list, optimizer: str) -> dict:
+    """The metric is experience_score: recall@5 of the retrieval plus precision of the traces drawn on."""
+    return compile_program(program, trainset, devset, optimizer, experience_score, experience_feedback,
+                           "experience_score")

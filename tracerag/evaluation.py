@@ -1,6 +1,6 @@
 """Run a program over labelled queries and build the report the CLI prints and writes as JSON.
 
-The report shape is shared by every program: {"program", "dataset", "n", "metrics", "breakdown",
+The report shape is shared by every program: {"program", "dataset", "k", "n", "metrics", "breakdown",
 "per_query"}. Breakdowns (per home, quantifier, category) make regressions visible where they
 happen instead of averaging them away.
 """
@@ -19,6 +19,14 @@ from .metrics import commands as m
 def _mean(values) -> float | None:
     values = [v for v in values if v is not None]
     return round(statistics.fmean(values), 4) if values else None
+
+
+def _latency(rows: list[dict]) -> dict:
+    latencies = sorted(r["ms"] for r in rows)
+    if not latencies:
+        return {}
+    return {"latency_ms_p50": round(statistics.median(latencies), 2),
+            "latency_ms_p95": round(latencies[int(0.95 * (len(latencies) - 1))], 2)}
 
 
 def _summary(rows: list[dict], k: int) -> dict:
@@ -64,9 +72,54 @@ def evaluate_commands(program, queries_by_home: dict, *, dataset: str, k: int = 
         breakdown[key] = {name: _summary(rs, k) for name, rs in sorted(groups.items())}
     metrics = _summary(rows, k)
     metrics["lm_calls_per_query"] = _mean(r["lm_calls"] for r in rows)
-    latencies = sorted(r["ms"] for r in rows)
-    if latencies:
-        metrics["latency_ms_p50"] = round(statistics.median(latencies), 2)
-        metrics["latency_ms_p95"] = round(latencies[int(0.95 * (len(latencies) - 1))], 2)
+    metrics.update(_latency(rows))
     return {"program": "CommandRetrieval", "dataset": dataset, "k": k, "ir": program.ir_source, "n": len(rows),
             "metrics": metrics, "breakdown": breakdown, "per_query": rows}
+
+
+def _experience_summary(rows: list[dict], k: int) -> dict:
+    return {
+        f"hit@{k}": _mean(r["hit"] for r in rows),
+        f"recall@{k}": _mean(r["recall"] for r in rows),
+        "mrr": _mean(r["rr"] for r in rows),
+        "used_precision": _mean(r["used_precision"] for r in rows),
+        "usefulness": _mean(r["usefulness"] for r in rows),
+        "n": len(rows),
+    }
+
+
+def evaluate_experience(program, examples: list, *, dataset: str, k: int = 5, judge: bool = False,
+                        progress: bool = True) -> dict:
+    """Score ExperienceRetrieval on dspy Examples from `ExperienceQuery.to_example` (same report shape).
+
+    `judge` adds the LM-judged usefulness (one extra LM call per query with a non-empty experience).
+    """
+    from .metrics import experience as e
+
+    rows = []
+    for ex in tqdm(examples, desc="evaluate experience", unit="task", disable=not progress, leave=False):
+        started = time.perf_counter()
+        pred = program(**ex.inputs())
+        elapsed_ms = (time.perf_counter() - started) * 1000
+        rows.append({
+            "id": ex.id, "question": ex.question, "family": ex.family or "-",
+            "input": "image" if ex.images or ex.caption else "text",
+            "hit": e.hit_at_k(ex, pred, k), "recall": e.recall_at_k(ex, pred, k), "rr": e.reciprocal_rank(ex, pred, k),
+            "used_precision": e.used_precision(ex, pred),
+            "usefulness": e.usefulness(ex, pred) if judge else None,
+            "rounds": pred.rounds, "lm_calls": pred.lm_calls, "ms": round(elapsed_ms, 2), "error": pred.error,
+            "queries": pred.queries, "ranked": e.ranked_task_ids(pred)[:k], "used": pred.used_task_ids,
+            "experience": pred.experience,
+        })
+    breakdown = {}
+    for key in ("family", "input"):
+        groups = defaultdict(list)
+        for r in rows:
+            groups[r[key]].append(r)
+        breakdown[key] = {name: _experience_summary(rs, k) for name, rs in sorted(groups.items())}
+    metrics = _experience_summary(rows, k)
+    metrics["lm_calls_per_query"] = _mean(r["lm_calls"] for r in rows)
+    metrics["errors"] = sum(r["error"] is not None for r in rows)
+    metrics.update(_latency(rows))
+    return {"program": "ExperienceRetrieval", "dataset": dataset, "k": k, "n": len(rows),
+            "config": program.config.model_dump(), "metrics": metrics, "breakdown": breakdown, "per_query": rows}

@@ -1,0 +1,72 @@
+"""Signatures of ExperienceRetrieval: rewrite the task into search queries, distil experience from the
+retrieved traces, judge whether it is enough; plus captioning trace images and judging usefulness."""
+
+from __future__ import annotations
+
+import dspy
+
+
+class RewriteQuery(dspy.Signature):
+    """Turn a new agent task into search queries for a bank of previously solved tasks.
+
+    The bank indexes each solved task as "Image description: ...", the question, "Task: <task type>"
+    and the tools used. Write 1-3 short English queries that name the kind of task and the strategy
+    or tools it likely needs (not the specific entities or numbers, which will differ), and describe
+    what the images show in one sentence (empty when there are none). When search_context is given,
+    earlier experience fell short: aim the queries at the gap it names.
+    """
+
+    question: str = dspy.InputField()
+    images: list[dspy.Image] = dspy.InputField(desc="the task's input images; may be empty")
+    image_caption: str = dspy.InputField(desc="a known description of the images; may be empty")
+    search_context: str = dspy.InputField(desc="experience and gap from the previous round; empty in round 1")
+    text_queries: list[str] = dspy.OutputField(desc="1-3 search queries")
+    caption: str = dspy.OutputField(desc="one-sentence description of the images, or empty")
+
+
+class SummarizeExperience(dspy.Signature):
+    """Distil actionable experience for a new task from how similar tasks were solved.
+
+    Write 2-5 sentences an agent can act on: which tools to use in which order, which checks and
+    pitfalls mattered. Generalise; do not copy the old tasks' answers, entities or numbers. Only use
+    candidates that really are similar, and list the task_ids you drew on.
+    """
+
+    question: str = dspy.InputField()
+    image_caption: str = dspy.InputField(desc="description of the task's images; may be empty")
+    candidates: str = dspy.InputField(desc="similar solved tasks, each headed by [task_id], with tools and reasoning")
+    experience: str = dspy.OutputField(desc="2-5 sentences of actionable experience, or empty if nothing fits")
+    task_ids: list[str] = dspy.OutputField(desc="task_ids of the candidates the experience draws on")
+
+
+class CheckSufficiency(dspy.Signature):
+    """Decide whether the experience gives an agent enough strategy to solve the task.
+
+    sufficient is true when it covers the tools and the key checks the task needs; otherwise name
+    the missing piece in gap, as something one could search for.
+    """
+
+    question: str = dspy.InputField()
+    experience: str = dspy.InputField()
+    sufficient: bool = dspy.OutputField()
+    gap: str = dspy.OutputField(desc="what is missing; empty when sufficient")
+
+
+class CaptionImages(dspy.Signature):
+    """Describe what the images of a task show, in one or two factual sentences: the kind of image
+    (chart, receipt, photo of a plant, ...) and the text, numbers or objects the task hinges on."""
+
+    question: str = dspy.InputField(desc="the task the images belong to")
+    images: list[dspy.Image] = dspy.InputField()
+    caption: str = dspy.OutputField()
+
+
+class JudgeExperience(dspy.Signature):
+    """Rate how useful the experience would be to an agent about to solve the task, from 0 (irrelevant
+    or misleading) to 1 (names the right strategy, tools and pitfalls), and say why in one sentence."""
+
+    question: str = dspy.InputField()
+    reference_strategy: str = dspy.InputField(desc="how a similar task was actually solved")
+    experience: str = dspy.InputField()
+    usefulness: float = dspy.OutputField(desc="a number from 0 to 1")
+    reason: str = dspy.OutputField()
