@@ -1,6 +1,12 @@
-"""Metrics: pure functions (example, pred, trace=None) -> float | bool, plus GEPA feedback variants."""
+"""Metrics: pure functions (example, pred, trace=None) -> float | bool, plus GEPA feedback variants.
 
+One module per program (``metrics.commands``, ``metrics.experience``); the optimisation metrics and
+their feedback variants are re-exported here.
+"""
+
+from . import commands, experience
 from .commands import bulk_precision, hit, recall, recall_at_10, recall_feedback, reciprocal_rank, returned_pairs
+from .experience import experience_feedback, experience_score, usefulness
 
-__all__ = ["bulk_precision", "hit", "recall", "recall_at_10", "recall_feedback", "reciprocal_rank",
-           "returned_pairs"]
+__all__ = ["bulk_precision", "commands", "experience", "experience_feedback", "experience_score", "hit", "recall",
+           "recall_at_10", "recall_feedback", "reciprocal_rank", "returned_pairs", "usefulness"]

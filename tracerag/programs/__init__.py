@@ -1,6 +1,9 @@
 """DSPy modules composing signatures and retrievers."""
 
+from .captioning import make_captioner
 from .command_retrieval import CommandRetrieval
+from .experience_retrieval import ExperienceConfig, ExperienceRetrieval, render_experience_section
 from .rule_parser import parse_without_lm
 
-__all__ = ["CommandRetrieval", "parse_without_lm"]
+__all__ = ["CommandRetrieval", "ExperienceConfig", "ExperienceRetrieval", "make_captioner", "parse_without_lm",
+           "render_experience_section"]

@@ -1,7 +1,9 @@
 """Typed DSPy signatures and their pydantic models. Declarations only: no logic beyond validation."""
 
 from .command import ArbitrateCapability, ArbitrationDecision, CommandOption, ParseCommand
+from .experience import CaptionImages, CheckSufficiency, JudgeExperience, RewriteQuery, SummarizeExperience
 from .query_ir import DEVICE_CATEGORIES, UNKNOWN_CATEGORY, QueryIR
 
-__all__ = ["ArbitrateCapability", "ArbitrationDecision", "CommandOption", "ParseCommand", "QueryIR",
-           "DEVICE_CATEGORIES", "UNKNOWN_CATEGORY"]
+__all__ = ["ArbitrateCapability", "ArbitrationDecision", "CaptionImages", "CheckSufficiency", "CommandOption",
+           "JudgeExperience", "ParseCommand", "QueryIR", "RewriteQuery", "SummarizeExperience", "DEVICE_CATEGORIES",
+           "UNKNOWN_CATEGORY"]

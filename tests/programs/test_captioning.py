@@ -1,0 +1,82 @@
+"""Captioning trace images with a (fake) vision LM while building the bank."""
+
+import threading
+import time
+
+import dspy
+from conftest import FakeEngine, make_trace, write_traces
+
+from tracerag.programs.captioning import make_captioner
+from tracerag.retrievers.cosine_bank import CosineBank
+from tracerag.retrievers.experience_bank import build_experience_bank
+from tracerag.retrievers.traces import load_traces
+
+PNG = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+                    "1f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082")
+
+
+class SlowEngine(FakeEngine):
+    """Records how many calls are in flight at once."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.lock, self.active, self.peak = threading.Lock(), 0, 0
+
+    def complete(self, request):
+        with self.lock:
+            self.active += 1
+            self.peak = max(self.peak, self.active)
+        time.sleep(0.05)
+        try:
+            return super().complete(request)
+        finally:
+            with self.lock:
+                self.active -= 1
+
+
+def traces_with_images(directory, n):
+    traces = [make_trace("plant", i, images=["images/leaf.png"]) for i in range(1, n + 1)]
+    write_traces(directory, traces)
+    for t in traces:
+        image = directory / "tasks" / t["task_id"] / "images" / "leaf.png"
+        image.parent.mkdir(exist_ok=True)
+        image.write_bytes(PNG)
+    return directory
+
+
+def test_no_lm_means_no_captioner():
+    dspy.configure(lm=None)
+    assert make_captioner() is None
+
+
+def test_captions_eight_at_a_time_and_skips_unreadable_images(tmp_path, embedder, caplog):
+    directory = traces_with_images(tmp_path / "traces", 12)
+    (directory / "tasks" / "plant-0012" / "images" / "leaf.png").unlink()  # this one cannot be read
+    engine = SlowEngine()
+    dspy.configure(lm=dspy.LM("fake/vision", engine=engine, cache=False, num_retries=0),
+                   adapter=dspy.ChatAdapter(use_json_adapter_fallback=False))
+    try:
+        captions = make_captioner(concurrency=8)(load_traces(directory).traces)
+        assert len(captions) == 11 and "plant-0012" not in captions
+        assert captions["plant-0001"].startswith("an image for: ")
+        assert 1 < engine.peak <= 8
+        assert "plant-0012: cannot read its images" in caplog.text
+
+        report = build_experience_bank(directory, tmp_path / "bank", embedder, captioner=make_captioner())
+        bank = CosineBank.load(tmp_path / "bank", embedder)
+        assert report.captioned == 11
+        assert bank.metadata(bank.row_of("plant-0003"))["index_text"].startswith("Image description: an image for")
+        assert bank.metadata(bank.row_of("plant-0012"))["caption"] is None
+    finally:
+        dspy.configure(lm=None)
+
+
+def test_failed_caption_calls_leave_traces_uncaptioned(tmp_path, embedder):
+    directory = traces_with_images(tmp_path / "traces", 3)
+    dspy.configure(lm=dspy.LM("fake/vision", engine=FakeEngine(mode="error"), cache=False, num_retries=0),
+                   adapter=dspy.ChatAdapter(use_json_adapter_fallback=False))
+    try:
+        report = build_experience_bank(directory, tmp_path / "bank", embedder, captioner=make_captioner())
+        assert report.added == 3 and report.captioned == 0
+    finally:
+        dspy.configure(lm=None)
