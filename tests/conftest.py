@@ -200,7 +200,7 @@ class FakeEngine:
             question = _field(user, "question") or ""
             context = _field(user, "search_context") or ""
             queries = [f"how to solve: {question}"] + ([f"gap: {context.splitlines()[-1]}"] if context else [])
-            return "RewriteQuery", answer(text_queries=json.dumps(queries), caption="a picture")
+            return "RewriteQuery", answer(text_queries=json.dumps(queries), image_caption="a picture")
         if "`experience`" in system and "`task_ids`" in system:
             ids = re.findall(r"^\[([\w.-]+)\]", _field(user, "candidates") or "", re.M)
             used = ids[:2] + self.summary_ids

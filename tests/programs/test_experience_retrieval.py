@@ -195,3 +195,12 @@ def test_save_and_load_round_trip(bank, tmp_path, fake_lm):
     assert loaded.bank.directory.resolve() == bank.directory.resolve()
     fake_lm(sufficiency=[True])
     assert loaded(question=QUESTION).experience
+
+
+def test_rewrite_caption_feeds_rerank_and_summary(bank, fake_lm):
+    engine = fake_lm()
+    reranker = ReversingReranker()
+    program(bank, reranker=reranker)(question=QUESTION)
+    assert reranker.queries == [f"{QUESTION}\na picture"]  # the caption RewriteQuery wrote
+    summary_prompt = next(user for name, user in engine.inputs if name == "SummarizeExperience")
+    assert "[[ ## image_caption ## ]]\na picture" in summary_prompt

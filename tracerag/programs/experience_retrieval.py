@@ -167,13 +167,13 @@ class ExperienceRetrieval(dspy.Module):
                  search_context: str) -> tuple[list[str], str]:
         raw = query_text(question, caption, sub_task)
         try:
-            out = self.rewrite(question=question, images=_as_images(images), image_caption=caption,
+            out = self.rewrite(question=question, images=_as_images(images), known_caption=caption,
                                search_context=search_context)
             queries = [q.strip() for q in (out.text_queries or []) if isinstance(q, str) and q.strip()][:5]
             if not queries:
                 raise ValueError("no text_queries")
             # the raw task stays a query: a rewrite can only add recall, never lose the literal task
-            return [raw, *queries], (caption or (out.caption or "").strip())
+            return [raw, *queries], (caption or (out.image_caption or "").strip())
         except Exception as exc:
             logger.warning("RewriteQuery failed (%s: %s); searching with the raw task", type(exc).__name__, exc)
             return [raw], caption

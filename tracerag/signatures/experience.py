@@ -18,10 +18,10 @@ class RewriteQuery(dspy.Signature):
 
     question: str = dspy.InputField()
     images: list[dspy.Image] = dspy.InputField(desc="the task's input images; may be empty")
-    image_caption: str = dspy.InputField(desc="a known description of the images; may be empty")
+    known_caption: str = dspy.InputField(desc="a description of the images given with the task; may be empty")
     search_context: str = dspy.InputField(desc="experience and gap from the previous round; empty in round 1")
     text_queries: list[str] = dspy.OutputField(desc="1-3 search queries")
-    caption: str = dspy.OutputField(desc="one-sentence description of the images, or empty")
+    image_caption: str = dspy.OutputField(desc="one-sentence description of the images, or empty")
 
 
 class SummarizeExperience(dspy.Signature):
