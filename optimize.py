@@ -99,6 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
     comp.add_argument("--optimizer", choices=("bootstrap", "mipro", "gepa"), default="bootstrap")
     comp.add_argument("--program-file", help="start from this artifact (e.g. the output of tune)")
     comp.add_argument("--max-train", type=int, default=0, help="use at most this many train examples (0 = all)")
+    comp.add_argument("--max-metric-calls", type=int, help="gepa: rollout budget (default: its light preset)")
     comp.add_argument("--out", required=True)
     _experience_flags(comp)
     _common(comp)
@@ -237,7 +238,8 @@ def cmd_compile(args) -> int:
     if args.program == "experience":
         return _compile_experience(args)
     program = _program(args, "lm")
-    scores = compile_commands(program, args.dataset, args.optimizer, max_train=args.max_train)
+    scores = compile_commands(program, args.dataset, args.optimizer, max_train=args.max_train,
+                              max_metric_calls=args.max_metric_calls)
     tracerag.save(scores.pop("program"), args.out, dataset=str(args.dataset), metric="recall@10", scores=scores)
     print(json.dumps(scores, indent=1))
     print(f"compiled program written to {args.out}")
@@ -338,7 +340,7 @@ def _compile_experience(args) -> int:
     program = _experience_program(args, dataset, bank_dir=out.with_name(out.name + ".bank"))
     trainset = _experience_examples(dataset, "train")
     scores = compile_experience(program, trainset[: args.max_train] if args.max_train else trainset,
-                                _experience_examples(dataset, "dev"), args.optimizer)
+                                _experience_examples(dataset, "dev"), args.optimizer, args.max_metric_calls)
     tracerag.save(scores.pop("program"), out, dataset=str(args.dataset), metric="experience_score", scores=scores)
     print(json.dumps(scores, indent=1))
     print(f"compiled program written to {out} (bank: {program.bank.directory})")

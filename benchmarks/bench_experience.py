@@ -85,7 +85,8 @@ def build_and_append(dataset: Path, repeats: int) -> list[str]:
                 rebuilds.append(build_experience_bank(traces, bank, embedder, rebuild=True).seconds)
             a, b = statistics.median(appends), statistics.median(rebuilds)
             rows.append(f"| append {extra} new to 400 | {extra} | {a:.3f} | {extra / a:.0f} |")
-            rows.append(f"| rebuild all {400 + extra} (same input) | {400 + extra} | {b:.3f} | {(400 + extra) / b:.0f} |")
+            total = 400 + extra
+            rows.append(f"| rebuild all {total} (same input) | {total} | {b:.3f} | {total / b:.0f} |")
     return rows
 
 
@@ -101,7 +102,7 @@ def main() -> None:
         bank = CosineBank.load(Path(tmp) / "bank", embedder)
         print("### Retrieval quality, no LM (k=5)\n")
         print("\n".join(quality(bank, dataset)))
-    print("\n### Bank build and append (default embedder, no cache, median of %d)\n" % args.repeats)
+    print(f"\n### Bank build and append (default embedder, no cache, median of {args.repeats})\n")
     print("\n".join(build_and_append(dataset, args.repeats)))
     print(f"\n(total {time.perf_counter() - started:.0f} s)")
 

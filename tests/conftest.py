@@ -184,7 +184,10 @@ class FakeEngine:
             self.calls.append("other")
             declared = system.split("Your output fields are:")[-1].split("All interactions")[0]
             outputs = re.findall(r"^\d+\. `(\w+)`", declared, re.M)
-            text = "".join(f"[[ ## {f} ## ]]\n{self.other_answer}\n\n" for f in outputs) + "[[ ## completed ## ]]"
+            if "Outputs will be a JSON object" in system:  # JSONAdapter callers, e.g. GEPA's reflection
+                text = json.dumps({f: self.other_answer for f in outputs})
+            else:
+                text = "".join(f"[[ ## {f} ## ]]\n{self.other_answer}\n\n" for f in outputs) + "[[ ## completed ## ]]"
         if self.mode == "garbage":
             text = "Sure! Here is what I think: the lights, probably."
         return Response(id=None, model="fake", message=Message.assistant([TextPart(text)]), finish_reason="stop",

@@ -122,3 +122,35 @@ def test_console_script_on_the_bundled_dataset(tmp_path):
                             cwd=Path(__file__).parents[1], env=env, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
     assert json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))["metrics"]["recall@10"] > 0.8
+
+
+def test_compile_with_gepa_and_the_fake_lm(dataset, monkeypatch):
+    from conftest import FakeEngine
+
+    engines = []
+
+    def make_lm(*args, **kwargs):
+        # a parse that gates to the wrong category keeps recall below 1: GEPA has something to reflect on
+        engines.append(FakeEngine(irs={q: {**ir, "type_hint": "SmartPlug"} for q, _, _, ir in QUERIES}))
+        return __import__("dspy").LM("fake/model", engine=engines[-1], cache=False, num_retries=0)
+
+    monkeypatch.setattr(tracerag.config, "make_lm", make_lm)
+    assert optimize.main(["compile", "commands", "--dataset", str(dataset), "--lm", "fake/model",
+                          "--optimizer", "gepa", "--max-metric-calls", "40", "--out", "g.json"]) == 0
+    assert "other" in engines[0].calls  # the reflection LM proposed an instruction
+    program = tracerag.load("g.json", home=dataset, embedder=tracerag.config.make_embedder())
+    assert program.parse.signature.instructions
+
+
+def test_compile_with_mipro_and_the_fake_lm(dataset, monkeypatch):
+    pytest.importorskip("optuna")
+    from conftest import FakeEngine
+
+    irs = {q: ir for q, _, _, ir in QUERIES}
+    monkeypatch.setattr(tracerag.config, "make_lm", lambda *a, **k: __import__("dspy").LM(
+        "fake/model", engine=FakeEngine(irs=irs), cache=False, num_retries=0))
+    assert optimize.main(["compile", "commands", "--dataset", str(dataset), "--lm", "fake/model",
+                          "--optimizer", "mipro", "--out", "m.json"]) == 0
+    scores = json.loads(Path("m.json.meta.json").read_text(encoding="utf-8"))["scores"]
+    assert scores["optimizer"] == "mipro" and scores["dev_recall@10_after"] >= scores["dev_recall@10_before"]
+    assert tracerag.load("m.json", home=dataset, embedder=tracerag.config.make_embedder()).parse.signature.instructions

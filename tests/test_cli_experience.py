@@ -107,3 +107,25 @@ def test_compile_with_bootstrap_and_load(dataset, tmp_path, use_fake_lm, capsys)
     assert meta["scores"]["dev_experience_score_after"] >= meta["scores"]["dev_experience_score_before"]
     program = tracerag.load(out)
     assert program.config.enable and len(program.bank) == 12 and program.summarize.demos
+
+
+def test_compile_with_gepa_reflects_and_saves(dataset, tmp_path, use_fake_lm):
+    # two relevant ids that are not in the bank keep recall below 1, so GEPA has something to reflect on
+    rows = [json.loads(line) for line in (dataset / "queries.jsonl").read_text().splitlines()]
+    (dataset / "queries.jsonl").write_text("".join(json.dumps({**r, "relevant_task_ids": r["relevant_task_ids"] +
+                                                               ["gone-1", "gone-2"]}) + "\n" for r in rows))
+    out = tmp_path / "gepa.json"
+    assert optimize.main(["compile", "experience", "--dataset", str(dataset), "--lm", "fake/x", "--optimizer", "gepa",
+                          "--max-metric-calls", "40", "--out", str(out)]) == 0
+    assert "other" in use_fake_lm[0].calls  # GEPA's reflection LM was asked for a new instruction
+    assert tracerag.load(out).config.enable
+
+
+def test_compile_with_mipro(dataset, tmp_path, use_fake_lm):
+    pytest.importorskip("optuna")
+    out = tmp_path / "mipro.json"
+    assert optimize.main(["compile", "experience", "--dataset", str(dataset), "--lm", "fake/x", "--optimizer", "mipro",
+                          "--out", str(out)]) == 0
+    meta = json.loads(Path(f"{out}.meta.json").read_text(encoding="utf-8"))
+    assert meta["scores"]["optimizer"] == "mipro"
+    assert tracerag.load(out).rewrite.signature.instructions

@@ -22,7 +22,8 @@ def _score(program, examples, metric) -> float:
 
 
 def compile_program(program, trainset: list, devset: list, optimizer: str, metric: Callable,
-                    feedback: Callable, metric_name: str) -> dict:
+                    feedback: Callable, metric_name: str, max_metric_calls: int | None = None) -> dict:
+    """``max_metric_calls`` bounds GEPA's budget (default: its "light" preset, often 1,000+ rollouts)."""
     before = _score(program, devset, metric)
     if optimizer == "bootstrap":
         opt = dspy.BootstrapFewShot(metric=metric, max_bootstrapped_demos=4, max_labeled_demos=4)
@@ -31,7 +32,8 @@ def compile_program(program, trainset: list, devset: list, optimizer: str, metri
         opt = dspy.MIPROv2(metric=metric, auto="light", num_threads=1)
         compiled = opt.compile(program, trainset=trainset, valset=devset)
     elif optimizer == "gepa":
-        opt = dspy.GEPA(metric=feedback, auto="light", reflection_lm=dspy.settings.lm, num_threads=1)
+        budget = {"max_metric_calls": max_metric_calls} if max_metric_calls else {"auto": "light"}
+        opt = dspy.GEPA(metric=feedback, reflection_lm=dspy.settings.lm, num_threads=1, **budget)
         compiled = opt.compile(program, trainset=trainset, valset=devset)
     else:
         raise ValueError(f"unknown optimizer {optimizer!r}")
@@ -39,16 +41,18 @@ def compile_program(program, trainset: list, devset: list, optimizer: str, metri
             f"dev_{metric_name}_after": _score(compiled, devset, metric), "train_examples": len(trainset)}
 
 
-def compile_commands(program, dataset, optimizer: str, *, max_train: int = 0) -> dict:
+def compile_commands(program, dataset, optimizer: str, *, max_train: int = 0,
+                     max_metric_calls: int | None = None) -> dict:
     def examples(split: str) -> list[dspy.Example]:
         return [q.to_example() for qs in load_dataset(dataset, split).values() for q in qs]
 
     trainset = examples("train")
     return compile_program(program, trainset[:max_train] if max_train else trainset, examples("dev"), optimizer,
-                           recall_at_10, recall_feedback, "recall@10")
+                           recall_at_10, recall_feedback, "recall@10", max_metric_calls)
 
 
-def compile_experience(program, trainset: list, devset: list, optimizer: str) -> dict:
+def compile_experience(program, trainset: list, devset: list, optimizer: str,
+                       max_metric_calls: int | None = None) -> dict:
     """The metric is experience_score: recall@5 of the retrieval plus precision of the traces drawn on."""
     return compile_program(program, trainset, devset, optimizer, experience_score, experience_feedback,
-                           "experience_score")
+                           "experience_score", max_metric_calls)
