@@ -114,3 +114,15 @@ def test_no_correct_traces_is_an_error(tmp_path, embedder):
     with pytest.raises(BankError, match="no correct traces"):
         build_experience_bank(tmp_path / "traces", tmp_path / "bank", embedder)
     assert not (tmp_path / "bank").exists()
+
+
+def test_task_ids_and_captions_views_follow_every_version(tmp_path, embedder):
+    write_traces(tmp_path / "traces", [make_trace("plant", 1, images=["a.jpg"], caption="A fern"),
+                                       make_trace("receipt", 2)])
+    build_experience_bank(tmp_path / "traces", tmp_path / "bank", embedder)
+    write_traces(tmp_path / "traces", [make_trace("plant", 3, images=["b.jpg"], caption="A cactus")])
+    build_experience_bank(tmp_path / "traces", tmp_path / "bank", embedder, append=True)
+    bank_dir = tmp_path / "bank"
+    assert json.loads((bank_dir / "task_ids.json").read_text()) == CosineBank.load(bank_dir).ids == \
+        ["plant-0001", "receipt-0002", "plant-0003"]
+    assert json.loads((bank_dir / "captions.json").read_text()) == {"plant-0001": "A fern", "plant-0003": "A cactus"}

@@ -453,15 +453,15 @@ def write_ids_metadata_manifest(
     created: str | None = None,
 ) -> None:
     """Write the files besides the embeddings, the manifest last; metadata is the old lines, then the new."""
-    _write_json(directory / IDS, ids)
+    write_json(directory / IDS, ids)
     _write_metadata(directory / METADATA, old_metadata, new_metadata)
     now = _dt.datetime.now(_dt.UTC).isoformat(timespec="microseconds")
     manifest = {"format_version": FORMAT_VERSION, "embedder": embedder_id, "dim": dim, "count": len(ids),
                 "created": created or now, "updated": now}
-    _write_json(directory / MANIFEST, manifest)
+    write_json(directory / MANIFEST, manifest)
 
 
-def _write_json(path: Path, value: Any) -> None:
+def write_json(path: Path, value: Any) -> None:
     with open(path, "w", encoding="utf-8") as f:
         f.write(json.dumps(value, ensure_ascii=False) + "\n")  # dumps: C encoder; dump() streams in Python
         _fsync_file(f)

@@ -21,7 +21,7 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, ClassVar
 
 import numpy as np
 
@@ -34,6 +34,7 @@ from .bank_files import (
     read_manifest,
     write_embeddings,
     write_ids_metadata_manifest,
+    write_json,
     write_new_bank,
     write_rows,
     write_version,
@@ -60,6 +61,10 @@ class CosineBank:
     immutable version; ``append`` moves this instance to the new version, other open instances keep
     theirs until :meth:`refresh`.
     """
+
+    # Extra JSON files written into every version for other tools to read: file name -> "id" (the ids
+    # in row order) or a metadata key ({id: value} for rows that have it). The bank never reads them.
+    views: ClassVar[dict[str, str]] = {}
 
     def __init__(self, snapshot: Snapshot, embedder: Embedder | None = None, directory: Path | None = None) -> None:
         self._snap = snapshot
@@ -93,6 +98,7 @@ class CosineBank:
         def write(tmp: Path) -> None:
             with write_embeddings(tmp, len(ids), dim) as f:
                 _embed_into(f, embedder, texts, batch_size, progress, str(target))
+            cls._write_views(tmp, ids, meta.__getitem__)
             write_ids_metadata_manifest(tmp, ids, b"", metadata_lines(meta, 0), embedder_id=embedder.id, dim=dim)
 
         write_new_bank(target, write, overwrite)
@@ -129,6 +135,7 @@ class CosineBank:
             with write_embeddings(tmp, n, dim) as f:
                 for start in range(0, n, _WRITE_CHUNK):
                     write_rows(f, vectors[start : start + _WRITE_CHUNK], dim, str(target))
+            cls._write_views(tmp, ids, meta.__getitem__)
             write_ids_metadata_manifest(tmp, ids, b"", metadata_lines(meta, 0), embedder_id=embedder_id, dim=dim)
 
         write_new_bank(target, write, overwrite)
@@ -205,6 +212,9 @@ class CosineBank:
                     if snap.count:  # target holds exactly this snapshot's version (checked above)
                         copy_rows(target, f, snap.count, snap.dim)
                     new_rows(f, keep)
+                added = [meta[i] for i in keep]
+                type(self)._write_views(tmp, snap.ids + new_ids,
+                                        lambda r: snap.metadata(r) if r < snap.count else added[r - snap.count])
                 write_ids_metadata_manifest(
                     tmp, snap.ids + new_ids, snap.meta_raw, tail,
                     embedder_id=snap.manifest["embedder"], dim=snap.dim, created=snap.manifest.get("created"),
@@ -214,6 +224,15 @@ class CosineBank:
             self._snap = load_snapshot(target)
         logger.info("appended %d rows to %s (%d skipped as present)", len(keep), target, len(ids) - len(keep))
         return len(keep)
+
+    @classmethod
+    def _write_views(cls, directory: Path, ids: list[str], metadata_of: Callable[[int], dict[str, Any]]) -> None:
+        for name, key in cls.views.items():
+            if key == "id":
+                write_json(directory / name, ids)
+                continue
+            rows = ((x, metadata_of(r).get(key)) for r, x in enumerate(ids))
+            write_json(directory / name, {x: value for x, value in rows if value is not None})
 
     def _require_embedder(self) -> Embedder:
         if self.embedder is None:

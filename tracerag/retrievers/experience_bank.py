@@ -4,10 +4,9 @@ A bank row is one correct trace: its id is the task_id, its vector embeds the tr
 and its metadata keeps what the program needs at run time (index text for reranking, reasoning and
 steps for summarising, the caption), so an app needs the bank directory only, not the traces.
 
-Bank directory mapping: ``ids.json`` is the list of task_ids in row order, and each
-``metadata.jsonl`` row carries the trace's ``caption`` (null when it has none) - together they are
-the ``task_ids.json`` / ``captions.json`` of the original design, kept in CosineBank's generic
-format so the same store also serves as a chunk store.
+Bank directory: CosineBank's files (``ids.json`` and ``metadata.jsonl`` are what the bank reads)
+plus two views written into every version for other tools: ``task_ids.json`` (the task_ids in row
+order) and ``captions.json`` ({task_id: caption} for traces that have one).
 """
 
 from __future__ import annotations
@@ -22,9 +21,15 @@ from .cosine_bank import BankError, CosineBank, Progress
 from .embedders import Embedder
 from .traces import Trace, load_traces
 
-__all__ = ["BankBuildReport", "Captioner", "build_experience_bank"]
+__all__ = ["BankBuildReport", "Captioner", "ExperienceBank", "build_experience_bank"]
 
 logger = logging.getLogger(__name__)
+
+class ExperienceBank(CosineBank):
+    """A CosineBank of traces, which also writes the ``task_ids.json`` / ``captions.json`` views."""
+
+    views = {"task_ids.json": "id", "captions.json": "caption"}
+
 
 # Given traces that need a caption (they have images and none precomputed), return task_id -> caption
 # for those it could caption. Built from a vision LM in programs/captioning.py; None skips captioning.
@@ -79,7 +84,7 @@ def build_experience_bank(
     if exists and not (append or rebuild):
         raise BankError(f"{bank_dir}: a bank already exists; pass --append to add new traces or --rebuild to "
                         "replace it")
-    bank = CosineBank.load(bank_dir, embedder) if exists and append else None
+    bank = ExperienceBank.load(bank_dir, embedder) if exists and append else None
     todo = [t for t in loaded.traces if bank is None or t.task_id not in bank]
     report.already_in_bank = len(loaded.traces) - len(todo)
 
@@ -99,7 +104,7 @@ def build_experience_bank(
         if not todo:
             raise BankError(f"{traces_dir}: no correct traces to build a bank from "
                             f"({loaded.incorrect} incorrect, {len(loaded.corrupt)} unreadable)")
-        bank = CosineBank.create(bank_dir, embedder, ids, texts, metadata, batch_size=batch_size,
+        bank = ExperienceBank.create(bank_dir, embedder, ids, texts, metadata, batch_size=batch_size,
                                  progress=progress, overwrite=rebuild)
         report.added = len(ids)
     report.bank_size = len(bank)
