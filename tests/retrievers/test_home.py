@@ -71,3 +71,15 @@ def test_broken_devices_json_reports_line(home_dir):
 def test_not_a_home_directory(tmp_path):
     with pytest.raises(HomeDataError, match="devices.json is missing"):
         Home.load(tmp_path)
+
+
+def test_jsonl_lines_end_at_newline_only(tmp_path):
+    """U+2029 inside a JSON string is legal; str.splitlines would cut the line there."""
+    from tracerag.retrievers.home import HomeDataError, iter_jsonl
+
+    path = tmp_path / "q.jsonl"
+    path.write_text('{"id": "a", "query": "one\u2029two"}\n\n[1]\n', encoding="utf-8")
+    rows = iter_jsonl(path)
+    assert next(rows) == (f"{path}:1", {"id": "a", "query": "one\u2029two"})
+    with pytest.raises(HomeDataError, match=r"q.jsonl:3: expected a JSON object"):
+        next(rows)

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import dspy
 
-from ..retrievers.corpus import CorpusError, iter_json_lines
+from ..retrievers.corpus import CorpusError
+from ..retrievers.jsonl import iter_json_lines
 from .smarthome import SPLITS, resolve_dataset, split_of
 
 __all__ = ["DECISIONS", "PubMedQAQuestion", "load_pubmedqa_questions", "pubmedqa_abstracts_path"]
@@ -68,7 +69,7 @@ def load_pubmedqa_questions(path_or_name: str | Path = "pubmedqa", split: str | 
         raise ValueError(f"unknown split {split!r}; choose from {list(SPLITS)}")
     path = _dataset_file(path_or_name, QUESTIONS_FILE)
     questions, seen = [], set()
-    for where, row in iter_json_lines(path):
+    for where, row in iter_json_lines(path, CorpusError):
         pmid = row.get("pmid")
         if isinstance(pmid, int) and not isinstance(pmid, bool):
             pmid = str(pmid)

@@ -15,11 +15,10 @@ appends); rebuild the bank into a new directory to pick up edited documents.
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,8 +26,9 @@ from typing import Any
 from .chunking import DEFAULT_OVERLAP, DEFAULT_SIZE, Chunk, chunk_text
 from .cosine_bank import CosineBank, Progress
 from .embedders import Embedder
+from .jsonl import iter_json_lines
 
-__all__ = ["CorpusError", "Document", "IngestReport", "ingest_documents", "iter_json_lines", "read_documents"]
+__all__ = ["CorpusError", "Document", "IngestReport", "ingest_documents", "read_documents"]
 
 logger = logging.getLogger(__name__)
 
@@ -71,31 +71,6 @@ class IngestReport:
         return {**asdict(self), "chunks_per_second": round(self.chunks_per_second, 1)}
 
 
-def iter_json_lines(path: Path) -> Iterator[tuple[str, dict]]:
-    """Yield ("file:line", object) for each non-blank line, streaming; bad JSON or UTF-8 names the line.
-
-    Lines end at "\\n" only: JSON strings may hold U+2028/U+2029 raw, which ``str.splitlines`` would split.
-    """
-    if not path.is_file():
-        raise CorpusError(f"{path}: file is missing")
-    with open(path, "rb") as f:
-        for lineno, raw in enumerate(f, start=1):
-            where = f"{path}:{lineno}"
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as e:
-                raise CorpusError(f"{where}: not UTF-8 (byte {e.start + 1})") from None
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise CorpusError(f"{where}: invalid JSON ({e.msg} at column {e.colno})") from None
-            if not isinstance(row, dict):
-                raise CorpusError(f"{where}: expected a JSON object")
-            yield where, row
-
-
 def _document_id(row: dict, where: str) -> str:
     name = next((k for k in ID_FIELDS if k in row), None)
     if name is None:
@@ -130,7 +105,7 @@ def read_documents(path: str | Path, text_fields: Sequence[str] = DEFAULT_TEXT_F
     path = Path(path)
     docs: list[Document] = []
     seen: dict[str, str] = {}
-    for where, row in iter_json_lines(path):
+    for where, row in iter_json_lines(path, CorpusError):
         doc_id = _document_id(row, where)
         if doc_id in seen:
             raise CorpusError(f"{where}: field 'id' {doc_id!r} appears twice (first at {seen[doc_id]})")

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
+from .jsonl import iter_json_lines
+
 logger = logging.getLogger(__name__)
 
 MAIN_COMPONENT = "main"
@@ -101,18 +103,8 @@ class Home:
 
 
 def iter_jsonl(path: Path):
-    """Yield ("file:line", object) for each non-blank line; invalid JSON is an error naming the line."""
-    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        where = f"{path}:{lineno}"
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise HomeDataError(f"{where}: invalid JSON ({e.msg} at column {e.colno})") from None
-        if not isinstance(row, dict):
-            raise HomeDataError(f"{where}: expected a JSON object")
-        yield where, row
+    """Yield ("file:line", object) for each non-blank line; a broken line is a HomeDataError naming it."""
+    return iter_json_lines(path, HomeDataError)
 
 
 def load_spec(path: Path) -> dict[str, tuple[CommandSpec, ...]]:
