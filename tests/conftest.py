@@ -141,7 +141,8 @@ class FakeEngine:
 
     def __init__(self, irs: dict | None = None, arbitration: dict | None = None, mode: str = "ok",
                  other_answer: str = "Parse the utterance; pick type_hint from the allowed categories.",
-                 fail: dict | None = None, sufficiency: list[bool] | None = None, summary_ids: list[str] = ()):
+                 fail: dict | None = None, sufficiency: list[bool] | None = None, summary_ids: list[str] = (),
+                 relevant: set[str] | None = None, malformed: set[str] = frozenset(), grounded: list[bool] = (True,)):
         self.irs = irs or {}
         self.other_answer = other_answer
         self.arbitration = arbitration or {"choice_index": 0}
@@ -149,6 +150,9 @@ class FakeEngine:
         self.fail = fail or {}
         self.sufficiency = list(sufficiency or [False])
         self.summary_ids = list(summary_ids)
+        self.relevant = relevant  # GradeRelevance: ids scored 0.9 (None: chunks sharing a question word)
+        self.malformed = set(malformed)  # GradeRelevance: ids whose batch item is malformed
+        self.grounded = list(grounded)  # VerifyGroundedness answers in order (the last one repeats)
         self.calls: list[str] = []
         self.inputs: list[tuple[str, str]] = []  # (signature, user message) for experience calls
 
@@ -160,9 +164,9 @@ class FakeEngine:
             from dspy import lm15
 
             raise lm15.ServerError("fake server is down")
-        experience = self._experience(system, user)
-        if experience is not None:
-            name, text = experience
+        known = self._known_signature(system, user)
+        if known is not None:
+            name, text = known
             self.calls.append(name)
             self.inputs.append((name, user))
             if self.fail.get(name) == "error":
@@ -194,11 +198,37 @@ class FakeEngine:
                         usage=Usage(input_tokens=len(system + user) // 4, output_tokens=len(text) // 4,
                                     total_tokens=(len(system + user) + len(text)) // 4))
 
-    def _experience(self, system: str, user: str) -> tuple[str, str] | None:
-        """RewriteQuery, SummarizeExperience, CheckSufficiency, CaptionImages, JudgeExperience; else None."""
+    def _known_signature(self, system: str, user: str) -> tuple[str, str] | None:
+        """The experience and RAG signatures, recognised by their field names; None for anything else."""
         def answer(**fields) -> str:
             return "".join(f"[[ ## {k} ## ]]\n{v}\n\n" for k, v in fields.items()) + "[[ ## completed ## ]]"
 
+        if "`grades`" in system:
+            question = set(re.findall(r"\w{5,}", (_field(user, "question") or "").lower()))
+            chunks = re.findall(r"^\[(\S+?)\] (.*)$", _field(user, "chunks") or "", re.M)
+            single = len(chunks) == 1
+            items = []
+            for cid, text in chunks:
+                hit = cid in self.relevant if self.relevant is not None else bool(question & set(
+                    re.findall(r"\w{5,}", text.lower())))
+                if cid in self.malformed and not single:
+                    items.append({"id": cid, "score": "very high"})
+                else:
+                    items.append({"id": cid, "score": 0.9 if hit else 0.1, "reason": "on topic" if hit else "off"})
+            return "GradeRelevance", answer(grades=json.dumps(items))
+        if "`previous_query`" in system:
+            return "RefineQuery", answer(query=f"refined {_field(user, 'previous_query')}")
+        if "`avoid_claims`" in system:
+            ids = re.findall(r"^\[(\S+?)\]", _field(user, "chunks") or "", re.M)
+            avoid = _field(user, "avoid_claims") or "[]"
+            text = f"Yes, it helps [{ids[0]}]."
+            if avoid.strip() == "[]" and len(ids) > 1:
+                text += f" The effect was large [{ids[1]}]."
+            return "AnswerWithCitations", answer(answer=text, verdict="yes")
+        if "`unsupported_claims`" in system:
+            ok = self.grounded.pop(0) if len(self.grounded) > 1 else self.grounded[0]
+            return "VerifyGroundedness", answer(grounded=str(ok), unsupported_claims=json.dumps(
+                [] if ok else ["The effect was large"]), missing_evidence="" if ok else "a measured effect size")
         if "`text_queries`" in system:
             question = _field(user, "question") or ""
             context = _field(user, "search_context") or ""

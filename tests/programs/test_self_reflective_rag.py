@@ -1,0 +1,134 @@
+"""SelfReflectiveRAG with the fake LM: grading, refinement, the round cap, verification and fallbacks."""
+
+import json
+
+import pytest
+
+from tracerag.programs.self_reflective_rag import NEED_MORE_CONTEXT, RAGConfig, SelfReflectiveRAG, cited_ids
+from tracerag.retrievers.corpus import ingest_documents
+from tracerag.retrievers.cosine_bank import CosineBank
+from tracerag.retrievers.hybrid import HybridRetriever
+
+DOCS = {
+    "100": "Statins lower LDL cholesterol in adults with diabetes. The trial followed 2,000 patients for five years. "
+           "Cardiovascular events fell by a quarter in the statin group.",
+    "200": "Aspirin before colonoscopy does not raise bleeding risk. A cohort of 800 patients was studied. "
+           "Bleeding rates were similar with and without aspirin.",
+    "300": "Telephone counselling increased mammography use among women in an HMO. Tailored letters helped less. "
+           "Effects were largest after the first contact.",
+    "400": "Vitamin D supplements did not prevent fractures in older adults. The randomised trial enrolled 5,000 "
+           "people. Falls were also unchanged.",
+    "500": "Exercise programmes reduced depressive symptoms in teenagers. Sessions ran three times a week. "
+           "Benefits faded after the programme ended.",
+    "600": "Smartphone reminders improved adherence to asthma inhalers. Adherence rose from half to two thirds. "
+           "Emergency visits dropped slightly.",
+    "700": "Night shifts were linked to weight gain among nurses. The survey covered 3,000 nurses. "
+           "Longer rotations showed stronger links.",
+    "800": "Hand sanitiser stations cut infections on hospital wards. Compliance was audited monthly. "
+           "Infection rates fell by a third.",
+}
+QUESTION = "Do statins lower cholesterol in diabetes patients?"
+
+
+@pytest.fixture
+def retriever(tmp_path, embedder):
+    path = tmp_path / "docs.jsonl"
+    path.write_text("".join(json.dumps({"id": k, "text": v}) + "\n" for k, v in DOCS.items()), encoding="utf-8")
+    ingest_documents(path, tmp_path / "bank", embedder, size=120, overlap=0)
+    return HybridRetriever(CosineBank.load(tmp_path / "bank", embedder))
+
+
+def rag(retriever, **config):
+    return SelfReflectiveRAG(retriever, RAGConfig(**config))
+
+
+def test_no_lm_retrieves_only(retriever):
+    pred = rag(retriever, k=4)(question=QUESTION)
+    assert pred.hint == "no_lm" and pred.answer.startswith(NEED_MORE_CONTEXT) and pred.lm_calls == 0
+    assert pred.retrieved_ids[0].startswith("100#") and pred.retrieved_doc_ids[0] == "100"
+
+
+def test_grounded_answer_in_one_round(retriever, fake_lm):
+    engine = fake_lm(relevant={c for c in retriever.bank.ids if c.startswith("100#")})
+    program = rag(retriever, k=4)  # 2 of the 4 chunks are relevant: quality 0.5, no refinement
+    pred = program(question=QUESTION)
+    assert pred.grounded is True and pred.hint is None and pred.rounds == 1 and pred.verdict == "yes"
+    assert engine.calls == ["GradeRelevance", "AnswerWithCitations", "VerifyGroundedness"]
+    assert pred.kept_ids and all(c.startswith("100#") for c in pred.kept_ids)
+    assert pred.cited_ids == cited_ids(pred.answer) and set(pred.cited_ids) <= set(pred.kept_ids)
+    assert pred.invalid_cited_ids == [] and set(pred.grades) == set(pred.retrieved_ids)
+    assert pred.lm_calls == 3 <= program.lm_call_budget()
+
+
+def test_low_quality_refines_and_stops_at_the_cap(retriever, fake_lm):
+    engine = fake_lm(relevant=set())  # nothing is ever relevant
+    program = rag(retriever, k=4, max_rounds=3)
+    pred = program(question=QUESTION)
+    assert pred.rounds == 3 and pred.queries[1:] == [f"refined {QUESTION}", f"refined refined {QUESTION}"]
+    # no refinement after the last round; round 3 found only chunks graded before, which keep their grades
+    assert engine.calls == ["GradeRelevance", "RefineQuery"] * 2
+    assert pred.hint == "nothing_relevant" and pred.answer.startswith(NEED_MORE_CONTEXT)
+    assert pred.kept_ids == [] and pred.lm_calls == len(engine.calls)
+
+
+def test_batches_of_ten_and_malformed_item_regraded_alone(retriever, fake_lm):
+    ids = retriever.search([QUESTION], k=12)[0]
+    bad = ids[3].id
+    engine = fake_lm(relevant={c.id for c in ids[:2]}, malformed={bad})
+    pred = rag(retriever, k=12, grade_batch=10, min_quality=0)(question=QUESTION)
+    assert engine.calls[:3] == ["GradeRelevance"] * 3  # 10 + 2 chunks, then the malformed one alone
+    assert pred.regraded == 1 and pred.grades[bad]["score"] == 0.1
+    assert pred.lm_calls == len(engine.calls) <= rag(retriever, k=12).lm_call_budget() + pred.regraded
+
+
+def test_not_grounded_regenerates_once(retriever, fake_lm):
+    engine = fake_lm(grounded=[False])
+    pred = rag(retriever, k=4)(question=QUESTION)
+    assert engine.calls[-3:] == ["AnswerWithCitations", "VerifyGroundedness", "AnswerWithCitations"]
+    assert pred.hint == "regenerated" and pred.grounded is None
+    assert "The effect was large" not in pred.answer and pred.unsupported_claims == ["The effect was large"]
+
+
+def test_not_grounded_and_regeneration_fails_needs_more_context(retriever, fake_lm):
+    fake_lm(grounded=[False], fail={"AnswerWithCitations": "garbage"})
+    pred = rag(retriever, k=4)(question=QUESTION)
+    assert pred.hint == "lm_failed" and pred.answer.startswith(NEED_MORE_CONTEXT)
+
+
+def test_unsupported_and_unrepairable_lists_what_is_missing(retriever, fake_lm, monkeypatch):
+    engine = fake_lm(grounded=[False])
+    program = rag(retriever, k=4)
+    calls = {"n": 0}
+    original = program.answer.forward
+
+    def second_answer_cites_nothing(**kwargs):
+        calls["n"] += 1
+        out = original(**kwargs)
+        if calls["n"] == 2:
+            out.answer = "Yes, probably."
+        return out
+
+    monkeypatch.setattr(program.answer, "forward", second_answer_cites_nothing)
+    pred = program(question=QUESTION)
+    assert pred.hint == "not_grounded" and pred.grounded is False
+    assert pred.answer == f"{NEED_MORE_CONTEXT} Missing: a measured effect size"
+    assert engine.calls.count("AnswerWithCitations") == 2
+
+
+@pytest.mark.parametrize("mode", ["error", "garbage"])
+def test_dead_or_garbled_lm_never_raises(retriever, fake_lm, mode):
+    fake_lm(mode=mode)
+    pred = rag(retriever, k=4)(question=QUESTION)
+    assert pred.answer.startswith(NEED_MORE_CONTEXT) and pred.kept_ids == []
+    assert all(g["reason"] == "could not be graded" for g in pred.grades.values())
+
+
+def test_failed_refine_answers_from_what_was_kept(retriever, fake_lm):
+    engine = fake_lm(fail={"RefineQuery": "error"})
+    pred = rag(retriever, k=8, max_rounds=2)(question=QUESTION)  # quality 2/8 < 0.5 asks for a refinement
+    assert "RefineQuery" in engine.calls and pred.rounds == 1 and pred.grounded is True
+
+
+def test_deepcopy_shares_the_retriever(retriever):
+    program = rag(retriever)
+    assert program.deepcopy().retriever is retriever
