@@ -7,6 +7,8 @@
     tracerag build-bank --traces runs/ --bank bank/ [--append]
     tracerag evaluate experience --dataset experience --k 5 --split test
     tracerag run experience --bank bank/ --query "What did this receipt cost with tax?"
+    tracerag ingest --docs docs.jsonl --bank chunks/
+    tracerag evaluate rag --dataset pubmedqa --split test
 
 LM flags fall back to TRACERAG_LM / TRACERAG_API_BASE / TRACERAG_API_KEY; without an LM every
 program runs its documented no-LM path.
@@ -25,7 +27,7 @@ from pathlib import Path
 import tracerag
 from tracerag.config import Settings, configure, get_embedder
 
-PROGRAMS = ("commands", "experience")
+PROGRAMS = ("commands", "experience", "rag")
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -80,6 +82,13 @@ def build_parser() -> argparse.ArgumentParser:
     bank.add_argument("--caption-concurrency", type=int, default=8)
     _common(bank)
 
+    ingest = sub.add_parser("ingest", help="chunk and embed documents into a chunk bank (unchanged ones are free)")
+    ingest.add_argument("--docs", required=True, help='JSONL, one document a line: {"id", "text" | "contexts", ...}')
+    ingest.add_argument("--bank", required=True)
+    ingest.add_argument("--size", type=int, default=500, help="chunk size in characters (default 500)")
+    ingest.add_argument("--overlap", type=int, default=100, help="overlap in characters, whole sentences")
+    _common(ingest)
+
     build = sub.add_parser("build", help="index a dataset (fills the embedding cache) and print its manifest")
     build.add_argument("program", choices=("commands",))
     build.add_argument("--dataset", required=True)
@@ -114,6 +123,7 @@ def _experience_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--rounds", type=int, default=1, help="max retrieval rounds (default 1)")
     g.add_argument("--top-n", type=int, default=5, help="candidates handed to the summary (default 5)")
     g.add_argument("--no-rewrite", action="store_true", help="search with the raw task even with an LM")
+    g.add_argument("--max-rounds", type=int, default=2, help="rag: retrieval rounds (default 2)")
 
 
 def _configure(args) -> Settings:
@@ -144,6 +154,8 @@ def cmd_evaluate(args) -> int:
     settings = _configure(args)
     if args.program == "experience":
         return _evaluate_experience(args, settings)
+    if args.program == "rag":
+        return _evaluate_rag(args)
     args.k = args.k or 10
     ir = args.ir or ("lm" if settings.lm else "none")
     if ir == "lm" and not settings.lm:
@@ -167,7 +179,7 @@ def _finish_report(report: dict, out: str | None, extra_cols: tuple[str, ...]) -
 
 def print_report(report: dict, extra_cols: tuple[str, ...] = ()) -> None:
     k = report["k"]
-    cols = (f"recall@{k}", f"hit@{k}", "mrr", *extra_cols, "n")
+    cols = [c for c in (f"recall@{k}", f"hit@{k}", "mrr", *extra_cols, "n") if c in report["metrics"]]
     how = f", ir={report['ir']}" if "ir" in report else ""
     print(f"{report['program']} on {report['dataset']} ({report.get('split', 'all')}{how})")
     print(f"{'':28}" + "".join(f"{c:>20}" for c in cols))
@@ -176,7 +188,9 @@ def print_report(report: dict, extra_cols: tuple[str, ...] = ()) -> None:
         rows += [(f"{key}={name}", s) for name, s in groups.items()]
     for name, s in rows:
         print(f"{name[:28]:28}" + "".join(f"{'-' if s.get(c) is None else s[c]:>20}" for c in cols))
-    extras = {key: report["metrics"].get(key) for key in ("lm_calls_per_query", "latency_ms_p50", "latency_ms_p95")}
+    extras = {key: report["metrics"][key] for key in ("lm_calls_per_query", "lm_calls_per_question", "lm_calls_max",
+                                                      "lm_call_budget", "latency_ms_p50", "latency_ms_p95")
+              if key in report["metrics"]}
     print("  ".join(f"{key}={v}" for key, v in extras.items()))
 
 
@@ -184,6 +198,8 @@ def cmd_run(args) -> int:
     settings = _configure(args)
     if args.program == "experience":
         return _run_experience(args)
+    if args.program == "rag":
+        return _run_rag(args)
     if not args.dataset:
         print("error: run commands needs --dataset", file=sys.stderr)
         return 2
@@ -237,6 +253,8 @@ def cmd_compile(args) -> int:
         return 2
     if args.program == "experience":
         return _compile_experience(args)
+    if args.program == "rag":
+        return _compile_rag(args)
     program = _program(args, "lm")
     scores = compile_commands(program, args.dataset, args.optimizer, max_train=args.max_train,
                               max_metric_calls=args.max_metric_calls)
@@ -347,12 +365,85 @@ def _compile_experience(args) -> int:
     return 0
 
 
+# -- rag -------------------------------------------------------------------------------------------
+
+
+def _rag_program(args, k: int = 10):
+    """SelfReflectiveRAG from an artifact, or over ``--bank``, or over the bundled PubMedQA abstracts
+    ingested once into the cache directory (re-ingesting unchanged abstracts costs nothing)."""
+    from tracerag.datasets.pubmedqa import pubmedqa_abstracts_path
+    from tracerag.programs.self_reflective_rag import RAGConfig, SelfReflectiveRAG
+    from tracerag.retrievers.corpus import ingest_documents
+    from tracerag.retrievers.cosine_bank import CosineBank
+    from tracerag.retrievers.hybrid import HybridRetriever
+
+    if getattr(args, "program_file", None):
+        return tracerag.load(args.program_file, bank=args.bank)
+    embedder = get_embedder()
+    bank_dir = args.bank
+    if not bank_dir:
+        safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in embedder.id)
+        bank_dir = Settings.resolve().cache_dir / "banks" / f"pubmedqa-{safe}"
+        ingest_documents(pubmedqa_abstracts_path(), bank_dir, embedder, progress=sys.stderr.isatty())
+    retriever = HybridRetriever(CosineBank.load(bank_dir, embedder))
+    return SelfReflectiveRAG(retriever, RAGConfig(k=k, max_rounds=args.max_rounds))
+
+
+def _rag_examples(dataset: str, split: str) -> list:
+    from tracerag.datasets.pubmedqa import load_pubmedqa_questions
+
+    return [q.to_example() for q in load_pubmedqa_questions(dataset, None if split == "all" else split)]
+
+
+def _evaluate_rag(args) -> int:
+    from tracerag.evaluation import evaluate_rag
+
+    k = args.k or 10
+    examples = _rag_examples(args.dataset, args.split)
+    report = evaluate_rag(_rag_program(args, k), examples, dataset=str(args.dataset), k=k)
+    report["split"] = args.split
+    return _finish_report(report, args.out, ("accuracy", "grounded_rate", "citation_validity"))
+
+
+def _run_rag(args) -> int:
+    pred = _rag_program(args)(question=args.query)
+    keys = ("answer", "verdict", "grounded", "hint", "cited_ids", "kept_ids", "retrieved_ids", "unsupported_claims",
+            "rounds", "lm_calls")
+    print(json.dumps({key: pred[key] for key in keys}, ensure_ascii=False, indent=1))
+    return 0
+
+
+def cmd_ingest(args) -> int:
+    from tracerag.retrievers.corpus import ingest_documents
+
+    _configure(args)
+    report = ingest_documents(args.docs, args.bank, get_embedder(), size=args.size, overlap=args.overlap,
+                              progress=sys.stderr.isatty())
+    for doc in report.changed_skipped:
+        print(f"  changed since it was ingested, skipped (rebuild the bank to update it): {doc}", file=sys.stderr)
+    print(json.dumps(report.to_dict(), ensure_ascii=False))
+    return 0
+
+
+def _compile_rag(args) -> int:
+    from tracerag.compiling import compile_rag
+
+    program = _rag_program(args)
+    trainset = _rag_examples(args.dataset, "train")
+    scores = compile_rag(program, trainset[: args.max_train] if args.max_train else trainset,
+                         _rag_examples(args.dataset, "dev"), args.optimizer, args.max_metric_calls)
+    tracerag.save(scores.pop("program"), args.out, dataset=str(args.dataset), metric="rag_score", scores=scores)
+    print(json.dumps(scores, indent=1))
+    print(f"compiled program written to {args.out} (bank: {program.retriever.bank.directory})")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     from tracerag.retrievers.cosine_bank import BankError
 
     args = build_parser().parse_args(argv)
     handler = {"evaluate": cmd_evaluate, "run": cmd_run, "build": cmd_build, "tune": cmd_tune,
-               "compile": cmd_compile, "build-bank": cmd_build_bank}[args.verb]
+               "compile": cmd_compile, "build-bank": cmd_build_bank, "ingest": cmd_ingest}[args.verb]
     try:
         return handler(args)
     except (FileNotFoundError, ValueError, KeyError, BankError) as exc:

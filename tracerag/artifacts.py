@@ -36,6 +36,7 @@ def _describe(program) -> dict:
     """What, beyond the prompts, rebuilds this program: its config and the retriever it runs on."""
     from .programs.command_retrieval import CommandRetrieval
     from .programs.experience_retrieval import ExperienceRetrieval
+    from .programs.self_reflective_rag import SelfReflectiveRAG
     from .retrievers.rerankers import HttpReranker
 
     if isinstance(program, CommandRetrieval):
@@ -52,6 +53,12 @@ def _describe(program) -> dict:
                 "bank": str(bank.directory.resolve()) if bank else None,
                 "reranker": {"base_url": reranker.base_url, "model": reranker.model}
                 if isinstance(reranker, HttpReranker) else None}
+    if isinstance(program, SelfReflectiveRAG):
+        retriever = program.retriever
+        return {"program": "SelfReflectiveRAG", "config": program.config.model_dump(),
+                "embedder": retriever.bank.embedder_id, "bank": str(retriever.bank.directory.resolve()),
+                "retriever": {"fusion": retriever.fusion, "dense_weight": retriever.dense_weight,
+                              "lexical_weight": retriever.lexical_weight}}
     raise TypeError(f"cannot save {type(program).__name__}: no artifact format for it")
 
 
@@ -69,7 +76,8 @@ def load(path: str | Path, home: str | Path | None = None, embedder=None, *, ban
     """Rebuild a compiled program for an app.
 
     CommandRetrieval: ``home`` is the app's home directory (defaults to the dataset it was compiled on).
-    ExperienceRetrieval: ``bank`` is the app's bank directory (defaults to the one it was compiled with).
+    ExperienceRetrieval, SelfReflectiveRAG: ``bank`` is the app's bank directory (defaults to the one it
+    was compiled with).
     The embedder must be the one the artifact was built with.
     """
     from .config import get_embedder
@@ -81,6 +89,8 @@ def load(path: str | Path, home: str | Path | None = None, embedder=None, *, ban
                          "configure the same embedder (vectors of two embedders cannot be mixed)")
     if meta["program"] == "ExperienceRetrieval":
         program = _load_experience(path, meta, embedder, bank)
+    elif meta["program"] == "SelfReflectiveRAG":
+        program = _load_rag(path, meta, embedder, bank)
     elif meta["program"] == "CommandRetrieval":
         program = _load_commands(path, meta, embedder, home)
     else:
@@ -115,3 +125,15 @@ def _load_experience(path, meta: dict, embedder, bank):
     service = meta.get("reranker")
     reranker = make_reranker(service["base_url"], model=service["model"]) if service else None
     return ExperienceRetrieval(CosineBank.load(source, embedder), config, reranker=reranker)
+
+
+def _load_rag(path, meta: dict, embedder, bank):
+    from .programs.self_reflective_rag import RAGConfig, SelfReflectiveRAG
+    from .retrievers.cosine_bank import CosineBank
+    from .retrievers.hybrid import HybridRetriever
+
+    source = bank if bank is not None else meta.get("bank")
+    if source is None:
+        raise ValueError(f"{path}: no bank given and the artifact records none")
+    retriever = HybridRetriever(CosineBank.load(source, embedder), **meta.get("retriever", {}))
+    return SelfReflectiveRAG(retriever, RAGConfig(**meta["config"]))

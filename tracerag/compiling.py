@@ -14,6 +14,7 @@ import dspy
 from .datasets.smarthome import load_dataset
 from .metrics.commands import recall_at_10, recall_feedback
 from .metrics.experience import experience_feedback, experience_score
+from .metrics.rag import rag_feedback, rag_score
 
 
 def _score(program, examples, metric) -> float:
@@ -56,3 +57,9 @@ def compile_experience(program, trainset: list, devset: list, optimizer: str,
     """The metric is experience_score: recall@5 of the retrieval plus precision of the traces drawn on."""
     return compile_program(program, trainset, devset, optimizer, experience_score, experience_feedback,
                            "experience_score", max_metric_calls)
+
+
+def compile_rag(program, trainset: list, devset: list, optimizer: str, max_metric_calls: int | None = None) -> dict:
+    """The metric is rag_score: right decision, valid citations, verified grounded (a third each)."""
+    return compile_program(program, trainset, devset, optimizer, rag_score, rag_feedback, "rag_score",
+                           max_metric_calls)

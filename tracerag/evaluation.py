@@ -11,6 +11,7 @@ import statistics
 import time
 from collections import defaultdict
 
+from dspy.utils.callback import BaseCallback
 from tqdm import tqdm
 
 from .metrics import commands as m
@@ -123,3 +124,68 @@ def evaluate_experience(program, examples: list, *, dataset: str, k: int = 5, ju
     metrics.update(_latency(rows))
     return {"program": "ExperienceRetrieval", "dataset": dataset, "k": k, "n": len(rows),
             "config": program.config.model_dump(), "metrics": metrics, "breakdown": breakdown, "per_query": rows}
+
+
+class _LMCallCounter(BaseCallback):
+    """Counts LM calls as DSPy reports them, independently of the program's own bookkeeping."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def on_lm_start(self, call_id, instance, inputs):
+        self.calls += 1
+
+
+def _rag_summary(rows: list[dict], k: int) -> dict:
+    return {
+        f"recall@{k}": _mean(r["recall"] for r in rows),
+        "mrr": _mean(r["rr"] for r in rows),
+        "accuracy": _mean(r["accuracy"] for r in rows),
+        "kept_gold": _mean(r["kept_gold"] for r in rows),
+        "grounded_rate": _mean(None if r["grounded"] is None else float(r["grounded"]) for r in rows),
+        "citation_validity": _mean(r["citation_validity"] for r in rows),
+        "n": len(rows),
+    }
+
+
+def evaluate_rag(program, examples: list, *, dataset: str, k: int = 10, progress: bool = True) -> dict:
+    """Score SelfReflectiveRAG on PubMedQA-style Examples (same report shape as the other programs).
+
+    LM calls are counted twice: by the program and by a DSPy callback; the report carries both and
+    the program's per-question budget.
+    """
+    import dspy
+
+    from .metrics import rag as r
+
+    rows = []
+    for ex in tqdm(examples, desc="evaluate rag", unit="question", disable=not progress, leave=False):
+        counter = _LMCallCounter()
+        started = time.perf_counter()
+        with dspy.context(callbacks=[*dspy.settings.callbacks, counter]):
+            pred = program(question=ex.question)
+        elapsed_ms = (time.perf_counter() - started) * 1000
+        cited = pred.cited_ids
+        rows.append({
+            "id": ex.pmid, "question": ex.question, "gold": ex.final_decision, "verdict": pred.verdict,
+            "recall": r.doc_recall_at_k(ex, pred, k), "rr": r.doc_reciprocal_rank(ex, pred, k),
+            "accuracy": r.decision_accuracy(ex, pred) if pred.hint != "no_lm" else None,
+            "kept_gold": r.kept_gold(ex, pred) if pred.hint != "no_lm" else None,
+            "grounded": pred.grounded, "hint": pred.hint or "-",
+            "citation_validity": r.citation_validity(pred),
+            "rounds": pred.rounds, "lm_calls": pred.lm_calls, "lm_calls_observed": counter.calls,
+            "ms": round(elapsed_ms, 2), "answer": pred.answer, "retrieved": pred.retrieved_per_round[0][:k],
+            "kept": pred.kept_ids, "cited": cited,
+        })
+    groups = defaultdict(list)
+    for row in rows:
+        groups[row["hint"]].append(row)
+    metrics = _rag_summary(rows, k)
+    metrics["lm_calls_per_question"] = _mean(row["lm_calls_observed"] for row in rows)
+    metrics["lm_calls_max"] = max((row["lm_calls_observed"] for row in rows), default=0)
+    metrics["lm_call_budget"] = program.lm_call_budget()
+    metrics.update(_latency(rows))
+    return {"program": "SelfReflectiveRAG", "dataset": dataset, "k": k, "n": len(rows),
+            "config": program.config.model_dump(), "metrics": metrics,
+            "breakdown": {"hint": {name: _rag_summary(rs, k) for name, rs in sorted(groups.items())}},
+            "per_query": rows}

@@ -45,7 +45,7 @@ def rag(retriever, **config):
 def test_no_lm_retrieves_only(retriever):
     pred = rag(retriever, k=4)(question=QUESTION)
     assert pred.hint == "no_lm" and pred.answer.startswith(NEED_MORE_CONTEXT) and pred.lm_calls == 0
-    assert pred.retrieved_ids[0].startswith("100#") and pred.retrieved_doc_ids[0] == "100"
+    assert pred.retrieved_ids[0].startswith("100#") and pred.chunk_doc_ids[pred.retrieved_ids[0]] == "100"
 
 
 def test_grounded_answer_in_one_round(retriever, fake_lm):

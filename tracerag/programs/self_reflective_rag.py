@@ -198,7 +198,7 @@ class SelfReflectiveRAG(dspy.Module):
             grades={c: g.model_dump() for c, g in run.grades.items()},
             unsupported_claims=list(unsupported), queries=run.queries, rounds=len(run.retrieved),
             lm_calls=run.lm_calls, regraded=run.regraded, seconds=round(time.perf_counter() - started, 4),
-            retrieved_doc_ids=[run.chunks[c].doc_id for ids in run.retrieved for c in ids],
+            chunk_doc_ids={c: chunk.doc_id for c, chunk in run.chunks.items()},
         )
 
     def lm_call_budget(self) -> int:

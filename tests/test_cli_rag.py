@@ -1,0 +1,116 @@
+"""The RAG commands end to end: ingest, evaluate (no LM and fake LM), run, compile and load."""
+
+import json
+from pathlib import Path
+
+import dspy
+import pytest
+from conftest import FakeEngine
+
+import optimize
+import tracerag
+from tracerag.datasets.smarthome import split_of
+
+DOCS = {
+    "11": "Statins lower LDL cholesterol in adults with diabetes. Cardiovascular events fell by a quarter.",
+    "22": "Aspirin before colonoscopy does not raise bleeding risk. Bleeding rates were similar.",
+    "33": "Telephone counselling increased mammography screening among women. Tailored letters helped less.",
+    "44": "Vitamin D supplements did not prevent fractures in older adults. Falls were also unchanged.",
+}
+QUESTIONS = [("11", "Do statins lower cholesterol in diabetes?", "yes"),
+             ("22", "Does aspirin raise bleeding risk at colonoscopy?", "no"),
+             ("33", "Does telephone counselling increase mammography screening?", "yes"),
+             ("44", "Do vitamin D supplements prevent fractures?", "no")]
+
+
+@pytest.fixture(autouse=True)
+def session_embedder(embedder, monkeypatch, tmp_path):
+    monkeypatch.setattr(tracerag.config, "make_embedder", lambda *a, **k: embedder)
+    monkeypatch.setenv("TRACERAG_CACHE_DIR", str(tmp_path / "cache"))
+
+
+@pytest.fixture
+def corpus(tmp_path):
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text("".join(json.dumps({"id": k, "text": v}) + "\n" for k, v in DOCS.items()), encoding="utf-8")
+    # every question in every split (ids are hashed), so train, dev and test are all non-empty
+    rows = [{"pmid": f"{pmid}", "question": q, "final_decision": d, "long_answer": ""} for pmid, q, d in QUESTIONS]
+    questions = tmp_path / "questions.jsonl"
+    questions.write_text("".join(json.dumps(r) + "\n" for r in rows * 1), encoding="utf-8")
+    return docs, questions
+
+
+@pytest.fixture
+def use_fake_lm(monkeypatch):
+    engines = []
+
+    def make(*args, **kwargs):
+        engines.append(FakeEngine())
+        return dspy.LM("fake/model", engine=engines[-1], cache=False, num_retries=0)
+
+    monkeypatch.setattr(tracerag.config, "make_lm", make)
+    yield engines
+    dspy.configure(lm=None)
+
+
+def test_ingest_twice_embeds_once(corpus, tmp_path, capsys):
+    docs, _ = corpus
+    assert optimize.main(["ingest", "--docs", str(docs), "--bank", str(tmp_path / "bank")]) == 0
+    first = json.loads(capsys.readouterr().out)
+    assert first["documents"] == 4 and first["added"] == first["chunks"] >= 4
+    assert optimize.main(["ingest", "--docs", str(docs), "--bank", str(tmp_path / "bank")]) == 0
+    again = json.loads(capsys.readouterr().out)
+    assert again["added"] == 0 and again["unchanged"] == first["chunks"]
+
+
+def test_ingest_bad_line_names_file_line_field(tmp_path, capsys):
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text('{"id": "1", "text": "fine"}\n{"text": "no id"}\n', encoding="utf-8")
+    assert optimize.main(["ingest", "--docs", str(docs), "--bank", str(tmp_path / "bank")]) == 2
+    assert f"{docs}:2" in capsys.readouterr().err and not (tmp_path / "bank").exists()
+
+
+def test_evaluate_with_the_fake_lm_stays_in_the_call_budget(corpus, tmp_path, use_fake_lm):
+    docs, questions = corpus
+    bank = str(tmp_path / "bank")
+    assert optimize.main(["ingest", "--docs", str(docs), "--bank", bank]) == 0
+    out = tmp_path / "report.json"
+    assert optimize.main(["evaluate", "rag", "--dataset", str(questions), "--bank", bank, "--split", "all",
+                          "--lm", "fake/x", "--k", "4", "--out", str(out)]) == 0
+    report = json.loads(out.read_text(encoding="utf-8"))
+    m = report["metrics"]
+    assert report["program"] == "SelfReflectiveRAG" and m["recall@4"] == 1.0 and m["n"] == 4
+    assert m["lm_calls_max"] <= m["lm_call_budget"] == (1 + 1) * 2 + 2
+    assert all(r["lm_calls"] == r["lm_calls_observed"] for r in report["per_query"])
+    assert m["citation_validity"] == 1.0 and m["grounded_rate"] == 1.0
+    assert m["accuracy"] == 0.5  # the fake always says yes
+
+
+def test_run_and_compile_then_load(corpus, tmp_path, use_fake_lm, capsys):
+    docs, questions = corpus
+    bank = str(tmp_path / "bank")
+    assert optimize.main(["ingest", "--docs", str(docs), "--bank", bank]) == 0
+    capsys.readouterr()
+    assert optimize.main(["run", "rag", "--bank", bank, "--query", QUESTIONS[0][1], "--lm", "fake/x"]) == 0
+    answer = json.loads(capsys.readouterr().out)
+    assert answer["cited_ids"] and answer["cited_ids"][0].startswith("11#")
+
+    rows = [{"pmid": f"{pmid}-{n}", "question": q, "final_decision": d} for n in range(6) for pmid, q, d in QUESTIONS]
+    assert {split_of(r["pmid"]) for r in rows} == {"train", "dev", "test"}
+    many = tmp_path / "many.jsonl"
+    many.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    out = tmp_path / "rag.json"
+    assert optimize.main(["compile", "rag", "--dataset", str(many), "--bank", bank, "--lm", "fake/x",
+                          "--optimizer", "bootstrap", "--out", str(out)]) == 0
+    meta = json.loads(Path(f"{out}.meta.json").read_text(encoding="utf-8"))
+    assert meta["program"] == "SelfReflectiveRAG" and meta["metric"] == "rag_score"
+    program = tracerag.load(out)
+    assert program.retriever.bank.directory.resolve() == Path(bank).resolve() and program.answer.demos
+
+
+def test_evaluate_bundled_pubmedqa_test_split_without_lm(tmp_path):
+    """The issue's figure: recall@10 of the question's own abstract >= 0.98 on the test split, no LM."""
+    out = tmp_path / "report.json"
+    assert optimize.main(["evaluate", "rag", "--dataset", "pubmedqa", "--split", "test", "--out", str(out)]) == 0
+    metrics = json.loads(out.read_text(encoding="utf-8"))["metrics"]
+    assert metrics["n"] >= 150 and metrics["recall@10"] >= 0.98 and metrics["lm_calls_max"] == 0
