@@ -11,11 +11,26 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from .artifacts import load, save  # noqa: E402
 from .config import configure, get_embedder  # noqa: E402
-from .programs import CommandRetrieval, ExperienceConfig, ExperienceRetrieval, render_experience_section  # noqa: E402
-from .retrievers import CommandIndex, CosineBank, Home, IndexParams, build_experience_bank  # noqa: E402
+from .programs import (  # noqa: E402
+    CommandRetrieval,
+    ExperienceConfig,
+    ExperienceRetrieval,
+    RAGConfig,
+    SelfReflectiveRAG,
+    render_experience_section,
+)
+from .retrievers import (  # noqa: E402
+    CommandIndex,
+    CosineBank,
+    Home,
+    HybridRetriever,
+    IndexParams,
+    build_experience_bank,
+    ingest_documents,
+)
 from .signatures import QueryIR  # noqa: E402
 
 __all__ = ["CommandIndex", "CommandRetrieval", "CosineBank", "ExperienceConfig", "ExperienceRetrieval", "Home",
-           "IndexParams", "QueryIR", "build_experience_bank", "configure", "get_embedder", "load",
-           "render_experience_section", "save"]
+           "HybridRetriever", "IndexParams", "QueryIR", "RAGConfig", "SelfReflectiveRAG", "build_experience_bank",
+           "configure", "get_embedder", "ingest_documents", "load", "render_experience_section", "save"]
 __version__ = "0.1.0"

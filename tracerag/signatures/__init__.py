@@ -3,7 +3,9 @@
 from .command import ArbitrateCapability, ArbitrationDecision, CommandOption, ParseCommand
 from .experience import CaptionImages, CheckSufficiency, JudgeExperience, RewriteQuery, SummarizeExperience
 from .query_ir import DEVICE_CATEGORIES, UNKNOWN_CATEGORY, QueryIR
+from .rag import AnswerWithCitations, ChunkGrade, GradeRelevance, RefineQuery, VerifyGroundedness
 
-__all__ = ["ArbitrateCapability", "ArbitrationDecision", "CaptionImages", "CheckSufficiency", "CommandOption",
+__all__ = ["AnswerWithCitations", "ChunkGrade", "GradeRelevance", "RefineQuery", "VerifyGroundedness",
+           "ArbitrateCapability", "ArbitrationDecision", "CaptionImages", "CheckSufficiency", "CommandOption",
            "JudgeExperience", "ParseCommand", "QueryIR", "RewriteQuery", "SummarizeExperience", "DEVICE_CATEGORIES",
            "UNKNOWN_CATEGORY"]
