@@ -1,0 +1,196 @@
+"""TraceablePlanner: requirements + playbook bullets + reference templates -> a structured plan that records
+which bullets and templates produced it.
+
+One LM step (``GeneratePlan``). The bullets and templates are given per call (the caller's retrieval
+picks them), or templates come from a ``retrieve_templates(requirements)`` callable. Every one is shown
+to the LM headed by its id. The ids the plan used are the union of what the LM reports
+(``bullets_used``, ``templates_used``, each step's ``cites``) and what a regex finds in the plan's text
+(``[mat-00001]``, ``(mat-00001)``, ``tpl-1a2b3c4d``, ``template-001``), because models cite inline
+more reliably than they fill lists, and the lists catch what the text only paraphrases. An id that was
+never provided goes to ``hallucinated_ids`` and never into the used ids.
+
+The prediction's ``metadata`` answers "which bullets and which retrieved passages produced this plan":
+retrieved bullet ids, retrieved templates (id, title, score, a 120-character preview), used ids,
+hallucinated ids, model, token usage, duration and LM calls (see ``lm_meter``).
+
+Failure path (the caller never sees an exception from the LM): no LM configured, the LM call failing,
+or a reply that does not parse into a Plan -> ``plan=None``, no used ids, ``error`` set, a warning
+logged. A failing template retriever -> planning without templates, with a warning.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import dspy
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..metrics.planner import plan_cited_ids
+from ..retrievers.playbook import Bullet, Playbook, Template, as_template, parse_playbook
+from ..signatures.planner import GeneratePlan, Plan
+from .lm_meter import LMMeter
+
+__all__ = ["PlannerConfig", "TraceablePlanner", "format_bullets", "format_templates", "trace_used_ids"]
+
+logger = logging.getLogger(__name__)
+
+TemplateRetriever = Callable[[str], Sequence[Template | Mapping[str, Any]]]
+_NO_ID = {"", "none", "n/a", "na", "null", "-"}  # what models write in an id list to mean "nothing"
+
+
+class PlannerConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    max_templates: int = Field(5, ge=0, le=50)  # templates shown to the LM, in the order given (a retriever's rank)
+    preview_chars: int = Field(120, ge=0, le=2000)  # content preview per template in the metadata
+
+
+class TraceablePlanner(dspy.Module):
+    """``planner(requirements=..., bullets=[Bullet...] | Playbook | playbook text, templates=[Template...])``.
+
+    ``retrieve_templates(requirements)`` is used when a call passes no ``templates``; it returns
+    Templates (or dicts with ``text``/``content``, ``title``, ``score``, ``id``) best first.
+    """
+
+    def __init__(self, config: PlannerConfig | dict | None = None, *,
+                 retrieve_templates: TemplateRetriever | None = None):
+        super().__init__()
+        self.config = config if isinstance(config, PlannerConfig) else PlannerConfig(**(config or {}))
+        self.retrieve_templates = retrieve_templates
+        self.generate = dspy.Predict(GeneratePlan)
+
+    def forward(self, requirements: str, bullets: Playbook | Sequence[Bullet | str] | str = (),
+                templates: Sequence[Template | Mapping[str, Any]] | None = None) -> dspy.Prediction:
+        start = time.perf_counter()
+        shown_bullets = _unique(_as_bullets(bullets), "bullet")
+        shown_templates = _unique(self._templates(requirements, templates), "template")[: self.config.max_templates]
+        meter = LMMeter()
+        plan, reported, error = None, [], None
+        if dspy.settings.lm is None:
+            error = "no LM configured"
+            logger.warning("TraceablePlanner: no LM configured; returning no plan")
+        else:
+            with meter.measure():
+                try:
+                    out = self.generate(requirements=requirements, bullets=format_bullets(shown_bullets),
+                                        templates=format_templates(shown_templates))
+                    plan = _as_plan(out.plan)
+                    reported = [*_as_ids(out.bullets_used), *_as_ids(out.templates_used)]
+                except Exception as exc:  # the documented contract: no plan, an error, never a raise
+                    plan, error = None, f"{type(exc).__name__}: {exc}"
+                    logger.warning("GeneratePlan failed (%s); returning no plan", error)
+        bullet_ids = [b.id for b in shown_bullets]
+        template_ids = [t.id for t in shown_templates]
+        used_bullets, used_templates, hallucinated = (
+            trace_used_ids(plan, reported, bullet_ids, template_ids) if plan is not None else ([], [], []))
+        if hallucinated:
+            logger.warning("the plan cites ids that were never provided: %s", ", ".join(hallucinated))
+        metadata = {
+            "model": meter.model,
+            "usage": dict(meter.usage),
+            "duration_s": round(time.perf_counter() - start, 4),
+            "lm_calls": meter.calls,
+            "retrieved_bullet_ids": bullet_ids,
+            "retrieved_template_ids": template_ids,
+            "retrieved_templates": [{"id": t.id, "title": t.title, "score": t.score,
+                                     "preview": t.preview(self.config.preview_chars)} for t in shown_templates],
+            "bullets_used": used_bullets,
+            "templates_used": used_templates,
+            "hallucinated_ids": hallucinated,
+            "error": error,
+        }
+        return dspy.Prediction(plan=plan, bullets_used=used_bullets, templates_used=used_templates,
+                               hallucinated_ids=hallucinated, retrieved_bullet_ids=bullet_ids,
+                               retrieved_template_ids=template_ids, lm_calls=meter.calls, error=error,
+                               metadata=metadata)
+
+    def _templates(self, requirements: str, templates) -> list[Template]:
+        if templates is not None:
+            return [as_template(t) for t in templates]
+        if self.retrieve_templates is None:
+            return []
+        try:
+            return [as_template(t) for t in self.retrieve_templates(requirements)]
+        except Exception as exc:
+            logger.warning("template retrieval failed (%s: %s); planning without templates", type(exc).__name__, exc)
+            return []
+
+
+def trace_used_ids(plan: Plan, reported: Sequence[str], bullet_ids: Sequence[str],
+                   template_ids: Sequence[str]) -> tuple[list[str], list[str], list[str]]:
+    """(bullets used, templates used, hallucinated ids) from the LM's own lists and the plan's citations.
+
+    An id counts by what was provided, not by which list the LM put it in (a bullet id reported under
+    templates_used is still a used bullet); anything else it cites is hallucinated. First seen first.
+    """
+    bullets, templates = set(bullet_ids), set(template_ids)
+    used_bullets, used_templates, hallucinated = [], [], []
+    for cited in dict.fromkeys([*(_clean_id(r) for r in reported), *plan_cited_ids(plan)]):
+        if cited.lower() in _NO_ID:
+            continue
+        (used_bullets if cited in bullets else used_templates if cited in templates else hallucinated).append(cited)
+    return used_bullets, used_templates, hallucinated
+
+
+def format_bullets(bullets: Sequence[Bullet]) -> str:
+    """The LM's view: each bullet's playbook line, ``[id] helpful=N harmful=N :: text``."""
+    return "\n".join(b.render() for b in bullets) or "(no bullets)"
+
+
+def format_templates(templates: Sequence[Template]) -> str:
+    """The LM's view: ``[id] title`` then the template text, blank line between templates."""
+    return "\n\n".join(f"[{t.id}] {t.title}".rstrip() + "\n" + t.text.strip() for t in templates) or "(no templates)"
+
+
+def _as_bullets(bullets: Playbook | Sequence[Bullet | str] | str) -> list[Bullet]:
+    """Bullets from a Playbook, playbook text, or a list of Bullets / bullet lines (a bad line raises)."""
+    if isinstance(bullets, Playbook):
+        return bullets.bullets
+    if isinstance(bullets, str):
+        return parse_playbook(bullets, "<bullets>").bullets
+    out = []
+    for item in bullets:
+        if isinstance(item, Bullet):
+            out.append(item)
+        elif isinstance(item, str):
+            out.extend(parse_playbook(item, "<bullets>").bullets)
+        else:
+            raise TypeError(f"a bullet must be a Bullet or a playbook line, got {type(item).__name__}")
+    return out
+
+
+def _unique(items: list, what: str) -> list:
+    """The first of each id; a repeated id is dropped with a warning (it could not be told apart when cited)."""
+    seen, out = set(), []
+    for item in items:
+        if item.id in seen:
+            logger.warning("%s id %s given twice; keeping the first", what, item.id)
+            continue
+        seen.add(item.id)
+        out.append(item)
+    return out
+
+
+def _as_plan(value: Any) -> Plan:
+    if isinstance(value, Plan):
+        return value
+    if isinstance(value, Mapping):
+        return Plan.model_validate(value)
+    raise ValueError(f"GeneratePlan returned no plan (got {type(value).__name__})")
+
+
+def _as_ids(value: Any) -> list[str]:
+    """An id list as reported: strings stripped of brackets; a single string is split on commas."""
+    if isinstance(value, str):
+        value = value.split(",")
+    if not isinstance(value, list | tuple):
+        return []
+    return [_clean_id(v) for v in value if isinstance(v, str)]
+
+
+def _clean_id(value: str) -> str:
+    """``" [mat-00001] "`` -> ``"mat-00001"``: models often report ids the way they cite them."""
+    return value.strip().strip("[]()").strip()
