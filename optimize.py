@@ -124,6 +124,7 @@ def _experience_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--top-n", type=int, default=5, help="candidates handed to the summary (default 5)")
     g.add_argument("--no-rewrite", action="store_true", help="search with the raw task even with an LM")
     g.add_argument("--max-rounds", type=int, default=2, help="rag: retrieval rounds (default 2)")
+    g.add_argument("--alce", action="store_true", help="rag: LM-judged citation recall/precision (extra calls)")
 
 
 def _configure(args) -> Settings:
@@ -400,9 +401,10 @@ def _evaluate_rag(args) -> int:
 
     k = args.k or 10
     examples = _rag_examples(args.dataset, args.split)
-    report = evaluate_rag(_rag_program(args, k), examples, dataset=str(args.dataset), k=k)
+    report = evaluate_rag(_rag_program(args, k), examples, dataset=str(args.dataset), k=k, alce=args.alce)
     report["split"] = args.split
-    return _finish_report(report, args.out, ("accuracy", "grounded_rate", "citation_validity"))
+    return _finish_report(report, args.out, ("accuracy", "grounded_rate", "citation_validity", "citation_coverage",
+                                             "citation_recall", "citation_precision"))
 
 
 def _run_rag(args) -> int:

@@ -76,13 +76,14 @@ def test_evaluate_with_the_fake_lm_stays_in_the_call_budget(corpus, tmp_path, us
     assert optimize.main(["ingest", "--docs", str(docs), "--bank", bank]) == 0
     out = tmp_path / "report.json"
     assert optimize.main(["evaluate", "rag", "--dataset", str(questions), "--bank", bank, "--split", "all",
-                          "--lm", "fake/x", "--k", "4", "--out", str(out)]) == 0
+                          "--lm", "fake/x", "--k", "4", "--alce", "--out", str(out)]) == 0
     report = json.loads(out.read_text(encoding="utf-8"))
     m = report["metrics"]
     assert report["program"] == "SelfReflectiveRAG" and m["recall@4"] == 1.0 and m["n"] == 4
     assert m["lm_calls_max"] <= m["lm_call_budget"] == (1 + 1) * 2 + 2
     assert all(r["lm_calls"] == r["lm_calls_observed"] for r in report["per_query"])
-    assert m["citation_validity"] == 1.0 and m["grounded_rate"] == 1.0
+    assert m["citation_validity"] == 1.0 and m["grounded_rate"] == 1.0 and m["citation_coverage"] == 1.0
+    assert m["citation_recall"] == 1.0 and m["citation_precision"] == 1.0  # the fake judge says grounded
     assert m["accuracy"] == 0.5  # the fake always says yes
 
 

@@ -144,15 +144,20 @@ def _rag_summary(rows: list[dict], k: int) -> dict:
         "kept_gold": _mean(r["kept_gold"] for r in rows),
         "grounded_rate": _mean(None if r["grounded"] is None else float(r["grounded"]) for r in rows),
         "citation_validity": _mean(r["citation_validity"] for r in rows),
+        "citation_coverage": _mean(r["citation_coverage"] for r in rows),
+        "citation_recall": _mean(r["citation_recall"] for r in rows),
+        "citation_precision": _mean(r["citation_precision"] for r in rows),
         "n": len(rows),
     }
 
 
-def evaluate_rag(program, examples: list, *, dataset: str, k: int = 10, progress: bool = True) -> dict:
+def evaluate_rag(program, examples: list, *, dataset: str, k: int = 10, alce: bool = False,
+                 progress: bool = True) -> dict:
     """Score SelfReflectiveRAG on PubMedQA-style Examples (same report shape as the other programs).
 
     LM calls are counted twice: by the program and by a DSPy callback; the report carries both and
-    the program's per-question budget.
+    the program's per-question budget. ``alce`` adds the LM-judged citation recall and precision
+    (after the program's calls, so they do not count against its budget).
     """
     import dspy
 
@@ -166,13 +171,15 @@ def evaluate_rag(program, examples: list, *, dataset: str, k: int = 10, progress
             pred = program(question=ex.question)
         elapsed_ms = (time.perf_counter() - started) * 1000
         cited = pred.cited_ids
+        citation_recall, citation_precision = r.alce_citation_scores(pred) if alce else (None, None)
         rows.append({
             "id": ex.pmid, "question": ex.question, "gold": ex.final_decision, "verdict": pred.verdict,
             "recall": r.doc_recall_at_k(ex, pred, k), "rr": r.doc_reciprocal_rank(ex, pred, k),
             "accuracy": r.decision_accuracy(ex, pred) if pred.hint != "no_lm" else None,
             "kept_gold": r.kept_gold(ex, pred) if pred.hint != "no_lm" else None,
             "grounded": pred.grounded, "hint": pred.hint or "-",
-            "citation_validity": r.citation_validity(pred),
+            "citation_validity": r.citation_validity(pred), "citation_coverage": r.answer_citation_coverage(pred),
+            "citation_recall": citation_recall, "citation_precision": citation_precision,
             "rounds": pred.rounds, "lm_calls": pred.lm_calls, "lm_calls_observed": counter.calls,
             "ms": round(elapsed_ms, 2), "answer": pred.answer, "retrieved": pred.retrieved_per_round[0][:k],
             "kept": pred.kept_ids, "cited": cited,

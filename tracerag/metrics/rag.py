@@ -7,6 +7,8 @@ retrieval of the question as asked: the share of gold documents among the top-k 
 
 from __future__ import annotations
 
+from .citations import CHUNK_ID_PATTERN, citation_coverage, extract_cited_ids, split_sentences
+
 
 def doc_recall_at_k(example, pred, k: int = 10) -> float:
     gold = set(example.gold_doc_ids)
@@ -41,23 +43,32 @@ def kept_gold(example, pred) -> float:
 
 
 def citation_validity(pred) -> float | None:
-    """Share of cited chunk ids that were in the answer's context; None when nothing is cited."""
+    """Share of cited chunk ids that were in the answer's context; None when nothing is cited (an
+    uncited answer is what coverage penalises) or when there is no answer (no_lm, nothing kept)."""
     cited = list(pred.cited_ids or [])
     return 1 - len(pred.invalid_cited_ids) / len(cited) if cited else None
 
 
+def answer_citation_coverage(pred) -> float | None:
+    """Share of the answer's sentences carrying at least one valid [chunk-id]; None when the program
+    gave the "need more context" answer (there is nothing to cite)."""
+    if pred.hint not in (None, "regenerated"):
+        return None
+    return citation_coverage(split_sentences(pred.answer), pred.context_ids, CHUNK_ID_PATTERN)
+
+
 def rag_score(example, pred, trace=None) -> float | bool:
-    """The optimisation metric: right decision, valid citations, verified grounded.
+    """The optimisation metric: right decision, cited (validity x coverage), verified grounded.
 
     Each part counts a third (a regenerated, unverified answer counts half for groundedness). When
     bootstrapping, a demo is kept only if all three hold.
     """
     correct = decision_accuracy(example, pred) or 0.0
-    valid = citation_validity(pred) or 0.0
+    cited = (citation_validity(pred) or 0.0) * (answer_citation_coverage(pred) or 0.0)
     grounded = 1.0 if pred.grounded else 0.5 if pred.hint == "regenerated" else 0.0
     if trace is not None:
-        return correct == 1.0 and valid == 1.0 and grounded == 1.0
-    return (correct + valid + grounded) / 3
+        return correct == 1.0 and cited == 1.0 and grounded == 1.0
+    return (correct + cited + grounded) / 3
 
 
 def rag_feedback(gold, pred, trace=None, pred_name=None, pred_trace=None):
@@ -77,3 +88,44 @@ def rag_feedback(gold, pred, trace=None, pred_name=None, pred_trace=None):
     if kept_gold(gold, pred) == 0.0 and doc_recall_at_k(gold, pred) == 1.0:
         lines.append("A chunk of the document that answers the question was retrieved but graded irrelevant.")
     return dspy.Prediction(score=score, feedback="\n".join(lines))
+
+
+def alce_citation_scores(pred) -> tuple[float | None, float | None]:
+    """ALCE-style citation recall and precision, judged by ``VerifyGroundedness`` (needs an LM).
+
+    Recall: share of the answer's sentences whose cited chunks, together, support it. Precision: share
+    of citations that matter: the chunk alone supports its sentence, or the sentence is supported and
+    stops being supported without it. (None, None) without an LM or when the answer cites nothing.
+    Costs one judge call per sentence plus up to two per citation of a multi-citation sentence.
+    """
+    import dspy
+
+    from ..signatures.rag import VerifyGroundedness
+
+    texts = getattr(pred, "context_texts", None) or {}
+    sentences = [(s, [c for c in extract_cited_ids(s, CHUNK_ID_PATTERN) if c in texts])
+                 for s in split_sentences(pred.answer)]
+    if dspy.settings.lm is None or not any(cites for _, cites in sentences):
+        return None, None
+    judge = dspy.Predict(VerifyGroundedness)
+
+    def supports(sentence: str, cites: list[str]) -> bool:
+        if not cites:
+            return False
+        chunks = "\n\n".join(f"[{c}] {texts[c]}" for c in cites)
+        try:
+            return bool(judge(answer=sentence, cited_chunks=chunks).grounded)
+        except Exception:
+            return False
+
+    supported, relevant, citations = 0, 0, 0
+    for sentence, cites in sentences:
+        whole = supports(sentence, cites)
+        supported += whole
+        for c in cites:
+            citations += 1
+            if len(cites) == 1:
+                relevant += whole
+            else:
+                relevant += supports(sentence, [c]) or (whole and not supports(sentence, [x for x in cites if x != c]))
+    return supported / len(sentences), (relevant / citations if citations else None)

@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import logging
 import math
-import re
 import time
 from dataclasses import dataclass, field
 
 import dspy
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ..metrics.citations import CHUNK_ID_PATTERN, extract_cited_ids
 from ..retrievers.hybrid import HybridRetriever, ScoredChunk
 from ..signatures.rag import AnswerWithCitations, ChunkGrade, GradeRelevance, RefineQuery, VerifyGroundedness
 
@@ -34,12 +34,9 @@ __all__ = ["NEED_MORE_CONTEXT", "RAGConfig", "SelfReflectiveRAG", "cited_ids"]
 logger = logging.getLogger(__name__)
 
 NEED_MORE_CONTEXT = "I need more context to answer this reliably."
-_CITATION = re.compile(r"\[([^\[\]\s]+#\d+)\]")
-
-
 def cited_ids(answer: str) -> list[str]:
-    """The chunk ids an answer cites as ``[doc#n]``, in order of first appearance."""
-    return list(dict.fromkeys(_CITATION.findall(answer or "")))
+    """The chunk ids an answer cites as ``[doc#n]`` (several may share brackets), first appearance first."""
+    return extract_cited_ids(answer or "", CHUNK_ID_PATTERN)
 
 
 class RAGConfig(BaseModel):
@@ -199,6 +196,7 @@ class SelfReflectiveRAG(dspy.Module):
             unsupported_claims=list(unsupported), queries=run.queries, rounds=len(run.retrieved),
             lm_calls=run.lm_calls, regraded=run.regraded, seconds=round(time.perf_counter() - started, 4),
             chunk_doc_ids={c: chunk.doc_id for c, chunk in run.chunks.items()},
+            context_texts={c: _text(run.chunks[c]) for c in context},
         )
 
     def lm_call_budget(self) -> int:
