@@ -27,7 +27,7 @@ from pathlib import Path
 import tracerag
 from tracerag.config import Settings, configure, get_embedder
 
-PROGRAMS = ("commands", "experience", "rag")
+PROGRAMS = ("commands", "experience", "rag", "planner")
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -58,7 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
     _common(ev)
 
     run = sub.add_parser("run", help="answer one query and print the result")
-    run.add_argument("program", choices=PROGRAMS)
+    run.add_argument("program", choices=("commands", "experience", "rag"))
     run.add_argument("--dataset", help="commands: home directory or bundled name; experience: traces dataset "
                      "(used when --bank is not given)")
     run.add_argument("--query", required=True, help="the utterance (commands) or the new task's question (experience)")
@@ -157,6 +157,8 @@ def cmd_evaluate(args) -> int:
         return _evaluate_experience(args, settings)
     if args.program == "rag":
         return _evaluate_rag(args)
+    if args.program == "planner":
+        return _evaluate_planner(args)
     args.k = args.k or 10
     ir = args.ir or ("lm" if settings.lm else "none")
     if ir == "lm" and not settings.lm:
@@ -183,12 +185,12 @@ def print_report(report: dict, extra_cols: tuple[str, ...] = ()) -> None:
     cols = [c for c in (f"recall@{k}", f"hit@{k}", "mrr", *extra_cols, "n") if c in report["metrics"]]
     how = f", ir={report['ir']}" if "ir" in report else ""
     print(f"{report['program']} on {report['dataset']} ({report.get('split', 'all')}{how})")
-    print(f"{'':28}" + "".join(f"{c:>20}" for c in cols))
+    print(f"{'':28}" + "".join(f"{c:>22}" for c in cols))
     rows = [("ALL", report["metrics"])]
     for key, groups in report["breakdown"].items():
         rows += [(f"{key}={name}", s) for name, s in groups.items()]
     for name, s in rows:
-        print(f"{name[:28]:28}" + "".join(f"{'-' if s.get(c) is None else s[c]:>20}" for c in cols))
+        print(f"{name[:28]:28}" + "".join(f"{'-' if s.get(c) is None else s[c]:>22}" for c in cols))
     extras = {key: report["metrics"][key] for key in ("lm_calls_per_query", "lm_calls_per_question", "lm_calls_max",
                                                       "lm_call_budget", "latency_ms_p50", "latency_ms_p95")
               if key in report["metrics"]}
@@ -256,6 +258,8 @@ def cmd_compile(args) -> int:
         return _compile_experience(args)
     if args.program == "rag":
         return _compile_rag(args)
+    if args.program == "planner":
+        return _compile_planner(args)
     program = _program(args, "lm")
     scores = compile_commands(program, args.dataset, args.optimizer, max_train=args.max_train,
                               max_metric_calls=args.max_metric_calls)
@@ -437,6 +441,43 @@ def _compile_rag(args) -> int:
     tracerag.save(scores.pop("program"), args.out, dataset=str(args.dataset), metric="rag_score", scores=scores)
     print(json.dumps(scores, indent=1))
     print(f"compiled program written to {args.out} (bank: {program.retriever.bank.directory})")
+    return 0
+
+
+# -- planner ---------------------------------------------------------------------------------------
+
+
+def _planner_program(args):
+    from tracerag.programs.traceable_planner import TraceablePlanner
+
+    return tracerag.load(args.program_file) if getattr(args, "program_file", None) else TraceablePlanner()
+
+
+def _planner_examples(dataset: str, split: str) -> list:
+    from tracerag.datasets.planner import load_planner_cases
+
+    return [c.to_example() for c in load_planner_cases(dataset, None if split == "all" else split)]
+
+
+def _evaluate_planner(args) -> int:
+    from tracerag.evaluation import evaluate_planner
+
+    report = evaluate_planner(_planner_program(args), _planner_examples(args.dataset, args.split),
+                              dataset=str(args.dataset))
+    report["split"] = args.split
+    return _finish_report(report, args.out, ("used_recall", "used_precision", "used_f1", "citation_validity",
+                                             "citation_coverage", "hallucinated_per_plan", "score"))
+
+
+def _compile_planner(args) -> int:
+    from tracerag.compiling import compile_planner
+
+    trainset = _planner_examples(args.dataset, "train")
+    scores = compile_planner(_planner_program(args), trainset[: args.max_train] if args.max_train else trainset,
+                             _planner_examples(args.dataset, "dev"), args.optimizer, args.max_metric_calls)
+    tracerag.save(scores.pop("program"), args.out, dataset=str(args.dataset), metric="planner_score", scores=scores)
+    print(json.dumps(scores, indent=1))
+    print(f"compiled program written to {args.out}")
     return 0
 
 

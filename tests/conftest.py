@@ -16,7 +16,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 import dspy  # noqa: E402
 import pytest  # noqa: E402
-from dspy.lm15 import Message, Response, TextPart, Usage  # noqa: E402
+from dspy.lm15 import Message, Response, ServerError, TextPart, Usage  # noqa: E402
 
 from tracerag.retrievers.embedders import LocalUSEEmbedder  # noqa: E402
 from tracerag.retrievers.embedding_cache import CachedEmbedder  # noqa: E402
@@ -316,3 +316,54 @@ def traces_dir(tmp_path) -> Path:
     traces = [make_trace(f, n) for f in FAMILIES for n in range(1, 5)]
     traces.append(make_trace("receipt", 9, is_correct=False))
     return write_traces(tmp_path / "traces", traces)
+
+
+# ---------------------------------------------------------------------------------------------
+# The fake LM for TraceablePlanner.
+
+INVENTED = "mat-99999"
+
+
+class PlannerEngine(FakeEngine):
+    """Answers GeneratePlan (recognised by its `bullets_used` output field) like a model that cites inline.
+
+    The plan cites the first bullet as [id] in a step, the second as (id) in a step's text, the first
+    template bare in the objective, and ``INVENTED`` in a safety note; it reports the first bullet and
+    "none" in bullets_used and the second template in templates_used (which the text never cites).
+    plan_mode: "ok", "garbage" (unparsable), "error" (the server fails), "no_steps" (parses, invalid Plan).
+    Any other signature goes to the conftest engine.
+    """
+
+    def __init__(self, plan_mode: str = "ok", invent: bool = True, **kwargs):
+        super().__init__(**kwargs)
+        self.plan_mode = plan_mode
+        self.invent = invent
+        self.prompts: list[str] = []
+
+    def complete(self, request):
+        system = request.system if isinstance(request.system, str) else "".join(p.text for p in request.system or [])
+        if "`bullets_used`" not in system:
+            return super().complete(request)
+        user = "\n".join(getattr(p, "text", None) or "" for p in request.messages[-1].parts)
+        self.calls.append("GeneratePlan")
+        self.prompts.append(user)
+        if self.plan_mode == "error":
+            raise ServerError("fake GeneratePlan failed")
+        bullets = re.findall(r"^\[([\w-]+)\]", _field(user, "bullets") or "", re.M)
+        templates = re.findall(r"^\[([\w-]+)\]", _field(user, "templates") or "", re.M)
+        plan = {"objective": f"Amplify the fragment following {templates[0] if templates else 'the usual method'}.",
+                "materials": ["master mix", "primers"],
+                "steps": [{"text": f"Thaw the mix on ice [{bullets[0]}].", "cites": [bullets[0]]},
+                          f"Add a control ({bullets[1]}).",
+                          {"text": "Run the thermocycler program.", "cites": []}],
+                "safety_notes": [f"Wear gloves [{INVENTED}]." if self.invent else "Wear gloves."],
+                "expected_outcome": "One band per sample."}
+        if self.plan_mode == "no_steps":
+            plan["steps"] = []
+        text = (f"[[ ## plan ## ]]\n{json.dumps(plan)}\n\n[[ ## bullets_used ## ]]\n{json.dumps([bullets[0], 'none'])}"
+                f"\n\n[[ ## templates_used ## ]]\n{json.dumps(templates[1:2])}\n\n[[ ## completed ## ]]")
+        if self.plan_mode == "garbage":
+            text = "Here is a lovely plan: do the PCR, then celebrate."
+        return Response(id=None, model="fake", message=Message.assistant([TextPart(text)]), finish_reason="stop",
+                        usage=Usage(input_tokens=len(system + user) // 4, output_tokens=len(text) // 4,
+                                    total_tokens=(len(system + user) + len(text)) // 4))

@@ -37,6 +37,7 @@ def _describe(program) -> dict:
     from .programs.command_retrieval import CommandRetrieval
     from .programs.experience_retrieval import ExperienceRetrieval
     from .programs.self_reflective_rag import SelfReflectiveRAG
+    from .programs.traceable_planner import TraceablePlanner
     from .retrievers.rerankers import HttpReranker
 
     if isinstance(program, CommandRetrieval):
@@ -59,6 +60,8 @@ def _describe(program) -> dict:
                 "embedder": retriever.bank.embedder_id, "bank": str(retriever.bank.directory.resolve()),
                 "retriever": {"fusion": retriever.fusion, "dense_weight": retriever.dense_weight,
                               "lexical_weight": retriever.lexical_weight}}
+    if isinstance(program, TraceablePlanner):  # bullets and templates come with each call
+        return {"program": "TraceablePlanner", "config": program.config.model_dump(), "embedder": None}
     raise TypeError(f"cannot save {type(program).__name__}: no artifact format for it")
 
 
@@ -91,6 +94,10 @@ def load(path: str | Path, home: str | Path | None = None, embedder=None, *, ban
         program = _load_experience(path, meta, embedder, bank)
     elif meta["program"] == "SelfReflectiveRAG":
         program = _load_rag(path, meta, embedder, bank)
+    elif meta["program"] == "TraceablePlanner":
+        from .programs.traceable_planner import PlannerConfig, TraceablePlanner
+
+        program = TraceablePlanner(PlannerConfig(**meta["config"]))
     elif meta["program"] == "CommandRetrieval":
         program = _load_commands(path, meta, embedder, home)
     else:

@@ -14,6 +14,7 @@ import dspy
 from .datasets.smarthome import load_dataset
 from .metrics.commands import recall_at_10, recall_feedback
 from .metrics.experience import experience_feedback, experience_score
+from .metrics.planner import planner_feedback, planner_score
 from .metrics.rag import rag_feedback, rag_score
 
 
@@ -62,4 +63,10 @@ def compile_experience(program, trainset: list, devset: list, optimizer: str,
 def compile_rag(program, trainset: list, devset: list, optimizer: str, max_metric_calls: int | None = None) -> dict:
     """The metric is rag_score: right decision, valid citations, verified grounded (a third each)."""
     return compile_program(program, trainset, devset, optimizer, rag_score, rag_feedback, "rag_score",
+                           max_metric_calls)
+
+
+def compile_planner(program, trainset: list, devset: list, optimizer: str, max_metric_calls: int | None = None) -> dict:
+    """The metric is planner_score: used-id F1 against the gold ids, plus citation coverage and validity."""
+    return compile_program(program, trainset, devset, optimizer, planner_score, planner_feedback, "planner_score",
                            max_metric_calls)

@@ -196,3 +196,40 @@ def evaluate_rag(program, examples: list, *, dataset: str, k: int = 10, alce: bo
             "config": program.config.model_dump(), "metrics": metrics,
             "breakdown": {"hint": {name: _rag_summary(rs, k) for name, rs in sorted(groups.items())}},
             "per_query": rows}
+
+
+def _planner_summary(rows: list[dict]) -> dict:
+    return {key: _mean(r[key] for r in rows) for key in ("used_recall", "used_precision", "used_f1",
+                                                         "citation_validity", "citation_coverage", "score")} | {
+        "hallucinated_per_plan": _mean(float(r["hallucinated"]) for r in rows), "n": len(rows)}
+
+
+def evaluate_planner(program, examples: list, *, dataset: str, progress: bool = True) -> dict:
+    """Score TraceablePlanner on Examples from `PlannerCase.to_example` (same report shape)."""
+    from .metrics import planner as p
+
+    rows = []
+    for ex in tqdm(examples, desc="evaluate planner", unit="case", disable=not progress, leave=False):
+        started = time.perf_counter()
+        pred = program(**ex.inputs())
+        elapsed_ms = (time.perf_counter() - started) * 1000
+        rows.append({
+            "id": ex.id, "domain": ex.domain, "used_recall": p.used_id_recall(ex, pred),
+            "used_precision": p.used_id_precision(ex, pred), "used_f1": p.used_id_f1(ex, pred),
+            "citation_validity": p.plan_citation_validity(ex, pred),
+            "citation_coverage": p.plan_citation_coverage(ex, pred), "score": p.planner_score(ex, pred),
+            "hallucinated": len(pred.hallucinated_ids), "lm_calls": pred.lm_calls, "error": pred.error,
+            "ms": round(elapsed_ms, 2), "gold": list(ex.gold_bullet_ids) + list(ex.gold_template_ids),
+            "used": list(pred.bullets_used) + list(pred.templates_used), "metadata": pred.metadata,
+        })
+    groups = defaultdict(list)
+    for row in rows:
+        groups[row["domain"]].append(row)
+    metrics = _planner_summary(rows)
+    metrics["lm_calls_per_query"] = _mean(row["lm_calls"] for row in rows)
+    metrics["errors"] = sum(row["error"] is not None for row in rows)
+    metrics.update(_latency(rows))
+    return {"program": "TraceablePlanner", "dataset": dataset, "k": None, "n": len(rows),
+            "config": program.config.model_dump(), "metrics": metrics,
+            "breakdown": {"domain": {name: _planner_summary(rs) for name, rs in sorted(groups.items())}},
+            "per_query": rows}

@@ -3,12 +3,10 @@ failure paths (no LM, dead LM, garbage, an invalid plan, a failing template retr
 
 import json
 import logging
-import re
 
 import dspy
 import pytest
-from conftest import FakeEngine, _field
-from dspy.lm15 import Message, Response, ServerError, TextPart, Usage
+from conftest import INVENTED, PlannerEngine
 
 from tracerag.datasets.planner import load_planner_cases
 from tracerag.metrics.planner import planner_score
@@ -27,52 +25,6 @@ TEMPLATES = [Template(None, "Routine Taq PCR", "Mix 12.5 µL master mix with pri
              Template("template-002", "High-fidelity PCR", "Use a proofreading polymerase.", 0.64),
              Template(None, "Western blot", "Transfer at 100 V for 1 h.", 0.35)]
 REQUIREMENTS = "Set up a 25 µL PCR for 12 samples."
-INVENTED = "mat-99999"
-
-
-class PlannerEngine(FakeEngine):
-    """Answers GeneratePlan (recognised by its `bullets_used` output field) like a model that cites inline.
-
-    The plan cites the first bullet as [id] in a step, the second as (id) in a step's text, the first
-    template bare in the objective, and ``INVENTED`` in a safety note; it reports the first bullet and
-    "none" in bullets_used and the second template in templates_used (which the text never cites).
-    plan_mode: "ok", "garbage" (unparsable), "error" (the server fails), "no_steps" (parses, invalid Plan).
-    Any other signature goes to the conftest engine.
-    """
-
-    def __init__(self, plan_mode: str = "ok", invent: bool = True, **kwargs):
-        super().__init__(**kwargs)
-        self.plan_mode = plan_mode
-        self.invent = invent
-        self.prompts: list[str] = []
-
-    def complete(self, request):
-        system = request.system if isinstance(request.system, str) else "".join(p.text for p in request.system or [])
-        if "`bullets_used`" not in system:
-            return super().complete(request)
-        user = "\n".join(getattr(p, "text", None) or "" for p in request.messages[-1].parts)
-        self.calls.append("GeneratePlan")
-        self.prompts.append(user)
-        if self.plan_mode == "error":
-            raise ServerError("fake GeneratePlan failed")
-        bullets = re.findall(r"^\[([\w-]+)\]", _field(user, "bullets") or "", re.M)
-        templates = re.findall(r"^\[([\w-]+)\]", _field(user, "templates") or "", re.M)
-        plan = {"objective": f"Amplify the fragment following {templates[0] if templates else 'the usual method'}.",
-                "materials": ["master mix", "primers"],
-                "steps": [{"text": f"Thaw the mix on ice [{bullets[0]}].", "cites": [bullets[0]]},
-                          f"Add a control ({bullets[1]}).",
-                          {"text": "Run the thermocycler program.", "cites": []}],
-                "safety_notes": [f"Wear gloves [{INVENTED}]." if self.invent else "Wear gloves."],
-                "expected_outcome": "One band per sample."}
-        if self.plan_mode == "no_steps":
-            plan["steps"] = []
-        text = (f"[[ ## plan ## ]]\n{json.dumps(plan)}\n\n[[ ## bullets_used ## ]]\n{json.dumps([bullets[0], 'none'])}"
-                f"\n\n[[ ## templates_used ## ]]\n{json.dumps(templates[1:2])}\n\n[[ ## completed ## ]]")
-        if self.plan_mode == "garbage":
-            text = "Here is a lovely plan: do the PCR, then celebrate."
-        return Response(id=None, model="fake", message=Message.assistant([TextPart(text)]), finish_reason="stop",
-                        usage=Usage(input_tokens=len(system + user) // 4, output_tokens=len(text) // 4,
-                                    total_tokens=(len(system + user) + len(text)) // 4))
 
 
 @pytest.fixture
