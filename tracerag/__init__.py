@@ -15,8 +15,10 @@ from .programs import (  # noqa: E402
     CommandRetrieval,
     ExperienceConfig,
     ExperienceRetrieval,
+    PlannerConfig,
     RAGConfig,
     SelfReflectiveRAG,
+    TraceablePlanner,
     render_experience_section,
 )
 from .retrievers import (  # noqa: E402
@@ -31,6 +33,7 @@ from .retrievers import (  # noqa: E402
 from .signatures import QueryIR  # noqa: E402
 
 __all__ = ["CommandIndex", "CommandRetrieval", "CosineBank", "ExperienceConfig", "ExperienceRetrieval", "Home",
-           "HybridRetriever", "IndexParams", "QueryIR", "RAGConfig", "SelfReflectiveRAG", "build_experience_bank",
+           "HybridRetriever", "IndexParams", "PlannerConfig", "QueryIR", "RAGConfig", "SelfReflectiveRAG",
+           "TraceablePlanner", "build_experience_bank",
            "configure", "get_embedder", "ingest_documents", "load", "render_experience_section", "save"]
 __version__ = "0.1.0"

@@ -10,11 +10,14 @@ from .embedders import Embedder, LexicalEmbedder, LocalUSEEmbedder, make_embedde
 from .experience_bank import BankBuildReport, build_experience_bank
 from .home import CommandSpec, Device, Home, HomeDataError
 from .hybrid import HybridRetriever, ScoredChunk
+from .playbook import Bullet, Playbook, Template, apply_feedback, load_playbook, parse_playbook
 from .rerankers import HttpReranker, LocalReranker, Reranker, make_reranker
 from .traces import Trace, TraceLoad, load_traces
 
-__all__ = ["BankBuildReport", "BankError", "BulkGroup", "BulkPlan", "Candidate", "CapabilityOption", "Chunk",
-           "CommandIndex", "CommandSpec", "CosineBank", "Device", "Embedder", "Hit", "Home", "HomeDataError",
-           "HttpReranker", "HybridRetriever", "IndexParams", "IngestReport", "LexicalEmbedder", "LocalReranker",
-           "LocalUSEEmbedder", "Reranker", "ScoredChunk", "Trace", "TraceLoad", "build_experience_bank", "chunk_text",
-           "ingest_documents", "load_traces", "make_embedder", "make_reranker"]
+__all__ = ["BankBuildReport", "BankError", "BulkGroup", "BulkPlan", "Bullet", "Candidate", "CapabilityOption", "Chunk",
+           "CommandIndex", "CommandSpec", "CosineBank", "Device", "Embedder", "Hit", "Home",
+           "HomeDataError", "HttpReranker", "HybridRetriever", "IndexParams", "IngestReport",
+           "LexicalEmbedder", "LocalReranker", "LocalUSEEmbedder", "Playbook", "Reranker", "ScoredChunk",
+           "Template", "Trace", "TraceLoad", "apply_feedback", "build_experience_bank", "chunk_text",
+           "ingest_documents", "load_playbook", "load_traces", "make_embedder", "make_reranker",
+           "parse_playbook"]

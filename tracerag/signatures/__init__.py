@@ -2,10 +2,11 @@
 
 from .command import ArbitrateCapability, ArbitrationDecision, CommandOption, ParseCommand
 from .experience import CaptionImages, CheckSufficiency, JudgeExperience, RewriteQuery, SummarizeExperience
+from .planner import GeneratePlan, Plan, PlanStep
 from .query_ir import DEVICE_CATEGORIES, UNKNOWN_CATEGORY, QueryIR
 from .rag import AnswerWithCitations, ChunkGrade, GradeRelevance, RefineQuery, VerifyGroundedness
 
-__all__ = ["AnswerWithCitations", "ChunkGrade", "GradeRelevance", "RefineQuery", "VerifyGroundedness",
+__all__ = ["GeneratePlan", "Plan", "PlanStep", "AnswerWithCitations", "ChunkGrade", "GradeRelevance", "RefineQuery", "VerifyGroundedness",
            "ArbitrateCapability", "ArbitrationDecision", "CaptionImages", "CheckSufficiency", "CommandOption",
            "JudgeExperience", "ParseCommand", "QueryIR", "RewriteQuery", "SummarizeExperience", "DEVICE_CATEGORIES",
            "UNKNOWN_CATEGORY"]
