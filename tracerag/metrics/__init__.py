@@ -1,7 +1,7 @@
 """Metrics: pure functions (example, pred, trace=None) -> float | bool, plus GEPA feedback variants.
 
-One module per program (``commands``, ``experience``, ``rag``, ``planner``; ``citations`` is shared); the optimisation metrics and
-their feedback variants are re-exported here.
+One module per program (``commands``, ``experience``, ``rag``, ``planner``; ``citations`` is shared);
+the optimisation metrics and their feedback variants are re-exported here.
 """
 
 from . import citations, commands, experience, planner, rag

@@ -6,7 +6,7 @@ from .planner import GeneratePlan, Plan, PlanStep
 from .query_ir import DEVICE_CATEGORIES, UNKNOWN_CATEGORY, QueryIR
 from .rag import AnswerWithCitations, ChunkGrade, GradeRelevance, RefineQuery, VerifyGroundedness
 
-__all__ = ["GeneratePlan", "Plan", "PlanStep", "AnswerWithCitations", "ChunkGrade", "GradeRelevance", "RefineQuery", "VerifyGroundedness",
-           "ArbitrateCapability", "ArbitrationDecision", "CaptionImages", "CheckSufficiency", "CommandOption",
-           "JudgeExperience", "ParseCommand", "QueryIR", "RewriteQuery", "SummarizeExperience", "DEVICE_CATEGORIES",
-           "UNKNOWN_CATEGORY"]
+__all__ = ["AnswerWithCitations", "ArbitrateCapability", "ArbitrationDecision", "CaptionImages", "CheckSufficiency",
+           "ChunkGrade", "CommandOption", "DEVICE_CATEGORIES", "GeneratePlan", "GradeRelevance",
+           "JudgeExperience", "ParseCommand", "Plan", "PlanStep", "QueryIR", "RefineQuery", "RewriteQuery",
+           "SummarizeExperience", "UNKNOWN_CATEGORY", "VerifyGroundedness"]
