@@ -1,13 +1,11 @@
 import copy
 import hashlib
-import json
 import random
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
 import pytest
+from json_service import ScriptedService, serving
 
 from tracerag.retrievers.http_embedder import EmbeddingServiceError, HttpEmbedder
 
@@ -19,68 +17,27 @@ def fake_vector(text: str) -> list[float]:
     return [b - 127.5 for b in digest]
 
 
-class FakeService:
-    """Deterministic /v1/embeddings with scriptable failures; records every request."""
+class FakeService(ScriptedService):
+    """Deterministic /v1/embeddings (a hash of each text); `shuffle` answers out of order."""
+
+    route = "/v1/embeddings"
 
     def __init__(self):
-        self.requests: list[dict] = []  # {"path", "auth", "input"}
-        self.failures: list[tuple[int, dict, str]] = []  # answered (status, headers, body) first, in order
-        self.sleep = 0.0
+        super().__init__()
         self.shuffle = False
-        self.raw_body: str | None = None
+
+    def respond(self, payload):
+        data = [{"object": "embedding", "index": i, "embedding": fake_vector(t)}
+                for i, t in enumerate(payload["input"])]
+        if self.shuffle:
+            random.Random(0).shuffle(data)
+        return {"object": "list", "data": data, "model": payload["model"]}
 
 
 @pytest.fixture
 def service():
-    state = FakeService()
-
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args):
-            pass
-
-        def answer(self, status, body, headers=()):
-            data = body.encode()
-            self.send_response(status)
-            for key, value in dict(headers).items():
-                self.send_header(key, value)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            try:
-                self.wfile.write(data)
-            except (BrokenPipeError, ConnectionResetError):
-                pass  # the client gave up (timeout test)
-
-        def do_POST(self):
-            payload = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            state.requests.append(
-                {"path": self.path, "auth": self.headers.get("Authorization"), "input": payload["input"]}
-            )
-            if state.sleep:
-                time.sleep(state.sleep)
-            if state.failures:
-                status, headers, body = state.failures.pop(0)
-                return self.answer(status, body, headers)
-            if self.path != "/v1/embeddings":
-                return self.answer(404, '{"error": "not found"}')
-            if state.raw_body is not None:
-                return self.answer(200, state.raw_body)
-            data = [
-                {"object": "embedding", "index": i, "embedding": fake_vector(t)}
-                for i, t in enumerate(payload["input"])
-            ]
-            if state.shuffle:
-                random.Random(0).shuffle(data)
-            self.answer(200, json.dumps({"object": "list", "data": data, "model": payload["model"]}))
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
-    thread.start()
-    state.base_url = f"http://127.0.0.1:{server.server_address[1]}/v1"
-    yield state
-    server.shutdown()
-    server.server_close()
+    with serving(FakeService()) as state:
+        yield state
 
 
 def expected(texts):

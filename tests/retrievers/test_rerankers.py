@@ -1,10 +1,8 @@
 import copy
-import json
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from json_service import ScriptedService, serving
 
 from tracerag.retrievers.embedders import LexicalEmbedder
 from tracerag.retrievers.rerankers import (
@@ -22,65 +20,28 @@ def overlap(query: str, doc: str) -> float:
     return len(q & d) / (len(q) or 1)
 
 
-class FakeService:
-    """Deterministic /v1/rerank with scriptable failures; records every request."""
+class FakeService(ScriptedService):
+    """Deterministic /v1/rerank scoring by word overlap."""
+
+    route = "/v1/rerank"
 
     def __init__(self):
-        self.requests: list[dict] = []
-        self.failures: list[tuple[int, dict, str]] = []  # answered (status, headers, body) first, in order
-        self.sleep = 0.0
-        self.raw_body: str | None = None
+        super().__init__()
         self.score_key = "relevance_score"
         self.reverse_order = False
+
+    def respond(self, payload):
+        scored = [(i, overlap(payload["query"], d)) for i, d in enumerate(payload["documents"])]
+        scored.sort(key=lambda p: (-p[1], p[0]), reverse=self.reverse_order)
+        top = scored[: payload["top_n"]] if not self.reverse_order else scored[-payload["top_n"]:]
+        results = [{"index": i, self.score_key: s, "document": {"text": payload["documents"][i]}} for i, s in top]
+        return {"model": payload["model"], "results": results}
 
 
 @pytest.fixture
 def service():
-    state = FakeService()
-
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args):
-            pass
-
-        def answer(self, status, body, headers=()):
-            data = body.encode()
-            self.send_response(status)
-            for key, value in dict(headers).items():
-                self.send_header(key, value)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            try:
-                self.wfile.write(data)
-            except (BrokenPipeError, ConnectionResetError):
-                pass  # the client gave up (timeout test)
-
-        def do_POST(self):
-            payload = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            state.requests.append({"path": self.path, "auth": self.headers.get("Authorization"), **payload})
-            if state.sleep:
-                time.sleep(state.sleep)
-            if state.failures:
-                status, headers, body = state.failures.pop(0)
-                return self.answer(status, body, headers)
-            if self.path != "/v1/rerank":
-                return self.answer(404, '{"error": "not found"}')
-            if state.raw_body is not None:
-                return self.answer(200, state.raw_body)
-            scored = [(i, overlap(payload["query"], d)) for i, d in enumerate(payload["documents"])]
-            scored.sort(key=lambda p: (-p[1], p[0]), reverse=state.reverse_order)
-            top = scored[: payload["top_n"]] if not state.reverse_order else scored[-payload["top_n"]:]
-            results = [{"index": i, state.score_key: s, "document": {"text": payload["documents"][i]}} for i, s in top]
-            self.answer(200, json.dumps({"model": payload["model"], "results": results}))
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
-    thread.start()
-    state.base_url = f"http://127.0.0.1:{server.server_address[1]}/v1"
-    yield state
-    server.shutdown()
-    server.server_close()
+    with serving(FakeService()) as state:
+        yield state
 
 
 DOCS = ["the red apple", "a green pear", "red red wine and apple pie", "blue sky", "apple"]
