@@ -11,7 +11,6 @@ import statistics
 import time
 from collections import defaultdict
 
-from dspy.utils.callback import BaseCallback
 from tqdm import tqdm
 
 from .metrics import commands as m
@@ -126,16 +125,6 @@ def evaluate_experience(program, examples: list, *, dataset: str, k: int = 5, ju
             "config": program.config.model_dump(), "metrics": metrics, "breakdown": breakdown, "per_query": rows}
 
 
-class _LMCallCounter(BaseCallback):
-    """Counts LM calls as DSPy reports them, independently of the program's own bookkeeping."""
-
-    def __init__(self) -> None:
-        self.calls = 0
-
-    def on_lm_start(self, call_id, instance, inputs):
-        self.calls += 1
-
-
 def _rag_summary(rows: list[dict], k: int) -> dict:
     return {
         f"recall@{k}": _mean(r["recall"] for r in rows),
@@ -155,21 +144,19 @@ def evaluate_rag(program, examples: list, *, dataset: str, k: int = 10, alce: bo
                  progress: bool = True) -> dict:
     """Score SelfReflectiveRAG on PubMedQA-style Examples (same report shape as the other programs).
 
-    LM calls are counted twice: by the program and by a DSPy callback; the report carries both and
+    LM calls are counted twice: by the program and by an LMMeter (a DSPy callback); the report carries both and
     the program's per-question budget. ``alce`` adds the LM-judged citation recall and precision
     (after the program's calls, so they do not count against its budget).
     """
-    import dspy
-
     from .metrics import rag as r
+    from .programs.lm_meter import LMMeter
 
     rows = []
     for ex in tqdm(examples, desc="evaluate rag", unit="question", disable=not progress, leave=False):
-        counter = _LMCallCounter()
-        started = time.perf_counter()
-        with dspy.context(callbacks=[*dspy.settings.callbacks, counter]):
+        meter = LMMeter()
+        with meter.measure():
             pred = program(question=ex.question)
-        elapsed_ms = (time.perf_counter() - started) * 1000
+        elapsed_ms = meter.seconds * 1000
         cited = pred.cited_ids
         citation_recall, citation_precision = r.alce_citation_scores(pred) if alce else (None, None)
         rows.append({
@@ -180,7 +167,7 @@ def evaluate_rag(program, examples: list, *, dataset: str, k: int = 10, alce: bo
             "grounded": pred.grounded, "hint": pred.hint or "-",
             "citation_validity": r.citation_validity(pred), "citation_coverage": r.answer_citation_coverage(pred),
             "citation_recall": citation_recall, "citation_precision": citation_precision,
-            "rounds": pred.rounds, "lm_calls": pred.lm_calls, "lm_calls_observed": counter.calls,
+            "rounds": pred.rounds, "lm_calls": pred.lm_calls, "lm_calls_observed": meter.calls,
             "ms": round(elapsed_ms, 2), "answer": pred.answer, "retrieved": pred.retrieved_per_round[0][:k],
             "kept": pred.kept_ids, "cited": cited,
         })

@@ -8,6 +8,7 @@ retrieval of the question as asked: the share of gold documents among the top-k 
 from __future__ import annotations
 
 from .citations import CHUNK_ID_PATTERN, citation_coverage, extract_cited_ids, split_sentences
+from .citations import citation_validity as shared_validity
 
 
 def doc_recall_at_k(example, pred, k: int = 10) -> float:
@@ -45,8 +46,7 @@ def kept_gold(example, pred) -> float:
 def citation_validity(pred) -> float | None:
     """Share of cited chunk ids that were in the answer's context; None when nothing is cited (an
     uncited answer is what coverage penalises) or when there is no answer (no_lm, nothing kept)."""
-    cited = list(pred.cited_ids or [])
-    return 1 - len(pred.invalid_cited_ids) / len(cited) if cited else None
+    return shared_validity(pred.cited_ids, pred.context_ids) if pred.cited_ids else None
 
 
 def answer_citation_coverage(pred) -> float | None:

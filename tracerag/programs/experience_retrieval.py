@@ -180,9 +180,8 @@ class ExperienceRetrieval(dspy.Module):
 
     def _retrieve(self, queries: list[str]) -> list[Candidate]:
         """One embedding call for all queries, one search, best retrieval score per task_id."""
-        vectors = self.bank.embedder.embed(queries)
         best: dict[str, Hit] = {}
-        for hits in self.bank.search(vectors, k=self.config.top_k, min_score=self.config.min_score):
+        for hits in self.bank.search_texts(queries, k=self.config.top_k, min_score=self.config.min_score):
             for hit in hits:
                 if hit.id not in best or hit.score > best[hit.id].score:
                     best[hit.id] = hit
