@@ -116,7 +116,7 @@ class SelfReflectiveRAG(dspy.Module):
             batch = todo[start : start + size]
             grades = self._grade_call(question, batch, run)
             for chunk in batch:
-                if chunk.id not in grades:
+                if chunk.id not in grades and len(batch) > 1:  # a batch of one was that call already
                     run.regraded += 1
                     grades.update(self._grade_call(question, [chunk], run))
                 run.grades[chunk.id] = grades.get(chunk.id) or ChunkGrade(id=chunk.id, score=0.0,
