@@ -120,3 +120,10 @@ def test_parser_never_raises_runs_at_most_one_call_and_keeps_no_model_output(rep
 @given(st.text(max_size=60))
 def test_escaped_tool_text_holds_no_markup(text):
     assert "<" not in escape_tool_text(text) and ">" not in escape_tool_text(text)
+
+
+def test_snippet_layout_matches_the_protocol():
+    out = format_tool_output([{"id": "123", "title": "T", "authors": "A, B", "year": 2020, "journal": "J",
+                               "text": "abs"}], total=10)
+    assert out == ('<tool_output>\nFound 10 results. Showing top 1:\n<snippet id="123">Title: T\n'
+                   'Authors: A, B | Year: 2020 | Journal: J\nAbstract: abs</snippet>\n</tool_output>')

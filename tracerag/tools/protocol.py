@@ -157,17 +157,23 @@ def escape_tool_text(text: str) -> str:
     return html.escape(text or "", quote=False)
 
 
-def format_tool_output(snippets: list[dict[str, Any]] | None = None, error: str | None = None) -> str:
-    """The runtime's ``<tool_output>``: one ``<snippet id>`` per result (fields escaped), or an error."""
+def format_tool_output(snippets: list[dict[str, Any]] | None = None, error: str | None = None,
+                       total: int | None = None) -> str:
+    """The runtime's ``<tool_output>``: one ``<snippet id>`` per result (fields escaped), or an error.
+
+    A snippet is a dict with ``id`` and ``text`` and, when known, ``title``, ``authors``, ``year`` and
+    ``journal``; ``total`` (how many results the tool found) adds a "Found N results" line.
+    """
     if error is not None:
         return f"<tool_output>Error: {escape_tool_text(error)}</tool_output>"
-    blocks = []
-    for s in snippets or []:
-        meta = " | ".join(f"{k}: {escape_tool_text(str(s[k]))}" for k in ("Year", "Journal") if s.get(k))
-        lines = [f"Title: {escape_tool_text(str(s.get('title', '')))}"]
-        authors = escape_tool_text(str(s.get("authors", "")))
-        lines.append(f"Authors: {authors}" + (f" | {meta}" if meta else "") if authors or meta else "")
-        lines.append(f"Abstract: {escape_tool_text(str(s.get('text', '')))}")
+    snippets = snippets or []
+    blocks = [] if total is None else [f"Found {total} results. Showing top {len(snippets)}:"]
+    for s in snippets:
+        meta = " | ".join(f"{k.title()}: {escape_tool_text(str(s[k]))}" for k in ("year", "journal") if s.get(k))
+        lines = [f"Title: {escape_tool_text(str(s.get('title') or ''))}"]
+        authors = escape_tool_text(str(s.get("authors") or ""))
+        lines.append(f"Authors: {authors}" + (f" | {meta}" if meta else "") if authors else meta)
+        lines.append(f"Abstract: {escape_tool_text(str(s.get('text') or ''))}")
         snippet_id = escape_tool_text(str(s.get("id", ""))).replace('"', "&quot;")
         blocks.append(f'<snippet id="{snippet_id}">' + "\n".join(x for x in lines if x) + "</snippet>")
     return "<tool_output>\n" + "\n".join(blocks) + "\n</tool_output>"
