@@ -367,3 +367,84 @@ class PlannerEngine(FakeEngine):
         return Response(id=None, model="fake", message=Message.assistant([TextPart(text)]), finish_reason="stop",
                         usage=Usage(input_tokens=len(system + user) // 4, output_tokens=len(text) // 4,
                                     total_tokens=(len(system + user) + len(text)) // 4))
+
+
+# ---------------------------------------------------------------------------------------------
+# The fake LM for SearchAgent.
+
+AGENT_FAKE_ID = "00000000"  # an id no tool ever returns
+
+
+class AgentEngine(FakeEngine):
+    """Answers AgentStep (recognised by its `trajectory` input) like a chat model speaking the tag protocol.
+
+    Before any tool output it searches with the question's first long words; after one it answers
+    "Yes." citing the first snippet id it was shown. Like a real server it cuts its text at the
+    request's stop sequences (dropping the stop sequence itself) unless ``ignore_stop``.
+    ``agent``: "ok"; "unclosed" (the call runs into the next line); "hallucinate" (writes a fake
+    <tool_output> after its call); "multi" (three calls in one reply); "chatty" (neither call nor
+    answer); "greedy" (never stops calling); "cite_fake" (also cites AGENT_FAKE_ID); "no_header"
+    (raw protocol text without the adapter's field header); "error" (the server fails).
+    Any other signature goes to the conftest engine.
+    """
+
+    def __init__(self, agent: str = "ok", ignore_stop: bool = False, **kwargs):
+        super().__init__(**kwargs)
+        self.agent = agent
+        self.ignore_stop = ignore_stop
+        self.stops: list[tuple[str, ...]] = []
+
+    def _reply(self, question: str, trajectory: str) -> str:
+        words = [w for w in re.findall(r"[A-Za-z][\w-]{3,}", question)][:5]
+        call = f'<call_tool name="pubmed_search" limit="3">{" ".join(words)}</call_tool>'
+        ids = re.findall(r'<snippet id="([^"]+)"', trajectory)
+        searched = "<tool_output>" in trajectory
+        mode = self.agent
+        if mode == "chatty":
+            return "<think>Let me think about this some more.</think> I am not sure yet."
+        if mode == "greedy" or not searched:
+            if mode == "unclosed":
+                return "<think>Search first.</think>\n" + call.replace("</call_tool>", "\nmore text")
+            if mode == "hallucinate":
+                return (f"<think>Search first.</think>\n{call}<tool_output><snippet id=\"{AGENT_FAKE_ID}\">"
+                        "Title: Invented\nAbstract: made up</snippet></tool_output>\n<answer>Yes.</answer>")
+            if mode == "multi":
+                second = call.replace('limit="3"', 'limit="9"')
+                return f"<think>Search three ways.</think>\n{call}\n{second}\n{call}"
+            return f"<think>Search first.</think>\n{call}"
+        cites = f'<cite id="{ids[0]}">The study reports a clear effect.</cite>' if ids else "Nothing was found."
+        if mode == "cite_fake":
+            cites += f' <cite ids="{ids[0] if ids else ""}, {AGENT_FAKE_ID}">Also confirmed elsewhere.</cite>'
+        return f"<think>The snippets answer it.</think>\n<answer>Yes. {cites}</answer>"
+
+    def complete(self, request):
+        system = request.system if isinstance(request.system, str) else "".join(p.text for p in request.system or [])
+        if "`trajectory`" not in system or "`reply`" not in system:
+            return super().complete(request)
+        user = "\n".join(getattr(p, "text", None) or "" for p in request.messages[-1].parts)
+        self.calls.append("AgentStep")
+        self.inputs.append(("AgentStep", user))
+        self.stops.append(tuple(request.config.stop or ()))
+        if self.agent == "error":
+            raise ServerError("fake AgentStep failed")
+        reply = self._reply(_field(user, "question") or "", _field(user, "trajectory") or "")
+        text = reply if self.agent == "no_header" else f"[[ ## reply ## ]]\n{reply}\n\n[[ ## completed ## ]]"
+        if not self.ignore_stop:
+            cuts = [text.find(s) for s in request.config.stop or () if s in text]
+            text = text[:min(cuts)] if cuts else text
+        return Response(id=None, model="fake", message=Message.assistant([TextPart(text)]), finish_reason="stop",
+                        usage=Usage(input_tokens=len(system + user) // 4, output_tokens=len(text) // 4,
+                                    total_tokens=(len(system + user) + len(text)) // 4))
+
+
+@pytest.fixture
+def agent_lm():
+    """Factory: agent_lm(agent=..., ignore_stop=...) configures DSPy with an AgentEngine for the test."""
+    def make(**kwargs):
+        engine = AgentEngine(**kwargs)
+        dspy.configure(lm=dspy.LM("fake/model", engine=engine, cache=False, num_retries=0),
+                       adapter=dspy.ChatAdapter(use_json_adapter_fallback=False))
+        return engine
+
+    yield make
+    dspy.configure(lm=None)

@@ -10,6 +10,7 @@ from tracerag.tools.protocol import (
     extract_citations,
     format_tool_output,
     parse_reply,
+    restore_stop,
 )
 
 SCHEMAS = {"pubmed_search": {"limit": int}}
@@ -127,3 +128,22 @@ def test_snippet_layout_matches_the_protocol():
                                "text": "abs"}], total=10)
     assert out == ('<tool_output>\nFound 10 results. Showing top 1:\n<snippet id="123">Title: T\n'
                    'Authors: A, B | Year: 2020 | Journal: J\nAbstract: abs</snippet>\n</tool_output>')
+
+
+@pytest.mark.parametrize("reply, expected", [
+    ('<think>t</think><call_tool name="pubmed_search" limit="3">aspirin stroke',
+     '<think>t</think><call_tool name="pubmed_search" limit="3">aspirin stroke</call_tool>'),
+    ('<call_tool name="pubmed_search">a b</call_tool>', '<call_tool name="pubmed_search">a b</call_tool>'),
+    ("<answer>Yes.</answer>", "<answer>Yes.</answer>"),
+    ('<call_tool name="x">q <answer>A</answer>', '<call_tool name="x">q <answer>A</answer>'),
+    ("", ""),
+])
+def test_restore_stop_closes_a_call_cut_by_the_stop_sequence(reply, expected):
+    assert restore_stop(reply) == expected
+    if "<call_tool" in reply and "<answer" not in reply:
+        assert parse_reply(restore_stop(reply)).call.query == parse_reply(reply).call.query
+
+
+def test_restore_stop_leaves_a_call_the_model_never_closed():
+    reply = '<call_tool name="pubmed_search">aspirin stroke\nand then I rambled on'
+    assert restore_stop(reply) == reply and parse_reply(reply).call.query == "aspirin stroke"

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = ["STOP_SEQUENCES", "Citation", "ParsedReply", "ToolCall", "escape_tool_text", "extract_citations",
-           "format_call", "format_tool_output", "parse_reply"]
+           "format_call", "format_tool_output", "parse_reply", "restore_stop"]
 
 # Sent to the LM so it stops after its call (the close tag is re-appended when the LM strips it).
 STOP_SEQUENCES = ("</call_tool>", "</call>", "<tool_output>")
@@ -101,6 +101,20 @@ def _first_call(text: str, schemas: Mapping[str, Mapping[str, type]] | None) -> 
 def _without_calls(text: str) -> str:
     """Text around the executed call or the answer keeps no other call tags (nameless or not)."""
     return _CALL_CLOSE.sub("", _CALL_OPEN.sub("", text)).strip()
+
+
+def restore_stop(text: str) -> str:
+    """Re-append the close tag an LM API strips when it halts on the ``</call_tool>`` stop sequence.
+
+    Only a reply whose last named call is still open at the very end, on one line (no close, no tag,
+    no line break after it), is completed; anything else is returned as it is: a call that runs on
+    over several lines was never closed by the model, and the parser takes its first line.
+    """
+    text = text if isinstance(text, str) else ""
+    opens = [m for m in _CALL_OPEN.finditer(text) if _attributes(m.group(1)).get("name")]
+    if not opens or "\n" in text[opens[-1].end():].strip() or _NEXT_TAG.search(text, opens[-1].end()):
+        return text
+    return text.rstrip() + "</call_tool>"
 
 
 def format_call(call: ToolCall) -> str:

@@ -1,0 +1,112 @@
+"""What a SearchAgent run leaves behind: typed records, and their two exports.
+
+- JSONL, one trajectory a line: the ``interleaved_text`` (think, calls, real tool outputs, answer) is
+  what a fine-tuning set needs; the other fields let a data pipeline filter lines.
+- ``tasks/<task_id>/trace.json`` in the ExperienceRetrieval trace format (README "Trace format"), so
+  successful runs grow the memory bank that ``tracerag build-bank --append`` indexes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+__all__ = ["ToolCallRecord", "Trajectory", "write_jsonl", "write_traces"]
+
+# Why a run ended.
+STOP_REASONS = ("answered", "no_action", "tool_limit", "max_steps", "lm_error", "no_lm")
+
+
+class ToolCallRecord(BaseModel):
+    """One call the model asked for: executed (``result`` holds the snippets) or refused (``error``)."""
+
+    tool: str
+    parameters: dict[str, Any] = Field(default_factory=dict)
+    query: str = ""
+    thought: str = ""  # the <think> text of the reply that made the call
+    result: list[dict[str, Any]] = Field(default_factory=list)  # the snippets the tool returned
+    error: str | None = None
+    executed: bool = True  # False: refused by the loop limits, never sent to the tool
+    timestamp: str = ""  # ISO 8601, UTC
+    duration_ms: float = 0.0
+
+    @property
+    def ids(self) -> list[str]:
+        return [str(s.get("id")) for s in self.result if s.get("id") is not None]
+
+
+class Trajectory(BaseModel):
+    question: str
+    interleaved_text: str = ""
+    tool_calls: list[ToolCallRecord] = Field(default_factory=list)
+    final_answer: str | None = None  # the raw inner text of <answer>, cites kept
+    total_tool_calls: int = 0  # calls executed (refused calls are in tool_calls with executed=False)
+    tools_used: list[str] = Field(default_factory=list)
+    ids_cited: list[str] = Field(default_factory=list)
+    hallucinated_outputs: int = 0  # <tool_output> blocks the model wrote itself (stripped)
+    stop_reason: str = "answered"
+    reasoning: str = ""  # the <think> text of the answering reply
+    steps: int = 0  # LM calls made by the step policy
+
+    @property
+    def returned_ids(self) -> list[str]:
+        """Every snippet id a tool returned in this run, first appearance first."""
+        return list(dict.fromkeys(i for call in self.tool_calls for i in call.ids))
+
+    @property
+    def invalid_citations(self) -> list[str]:
+        returned = set(self.returned_ids)
+        return [i for i in self.ids_cited if i not in returned]
+
+    @property
+    def succeeded(self) -> bool:
+        """Answered, with at least one citation and none the tools did not return."""
+        return self.stop_reason == "answered" and bool(self.ids_cited) and not self.invalid_citations
+
+    def to_trace(self, task_id: str, *, is_correct: bool | None = None, sub_task: str = "") -> dict[str, Any]:
+        """The ExperienceRetrieval trace of this run; ``is_correct`` defaults to :attr:`succeeded`."""
+        steps = [{"thought": call.thought, "tool": call.tool, "tool_input": call.query,
+                  "observation": f"error: {call.error}" if call.error else
+                  f"{len(call.result)} results: " + ", ".join(call.ids)} for call in self.tool_calls]
+        return {"task_id": task_id, "question": self.question, "sub_task": sub_task, "images": [],
+                "tools": self.tools_used, "steps": steps, "reasoning": self.reasoning,
+                "final_answer": self.final_answer or "",
+                "is_correct": self.succeeded if is_correct is None else is_correct,
+                "ids_cited": self.ids_cited, "stop_reason": self.stop_reason}
+
+
+def write_jsonl(trajectories: Iterable[tuple[str, Trajectory]], path: str | Path) -> int:
+    """Write ``(id, trajectory)`` pairs one JSON object a line; returns the number written."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    n = 0
+    with path.open("w", encoding="utf-8") as out:
+        for task_id, trajectory in trajectories:
+            out.write(json.dumps({"id": task_id, **trajectory.model_dump()}, ensure_ascii=False) + "\n")
+            n += 1
+    return n
+
+
+def write_traces(traces: Iterable[dict[str, Any]], directory: str | Path) -> int:
+    """Write trace dicts (from :meth:`Trajectory.to_trace`) as ``<directory>/tasks/<task_id>/trace.json``.
+
+    Each file is written to a temporary name and renamed, so a reader never sees half a trace; an
+    existing trace with the same task_id is replaced. Returns the number written.
+    """
+    root = Path(directory) / "tasks"
+    n = 0
+    for trace in traces:
+        task_id = str(trace["task_id"])
+        if not task_id or "/" in task_id or task_id.startswith("."):
+            raise ValueError(f"trace task_id {task_id!r} cannot name a directory")
+        target = root / task_id / "trace.json"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_suffix(".json.tmp")
+        tmp.write_text(json.dumps(trace, ensure_ascii=False, indent=2), encoding="utf-8")
+        tmp.replace(target)
+        n += 1
+    return n
