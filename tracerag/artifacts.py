@@ -36,6 +36,7 @@ def _describe(program) -> dict:
     """What, beyond the prompts, rebuilds this program: its config and the retriever it runs on."""
     from .programs.command_retrieval import CommandRetrieval
     from .programs.experience_retrieval import ExperienceRetrieval
+    from .programs.search_agent import SearchAgent
     from .programs.self_reflective_rag import SelfReflectiveRAG
     from .programs.traceable_planner import TraceablePlanner
     from .retrievers.rerankers import HttpReranker
@@ -62,6 +63,8 @@ def _describe(program) -> dict:
                               "lexical_weight": retriever.lexical_weight}}
     if isinstance(program, TraceablePlanner):  # bullets and templates come with each call
         return {"program": "TraceablePlanner", "config": program.config.model_dump(), "embedder": None}
+    if isinstance(program, SearchAgent):  # the tools are the app's to give at load time
+        return {"program": "SearchAgent", "config": program.config.model_dump(), "embedder": None}
     raise TypeError(f"cannot save {type(program).__name__}: no artifact format for it")
 
 
@@ -75,17 +78,25 @@ def read_meta(path: str | Path) -> dict:
     return meta
 
 
-def load(path: str | Path, home: str | Path | None = None, embedder=None, *, bank: str | Path | None = None):
+def load(path: str | Path, home: str | Path | None = None, embedder=None, *, bank: str | Path | None = None,
+         tools=None):
     """Rebuild a compiled program for an app.
 
     CommandRetrieval: ``home`` is the app's home directory (defaults to the dataset it was compiled on).
     ExperienceRetrieval, SelfReflectiveRAG: ``bank`` is the app's bank directory (defaults to the one it
     was compiled with).
+    SearchAgent: ``tools`` is the app's Toolbox (default: the bundled local MCP server, started on first use).
     The embedder must be the one the artifact was built with.
     """
     from .config import get_embedder
 
     meta = read_meta(path)
+    if meta["program"] == "SearchAgent":  # no embedder of its own: the tools bring theirs
+        from .programs.search_agent import AgentConfig, SearchAgent
+
+        program = SearchAgent(tools, AgentConfig(**meta["config"]))
+        program.load(str(path))
+        return program
     embedder = embedder or get_embedder()
     if meta.get("embedder") and embedder.id != meta["embedder"]:
         raise ValueError(f"{path} was built with embedder {meta['embedder']!r} but {embedder.id!r} is configured; "

@@ -12,6 +12,7 @@ from collections.abc import Callable
 import dspy
 
 from .datasets.smarthome import load_dataset
+from .metrics.agent import agent_feedback, agent_score
 from .metrics.commands import recall_at_10, recall_feedback
 from .metrics.experience import experience_feedback, experience_score
 from .metrics.planner import planner_feedback, planner_score
@@ -69,4 +70,10 @@ def compile_rag(program, trainset: list, devset: list, optimizer: str, max_metri
 def compile_planner(program, trainset: list, devset: list, optimizer: str, max_metric_calls: int | None = None) -> dict:
     """The metric is planner_score: used-id F1 against the gold ids, plus citation coverage and validity."""
     return compile_program(program, trainset, devset, optimizer, planner_score, planner_feedback, "planner_score",
+                           max_metric_calls)
+
+
+def compile_agent(program, trainset: list, devset: list, optimizer: str, max_metric_calls: int | None = None) -> dict:
+    """The metric is agent_score: right decision, valid citations and their coverage (a third each)."""
+    return compile_program(program, trainset, devset, optimizer, agent_score, agent_feedback, "agent_score",
                            max_metric_calls)

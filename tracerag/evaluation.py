@@ -220,3 +220,37 @@ def evaluate_planner(program, examples: list, *, dataset: str, progress: bool = 
             "config": program.config.model_dump(), "metrics": metrics,
             "breakdown": {"domain": {name: _planner_summary(rs) for name, rs in sorted(groups.items())}},
             "per_query": rows}
+
+
+def _agent_summary(rows: list[dict]) -> dict:
+    return {key: _mean(r[key] for r in rows) for key in (
+        "accuracy", "citation_validity", "citation_coverage", "gold_found", "tool_calls", "hallucinated_outputs",
+        "lm_calls")} | {"answered_rate": _mean(float(r["stop_reason"] == "answered") for r in rows), "n": len(rows)}
+
+
+def evaluate_agent(program, examples: list, *, dataset: str, progress: bool = True) -> dict:
+    """Score SearchAgent on PubMedQA-style Examples (same report shape); ``trajectories`` holds every
+    run's Trajectory by example id, for export."""
+    from .metrics import agent as a
+
+    rows, trajectories = [], {}
+    for ex in tqdm(examples, desc="evaluate agent", unit="question", disable=not progress, leave=False):
+        pred = program(question=ex.question)
+        trajectories[ex.pmid] = pred.trajectory
+        rows.append({
+            "id": ex.pmid, "question": ex.question, "gold": ex.final_decision,
+            "decision": a.answer_decision(pred.answer), "accuracy": a.decision_accuracy(ex, pred),
+            "citation_validity": a.citation_validity(pred), "citation_coverage": a.citation_coverage(pred),
+            "gold_found": a.gold_found(ex, pred), "tool_calls": pred.tool_calls,
+            "hallucinated_outputs": pred.hallucinated_outputs, "lm_calls": pred.lm_calls,
+            "stop_reason": pred.stop_reason, "ms": pred.ms, "cited": pred.ids_cited, "answer": pred.answer,
+        })
+    groups = defaultdict(list)
+    for row in rows:
+        groups[row["stop_reason"]].append(row)
+    metrics = _agent_summary(rows)
+    metrics.update(_latency(rows))
+    return {"program": "SearchAgent", "dataset": dataset, "k": None, "n": len(rows),
+            "config": program.config.model_dump(), "metrics": metrics,
+            "breakdown": {"stop_reason": {name: _agent_summary(rs) for name, rs in sorted(groups.items())}},
+            "per_query": rows, "trajectories": trajectories}

@@ -190,3 +190,38 @@ def test_save_and_load_keeps_the_policy(agent_lm, tmp_path):
     again.load(str(tmp_path / "agent.json"))
     assert again.policy.signature.instructions == "Be brief. Call tools one at a time."
     assert again.policy.demos[0]["reply"] == "<answer>A</answer>"
+
+
+def _examples(n: int, split: str = "dev"):
+    from tracerag.datasets.pubmedqa import load_pubmedqa_questions
+
+    return [q.to_example() for q in load_pubmedqa_questions("pubmedqa", split)[:n]]
+
+
+def test_evaluate_reports_the_agent_metrics(agent_lm):
+    from tracerag.evaluation import evaluate_agent
+
+    agent_lm(agent="cite_fake")
+    examples = _examples(4)
+    report = evaluate_agent(SearchAgent(Tools()), examples, dataset="pubmedqa", progress=False)
+    metrics = report["metrics"]
+    gold_yes = sum(ex.final_decision == "yes" for ex in examples) / len(examples)
+    assert metrics["accuracy"] == pytest.approx(gold_yes, abs=1e-4)  # the fake always answers Yes
+    assert metrics["citation_validity"] == 0.5 and metrics["tool_calls"] == 1.0 and metrics["answered_rate"] == 1.0
+    assert metrics["hallucinated_outputs"] == 0.0 and metrics["gold_found"] == 0.0 and report["n"] == 4
+    assert set(report["trajectories"]) == {ex.pmid for ex in examples}
+
+
+def test_bootstrap_compile_keeps_demos_and_round_trips_through_an_artifact(agent_lm, tmp_path):
+    import tracerag
+    from tracerag.compiling import compile_agent
+
+    agent_lm()
+    train = [ex for ex in _examples(40, "train") if ex.final_decision == "yes"][:3]
+    scores = compile_agent(SearchAgent(Tools()), train, _examples(2), "bootstrap")
+    compiled = scores.pop("program")
+    assert compiled.policy.demos and "dev_agent_score_after" in scores
+    tracerag.save(compiled, tmp_path / "agent.json", dataset="pubmedqa", metric="agent_score", scores=scores)
+    loaded = tracerag.load(tmp_path / "agent.json", tools=Tools())
+    assert len(loaded.policy.demos) == len(compiled.policy.demos)
+    assert loaded(question=QUESTION).trajectory.stop_reason == "answered"

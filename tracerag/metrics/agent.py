@@ -15,8 +15,8 @@ from .citations import citation_coverage as shared_coverage
 from .citations import citation_validity as shared_validity
 from .citations import split_sentences
 
-__all__ = ["agent_score", "answer_decision", "citation_coverage", "citation_validity", "decision_accuracy",
-           "gold_found"]
+__all__ = ["agent_feedback", "agent_score", "answer_decision", "citation_coverage", "citation_validity",
+           "decision_accuracy", "gold_found"]
 
 _CITE = re.compile(r"<cite\b[^<>]*>(.*?)(?:</cite\s*>|(?=<cite\b)|$)", re.S)
 _TAG = re.compile(r"<[^<>]*>")
@@ -83,3 +83,26 @@ def agent_score(example, pred, trace=None) -> float | bool:
         return accuracy in (None, 1.0) and bool(pred.ids_cited) and validity == 1.0
     parts = [validity, citation_coverage(pred)] + ([accuracy] if accuracy is not None else [])
     return sum(parts) / len(parts)
+
+
+def agent_feedback(gold, pred, trace=None, pred_name=None, pred_trace=None):
+    """agent_score with a diagnosis for GEPA: why the run stopped, the wrong decision, bad citations."""
+    import dspy
+
+    score = agent_score(gold, pred)
+    lines = [f"score = {score:.2f}; the run ended: {pred.stop_reason}; tool calls: {pred.tool_calls}"]
+    if pred.stop_reason != "answered":
+        lines.append("The run ended without an <answer>; after the evidence is in, answer within the call limits.")
+    if decision_accuracy(gold, pred) == 0.0:
+        lines.append(f"The answer's decision was {answer_decision(pred.answer)!r}; the correct one is "
+                     f"{gold.final_decision!r}. Start a yes/no answer with Yes, No or Maybe.")
+    invalid = [i for i in pred.ids_cited if i not in set(pred.returned_ids)]
+    if invalid:
+        lines.append(f"Cited ids no tool returned: {invalid}. Cite only snippet ids from a tool output.")
+    if pred.answer and not pred.ids_cited:
+        lines.append('The answer cites nothing; wrap each claim in <cite id="ID">...</cite>.')
+    if pred.hallucinated_outputs:
+        lines.append("The reply wrote its own <tool_output>; stop after </call_tool> and wait for the system.")
+    if gold_found(gold, pred) == 0.0:
+        lines.append("The searches never returned the abstract that answers the question; use other keywords.")
+    return dspy.Prediction(score=score, feedback="\n".join(lines))
