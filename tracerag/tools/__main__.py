@@ -1,0 +1,84 @@
+"""Run the search agent's tool server: ``python -m tracerag.tools [--transport stdio|http] …``.
+
+Over stdio (the default) stdout is the protocol channel, so everything else (logs, ingestion
+progress, stray prints while starting) goes to stderr. Without ``--bank`` the server searches the
+bundled PubMedQA abstracts, ingested once into the cache directory for the chosen embedder.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import logging
+import sys
+from pathlib import Path
+
+logger = logging.getLogger("tracerag.tools")
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m tracerag.tools", description="Serve pubmed_search and "
+                                "browse_webpage over MCP (stdio or streamable HTTP).")
+    p.add_argument("--transport", choices=("stdio", "http"), default="stdio",
+                   help="stdio (default; the client spawns this process) or streamable HTTP")
+    p.add_argument("--host", default="127.0.0.1", help="HTTP bind address (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8765, help="HTTP port (default 8765); the endpoint is /mcp")
+    p.add_argument("--bank", type=Path, help="serve this CosineBank of chunks (made by `tracerag ingest`) "
+                   "instead of the bundled PubMedQA abstracts")
+    p.add_argument("--documents", type=Path, help="with --bank: the JSONL the bank was ingested from, so "
+                   "results carry whole documents and their metadata")
+    p.add_argument("--embedder", help="local | lexical | http://host:port/v1 (env TRACERAG_EMBEDDER; "
+                   "must be the embedder the bank was built with)")
+    p.add_argument("--embed-model", help="model name for an HTTP embedder (env TRACERAG_EMBED_MODEL)")
+    p.add_argument("--browse-root", type=Path, help="directory browse_webpage may read; without it the "
+                   "tool is not offered")
+    p.add_argument("--log-level", default="WARNING", choices=("DEBUG", "INFO", "WARNING", "ERROR"))
+    args = p.parse_args(argv)
+    if args.documents and not args.bank:
+        p.error("--documents goes with --bank (the bundled corpus brings its own)")
+    if args.browse_root is not None and not args.browse_root.is_dir():
+        p.error(f"--browse-root {args.browse_root}: not a directory")
+    return args
+
+
+def make_search(args: argparse.Namespace):
+    """The PubMedSearch the flags describe (ingests the bundled corpus on first use)."""
+    from tracerag.config import configure, get_embedder
+    from tracerag.retrievers.cosine_bank import CosineBank
+    from tracerag.retrievers.hybrid import HybridRetriever
+
+    from .pubmed_corpus import PubMedSearch, read_documents_by_id
+
+    configure(embedder=args.embedder, embed_model=args.embed_model)
+    embedder = get_embedder()
+    if args.bank is None:
+        return PubMedSearch.pubmedqa(embedder)
+    documents = read_documents_by_id(args.documents) if args.documents else None
+    return PubMedSearch(HybridRetriever(CosineBank.load(args.bank, embedder)), documents)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    logging.basicConfig(stream=sys.stderr, level=args.log_level, format="%(asctime)s %(name)s: %(message)s")
+    from .server import build_server
+
+    with contextlib.redirect_stdout(sys.stderr):  # nothing may reach the stdio channel before the protocol
+        from tracerag.retrievers.cosine_bank import BankError
+
+        try:
+            search = make_search(args)
+        except (ValueError, OSError, BankError) as e:  # a bad embedder spec, a missing bank, a broken corpus
+            print(f"tracerag-tools: cannot start: {e}", file=sys.stderr)
+            return 2
+        server = build_server(search, args.browse_root)
+    logger.info("serving %r over %s", search, args.transport)
+    if args.transport == "stdio":
+        server.run("stdio")
+    else:
+        print(f"tracerag-tools: MCP endpoint http://{args.host}:{args.port}/mcp", file=sys.stderr, flush=True)
+        server.run("streamable-http", host=args.host, port=args.port)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
