@@ -1,0 +1,223 @@
+"""Real PubMed search through NCBI E-utilities, for users with internet: the same ``(total, snippets)``
+as the offline corpus, so the agent cannot tell which one answered.
+
+One search is two requests: ``esearch`` (JSON; the PMIDs of a page, by relevance, and the hit count)
+then ``efetch`` (XML; title, authors, journal, year and abstract of those PMIDs). NCBI allows 3
+requests a second without an API key and 10 with one, so requests are spaced accordingly; a 429 or
+5xx answer (and a dropped connection) is retried with exponential backoff, honouring ``Retry-After``.
+Any other non-2xx answer is an error naming the endpoint and the status (never the API key).
+
+:class:`EUtilsToolSource` serves it as the ``pubmed_search`` tool of a
+:class:`~tracerag.tools.mcp_client.Toolbox`, in-process (no MCP server needed).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import xml.etree.ElementTree as ET
+from typing import Any
+
+import httpx
+
+from .mcp_client import ToolResult, parameter_types
+from .pubmed_corpus import MAX_LIMIT, Snippet, check_search_arguments
+
+__all__ = ["DEFAULT_BASE_URL", "EUtilsError", "EUtilsToolSource", "PubMedEUtils", "parse_pubmed_xml"]
+
+DEFAULT_BASE_URL = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils"
+_RETRY_STATUSES = {429, 500, 502, 503, 504}
+_MAX_RETRY_AFTER = 30.0  # seconds; a longer Retry-After is not worth an agent's wait
+
+
+class EUtilsError(RuntimeError):
+    """E-utilities refused or broke: the message names the endpoint and the HTTP status or cause."""
+
+
+def _text(element: ET.Element | None) -> str:
+    """All text inside an element (inline markup such as <i> or <sup> kept as its text), spaces collapsed."""
+    return " ".join("".join(element.itertext()).split()) if element is not None else ""
+
+
+def _year(article: ET.Element) -> int | None:
+    for path in (".//Journal/JournalIssue/PubDate/Year", ".//Journal/JournalIssue/PubDate/MedlineDate",
+                 ".//ArticleDate/Year", ".//PubmedData/History/PubMedPubDate/Year"):
+        value = _text(article.find(path))
+        if value[:4].isdigit():
+            return int(value[:4])
+    return None
+
+
+def _authors(article: ET.Element) -> str:
+    """"Smith J, Doe AB, Roe C et al.": the first three authors, as PubMed lists them."""
+    names = []
+    for author in article.findall(".//Article/AuthorList/Author"):
+        last, initials = _text(author.find("LastName")), _text(author.find("Initials"))
+        name = f"{last} {initials}".strip() if last else _text(author.find("CollectiveName"))
+        if name:
+            names.append(name)
+    return ", ".join(names[:3]) + (" et al." if len(names) > 3 else "")
+
+
+def _abstract(article: ET.Element) -> str:
+    parts = []
+    for section in article.findall(".//Article/Abstract/AbstractText"):
+        text = _text(section)
+        label = section.get("Label")
+        if text:
+            parts.append(f"{label}: {text}" if label else text)
+    return " ".join(parts)
+
+
+def parse_pubmed_xml(xml: str | bytes) -> dict[str, Snippet]:
+    """{PMID: snippet} for every ``PubmedArticle`` of an efetch answer (books and records without a PMID
+    are skipped). Raises EUtilsError when the XML does not parse."""
+    try:
+        root = ET.fromstring(xml)
+    except ET.ParseError as e:
+        raise EUtilsError(f"efetch answered with XML that does not parse ({e})") from None
+    out: dict[str, Snippet] = {}
+    for article in root.iter("PubmedArticle"):
+        pmid = _text(article.find("MedlineCitation/PMID"))
+        if not pmid:
+            continue
+        snippet: Snippet = {"id": pmid, "text": _abstract(article)}
+        optional: dict[str, Any] = {"title": _text(article.find(".//Article/ArticleTitle")),
+                                    "authors": _authors(article), "year": _year(article),
+                                    "journal": _text(article.find(".//Article/Journal/Title")),
+                                    "keywords": [_text(d) for d in article.findall(".//MeshHeading/DescriptorName")]}
+        snippet.update({k: v for k, v in optional.items() if v})  # type: ignore[typeddict-item]
+        out[pmid] = snippet
+    return out
+
+
+class PubMedEUtils:
+    """A small E-utilities client: :meth:`search` gives ``(total, snippets)`` like the offline corpus.
+
+    ``min_interval`` (seconds between requests) defaults to NCBI's limit: 1/3 s, or 1/10 s with an
+    API key. ``retries`` is how many times a 429/5xx or a dropped connection is retried.
+    """
+
+    def __init__(self, base_url: str = DEFAULT_BASE_URL, api_key: str | None = None, *, timeout: float = 20.0,
+                 retries: int = 3, backoff: float = 1.0, min_interval: float | None = None,
+                 tool: str = "tracerag", email: str | None = None) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.api_key = api_key
+        self.retries = retries
+        self.backoff = backoff
+        self.min_interval = (0.1 if api_key else 0.34) if min_interval is None else min_interval
+        identity = {"tool": tool, "email": email, "api_key": api_key}  # NCBI asks callers to say who they are
+        self._identity = {k: v for k, v in identity.items() if v}
+        self._client = httpx.Client(timeout=timeout, headers={"User-Agent": f"{tool} (PubMed search tool)"})
+        self._lock = threading.Lock()
+        self._last_request = 0.0
+
+    def search(self, query: str, limit: int = 5, offset: int = 0) -> tuple[int, list[Snippet]]:
+        """(total hits, snippets of the page ``offset`` … ``offset + limit - 1``), most relevant first."""
+        check_search_arguments(query, limit, offset)
+        found = self._get("esearch.fcgi", {"db": "pubmed", "term": " ".join(query.split()), "retmode": "json",
+                                           "retmax": limit, "retstart": offset, "sort": "relevance"})
+        try:
+            result = found.json()["esearchresult"]
+            total, ids = int(result.get("count", 0)), [str(i) for i in result.get("idlist", [])]
+        except (ValueError, KeyError, TypeError) as e:
+            raise EUtilsError(f"{self.base_url}/esearch.fcgi answered with unexpected JSON ({e!r})") from None
+        if "ERROR" in result and not ids:
+            raise EUtilsError(f"{self.base_url}/esearch.fcgi: {result['ERROR']}")
+        if not ids:
+            return total, []
+        fetched = self._get("efetch.fcgi", {"db": "pubmed", "id": ",".join(ids), "retmode": "xml"})
+        articles = parse_pubmed_xml(fetched.content)
+        return total, [articles[pmid] for pmid in ids if pmid in articles]
+
+    def _get(self, endpoint: str, params: dict[str, Any]) -> httpx.Response:
+        url = f"{self.base_url}/{endpoint}"
+        for attempt in range(self.retries + 1):
+            self._wait_turn()
+            try:
+                response = self._client.get(url, params={**params, **self._identity})
+            except httpx.TransportError as e:
+                if attempt == self.retries:
+                    raise EUtilsError(f"{url}: {type(e).__name__}: {e} (after {attempt + 1} attempts)") from None
+                time.sleep(self.backoff * 2**attempt)
+                continue
+            if response.is_success:
+                return response
+            if response.status_code not in _RETRY_STATUSES or attempt == self.retries:
+                suffix = f" (after {attempt + 1} attempts)" if attempt else ""
+                raise EUtilsError(f"{url} answered HTTP {response.status_code}: {response.text[:200].strip()}{suffix}")
+            time.sleep(self._retry_delay(response, attempt))
+        raise AssertionError("unreachable")
+
+    def _retry_delay(self, response: httpx.Response, attempt: int) -> float:
+        try:
+            return min(float(response.headers["Retry-After"]), _MAX_RETRY_AFTER)
+        except (KeyError, ValueError):
+            return self.backoff * 2**attempt
+
+    def _wait_turn(self) -> None:
+        with self._lock:
+            wait = self._last_request + self.min_interval - time.monotonic()
+            if wait > 0:
+                time.sleep(wait)
+            self._last_request = time.monotonic()
+
+    def close(self) -> None:
+        self._client.close()
+
+    def __enter__(self) -> PubMedEUtils:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"PubMedEUtils({self.base_url!r}, api_key={'set' if self.api_key else None})"
+
+
+_SEARCH_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "query": {"type": "string", "description": "PubMed query: keywords, a question, or field-tagged terms"},
+        "limit": {"type": "integer", "default": 5, "description": f"results to return, 1 to {MAX_LIMIT}"},
+        "offset": {"type": "integer", "default": 0, "description": "results to skip, for the next page"},
+    },
+    "required": ["query"],
+}
+
+
+class EUtilsToolSource:
+    """``pubmed_search`` answered by :class:`PubMedEUtils`, as a Toolbox source (same API as MCPToolSource)."""
+
+    name = "pubmed_search"
+
+    def __init__(self, client: PubMedEUtils | None = None) -> None:
+        self.client = client or PubMedEUtils()
+
+    def input_schemas(self) -> dict[str, dict[str, Any]]:
+        return {self.name: _SEARCH_SCHEMA}
+
+    def tool_schemas(self) -> dict[str, dict[str, type]]:
+        return {self.name: parameter_types(_SEARCH_SCHEMA)}
+
+    def call(self, name: str, arguments: dict[str, Any]) -> ToolResult:
+        """Never raises: a bad argument, an HTTP failure or unparsable answer is ``ToolResult(error=…)``."""
+        if name != self.name:
+            return ToolResult(name, error=f"unknown tool {name!r}; this source offers {self.name}")
+        unknown = set(arguments) - set(_SEARCH_SCHEMA["properties"])
+        if unknown:
+            return ToolResult(name, error=f"{name} has no parameter {sorted(unknown)[0]!r}")
+        try:
+            total, snippets = self.client.search(arguments.get("query", ""), arguments.get("limit", 5),
+                                                 arguments.get("offset", 0))
+        except (ValueError, EUtilsError) as e:
+            return ToolResult(name, error=str(e))
+        except Exception as e:  # never let the agent loop die on a tool
+            return ToolResult(name, error=f"{name} failed: {type(e).__name__}: {e}")
+        return ToolResult(name, [dict(s) for s in snippets], total)
+
+    def close(self) -> None:
+        self.client.close()
+
+    def __repr__(self) -> str:
+        return f"EUtilsToolSource({self.client!r})"
