@@ -184,7 +184,7 @@ def format_tool_output(snippets: list[dict[str, Any]] | None = None, error: str 
     blocks = [] if total is None else [f"Found {total} results. Showing top {len(snippets)}:"]
     for s in snippets:
         meta = " | ".join(f"{k.title()}: {escape_tool_text(str(s[k]))}" for k in ("year", "journal") if s.get(k))
-        lines = [f"Title: {escape_tool_text(str(s.get('title') or ''))}"]
+        lines = [f"Title: {escape_tool_text(str(s['title']))}" if s.get("title") else ""]
         authors = escape_tool_text(str(s.get("authors") or ""))
         lines.append(f"Authors: {authors}" + (f" | {meta}" if meta else "") if authors else meta)
         lines.append(f"Abstract: {escape_tool_text(str(s.get('text') or ''))}")
