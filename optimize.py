@@ -9,6 +9,8 @@
     tracerag run experience --bank bank/ --query "What did this receipt cost with tax?"
     tracerag ingest --docs docs.jsonl --bank chunks/
     tracerag evaluate rag --dataset pubmedqa --split test
+    tracerag run agent --question "Does aspirin prevent stroke?" --lm openai/gpt-4o-mini
+    tracerag evaluate agent --dataset pubmedqa --split test --limit 50 --jsonl out/agent.jsonl --traces out/runs
 
 LM flags fall back to TRACERAG_LM / TRACERAG_API_BASE / TRACERAG_API_KEY; without an LM every
 program runs its documented no-LM path.
@@ -19,15 +21,16 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 import tracerag
-from tracerag.config import Settings, configure, get_embedder
+from tracerag.config import ENV_CACHE_DIR, Settings, configure, get_embedder
 
-PROGRAMS = ("commands", "experience", "rag", "planner")
+PROGRAMS = ("commands", "experience", "rag", "planner", "agent")
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -54,14 +57,17 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--k", type=int, help="cut-off for the metrics (default: 10 for commands, 5 for experience)")
     ev.add_argument("--program-file", help="a compiled/tuned artifact to evaluate instead of the defaults")
     ev.add_argument("--out", help="write the JSON report here")
+    ev.add_argument("--limit", type=int, default=0, help="agent: score only the first N questions (0 = all)")
     _experience_flags(ev)
+    _agent_flags(ev)
     _common(ev)
 
     run = sub.add_parser("run", help="answer one query and print the result")
-    run.add_argument("program", choices=("commands", "experience", "rag"))
+    run.add_argument("program", choices=("commands", "experience", "rag", "agent"))
     run.add_argument("--dataset", help="commands: home directory or bundled name; experience: traces dataset "
                      "(used when --bank is not given)")
-    run.add_argument("--query", required=True, help="the utterance (commands) or the new task's question (experience)")
+    run.add_argument("--query", "--question", dest="query", required=True,
+                     help="the utterance (commands), the new task's question (experience), the question (rag, agent)")
     run.add_argument("--caption", help="experience: a description of the task's images")
     run.add_argument("--sub-task", help="experience: the task type, e.g. 'read a value from a bar chart'")
     run.add_argument("--image", action="append", default=[], help="experience: an image path or URL (repeatable)")
@@ -69,6 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--program-file")
     run.add_argument("--arbitration", action="store_true", help="let the LM settle ambiguous bulk commands")
     _experience_flags(run)
+    _agent_flags(run)
     _common(run)
 
     bank = sub.add_parser("build-bank", help="index solved traces into an experience bank (atomic; --append adds "
@@ -111,8 +118,22 @@ def build_parser() -> argparse.ArgumentParser:
     comp.add_argument("--max-metric-calls", type=int, help="gepa: rollout budget (default: its light preset)")
     comp.add_argument("--out", required=True)
     _experience_flags(comp)
+    _agent_flags(comp)
     _common(comp)
     return parser
+
+
+def _agent_flags(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("agent")
+    g.add_argument("--tools", action="append", default=[], metavar="SPEC",
+                   help="MCP tool server: local (default) | http(s)://… (streamable HTTP) | a command line (stdio); "
+                        "repeatable")
+    g.add_argument("--pubmed", choices=("local", "eutils"), default="local",
+                   help="pubmed_search over the bundled abstracts (default) or NCBI E-utilities (needs internet)")
+    g.add_argument("--browse-root", help="directory browse_webpage may read (default: none)")
+    g.add_argument("--max-tool-calls", type=int, help="total tool calls per question (default 6)")
+    g.add_argument("--jsonl", help="write the trajectories here, one JSON object a line")
+    g.add_argument("--traces", help="write successful runs as <dir>/tasks/<id>/trace.json (experience traces)")
 
 
 def _experience_flags(p: argparse.ArgumentParser) -> None:
@@ -159,6 +180,8 @@ def cmd_evaluate(args) -> int:
         return _evaluate_rag(args)
     if args.program == "planner":
         return _evaluate_planner(args)
+    if args.program == "agent":
+        return _evaluate_agent(args)
     args.k = args.k or 10
     ir = args.ir or ("lm" if settings.lm else "none")
     if ir == "lm" and not settings.lm:
@@ -203,6 +226,8 @@ def cmd_run(args) -> int:
         return _run_experience(args)
     if args.program == "rag":
         return _run_rag(args)
+    if args.program == "agent":
+        return _run_agent(args)
     if not args.dataset:
         print("error: run commands needs --dataset", file=sys.stderr)
         return 2
@@ -260,6 +285,8 @@ def cmd_compile(args) -> int:
         return _compile_rag(args)
     if args.program == "planner":
         return _compile_planner(args)
+    if args.program == "agent":
+        return _compile_agent(args)
     program = _program(args, "lm")
     scores = compile_commands(program, args.dataset, args.optimizer, max_train=args.max_train,
                               max_metric_calls=args.max_metric_calls)
@@ -476,6 +503,103 @@ def _compile_planner(args) -> int:
     scores = compile_planner(_planner_program(args), trainset[: args.max_train] if args.max_train else trainset,
                              _planner_examples(args.dataset, "dev"), args.optimizer, args.max_metric_calls)
     tracerag.save(scores.pop("program"), args.out, dataset=str(args.dataset), metric="planner_score", scores=scores)
+    print(json.dumps(scores, indent=1))
+    print(f"compiled program written to {args.out}")
+    return 0
+
+
+# -- agent -----------------------------------------------------------------------------------------
+
+
+def _agent_program(args):
+    """SearchAgent over the configured tools (default: the bundled local MCP server), from an artifact
+    when ``--program-file`` is given."""
+    from tracerag.programs.search_agent import SearchAgent
+    from tracerag.tools.mcp_client import Toolbox
+
+    if args.cache_dir:  # the local tool server is a child process: it reads the cache directory from here
+        os.environ[ENV_CACHE_DIR] = str(args.cache_dir)
+    toolbox = Toolbox.open(args.tools or None, pubmed=args.pubmed, bank=args.bank, browse_root=args.browse_root,
+                           embedder=args.embedder)
+    if getattr(args, "program_file", None):
+        program = tracerag.load(args.program_file, tools=toolbox)
+    else:
+        program = SearchAgent(toolbox)
+    if args.max_tool_calls is not None:
+        program.config = program.config.model_copy(update={"max_tool_calls": args.max_tool_calls})
+    return program
+
+
+def _export_trajectories(args, trajectories: dict, sub_task: str, correct: dict | None = None) -> None:
+    """--jsonl: every trajectory; --traces: the successful ones (and, with gold, the correct) as experience
+    traces."""
+    from tracerag.tools.trajectory import write_jsonl, write_traces
+
+    if args.jsonl:
+        n = write_jsonl(trajectories.items(), args.jsonl)
+        print(f"{n} trajectories written to {args.jsonl}")
+    if args.traces:
+        traces = []
+        for task_id, t in trajectories.items():
+            ok = t.succeeded and (correct is None or correct.get(task_id) is not False)
+            if ok:
+                traces.append(t.to_trace(f"agent-{task_id}", is_correct=True, sub_task=sub_task))
+        n = write_traces(traces, args.traces)
+        print(f"{n} successful runs written to {args.traces}/tasks/ (index them with tracerag build-bank --append)")
+
+
+def _agent_examples(args, split: str) -> list:
+    examples = _rag_examples(args.dataset, split)
+    return examples[: args.limit] if getattr(args, "limit", 0) else examples
+
+
+def _run_agent(args) -> int:
+    import hashlib
+
+    program = _agent_program(args)
+    try:
+        t = program(question=args.query).trajectory
+    finally:
+        program.toolbox.close()
+    print(t.interleaved_text)
+    summary = {"stop_reason": t.stop_reason, "tool_calls": t.total_tool_calls, "tools_used": t.tools_used,
+               "ids_cited": t.ids_cited, "invalid_citations": t.invalid_citations,
+               "hallucinated_outputs": t.hallucinated_outputs, "steps": t.steps}
+    print(json.dumps(summary, ensure_ascii=False))
+    _export_trajectories(args, {hashlib.sha1(args.query.encode()).hexdigest()[:12]: t},
+                         args.sub_task or program.config.sub_task)
+    return 0
+
+
+def _evaluate_agent(args) -> int:
+    from tracerag.evaluation import evaluate_agent
+
+    program = _agent_program(args)
+    try:
+        report = evaluate_agent(program, _agent_examples(args, args.split), dataset=str(args.dataset))
+    finally:
+        program.toolbox.close()
+    report["split"] = args.split
+    trajectories = report.pop("trajectories")
+    report["per_query"] = [{**row, "trajectory": trajectories[row["id"]].model_dump()} for row in report["per_query"]]
+    code = _finish_report(report, args.out, ("accuracy", "citation_validity", "citation_coverage", "gold_found",
+                                             "tool_calls", "hallucinated_outputs", "answered_rate"))
+    _export_trajectories(args, trajectories, program.config.sub_task,
+                         {row["id"]: row["accuracy"] != 0.0 for row in report["per_query"]})
+    return code
+
+
+def _compile_agent(args) -> int:
+    from tracerag.compiling import compile_agent
+
+    program = _agent_program(args)
+    try:
+        trainset = _rag_examples(args.dataset, "train")
+        scores = compile_agent(program, trainset[: args.max_train] if args.max_train else trainset,
+                               _agent_examples(args, "dev"), args.optimizer, args.max_metric_calls)
+    finally:
+        program.toolbox.close()
+    tracerag.save(scores.pop("program"), args.out, dataset=str(args.dataset), metric="agent_score", scores=scores)
     print(json.dumps(scores, indent=1))
     print(f"compiled program written to {args.out}")
     return 0
