@@ -15,7 +15,8 @@ import time
 import pytest
 
 from tracerag.datasets.pubmedqa import load_pubmedqa_questions
-from tracerag.tools.mcp_client import MCPToolSource, ToolSourceError
+from tracerag.tools.mcp_client import MCPToolSource, Toolbox, ToolSourceError
+from tracerag.tools.protocol import parse_reply
 from tracerag.tools.server import MAX_PAGE_CHARS, page_to_text, resolve_local_page
 
 PAGE = """<!DOCTYPE html><html><head><title>Statins &amp; the heart</title>
@@ -128,6 +129,17 @@ def test_browse_refuses_an_absolute_path_outside_the_root(tools, site):
     result = tools.call("browse_webpage", {"url": str(site.parent / "secret.txt")})
     assert "outside the browse root" in result.error
     assert "do not read" not in result.to_output()
+
+
+def test_a_model_reply_runs_end_to_end_through_a_toolbox(tools, site):
+    box = Toolbox([tools])  # not closed here: the module's server is shared
+    q = load_pubmedqa_questions("pubmedqa", "dev")[1]
+    reply = parse_reply(f'<think>look it up</think><call_tool name="pubmed_search" limit="2">{q.question}',
+                        box.schemas())
+    result = box.call(reply.call)
+    assert reply.call.params == {"limit": 2} and q.pmid in result.ids and len(result.ids) == 2
+    page = box.call(parse_reply('<call_tool name="browse_webpage">page.html</call_tool>').call)
+    assert page.snippets[0]["title"] == "Statins & the heart"
 
 
 def test_a_server_that_cannot_start_raises_when_opened(cache_dir, tmp_path):
