@@ -12,11 +12,13 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 from .artifacts import load, save  # noqa: E402
 from .config import configure, get_embedder  # noqa: E402
 from .programs import (  # noqa: E402
+    AgentConfig,
     CommandRetrieval,
     ExperienceConfig,
     ExperienceRetrieval,
     PlannerConfig,
     RAGConfig,
+    SearchAgent,
     SelfReflectiveRAG,
     TraceablePlanner,
     render_experience_section,
@@ -32,8 +34,8 @@ from .retrievers import (  # noqa: E402
 )
 from .signatures import QueryIR  # noqa: E402
 
-__all__ = ["CommandIndex", "CommandRetrieval", "CosineBank", "ExperienceConfig", "ExperienceRetrieval", "Home",
-           "HybridRetriever", "IndexParams", "PlannerConfig", "QueryIR", "RAGConfig", "SelfReflectiveRAG",
-           "TraceablePlanner", "build_experience_bank",
+__all__ = ["AgentConfig", "CommandIndex", "CommandRetrieval", "CosineBank", "ExperienceConfig",
+           "ExperienceRetrieval", "Home", "HybridRetriever", "IndexParams", "PlannerConfig", "QueryIR",
+           "RAGConfig", "SearchAgent", "SelfReflectiveRAG", "TraceablePlanner", "build_experience_bank",
            "configure", "get_embedder", "ingest_documents", "load", "render_experience_section", "save"]
 __version__ = "0.1.0"
