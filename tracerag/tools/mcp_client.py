@@ -195,7 +195,8 @@ class MCPToolSource:
     """
 
     def __init__(self, connect: Callable[[], AbstractAsyncContextManager[Any]], label: str, *,
-                 timeout: float = DEFAULT_TIMEOUT, connect_timeout: float = DEFAULT_CONNECT_TIMEOUT) -> None:
+                 timeout: float = DEFAULT_TIMEOUT, connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+                 failure_hint: str = "") -> None:
         self.label = label
         self.timeout = timeout
         self._connect = connect
@@ -218,7 +219,7 @@ class MCPToolSource:
             raise ToolSourceError(f"{label}: no MCP handshake within {connect_timeout:g}s") from None
         except BaseException as e:
             self.close()
-            raise ToolSourceError(f"{label}: could not open the MCP connection: {_describe(e)}") from e
+            raise ToolSourceError(f"{label}: could not open the MCP connection: {_describe(e)}{failure_hint}") from e
 
     # -- constructors ----------------------------------------------------------------------------
 
@@ -234,7 +235,7 @@ class MCPToolSource:
         params = StdioServerParameters(command=command, args=list(args), env=dict(env) if env else None)
         label = " ".join([Path(command).name, *args])
         return cls(lambda: stdio_client(params, errlog=_child_stderr()), label, timeout=timeout,
-                   connect_timeout=connect_timeout)
+                   connect_timeout=connect_timeout, failure_hint=" (the server's own messages are on stderr)")
 
     @classmethod
     def http(cls, url: str, *, timeout: float = DEFAULT_TIMEOUT,
