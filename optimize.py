@@ -403,22 +403,16 @@ def _compile_experience(args) -> int:
 def _rag_program(args, k: int = 10):
     """SelfReflectiveRAG from an artifact, or over ``--bank``, or over the bundled PubMedQA abstracts
     ingested once into the cache directory (re-ingesting unchanged abstracts costs nothing)."""
-    from tracerag.datasets.pubmedqa import pubmedqa_abstracts_path
     from tracerag.programs.self_reflective_rag import RAGConfig, SelfReflectiveRAG
-    from tracerag.retrievers.corpus import ingest_documents
     from tracerag.retrievers.cosine_bank import CosineBank
     from tracerag.retrievers.hybrid import HybridRetriever
+    from tracerag.tools.pubmed_corpus import open_pubmedqa_bank
 
     if getattr(args, "program_file", None):
         return tracerag.load(args.program_file, bank=args.bank)
     embedder = get_embedder()
-    bank_dir = args.bank
-    if not bank_dir:
-        safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in embedder.id)
-        bank_dir = Settings.resolve().cache_dir / "banks" / f"pubmedqa-{safe}"
-        ingest_documents(pubmedqa_abstracts_path(), bank_dir, embedder, progress=sys.stderr.isatty())
-    retriever = HybridRetriever(CosineBank.load(bank_dir, embedder))
-    return SelfReflectiveRAG(retriever, RAGConfig(k=k, max_rounds=args.max_rounds))
+    bank = CosineBank.load(args.bank, embedder) if args.bank else open_pubmedqa_bank(embedder)
+    return SelfReflectiveRAG(HybridRetriever(bank), RAGConfig(k=k, max_rounds=args.max_rounds))
 
 
 def _rag_examples(dataset: str, split: str) -> list:

@@ -251,3 +251,12 @@ def test_snippets_from_structured_and_text():
     assert [(s["id"], s["text"]) for s in snippets] == [("12", "a"), ("u", "c")]
     assert snippets_from(None, ["one", "two"], "t", {}, "t-4") == ([{"id": "t-4", "text": "one\ntwo"}], None)
     assert snippets_from(None, [], "t", {}, "t-5") == ([], None)
+
+
+def test_optimizers_deep_copies_share_the_open_toolbox(box):
+    import copy
+
+    from tracerag.programs.search_agent import SearchAgent
+
+    agent = SearchAgent(box)
+    assert copy.deepcopy(box) is box and agent.deepcopy().toolbox is box

@@ -469,6 +469,10 @@ class Toolbox:
             except Exception as e:  # closing the others matters more
                 logger.warning("closing a tool source failed: %s", _describe(e))
 
+    def __deepcopy__(self, memo: dict) -> Toolbox:
+        """Optimizers deep-copy programs many times; they all share the open connections."""
+        return self
+
     def __enter__(self) -> Toolbox:
         return self
 
