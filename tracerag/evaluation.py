@@ -239,7 +239,8 @@ def evaluate_agent(program, examples: list, *, dataset: str, progress: bool = Tr
         trajectories[ex.pmid] = pred.trajectory
         rows.append({
             "id": ex.pmid, "question": ex.question, "gold": ex.final_decision,
-            "decision": a.answer_decision(pred.answer), "accuracy": a.decision_accuracy(ex, pred),
+            "decision": a.answer_decision(pred.answer),
+            "accuracy": a.decision_accuracy(ex, pred) if pred.stop_reason != "no_lm" else None,  # nothing decided
             "citation_validity": a.citation_validity(pred), "citation_coverage": a.citation_coverage(pred),
             "gold_found": a.gold_found(ex, pred), "tool_calls": pred.tool_calls,
             "hallucinated_outputs": pred.hallucinated_outputs, "lm_calls": pred.lm_calls,

@@ -225,3 +225,12 @@ def test_bootstrap_compile_keeps_demos_and_round_trips_through_an_artifact(agent
     loaded = tracerag.load(tmp_path / "agent.json", tools=Tools())
     assert len(loaded.policy.demos) == len(compiled.policy.demos)
     assert loaded(question=QUESTION).trajectory.stop_reason == "answered"
+
+
+def test_evaluate_without_an_lm_reports_retrieval_not_accuracy():
+    from tracerag.evaluation import evaluate_agent
+
+    dspy.configure(lm=None)
+    report = evaluate_agent(SearchAgent(Tools()), _examples(3), dataset="pubmedqa", progress=False)
+    assert report["metrics"]["accuracy"] is None and report["metrics"]["citation_validity"] == 1.0
+    assert report["breakdown"]["stop_reason"]["no_lm"]["n"] == 3
