@@ -29,6 +29,19 @@ class ScriptedService:
 
 
 @contextmanager
+def on_localhost(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
+    """Serve ``handler`` on 127.0.0.1 (a free port) from a daemon thread; yields ``http://127.0.0.1:PORT``."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@contextmanager
 def serving(state: ScriptedService) -> Iterator[ScriptedService]:
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, *args):
@@ -61,13 +74,6 @@ def serving(state: ScriptedService) -> Iterator[ScriptedService]:
                 return self.answer(200, state.raw_body)
             self.answer(200, json.dumps(state.respond(payload)))
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
-    thread.start()
-    state.base_url = f"http://127.0.0.1:{server.server_address[1]}/v1"
-    try:
+    with on_localhost(Handler) as address:
+        state.base_url = f"{address}/v1"
         yield state
-    finally:
-        server.shutdown()
-        server.server_close()

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import json
 import socket
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs, urlparse
 
 import pytest
+from json_service import on_localhost
 
 from tracerag.tools.eutils import EUtilsError, EUtilsToolSource, PubMedEUtils, parse_pubmed_xml
 from tracerag.tools.mcp_client import Toolbox
@@ -90,16 +90,9 @@ def serving(state: EUtilsService) -> Iterator[EUtilsService]:
                 return self.answer(200, body, "text/xml")
             self.answer(404, "not found", "text/plain")
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
-    thread.start()
-    state.base_url = f"http://127.0.0.1:{server.server_address[1]}/entrez/eutils"
-    try:
+    with on_localhost(Handler) as address:
+        state.base_url = f"{address}/entrez/eutils"
         yield state
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 @pytest.fixture
