@@ -601,13 +601,14 @@ def _compile_agent(args) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     from tracerag.retrievers.cosine_bank import BankError
+    from tracerag.tools.mcp_client import ToolSourceError
 
     args = build_parser().parse_args(argv)
     handler = {"evaluate": cmd_evaluate, "run": cmd_run, "build": cmd_build, "tune": cmd_tune,
                "compile": cmd_compile, "build-bank": cmd_build_bank, "ingest": cmd_ingest}[args.verb]
     try:
         return handler(args)
-    except (FileNotFoundError, ValueError, KeyError, BankError) as exc:
+    except (FileNotFoundError, ValueError, KeyError, BankError, ToolSourceError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
 

@@ -87,3 +87,8 @@ def test_compile_agent_and_load_it_with_the_apps_tools(engines, capsys):
         assert program.policy.demos
         dspy.configure(lm=dspy.LM("fake/model", engine=AgentEngine(), cache=False, num_retries=0))
         assert program(question=QUESTION).trajectory.ids_cited == ["10808977"]
+
+
+def test_a_tool_server_that_does_not_start_is_a_clear_error(capsys):
+    assert optimize.main(["run", "agent", "--question", QUESTION, "--tools", "false"]) == 2
+    assert "error:" in capsys.readouterr().err
