@@ -115,3 +115,20 @@ def test_no_equivalent_means_no_fallback(index):
     ir = QueryIR(action="调到26度", type_hint="AirConditioner", quantifier="all")
     plan = index.plan_bulk(ir, "所有空调调到26度")
     assert {c for _, c in plan.targets} == {"main-thermostatCoolingSetpoint-setCoolingSetpoint"}
+
+
+def test_the_command_whose_subject_is_named_wins_over_a_shared_value(tmp_path, embedder):
+    from test_command_index import AC_WITH_FAN
+
+    devices = [("ac1", "客厅空调", "r-living", "AirConditioner", "p-ac-fan"),
+               ("ac2", "主卧空调", "r-bed", "AirConditioner", "p-ac-fan"),
+               ("ac3", "书房空调", "r-study", "AirConditioner", "p-ac")]
+    index = CommandIndex(Home.load(write_home(tmp_path / "fan", devices=devices,
+                                              specs={**SPECS, "p-ac-fan": AC_WITH_FAN})), embedder)
+    # 自动 is a value of the mode command too; 风速 names the fan-speed command
+    plan = index.plan_bulk(QueryIR(action="风速调到自动", quantifier="all"), "所有空调风速调到自动")
+    assert plan.command_id == "main-airConditionerFanMode-setFanMode"
+    assert dict(plan.targets) == {"ac1": "main-airConditionerFanMode-setFanMode",
+                                  "ac2": "main-airConditionerFanMode-setFanMode"}  # ac3 has no fan speed
+    swing = index.plan_bulk(QueryIR(action="打开扫风", quantifier="all"), "打开所有空调的扫风")
+    assert swing.command_id == "main-fanOscillationMode-setFanOscillationMode"

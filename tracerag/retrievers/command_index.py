@@ -1,12 +1,16 @@
 """CommandIndex: find the (device, command) pairs an utterance asks for, in one home.
 
 One entry per (device, command), whose documents are embedded once per distinct text. A query is
-scored on four channels, each kept on the candidate so a ranking can be explained:
+scored on these channels, each kept on the candidate so a ranking can be explained:
 
 - vector: dense similarity of the intent phrase to the command's documents;
 - lexical: char n-gram similarity of the same texts (exact wording, "关" vs "开");
 - argument: the command can take what the utterance carries: one of its listed values is named
   ("制冷", "上下扫风", "HDMI 2"), or the utterance sets a number ("调到50%") and the command takes one;
+- subject: the intent names what the command acts on, in words of its description that its sibling
+  commands do not use ("风速" of 设置空调风速, "扫风" of 设置扫风). For a single target it only
+  ranks a device's commands against each other: a device described in another language cannot be
+  named this way and must not lose its place for that;
 - name: fuzzy match of the device label against the utterance (custom names such as "老伙计");
 - room: the device's room was asked for (a bonus, never a filter).
 
@@ -29,7 +33,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from ..signatures.query_ir import QueryIR
-from .command_docs import command_texts
+from .command_docs import command_texts, subject_phrases
 from .command_results import BulkGroup, BulkPlan, Candidate, CapabilityOption
 from .embedders import Embedder, LexicalEmbedder
 from .home import CommandSpec, Home
@@ -54,6 +58,7 @@ class IndexParams(BaseModel):
     w_lexical: float = 0.35
     w_within_device: float = 0.5  # how much a command must beat the device's other commands
     w_argument: float = 0.8
+    w_subject: float = 0.8
     w_name: float = 0.6  # with a category: the gate already did most of the work
     w_name_keyword_first: float = 1.2  # no category: custom names lead
     w_room: float = 0.8
@@ -67,7 +72,7 @@ class IndexParams(BaseModel):
     min_top1_ratio: float = 0.5
     min_margin: float = 0.15
     name_specificity: float = 4.0  # IDF weight a name match needs to count in full
-    kind_word_share: float = 0.4  # a bulk name hint this common in its category names the kind
+    kind_word_share: float = 0.4  # a name word this common in its category names the kind (bulk hints, subjects)
     category_share: float = 0.75  # share of name evidence one category needs to be "established"
     max_targets: int = 200
     max_groups: int = 20
@@ -97,10 +102,10 @@ class CommandIndex:
         for r, docs in enumerate(row_docs):
             self.row_docs[r, :len(docs)] = docs
         self.row_device = np.asarray([r[0] for r in self.rows], dtype=np.int64)
+        self._prepare_names()
         self._prepare_arguments()
         self.doc_vectors = embedder.embed(self.doc_texts) if self.doc_texts else np.zeros((0, embedder.dim))
         self.doc_lexical = self.lexical.embed(self.doc_texts) if self.doc_texts else np.zeros((0, self.lexical.dim))
-        self._prepare_names()
         logger.info("indexed %s: %d devices, %d commands, %d distinct documents (%s)", home.name,
                     len(home.devices), len(self.rows), len(self.doc_texts), embedder.id)
 
@@ -115,17 +120,25 @@ class CommandIndex:
     # ----- arguments -------------------------------------------------------------------------
 
     def _prepare_arguments(self) -> None:
-        """Per row: the value phrases its command lists, and whether it takes a free value."""
+        """Per row: the value phrases its command lists, whether it takes a free value, and its subject."""
+        kind_tokens = self._kind_tokens()
         shapes: dict[tuple, int] = {}
-        row_shape = []
+        subjects: dict[tuple, int] = {}
+        row_shape, row_subject = [], []
         for di, ci in self.rows:
-            spec = self.home.devices[di].commands[ci]
+            device = self.home.devices[di]
+            spec = device.commands[ci]
             phrases = tuple(sorted({t for v in spec.value_list for t in (tokens(v.description), tokens(v.value))
                                     if len(t) >= 2 or (len(t) == 1 and len(t[0]) >= 3)}))
             numeric = spec.value_range is not None or (spec.type is not None and not spec.value_list)
             row_shape.append(shapes.setdefault((phrases, numeric), len(shapes)))
+            subject = tuple(run for run in subject_phrases(spec, device.commands)
+                            if not set(run) & kind_tokens.get(device.category, set()))
+            row_subject.append(subjects.setdefault(subject, len(subjects)))
         self.argument_shapes = list(shapes)
         self.row_shape = np.asarray(row_shape, dtype=np.int64)
+        self.subject_sets = list(subjects)
+        self.row_subject = np.asarray(row_subject, dtype=np.int64)
 
     def argument_scores(self, utterance: str) -> np.ndarray:
         """1 when a listed value is named, 0.5 when a number is set and the command takes one."""
@@ -134,6 +147,25 @@ class CommandIndex:
         per_shape = np.asarray([1.0 if any(contains(said, p) for p in phrases) else 0.5 if numeric and has_value
                                 else 0.0 for phrases, numeric in self.argument_shapes] or [0.0], dtype=np.float32)
         return per_shape[self.row_shape] if self.rows else np.zeros(0, dtype=np.float32)
+
+    def _kind_tokens(self) -> dict[str, set[str]]:
+        """Per category, the name words that name the kind ("灯", "空调"): in `kind_word_share` of its names.
+
+        "调节灯光颜色" acts on the colour, not on the light: a subject run holding a kind word would
+        claim every "灯光" the user says."""
+        labels: dict[str, list[set[str]]] = defaultdict(list)
+        for device, key in zip(self.home.devices, self.name_keys, strict=True):
+            labels[device.category].append(set(key))
+        return {category: {t for t in set().union(*sets)
+                            if sum(t in s for s in sets) >= self.params.kind_word_share * len(sets)}
+                for category, sets in labels.items()}
+
+    def subject_scores(self, text: str) -> np.ndarray:
+        """1 where the text names the row's subject (see `subject_phrases`)."""
+        said = tokens(text)
+        per_set = np.asarray([1.0 if any(contains(said, p) for p in phrases) else 0.0
+                              for phrases in self.subject_sets] or [0.0], dtype=np.float32)
+        return per_set[self.row_subject] if self.rows else np.zeros(0, dtype=np.float32)
 
     # ----- names and rooms -------------------------------------------------------------------
 
@@ -221,10 +253,13 @@ class CommandIndex:
         return combined[best], vector[best], lexical[best]
 
     def _command_scores(self, ir: QueryIR, utterance: str) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-        """How well each row's command does what is asked: text match plus argument fit."""
+        """How well each row's command does what is asked: text match, argument fit, subject named."""
         text, vector, lexical = self._text_scores(ir.search_texts(utterance))
         argument = self.argument_scores(utterance)
-        return text + self.params.w_argument * argument, {"vector": vector, "lexical": lexical, "argument": argument}
+        subject = self.subject_scores(ir.search_text(utterance))  # the intent, without device words
+        p = self.params
+        return text + p.w_argument * argument + p.w_subject * subject, \
+            {"vector": vector, "lexical": lexical, "argument": argument, "subject": subject}
 
     def _per_device_best(self, values: np.ndarray, mask_rows: np.ndarray) -> np.ndarray:
         """For each row, the best value among the rows of the same device."""
@@ -243,6 +278,11 @@ class CommandIndex:
             w_name = p.w_name_keyword_first
         text, channels = self._command_scores(ir, utterance)
         row_ok = device_ok[self.row_device]
+        if row_ok.any():  # the subject ranks commands within a device, never one device over another
+            named = channels["subject"]
+            # 0, or -1 where a sibling's subject was named and not the row's own
+            channels["subject"] = np.where(row_ok, named - self._per_device_best(named, row_ok), 0.0)
+            text = text + p.w_subject * (channels["subject"] - named)
         within = text - self._per_device_best(text, row_ok) if row_ok.any() else np.zeros_like(text)
         name = self.name_scores(utterance, ir.name_hint)[self.row_device]
         room = self._room_hits(ir, utterance)[self.row_device]
