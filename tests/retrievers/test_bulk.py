@@ -92,6 +92,17 @@ def test_a_kind_word_without_type_hint_does_not_narrow(tmp_path, embedder):
     assert {d for d, _ in plan.targets} == {"s1", "s2", "s3"}
 
 
+def test_a_word_the_categorys_spec_uses_names_the_kind(tmp_path, embedder):
+    # only one blind in four is labelled 窗帘, but the blinds' spec says "打开窗帘": 窗帘 is every blind
+    devices = [("s1", "客厅窗帘", "r-living", "Blind", "p-shade"), ("s2", "客厅纱帘", "r-living", "Blind", "p-shade"),
+               ("s3", "主卧布帘", "r-bed", "Blind", "p-shade"), ("s4", "书房百叶帘", "r-study", "Blind", "p-shade")]
+    index = CommandIndex(Home.load(write_home(tmp_path / "bl", devices=devices)), embedder)
+    plan = index.plan_bulk(QueryIR(action="关上", name_hint="窗帘", quantifier="all"), "把所有窗帘都关上")
+    assert {d for d, _ in plan.targets} == {"s1", "s2", "s3", "s4"}
+    sheer = index.plan_bulk(QueryIR(action="关上", name_hint="纱帘", quantifier="all"), "把所有纱帘都关上")
+    assert {d for d, _ in sheer.targets} == {"s2"}  # a word the spec never uses is a name
+
+
 def test_devices_lacking_the_chosen_command_take_a_close_equivalent(tmp_path, embedder):
     specs = dict(SPECS)
     step = {"id": "main-statelessSwitchLevelStep-stepLevel", "description": "逐级调节亮度", "type": "integer",

@@ -173,6 +173,10 @@ class CommandIndex:
         self.room_aliases = _room_aliases(self.home.rooms)
         self.device_rooms = np.asarray([d.room for d in self.home.devices], dtype=object)
         self.device_categories = np.asarray([d.category for d in self.home.devices], dtype=object)
+        descriptions: dict[str, set[tuple[str, ...]]] = defaultdict(set)
+        for d in self.home.devices:
+            descriptions[d.category].update(tokens(c.description) for c in d.commands)
+        self.category_descriptions = {c: sorted(words) for c, words in descriptions.items()}
         self.label_tokens = [tokens(d.label) for d in self.home.devices]
         self.name_keys = [self.name_key(d.label) for d in self.home.devices]
         # every run of two or more tokens inside a name: "风扇" of 小米风扇 is a device word too
@@ -355,11 +359,11 @@ class CommandIndex:
         hint = self.name_key(ir.name_hint) if ir.name_hint else ()
         if hint:
             named = np.asarray([contains(key, hint) for key in self.name_keys], dtype=bool) & device_ok
-            # Without a type_hint the name may be the word for the kind ("窗帘", "空调"): when much of
-            # the category carries it, it narrows nothing. An LM's name_hint is meant as a name, and
-            # in a category of carriers (switches, plugs) a name is always what tells them apart.
+            # Without a type_hint the name may be the word for the kind ("窗帘", "空调"). An LM's
+            # name_hint is meant as a name, and in a category of carriers (switches, plugs) a name is
+            # always what tells them apart.
             kind_word = not ir.has_category and category not in CARRIER_CATEGORIES and \
-                named.sum() >= self.params.kind_word_share * device_ok.sum()
+                self._names_the_kind(hint, category, named.sum() / device_ok.sum())
             if named.any() and not kind_word:
                 device_ok = named
         rooms = set(self._room_set(ir.scope_include) or self.mentioned_rooms(utterance))
@@ -367,6 +371,15 @@ class CommandIndex:
         if rooms:
             device_ok &= np.isin(self.device_rooms, sorted(rooms))
         return category, device_ok
+
+    def _names_the_kind(self, hint: tuple[str, ...], category: str, share: float) -> bool:
+        """Whether a name hint is the word for the category's kind, so it narrows nothing.
+
+        Either much of the category in scope carries it (`share`), or the category's own command
+        descriptions use it: a spec that says "打开窗帘" makes 窗帘 every blind, not the few
+        labelled "…窗帘" next to 布帘, 纱帘 and 百叶帘."""
+        return share >= self.params.kind_word_share or \
+            any(contains(words, hint) for words in self.category_descriptions.get(category, ()))
 
     def plan_bulk(self, ir: QueryIR, utterance: str) -> BulkPlan:
         """Choose the command from aggregated evidence, then expand it to every target."""
