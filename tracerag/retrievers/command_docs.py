@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from .home import CommandSpec
-from .text_match import contains, tokens
+from .text_match import contains, split_on_phrases, tokens
 
 _CJK = re.compile(r"[\u3400-\u9fff]")
 
@@ -141,7 +141,7 @@ def subject_phrases(spec: CommandSpec, siblings: tuple[CommandSpec, ...]) -> tup
     others = [tokens(t) for c in siblings if c.id != spec.id
               for t in (c.description, *(v.description for v in c.value_list), *(v.value for v in c.value_list))]
     found: list[tuple[str, ...]] = []
-    for segment in _without_verbs(tokens(spec.description)):
+    for segment in split_on_phrases(tokens(spec.description), _VERBS):
         for n in range(1, len(segment) + 1):
             for i in range(len(segment) - n + 1):
                 run = segment[i:i + n]
@@ -150,23 +150,3 @@ def subject_phrases(spec: CommandSpec, siblings: tuple[CommandSpec, ...]) -> tup
                     found.append(run)
     return tuple(found)
 
-
-def _without_verbs(toks: tuple[str, ...]) -> list[tuple[str, ...]]:
-    """The token runs left between the verb phrases of a description."""
-    covered = [False] * len(toks)
-    for verb in _VERBS:
-        n = len(verb)
-        for i in range(len(toks) - n + 1):
-            if toks[i:i + n] == verb:
-                covered[i:i + n] = [True] * n
-    segments, current = [], []
-    for tok, verb in zip(toks, covered, strict=True):
-        if verb:
-            if current:
-                segments.append(tuple(current))
-            current = []
-        else:
-            current.append(tok)
-    if current:
-        segments.append(tuple(current))
-    return segments
