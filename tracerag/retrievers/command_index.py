@@ -197,14 +197,33 @@ class CommandIndex:
 
     def mentioned_rooms(self, utterance: str) -> list[str]:
         """Rooms named in the utterance, by full name or short form (餐厅 for 一楼餐厅)."""
-        toks = tokens(utterance)
         found: list[str] = []
-        matched: list[tuple[str, ...]] = []
-        for alias, owners in self.room_aliases.items():  # longest aliases first
-            if contains(toks, alias) and not any(contains(m, alias) for m in matched):
-                found.extend(r for r in owners if r not in found)
-                matched.append(alias)
+        for alias in self.room_words(utterance):
+            found.extend(r for r in self.room_aliases[alias] if r not in found)
         return found
+
+    def room_words(self, utterance: str) -> list[tuple[str, ...]]:
+        """The room names and short forms the utterance says, longest first, none inside another."""
+        toks = tokens(utterance)
+        matched: list[tuple[str, ...]] = []
+        for alias in self.room_aliases:  # longest aliases first
+            if contains(toks, alias) and not any(contains(m, alias) for m in matched):
+                matched.append(alias)
+        return matched
+
+    def rooms_meant_by(self, word: tuple[str, ...]) -> list[str]:
+        """Every room a room word may mean in this home, judged from the rooms' own names.
+
+        The rooms whose name contains the word ("bedroom" in "Master Bedroom"), and, for a Chinese
+        word, those whose name ends in its first character: short forms keep a word's first
+        character, so 主卧 and 次卧 are bedrooms (卧室) and 主卫 is a bathroom (卫生间) too. A single
+        Chinese character is no word.
+        """
+        if not word or (len(word) < 2 and not word[0].isascii()):
+            return []
+        chinese = not word[0].isascii()
+        return [room for room in self.home.rooms if contains(tokens(room), word)
+                or (chinese and len(tokens(room)) >= 2 and tokens(room)[-1] == word[0])]
 
     def name_scores(self, utterance: str, name_hint: str = "") -> np.ndarray:
         """Per device: how much of its name the utterance (or the name hint) contains.
