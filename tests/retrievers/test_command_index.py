@@ -180,3 +180,20 @@ def test_a_word_for_the_kind_of_device_is_no_subject(tmp_path, embedder):
     index = CommandIndex(Home.load(write_home(tmp_path / "color", devices=devices, specs=specs)), embedder)
     got = top(index, "把客厅灯光调到50%", QueryIR(action="灯光调到50%", type_hint="Light", scope_include=["客厅"]))
     assert (got[0].device_id, got[0].command_id) == ("c", "main-switchLevel-setLevel")
+
+
+def test_a_value_that_is_the_word_for_a_verb_command_names_the_command(tmp_path, embedder):
+    fan = [{"id": "main-switch-on", "description": "turn on", "type": None, "value_range": None},
+           {"id": "main-switch-off", "description": "power off", "type": None, "value_range": None},
+           {"id": "main-fanOscillationMode-setFanOscillationMode", "description": "set oscillation", "type": "string",
+            "value_range": None, "value_list": [{"value": "swing", "description": "swing"},
+                                                {"value": "off", "description": "stop swinging"}]}]
+    rooms = {"r1": "Office", "r2": "Bedroom"}
+    devices = [("f1", "Desk Fan", "r1", "Fan", "p-fan"), ("f2", "Ceiling Fan", "r2", "Fan", "p-fan")]
+    index = CommandIndex(Home.load(write_home(tmp_path / "fans", devices=devices, specs={"p-fan": fan}, rooms=rooms)),
+                         embedder)
+    assert top(index, "turn off the desk fan", QueryIR(action="turn off"))[0].command_id == "main-switch-off"
+    plan = index.plan_bulk(QueryIR(action="turn off", quantifier="all"), "turn off all fans")
+    assert {c for _, c in plan.targets} == {"main-switch-off"}
+    assert top(index, "set the desk fan to swing", QueryIR(action="set swing"))[0].command_id == \
+        "main-fanOscillationMode-setFanOscillationMode"

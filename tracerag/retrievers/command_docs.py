@@ -116,13 +116,17 @@ def _join_new_phrases(parts: list[str], chinese: bool) -> str:
     return " ".join(out)
 
 
-def _verb_phrases() -> tuple[tuple[str, ...], ...]:
-    chinese = [w for zh, _ in (*VERB_SYNONYMS.values(), _SET_SYNONYMS) for w in zh.split()]
-    english = [w for _, en in (*VERB_SYNONYMS.values(), _SET_SYNONYMS) for w in en.split(",")]
-    return tuple({tokens(w) for w in (*chinese, *english, "set") if tokens(w)})
+def verb_phrases(command: str) -> frozenset[tuple[str, ...]]:
+    """The words that name a verb command ("off": off, 关闭, turn off ...); empty for other commands."""
+    if command not in VERB_SYNONYMS:
+        return frozenset()
+    chinese, english = VERB_SYNONYMS[command]
+    return frozenset(t for t in (tokens(command), *map(tokens, chinese.split()), *map(tokens, english.split(",")))
+                     if t)
 
 
-_VERBS = _verb_phrases()
+_VERBS = tuple(set().union(*map(verb_phrases, VERB_SYNONYMS),
+                           {tokens(w) for w in (*_SET_SYNONYMS[0].split(), *_SET_SYNONYMS[1].split(","), "set")}))
 
 
 def subject_phrases(spec: CommandSpec, siblings: tuple[CommandSpec, ...]) -> tuple[tuple[str, ...], ...]:

@@ -33,7 +33,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from ..signatures.query_ir import QueryIR
-from .command_docs import command_texts, subject_phrases
+from .command_docs import command_texts, subject_phrases, verb_phrases
 from .command_results import BulkGroup, BulkPlan, Candidate, CapabilityOption
 from .embedders import Embedder, LexicalEmbedder
 from .home import CommandSpec, Home
@@ -125,11 +125,15 @@ class CommandIndex:
         shapes: dict[tuple, int] = {}
         subjects: dict[tuple, int] = {}
         row_shape, row_subject = [], []
+        verbs = {d.device_id: set().union(*(verb_phrases(c.command) for c in d.commands)) for d in self.home.devices}
         for di, ci in self.rows:
             device = self.home.devices[di]
             spec = device.commands[ci]
+            # a value that is also the word for one of the device's verb commands names that command:
+            # "turn off the fan" is the fan's off command, not its oscillation value "off"
             phrases = tuple(sorted({t for v in spec.value_list for t in (tokens(v.description), tokens(v.value))
-                                    if len(t) >= 2 or (len(t) == 1 and len(t[0]) >= 3)}))
+                                    if (len(t) >= 2 or (len(t) == 1 and len(t[0]) >= 3))
+                                    and t not in verbs[device.device_id]}))
             numeric = spec.value_range is not None or (spec.type is not None and not spec.value_list)
             row_shape.append(shapes.setdefault((phrases, numeric), len(shapes)))
             subject = tuple(run for run in subject_phrases(spec, device.commands)
