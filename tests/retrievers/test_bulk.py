@@ -143,3 +143,17 @@ def test_the_command_whose_subject_is_named_wins_over_a_shared_value(tmp_path, e
                                   "ac2": "main-airConditionerFanMode-setFanMode"}  # ac3 has no fan speed
     swing = index.plan_bulk(QueryIR(action="打开扫风", quantifier="all"), "打开所有空调的扫风")
     assert swing.command_id == "main-fanOscillationMode-setFanOscillationMode"
+
+
+def test_a_target_value_is_never_a_step_by_that_amount(tmp_path, embedder):
+    step = {"id": "main-statelessColorTemperatureStep-stepColorTemperatureByPercent",
+            "description": "step color temperature", "type": "integer",
+            "value_range": {"min": -100, "max": 100, "unit": "%"}}
+    specs = {**SPECS, "p-light-step": [*SPECS["p-light"], step]}
+    devices = [("s1", "床头灯左", "r-bed", "Light", "p-light-step"),
+               ("s2", "床头灯右", "r-bed", "Light", "p-light-step"),
+               ("l1", "吸顶灯", "r-living", "Light", "p-light"), ("l2", "筒灯", "r-living", "Light", "p-light")]
+    index = CommandIndex(Home.load(write_home(tmp_path / "step", devices=devices, specs=specs)), embedder)
+    for utterance, action in (("所有灯调到百分之四十", "调到百分之四十"), ("set all the lights to 40%", "set 40")):
+        plan = index.plan_bulk(QueryIR(action=action, quantifier="all"), utterance)
+        assert dict(plan.targets) == dict.fromkeys(("s1", "s2", "l1", "l2"), "main-switchLevel-setLevel")

@@ -135,7 +135,7 @@ class CommandIndex:
                                     if (len(t) >= 2 or (len(t) == 1 and len(t[0]) >= 3))
                                     and t not in verbs[device.device_id]}))
             numeric = spec.value_range is not None or (spec.type is not None and not spec.value_list)
-            row_shape.append(shapes.setdefault((phrases, numeric), len(shapes)))
+            row_shape.append(shapes.setdefault((phrases, numeric, _changes_by_amount(spec)), len(shapes)))
             subject = tuple(run for run in subject_phrases(spec, device.commands)
                             if not set(run) & kind_tokens.get(device.category, set()))
             row_subject.append(subjects.setdefault(subject, len(subjects)))
@@ -145,11 +145,16 @@ class CommandIndex:
         self.row_subject = np.asarray(row_subject, dtype=np.int64)
 
     def argument_scores(self, utterance: str) -> np.ndarray:
-        """1 when a listed value is named, 0.5 when a number is set and the command takes one."""
+        """1 when a listed value is named, 0.5 when a number is set and the command takes one.
+
+        A command that changes a value by an amount (a step of -100..100%) cannot take a target
+        ("调到40%" is setLevel, not a 40% step of the colour temperature)."""
         said = tokens(utterance)
         has_value = QueryIR.carries_value(utterance)
-        per_shape = np.asarray([1.0 if any(contains(said, p) for p in phrases) else 0.5 if numeric and has_value
-                                else 0.0 for phrases, numeric in self.argument_shapes] or [0.0], dtype=np.float32)
+        target = QueryIR.sets_target(utterance)
+        per_shape = np.asarray([1.0 if any(contains(said, p) for p in phrases)
+                                else 0.5 if numeric and has_value and not (relative and target) else 0.0
+                                for phrases, numeric, relative in self.argument_shapes] or [0.0], dtype=np.float32)
         return per_shape[self.row_shape] if self.rows else np.zeros(0, dtype=np.float32)
 
     def _kind_tokens(self) -> dict[str, set[str]]:
@@ -493,6 +498,13 @@ class CommandIndex:
     def _command_of(self, row: int) -> CommandSpec:
         di, ci = self.rows[row]
         return self.home.devices[di].commands[ci]
+
+
+def _changes_by_amount(spec: CommandSpec) -> bool:
+    """A numeric command whose range runs from below zero to above it: it takes a change, not a target."""
+    bounds = dict(spec.value_range or ())
+    low, high = bounds.get("min"), bounds.get("max")
+    return isinstance(low, int | float) and isinstance(high, int | float) and low < 0 < high
 
 
 def _content(toks: tuple[str, ...]) -> tuple[str, ...]:

@@ -44,6 +44,9 @@ _UNIT_HINTS = (
 # only a command that takes an argument can honour it. Ordinals in names ("筒灯3") do not count.
 _VALUE = re.compile(r"\d\s*(%|度|℃|°|档|级|percent|degrees?)|百分之|一半|最(暗|亮|低|高|大|小)|"
                     r"(到|成|为|至|to|at)\s*\d|hdmi\s*\d|频道\s*\d|第\s*\d", re.IGNORECASE)
+# ... and when it says "to" that value ("调到50%", "set to 40%", "一半"), the value is a target, which a
+# command that only changes a value by an amount (range -100..100) cannot reach.
+_TARGET = re.compile(r"(到|成|为|至|\bto\b|\bat\b)\s*(百分之)?\d|百分之|一半|\bhalf\b", re.IGNORECASE)
 _CATEGORY_BY_LOWER = {c.lower(): c for c in DEVICE_CATEGORIES}
 
 
@@ -107,6 +110,10 @@ class QueryIR(BaseModel):
     @staticmethod
     def carries_value(raw_query: str) -> bool:
         return bool(_VALUE.search(raw_query))
+
+    @staticmethod
+    def sets_target(raw_query: str) -> bool:
+        return bool(_TARGET.search(raw_query))
 
     def search_texts(self, raw_query: str) -> list[str]:
         """What to embed: the search text, plus the raw utterance when it is not Chinese.
