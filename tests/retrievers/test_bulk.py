@@ -157,3 +157,18 @@ def test_a_target_value_is_never_a_step_by_that_amount(tmp_path, embedder):
     for utterance, action in (("所有灯调到百分之四十", "调到百分之四十"), ("set all the lights to 40%", "set 40")):
         plan = index.plan_bulk(QueryIR(action=action, quantifier="all"), utterance)
         assert dict(plan.targets) == dict.fromkeys(("s1", "s2", "l1", "l2"), "main-switchLevel-setLevel")
+
+
+def test_the_quantifier_word_is_no_value(tmp_path, embedder):
+    speaker = [{"id": "main-mediaPlayback-play", "description": "start playback", "type": None, "value_range": None},
+               {"id": "main-mediaPlayback-stop", "description": "stop playback", "type": None, "value_range": None},
+               {"id": "main-mediaPlaybackRepeat-setPlaybackRepeatMode", "description": "set repeat mode",
+                "type": "string", "value_range": None, "value_list": [{"value": "one", "description": "repeat one"},
+                                                                      {"value": "all", "description": "repeat all"}]}]
+    devices = [("a", "Sonos One", "r1", "NetworkAudio", "p-speaker"),
+               ("b", "Office Speaker", "r2", "NetworkAudio", "p-speaker")]
+    home = write_home(tmp_path / "speakers", devices=devices, specs={"p-speaker": speaker},
+                      rooms={"r1": "Living Room", "r2": "Office"})
+    index = CommandIndex(Home.load(home), embedder)
+    plan = index.plan_bulk(QueryIR(action="stop", quantifier="all"), "stop all speakers")
+    assert dict(plan.targets) == {"a": "main-mediaPlayback-stop", "b": "main-mediaPlayback-stop"}

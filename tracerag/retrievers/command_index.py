@@ -129,11 +129,12 @@ class CommandIndex:
         for di, ci in self.rows:
             device = self.home.devices[di]
             spec = device.commands[ci]
-            # a value that is also the word for one of the device's verb commands names that command:
-            # "turn off the fan" is the fan's off command, not its oscillation value "off"
+            # a value that is also the word for one of the device's verb commands names that command
+            # ("turn off the fan" is the fan's off command, not its oscillation value "off"), and a
+            # filler word names nothing ("turn off all speakers" does not ask for repeat mode "all")
             phrases = tuple(sorted({t for v in spec.value_list for t in (tokens(v.description), tokens(v.value))
                                     if (len(t) >= 2 or (len(t) == 1 and len(t[0]) >= 3))
-                                    and t not in verbs[device.device_id]}))
+                                    and t not in verbs[device.device_id] and not set(t) <= FILLER_TOKENS}))
             numeric = spec.value_range is not None or (spec.type is not None and not spec.value_list)
             row_shape.append(shapes.setdefault((phrases, numeric, _changes_by_amount(spec)), len(shapes)))
             subject = tuple(run for run in subject_phrases(spec, device.commands)
