@@ -58,3 +58,10 @@ def test_a_lamp_named_after_a_room_word_does_not_hide_the_rooms(tmp_path, embedd
     index = CommandIndex(Home.load(write_home(tmp_path / "home", devices=devices, rooms=rooms)), embedder)
     assert sorted(parse_without_lm("除了卧室，其他灯都关了", index).scope_exclude) == ["二楼主卧", "二楼次卧"]
     assert parse_without_lm("除了卧室小夜灯，其他灯都关了", index).scope_exclude == []
+
+
+def test_a_device_named_as_the_exception_is_not_the_name_hint(index):
+    # bulk mode narrows to the name hint: taking it from "除了台灯" would switch off only the 台灯
+    assert parse_without_lm("除了台灯，其他灯都关了", index).name_hint == ""
+    assert parse_without_lm("把台灯以外的灯都关了", index).name_hint == ""
+    assert parse_without_lm("除了主卧，其他台灯都关了", index).name_hint == "台灯"

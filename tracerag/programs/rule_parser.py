@@ -37,15 +37,19 @@ def parse_without_lm(utterance: str, index: CommandIndex) -> QueryIR:
     rooms = index.mentioned_rooms(utterance)
     excluded: list[str] = []
     quantifier = "one"
+    wanted = utterance  # the part that says what to act on
     if _has_word(utterance, EXCEPT_WORDS):
         quantifier = "except"
         clause = _excluded_clause(utterance)
         words = [*index.room_words(clause), *_unknown_words(clause, index)]
         excluded = list(dict.fromkeys(r for word in words for r in index.rooms_meant_by(word)))
+        wanted = utterance.replace(clause, " ") if clause.strip() else utterance
     elif _has_word(utterance, ALL_WORDS):
         quantifier = "all"
     included = [r for r in rooms if r not in excluded]
-    return QueryIR(action=_action(utterance, index), type_hint="Unknown", name_hint=_name_hint(utterance, index),
+    # a device named in the excluded clause ("except the desk lamp") is the one device not wanted:
+    # it must not become the name hint that bulk mode narrows the targets to
+    return QueryIR(action=_action(utterance, index), type_hint="Unknown", name_hint=_name_hint(wanted, index),
                    scope_include=included, scope_exclude=excluded, quantifier=quantifier)
 
 
