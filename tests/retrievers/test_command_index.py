@@ -197,3 +197,9 @@ def test_a_value_that_is_the_word_for_a_verb_command_names_the_command(tmp_path,
     assert {c for _, c in plan.targets} == {"main-switch-off"}
     assert top(index, "set the desk fan to swing", QueryIR(action="set swing"))[0].command_id == \
         "main-fanOscillationMode-setFanOscillationMode"
+
+
+def test_half_is_a_value_in_english_as_in_chinese(index):
+    ir = QueryIR(action="open halfway", type_hint="Blind", scope_include=["客厅"])
+    got = top(index, "open the living room curtains halfway", ir)
+    assert got[0].command_id == "main-windowShadeLevel-setShadeLevel" and got[0].channels["argument"] == 0.5
