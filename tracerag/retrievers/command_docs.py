@@ -153,4 +153,3 @@ def subject_phrases(spec: CommandSpec, siblings: tuple[CommandSpec, ...]) -> tup
                         and not any(contains(o, run) for o in others) and not any(contains(run, f) for f in found):
                     found.append(run)
     return tuple(found)
-

@@ -162,7 +162,7 @@ class CommandIndex:
         """Per category, the name words that name the kind ("灯", "空调"): in `kind_word_share` of its names.
 
         "调节灯光颜色" acts on the colour, not on the light: a subject run holding a kind word would
-        claim every "灯光" the user says."""
+        claim every "灯光" the user says. Read once, when the index is built."""
         labels: dict[str, list[set[str]]] = defaultdict(list)
         for device, key in zip(self.home.devices, self.name_keys, strict=True):
             labels[device.category].append(set(key))
