@@ -9,6 +9,7 @@ recall of the first design, where "打开" landed on a window shade).
 from __future__ import annotations
 
 import re
+from functools import cache
 
 from .home import CommandSpec
 from .text_match import contains, split_on_phrases, tokens
@@ -116,6 +117,7 @@ def _join_new_phrases(parts: list[str], chinese: bool) -> str:
     return " ".join(out)
 
 
+@cache
 def verb_phrases(command: str) -> frozenset[tuple[str, ...]]:
     """The words that name a verb command ("off": off, 关闭, turn off ...); empty for other commands."""
     if command not in VERB_SYNONYMS:

@@ -124,6 +124,7 @@ class CommandIndex:
         kind_tokens = self._kind_tokens()
         shapes: dict[tuple, int] = {}
         subjects: dict[tuple, int] = {}
+        memo: dict[tuple, tuple] = {}
         row_shape, row_subject = [], []
         verbs = {d.device_id: set().union(*(verb_phrases(c.command) for c in d.commands)) for d in self.home.devices}
         for di, ci in self.rows:
@@ -137,9 +138,11 @@ class CommandIndex:
                                     and t not in verbs[device.device_id] and not set(t) <= FILLER_TOKENS}))
             numeric = spec.value_range is not None or (spec.type is not None and not spec.value_list)
             row_shape.append(shapes.setdefault((phrases, numeric, _changes_by_amount(spec)), len(shapes)))
-            subject = tuple(run for run in subject_phrases(spec, device.commands)
-                            if not set(run) & kind_tokens.get(device.category, set()))
-            row_subject.append(subjects.setdefault(subject, len(subjects)))
+            key = (spec, device.commands, device.category)  # devices of one profile share the answer
+            if key not in memo:
+                memo[key] = tuple(run for run in subject_phrases(spec, device.commands)
+                                  if not set(run) & kind_tokens.get(device.category, set()))
+            row_subject.append(subjects.setdefault(memo[key], len(subjects)))
         self.argument_shapes = list(shapes)
         self.row_shape = np.asarray(row_shape, dtype=np.int64)
         self.subject_sets = list(subjects)
