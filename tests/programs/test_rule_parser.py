@@ -1,8 +1,11 @@
 """The no-LM parser fills only what the home's own data and a closed word list can justify."""
 
 import pytest
+from conftest import write_home
 
 from tracerag.programs.rule_parser import parse_without_lm
+from tracerag.retrievers.command_index import CommandIndex
+from tracerag.retrievers.home import Home
 
 
 @pytest.mark.parametrize("utterance, quantifier, include, exclude", [
@@ -29,3 +32,36 @@ def test_device_name_becomes_the_name_hint(index):
 def test_action_drops_rooms_device_names_and_quantifier_words(index):
     assert parse_without_lm("关掉所有客厅的灯", index).action == "关掉灯"
     assert parse_without_lm("把所有空调都关了", index).action == "关"
+
+
+@pytest.mark.parametrize("rooms, utterance, exclude", [
+    # short forms keep a word's first character: 主卧 and 次卧 are bedrooms, 主卫 a bathroom
+    (["客厅", "主卧", "次卧", "书房"], "除了卧室，其他灯都关掉", ["主卧", "次卧"]),
+    (["客厅", "主卧", "次卧", "书房"], "除了卧室的灯以外都关掉", ["主卧", "次卧"]),
+    (["一楼卫生间", "二楼卫生间", "主卫", "客厅"], "除了卫生间，其他灯都关了", ["一楼卫生间", "二楼卫生间", "主卫"]),
+    (["一楼卫生间", "二楼卫生间", "主卫", "客厅"], "除了一楼卫生间，其他灯都关了", ["一楼卫生间"]),
+    (["Living Room", "Master Bedroom", "Kids Room"], "turn off all lights except the bedroom", ["Master Bedroom"]),
+    (["客厅", "客卫", "书房"], "除了客厅，其他灯都关掉", ["客厅"]),
+])
+def test_an_excluded_room_word_means_the_rooms_it_names_in_this_home(tmp_path, embedder, rooms, utterance, exclude):
+    room_ids = {f"r{i}": name for i, name in enumerate(rooms)}
+    devices = [(f"l{i}", "吸顶灯", room_id, "Light", "p-light") for i, room_id in enumerate(room_ids)]
+    index = CommandIndex(Home.load(write_home(tmp_path / "home", devices=devices, rooms=room_ids)), embedder)
+    ir = parse_without_lm(utterance, index)
+    assert ir.quantifier == "except" and sorted(ir.scope_exclude) == sorted(exclude)
+
+
+def test_a_lamp_named_after_a_room_word_does_not_hide_the_rooms(tmp_path, embedder):
+    rooms = {"r1": "二楼主卧", "r2": "二楼次卧", "r3": "儿童房"}
+    devices = [("a", "卧室小夜灯", "r3", "Light", "p-light"), ("b", "吸顶灯", "r1", "Light", "p-light"),
+               ("c", "吸顶灯", "r2", "Light", "p-light")]
+    index = CommandIndex(Home.load(write_home(tmp_path / "home", devices=devices, rooms=rooms)), embedder)
+    assert sorted(parse_without_lm("除了卧室，其他灯都关了", index).scope_exclude) == ["二楼主卧", "二楼次卧"]
+    assert parse_without_lm("除了卧室小夜灯，其他灯都关了", index).scope_exclude == []
+
+
+def test_a_device_named_as_the_exception_is_not_the_name_hint(index):
+    # bulk mode narrows to the name hint: taking it from "除了台灯" would switch off only the 台灯
+    assert parse_without_lm("除了台灯，其他灯都关了", index).name_hint == ""
+    assert parse_without_lm("把台灯以外的灯都关了", index).name_hint == ""
+    assert parse_without_lm("除了主卧，其他台灯都关了", index).name_hint == "台灯"

@@ -92,6 +92,17 @@ def test_a_kind_word_without_type_hint_does_not_narrow(tmp_path, embedder):
     assert {d for d, _ in plan.targets} == {"s1", "s2", "s3"}
 
 
+def test_a_word_the_categorys_spec_uses_names_the_kind(tmp_path, embedder):
+    # only one blind in four is labelled 窗帘, but the blinds' spec says "打开窗帘": 窗帘 is every blind
+    devices = [("s1", "客厅窗帘", "r-living", "Blind", "p-shade"), ("s2", "客厅纱帘", "r-living", "Blind", "p-shade"),
+               ("s3", "主卧布帘", "r-bed", "Blind", "p-shade"), ("s4", "书房百叶帘", "r-study", "Blind", "p-shade")]
+    index = CommandIndex(Home.load(write_home(tmp_path / "bl", devices=devices)), embedder)
+    plan = index.plan_bulk(QueryIR(action="关上", name_hint="窗帘", quantifier="all"), "把所有窗帘都关上")
+    assert {d for d, _ in plan.targets} == {"s1", "s2", "s3", "s4"}
+    sheer = index.plan_bulk(QueryIR(action="关上", name_hint="纱帘", quantifier="all"), "把所有纱帘都关上")
+    assert {d for d, _ in sheer.targets} == {"s2"}  # a word the spec never uses is a name
+
+
 def test_devices_lacking_the_chosen_command_take_a_close_equivalent(tmp_path, embedder):
     specs = dict(SPECS)
     step = {"id": "main-statelessSwitchLevelStep-stepLevel", "description": "逐级调节亮度", "type": "integer",
@@ -115,3 +126,49 @@ def test_no_equivalent_means_no_fallback(index):
     ir = QueryIR(action="调到26度", type_hint="AirConditioner", quantifier="all")
     plan = index.plan_bulk(ir, "所有空调调到26度")
     assert {c for _, c in plan.targets} == {"main-thermostatCoolingSetpoint-setCoolingSetpoint"}
+
+
+def test_the_command_whose_subject_is_named_wins_over_a_shared_value(tmp_path, embedder):
+    from test_command_index import AC_WITH_FAN
+
+    devices = [("ac1", "客厅空调", "r-living", "AirConditioner", "p-ac-fan"),
+               ("ac2", "主卧空调", "r-bed", "AirConditioner", "p-ac-fan"),
+               ("ac3", "书房空调", "r-study", "AirConditioner", "p-ac")]
+    index = CommandIndex(Home.load(write_home(tmp_path / "fan", devices=devices,
+                                              specs={**SPECS, "p-ac-fan": AC_WITH_FAN})), embedder)
+    # 自动 is a value of the mode command too; 风速 names the fan-speed command
+    plan = index.plan_bulk(QueryIR(action="风速调到自动", quantifier="all"), "所有空调风速调到自动")
+    assert plan.command_id == "main-airConditionerFanMode-setFanMode"
+    assert dict(plan.targets) == {"ac1": "main-airConditionerFanMode-setFanMode",
+                                  "ac2": "main-airConditionerFanMode-setFanMode"}  # ac3 has no fan speed
+    swing = index.plan_bulk(QueryIR(action="打开扫风", quantifier="all"), "打开所有空调的扫风")
+    assert swing.command_id == "main-fanOscillationMode-setFanOscillationMode"
+
+
+def test_a_target_value_is_never_a_step_by_that_amount(tmp_path, embedder):
+    step = {"id": "main-statelessColorTemperatureStep-stepColorTemperatureByPercent",
+            "description": "step color temperature", "type": "integer",
+            "value_range": {"min": -100, "max": 100, "unit": "%"}}
+    specs = {**SPECS, "p-light-step": [*SPECS["p-light"], step]}
+    devices = [("s1", "床头灯左", "r-bed", "Light", "p-light-step"),
+               ("s2", "床头灯右", "r-bed", "Light", "p-light-step"),
+               ("l1", "吸顶灯", "r-living", "Light", "p-light"), ("l2", "筒灯", "r-living", "Light", "p-light")]
+    index = CommandIndex(Home.load(write_home(tmp_path / "step", devices=devices, specs=specs)), embedder)
+    for utterance, action in (("所有灯调到百分之四十", "调到百分之四十"), ("set all the lights to 40%", "set 40")):
+        plan = index.plan_bulk(QueryIR(action=action, quantifier="all"), utterance)
+        assert dict(plan.targets) == dict.fromkeys(("s1", "s2", "l1", "l2"), "main-switchLevel-setLevel")
+
+
+def test_the_quantifier_word_is_no_value(tmp_path, embedder):
+    speaker = [{"id": "main-mediaPlayback-play", "description": "start playback", "type": None, "value_range": None},
+               {"id": "main-mediaPlayback-stop", "description": "stop playback", "type": None, "value_range": None},
+               {"id": "main-mediaPlaybackRepeat-setPlaybackRepeatMode", "description": "set repeat mode",
+                "type": "string", "value_range": None, "value_list": [{"value": "one", "description": "repeat one"},
+                                                                      {"value": "all", "description": "repeat all"}]}]
+    devices = [("a", "Sonos One", "r1", "NetworkAudio", "p-speaker"),
+               ("b", "Office Speaker", "r2", "NetworkAudio", "p-speaker")]
+    home = write_home(tmp_path / "speakers", devices=devices, specs={"p-speaker": speaker},
+                      rooms={"r1": "Living Room", "r2": "Office"})
+    index = CommandIndex(Home.load(home), embedder)
+    plan = index.plan_bulk(QueryIR(action="stop", quantifier="all"), "stop all speakers")
+    assert dict(plan.targets) == {"a": "main-mediaPlayback-stop", "b": "main-mediaPlayback-stop"}

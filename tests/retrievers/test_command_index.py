@@ -2,10 +2,11 @@
 
 import numpy as np
 import pytest
+from conftest import SPECS, write_home
 
-from tracerag.retrievers.command_docs import command_text
+from tracerag.retrievers.command_docs import command_text, subject_phrases
 from tracerag.retrievers.command_index import CommandIndex, IndexParams
-from tracerag.retrievers.home import Home
+from tracerag.retrievers.home import CommandSpec, Home, ValueOption
 from tracerag.signatures.query_ir import QueryIR
 
 
@@ -57,10 +58,10 @@ def test_english_action_falls_back_to_the_raw_query(index):
 
 def test_candidates_carry_explainable_channel_scores(index):
     c = top(index, "打开客厅的灯", QueryIR(action="打开", scope_include=["客厅"]))[0]
-    assert set(c.channels) == {"vector", "lexical", "argument", "within_device", "name", "room"}
+    assert set(c.channels) == {"vector", "lexical", "argument", "subject", "within_device", "name", "room"}
     p = IndexParams()
     expected = p.w_vector * c.channels["vector"] + p.w_lexical * c.channels["lexical"] + \
-        p.w_argument * c.channels["argument"] + \
+        p.w_argument * c.channels["argument"] + p.w_subject * c.channels["subject"] + \
         p.w_within_device * c.channels["within_device"] + p.w_name_keyword_first * c.channels["name"] + \
         p.w_room * c.channels["room"]
     assert c.score == pytest.approx(expected, abs=2e-3)
@@ -100,16 +101,12 @@ def test_query_latency_is_milliseconds(index):
 
 
 def test_empty_home(tmp_path, embedder):
-    from conftest import write_home
-
     index = CommandIndex(Home.load(write_home(tmp_path / "empty", devices=[])), embedder)
     assert index.search(QueryIR(), "打开灯") == []
     assert np.asarray(index.doc_vectors).shape[0] == 0
 
 
 def test_rooms_are_found_by_short_form(tmp_path, embedder):
-    from conftest import write_home
-
     rooms = {"r1": "一楼餐厅", "r2": "一楼卫生间", "r3": "二楼卫生间", "r4": "二楼主卧"}
     devices = [("a", "餐厅吊灯", "r1", "Light", "p-light"), ("b", "镜前灯", "r2", "Light", "p-light"),
                ("c", "镜前灯", "r3", "Light", "p-light"), ("d", "床头灯", "r4", "Light", "p-light")]
@@ -141,3 +138,68 @@ def test_value_in_the_utterance_prefers_commands_that_take_one(index):
     ir = QueryIR(action="调到制冷", type_hint="AirConditioner", scope_include=["主卧"])
     mode = top(index, "主卧空调调到制冷", ir)
     assert mode[0].command_id == "main-airConditionerMode-setAirConditionerMode" and mode[0].channels["argument"] == 1.0
+
+
+AC_WITH_FAN = [
+    *SPECS["p-ac"],
+    {"id": "main-airConditionerFanMode-setFanMode", "description": "设置空调风速", "type": "string",
+     "value_range": None, "value_list": [{"value": "auto", "description": "自动风"},
+                                         {"value": "low", "description": "低风"}]},
+    {"id": "main-fanOscillationMode-setFanOscillationMode", "description": "设置扫风", "type": "string",
+     "value_range": None, "value_list": [{"value": "vertical", "description": "上下扫风"}]},
+]
+
+
+def test_subject_words_come_from_the_description_and_no_sibling():
+    ac = [CommandSpec(c["id"], c["description"], c.get("type"), None,
+                      tuple(ValueOption(**v) for v in c.get("value_list", ()))) for c in AC_WITH_FAN]
+    subjects = {c.command: subject_phrases(c, tuple(ac)) for c in ac}
+    assert ("风", "速") in subjects["setFanMode"] and ("扫", "风") in subjects["setFanOscillationMode"]
+    assert subjects["on"] == subjects["off"] == ()  # a verb command acts on the device itself
+    # 制冷 is a value of the mode command: the cooling setpoint cannot claim it
+    assert not any(run == ("制", "冷") for run in subjects["setCoolingSetpoint"])
+
+
+def test_the_subject_never_ranks_one_device_over_another(tmp_path, embedder):
+    # the same light twice, once described in Chinese and once in English: "亮度" can only name the first
+    english = ("turn on", "turn off", "set level", "set color temperature")
+    specs = {**SPECS, "p-light-en": [{**c, "description": d} for c, d in zip(SPECS["p-light"], english, strict=True)]}
+    devices = [("zh", "吸顶灯", "r-living", "Light", "p-light"), ("en", "吊灯", "r-living", "Light", "p-light-en")]
+    index = CommandIndex(Home.load(write_home(tmp_path / "mixed", devices=devices, specs=specs)), embedder)
+    got = top(index, "把灯亮度调到50%", QueryIR(action="亮度调到50%", type_hint="Light"))
+    level = {c.device_id: c for c in got if c.command_id == "main-switchLevel-setLevel"}
+    assert level["zh"].channels["subject"] == level["en"].channels["subject"] == 0.0
+    assert next(c for c in got if c.device_id == "zh" and c.command_id == "main-switch-on").channels["subject"] == -1.0
+
+
+def test_a_word_for_the_kind_of_device_is_no_subject(tmp_path, embedder):
+    # "调节灯光颜色" sets the colour; every "灯光" a user says is not a request for it
+    color = {"id": "main-colorControl-setColor", "description": "调节灯光颜色", "type": "string", "value_range": None}
+    specs = {**SPECS, "p-color": [*SPECS["p-light"], color]}
+    devices = [("c", "客厅吸顶灯", "r-living", "Light", "p-color"), ("d", "主卧台灯", "r-bed", "Light", "p-light")]
+    index = CommandIndex(Home.load(write_home(tmp_path / "color", devices=devices, specs=specs)), embedder)
+    got = top(index, "把客厅灯光调到50%", QueryIR(action="灯光调到50%", type_hint="Light", scope_include=["客厅"]))
+    assert (got[0].device_id, got[0].command_id) == ("c", "main-switchLevel-setLevel")
+
+
+def test_a_value_that_is_the_word_for_a_verb_command_names_the_command(tmp_path, embedder):
+    fan = [{"id": "main-switch-on", "description": "turn on", "type": None, "value_range": None},
+           {"id": "main-switch-off", "description": "power off", "type": None, "value_range": None},
+           {"id": "main-fanOscillationMode-setFanOscillationMode", "description": "set oscillation", "type": "string",
+            "value_range": None, "value_list": [{"value": "swing", "description": "swing"},
+                                                {"value": "off", "description": "stop swinging"}]}]
+    rooms = {"r1": "Office", "r2": "Bedroom"}
+    devices = [("f1", "Desk Fan", "r1", "Fan", "p-fan"), ("f2", "Ceiling Fan", "r2", "Fan", "p-fan")]
+    index = CommandIndex(Home.load(write_home(tmp_path / "fans", devices=devices, specs={"p-fan": fan}, rooms=rooms)),
+                         embedder)
+    assert top(index, "turn off the desk fan", QueryIR(action="turn off"))[0].command_id == "main-switch-off"
+    plan = index.plan_bulk(QueryIR(action="turn off", quantifier="all"), "turn off all fans")
+    assert {c for _, c in plan.targets} == {"main-switch-off"}
+    assert top(index, "set the desk fan to swing", QueryIR(action="set swing"))[0].command_id == \
+        "main-fanOscillationMode-setFanOscillationMode"
+
+
+def test_half_is_a_value_in_english_as_in_chinese(index):
+    ir = QueryIR(action="open halfway", type_hint="Blind", scope_include=["客厅"])
+    got = top(index, "open the living room curtains halfway", ir)
+    assert got[0].command_id == "main-windowShadeLevel-setShadeLevel" and got[0].channels["argument"] == 0.5

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from ..retrievers.command_index import FILLER_TOKENS, CommandIndex
-from ..retrievers.text_match import contains, remove_phrases, tokens
+from ..retrievers.text_match import contains, remove_phrases, split_on_phrases, tokens
 from ..signatures.query_ir import QueryIR
 
 ALL_WORDS = ("所有", "全部", "全都", "都", "每个", "每一个", "整个", "全屋", "一切", "统统",
@@ -22,6 +22,7 @@ EXCEPT_BEFORE = ("除了", "除去", "except for", "except", "other than", "apar
 # ... and those whose excluded part precedes them in the same clause ("书房的除外").
 EXCEPT_AFTER = ("除外", "不包括", "不算", "以外", "之外")
 EXCEPT_WORDS = (*EXCEPT_BEFORE, *EXCEPT_AFTER)
+_QUANTIFIER_TOKENS = tuple(tokens(w) for w in (*ALL_WORDS, *EXCEPT_WORDS))
 _CLAUSE_END = re.compile(r"以外|之外|[,，;；。.!！?？]")
 _CLAUSE_START = re.compile(r"[,，;；。.!！?？]")
 
@@ -36,13 +37,19 @@ def parse_without_lm(utterance: str, index: CommandIndex) -> QueryIR:
     rooms = index.mentioned_rooms(utterance)
     excluded: list[str] = []
     quantifier = "one"
+    wanted = utterance  # the part that says what to act on
     if _has_word(utterance, EXCEPT_WORDS):
         quantifier = "except"
-        excluded = [r for r in index.mentioned_rooms(_excluded_clause(utterance)) if r in rooms]
+        clause = _excluded_clause(utterance)
+        words = [*index.room_words(clause), *_unknown_words(clause, index)]
+        excluded = list(dict.fromkeys(r for word in words for r in index.rooms_meant_by(word)))
+        wanted = utterance.replace(clause, " ") if clause.strip() else utterance
     elif _has_word(utterance, ALL_WORDS):
         quantifier = "all"
     included = [r for r in rooms if r not in excluded]
-    return QueryIR(action=_action(utterance, index), type_hint="Unknown", name_hint=_name_hint(utterance, index),
+    # a device named in the excluded clause ("except the desk lamp") is the one device not wanted:
+    # it must not become the name hint that bulk mode narrows the targets to
+    return QueryIR(action=_action(utterance, index), type_hint="Unknown", name_hint=_name_hint(wanted, index),
                    scope_include=included, scope_exclude=excluded, quantifier=quantifier)
 
 
@@ -60,6 +67,22 @@ def _excluded_clause(utterance: str) -> str:
             starts = [m.end() for m in _CLAUSE_START.finditer(utterance, 0, at)]
             return utterance[(starts[-1] if starts else 0):at]
     return ""
+
+
+def _unknown_words(text: str, index: CommandIndex) -> list[tuple[str, ...]]:
+    """The runs of the text that are no room, device name, quantifier or filler word.
+
+    In the excluded clause such a run names a room the home calls otherwise ("除了卧室" where the
+    rooms are 主卧 and 次卧). Only whole names count as device words here: 卧室 of a lamp called
+    卧室小夜灯 is still a room word."""
+    return split_on_phrases(tokens(text), [*index.room_aliases, *index.name_keys, *_QUANTIFIER_TOKENS,
+                                           *((t,) for t in FILLER_TOKENS)])
+
+
+def _device_words(text: str, index: CommandIndex) -> list[tuple[str, ...]]:
+    """The device names and name runs ("风扇" of 小米风扇) the text contains."""
+    said = tokens(text)
+    return [key for key in {*index.name_keys, *index.name_runs} if contains(said, key)]
 
 
 def _name_hint(utterance: str, index: CommandIndex) -> str:
@@ -83,9 +106,6 @@ def _action(utterance: str, index: CommandIndex) -> str:
 
     Device words must go: "把所有空调都关了" should search for 关了, not for documents that
     mention 空调 ("设置空调模式")."""
-    said = tokens(utterance)
-    names = [key for key in set(index.name_keys) if contains(said, key)]
-    names += [run for run in index.name_runs if contains(said, run)]
-    words = [tokens(w) for w in (*ALL_WORDS, *EXCEPT_WORDS)]
-    rest = remove_phrases(said, [*index.room_aliases, *names, *words])
+    rest = remove_phrases(tokens(utterance), [*index.room_aliases, *_device_words(utterance, index),
+                                              *_QUANTIFIER_TOKENS])
     return _join(tuple(t for t in rest if t not in FILLER_TOKENS))

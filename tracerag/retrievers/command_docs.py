@@ -9,8 +9,10 @@ recall of the first design, where "打开" landed on a window shade).
 from __future__ import annotations
 
 import re
+from functools import cache
 
 from .home import CommandSpec
+from .text_match import contains, split_on_phrases, tokens
 
 _CJK = re.compile(r"[\u3400-\u9fff]")
 
@@ -113,3 +115,43 @@ def _join_new_phrases(parts: list[str], chinese: bool) -> str:
             if phrase and phrase not in " ".join(out):
                 out.append(phrase)
     return " ".join(out)
+
+
+@cache
+def verb_phrases(command: str) -> frozenset[tuple[str, ...]]:
+    """The words that name a verb command ("off": off, 关闭, turn off ...); empty for other commands."""
+    if command not in VERB_SYNONYMS:
+        return frozenset()
+    chinese, english = VERB_SYNONYMS[command]
+    return frozenset(t for t in (tokens(command), *map(tokens, chinese.split()), *map(tokens, english.split(",")))
+                     if t)
+
+
+_VERBS = tuple(set().union(*map(verb_phrases, VERB_SYNONYMS),
+                           {tokens(w) for w in (*_SET_SYNONYMS[0].split(), *_SET_SYNONYMS[1].split(","), "set")}))
+
+
+def subject_phrases(spec: CommandSpec, siblings: tuple[CommandSpec, ...]) -> tuple[tuple[str, ...], ...]:
+    """The words of a command's description that say what it acts on, and no sibling command says.
+
+    "设置空调风速" next to "设置空调模式" (whose values are 制冷, 自动 ...) yields 风速: a user who
+    says "风速调到自动" names the fan-speed command even though 自动 is a value of the mode command.
+    Verbs are left out (how a command is invoked is the vector channel's business), and so is any
+    run a sibling's description or values contain, so "制冷" of "设置制冷温度" never competes with the
+    mode value 制冷. A command that is its verb (on, off, open, pause ...) acts on the device itself
+    and has no subject: "关闭电源" next to "打开" must not claim "打开电源". Returns the shortest such
+    runs: two CJK characters or one Latin word at least.
+    """
+    if spec.command in VERB_SYNONYMS:
+        return ()
+    others = [tokens(t) for c in siblings if c.id != spec.id
+              for t in (c.description, *(v.description for v in c.value_list), *(v.value for v in c.value_list))]
+    found: list[tuple[str, ...]] = []
+    for segment in split_on_phrases(tokens(spec.description), _VERBS):
+        for n in range(1, len(segment) + 1):
+            for i in range(len(segment) - n + 1):
+                run = segment[i:i + n]
+                if (n >= 2 or (run[0].isascii() and len(run[0]) >= 3)) \
+                        and not any(contains(o, run) for o in others) and not any(contains(run, f) for f in found):
+                    found.append(run)
+    return tuple(found)

@@ -1,12 +1,16 @@
 """CommandIndex: find the (device, command) pairs an utterance asks for, in one home.
 
 One entry per (device, command), whose documents are embedded once per distinct text. A query is
-scored on four channels, each kept on the candidate so a ranking can be explained:
+scored on these channels, each kept on the candidate so a ranking can be explained:
 
 - vector: dense similarity of the intent phrase to the command's documents;
 - lexical: char n-gram similarity of the same texts (exact wording, "关" vs "开");
 - argument: the command can take what the utterance carries: one of its listed values is named
   ("制冷", "上下扫风", "HDMI 2"), or the utterance sets a number ("调到50%") and the command takes one;
+- subject: the intent names what the command acts on, in words of its description that its sibling
+  commands do not use ("风速" of 设置空调风速, "扫风" of 设置扫风). For a single target it only
+  ranks a device's commands against each other: a device described in another language cannot be
+  named this way and must not lose its place for that;
 - name: fuzzy match of the device label against the utterance (custom names such as "老伙计");
 - room: the device's room was asked for (a bonus, never a filter).
 
@@ -29,7 +33,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from ..signatures.query_ir import QueryIR
-from .command_docs import command_texts
+from .command_docs import command_texts, subject_phrases, verb_phrases
 from .command_results import BulkGroup, BulkPlan, Candidate, CapabilityOption
 from .embedders import Embedder, LexicalEmbedder
 from .home import CommandSpec, Home
@@ -54,6 +58,7 @@ class IndexParams(BaseModel):
     w_lexical: float = 0.35
     w_within_device: float = 0.5  # how much a command must beat the device's other commands
     w_argument: float = 0.8
+    w_subject: float = 0.8
     w_name: float = 0.6  # with a category: the gate already did most of the work
     w_name_keyword_first: float = 1.2  # no category: custom names lead
     w_room: float = 0.8
@@ -67,7 +72,7 @@ class IndexParams(BaseModel):
     min_top1_ratio: float = 0.5
     min_margin: float = 0.15
     name_specificity: float = 4.0  # IDF weight a name match needs to count in full
-    kind_word_share: float = 0.4  # a bulk name hint this common in its category names the kind
+    kind_word_share: float = 0.4  # a name word this common in its category names the kind (bulk hints, subjects)
     category_share: float = 0.75  # share of name evidence one category needs to be "established"
     max_targets: int = 200
     max_groups: int = 20
@@ -97,10 +102,10 @@ class CommandIndex:
         for r, docs in enumerate(row_docs):
             self.row_docs[r, :len(docs)] = docs
         self.row_device = np.asarray([r[0] for r in self.rows], dtype=np.int64)
+        self._prepare_names()
         self._prepare_arguments()
         self.doc_vectors = embedder.embed(self.doc_texts) if self.doc_texts else np.zeros((0, embedder.dim))
         self.doc_lexical = self.lexical.embed(self.doc_texts) if self.doc_texts else np.zeros((0, self.lexical.dim))
-        self._prepare_names()
         logger.info("indexed %s: %d devices, %d commands, %d distinct documents (%s)", home.name,
                     len(home.devices), len(self.rows), len(self.doc_texts), embedder.id)
 
@@ -115,25 +120,65 @@ class CommandIndex:
     # ----- arguments -------------------------------------------------------------------------
 
     def _prepare_arguments(self) -> None:
-        """Per row: the value phrases its command lists, and whether it takes a free value."""
+        """Per row: the value phrases its command lists, whether it takes a free value, and its subject."""
+        kind_tokens = self._kind_tokens()
         shapes: dict[tuple, int] = {}
-        row_shape = []
+        subjects: dict[tuple, int] = {}
+        memo: dict[tuple, tuple] = {}
+        row_shape, row_subject = [], []
+        verbs = {d.device_id: set().union(*(verb_phrases(c.command) for c in d.commands)) for d in self.home.devices}
         for di, ci in self.rows:
-            spec = self.home.devices[di].commands[ci]
+            device = self.home.devices[di]
+            spec = device.commands[ci]
+            # a value that is also the word for one of the device's verb commands names that command
+            # ("turn off the fan" is the fan's off command, not its oscillation value "off"), and a
+            # filler word names nothing ("turn off all speakers" does not ask for repeat mode "all")
             phrases = tuple(sorted({t for v in spec.value_list for t in (tokens(v.description), tokens(v.value))
-                                    if len(t) >= 2 or (len(t) == 1 and len(t[0]) >= 3)}))
+                                    if (len(t) >= 2 or (len(t) == 1 and len(t[0]) >= 3))
+                                    and t not in verbs[device.device_id] and not set(t) <= FILLER_TOKENS}))
             numeric = spec.value_range is not None or (spec.type is not None and not spec.value_list)
-            row_shape.append(shapes.setdefault((phrases, numeric), len(shapes)))
+            row_shape.append(shapes.setdefault((phrases, numeric, _changes_by_amount(spec)), len(shapes)))
+            key = (spec, device.commands, device.category)  # devices of one profile share the answer
+            if key not in memo:
+                memo[key] = tuple(run for run in subject_phrases(spec, device.commands)
+                                  if not set(run) & kind_tokens.get(device.category, set()))
+            row_subject.append(subjects.setdefault(memo[key], len(subjects)))
         self.argument_shapes = list(shapes)
         self.row_shape = np.asarray(row_shape, dtype=np.int64)
+        self.subject_sets = list(subjects)
+        self.row_subject = np.asarray(row_subject, dtype=np.int64)
 
     def argument_scores(self, utterance: str) -> np.ndarray:
-        """1 when a listed value is named, 0.5 when a number is set and the command takes one."""
+        """1 when a listed value is named, 0.5 when a number is set and the command takes one.
+
+        A command that changes a value by an amount (a step of -100..100%) cannot take a target
+        ("调到40%" is setLevel, not a 40% step of the colour temperature)."""
         said = tokens(utterance)
         has_value = QueryIR.carries_value(utterance)
-        per_shape = np.asarray([1.0 if any(contains(said, p) for p in phrases) else 0.5 if numeric and has_value
-                                else 0.0 for phrases, numeric in self.argument_shapes] or [0.0], dtype=np.float32)
+        target = QueryIR.sets_target(utterance)
+        per_shape = np.asarray([1.0 if any(contains(said, p) for p in phrases)
+                                else 0.5 if numeric and has_value and not (relative and target) else 0.0
+                                for phrases, numeric, relative in self.argument_shapes] or [0.0], dtype=np.float32)
         return per_shape[self.row_shape] if self.rows else np.zeros(0, dtype=np.float32)
+
+    def _kind_tokens(self) -> dict[str, set[str]]:
+        """Per category, the name words that name the kind ("灯", "空调"): in `kind_word_share` of its names.
+
+        "调节灯光颜色" acts on the colour, not on the light: a subject run holding a kind word would
+        claim every "灯光" the user says. Read once, when the index is built."""
+        labels: dict[str, list[set[str]]] = defaultdict(list)
+        for device, key in zip(self.home.devices, self.name_keys, strict=True):
+            labels[device.category].append(set(key))
+        return {category: {t for t in set().union(*sets)
+                            if sum(t in s for s in sets) >= self.params.kind_word_share * len(sets)}
+                for category, sets in labels.items()}
+
+    def subject_scores(self, text: str) -> np.ndarray:
+        """1 where the text names the row's subject (see `subject_phrases`)."""
+        said = tokens(text)
+        per_set = np.asarray([1.0 if any(contains(said, p) for p in phrases) else 0.0
+                              for phrases in self.subject_sets] or [0.0], dtype=np.float32)
+        return per_set[self.row_subject] if self.rows else np.zeros(0, dtype=np.float32)
 
     # ----- names and rooms -------------------------------------------------------------------
 
@@ -141,6 +186,10 @@ class CommandIndex:
         self.room_aliases = _room_aliases(self.home.rooms)
         self.device_rooms = np.asarray([d.room for d in self.home.devices], dtype=object)
         self.device_categories = np.asarray([d.category for d in self.home.devices], dtype=object)
+        descriptions: dict[str, set[tuple[str, ...]]] = defaultdict(set)
+        for d in self.home.devices:
+            descriptions[d.category].update(tokens(c.description) for c in d.commands)
+        self.category_descriptions = {c: sorted(words) for c, words in descriptions.items()}
         self.label_tokens = [tokens(d.label) for d in self.home.devices]
         self.name_keys = [self.name_key(d.label) for d in self.home.devices]
         # every run of two or more tokens inside a name: "风扇" of 小米风扇 is a device word too
@@ -161,14 +210,33 @@ class CommandIndex:
 
     def mentioned_rooms(self, utterance: str) -> list[str]:
         """Rooms named in the utterance, by full name or short form (餐厅 for 一楼餐厅)."""
-        toks = tokens(utterance)
         found: list[str] = []
-        matched: list[tuple[str, ...]] = []
-        for alias, owners in self.room_aliases.items():  # longest aliases first
-            if contains(toks, alias) and not any(contains(m, alias) for m in matched):
-                found.extend(r for r in owners if r not in found)
-                matched.append(alias)
+        for alias in self.room_words(utterance):
+            found.extend(r for r in self.room_aliases[alias] if r not in found)
         return found
+
+    def room_words(self, utterance: str) -> list[tuple[str, ...]]:
+        """The room names and short forms the utterance says, longest first, none inside another."""
+        toks = tokens(utterance)
+        matched: list[tuple[str, ...]] = []
+        for alias in self.room_aliases:  # longest aliases first
+            if contains(toks, alias) and not any(contains(m, alias) for m in matched):
+                matched.append(alias)
+        return matched
+
+    def rooms_meant_by(self, word: tuple[str, ...]) -> list[str]:
+        """Every room a room word may mean in this home, judged from the rooms' own names.
+
+        The rooms whose name contains the word ("bedroom" in "Master Bedroom"), and, for a Chinese
+        word, those whose name ends in its first character: short forms keep a word's first
+        character, so 主卧 and 次卧 are bedrooms (卧室) and 主卫 is a bathroom (卫生间) too. A single
+        Chinese character is no word.
+        """
+        if not word or (len(word) < 2 and not word[0].isascii()):
+            return []
+        chinese = not word[0].isascii()
+        return [room for room in self.home.rooms if contains(tokens(room), word)
+                or (chinese and len(tokens(room)) >= 2 and tokens(room)[-1] == word[0])]
 
     def name_scores(self, utterance: str, name_hint: str = "") -> np.ndarray:
         """Per device: how much of its name the utterance (or the name hint) contains.
@@ -221,10 +289,13 @@ class CommandIndex:
         return combined[best], vector[best], lexical[best]
 
     def _command_scores(self, ir: QueryIR, utterance: str) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-        """How well each row's command does what is asked: text match plus argument fit."""
+        """How well each row's command does what is asked: text match, argument fit, subject named."""
         text, vector, lexical = self._text_scores(ir.search_texts(utterance))
         argument = self.argument_scores(utterance)
-        return text + self.params.w_argument * argument, {"vector": vector, "lexical": lexical, "argument": argument}
+        subject = self.subject_scores(ir.search_text(utterance))  # the intent, without device words
+        p = self.params
+        return text + p.w_argument * argument + p.w_subject * subject, \
+            {"vector": vector, "lexical": lexical, "argument": argument, "subject": subject}
 
     def _per_device_best(self, values: np.ndarray, mask_rows: np.ndarray) -> np.ndarray:
         """For each row, the best value among the rows of the same device."""
@@ -243,6 +314,11 @@ class CommandIndex:
             w_name = p.w_name_keyword_first
         text, channels = self._command_scores(ir, utterance)
         row_ok = device_ok[self.row_device]
+        if row_ok.any():  # the subject ranks commands within a device, never one device over another
+            named = channels["subject"]
+            # 0, or -1 where a sibling's subject was named and not the row's own
+            channels["subject"] = np.where(row_ok, named - self._per_device_best(named, row_ok), 0.0)
+            text = text + p.w_subject * (channels["subject"] - named)
         within = text - self._per_device_best(text, row_ok) if row_ok.any() else np.zeros_like(text)
         name = self.name_scores(utterance, ir.name_hint)[self.row_device]
         room = self._room_hits(ir, utterance)[self.row_device]
@@ -315,11 +391,11 @@ class CommandIndex:
         hint = self.name_key(ir.name_hint) if ir.name_hint else ()
         if hint:
             named = np.asarray([contains(key, hint) for key in self.name_keys], dtype=bool) & device_ok
-            # Without a type_hint the name may be the word for the kind ("窗帘", "空调"): when much of
-            # the category carries it, it narrows nothing. An LM's name_hint is meant as a name, and
-            # in a category of carriers (switches, plugs) a name is always what tells them apart.
+            # Without a type_hint the name may be the word for the kind ("窗帘", "空调"). An LM's
+            # name_hint is meant as a name, and in a category of carriers (switches, plugs) a name is
+            # always what tells them apart.
             kind_word = not ir.has_category and category not in CARRIER_CATEGORIES and \
-                named.sum() >= self.params.kind_word_share * device_ok.sum()
+                self._names_the_kind(hint, category, named.sum() / device_ok.sum())
             if named.any() and not kind_word:
                 device_ok = named
         rooms = set(self._room_set(ir.scope_include) or self.mentioned_rooms(utterance))
@@ -327,6 +403,15 @@ class CommandIndex:
         if rooms:
             device_ok &= np.isin(self.device_rooms, sorted(rooms))
         return category, device_ok
+
+    def _names_the_kind(self, hint: tuple[str, ...], category: str, share: float) -> bool:
+        """Whether a name hint is the word for the category's kind, so it narrows nothing.
+
+        Either much of the category in scope carries it (`share`), or the category's own command
+        descriptions use it: a spec that says "打开窗帘" makes 窗帘 every blind, not the few
+        labelled "…窗帘" next to 布帘, 纱帘 and 百叶帘."""
+        return share >= self.params.kind_word_share or \
+            any(contains(words, hint) for words in self.category_descriptions.get(category, ()))
 
     def plan_bulk(self, ir: QueryIR, utterance: str) -> BulkPlan:
         """Choose the command from aggregated evidence, then expand it to every target."""
@@ -417,6 +502,13 @@ class CommandIndex:
     def _command_of(self, row: int) -> CommandSpec:
         di, ci = self.rows[row]
         return self.home.devices[di].commands[ci]
+
+
+def _changes_by_amount(spec: CommandSpec) -> bool:
+    """A numeric command whose range runs from below zero to above it: it takes a change, not a target."""
+    bounds = dict(spec.value_range or ())
+    low, high = bounds.get("min"), bounds.get("max")
+    return isinstance(low, int | float) and isinstance(high, int | float) and low < 0 < high
 
 
 def _content(toks: tuple[str, ...]) -> tuple[str, ...]:

@@ -21,7 +21,8 @@ class Candidate(BaseModel):
     room: str
     category: str
     score: float
-    channels: dict[str, float] = Field(description="vector, lexical, name, room: the fused score's parts")
+    channels: dict[str, float] = Field(
+        description="vector, lexical, argument, subject, within_device, name, room: the fused score's parts")
 
 
 class CapabilityOption(BaseModel):

@@ -44,6 +44,27 @@ def remove_phrases(toks: Sequence[str], phrases: Iterable[Sequence[str]]) -> tup
     return tuple(out)
 
 
+def split_on_phrases(toks: Sequence[str], phrases: Iterable[Sequence[str]]) -> list[tuple[str, ...]]:
+    """The runs of tokens left between occurrences of the phrases ("卧室的灯" without 的, 灯: 卧室)."""
+    covered = [False] * len(toks)
+    for phrase in {tuple(p) for p in phrases if p}:
+        n = len(phrase)
+        for i in range(len(toks) - n + 1):
+            if tuple(toks[i:i + n]) == phrase:
+                covered[i:i + n] = [True] * n
+    runs: list[tuple[str, ...]] = []
+    current: list[str] = []
+    for tok, cut in zip(toks, covered, strict=True):
+        if not cut:
+            current.append(tok)
+        elif current:
+            runs.append(tuple(current))
+            current = []
+    if current:
+        runs.append(tuple(current))
+    return runs
+
+
 def heaviest_common_run(a: Sequence[str], b: Sequence[str], weight: Mapping[str, float],
                         single_cap: float = float("inf")) -> float:
     """Total weight of the heaviest contiguous token run shared by a and b.

@@ -33,7 +33,7 @@ _CJK = re.compile(r"[\u3400-\u9fff]")
 # and "暖一点" name the value they change without the word the documents use for it.
 _UNIT_HINTS = (
     (re.compile(r"\d\s*(度|℃|°)"), "温度"),
-    (re.compile(r"\d\s*%|百分之|一半|半开"), "百分比"),
+    (re.compile(r"\d\s*%|百分之|一半|半开|\bhalf(way)?\b", re.IGNORECASE), "百分比"),
     # what a relative value is about: brightness and colour temperature are what users leave unsaid
     (re.compile(r"[调变]?[暗亮](一)?[点些]|最[暗亮]|调[暗亮]"), "亮度"),
     (re.compile(r"[暖冷](一)?[点些]|[暖冷](白|光|色)"), "色温"),
@@ -42,8 +42,11 @@ _UNIT_HINTS = (
 )
 # The utterance carries a value to set ("调到50%", "26度", "音量调到30", "一半", "to 40%", "HDMI 2"):
 # only a command that takes an argument can honour it. Ordinals in names ("筒灯3") do not count.
-_VALUE = re.compile(r"\d\s*(%|度|℃|°|档|级|percent|degrees?)|百分之|一半|最(暗|亮|低|高|大|小)|"
+_VALUE = re.compile(r"\d\s*(%|度|℃|°|档|级|percent|degrees?)|百分之|一半|\bhalf(way)?\b|最(暗|亮|低|高|大|小)|"
                     r"(到|成|为|至|to|at)\s*\d|hdmi\s*\d|频道\s*\d|第\s*\d", re.IGNORECASE)
+# ... and when it says "to" that value ("调到50%", "set to 40%", "一半"), the value is a target, which a
+# command that only changes a value by an amount (range -100..100) cannot reach.
+_TARGET = re.compile(r"(到|成|为|至|\bto\b|\bat\b)\s*(百分之)?\d|百分之|一半|\bhalf(way)?\b", re.IGNORECASE)
 _CATEGORY_BY_LOWER = {c.lower(): c for c in DEVICE_CATEGORIES}
 
 
@@ -107,6 +110,10 @@ class QueryIR(BaseModel):
     @staticmethod
     def carries_value(raw_query: str) -> bool:
         return bool(_VALUE.search(raw_query))
+
+    @staticmethod
+    def sets_target(raw_query: str) -> bool:
+        return bool(_TARGET.search(raw_query))
 
     def search_texts(self, raw_query: str) -> list[str]:
         """What to embed: the search text, plus the raw utterance when it is not Chinese.
