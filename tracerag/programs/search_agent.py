@@ -83,6 +83,10 @@ class AgentConfig(BaseModel):
         return self
 
 
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
 def _think(text: str) -> str:
     found = _THINK.findall(text or "")
     return found[-1].strip() if found else ""
@@ -162,7 +166,9 @@ class SearchAgent(dspy.Module):
                 if refusal and refused:  # told to answer, it called again
                     stop_reason = "tool_limit"
                     break
-                record, output = (self._refuse(call, refusal) if refusal else self._execute(call, budget))
+                if not refusal:
+                    budget.spend(call.name)
+                record, output = self._refuse(call, refusal) if refusal else self._execute(call)
                 record.thought = _think(parsed.clean_text)
                 refused = refused or bool(refusal)
                 records.append(record)
@@ -187,9 +193,8 @@ class SearchAgent(dspy.Module):
         except AdapterParseError as exc:
             return str(exc.lm_response or "")
 
-    def _execute(self, call: ToolCall, budget: ToolBudget) -> tuple[ToolCallRecord, str]:
-        budget.spend(call.name)
-        stamp = datetime.now(UTC).isoformat(timespec="milliseconds")
+    def _execute(self, call: ToolCall) -> tuple[ToolCallRecord, str]:
+        stamp = _now()
         started = time.perf_counter()
         result = self.toolbox.call(call)
         record = ToolCallRecord(tool=call.name, parameters=dict(call.params), query=call.query,
@@ -200,7 +205,7 @@ class SearchAgent(dspy.Module):
     @staticmethod
     def _refuse(call: ToolCall, refusal: str) -> tuple[ToolCallRecord, str]:
         record = ToolCallRecord(tool=call.name, parameters=dict(call.params), query=call.query, error=refusal,
-                                executed=False, timestamp=datetime.now(UTC).isoformat(timespec="milliseconds"))
+                                executed=False, timestamp=_now())
         return record, format_tool_output(error=refusal)
 
     def _without_lm(self, question: str) -> Trajectory:
@@ -209,8 +214,7 @@ class SearchAgent(dspy.Module):
         schemas = self.toolbox.schemas()
         if call.name not in schemas:
             call = ToolCall(next(iter(schemas), call.name), {}, question)
-        budget = ToolBudget(self.config.per_tool_calls, self.config.default_tool_calls, self.config.max_tool_calls)
-        record, output = self._execute(call, budget)
+        record, output = self._execute(call)
         answer = _evidence_answer([record], self.config.evidence_snippets, "Without an LM, the closest evidence found:")
         interleaved = [format_call(call), output] + ([f"<answer>{answer}</answer>"] if answer else [])
         return self._trajectory(question, interleaved, [record], answer, "", 0, "no_lm", 0)
