@@ -12,12 +12,12 @@ from tracerag.retrievers.corpus import ingest_documents
 from tracerag.retrievers.cosine_bank import CosineBank
 from tracerag.retrievers.embedders import LexicalEmbedder
 from tracerag.retrievers.hybrid import HybridRetriever
+from tracerag.retrievers.jsonl import iter_json_lines
 from tracerag.tools.pubmed_corpus import (
     PubMedSearch,
     _merge_overlapping,
     open_pubmedqa_bank,
     pubmedqa_bank_dir,
-    read_documents_by_id,
 )
 
 
@@ -55,7 +55,7 @@ def test_questions_find_their_own_abstract(search, questions):
 
 
 def test_a_hit_is_the_whole_abstract_with_year_and_mesh_keywords(search, questions):
-    rows = read_documents_by_id(pubmedqa_abstracts_path())
+    rows = {row["pmid"]: row for _, row in iter_json_lines(pubmedqa_abstracts_path(), ValueError)}
     q = questions[0]
     total, snippets = search.search(q.question, limit=3)
     hit = next(s for s in snippets if s["id"] == q.pmid)

@@ -44,16 +44,17 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def make_search(args: argparse.Namespace):
     """The PubMedSearch the flags describe (ingests the bundled corpus on first use)."""
     from tracerag.config import configure, get_embedder
+    from tracerag.retrievers.corpus import read_documents
     from tracerag.retrievers.cosine_bank import CosineBank
     from tracerag.retrievers.hybrid import HybridRetriever
 
-    from .pubmed_corpus import PubMedSearch, read_documents_by_id
+    from .pubmed_corpus import PubMedSearch
 
     configure(embedder=args.embedder, embed_model=args.embed_model)
     embedder = get_embedder()
     if args.bank is None:
         return PubMedSearch.pubmedqa(embedder)
-    documents = read_documents_by_id(args.documents) if args.documents else None
+    documents = {doc.id: doc for doc in read_documents(args.documents)} if args.documents else None
     return PubMedSearch(HybridRetriever(CosineBank.load(args.bank, embedder)), documents)
 
 

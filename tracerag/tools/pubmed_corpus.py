@@ -26,13 +26,13 @@ from typing import (
 import numpy as np
 from typing_extensions import TypedDict
 
+from ..retrievers.corpus import Document, read_documents
 from ..retrievers.cosine_bank import CosineBank
 from ..retrievers.embedders import Embedder
 from ..retrievers.hybrid import HybridRetriever, word_tokens
-from ..retrievers.jsonl import iter_json_lines
 
 __all__ = ["COMMON_WORD_SHARE", "MAX_LIMIT", "PubMedSearch", "Snippet", "check_search_arguments", "open_pubmedqa_bank",
-           "pubmedqa_bank_dir", "read_documents_by_id"]
+           "pubmedqa_bank_dir"]
 
 MAX_LIMIT = 50  # results per call: more would flood the agent's context without helping it
 # A query word found in more than this share of the chunks is too common to make a document "match" (for
@@ -75,18 +75,6 @@ def open_pubmedqa_bank(embedder: Embedder | None = None) -> CosineBank:
     return CosineBank.load(bank_dir, embedder)
 
 
-def read_documents_by_id(path: str | Path) -> dict[str, dict[str, Any]]:
-    """A documents JSONL (``id`` or ``pmid`` a line) as {doc id: row}, to answer with whole documents."""
-    from ..retrievers.corpus import CorpusError
-
-    out: dict[str, dict[str, Any]] = {}
-    for _, row in iter_json_lines(Path(path), CorpusError):
-        doc_id = row.get("id", row.get("pmid"))
-        if doc_id is not None:
-            out[str(doc_id)] = row
-    return out
-
-
 def check_search_arguments(query: Any, limit: Any, offset: Any) -> None:
     """ValueError with what to change, for a query/limit/offset no search tool accepts."""
     if not isinstance(query, str) or not query.strip():
@@ -95,16 +83,6 @@ def check_search_arguments(query: Any, limit: Any, offset: Any) -> None:
         raise ValueError(f"limit must be an integer from 1 to {MAX_LIMIT}, got {limit!r}")
     if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
         raise ValueError(f"offset must be an integer >= 0, got {offset!r}")
-
-
-def _document_text(row: Mapping[str, Any]) -> str:
-    text = row.get("text")
-    if isinstance(text, str):
-        return text
-    contexts = row.get("contexts")
-    if isinstance(contexts, list):
-        return " ".join(str(c) for c in contexts)
-    return ""
 
 
 def _merge_overlapping(pieces: list[str]) -> str:
@@ -127,12 +105,12 @@ def _year(value: Any) -> int | None:
 class PubMedSearch:
     """Hybrid search over a chunk bank returning whole documents, paged by ``limit`` and ``offset``.
 
-    ``documents`` ({doc id: row} with ``text`` or ``contexts``, ``title``, ``year``, ``meshes``) gives the
-    full text and metadata of each hit; without it (a bank from ``tracerag ingest``) the text is the
-    document's stored chunks joined, and metadata comes from the chunk metadata.
+    ``documents`` (the corpus file read by ``retrievers.corpus.read_documents``, by id) gives the full
+    text and metadata (``title``, ``year``, ``meshes``…) of each hit; without it (a bank from ``tracerag
+    ingest``) the text is the document's stored chunks joined, and metadata comes from the chunk metadata.
     """
 
-    def __init__(self, retriever: HybridRetriever, documents: Mapping[str, Mapping[str, Any]] | None = None) -> None:
+    def __init__(self, retriever: HybridRetriever, documents: Mapping[str, Document] | None = None) -> None:
         self.retriever = retriever
         self.documents = documents
         bank = retriever.bank
@@ -150,7 +128,8 @@ class PubMedSearch:
         """The bundled PubMedQA abstracts (ingested on first use), answered with their full abstracts."""
         from ..datasets.pubmedqa import pubmedqa_abstracts_path
 
-        return cls(HybridRetriever(open_pubmedqa_bank(embedder)), read_documents_by_id(pubmedqa_abstracts_path()))
+        documents = {doc.id: doc for doc in read_documents(pubmedqa_abstracts_path())}
+        return cls(HybridRetriever(open_pubmedqa_bank(embedder)), documents)
 
     def search(self, query: str, limit: int = 5, offset: int = 0) -> tuple[int, list[Snippet]]:
         """(total, snippets): the documents ranked ``offset`` … ``offset + limit - 1`` for ``query``.
@@ -183,10 +162,9 @@ class PubMedSearch:
         return int(np.unique(self._doc_of_row[hit_rows[hit_rows < len(self._doc_of_row)]]).size)
 
     def _snippet(self, doc_id: str, chunk_meta: Mapping[str, Any]) -> Snippet:
-        row = self.documents.get(doc_id) if self.documents is not None else None
-        source = row if row is not None else chunk_meta
-        text = _document_text(row) if row is not None else ""
-        snippet: Snippet = {"id": doc_id, "text": text or self._stored_text(doc_id)}
+        doc = self.documents.get(doc_id) if self.documents is not None else None
+        source = {**doc.extra, "title": doc.title} if doc is not None else chunk_meta
+        snippet: Snippet = {"id": doc_id, "text": (doc.text if doc is not None else "") or self._stored_text(doc_id)}
         if isinstance(source.get("title"), str) and source["title"].strip():
             snippet["title"] = source["title"].strip()
         for key in ("authors", "journal"):
