@@ -33,7 +33,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol, TextIO, runtime_checkable
 
-from .protocol import ToolCall, format_tool_output
+from .protocol import ToolCall, cast_parameter, format_tool_output
 
 __all__ = ["DEFAULT_ALIASES", "DEFAULT_TIMEOUT", "MCPToolSource", "ToolResult", "ToolSource", "ToolSourceError",
            "Toolbox", "main_argument", "parameter_types", "snippets_from"]
@@ -117,33 +117,6 @@ def parameter_types(input_schema: Mapping[str, Any]) -> dict[str, type]:
     props = input_schema.get("properties") or {}
     return {name: _JSON_TYPES.get(_json_type(prop) or "", str) for name, prop in props.items()
             if name != main and isinstance(prop, Mapping)}
-
-
-def _cast_argument(value: Any, kind: type) -> Any:
-    """A protocol attribute (a string) as the schema's type; ValueError when it is not one."""
-    if isinstance(value, kind) and not (kind is not bool and isinstance(value, bool)):
-        return value
-    text = str(value).strip()
-    if kind is bool:
-        if text.lower() in ("1", "true", "yes", "on"):
-            return True
-        if text.lower() in ("0", "false", "no", "off"):
-            return False
-        raise ValueError("a boolean (true or false)")
-    if kind is int:
-        try:
-            number = float(text)
-        except ValueError:
-            raise ValueError("an integer") from None
-        if not number.is_integer():
-            raise ValueError("an integer")
-        return int(number)
-    if kind is float:
-        try:
-            return float(text)
-        except ValueError:
-            raise ValueError("a number") from None
-    return text
 
 
 # -- results ---------------------------------------------------------------------------------------
@@ -457,7 +430,7 @@ class Toolbox:
                 known = ", ".join(types) or "none"
                 return ToolResult(call.name, error=f"{call.name} has no parameter {key!r}; its parameters: {known}")
             try:
-                arguments[key] = _cast_argument(value, types[key])
+                arguments[key] = cast_parameter(value, types[key])
             except ValueError as e:
                 return ToolResult(call.name, error=f"parameter {key!r} of {call.name} must be {e}, got {value!r}")
         return replace(source.call(tool, arguments), tool=call.name)

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = ["STOP_SEQUENCES", "Citation", "ParsedReply", "ToolCall", "escape_tool_text", "extract_citations",
-           "format_call", "format_tool_output", "parse_reply", "restore_stop"]
+           "cast_parameter", "format_call", "format_tool_output", "parse_reply", "restore_stop"]
 
 # Sent to the LM so it stops after its call (the close tag is re-appended when the LM strips it).
 STOP_SEQUENCES = ("</call_tool>", "</call>", "<tool_output>")
@@ -65,13 +65,38 @@ def _attributes(raw: str) -> dict[str, str]:
     return {m.group(1): next(g for g in m.groups()[1:] if g is not None) for m in _ATTR.finditer(raw)}
 
 
+def cast_parameter(value: Any, kind: type) -> Any:
+    """A call attribute (a string) as the schema's type; ValueError naming the type when it is not one."""
+    if isinstance(value, kind) and not (kind is not bool and isinstance(value, bool)):
+        return value
+    text = str(value).strip()
+    if kind is bool:
+        if text.lower() in ("1", "true", "yes", "on"):
+            return True
+        if text.lower() in ("0", "false", "no", "off"):
+            return False
+        raise ValueError("a boolean (true or false)")
+    if kind is int:
+        try:
+            number = float(text)
+        except ValueError:
+            raise ValueError("an integer") from None
+        if not number.is_integer():
+            raise ValueError("an integer")
+        return int(number)
+    if kind is float:
+        try:
+            return float(text)
+        except ValueError:
+            raise ValueError("a number") from None
+    return text
+
+
 def _cast(value: str, kind: type) -> Any:
     try:
-        if kind is bool:
-            return value.strip().lower() in ("1", "true", "yes", "on")
-        return kind(value)
-    except (TypeError, ValueError):
-        return value  # the tool validates; the parser never raises
+        return cast_parameter(value, kind)
+    except ValueError:
+        return value  # the parser never raises; the tool call reports the bad value to the model
 
 
 def _first_call(text: str, schemas: Mapping[str, Mapping[str, type]] | None) -> tuple[ToolCall, int, int] | None:
