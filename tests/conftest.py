@@ -18,6 +18,7 @@ import dspy  # noqa: E402
 import pytest  # noqa: E402
 from dspy.lm15 import Message, Response, ServerError, TextPart, Usage  # noqa: E402
 
+import tracerag.config  # noqa: E402
 from tracerag.retrievers.embedders import LocalUSEEmbedder  # noqa: E402
 from tracerag.retrievers.embedding_cache import CachedEmbedder  # noqa: E402
 
@@ -269,6 +270,24 @@ def fake_lm():
         return engine
 
     yield make
+    dspy.configure(lm=None)
+
+
+@pytest.fixture
+def cli_lm(monkeypatch):
+    """Factory: cli_lm(EngineClass, **kwargs) makes every LM the CLI configures a fresh fake engine of
+    that class; returns the list the engines are appended to, in order."""
+    def patch(engine_class=FakeEngine, **kwargs):
+        engines = []
+
+        def make_lm(*args, **kw):
+            engines.append(engine_class(**kwargs))
+            return dspy.LM("fake/model", engine=engines[-1], cache=False, num_retries=0)
+
+        monkeypatch.setattr(tracerag.config, "make_lm", make_lm)
+        return engines
+
+    yield patch
     dspy.configure(lm=None)
 
 

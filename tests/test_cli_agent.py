@@ -31,16 +31,8 @@ def offline_tools(tool_cache, monkeypatch, embedder, tmp_path):
 
 
 @pytest.fixture
-def engines(monkeypatch):
-    made = []
-
-    def make_lm(*args, **kwargs):
-        made.append(AgentEngine())
-        return dspy.LM("fake/model", engine=made[-1], cache=False, num_retries=0)
-
-    monkeypatch.setattr(tracerag.config, "make_lm", make_lm)
-    yield made
-    dspy.configure(lm=None)
+def engines(cli_lm):
+    return cli_lm(AgentEngine)
 
 
 def test_run_agent_prints_a_cited_trajectory_from_the_local_mcp_server(engines, capsys):

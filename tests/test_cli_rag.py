@@ -3,7 +3,6 @@
 import json
 from pathlib import Path
 
-import dspy
 import pytest
 from conftest import FakeEngine
 
@@ -41,16 +40,8 @@ def corpus(tmp_path):
 
 
 @pytest.fixture
-def use_fake_lm(monkeypatch):
-    engines = []
-
-    def make(*args, **kwargs):
-        engines.append(FakeEngine())
-        return dspy.LM("fake/model", engine=engines[-1], cache=False, num_retries=0)
-
-    monkeypatch.setattr(tracerag.config, "make_lm", make)
-    yield engines
-    dspy.configure(lm=None)
+def use_fake_lm(cli_lm):
+    return cli_lm(FakeEngine)
 
 
 def test_ingest_twice_embeds_once(corpus, tmp_path, capsys):
