@@ -1671,8 +1671,103 @@ def queries_en(b: Book):
     q("play something on any speaker", "play", "NetworkAudio", quant="any", act="播放音乐")
 
 
-HOMES = [(home_small, queries_small), (home_medium, queries_medium), (home_large, queries_large),
-         (home_en, queries_en)]
+# ---------------------------------------------------------------------------------------------------
+# Bulk plans, second batch: more "all"/"except" phrasings per home (other categories, values, names,
+# several rooms), written as a whole before any figure was measured on them. They split by id hash
+# like every other query.
+# ---------------------------------------------------------------------------------------------------
+def bulk_more_small(b: Book):
+    q = b.q
+    q("所有窗帘都关上", "shade_close", "Blind", quant="all", act="关闭窗帘")
+    q("把所有空调调到制冷", "ac_mode", "AirConditioner", quant="all", act="调到制冷模式")
+    q("所有空调温度调到25度", "temp", "AirConditioner", quant="all", act="温度调到25度")
+    q("主卧的灯都关掉", "off", "Light", inc=["主卧"], quant="all")
+    q("客厅的灯全部打开", "on", "Light", inc=["客厅"], quant="all")
+    q("除了书房，其他灯都打开", "on", "Light", exc=["书房"], quant="except")
+    q("除了客厅，其他窗帘都打开", "shade_open", "Blind", exc=["客厅"], quant="except", act="打开窗帘")
+    q("全家的灯亮度都调到三十", "level", "Light", quant="all", act="亮度调到30%")
+    q("两台空调都打开", "on", "AirConditioner", quant="all")
+
+
+def bulk_more_medium(b: Book):
+    q = b.q
+    q("所有空调都关了", "off", "AirConditioner", quant="all")
+    q("把所有空调调到26度", "temp", "AirConditioner", quant="all", act="温度调到26度")
+    q("除了书房，其他空调都调成制热", "ac_mode", "AirConditioner", exc=["书房"], quant="except",
+      act="调到制热模式")
+    q("客厅的筒灯全部打开", "on", "Light", "筒灯", inc=["客厅"], quant="all")
+    q("所有窗帘都关上", "shade_close", "Blind", quant="all", act="关闭窗帘")
+    q("把所有纱帘都拉上", "shade_close", "Blind", "纱帘", quant="all", act="关闭窗帘")
+    q("音箱全部暂停一下", "pause", "NetworkAudio", quant="all")
+    q("除了厨房，所有音箱音量调到30", "vol", "NetworkAudio", exc=["厨房"], quant="except", act="音量调到30")
+    q("把所有插座都关了", "off", "SmartPlug", quant="all")
+    q("除了客厅，其他房间的灯都调到50%", "level", "Light", exc=["客厅"], quant="except", act="亮度调到50%")
+    q("主卧的窗帘全部打开", "shade_open", "Blind", inc=["主卧"], quant="all", act="打开窗帘")
+    q("次卧和儿童房的灯都关掉", "off", "Light", inc=["次卧", "儿童房"], quant="all")
+    q("所有吸顶灯都关掉", "off", "Light", "吸顶灯", quant="all")
+    q("所有床头灯调暗一点", "dim", "Light", "床头灯", quant="all", act="调暗一点")
+    q("两个电视都关掉", "off", "Television", quant="all")
+    q("除了主卧，其他电视都关掉", "off", "Television", exc=["主卧"], quant="except")
+    q("把两个排气扇都打开", "on", "Switch", "排气扇", quant="all")
+    q("所有风扇都打开", "on", "Fan", quant="all")
+    q("卫生间的灯都关了", "off", "Light", inc=["主卫", "客卫"], quant="all")
+    q("除了餐厅，其他的灯都换成冷光", "ct", "Light", exc=["餐厅"], quant="except", act="调成冷光")
+
+
+def bulk_more_large(b: Book):
+    q = b.q
+    q("所有空调都关掉", "off", "AirConditioner", quant="all")
+    q("把所有空调温度调到26度", "temp", "AirConditioner", quant="all", act="温度调到26度")
+    q("除了老人房，其他空调都调到制热", "ac_mode", "AirConditioner", exc=["老人房"], quant="except",
+      act="调到制热模式")
+    q("所有电视都关了", "off", "Television", quant="all")
+    q("除了影音室，所有电视都静音", "mute", "Television", exc=["影音室"], quant="except")
+    q("一楼客厅的窗帘全部关上", "shade_close", "Blind", inc=["一楼客厅"], quant="all", act="关闭窗帘")
+    q("把所有窗帘开到30%", "shade_level", "Blind", quant="all", act="开到30%")
+    q("车库的灯都关掉", "off", "Light", inc=["车库"], quant="all")
+    q("楼梯间的灯都调到30%", "level", "Light", inc=["楼梯间"], quant="all", act="亮度调到30%")
+    q("除了花园和车库，其他插座都关掉", "off", "SmartPlug", exc=["花园", "车库"], quant="except")
+    q("所有加湿器都打开", "on", "Humidifier", quant="all")
+    q("所有净化器都关了", "off", "AirPurifier", quant="all")
+    q("除了健身房，所有音箱音量调到15", "vol", "NetworkAudio", exc=["健身房"], quant="except", act="音量调到15")
+    q("把庭院灯都关了", "off", "Light", "庭院灯", quant="all")
+    q("把餐厅的筒灯全部打开", "on", "Light", "筒灯", inc=["一楼餐厅"], quant="all")
+    q("所有地暖都关掉", "thermo_off", "Thermostat", quant="all")
+    q("二楼卫生间和主卫的灯全关", "off", "Light", inc=["二楼卫生间", "主卫"], quant="all")
+    q("所有排气扇都关掉", "off", "Switch", "排气扇", quant="all")
+    q("除了茶室，其他地方的灯都调成暖光", "ct", "Light", exc=["茶室"], quant="except", act="调成暖光")
+    q("影音室的筒灯都调暗一点", "dim", "Light", "筒灯", inc=["影音室"], quant="all", act="调暗一点")
+    q("所有百叶帘都关上", "shade_close", "Blind", "百叶帘", quant="all", act="关闭窗帘")
+    q("除了主卧，其他加湿器都关掉", "off", "Humidifier", exc=["二楼主卧"], quant="except")
+    q("所有风扇都打开", "on", "Fan", quant="all")
+    q("花园所有灯都关了", "off", "Light", inc=["花园"], quant="all")
+    q("全部空调切换到除湿模式", "ac_mode", "AirConditioner", quant="all", act="调到除湿模式")
+
+
+def bulk_more_en(b: Book):
+    q = b.q
+    q("turn on all the lights in the kitchen", "on", "Light", inc=["Kitchen"], quant="all")
+    q("switch off every light in the master bedroom", "off", "Light", inc=["Master Bedroom"], quant="all")
+    q("open all the blinds", "shade_open", "Blind", quant="all", act="打开窗帘")
+    q("close every shade except the master bedroom", "shade_close", "Blind", exc=["Master Bedroom"],
+      quant="except", act="关闭窗帘")
+    q("set all the lights to 50 percent", "level", "Light", quant="all", act="亮度调到50%")
+    q("turn off all lights except the living room and office", "off", "Light", exc=["Living Room", "Office"],
+      quant="except")
+    q("turn on all the fans", "on", "Fan", quant="all")
+    q("pause all speakers", "pause", "NetworkAudio", quant="all")
+    q("turn off both TVs", "off", "Television", quant="all")
+    q("set all lights to warm white", "ct", "Light", quant="all", act="调成暖白光")
+    q("turn off all the lamps", "off", "Light", "Lamp", quant="all")
+    q("turn on every light except the garage", "on", "Light", exc=["Garage"], quant="except")
+    q("dim all the lights in the living room to 30%", "level", "Light", inc=["Living Room"], quant="all",
+      act="亮度调到30%")
+    q("turn off every fan except the office", "off", "Fan", exc=["Office"], quant="except")
+    q("set every speaker volume to 20", "vol", "NetworkAudio", quant="all", act="音量调到20")
+
+
+HOMES = [(home_small, (queries_small, bulk_more_small)), (home_medium, (queries_medium, bulk_more_medium)),
+         (home_large, (queries_large, bulk_more_large)), (home_en, (queries_en, bulk_more_en))]
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -1937,11 +2032,12 @@ def main(argv=None) -> int:
 
     real = cross_check_capabilities(args.capabilities) if args.capabilities else None
     homes = []
-    for make_home, make_queries in HOMES:
+    for make_home, query_writers in HOMES:
         home = make_home()
         home.build()
         book = Book(home)
-        make_queries(book)
+        for write_queries in query_writers:
+            write_queries(book)
         home.queries = book.finish()
         validate(home, real)
         homes.append(home)
