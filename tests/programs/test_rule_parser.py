@@ -65,3 +65,28 @@ def test_a_device_named_as_the_exception_is_not_the_name_hint(index):
     assert parse_without_lm("除了台灯，其他灯都关了", index).name_hint == ""
     assert parse_without_lm("把台灯以外的灯都关了", index).name_hint == ""
     assert parse_without_lm("除了主卧，其他台灯都关了", index).name_hint == "台灯"
+
+
+def test_a_latin_word_is_a_name_a_single_chinese_character_is_not(tmp_path, embedder):
+    rooms = {"r1": "Living Room", "r2": "Office", "r3": "Bedroom"}
+    devices = [("a", "Living Room Lamp", "r3", "Light", "p-light"), ("b", "Desk Lamp", "r2", "Light", "p-light"),
+               ("c", "Ceiling Light", "r1", "Light", "p-light"), ("d", "Porch Light", "r1", "Light", "p-light"),
+               ("e", "Pendant 1", "r1", "Light", "p-light"), ("f", "Pendant 2", "r1", "Light", "p-light")]
+    index = CommandIndex(Home.load(write_home(tmp_path / "home", devices=devices, rooms=rooms)), embedder)
+    ir = parse_without_lm("turn off all the lamps", index)
+    assert ir.name_hint == "lamp"
+    assert {d for d, _ in index.plan_bulk(ir, "turn off all the lamps").targets} == {"a", "b"}
+
+
+def test_a_short_room_form_means_every_room_of_that_kind(tmp_path, embedder):
+    rooms = {"r1": "一楼卫生间", "r2": "二楼卫生间", "r3": "主卫", "r4": "一楼客厅"}
+    devices = [(f"l{i}", "吸顶灯", room_id, "Light", "p-light") for i, room_id in enumerate(rooms)]
+    index = CommandIndex(Home.load(write_home(tmp_path / "home", devices=devices, rooms=rooms)), embedder)
+    assert parse_without_lm("所有卫生间的灯都关掉", index).scope_include == ["一楼卫生间", "二楼卫生间", "主卫"]
+    assert parse_without_lm("二楼卫生间的灯都关掉", index).scope_include == ["二楼卫生间"]
+    assert parse_without_lm("客厅的灯都关掉", index).scope_include == ["一楼客厅"]
+
+
+def test_a_filler_inside_a_verb_phrase_stays_in_the_action(index):
+    assert parse_without_lm("下一首", index).action == "下一首"  # not 下首
+    assert parse_without_lm("开一下客厅的灯", index).action == "开灯"

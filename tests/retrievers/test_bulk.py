@@ -1,7 +1,8 @@
 """Bulk mode: choose the command first, then expand to every target; group, batch and cap."""
 
-from conftest import SPECS, write_home
+from conftest import ROOMS, SPECS, write_home
 
+from tracerag.programs.rule_parser import parse_without_lm
 from tracerag.retrievers.command_index import CommandIndex, IndexParams
 from tracerag.retrievers.home import Home
 from tracerag.signatures.query_ir import QueryIR
@@ -172,3 +173,33 @@ def test_the_quantifier_word_is_no_value(tmp_path, embedder):
     index = CommandIndex(Home.load(home), embedder)
     plan = index.plan_bulk(QueryIR(action="stop", quantifier="all"), "stop all speakers")
     assert dict(plan.targets) == {"a": "main-mediaPlayback-stop", "b": "main-mediaPlayback-stop"}
+
+
+def _plain(description_on="打开", description_off="关闭"):
+    return [{"id": "main-switch-on", "description": description_on, "type": None, "value_range": None},
+            {"id": "main-switch-off", "description": description_off, "type": None, "value_range": None}]
+
+
+def test_a_device_word_the_user_says_establishes_the_category(tmp_path, embedder):
+    # "风扇" is part of one fan's name only; the single character 扇 of both exhaust fans is no evidence
+    specs = {"p-fan": _plain(), "p-plug": SPECS["p-plug"]}
+    rooms = {"r1": "客厅", "r2": "次卧", "r3": "主卫", "r4": "客卫"}
+    devices = [("f1", "小米风扇", "r1", "Fan", "p-fan"), ("f2", "落地扇", "r2", "Fan", "p-fan"),
+               ("x1", "排气扇", "r3", "Switch", "p-plug"), ("x2", "排气扇", "r4", "Switch", "p-plug")]
+    index = CommandIndex(Home.load(write_home(tmp_path / "fan", devices=devices, specs=specs, rooms=rooms)), embedder)
+    plan = index.plan_bulk(parse_without_lm("所有风扇都打开", index), "所有风扇都打开")
+    assert plan.category == "Fan" and {d for d, _ in plan.targets} == {"f1", "f2"}
+
+
+def test_a_verb_is_no_device_name(tmp_path, embedder):
+    # 调 of "调到" is no evidence for the 空调s: the floor heating is what the user names
+    specs = {"p-heat": [{"id": "main-thermostatHeatingSetpoint-setHeatingSetpoint", "description": "设置温度",
+                         "type": "number", "value_range": {"min": 5, "max": 35, "unit": "C"}}],
+             "p-ac": SPECS["p-ac"], "p-light": SPECS["p-light"]}
+    devices = [("h1", "主卧地暖", "r-bed", "Thermostat", "p-heat"), ("h2", "书房地暖", "r-study", "Thermostat", "p-heat"),
+               *((f"ac{i}", f"{room}空调", rid, "AirConditioner", "p-ac")
+                 for i, (rid, room) in enumerate(ROOMS.items())),
+               ("l1", "落地灯", "r-living", "Light", "p-light")]
+    index = CommandIndex(Home.load(write_home(tmp_path / "heat", devices=devices, specs=specs)), embedder)
+    plan = index.plan_bulk(parse_without_lm("所有地暖调到22度", index), "所有地暖调到22度")
+    assert plan.category == "Thermostat" and {d for d, _ in plan.targets} == {"h1", "h2"}

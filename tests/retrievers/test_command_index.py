@@ -203,3 +203,17 @@ def test_half_is_a_value_in_english_as_in_chinese(index):
     ir = QueryIR(action="open halfway", type_hint="Blind", scope_include=["客厅"])
     got = top(index, "open the living room curtains halfway", ir)
     assert got[0].command_id == "main-windowShadeLevel-setShadeLevel" and got[0].channels["argument"] == 0.5
+
+
+def test_a_chinese_query_meets_the_documents_in_chinese(tmp_path, embedder):
+    # the TV's stop command also has the one-word English verb document "stop", which the sentence
+    # embedder puts nearest a lone "关": a Chinese query must weigh the Chinese documents
+    specs = {"p-tv": [
+        {"id": "main-switch-off", "description": "关闭电源", "type": None, "value_range": None},
+        {"id": "main-mediaPlayback-stop", "description": "停止播放", "type": None, "value_range": None},
+        {"id": "main-audioMute-unmute", "description": "取消静音", "type": None, "value_range": None},
+    ]}
+    devices = [("tv1", "客厅电视", "r-living", "Television", "p-tv"), ("tv2", "主卧电视", "r-bed", "Television", "p-tv")]
+    index = CommandIndex(Home.load(write_home(tmp_path / "tv", devices=devices, specs=specs)), embedder)
+    plan = index.plan_bulk(QueryIR(action="关", quantifier="all"), "所有电视都关了")
+    assert plan.command_id == "main-switch-off" and {d for d, _ in plan.targets} == {"tv1", "tv2"}

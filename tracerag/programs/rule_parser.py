@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import re
 
+from ..retrievers.command_docs import VERB_RUNS
 from ..retrievers.command_index import FILLER_TOKENS, CommandIndex
-from ..retrievers.text_match import contains, remove_phrases, split_on_phrases, tokens
+from ..retrievers.text_match import contains, phrase_mask, remove_phrases, split_on_phrases, tokens
 from ..signatures.query_ir import QueryIR
 
 ALL_WORDS = ("所有", "全部", "全都", "都", "每个", "每一个", "整个", "全屋", "一切", "统统",
@@ -86,13 +87,13 @@ def _device_words(text: str, index: CommandIndex) -> list[tuple[str, ...]]:
 
 
 def _name_hint(utterance: str, index: CommandIndex) -> str:
-    """The longest device name (of two or more words) the utterance contains in full.
+    """The longest device name (of two or more characters) the utterance contains in full.
 
-    One-word names such as "灯" (what "客厅灯" is called once its room is removed) are left out:
-    they name a kind of device, not a device.
+    One-character names such as "灯" (what "客厅灯" is called once its room is removed) are left
+    out: they name a kind of device, not a device. A Latin word is a word: "lamp" names the lamps.
     """
     said = tokens(utterance)
-    named = {key for key in index.name_keys if len(key) >= 2 and contains(said, key)}
+    named = {key for key in index.name_keys if len("".join(key)) >= 2 and contains(said, key)}
     return _join(max(named, key=len)) if named else ""
 
 
@@ -108,4 +109,6 @@ def _action(utterance: str, index: CommandIndex) -> str:
     mention 空调 ("设置空调模式")."""
     rest = remove_phrases(tokens(utterance), [*index.room_aliases, *_device_words(utterance, index),
                                               *_QUANTIFIER_TOKENS])
-    return _join(tuple(t for t in rest if t not in FILLER_TOKENS))
+    # a filler inside a verb phrase is part of it: 一 of "下一首" stays, or 下首 would mean nothing
+    in_verb = phrase_mask(rest, VERB_RUNS)
+    return _join(tuple(t for t, verb in zip(rest, in_verb, strict=True) if verb or t not in FILLER_TOKENS))

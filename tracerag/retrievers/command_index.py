@@ -33,11 +33,11 @@ import numpy as np
 from pydantic import BaseModel
 
 from ..signatures.query_ir import QueryIR
-from .command_docs import command_texts, subject_phrases, verb_phrases
+from .command_docs import VERB_RUNS, command_texts, is_chinese, subject_phrases, verb_phrases
 from .command_results import BulkGroup, BulkPlan, Candidate, CapabilityOption
 from .embedders import Embedder, LexicalEmbedder
 from .home import CommandSpec, Home
-from .text_match import contains, name_similarity, remove_phrases, tokens
+from .text_match import contains, name_similarity, phrase_mask, remove_phrases, tokens
 
 logger = logging.getLogger(__name__)
 
@@ -46,6 +46,8 @@ FILLER_TOKENS = frozenset("的 了 把 将 给 帮 我 请 一 下 都 吧 呢 �
     "the", "a", "an", "please", "all", "every", "each", "my", "in", "of", "to", "and", "except", "but",
 }
 
+
+_MASKED = "|"  # stands in for a masked phrase: tokens() never yields it, so no name run spans it
 
 # Categories whose devices power something else ("排气扇" and "浴霸" are both Switches).
 CARRIER_CATEGORIES = frozenset({"Switch", "SmartPlug"})
@@ -96,11 +98,12 @@ class CommandIndex:
                 row_docs.append([texts.setdefault(t, len(texts)) for t in command_texts(spec)])
                 self.rows.append((di, ci))
         self.doc_texts = list(texts)
-        # (rows, max docs per row); a missing slot points at the sentinel document len(doc_texts)
-        width = max((len(d) for d in row_docs), default=1)
-        self.row_docs = np.full((len(row_docs), width), len(self.doc_texts), dtype=np.int64)
-        for r, docs in enumerate(row_docs):
-            self.row_docs[r, :len(docs)] = docs
+        # per query language: the row's documents in that language when it has any, else all of them;
+        # a Chinese "关" must not meet the one-word English verb document "stop" of another command
+        chinese = [is_chinese(t) for t in self.doc_texts]
+        self.row_docs_by_language = {
+            lang: self._doc_table([[d for d in docs if chinese[d] == lang] or docs for docs in row_docs])
+            for lang in (True, False)}
         self.row_device = np.asarray([r[0] for r in self.rows], dtype=np.int64)
         self._prepare_names()
         self._prepare_arguments()
@@ -108,6 +111,14 @@ class CommandIndex:
         self.doc_lexical = self.lexical.embed(self.doc_texts) if self.doc_texts else np.zeros((0, self.lexical.dim))
         logger.info("indexed %s: %d devices, %d commands, %d distinct documents (%s)", home.name,
                     len(home.devices), len(self.rows), len(self.doc_texts), embedder.id)
+
+    def _doc_table(self, row_docs: list[list[int]]) -> np.ndarray:
+        """(rows, max docs per row); a missing slot points at the sentinel document len(doc_texts)."""
+        width = max((len(d) for d in row_docs), default=1)
+        table = np.full((len(row_docs), width), len(self.doc_texts), dtype=np.int64)
+        for r, docs in enumerate(row_docs):
+            table[r, :len(docs)] = docs
+        return table
 
     def __deepcopy__(self, memo):
         return self
@@ -209,10 +220,15 @@ class CommandIndex:
         return remove_phrases(full, self.room_aliases) or full
 
     def mentioned_rooms(self, utterance: str) -> list[str]:
-        """Rooms named in the utterance, by full name or short form (餐厅 for 一楼餐厅)."""
+        """Rooms named in the utterance, by full name or short form (餐厅 for 一楼餐厅).
+
+        A short form means every room of its kind: "所有卫生间" is 一楼卫生间, 二楼卫生间 and 主卫."""
+        full_names = {tokens(r) for r in self.home.rooms}
         found: list[str] = []
         for alias in self.room_words(utterance):
-            found.extend(r for r in self.room_aliases[alias] if r not in found)
+            meant = self.room_aliases[alias] if alias in full_names else \
+                (*self.room_aliases[alias], *self.rooms_meant_by(alias))
+            found.extend(r for r in meant if r not in found)
         return found
 
     def room_words(self, utterance: str) -> list[tuple[str, ...]]:
@@ -238,13 +254,18 @@ class CommandIndex:
         return [room for room in self.home.rooms if contains(tokens(room), word)
                 or (chinese and len(tokens(room)) >= 2 and tokens(room)[-1] == word[0])]
 
+    @staticmethod
+    def _without_verbs(said: tuple[str, ...]) -> tuple[str, ...]:
+        """The tokens with verb phrases masked: 调 of "调到" names no 空调."""
+        return tuple(_MASKED if verb else t for t, verb in zip(said, phrase_mask(said, VERB_RUNS), strict=True))
+
     def name_scores(self, utterance: str, name_hint: str = "") -> np.ndarray:
         """Per device: how much of its name the utterance (or the name hint) contains.
 
         An ordinal in the label ("筒灯3") that the utterance repeats adds a little, so the numbered
         device wins over its siblings without numbers deciding anything on their own.
         """
-        queries = [remove_phrases(_content(tokens(utterance)), self.room_aliases)]
+        queries = [remove_phrases(_content(self._without_verbs(tokens(utterance))), self.room_aliases)]
         if name_hint:
             queries.append(_content(tokens(name_hint)))
         said = set(tokens(utterance)) | set(tokens(name_hint))
@@ -281,12 +302,18 @@ class CommandIndex:
             empty = np.zeros(0, dtype=np.float32)
             return empty, empty, empty
         p = self.params
-        vector = np.max(self.doc_vectors @ self.embedder.embed(texts).T, axis=1)
-        lexical = np.max(self.doc_lexical @ self.lexical.embed(texts).T, axis=1)
-        vector, lexical = np.append(vector, -np.inf), np.append(lexical, 0.0)
-        combined = p.w_vector * vector + p.w_lexical * lexical
-        best = np.take_along_axis(self.row_docs, np.argmax(combined[self.row_docs], axis=1)[:, None], 1)[:, 0]
-        return combined[best], vector[best], lexical[best]
+        vectors = self.doc_vectors @ self.embedder.embed(texts).T  # (docs, texts)
+        lexicals = self.doc_lexical @ self.lexical.embed(texts).T
+        per_text = []
+        for j, text in enumerate(texts):
+            vector, lexical = np.append(vectors[:, j], -np.inf), np.append(lexicals[:, j], 0.0)
+            combined = p.w_vector * vector + p.w_lexical * lexical
+            docs = self.row_docs_by_language[is_chinese(text)]
+            best = np.take_along_axis(docs, np.argmax(combined[docs], axis=1)[:, None], 1)[:, 0]
+            per_text.append((combined[best], vector[best], lexical[best]))
+        combined, vector, lexical = (np.stack(arrays) for arrays in zip(*per_text))  # (texts, rows)
+        pick = np.argmax(combined, axis=0), np.arange(combined.shape[1])
+        return combined[pick], vector[pick], lexical[pick]
 
     def _command_scores(self, ir: QueryIR, utterance: str) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         """How well each row's command does what is asked: text match, argument fit, subject named."""
@@ -356,11 +383,18 @@ class CommandIndex:
         """The category bulk mode may expand over, or None when the home's data cannot tell.
 
         The LM's type_hint wins when the home has that category. Otherwise the evidence is the
-        home's own data: labels the utterance names ("所有的灯" matches 吸顶灯, 台灯 ...) and category
-        names it mentions ("all lights"). One category must hold `category_share` of it.
+        home's own data: first the devices carrying the device word the utterance says ("热水器",
+        "风扇" of 小米风扇); failing that, labels it names in part ("所有的灯" matches 吸顶灯, 台灯 ...)
+        and category names it mentions ("all lights"). One category must hold `category_share` of it.
         """
         if ir.has_category and ir.type_hint in self.home.categories:
             return ir.type_hint
+        word = self.device_word(utterance, ir.name_hint)
+        if word:  # a device word the user said ("热水器", "风扇") is the strongest evidence there is
+            carriers = device_ok & np.asarray([contains(key, word) for key in self.name_keys], dtype=bool)
+            categories, counts = np.unique(self.device_categories[carriers].astype(str), return_counts=True)
+            if counts.size and counts.max() >= self.params.category_share * counts.sum():
+                return str(categories[np.argmax(counts)])
         evidence: dict[str, float] = defaultdict(float)
         names = self.name_scores(utterance, ir.name_hint)
         for i in np.flatnonzero(device_ok & (names > 0)):
@@ -375,6 +409,14 @@ class CommandIndex:
             return None
         best = max(evidence, key=evidence.get)
         return best if evidence[best] / total >= self.params.category_share else None
+
+    def device_word(self, utterance: str, name_hint: str = "") -> tuple[str, ...]:
+        """The name hint, else the longest device name or run of one the utterance says (verbs aside)."""
+        if name_hint:
+            return _content(tokens(name_hint))
+        spoken = self._without_verbs(tokens(utterance))
+        said = [run for run in self.name_runs if contains(spoken, run)]
+        return max(said, key=lambda run: (len("".join(run)), run)) if said else ()
 
     def bulk_scope(self, ir: QueryIR, utterance: str) -> tuple[str | None, np.ndarray]:
         """(category, device mask) a bulk command may expand over; category None = unknown.
@@ -407,10 +449,10 @@ class CommandIndex:
     def _names_the_kind(self, hint: tuple[str, ...], category: str, share: float) -> bool:
         """Whether a name hint is the word for the category's kind, so it narrows nothing.
 
-        Either much of the category in scope carries it (`share`), or the category's own command
-        descriptions use it: a spec that says "打开窗帘" makes 窗帘 every blind, not the few
-        labelled "…窗帘" next to 布帘, 纱帘 and 百叶帘."""
-        return share >= self.params.kind_word_share or \
+        Either much of the category in scope carries it (`share`), the category's own name says it
+        ("light" of Light), or the category's own command descriptions use it: a spec that says
+        "打开窗帘" makes 窗帘 every blind, not the few labelled "…窗帘" next to 布帘, 纱帘 and 百叶帘."""
+        return share >= self.params.kind_word_share or contains(_category_words(category), hint) or \
             any(contains(words, hint) for words in self.category_descriptions.get(category, ()))
 
     def plan_bulk(self, ir: QueryIR, utterance: str) -> BulkPlan:

@@ -44,17 +44,22 @@ def remove_phrases(toks: Sequence[str], phrases: Iterable[Sequence[str]]) -> tup
     return tuple(out)
 
 
-def split_on_phrases(toks: Sequence[str], phrases: Iterable[Sequence[str]]) -> list[tuple[str, ...]]:
-    """The runs of tokens left between occurrences of the phrases ("卧室的灯" without 的, 灯: 卧室)."""
+def phrase_mask(toks: Sequence[str], phrases: Iterable[Sequence[str]]) -> list[bool]:
+    """Per token: whether it lies inside an occurrence of one of the phrases."""
     covered = [False] * len(toks)
     for phrase in {tuple(p) for p in phrases if p}:
         n = len(phrase)
         for i in range(len(toks) - n + 1):
             if tuple(toks[i:i + n]) == phrase:
                 covered[i:i + n] = [True] * n
+    return covered
+
+
+def split_on_phrases(toks: Sequence[str], phrases: Iterable[Sequence[str]]) -> list[tuple[str, ...]]:
+    """The runs of tokens left between occurrences of the phrases ("卧室的灯" without 的, 灯: 卧室)."""
     runs: list[tuple[str, ...]] = []
     current: list[str] = []
-    for tok, cut in zip(toks, covered, strict=True):
+    for tok, cut in zip(toks, phrase_mask(toks, phrases), strict=True):
         if not cut:
             current.append(tok)
         elif current:
