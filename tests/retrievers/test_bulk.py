@@ -196,7 +196,8 @@ def test_a_verb_is_no_device_name(tmp_path, embedder):
     specs = {"p-heat": [{"id": "main-thermostatHeatingSetpoint-setHeatingSetpoint", "description": "设置温度",
                          "type": "number", "value_range": {"min": 5, "max": 35, "unit": "C"}}],
              "p-ac": SPECS["p-ac"], "p-light": SPECS["p-light"]}
-    devices = [("h1", "主卧地暖", "r-bed", "Thermostat", "p-heat"), ("h2", "书房地暖", "r-study", "Thermostat", "p-heat"),
+    devices = [("h1", "主卧地暖", "r-bed", "Thermostat", "p-heat"),
+               ("h2", "书房地暖", "r-study", "Thermostat", "p-heat"),
                *((f"ac{i}", f"{room}空调", rid, "AirConditioner", "p-ac")
                  for i, (rid, room) in enumerate(ROOMS.items())),
                ("l1", "落地灯", "r-living", "Light", "p-light")]

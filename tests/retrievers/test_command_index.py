@@ -213,7 +213,8 @@ def test_a_chinese_query_meets_the_documents_in_chinese(tmp_path, embedder):
         {"id": "main-mediaPlayback-stop", "description": "停止播放", "type": None, "value_range": None},
         {"id": "main-audioMute-unmute", "description": "取消静音", "type": None, "value_range": None},
     ]}
-    devices = [("tv1", "客厅电视", "r-living", "Television", "p-tv"), ("tv2", "主卧电视", "r-bed", "Television", "p-tv")]
+    devices = [("tv1", "客厅电视", "r-living", "Television", "p-tv"),
+               ("tv2", "主卧电视", "r-bed", "Television", "p-tv")]
     index = CommandIndex(Home.load(write_home(tmp_path / "tv", devices=devices, specs=specs)), embedder)
     plan = index.plan_bulk(QueryIR(action="关", quantifier="all"), "所有电视都关了")
     assert plan.command_id == "main-switch-off" and {d for d, _ in plan.targets} == {"tv1", "tv2"}

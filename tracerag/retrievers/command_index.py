@@ -311,7 +311,7 @@ class CommandIndex:
             docs = self.row_docs_by_language[is_chinese(text)]
             best = np.take_along_axis(docs, np.argmax(combined[docs], axis=1)[:, None], 1)[:, 0]
             per_text.append((combined[best], vector[best], lexical[best]))
-        combined, vector, lexical = (np.stack(arrays) for arrays in zip(*per_text))  # (texts, rows)
+        combined, vector, lexical = (np.stack(arrays) for arrays in zip(*per_text, strict=True))  # (texts, rows)
         pick = np.argmax(combined, axis=0), np.arange(combined.shape[1])
         return combined[pick], vector[pick], lexical[pick]
 
