@@ -20,6 +20,7 @@ SEARCH_SPACE = {
     "w_lexical": (0.0, 1.5),
     "w_argument": (0.0, 1.0),
     "w_subject": (0.0, 1.5),
+    "w_verb": (0.0, 1.5),
     "w_within_device": (0.0, 1.5),
     "repeat_penalty": (0.0, 0.6),
     "w_coverage": (0.0, 1.5),

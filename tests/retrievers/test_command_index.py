@@ -4,6 +4,8 @@ import numpy as np
 import pytest
 from conftest import SPECS, write_home
 
+from tracerag.datasets.smarthome import resolve_dataset
+from tracerag.programs.rule_parser import parse_without_lm
 from tracerag.retrievers.command_docs import command_text, subject_phrases
 from tracerag.retrievers.command_index import CommandIndex, IndexParams
 from tracerag.retrievers.home import CommandSpec, Home, ValueOption
@@ -58,10 +60,10 @@ def test_english_action_falls_back_to_the_raw_query(index):
 
 def test_candidates_carry_explainable_channel_scores(index):
     c = top(index, "打开客厅的灯", QueryIR(action="打开", scope_include=["客厅"]))[0]
-    assert set(c.channels) == {"vector", "lexical", "argument", "subject", "within_device", "name", "room"}
+    assert set(c.channels) == {"vector", "lexical", "argument", "subject", "verb", "within_device", "name", "room"}
     p = IndexParams()
     expected = p.w_vector * c.channels["vector"] + p.w_lexical * c.channels["lexical"] + \
-        p.w_argument * c.channels["argument"] + p.w_subject * c.channels["subject"] + \
+        p.w_argument * c.channels["argument"] + p.w_subject * c.channels["subject"] + p.w_verb * c.channels["verb"] + \
         p.w_within_device * c.channels["within_device"] + p.w_name_keyword_first * c.channels["name"] + \
         p.w_room * c.channels["room"]
     assert c.score == pytest.approx(expected, abs=2e-3)
@@ -218,3 +220,47 @@ def test_a_chinese_query_meets_the_documents_in_chinese(tmp_path, embedder):
     index = CommandIndex(Home.load(write_home(tmp_path / "tv", devices=devices, specs=specs)), embedder)
     plan = index.plan_bulk(QueryIR(action="关", quantifier="all"), "所有电视都关了")
     assert plan.command_id == "main-switch-off" and {d for d, _ in plan.targets} == {"tv1", "tv2"}
+
+
+def _audio_home(tmp_path, embedder, lang):
+    words = {"en": ("switch on", "power off", "mute", "unmute", "set mute state"),
+             "zh": ("打开电源", "关闭电源", "静音", "取消静音", "设置静音状态")}[lang]
+    ids = ("switch-on", "switch-off", "audioMute-mute", "audioMute-unmute", "audioMute-setMute")
+    specs = {"p-tv": [{"id": f"main-{i}", "description": w, "type": "string" if i.endswith("setMute") else None,
+                       "value_range": None} for i, w in zip(ids, words, strict=True)]}
+    labels = ("Living Room TV", "Bedroom TV") if lang == "en" else ("客厅电视", "主卧电视")
+    devices = [("tv1", labels[0], "r-living", "Television", "p-tv"), ("tv2", labels[1], "r-bed", "Television", "p-tv")]
+    return CommandIndex(Home.load(write_home(tmp_path / lang, devices=devices, specs=specs)), embedder)
+
+
+@pytest.mark.parametrize("lang, utterance, command", [
+    ("en", "mute all the tvs", "main-audioMute-mute"),
+    ("en", "unmute all the tvs", "main-audioMute-unmute"),
+    ("zh", "所有电视都静音", "main-audioMute-mute"),
+    ("zh", "所有电视都取消静音", "main-audioMute-unmute"),  # 静音 inside 取消静音 names nothing
+])
+def test_a_verb_command_named_by_its_own_words_wins(tmp_path, embedder, lang, utterance, command):
+    index = _audio_home(tmp_path, embedder, lang)
+    ir = parse_without_lm(utterance, index)
+    assert index.plan_bulk(ir, utterance).command_id == command
+    assert index.search(ir.model_copy(update={"quantifier": "one"}), utterance)[0].command_id == command
+
+
+@pytest.mark.parametrize("utterance, command", [
+    ("mute the living room tv", "main-audioMute-mute"),  # the embedder alone puts "mute" nearer unmute
+    ("mute all the tvs", "main-audioMute-mute"),
+    ("unmute the bedroom tv", "main-audioMute-unmute"),
+])
+def test_mute_is_not_unmute_in_the_bundled_english_home(embedder, utterance, command):
+    index = CommandIndex(Home.load(resolve_dataset("smarthome/home_en")), embedder)
+    ir = parse_without_lm(utterance, index)
+    if ir.quantifier == "all":
+        assert index.plan_bulk(ir, utterance).command_id == command
+    else:
+        assert index.search(ir, utterance)[0].command_id == command
+
+
+def test_a_negated_verb_names_nothing(tmp_path, embedder):
+    index = _audio_home(tmp_path, embedder, "zh")
+    assert not index.verb_scores("电视不用静音了").any()
+    assert index.verb_scores("电视静音").min() == -1.0

@@ -47,6 +47,7 @@ FILLER_TOKENS = frozenset("的 了 把 将 给 帮 我 请 一 下 都 吧 呢 �
 }
 
 
+_NEGATION = re.compile(r"[不别没勿]|\b(?:not|never|don'?t|no longer)\b")
 _MASKED = "|"  # stands in for a masked phrase: tokens() never yields it, so no name run spans it
 
 # Categories whose devices power something else ("排气扇" and "浴霸" are both Switches).
@@ -61,6 +62,7 @@ class IndexParams(BaseModel):
     w_within_device: float = 0.5  # how much a command must beat the device's other commands
     w_argument: float = 0.8
     w_subject: float = 0.8
+    w_verb: float = 0.8  # a verb command the user names by its own words beats its unnamed siblings
     w_name: float = 0.6  # with a category: the gate already did most of the work
     w_name_keyword_first: float = 1.2  # no category: custom names lead
     w_room: float = 0.8
@@ -154,6 +156,10 @@ class CommandIndex:
                 memo[key] = tuple(run for run in subject_phrases(spec, device.commands)
                                   if not set(run) & kind_tokens.get(device.category, set()))
             row_subject.append(subjects.setdefault(memo[key], len(subjects)))
+        verb_sets: dict[frozenset, int] = {}
+        self.row_verb_set = np.asarray([verb_sets.setdefault(verb_phrases(self.home.devices[di].commands[ci].command),
+                                                             len(verb_sets)) for di, ci in self.rows], dtype=np.int64)
+        self.verb_sets = list(verb_sets)
         self.argument_shapes = list(shapes)
         self.row_shape = np.asarray(row_shape, dtype=np.int64)
         self.subject_sets = list(subjects)
@@ -190,6 +196,24 @@ class CommandIndex:
         per_set = np.asarray([1.0 if any(contains(said, p) for p in phrases) else 0.0
                               for phrases in self.subject_sets] or [0.0], dtype=np.float32)
         return per_set[self.row_subject] if self.rows else np.zeros(0, dtype=np.float32)
+
+    def verb_scores(self, text: str) -> np.ndarray:
+        """-1 for a verb command (on, mute, stop ...) whose device has another one the text names by
+        its own words while this one goes unnamed; 0 elsewhere.
+
+        Whole verb words decide between verb commands where the embedder cannot: it puts "mute" nearer
+        the unmute document. A phrase inside a longer one said counts only as the longer one: "取消静音"
+        names unmute, not mute, and "停止播放" stop, not off. A negated utterance ("灯不用开了") is
+        left to the other channels: its verb says the opposite of what is wanted."""
+        if not self.rows or _NEGATION.search(text.lower()):
+            return np.zeros(len(self.rows), dtype=np.float32)
+        said = tokens(text)
+        matched = {v for verbs in self.verb_sets for v in verbs if contains(said, v)}
+        spoken = {v for v in matched if not any(len(w) > len(v) and contains(w, v) for w in matched)}
+        named = np.asarray([1.0 if verbs & spoken else 0.0 for verbs in self.verb_sets], dtype=np.float32)
+        is_verb = np.asarray([bool(verbs) for verbs in self.verb_sets])[self.row_verb_set]
+        per_row = named[self.row_verb_set]
+        return np.where(is_verb, per_row - self._per_device_best(per_row, is_verb), 0.0).astype(np.float32)
 
     # ----- names and rooms -------------------------------------------------------------------
 
@@ -320,9 +344,10 @@ class CommandIndex:
         text, vector, lexical = self._text_scores(ir.search_texts(utterance))
         argument = self.argument_scores(utterance)
         subject = self.subject_scores(ir.search_text(utterance))  # the intent, without device words
+        verb = self.verb_scores(f"{utterance} | {ir.action}")
         p = self.params
-        return text + p.w_argument * argument + p.w_subject * subject, \
-            {"vector": vector, "lexical": lexical, "argument": argument, "subject": subject}
+        return text + p.w_argument * argument + p.w_subject * subject + p.w_verb * verb, \
+            {"vector": vector, "lexical": lexical, "argument": argument, "subject": subject, "verb": verb}
 
     def _per_device_best(self, values: np.ndarray, mask_rows: np.ndarray) -> np.ndarray:
         """For each row, the best value among the rows of the same device."""
