@@ -164,7 +164,7 @@ def main():
         table("recall@10 per category (of the first expected device)", ["category", "none", "gold", "n"],
               [[k, mm(none, "category", k, "recall@10"), mm(gold, "category", k, "recall@10"),
                 mm(none, "category", k, "n")] for k in sorted(none["breakdown"]["category"])])
-        table("recall@10 per home (home_en is never used for tuning)", ["home", "none", "gold", "n"],
+        table("recall@10 per home", ["home", "none", "gold", "n"],
               [[k, mm(none, "home", k, "recall@10"), mm(gold, "home", k, "recall@10"), mm(none, "home", k, "n")]
                for k in sorted(none["breakdown"]["home"])])
 
