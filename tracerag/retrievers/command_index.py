@@ -197,18 +197,18 @@ class CommandIndex:
                               for phrases in self.subject_sets] or [0.0], dtype=np.float32)
         return per_set[self.row_subject] if self.rows else np.zeros(0, dtype=np.float32)
 
-    def verb_scores(self, text: str) -> np.ndarray:
-        """-1 for a verb command (on, mute, stop ...) whose device has another one the text names by
+    def verb_scores(self, *texts: str) -> np.ndarray:
+        """-1 for a verb command (on, mute, stop ...) whose device has another one the texts name by
         its own words while this one goes unnamed; 0 elsewhere.
 
         Whole verb words decide between verb commands where the embedder cannot: it puts "mute" nearer
         the unmute document. A phrase inside a longer one said counts only as the longer one: "取消静音"
         names unmute, not mute, and "停止播放" stop, not off. A negated utterance ("灯不用开了") is
         left to the other channels: its verb says the opposite of what is wanted."""
-        if not self.rows or _NEGATION.search(text.lower()):
+        if not self.rows or any(_NEGATION.search(text.lower()) for text in texts):
             return np.zeros(len(self.rows), dtype=np.float32)
-        said = tokens(text)
-        matched = {v for verbs in self.verb_sets for v in verbs if contains(said, v)}
+        said = [tokens(text) for text in texts]
+        matched = {v for verbs in self.verb_sets for v in verbs if any(contains(s, v) for s in said)}
         spoken = {v for v in matched if not any(len(w) > len(v) and contains(w, v) for w in matched)}
         named = np.asarray([1.0 if verbs & spoken else 0.0 for verbs in self.verb_sets], dtype=np.float32)
         is_verb = np.asarray([bool(verbs) for verbs in self.verb_sets])[self.row_verb_set]
@@ -344,7 +344,7 @@ class CommandIndex:
         text, vector, lexical = self._text_scores(ir.search_texts(utterance))
         argument = self.argument_scores(utterance)
         subject = self.subject_scores(ir.search_text(utterance))  # the intent, without device words
-        verb = self.verb_scores(f"{utterance} | {ir.action}")
+        verb = self.verb_scores(utterance, ir.action)
         p = self.params
         return text + p.w_argument * argument + p.w_subject * subject + p.w_verb * verb, \
             {"vector": vector, "lexical": lexical, "argument": argument, "subject": subject, "verb": verb}
