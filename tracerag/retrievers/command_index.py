@@ -160,6 +160,8 @@ class CommandIndex:
         self.row_verb_set = np.asarray([verb_sets.setdefault(verb_phrases(self.home.devices[di].commands[ci].command),
                                                              len(verb_sets)) for di, ci in self.rows], dtype=np.int64)
         self.verb_sets = list(verb_sets)
+        self.row_is_verb = np.asarray([bool(verbs) for verbs in self.verb_sets] or [False])[self.row_verb_set]
+        self.verb_vocabulary = frozenset().union(*self.verb_sets)  # each phrase once, however many sets hold it
         self.argument_shapes = list(shapes)
         self.row_shape = np.asarray(row_shape, dtype=np.int64)
         self.subject_sets = list(subjects)
@@ -208,17 +210,18 @@ class CommandIndex:
         if not self.rows or any(_NEGATION.search(text.lower()) for text in texts):
             return np.zeros(len(self.rows), dtype=np.float32)
         said = [tokens(text) for text in texts]
-        matched = {v for verbs in self.verb_sets for v in verbs if any(contains(s, v) for s in said)}
+        matched = {v for v in self.verb_vocabulary if any(contains(s, v) for s in said)}
         spoken = {v for v in matched if not any(len(w) > len(v) and contains(w, v) for w in matched)}
         named = np.asarray([1.0 if verbs & spoken else 0.0 for verbs in self.verb_sets], dtype=np.float32)
-        is_verb = np.asarray([bool(verbs) for verbs in self.verb_sets])[self.row_verb_set]
         per_row = named[self.row_verb_set]
-        return np.where(is_verb, per_row - self._per_device_best(per_row, is_verb), 0.0).astype(np.float32)
+        best = self._per_device_best(per_row, self.row_is_verb)
+        return np.where(self.row_is_verb, per_row - best, 0.0).astype(np.float32)
 
     # ----- names and rooms -------------------------------------------------------------------
 
     def _prepare_names(self) -> None:
         self.room_aliases = _room_aliases(self.home.rooms)
+        self.room_tokens = {room: tokens(room) for room in self.home.rooms}
         self.device_rooms = np.asarray([d.room for d in self.home.devices], dtype=object)
         self.device_categories = np.asarray([d.category for d in self.home.devices], dtype=object)
         descriptions: dict[str, set[tuple[str, ...]]] = defaultdict(set)
@@ -247,7 +250,7 @@ class CommandIndex:
         """Rooms named in the utterance, by full name or short form (餐厅 for 一楼餐厅).
 
         A short form means every room of its kind: "所有卫生间" is 一楼卫生间, 二楼卫生间 and 主卫."""
-        full_names = {tokens(r) for r in self.home.rooms}
+        full_names = set(self.room_tokens.values())
         found: list[str] = []
         for alias in self.room_words(utterance):
             meant = self.room_aliases[alias] if alias in full_names else \
@@ -275,8 +278,8 @@ class CommandIndex:
         if not word or (len(word) < 2 and not word[0].isascii()):
             return []
         chinese = not word[0].isascii()
-        return [room for room in self.home.rooms if contains(tokens(room), word)
-                or (chinese and len(tokens(room)) >= 2 and tokens(room)[-1] == word[0])]
+        return [room for room, toks in self.room_tokens.items() if contains(toks, word)
+                or (chinese and len(toks) >= 2 and toks[-1] == word[0])]
 
     @staticmethod
     def _without_verbs(said: tuple[str, ...]) -> tuple[str, ...]:
@@ -416,7 +419,7 @@ class CommandIndex:
             return ir.type_hint
         word = self.device_word(utterance, ir.name_hint)
         if word:  # a device word the user said ("热水器", "风扇") is the strongest evidence there is
-            carriers = device_ok & np.asarray([contains(key, word) for key in self.name_keys], dtype=bool)
+            carriers = device_ok & self._carrying(word)
             categories, counts = np.unique(self.device_categories[carriers].astype(str), return_counts=True)
             if counts.size and counts.max() >= self.params.category_share * counts.sum():
                 return str(categories[np.argmax(counts)])
@@ -434,6 +437,10 @@ class CommandIndex:
             return None
         best = max(evidence, key=evidence.get)
         return best if evidence[best] / total >= self.params.category_share else None
+
+    def _carrying(self, word: tuple[str, ...]) -> np.ndarray:
+        """Per device: whether its name contains the word."""
+        return np.asarray([contains(key, word) for key in self.name_keys], dtype=bool)
 
     def device_word(self, utterance: str, name_hint: str = "") -> tuple[str, ...]:
         """The name hint, else the longest device name or run of one the utterance says (verbs aside)."""
@@ -457,7 +464,7 @@ class CommandIndex:
         device_ok &= self.device_categories == category
         hint = self.name_key(ir.name_hint) if ir.name_hint else ()
         if hint:
-            named = np.asarray([contains(key, hint) for key in self.name_keys], dtype=bool) & device_ok
+            named = self._carrying(hint) & device_ok
             # Without a type_hint the name may be the word for the kind ("窗帘", "空调"). An LM's
             # name_hint is meant as a name, and in a category of carriers (switches, plugs) a name is
             # always what tells them apart.
