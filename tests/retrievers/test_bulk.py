@@ -175,14 +175,11 @@ def test_the_quantifier_word_is_no_value(tmp_path, embedder):
     assert dict(plan.targets) == {"a": "main-mediaPlayback-stop", "b": "main-mediaPlayback-stop"}
 
 
-def _plain(description_on="打开", description_off="关闭"):
-    return [{"id": "main-switch-on", "description": description_on, "type": None, "value_range": None},
-            {"id": "main-switch-off", "description": description_off, "type": None, "value_range": None}]
-
-
 def test_a_device_word_the_user_says_establishes_the_category(tmp_path, embedder):
     # "风扇" is part of one fan's name only; the single character 扇 of both exhaust fans is no evidence
-    specs = {"p-fan": _plain(), "p-plug": SPECS["p-plug"]}
+    on_off = [{"id": "main-switch-on", "description": "打开", "type": None, "value_range": None},
+              {"id": "main-switch-off", "description": "关闭", "type": None, "value_range": None}]
+    specs = {"p-fan": on_off, "p-plug": SPECS["p-plug"]}
     rooms = {"r1": "客厅", "r2": "次卧", "r3": "主卫", "r4": "客卫"}
     devices = [("f1", "小米风扇", "r1", "Fan", "p-fan"), ("f2", "落地扇", "r2", "Fan", "p-fan"),
                ("x1", "排气扇", "r3", "Switch", "p-plug"), ("x2", "排气扇", "r4", "Switch", "p-plug")]
