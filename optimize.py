@@ -29,6 +29,7 @@ from pathlib import Path
 
 import tracerag
 from tracerag.config import ENV_CACHE_DIR, Settings, configure, get_embedder
+from tracerag.programs.guarded_step import warning_summary
 
 PROGRAMS = ("commands", "experience", "rag", "planner", "agent")
 
@@ -38,6 +39,10 @@ def _common(p: argparse.ArgumentParser) -> None:
     g.add_argument("--lm", help="dspy/LiteLLM model string, e.g. openai/gpt-4o-mini (env TRACERAG_LM)")
     g.add_argument("--api-base", help="LM endpoint, e.g. http://localhost:8000/v1 (env TRACERAG_API_BASE)")
     g.add_argument("--api-key", help="LM key (env TRACERAG_API_KEY)")
+    g.add_argument("--lm-timeout", type=float, help="seconds without a reply before an LM call fails and the "
+                   "stage takes its no-LM fallback (default 30; env TRACERAG_LM_TIMEOUT)")
+    g.add_argument("--lm-retries", type=int, help="retries of a transient LM failure: 5xx, connection, timeout "
+                   "(default 2; env TRACERAG_LM_RETRIES)")
     g.add_argument("--embedder", help="local | lexical | http://host:port/v1 (env TRACERAG_EMBEDDER)")
     g.add_argument("--embed-model", help="model name for an HTTP embedder (env TRACERAG_EMBED_MODEL)")
     g.add_argument("--cache-dir", help="embedding cache directory (env TRACERAG_CACHE_DIR)")
@@ -151,8 +156,10 @@ def _experience_flags(p: argparse.ArgumentParser) -> None:
 def _configure(args) -> Settings:
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, stream=sys.stderr,
                         format="%(levelname)s %(name)s: %(message)s")
-    return configure(lm=args.lm, embedder=args.embedder, api_base=args.api_base, api_key=args.api_key,
-                     embed_model=args.embed_model, cache_dir=args.cache_dir)
+    # a command names its whole setup: the embedder from its flag, else the environment, else the default
+    return configure(lm=args.lm, embedder=Settings.resolve(embedder=args.embedder).embedder, api_base=args.api_base, api_key=args.api_key,
+                     embed_model=args.embed_model, cache_dir=args.cache_dir, timeout=args.lm_timeout,
+                     retries=args.lm_retries)
 
 
 def _program(args, ir_source: str, arbitration: bool = False):
@@ -207,7 +214,11 @@ def print_report(report: dict, extra_cols: tuple[str, ...] = ()) -> None:
     k = report["k"]
     cols = [c for c in (f"recall@{k}", f"hit@{k}", "mrr", *extra_cols, "n") if c in report["metrics"]]
     how = f", ir={report['ir']}" if "ir" in report else ""
-    print(f"{report['program']} on {report['dataset']} ({report.get('split', 'all')}{how})")
+    metrics = report["metrics"]
+    fell_back = round(metrics.get("lm_fallback_rate", 0.0) * report["n"])
+    stages = ", ".join(f"{stage} {n}" for stage, n in metrics.get("lm_fallbacks", {}).items())
+    fallbacks = f"; {fell_back} of {report['n']} fell back to the no-LM path ({stages})" if fell_back else ""
+    print(f"{report['program']} on {report['dataset']} ({report.get('split', 'all')}{how}){fallbacks}")
     print(f"{'':28}" + "".join(f"{c:>22}" for c in cols))
     rows = [("ALL", report["metrics"])]
     for key, groups in report["breakdown"].items():
@@ -611,6 +622,9 @@ def main(argv: list[str] | None = None) -> int:
     except (FileNotFoundError, ValueError, KeyError, BankError, ToolSourceError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    finally:
+        for line in warning_summary():
+            print(f"WARNING {line}", file=sys.stderr)
 
 
 if __name__ == "__main__":

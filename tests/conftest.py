@@ -102,6 +102,18 @@ def write_home(directory: Path, devices=DEVICES, specs=SPECS, rooms=ROOMS) -> Pa
     return directory
 
 
+@pytest.fixture(autouse=True)
+def fresh_lm_state():
+    """Each test starts as a new process would: no LM or adapter configured, a closed circuit breaker
+    and no counted warnings (all of them are per process)."""
+    from tracerag.programs.guarded_step import reset_lm_guard
+
+    dspy.configure(lm=None, adapter=None)
+    reset_lm_guard()
+    yield
+    reset_lm_guard()
+
+
 @pytest.fixture
 def home_dir(tmp_path) -> Path:
     return write_home(tmp_path / "tiny")

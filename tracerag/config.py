@@ -13,11 +13,13 @@ from pathlib import Path
 
 import dspy
 
+from .programs.guarded_step import LMPolicy, set_policy
 from .retrievers.embedders import Embedder, make_embedder
 from .retrievers.embedding_cache import default_cache_path
 
 ENV_LM, ENV_API_BASE, ENV_API_KEY = "TRACERAG_LM", "TRACERAG_API_BASE", "TRACERAG_API_KEY"
 ENV_EMBEDDER, ENV_EMBED_MODEL, ENV_CACHE_DIR = "TRACERAG_EMBEDDER", "TRACERAG_EMBED_MODEL", "TRACERAG_CACHE_DIR"
+ENV_LM_TIMEOUT, ENV_LM_RETRIES = "TRACERAG_LM_TIMEOUT", "TRACERAG_LM_RETRIES"
 
 
 @dataclass
@@ -30,9 +32,12 @@ class Settings:
     embedder: str = "local"
     embed_model: str | None = None
     cache_dir: Path | None = None
+    lm_timeout: float = LMPolicy.timeout  # seconds without a reply before an LM call fails
+    lm_retries: int = LMPolicy.retries  # retries of a transient LM failure
 
     @classmethod
-    def resolve(cls, lm=None, api_base=None, api_key=None, embedder=None, embed_model=None, cache_dir=None):
+    def resolve(cls, lm=None, api_base=None, api_key=None, embedder=None, embed_model=None, cache_dir=None,
+                lm_timeout=None, lm_retries=None):
         env = os.environ
         cache = cache_dir or env.get(ENV_CACHE_DIR)
         return cls(
@@ -42,32 +47,77 @@ class Settings:
             embedder=embedder or env.get(ENV_EMBEDDER) or "local",
             embed_model=embed_model or env.get(ENV_EMBED_MODEL) or None,
             cache_dir=Path(cache) if cache else default_cache_path().parent,
+            lm_timeout=_number(lm_timeout, ENV_LM_TIMEOUT, float, LMPolicy.timeout, minimum=0.001),
+            lm_retries=_number(lm_retries, ENV_LM_RETRIES, int, LMPolicy.retries, minimum=0),
         )
 
 
-_state: dict[str, Embedder | None] = {"embedder": None}
+def _number(value, env_name: str, kind: type, default, *, minimum):
+    """A flag's value, else the environment's, else the default; a bad value names where it came from."""
+    source = "value" if value is not None else env_name
+    raw = value if value is not None else os.environ.get(env_name)
+    if raw is None or raw == "":
+        return default
+    try:
+        number = kind(raw)
+    except (TypeError, ValueError):
+        raise ValueError(f"{source} {raw!r} is not a {'number' if kind is float else 'whole number'}") from None
+    if number < minimum:
+        raise ValueError(f"{source} {raw!r} must be at least {minimum}")
+    return number
 
 
-def make_lm(model: str, api_base: str | None = None, api_key: str | None = None, **kwargs) -> dspy.LM:
-    """A dspy.LM for any LiteLLM model string (openai/…, hosted_vllm/…, ollama_chat/…)."""
-    return dspy.LM(model, api_base=api_base, api_key=api_key, **kwargs)
+_state: dict = {"embedder": None, "made": (None, None)}  # made: (what an LM was built from, that LM)
+
+
+def make_lm(model: str, api_base: str | None = None, api_key: str | None = None, *, timeout: float | None = None,
+            retries: int | None = None, **kwargs) -> dspy.LM:
+    """A dspy.LM for any LiteLLM model string (openai/…, hosted_vllm/…, ollama_chat/…), bounded in time:
+    ``timeout`` seconds without a reply fails a call, ``retries`` retries a transient failure."""
+    return dspy.LM(model, api_base=api_base, api_key=api_key, timeout=timeout or LMPolicy.timeout,
+                   num_retries=LMPolicy.retries if retries is None else retries, **kwargs)
 
 
 def configure(lm: str | dspy.BaseLM | None = None, embedder: str | Embedder | None = None, *,
               api_base: str | None = None, api_key: str | None = None, embed_model: str | None = None,
-              cache_dir: str | Path | None = None) -> Settings:
-    """Set the LM (a model string or a dspy LM; None keeps the no-LM path) and the embedder.
+              cache_dir: str | Path | None = None, timeout: float | None = None,
+              retries: int | None = None) -> Settings:
+    """Set what is given and leave the rest alone.
 
-    The adapter is set explicitly: ChatAdapter without the JSON fallback, so a garbled answer costs
-    one call and takes the program's fallback path instead of a silent second call.
+    ``lm``: a model string (built with ``timeout``/``retries``) or your own dspy LM (used as is); not
+    given, the LM named by ``TRACERAG_LM`` when there is one, else DSPy's current LM is kept (no LM is
+    the no-LM path of every program). ``timeout`` / ``retries`` (env ``TRACERAG_LM_TIMEOUT``,
+    ``TRACERAG_LM_RETRIES``) bound every call of an LM built from a model string; your own dspy LM
+    keeps its own settings.
+    ``embedder`` and its options replace the embedder only when given.
+
+    The adapter is set only when none is configured: ChatAdapter without the JSON fallback, so a
+    garbled answer costs one call and takes the program's fallback path instead of a silent second call.
     """
     settings = Settings.resolve(lm if isinstance(lm, str) else None, api_base, api_key,
-                                embedder if isinstance(embedder, str) else None, embed_model, cache_dir)
-    lm_obj = lm if isinstance(lm, dspy.BaseLM) else (
-        make_lm(settings.lm, settings.api_base, settings.api_key) if settings.lm else None)
-    dspy.configure(lm=lm_obj, adapter=dspy.ChatAdapter(use_json_adapter_fallback=False))
-    _state["embedder"] = embedder if embedder is not None and not isinstance(embedder, str) else make_embedder(
-        settings.embedder, api_key=settings.api_key, model=settings.embed_model, cache_dir=settings.cache_dir)
+                                embedder if isinstance(embedder, str) else None, embed_model, cache_dir,
+                                timeout, retries)
+    set_policy(timeout=settings.lm_timeout, retries=settings.lm_retries)
+    changes: dict = {}
+    made_spec, made_lm = _state["made"]
+    ours = made_lm is not None and dspy.settings.lm is made_lm  # the current LM is one tracerag built
+    if isinstance(lm, dspy.BaseLM):
+        changes["lm"] = lm
+    elif settings.lm and (lm is not None or dspy.settings.lm is None or ours):
+        spec = (settings.lm, settings.api_base, settings.api_key, settings.lm_timeout, settings.lm_retries)
+        if not (ours and spec == made_spec):
+            changes["lm"] = make_lm(settings.lm, settings.api_base, settings.api_key, timeout=settings.lm_timeout,
+                                    retries=settings.lm_retries)
+            _state["made"] = (spec, changes["lm"])
+    if dspy.settings.adapter is None:
+        changes["adapter"] = dspy.ChatAdapter(use_json_adapter_fallback=False)
+    if changes:
+        dspy.configure(**changes)
+    if embedder is not None and not isinstance(embedder, str):
+        _state["embedder"] = embedder
+    elif embedder is not None or embed_model is not None or cache_dir is not None or _state["embedder"] is None:
+        _state["embedder"] = make_embedder(settings.embedder, api_key=settings.api_key, model=settings.embed_model,
+                                           cache_dir=settings.cache_dir)
     return settings
 
 

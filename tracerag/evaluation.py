@@ -29,6 +29,21 @@ def _latency(rows: list[dict]) -> dict:
             "latency_ms_p95": round(latencies[int(0.95 * (len(latencies) - 1))], 2)}
 
 
+def fallback_metrics(rows: list[dict]) -> dict:
+    """``lm_fallback_rate``: the share of examples where any LM stage fell back to its no-LM result;
+    ``lm_fallbacks``: how many times each stage did. Zero with no LM (no LM is not a failure)."""
+    counts = defaultdict(int)
+    for row in rows:
+        for stage in row.get("lm_fallbacks") or ():
+            counts[stage] += 1
+    return {"lm_fallback_rate": _mean(float(bool(row.get("lm_fallbacks"))) for row in rows) or 0.0,
+            "lm_fallbacks": dict(sorted(counts.items()))}
+
+
+def _fallbacks(pred) -> list[str]:
+    return list(getattr(pred, "lm_fallbacks", None) or [])
+
+
 def _summary(rows: list[dict], k: int) -> dict:
     return {
         f"recall@{k}": _mean(r["recall"] for r in rows),
@@ -60,6 +75,7 @@ def evaluate_commands(program, queries_by_home: dict, *, dataset: str, k: int = 
             "rr": m.reciprocal_rank(example, pred, k), "bulk_precision": m.bulk_precision(example, pred),
             "bulk": bulk is not None, "hint": bulk.hint if bulk else None,
             "parse_source": pred.parse_source, "lm_calls": pred.lm_calls, "ms": round(elapsed_ms, 2),
+            "lm_fallbacks": _fallbacks(pred),
             "ir": pred.ir.model_dump(),
             "expected": [{"device_id": t.device_id, "command_id": list(t.command_ids)} for t in q.expected],
             "returned": [list(p) for p in m.returned_pairs(pred, k)][:50],
@@ -72,6 +88,7 @@ def evaluate_commands(program, queries_by_home: dict, *, dataset: str, k: int = 
         breakdown[key] = {name: _summary(rs, k) for name, rs in sorted(groups.items())}
     metrics = _summary(rows, k)
     metrics["lm_calls_per_query"] = _mean(r["lm_calls"] for r in rows)
+    metrics.update(fallback_metrics(rows))
     metrics.update(_latency(rows))
     return {"program": "CommandRetrieval", "dataset": dataset, "k": k, "ir": program.ir_source, "n": len(rows),
             "metrics": metrics, "breakdown": breakdown, "per_query": rows}
@@ -108,6 +125,7 @@ def evaluate_experience(program, examples: list, *, dataset: str, k: int = 5, ju
             "used_precision": e.used_precision(ex, pred),
             "usefulness": e.usefulness(ex, pred) if judge else None,
             "rounds": pred.rounds, "lm_calls": pred.lm_calls, "ms": round(elapsed_ms, 2), "error": pred.error,
+            "lm_fallbacks": _fallbacks(pred),
             "queries": pred.queries, "ranked": e.ranked_task_ids(pred)[:k], "used": pred.used_task_ids,
             "experience": pred.experience,
         })
@@ -120,6 +138,7 @@ def evaluate_experience(program, examples: list, *, dataset: str, k: int = 5, ju
     metrics = _experience_summary(rows, k)
     metrics["lm_calls_per_query"] = _mean(r["lm_calls"] for r in rows)
     metrics["errors"] = sum(r["error"] is not None for r in rows)
+    metrics.update(fallback_metrics(rows))
     metrics.update(_latency(rows))
     return {"program": "ExperienceRetrieval", "dataset": dataset, "k": k, "n": len(rows),
             "config": program.config.model_dump(), "metrics": metrics, "breakdown": breakdown, "per_query": rows}
@@ -168,6 +187,7 @@ def evaluate_rag(program, examples: list, *, dataset: str, k: int = 10, alce: bo
             "citation_validity": r.citation_validity(pred), "citation_coverage": r.answer_citation_coverage(pred),
             "citation_recall": citation_recall, "citation_precision": citation_precision,
             "rounds": pred.rounds, "lm_calls": pred.lm_calls, "lm_calls_observed": meter.calls,
+            "lm_fallbacks": _fallbacks(pred),
             "ms": round(elapsed_ms, 2), "answer": pred.answer, "retrieved": pred.retrieved_per_round[0][:k],
             "kept": pred.kept_ids, "cited": cited,
         })
@@ -178,6 +198,7 @@ def evaluate_rag(program, examples: list, *, dataset: str, k: int = 10, alce: bo
     metrics["lm_calls_per_question"] = _mean(row["lm_calls_observed"] for row in rows)
     metrics["lm_calls_max"] = max((row["lm_calls_observed"] for row in rows), default=0)
     metrics["lm_call_budget"] = program.lm_call_budget()
+    metrics.update(fallback_metrics(rows))
     metrics.update(_latency(rows))
     return {"program": "SelfReflectiveRAG", "dataset": dataset, "k": k, "n": len(rows),
             "config": program.config.model_dump(), "metrics": metrics,
@@ -206,6 +227,7 @@ def evaluate_planner(program, examples: list, *, dataset: str, progress: bool = 
             "citation_validity": p.plan_citation_validity(ex, pred),
             "citation_coverage": p.plan_citation_coverage(ex, pred), "score": p.planner_score(ex, pred),
             "hallucinated": len(pred.hallucinated_ids), "lm_calls": pred.lm_calls, "error": pred.error,
+            "lm_fallbacks": _fallbacks(pred),
             "ms": round(elapsed_ms, 2), "gold": list(ex.gold_bullet_ids) + list(ex.gold_template_ids),
             "used": list(pred.bullets_used) + list(pred.templates_used), "metadata": pred.metadata,
         })
@@ -215,6 +237,7 @@ def evaluate_planner(program, examples: list, *, dataset: str, progress: bool = 
     metrics = _planner_summary(rows)
     metrics["lm_calls_per_query"] = _mean(row["lm_calls"] for row in rows)
     metrics["errors"] = sum(row["error"] is not None for row in rows)
+    metrics.update(fallback_metrics(rows))
     metrics.update(_latency(rows))
     return {"program": "TraceablePlanner", "dataset": dataset, "k": None, "n": len(rows),
             "config": program.config.model_dump(), "metrics": metrics,
@@ -245,11 +268,13 @@ def evaluate_agent(program, examples: list, *, dataset: str, progress: bool = Tr
             "gold_found": a.gold_found(ex, pred), "tool_calls": pred.tool_calls,
             "hallucinated_outputs": pred.hallucinated_outputs, "lm_calls": pred.lm_calls,
             "stop_reason": pred.stop_reason, "ms": pred.ms, "cited": pred.ids_cited, "answer": pred.answer,
+            "lm_fallbacks": _fallbacks(pred),
         })
     groups = defaultdict(list)
     for row in rows:
         groups[row["stop_reason"]].append(row)
     metrics = _agent_summary(rows)
+    metrics.update(fallback_metrics(rows))
     metrics.update(_latency(rows))
     return {"program": "SearchAgent", "dataset": dataset, "k": None, "n": len(rows),
             "config": program.config.model_dump(), "metrics": metrics,

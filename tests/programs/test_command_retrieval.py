@@ -45,7 +45,9 @@ def test_malformed_or_failed_lm_takes_the_no_lm_path(index, fake_lm, mode, caplo
     pred = CommandRetrieval(index)(query="打开客厅的灯")
     assert pred.parse_source == "rules_fallback"
     assert set(pairs(pred, 2)) == {("light-living-1", "main-switch-on"), ("light-living-2", "main-switch-on")}
-    assert "ParseCommand failed" in caplog.text
+    assert pred.hint == "lm_failed" and pred.lm_fallbacks == ["parse"]
+    warnings = [r.getMessage() for r in caplog.records]
+    assert len(warnings) == 1 and "\n" not in warnings[0] and "(ParseCommand) failed" in warnings[0]
 
 
 def test_gold_ir_skips_the_lm(index, fake_lm):

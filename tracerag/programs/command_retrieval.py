@@ -1,13 +1,16 @@
 """CommandRetrieval: smart-home utterance -> (device, command) candidates, or a bulk plan.
 
 parse (one LM call) -> CommandIndex -> optional arbitration (a second call, only when a bulk command
-is ambiguous and arbitration is enabled). Without an LM, or when the LM call fails or returns
-garbage, the deterministic no-LM parser takes over: the app always gets an answer.
+is ambiguous and arbitration is enabled). At most two LM calls per utterance. Without an LM, or when
+the LM call fails or returns garbage, the deterministic no-LM parser takes over (``hint="lm_failed"``,
+``lm_fallbacks=["parse"]``): the app always gets an answer, and never a worse one than without an LM.
+An utterance that asks for nothing (empty, punctuation, words no command of the home is close to)
+gets no candidates and ``hint="no_intent"``, never a confident command to execute.
 """
 
 from __future__ import annotations
 
-import logging
+import re
 from collections.abc import Mapping
 
 import dspy
@@ -16,13 +19,17 @@ from ..retrievers.command_index import CommandIndex
 from ..retrievers.command_results import BulkPlan
 from ..signatures.command import ArbitrateCapability, CommandOption, ParseCommand
 from ..signatures.query_ir import QueryIR
+from .guarded_step import Stages, lm_of
 from .rule_parser import parse_without_lm
 
-logger = logging.getLogger(__name__)
 
 
 class CommandRetrieval(dspy.Module):
     """Find the commands an utterance asks for in one of the homes it was given.
+
+    The prediction: ``candidates``, ``bulk`` (a BulkPlan for all/except), ``ir``, ``parse_source``
+    (lm, rules, rules_fallback, gold), ``hint`` (None, ``lm_failed``, ``no_intent``), ``lm_fallbacks``
+    (stages that fell back: parse, arbitrate), ``lm_calls``.
 
     `indexes` maps a home name to its CommandIndex (a single index is accepted too). `ir_source`
     is "lm" (parse with the configured LM, falling back to rules), "none" (rules only) or "gold"
@@ -48,42 +55,65 @@ class CommandRetrieval(dspy.Module):
 
     def forward(self, query: str, home: str | None = None, ir: QueryIR | dict | None = None) -> dspy.Prediction:
         index = self.index_for(home)
-        lm_calls = 0
+        stages = Stages()
         if ir is not None and self.ir_source == "gold":
             parsed, source = QueryIR.model_validate(ir), "gold"
-        elif self.ir_source == "lm" and dspy.settings.lm is not None:
-            parsed, source = self._parse_with_lm(query, index)
-            lm_calls += 1
+        elif self.ir_source == "lm" and lm_of(self.parse) is not None:
+            parsed = stages.call("parse", self.parse, check=_as_ir, fallback="using the no-LM parser",
+                                 utterance=query, rooms=index.home.rooms)
+            parsed, source = (parsed, "lm") if parsed is not None else (parse_without_lm(query, index),
+                                                                         "rules_fallback")
         else:
             parsed, source = parse_without_lm(query, index), "rules"
         candidates = index.search(parsed, query, k=self.k)
+        if not _has_intent(query, parsed, candidates):
+            return self._prediction([], None, parsed, source, stages, index, hint="no_intent")
         bulk = index.plan_bulk(parsed, query) if parsed.is_bulk else None
         if bulk is not None and bulk.hint == "need_clarification" and bulk.options and self.arbitration \
-                and dspy.settings.lm is not None:
-            bulk = self._arbitrate(query, parsed, bulk, index)
-            lm_calls += 1
-        return dspy.Prediction(candidates=candidates, bulk=bulk, ir=parsed, parse_source=source,
-                               lm_calls=lm_calls, home=index.home.name)
+                and lm_of(self.arbitrate) is not None:
+            bulk = self._arbitrate(query, parsed, bulk, index, stages)
+        return self._prediction(candidates, bulk, parsed, source, stages, index, hint=stages.hint)
 
-    def _parse_with_lm(self, query: str, index: CommandIndex) -> tuple[QueryIR, str]:
-        try:
-            ir = self.parse(utterance=query, rooms=index.home.rooms).ir
-            return QueryIR.model_validate(ir if not isinstance(ir, QueryIR) else ir.model_dump()), "lm"
-        except Exception as exc:  # any LM failure or unparsable answer: the documented fallback
-            logger.warning("ParseCommand failed (%s: %s); using the no-LM parser", type(exc).__name__, exc)
-            return parse_without_lm(query, index), "rules_fallback"
+    @staticmethod
+    def _prediction(candidates, bulk, parsed, source, stages: Stages, index: CommandIndex, hint) -> dspy.Prediction:
+        return dspy.Prediction(candidates=candidates, bulk=bulk, ir=parsed, parse_source=source, hint=hint,
+                               lm_fallbacks=stages.fallbacks, lm_errors=stages.errors, lm_calls=stages.calls,
+                               home=index.home.name)
 
-    def _arbitrate(self, query: str, ir: QueryIR, plan: BulkPlan, index: CommandIndex) -> BulkPlan:
-        """One closed-set LM call: an option index to expand, or a question for the user."""
+    def _arbitrate(self, query: str, ir: QueryIR, plan: BulkPlan, index: CommandIndex, stages: Stages) -> BulkPlan:
+        """One closed-set LM call: an option index to expand, or a question for the user (on failure:
+        the plan as it was, asking the user)."""
         options = [CommandOption(index=i, **o.model_dump(exclude={"p"})) for i, o in enumerate(plan.options)]
-        try:
-            decision = self.arbitrate(utterance=query, options=options).decision
-        except Exception as exc:
-            logger.warning("ArbitrateCapability failed (%s: %s); asking the user", type(exc).__name__, exc)
+        decision = stages.call("arbitrate", self.arbitrate, check=lambda out: out.decision,
+                               fallback="asking the user", utterance=query, options=options)
+        if decision is None:
             return plan
         if decision.choice_index is not None and 0 <= decision.choice_index < len(plan.options):
             return index.choose(plan, plan.options[decision.choice_index].command_id, ir, query)
         return plan.model_copy(update={"question": (decision.question or "").strip()})
+
+
+def _as_ir(out) -> QueryIR:
+    """The parse's QueryIR; a reply of the wrong shape raises, so the stage falls back."""
+    ir = out.ir
+    return QueryIR.model_validate(ir.model_dump() if isinstance(ir, QueryIR) else ir)
+
+
+_WORD = re.compile(r"\w")
+_NO_INTENT_LEXICAL = 0.3  # labelled queries with no other evidence score >= 0.66 here; chit-chat <= 0.13
+_EVIDENCE_CHANNELS = ("name", "room", "argument", "subject", "within_device")
+
+
+def _has_intent(query: str, ir: QueryIR, candidates: list) -> bool:
+    """Whether the utterance asks this home for anything: a category, device, room, value or quantifier
+    the parse found, or words a command document shares (lexical channel). The dense channel alone
+    does not count: it ranks any text, "hello" and "" included, against the nearest command."""
+    if not _WORD.search(query or ""):
+        return False
+    if ir.type_hint != "Unknown" or ir.name_hint or ir.scope_include or ir.scope_exclude or ir.is_bulk:
+        return True
+    return any(c.channels.get(name, 0.0) > 0 for c in candidates for name in _EVIDENCE_CHANNELS) or \
+        any(c.channels.get("lexical", 0.0) >= _NO_INTENT_LEXICAL for c in candidates)
 
 
 def build_indexes(home_paths, embedder, params=None) -> dict[str, CommandIndex]:

@@ -1,0 +1,201 @@
+"""Every LM stage is a guarded step: bounded, counted, and never worse than having no LM.
+
+A program declares its LM stages (``parse``, ``grade``, ``answer``, …) and what each falls back to;
+``Stages.call`` runs one stage's predictor and returns its checked output, or ``None`` when the stage
+must take its fallback. Why one mechanism instead of a try/except per program:
+
+- **the user's LM**: a stage uses its predictor's own LM (``set_lm``, per-predictor LMs) before
+  ``dspy.settings.lm`` (``dspy.context(lm=...)`` included), so no program second-guesses it;
+- **a circuit breaker per process**: after ``breaker_failures`` consecutive failed calls to one LM
+  (transport error, timeout, or a reply that does not parse or check), stages skip it and fall back
+  at once; one probe call is let through every ``probe_seconds``, and a success closes it again. An
+  endpoint that is down costs a few timeouts per run, not a timeout per example;
+- **visible fallbacks**: each program call gets the list of stages that fell back (reported as
+  ``lm_fallbacks`` and ``hint="lm_failed"``), and warnings are one line each: the first failure of a
+  kind is logged, repeats are counted and summed up by ``warning_summary()``.
+
+Timeouts and retries belong to the LM client (``config.make_lm`` passes ``--lm-timeout`` and
+``--lm-retries`` to ``dspy.LM``); this module only sees the failure that comes out of them.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import dspy
+
+__all__ = ["BREAKER", "LMPolicy", "Stages", "failure_line", "lm_of", "policy", "reset_lm_guard", "set_policy",
+           "warning_summary"]
+
+logger = logging.getLogger("tracerag.lm")
+
+
+@dataclass(frozen=True)
+class LMPolicy:
+    """How long one LM call may take and how often it is retried (applied by the LM client), and when
+    the breaker opens."""
+
+    timeout: float = 30.0  # seconds without a reply before a call fails
+    retries: int = 2  # retries of a transient failure (5xx, connection, timeout)
+    breaker_failures: int = 5  # consecutive failed calls that open the breaker
+    probe_seconds: float = 30.0  # while open, one probe call this often
+
+
+_policy = [LMPolicy()]
+
+
+def policy() -> LMPolicy:
+    return _policy[0]
+
+
+def set_policy(**changes) -> LMPolicy:
+    """Change the process-wide policy (``tracerag.configure(timeout=, retries=)`` calls this)."""
+    _policy[0] = LMPolicy(**{**_policy[0].__dict__, **{k: v for k, v in changes.items() if v is not None}})
+    return _policy[0]
+
+
+def lm_of(predictor) -> Any | None:
+    """The LM a predictor call will use: its own, else the configured one (None: no LM)."""
+    return getattr(predictor, "lm", None) or dspy.settings.lm
+
+
+def _lm_key(lm) -> tuple[str, str]:
+    """One endpoint, however many LM objects point at it (optimizers copy LMs)."""
+    kwargs = getattr(lm, "kwargs", None) or {}
+    return str(getattr(lm, "model", type(lm).__name__)), str(kwargs.get("api_base") or kwargs.get("base_url") or "")
+
+
+class CircuitBreaker:
+    """Per process and per endpoint: closed (calls go through), open (calls are skipped), with a probe
+    call let through every ``probe_seconds`` while open. Thread-safe (evaluation runs threads)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._failures: Counter = Counter()  # consecutive failures per endpoint
+        self._opened: dict[tuple, float] = {}  # endpoint -> when it opened or was last probed
+
+    def allow(self, lm) -> bool:
+        key = _lm_key(lm)
+        with self._lock:
+            opened = self._opened.get(key)
+            if opened is None:
+                return True
+            if time.monotonic() - opened >= policy().probe_seconds:
+                self._opened[key] = time.monotonic()  # this call is the probe; the others keep skipping
+                return True
+            return False
+
+    def record(self, lm, ok: bool) -> None:
+        key = _lm_key(lm)
+        with self._lock:
+            if ok:
+                self._failures.pop(key, None)
+                if self._opened.pop(key, None) is not None:
+                    logger.warning("LM %s answers again; LM stages are back on", key[0])
+                return
+            self._failures[key] += 1
+            if self._failures[key] >= policy().breaker_failures and key not in self._opened:
+                self._opened[key] = time.monotonic()
+                logger.warning("LM %s failed %d calls in a row; using the no-LM path and probing it again every "
+                               "%g s", key[0], self._failures[key], policy().probe_seconds)
+
+    def is_open(self, lm) -> bool:
+        with self._lock:
+            return _lm_key(lm) in self._opened
+
+    def reset(self) -> None:
+        with self._lock:
+            self._failures.clear()
+            self._opened.clear()
+
+
+BREAKER = CircuitBreaker()
+_repeats: Counter = Counter()  # (stage, failure kind) -> failures not logged (a first one was)
+_repeats_lock = threading.Lock()
+
+
+def failure_line(exc: BaseException) -> str:
+    """One line a user can act on: the exception type and first line, and the setting that changes it."""
+    name = type(exc).__name__
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    lowered = text.lower()
+    if "timed out" in lowered or "timeout" in name.lower():
+        return (f"{name}: no reply within {policy().timeout:g} s "
+                "(raise it with --lm-timeout or TRACERAG_LM_TIMEOUT)")
+    if "parse" in name.lower() or "empty or null" in lowered:
+        return f"{name}: the reply did not have the expected fields"
+    if name.startswith("LM") or "connect" in lowered:
+        return f"{name}: {text[:200]} (after {policy().retries} retries; --lm-retries or TRACERAG_LM_RETRIES)"
+    return f"{name}: {text[:200]}"
+
+
+def _warn(stage: str, predictor, what: str, fallback: str) -> None:
+    key = (stage, what.split(":")[0])
+    with _repeats_lock:
+        first = key not in _repeats
+        _repeats[key] += 0 if first else 1
+    if first:
+        name = getattr(getattr(predictor, "signature", None), "__name__", type(predictor).__name__)
+        logger.warning("LM stage %s (%s) failed (%s); %s. Repeats are counted, not logged.", stage, name, what,
+                       fallback)
+
+
+def warning_summary() -> list[str]:
+    """One line per kind of failure that repeated: how many more times it happened."""
+    with _repeats_lock:
+        return [f"LM stage {stage} failed {n} more times ({kind})" for (stage, kind), n in sorted(_repeats.items())
+                if n]
+
+
+def reset_lm_guard() -> None:
+    """Forget breaker state and warning counts (tests; a long-lived app switching endpoints)."""
+    BREAKER.reset()
+    with _repeats_lock:
+        _repeats.clear()
+
+
+@dataclass
+class Stages:
+    """The LM stages of one program call: the calls made and the stages that fell back, in order."""
+
+    calls: int = 0
+    fallbacks: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)  # one line per fallback: what went wrong
+
+    def call(self, stage: str, predictor, *, check: Callable[[Any], Any] | None = None,
+             fallback: str = "using the no-LM result", **inputs) -> Any | None:
+        """``check(predictor(**inputs))`` (the output itself without ``check``), or None after recording
+        the fallback. ``check`` raises on an output the program cannot use (wrong types, empty)."""
+        lm = lm_of(predictor)
+        if lm is None:
+            return None
+        if not BREAKER.allow(lm):
+            self.fell_back(stage, "the LM is skipped after repeated failures")
+            return None
+        self.calls += 1
+        try:
+            out = predictor(**inputs)
+            value = check(out) if check is not None else out
+        except Exception as exc:  # any failure of the LM or of its reply: the stage's fallback
+            BREAKER.record(lm, ok=False)
+            what = failure_line(exc)
+            _warn(stage, predictor, what, fallback)
+            self.fell_back(stage, what)
+            return None
+        BREAKER.record(lm, ok=True)
+        return value
+
+    def fell_back(self, stage: str, why: str) -> None:
+        """Record a fallback the program decided itself (e.g. a reply that says nothing usable)."""
+        self.fallbacks.append(stage)
+        self.errors.append(f"{stage}: {why}")
+
+    @property
+    def hint(self) -> str | None:
+        return "lm_failed" if self.fallbacks else None
