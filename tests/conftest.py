@@ -173,11 +173,20 @@ class FakeEngine:
         system = request.system if isinstance(request.system, str) else "".join(p.text for p in request.system or [])
         # the last user message; with images it mixes text and image parts, keep the text
         user = "\n".join(getattr(p, "text", None) or "" for p in request.messages[-1].parts)
+        _, text = self.answer(system, user, tuple(request.config.stop or ()))
+        return Response(id=None, model="fake", message=Message.assistant([TextPart(text)]), finish_reason="stop",
+                        usage=Usage(input_tokens=len(system + user) // 4, output_tokens=len(text) // 4,
+                                    total_tokens=(len(system + user) + len(text)) // 4))
+
+    def answer(self, system: str, user: str, stop: tuple[str, ...] = ()) -> tuple[str, str]:
+        """(the signature recognised, the reply text); raises like a dead server in "error" modes.
+        ``complete`` (DSPy's engine door) and the HTTP stub server (``lm_server``) both answer with it."""
         if self.mode == "error":
             from dspy import lm15
 
             raise lm15.ServerError("fake server is down")
         known = self._known_signature(system, user)
+        name = "other"
         if known is not None:
             name, text = known
             self.calls.append(name)
@@ -189,13 +198,15 @@ class FakeEngine:
             if self.fail.get(name) == "garbage":
                 text = "I would rather not say."
         elif "`utterance`" in system and "`ir`" in system:
-            self.calls.append("ParseCommand")
+            name = "ParseCommand"
+            self.calls.append(name)
             utterance = _field(user, "utterance")
             ir = self.irs.get(utterance, {"action": "打开", "type_hint": "Unknown", "name_hint": "",
                                           "scope_include": [], "scope_exclude": [], "quantifier": "one"})
             text = f"[[ ## ir ## ]]\n{json.dumps(ir, ensure_ascii=False)}\n\n[[ ## completed ## ]]"
         elif "`decision`" in system:
-            self.calls.append("ArbitrateCapability")
+            name = "ArbitrateCapability"
+            self.calls.append(name)
             text = f"[[ ## decision ## ]]\n{json.dumps(self.arbitration, ensure_ascii=False)}\n\n[[ ## completed ## ]]"
         else:  # any other signature (an optimizer's own, e.g. GEPA's reflection): fill every output field
             self.calls.append("other")
@@ -207,9 +218,7 @@ class FakeEngine:
                 text = "".join(f"[[ ## {f} ## ]]\n{self.other_answer}\n\n" for f in outputs) + "[[ ## completed ## ]]"
         if self.mode == "garbage":
             text = "Sure! Here is what I think: the lights, probably."
-        return Response(id=None, model="fake", message=Message.assistant([TextPart(text)]), finish_reason="stop",
-                        usage=Usage(input_tokens=len(system + user) // 4, output_tokens=len(text) // 4,
-                                    total_tokens=(len(system + user) + len(text)) // 4))
+        return name, text
 
     def _known_signature(self, system: str, user: str) -> tuple[str, str] | None:
         """The experience and RAG signatures, recognised by their field names; None for anything else."""
@@ -371,11 +380,9 @@ class PlannerEngine(FakeEngine):
         self.invent = invent
         self.prompts: list[str] = []
 
-    def complete(self, request):
-        system = request.system if isinstance(request.system, str) else "".join(p.text for p in request.system or [])
+    def answer(self, system: str, user: str, stop: tuple[str, ...] = ()) -> tuple[str, str]:
         if "`bullets_used`" not in system:
-            return super().complete(request)
-        user = "\n".join(getattr(p, "text", None) or "" for p in request.messages[-1].parts)
+            return super().answer(system, user, stop)
         self.calls.append("GeneratePlan")
         self.prompts.append(user)
         if self.plan_mode == "error":
@@ -395,9 +402,7 @@ class PlannerEngine(FakeEngine):
                 f"\n\n[[ ## templates_used ## ]]\n{json.dumps(templates[1:2])}\n\n[[ ## completed ## ]]")
         if self.plan_mode == "garbage":
             text = "Here is a lovely plan: do the PCR, then celebrate."
-        return Response(id=None, model="fake", message=Message.assistant([TextPart(text)]), finish_reason="stop",
-                        usage=Usage(input_tokens=len(system + user) // 4, output_tokens=len(text) // 4,
-                                    total_tokens=(len(system + user) + len(text)) // 4))
+        return "GeneratePlan", text
 
 
 # ---------------------------------------------------------------------------------------------
@@ -448,24 +453,20 @@ class AgentEngine(FakeEngine):
             cites += f' <cite ids="{ids[0] if ids else ""}, {AGENT_FAKE_ID}">Also confirmed elsewhere.</cite>'
         return f"<think>The snippets answer it.</think>\n<answer>Yes. {cites}</answer>"
 
-    def complete(self, request):
-        system = request.system if isinstance(request.system, str) else "".join(p.text for p in request.system or [])
+    def answer(self, system: str, user: str, stop: tuple[str, ...] = ()) -> tuple[str, str]:
         if "`trajectory`" not in system or "`reply`" not in system:
-            return super().complete(request)
-        user = "\n".join(getattr(p, "text", None) or "" for p in request.messages[-1].parts)
+            return super().answer(system, user, stop)
         self.calls.append("AgentStep")
         self.inputs.append(("AgentStep", user))
-        self.stops.append(tuple(request.config.stop or ()))
+        self.stops.append(stop)
         if self.agent == "error":
             raise ServerError("fake AgentStep failed")
         reply = self._reply(_field(user, "question") or "", _field(user, "trajectory") or "")
         text = reply if self.agent == "no_header" else f"[[ ## reply ## ]]\n{reply}\n\n[[ ## completed ## ]]"
         if not self.ignore_stop:
-            cuts = [text.find(s) for s in request.config.stop or () if s in text]
+            cuts = [text.find(s) for s in stop if s in text]
             text = text[:min(cuts)] if cuts else text
-        return Response(id=None, model="fake", message=Message.assistant([TextPart(text)]), finish_reason="stop",
-                        usage=Usage(input_tokens=len(system + user) // 4, output_tokens=len(text) // 4,
-                                    total_tokens=(len(system + user) + len(text)) // 4))
+        return "AgentStep", text
 
 
 @pytest.fixture

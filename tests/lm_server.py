@@ -1,0 +1,139 @@
+"""An OpenAI-compatible chat endpoint on 127.0.0.1 for the tests, with the faults real endpoints have.
+
+The programs reach it exactly as they reach a user's server: ``tracerag.configure(lm="openai/…",
+api_base=stub.url)`` builds a ``dspy.LM`` that speaks HTTP to ``/v1/chat/completions``. The answers
+come from a fake engine of ``conftest`` (``engine.answer(system, user, stop)`` recognises the
+signature), and a fault mode decides what goes back on the wire — for every call, or per signature:
+
+good        the engine's answer
+garbage     prose with none of the expected fields
+empty       ``"content": ""``
+null        ``"content": null``
+http500     status 500 with an error body
+bad_json    status 200 with a body that is not JSON
+slow        the answer after ``delay`` seconds (set it past the client's timeout)
+wrong_types every field present, of the wrong type (structures as prose, text as an object)
+fenced      structured fields wrapped in a ```json fence, as chat models like to write them
+
+Build LMs with ``stub.lm()``: DSPy's response cache is off for them, so a cached good answer cannot
+hide an outage.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import dspy
+
+MODES = ("good", "garbage", "empty", "null", "http500", "bad_json", "slow", "wrong_types", "fenced")
+_FIELD = re.compile(r"(\[\[ ## (\w+) ## \]\]\n)(.*?)(?=\n\n\[\[ ## |\Z)", re.S)
+
+
+def _flatten(content) -> str:
+    if isinstance(content, str):
+        return content
+    return "".join(part.get("text", "") for part in content or [] if isinstance(part, dict))
+
+
+def _wrong_types(text: str) -> str:
+    def swap(match: re.Match) -> str:
+        name, value = match.group(2), match.group(3).strip()
+        if name == "completed":
+            return match.group(0)
+        wrong = '"not a structure"' if value[:1] in "[{" else json.dumps({"unexpected": value[:20]})
+        return match.group(1) + wrong
+    return _FIELD.sub(swap, text)
+
+
+def _fenced(text: str) -> str:
+    def fence(match: re.Match) -> str:
+        value = match.group(3).strip()
+        return match.group(1) + (f"```json\n{value}\n```" if value[:1] in "[{" else value)
+    return _FIELD.sub(fence, text)
+
+
+class StubLMServer:
+    """``with StubLMServer(engine, mode="http500") as stub: tracerag.configure(lm=stub.lm())``.
+
+    ``modes`` maps a signature name (ParseCommand, GradeRelevance, AgentStep, …) to the fault for that
+    signature only; others get ``mode``. ``requests`` records (signature, fault) per request.
+    """
+
+    def __init__(self, engine, mode: str = "good", *, modes: dict[str, str] | None = None, delay: float = 2.0):
+        assert mode in MODES and all(m in MODES for m in (modes or {}).values())
+        self.engine, self.mode, self.modes, self.delay = engine, mode, dict(modes or {}), delay
+        self.requests: list[tuple[str, str]] = []
+        self._lock = threading.Lock()
+        stub = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):  # quiet test output
+                pass
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+                status, payload = stub._respond(body)
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(payload)))
+                    self.end_headers()
+                    self.wfile.write(payload)
+                except (BrokenPipeError, ConnectionResetError):  # the client gave up (its timeout)
+                    pass
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    def lm(self, *, timeout: float = 1.0, retries: int = 0) -> dspy.LM:
+        """A dspy.LM for this endpoint built the way tracerag builds a user's (no response cache)."""
+        from tracerag.config import make_lm
+
+        return make_lm("openai/stub-model", self.url, "test-key", timeout=timeout, retries=retries, cache=False)
+
+    def _respond(self, body: dict) -> tuple[int, bytes]:
+        messages = body.get("messages") or []
+        system = "\n".join(_flatten(m.get("content")) for m in messages if m.get("role") == "system")
+        user = _flatten(messages[-1].get("content")) if messages else ""
+        stop = body.get("stop") or ()
+        stop = (stop,) if isinstance(stop, str) else tuple(stop)
+        try:
+            with self._lock:  # the fake engines keep call logs; one answer at a time
+                name, text = self.engine.answer(system, user, stop)
+        except Exception as exc:  # an engine told to fail: a server error
+            self.requests.append(("error", "http500"))
+            return 500, json.dumps({"error": {"message": str(exc), "type": "server_error"}}).encode()
+        mode = self.modes.get(name, self.mode)
+        self.requests.append((name, mode))
+        if mode == "http500":
+            return 500, json.dumps({"error": {"message": "upstream model crashed", "type": "server_error"}}).encode()
+        if mode == "bad_json":
+            return 200, b"{'choices': [this is not json"
+        if mode == "slow":
+            time.sleep(self.delay)
+        content = {"garbage": "Sure! Here is what I think: probably the first one.", "empty": "", "null": None,
+                   "wrong_types": _wrong_types(text), "fenced": _fenced(text)}.get(mode, text)
+        reply = {"id": "chatcmpl-stub", "object": "chat.completion", "created": int(time.time()),
+                 "model": body.get("model", "stub-model"),
+                 "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
+                              "finish_reason": "stop"}],
+                 "usage": {"prompt_tokens": len(system + user) // 4, "completion_tokens": len(content or "") // 4,
+                           "total_tokens": (len(system + user) + len(content or "")) // 4}}
+        return 200, json.dumps(reply).encode()
+
+    def __enter__(self) -> StubLMServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._server.shutdown()
+        self._server.server_close()
