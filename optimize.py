@@ -157,9 +157,9 @@ def _configure(args) -> Settings:
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, stream=sys.stderr,
                         format="%(levelname)s %(name)s: %(message)s")
     # a command names its whole setup: the embedder from its flag, else the environment, else the default
-    return configure(lm=args.lm, embedder=Settings.resolve(embedder=args.embedder).embedder, api_base=args.api_base, api_key=args.api_key,
-                     embed_model=args.embed_model, cache_dir=args.cache_dir, timeout=args.lm_timeout,
-                     retries=args.lm_retries)
+    return configure(lm=args.lm, embedder=Settings.resolve(embedder=args.embedder).embedder,
+                     api_base=args.api_base, api_key=args.api_key, embed_model=args.embed_model,
+                     cache_dir=args.cache_dir, timeout=args.lm_timeout, retries=args.lm_retries)
 
 
 def _program(args, ir_source: str, arbitration: bool = False):

@@ -23,7 +23,6 @@ from .guarded_step import Stages, lm_of
 from .rule_parser import parse_without_lm
 
 
-
 class CommandRetrieval(dspy.Module):
     """Find the commands an utterance asks for in one of the homes it was given.
 
