@@ -8,13 +8,9 @@ Metric contract: with ``trace`` (bootstrapping) a strict bool, else a float in [
 
 from __future__ import annotations
 
-import logging
-
 import dspy
 
 from ..signatures.experience import JudgeExperience
-
-logger = logging.getLogger(__name__)
 
 
 def ranked_task_ids(pred) -> list[str]:
@@ -95,13 +91,12 @@ def usefulness(example, pred, trace=None) -> float | None:
     """
     experience = (getattr(pred, "experience", "") or "").strip()
     reference = getattr(example, "reference_strategy", None)
-    if dspy.settings.lm is None or not reference:
+    from ..programs.guarded_step import Stages, lm_of
+
+    if lm_of(_judge) is None or not reference:
         return None
     if not experience:
         return 0.0
-    try:
-        value = float(_judge(question=example.question, reference_strategy=reference, experience=experience).usefulness)
-    except Exception as exc:
-        logger.warning("usefulness judge failed (%s: %s)", type(exc).__name__, exc)
-        return None
-    return min(1.0, max(0.0, value))
+    value = Stages().call("judge", _judge, check=lambda out: float(out.usefulness), fallback="no usefulness score",
+                          question=example.question, reference_strategy=reference, experience=experience)
+    return None if value is None else min(1.0, max(0.0, value))
