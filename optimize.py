@@ -244,7 +244,8 @@ def cmd_run(args) -> int:
         return 2
     program = _program(args, "lm" if settings.lm else "none", arbitration=args.arbitration)
     pred = program(query=args.query, home=args.home)
-    out = {"ir": pred.ir.model_dump(), "parse_source": pred.parse_source, "lm_calls": pred.lm_calls,
+    out = {"ir": pred.ir.model_dump(), "parse_source": pred.parse_source, "hint": pred.hint,
+           "lm_fallbacks": pred.lm_fallbacks, "lm_calls": pred.lm_calls,
            "candidates": [c.model_dump() for c in pred.candidates],
            "bulk": pred.bulk.model_dump() if pred.bulk else None}
     print(json.dumps(out, ensure_ascii=False, indent=1))
