@@ -4,11 +4,19 @@ The returned set is the bulk plan's targets when bulk mode produced an executabl
 the top-k candidates. An "any" query ("开个灯就行，哪盏都可以") lists every acceptable device, and
 returning one of them satisfies it. A gold target counts as found when its device is returned with any of its
 acceptable command ids. Metric contract: with `trace` (bootstrapping) a strict bool, else a float.
+
+`parse_recall_at_10` (the metric compile uses) also checks the parse against the example's gold IR:
+recall alone keeps a parse of "主卧的灯都关掉" as 打开 whenever both commands sit in the top ten.
 """
 
 from __future__ import annotations
 
+import re
+
 import dspy
+from pydantic import ValidationError
+
+from ..signatures.query_ir import QueryIR
 
 
 def returned_pairs(pred, k: int = 10) -> list[tuple[str, str]]:
@@ -78,4 +86,105 @@ def recall_feedback(gold, pred, trace=None, pred_name=None, pred_trace=None) -> 
     gold_ir = getattr(gold, "ir", None)
     if score < 1.0 and gold_ir:
         lines.append(f"A correct parse would be: {gold_ir}")
+    return dspy.Prediction(score=score, feedback="\n".join(lines))
+
+
+# -- the parse itself, against the gold IR ----------------------------------------------------------
+
+# Words that switch something on or off, in the action phrase (Chinese by contract, English tolerated).
+# "开关" is the noun "switch", not a polarity. A phrase with both kinds of word (or neither) has none.
+_ON = re.compile(r"开|启动|通电|\b(on|open|start|enable)\b", re.IGNORECASE)
+_OFF = re.compile(r"关|停|断电|\b(off|close|stop|pause|disable|shut)\b", re.IGNORECASE)
+
+
+def action_polarity(action: str) -> str | None:
+    """"on" (打开, 开启, 启动, turn on …), "off" (关闭, 关掉, 停止, 断电, turn off …) or None."""
+    text = (action or "").replace("开关", "")
+    on, off = bool(_ON.search(text)), bool(_OFF.search(text))
+    return "on" if on and not off else "off" if off and not on else None
+
+
+def _as_query_ir(value) -> QueryIR | None:
+    if isinstance(value, QueryIR):
+        return value
+    if not isinstance(value, dict):
+        return None
+    try:
+        return QueryIR.model_validate(value)
+    except ValidationError:
+        return None
+
+
+def parse_disagreements(gold_ir, ir) -> list[str]:
+    """What a parse gets wrong against the gold IR: the action's on/off polarity (when the gold action has
+    one), type_hint, scope_include, scope_exclude, quantifier. Empty when the parse agrees."""
+    gold, parsed = _as_query_ir(gold_ir), _as_query_ir(ir)
+    if gold is None:
+        return []
+    if parsed is None:
+        return ["no parse"]
+    problems = []
+    want = action_polarity(gold.action)
+    if want is not None and action_polarity(parsed.action) != want:
+        problems.append(f"action {parsed.action!r} does not switch {want} like the gold {gold.action!r}")
+    if parsed.type_hint != gold.type_hint:
+        problems.append(f"type_hint {parsed.type_hint} where the gold is {gold.type_hint}")
+    for name in ("scope_include", "scope_exclude"):
+        got, expected = getattr(parsed, name), getattr(gold, name)
+        if set(got) != set(expected):
+            problems.append(f"{name} {got} where the gold is {expected}")
+    if parsed.quantifier != gold.quantifier:
+        problems.append(f"quantifier {parsed.quantifier} where the gold is {gold.quantifier}")
+    return problems
+
+
+def parse_agreement(gold_ir, ir) -> float:
+    """The share of the checked parts (polarity, type_hint, both scopes, quantifier) the parse gets right;
+    0.0 when it switches the wrong way (an "off" read as "on" is never half right)."""
+    gold, parsed = _as_query_ir(gold_ir), _as_query_ir(ir)
+    if gold is None:
+        return 1.0
+    if parsed is None:
+        return 0.0
+    problems = parse_disagreements(gold, parsed)
+    want = action_polarity(gold.action)
+    if want is not None and action_polarity(parsed.action) != want:
+        return 0.0
+    checked = 4 + (want is not None)
+    return (checked - len(problems)) / checked
+
+
+def parse_recall_at_10(example, pred, trace=None) -> float | bool:
+    """The commands optimisation metric: recall@10 and the parse checked against the example's gold IR.
+
+    With ``trace`` (bootstrapping): every gold target found AND the parse agrees with the gold IR (polarity,
+    type_hint, scopes, quantifier), so a demo that reads "关掉" as 打开 is never kept however good its
+    recall. Otherwise recall@10 x parse_agreement, in [0, 1]. Without a gold IR (or one that does not
+    validate): recall_at_10."""
+    gold = _as_query_ir(getattr(example, "ir", None))
+    if gold is None:
+        return recall_at_10(example, pred, trace)
+    score = recall(example, pred, 10)
+    parsed = getattr(pred, "ir", None)
+    if trace is not None:
+        return score >= 1.0 and not parse_disagreements(gold, parsed)
+    return score * parse_agreement(gold, parsed)
+
+
+def parse_recall_feedback(gold, pred, trace=None, pred_name=None, pred_trace=None) -> dspy.Prediction:
+    """parse_recall_at_10 with the text GEPA reflects on: recall_feedback's diagnosis plus each part of the
+    parse that disagrees with the gold IR."""
+    base = recall_feedback(gold, pred, trace, pred_name, pred_trace)
+    gold_ir = _as_query_ir(getattr(gold, "ir", None))
+    if gold_ir is None:
+        return base
+    parsed = getattr(pred, "ir", None)
+    problems = parse_disagreements(gold_ir, parsed)
+    score = parse_recall_at_10(gold, pred)
+    lines = [f"score = {score:.2f} (recall@10 x parse agreement {parse_agreement(gold_ir, parsed):.2f})",
+             base.feedback]
+    if problems:
+        lines.append("The parse disagrees with the gold IR: " + "; ".join(problems) + ".")
+        if "A correct parse would be" not in base.feedback:
+            lines.append(f"A correct parse would be: {gold_ir.model_dump_json()}")
     return dspy.Prediction(score=score, feedback="\n".join(lines))
