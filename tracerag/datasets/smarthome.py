@@ -8,12 +8,15 @@ change when queries are added and a user's own data gets them for free.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import dspy
+from pydantic import ValidationError
 
 from ..retrievers.home import HomeDataError, iter_jsonl
+from ..signatures.query_ir import QueryIR
 
 BUNDLED_ROOT = Path(__file__).parent / "data"
 SPLITS = {"train": (0, 40), "dev": (40, 60), "test": (60, 100)}  # percent buckets of the id hash
@@ -38,9 +41,27 @@ class LabelledQuery:
     def split(self) -> str:
         return split_of(self.id)
 
-    def to_example(self) -> dspy.Example:
+    def to_example(self, rooms: Sequence[str] | None = None) -> dspy.Example:
+        """Inputs ``query``, ``home``, ``ir`` (CommandRetrieval's call); the rest are labels.
+
+        The example also carries what the parse step (ParseCommand) sees and should answer, so it can
+        serve as that step's labelled demo: ``utterance`` (the query), ``rooms`` (the home's room names,
+        when given) and ``ir``, the gold QueryIR with every field filled in (as written when it does not
+        validate; None without one)."""
+        fields = {"utterance": self.query} | ({"rooms": list(rooms)} if rooms is not None else {})
         return dspy.Example(id=self.id, query=self.query, home=self.home, expected=list(self.expected),
-                            quantifier=self.quantifier, ir=self.ir).with_inputs("query", "home", "ir")
+                            quantifier=self.quantifier, ir=_full_ir(self.ir), **fields
+                            ).with_inputs("query", "home", "ir")
+
+
+def _full_ir(ir: dict | None) -> dict | None:
+    """The gold IR with the defaults of the fields it leaves out; unchanged when it does not validate."""
+    if ir is None:
+        return None
+    try:
+        return QueryIR.model_validate(ir).model_dump()
+    except ValidationError:
+        return ir
 
 
 def split_of(query_id: str) -> str:
