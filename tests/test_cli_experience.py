@@ -86,6 +86,28 @@ def test_evaluate_with_the_lm_judges_usefulness(dataset, tmp_path, use_fake_lm):
     assert "JudgeExperience" in use_fake_lm[0].calls
 
 
+def test_evaluate_with_a_dead_lm_equals_the_no_lm_run_marked(dataset, tmp_path, monkeypatch):
+    """An LM that fails every call scores exactly what no LM scores, with no error and every fallback counted."""
+    base = ["evaluate", "experience", "--dataset", str(dataset), "--split", "all", "--rounds", "2"]
+    assert optimize.main([*base, "--out", str(tmp_path / "no_lm.json")]) == 0
+    monkeypatch.setattr(tracerag.config, "make_lm", lambda *a, **k: dspy.LM(
+        "fake/dead", engine=FakeEngine(mode="error"), cache=False, num_retries=0))
+    try:
+        assert optimize.main([*base, "--lm", "fake/dead", "--out", str(tmp_path / "dead.json")]) == 0
+    finally:
+        dspy.configure(lm=None)
+    no_lm, dead = (json.loads((tmp_path / f"{name}.json").read_text(encoding="utf-8")) for name in ("no_lm", "dead"))
+    for with_lm, without in zip(dead["per_query"], no_lm["per_query"], strict=True):
+        for key in ("queries", "ranked", "used", "experience", "rounds"):
+            assert with_lm[key] == without[key], key
+        assert with_lm["error"] is None and with_lm["lm_fallbacks"] == ["rewrite", "summarize", "check"]
+    m = dead["metrics"]
+    assert m["hit@5"] == no_lm["metrics"]["hit@5"] and m["errors"] == 0 and m["lm_fallback_rate"] == 1.0
+    assert m["lm_fallbacks"] == {stage: m["n"] for stage in ("check", "rewrite", "summarize")}
+    assert m["lm_calls_per_query"] < 1  # the breaker stops calling a dead LM after a few failures
+    assert no_lm["metrics"]["lm_fallback_rate"] == 0.0
+
+
 def test_run_prints_the_section(traces_dir, tmp_path, capsys):
     bank = str(tmp_path / "bank")
     assert optimize.main(["build-bank", "--traces", str(traces_dir), "--bank", bank]) == 0

@@ -31,6 +31,21 @@ def test_evaluate_without_lm_reports_no_plans(tmp_path):
     assert metrics["n"] >= 20 and metrics["errors"] == metrics["n"] and metrics["score"] == 0.0
 
 
+def test_evaluate_with_a_dead_lm_reports_no_plans_marked(tmp_path, monkeypatch):
+    monkeypatch.setattr(tracerag.config, "make_lm", lambda *a, **k: dspy.LM(
+        "fake/dead", engine=PlannerEngine(plan_mode="error"), cache=False, num_retries=0))
+    out = tmp_path / "r.json"
+    try:
+        assert optimize.main(["evaluate", "planner", "--dataset", "planner", "--split", "test", "--lm", "fake/dead",
+                              "--out", str(out)]) == 0
+    finally:
+        dspy.configure(lm=None)
+    metrics = json.loads(out.read_text(encoding="utf-8"))["metrics"]
+    assert metrics["errors"] == metrics["n"] and metrics["score"] == 0.0  # what no LM scores
+    assert metrics["lm_fallback_rate"] == 1.0 and metrics["lm_fallbacks"] == {"generate": metrics["n"]}
+    assert metrics["lm_calls_per_query"] < 1  # the breaker stops calling a dead LM after a few failures
+
+
 def test_evaluate_and_compile_with_the_fake_lm(tmp_path, use_planner_lm):
     out = tmp_path / "r.json"
     assert optimize.main(["evaluate", "planner", "--dataset", "planner", "--split", "dev", "--lm", "fake/x",

@@ -80,3 +80,20 @@ def test_failed_caption_calls_leave_traces_uncaptioned(tmp_path, embedder):
         assert report.added == 3 and report.captioned == 0
     finally:
         dspy.configure(lm=None)
+
+
+def test_a_dead_lm_costs_a_few_calls_and_one_line_each(tmp_path, caplog):
+    from tracerag.programs.guarded_step import policy
+
+    directory = traces_with_images(tmp_path / "traces", 8)
+    engine = SlowEngine(mode="error")
+    dspy.configure(lm=dspy.LM("fake/vision", engine=engine, cache=False, num_retries=0),
+                   adapter=dspy.ChatAdapter(use_json_adapter_fallback=False))
+    try:
+        assert make_captioner(concurrency=1)(load_traces(directory).traces) == {}
+    finally:
+        dspy.configure(lm=None)
+    failed = [r.getMessage() for r in caplog.records if "captioning failed" in r.getMessage()]
+    assert len(failed) == policy().breaker_failures  # then the breaker skips the LM
+    assert all("\n" not in line and "ServerError" in line for line in failed)
+    assert "3 traces indexed without a caption: the LM failed repeatedly" in caplog.text

@@ -57,6 +57,7 @@ def test_no_lm_searches_the_raw_task_and_extracts_experience(bank):
     assert pred.queries == [[f"{QUESTION}\nTask: add up a shopping receipt"]]
     assert pred.task_ids[0][0].startswith("receipt-") and len(pred.task_ids[0]) == 5
     assert pred.used_task_ids == pred.task_ids[0][:3] and pred.lm_calls == 0
+    assert pred.hint is None and pred.lm_fallbacks == []  # no LM is not a failure
     assert "ocr -> calculator" in pred.experience and pred.error is None
     assert pred.section.startswith("## Experience from Similar Tasks\n")
 
@@ -69,6 +70,7 @@ def test_one_round_with_the_lm(bank, fake_lm):
     assert pred.rounds == 1 and pred.experience.startswith("Use the tools of receipt-")
     assert pred.used_task_ids == pred.task_ids[0][:2]  # the hallucinated id is dropped
     assert "made-up-0001" not in pred.used_task_ids
+    assert pred.hint is None and pred.lm_fallbacks == [] and pred.error is None
 
 
 def test_rounds_stop_at_the_cap_when_never_sufficient(bank, fake_lm):
@@ -115,7 +117,9 @@ def test_failed_rewrite_falls_back_to_the_raw_task(bank, fake_lm, stage, how, ca
     fake_lm(fail={stage: how})
     pred = program(bank)(question=QUESTION)
     assert pred.queries == [[QUESTION]] and pred.experience and pred.error is None
-    assert "RewriteQuery failed" in caplog.text
+    assert pred.hint == "lm_failed" and pred.lm_fallbacks == ["rewrite"] and pred.lm_calls == 2
+    assert pred.experience.startswith("Use the tools of")  # the summary still ran
+    assert "LM stage rewrite (RewriteQuery) failed" in caplog.text and "searching with the raw task" in caplog.text
 
 
 def test_failed_reranker_keeps_retrieval_order(bank, caplog):
@@ -125,24 +129,34 @@ def test_failed_reranker_keeps_retrieval_order(bank, caplog):
 
 
 @pytest.mark.parametrize("how", ["error", "garbage"])
-def test_failed_summary_gives_empty_experience_never_an_error(bank, fake_lm, how, caplog):
+def test_failed_summary_gives_the_extractive_experience(bank, fake_lm, how, caplog):
     caplog.set_level(logging.WARNING)
     fake_lm(fail={"SummarizeExperience": how})
     pred = program(bank)(question=QUESTION)
-    assert pred.experience == "" and pred.section == "" and pred.used_task_ids == []
-    assert pred.error and "continuing without experience" in caplog.text
+    extractive = program(bank, enable_summary=False)(question=QUESTION)  # the same rewrite, no summary
+    assert pred.task_ids == extractive.task_ids and pred.experience.startswith("- For a similar task")
+    assert (pred.experience, pred.used_task_ids) == (extractive.experience, extractive.used_task_ids)
+    assert pred.section and pred.error is None  # an LM failure is not an error: it is marked
+    assert pred.hint == "lm_failed" and pred.lm_fallbacks == ["summarize"] and pred.lm_calls == 2
+    assert "LM stage summarize (SummarizeExperience) failed" in caplog.text
 
 
 def test_failed_sufficiency_check_accepts_the_experience(bank, fake_lm):
     fake_lm(fail={"CheckSufficiency": "error"})
     pred = program(bank, max_retrieval_rounds=3)(question=QUESTION)
-    assert pred.rounds == 1 and pred.experience and pred.error is None
+    assert pred.rounds == 1 and pred.experience.startswith("Use the tools of") and pred.error is None
+    assert pred.hint == "lm_failed" and pred.lm_fallbacks == ["check"] and pred.lm_calls == 3
 
 
-def test_dead_lm_everywhere_still_returns(bank, fake_lm):
+def test_dead_lm_everywhere_gives_the_no_lm_result(bank, fake_lm):
+    prog = program(bank, max_retrieval_rounds=2)
+    no_lm = prog(question=QUESTION)
     fake_lm(mode="error")
-    pred = program(bank, max_retrieval_rounds=2)(question=QUESTION)
-    assert pred.experience == "" and pred.error
+    pred = prog(question=QUESTION)
+    for key in ("experience", "task_ids", "retrieved_task_ids", "used_task_ids", "queries", "rounds"):
+        assert pred[key] == no_lm[key], key
+    assert pred.experience and pred.error is None and pred.hint == "lm_failed"
+    assert pred.lm_fallbacks == ["rewrite", "summarize", "check"] and pred.lm_calls == 3
 
 
 def test_failing_embedder_gives_empty_experience(bank, monkeypatch):

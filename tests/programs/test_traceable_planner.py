@@ -55,6 +55,7 @@ def test_used_ids_are_the_union_of_reports_and_citations(planner_lm):
     assert pred.templates_used == ["template-002", tpl_routine]  # reported only; bare in the objective only
     assert pred.hallucinated_ids == [INVENTED]  # flagged, never among the used ids
     assert INVENTED not in pred.bullets_used + pred.templates_used and pred.error is None
+    assert pred.hint is None and pred.lm_fallbacks == []
 
 
 def test_the_lm_sees_every_id_and_nothing_else(planner_lm):
@@ -97,20 +98,24 @@ def test_no_lm_returns_no_plan_and_says_why(caplog):
     caplog.set_level(logging.WARNING)
     pred = run()
     assert pred.plan is None and pred.error == "no LM configured" and pred.lm_calls == 0
+    assert pred.hint == "no_lm" and pred.lm_fallbacks == []  # no LM is not an LM failure
     assert pred.bullets_used == pred.templates_used == pred.hallucinated_ids == []
     assert pred.retrieved_bullet_ids and pred.metadata["model"] is None and pred.metadata["usage"] == {}
     assert "no LM configured" in caplog.text
 
 
 @pytest.mark.parametrize("mode,error", [("error", "fake GeneratePlan failed"), ("garbage", "AdapterParseError"),
-                                        ("no_steps", "steps")])
+                                        ("no_steps", "AdapterParseError")])
 def test_a_failing_lm_gives_no_plan_never_an_exception(planner_lm, mode, error, caplog):
     caplog.set_level(logging.WARNING)
     planner_lm(plan_mode=mode)
     pred = run()
-    assert pred.plan is None and error in pred.error and pred.lm_calls == 1
+    assert pred.plan is None and error in pred.error and pred.error.startswith("generate: ") and pred.lm_calls == 1
+    assert "\n" not in pred.error  # one line
+    assert pred.hint == "lm_failed" and pred.lm_fallbacks == ["generate"]
     assert pred.bullets_used == pred.templates_used == pred.hallucinated_ids == []
-    assert pred.metadata["error"] == pred.error and "GeneratePlan failed" in caplog.text
+    assert pred.metadata["error"] == pred.error and pred.metadata["lm_fallbacks"] == ["generate"]
+    assert "LM stage generate (GeneratePlan) failed" in caplog.text
 
 
 def test_lm_calls_count_the_adapters_json_retry(planner_lm):

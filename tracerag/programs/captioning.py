@@ -2,7 +2,10 @@
 
 A caption puts what an image shows into the index text, so a photo of a receipt is found by tasks
 about receipts. Captioning is optional: without an LM it is skipped, and a trace whose images cannot
-be read or whose LM call fails is indexed without a caption (a warning, never a failed build).
+be read or whose LM call fails is indexed without a caption (a one-line warning, never a failed build).
+The calls share the per-process circuit breaker of the programs' LM stages: once the LM has failed
+several calls in a row, the remaining traces are indexed without a caption instead of each waiting
+for its own timeout.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import dspy
 from ..retrievers.experience_bank import Captioner
 from ..retrievers.traces import Trace
 from ..signatures.experience import CaptionImages
+from .guarded_step import BREAKER, failure_line
 
 __all__ = ["make_captioner"]
 
@@ -29,26 +33,35 @@ def make_captioner(concurrency: int = 8) -> Captioner | None:
     predict = dspy.Predict(CaptionImages)
     adapter = dspy.settings.adapter
 
-    def caption_one(trace: Trace) -> tuple[str, str | None]:
+    def caption_one(trace: Trace) -> tuple[str, str | None, str]:
+        """(task_id, caption or None, outcome: captioned, empty, unreadable, failed or skipped)."""
         try:
             images = [dspy.Image.from_path(str(p)) for p in trace.image_paths()]
         except Exception as exc:
             logger.warning("%s: cannot read its images (%s); indexing it without a caption", trace.task_id, exc)
-            return trace.task_id, None
+            return trace.task_id, None, "unreadable"
+        if not BREAKER.allow(lm):
+            return trace.task_id, None, "skipped"
         try:
             with dspy.context(lm=lm, adapter=adapter):  # worker threads do not inherit the caller's context
                 caption = predict(question=trace.question, images=images).caption
-            return trace.task_id, (caption or "").strip() or None
         except Exception as exc:
-            logger.warning("%s: captioning failed (%s: %s); indexing it without a caption",
-                           trace.task_id, type(exc).__name__, exc)
-            return trace.task_id, None
+            BREAKER.record(lm, ok=False)
+            logger.warning("%s: captioning failed (%s); indexing it without a caption", trace.task_id,
+                           failure_line(exc))
+            return trace.task_id, None, "failed"
+        BREAKER.record(lm, ok=True)
+        caption = (caption or "").strip() if isinstance(caption, str) else ""
+        return trace.task_id, caption or None, "captioned" if caption else "empty"
 
     def caption(traces: list[Trace]) -> dict[str, str]:
         with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
             results = list(pool.map(caption_one, traces))
-        made = {task_id: text for task_id, text in results if text}
+        made = {task_id: text for task_id, text, _ in results if text}
+        skipped = sum(outcome == "skipped" for *_, outcome in results)
         logger.info("captioned %d of %d traces with images", len(made), len(traces))
+        if skipped:
+            logger.warning("%d traces indexed without a caption: the LM failed repeatedly and was skipped", skipped)
         return made
 
     return caption

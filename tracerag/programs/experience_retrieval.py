@@ -5,13 +5,25 @@ search the bank -> dedupe by task_id (best score) -> rerank -> top_n -> summaris
 when several rounds are allowed, check sufficiency (LM); an insufficient round feeds its experience
 and gap into the next round's rewrite. The last round's experience is the answer.
 
-Failure paths (the calling agent never sees an error):
+The three LM stages (``rewrite``, ``summarize``, ``check``) are guarded steps (``guarded_step.Stages``):
+each uses its predictor's own LM, and an LM failure at any stage is never worse than having no LM.
+
 - no LM configured: the raw task is the query, and the experience is extractive (the retrieved
-  traces' own strategy lines), so retrieval still helps;
-- RewriteQuery fails or returns garbage: that round searches with the raw task;
-- the reranker fails: retrieval-score order;
-- CheckSufficiency fails: the current experience is accepted;
-- anything else (SummarizeExperience, the embedder, the bank): empty experience and a warning.
+  traces' own strategy lines, ``extractive_experience``), so retrieval still helps;
+- ``rewrite`` fails, returns garbage or the wrong types: that round searches with the raw task;
+- ``summarize`` fails: the extractive experience of the same selected candidates (its ids are the
+  used ids);
+- ``check`` fails: the current experience is accepted;
+- the reranker fails: retrieval-score order.
+
+So an endpoint that is down or answers garbage gives exactly the no-LM result (same queries, ranked
+ids, experience text and used ids), marked ``hint="lm_failed"`` with the stages in ``lm_fallbacks``.
+Anything else that fails (the embedder, the bank) gives an empty experience, ``error`` set and a
+warning: the calling agent never sees an exception.
+
+LM-call budget per task: a rewrite and a summary per round and a check between rounds, so at most
+``3 * max_retrieval_rounds - 1`` calls (2 with the default single round); ``lm_calls`` counts the
+calls actually made (a stage the circuit breaker skips costs none).
 """
 
 from __future__ import annotations
@@ -30,6 +42,7 @@ from ..retrievers.cosine_bank import CosineBank, Hit
 from ..retrievers.rerankers import LocalReranker, Reranker
 from ..retrievers.traces import query_text
 from ..signatures.experience import CheckSufficiency, RewriteQuery, SummarizeExperience
+from .guarded_step import Stages, lm_of
 
 __all__ = ["ExperienceConfig", "ExperienceRetrieval", "render_experience_section"]
 
@@ -120,63 +133,61 @@ class ExperienceRetrieval(dspy.Module):
 
     def forward(self, question: str, images: Sequence[Any] | None = None, caption: str | None = None,
                 sub_task: str | None = None) -> dspy.Prediction:
+        stages = Stages()
         if not self.config.enable:
-            return _prediction([], lm_calls=0)
+            return _prediction([], stages)
         rounds: list[Round] = []
-        calls = [0]
         try:
-            self._run(question, list(images or []), caption or "", sub_task or "", rounds, calls)
-            return _prediction(rounds, lm_calls=calls[0])
+            self._run(question, list(images or []), caption or "", sub_task or "", rounds, stages)
+            return _prediction(rounds, stages)
         except Exception as exc:  # the documented contract: the agent runs on without experience
             logger.warning("experience retrieval failed (%s: %s); continuing without experience",
                            type(exc).__name__, exc)
-            return _prediction(rounds, lm_calls=calls[0], error=f"{type(exc).__name__}: {exc}")
+            return _prediction(rounds, stages, error=f"{type(exc).__name__}: {exc}")
 
     def _run(self, question: str, images: list, caption: str, sub_task: str, rounds: list[Round],
-             calls: list[int]) -> None:
+             stages: Stages) -> None:
         cfg = self.config
-        has_lm = dspy.settings.lm is not None
+        rewrite = cfg.enable_query_rewrite and lm_of(self.rewrite) is not None
+        summarize = cfg.enable_summary and lm_of(self.summarize) is not None
+        check = lm_of(self.check) is not None
         search_context = ""
         for number in range(1, cfg.max_retrieval_rounds + 1):
             queries, round_caption = [query_text(question, caption, sub_task)], caption
-            if cfg.enable_query_rewrite and has_lm:
-                calls[0] += 1
-                queries, round_caption = self._rewrite(question, images, caption, sub_task, search_context)
+            if rewrite:
+                queries, round_caption = self._rewrite(question, images, caption, sub_task, search_context, stages)
             candidates = self._retrieve(queries)
             selected = self._rerank(question, round_caption, candidates)[: cfg.top_n]
             if not selected:
                 experience, used = "", []
-            elif cfg.enable_summary and has_lm:
-                calls[0] += 1
-                experience, used = self._summarize(question, round_caption, selected)
+            elif summarize:
+                experience, used = self._summarize(question, round_caption, selected, stages)
             else:
                 experience, used = extractive_experience(selected)
             round_ = Round(queries, round_caption, [c.task_id for c in candidates], [c.task_id for c in selected],
                            experience, used)
-            if number == cfg.max_retrieval_rounds or not (has_lm and experience):
+            if number == cfg.max_retrieval_rounds or not (check and experience):
                 rounds.append(round_)
                 return
-            calls[0] += 1
-            sufficient, gap = self._check(question, experience)
+            sufficient, gap = self._check(question, experience, stages)
             rounds.append(replace(round_, sufficient=sufficient, gap=gap))
             if sufficient:
                 return
             search_context = f"{experience}\nGap: {gap}"
 
-    def _rewrite(self, question: str, images: list, caption: str, sub_task: str,
-                 search_context: str) -> tuple[list[str], str]:
+    def _rewrite(self, question: str, images: list, caption: str, sub_task: str, search_context: str,
+                 stages: Stages) -> tuple[list[str], str]:
+        """The raw task plus up to five rewritten queries, and the caption; on failure the raw task
+        alone and the given caption (what the no-LM path searches with)."""
         raw = query_text(question, caption, sub_task)
-        try:
-            out = self.rewrite(question=question, images=_as_images(images), known_caption=caption,
-                               search_context=search_context)
-            queries = [q.strip() for q in (out.text_queries or []) if isinstance(q, str) and q.strip()][:5]
-            if not queries:
-                raise ValueError("no text_queries")
-            # the raw task stays a query: a rewrite can only add recall, never lose the literal task
-            return [raw, *queries], (caption or (out.image_caption or "").strip())
-        except Exception as exc:
-            logger.warning("RewriteQuery failed (%s: %s); searching with the raw task", type(exc).__name__, exc)
+        out = stages.call("rewrite", self.rewrite, check=_rewritten, fallback="searching with the raw task",
+                          question=question, images=_as_images(images), known_caption=caption,
+                          search_context=search_context)
+        if out is None:
             return [raw], caption
+        queries, image_caption = out
+        # the raw task stays a query: a rewrite can only add recall, never lose the literal task
+        return [raw, *queries], (caption or image_caption)
 
     def _retrieve(self, queries: list[str]) -> list[Candidate]:
         """One embedding call for all queries, one search, best retrieval score per task_id."""
@@ -200,23 +211,55 @@ class ExperienceRetrieval(dspy.Module):
             logger.warning("reranker failed (%s: %s); keeping retrieval order", type(exc).__name__, exc)
             return candidates
 
-    def _summarize(self, question: str, caption: str, selected: list[Candidate]) -> tuple[str, list[str]]:
-        out = self.summarize(question=question, image_caption=caption, candidates=format_candidates(selected))
-        experience = (out.experience or "").strip()
+    def _summarize(self, question: str, caption: str, selected: list[Candidate],
+                   stages: Stages) -> tuple[str, list[str]]:
+        """The LM's experience and the offered ids it drew on; on failure the extractive experience of
+        the same candidates (what the no-LM path gives)."""
+        out = stages.call("summarize", self.summarize, check=_summary, fallback="using the extractive experience",
+                          question=question, image_caption=caption, candidates=format_candidates(selected))
+        if out is None:
+            return extractive_experience(selected)
+        experience, reported = out
         offered = {c.task_id for c in selected}
-        used = [t for t in dict.fromkeys(out.task_ids or []) if t in offered]  # never report an unseen id
+        used = [t for t in dict.fromkeys(reported) if t in offered]  # never report an unseen id
         return experience, used if experience else []
 
-    def _check(self, question: str, experience: str) -> tuple[bool, str]:
-        try:
-            out = self.check(question=question, experience=experience)
-            return bool(out.sufficient), (out.gap or "").strip()
-        except Exception as exc:
-            logger.warning("CheckSufficiency failed (%s: %s); accepting the experience", type(exc).__name__, exc)
-            return True, ""
+    def _check(self, question: str, experience: str, stages: Stages) -> tuple[bool, str]:
+        """(sufficient, gap); on failure the experience is accepted."""
+        out = stages.call("check", self.check, check=_verdict, fallback="accepting the experience",
+                          question=question, experience=experience)
+        return out if out is not None else (True, "")
 
 
-def _prediction(rounds: list[Round], *, lm_calls: int, error: str | None = None) -> dspy.Prediction:
+def _rewritten(out) -> tuple[list[str], str]:
+    """Up to five non-empty queries and a caption; a reply without a usable query raises (fallback)."""
+    if not isinstance(out.text_queries, list):
+        raise TypeError(f"text_queries is a {type(out.text_queries).__name__}, not a list")
+    queries = [q.strip() for q in out.text_queries if isinstance(q, str) and q.strip()][:5]
+    if not queries:
+        raise ValueError("RewriteQuery returned no text_queries")
+    caption = out.image_caption if isinstance(out.image_caption, str) else ""
+    return queries, caption.strip()
+
+
+def _summary(out) -> tuple[str, list[str]]:
+    """(experience, reported ids); a reply of the wrong types raises (fallback). An empty experience is
+    the model saying nothing fits, not a failure."""
+    if not isinstance(out.experience, str):
+        raise TypeError(f"experience is a {type(out.experience).__name__}, not text")
+    ids = out.task_ids if out.task_ids is not None else []
+    if not isinstance(ids, list):
+        raise TypeError(f"task_ids is a {type(ids).__name__}, not a list")
+    return out.experience.strip(), [t for t in ids if isinstance(t, str)]
+
+
+def _verdict(out) -> tuple[bool, str]:
+    if not isinstance(out.sufficient, bool):
+        raise TypeError(f"sufficient is a {type(out.sufficient).__name__}, not a bool")
+    return out.sufficient, (out.gap if isinstance(out.gap, str) else "").strip()
+
+
+def _prediction(rounds: list[Round], stages: Stages, *, error: str | None = None) -> dspy.Prediction:
     failed = error is not None
     last = rounds[-1] if rounds and not failed else None
     experience = last.experience if last else ""
@@ -228,8 +271,11 @@ def _prediction(rounds: list[Round], *, lm_calls: int, error: str | None = None)
         used_task_ids=last.used if last else [],
         queries=[r.queries for r in rounds],
         rounds=len(rounds),
-        lm_calls=lm_calls,
-        error=error,
+        lm_calls=stages.calls,
+        hint=stages.hint,  # "lm_failed" when any LM stage fell back
+        lm_fallbacks=stages.fallbacks,  # the stages that did: rewrite, summarize, check
+        lm_errors=stages.errors,
+        error=error,  # a failure outside the LM stages (embedder, bank)
     )
 
 

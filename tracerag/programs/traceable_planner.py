@@ -13,9 +13,17 @@ The prediction's ``metadata`` answers "which bullets and which retrieved passage
 retrieved bullet ids, retrieved templates (id, title, score, a 120-character preview), used ids,
 hallucinated ids, model, token usage, duration and LM calls (see ``lm_meter``).
 
-Failure path (the caller never sees an exception from the LM): no LM configured, the LM call failing,
-or a reply that does not parse into a Plan -> ``plan=None``, no used ids, ``error`` set, a warning
-logged. A failing template retriever -> planning without templates, with a warning.
+The one LM stage, ``generate``, is a guarded step (``guarded_step.Stages``): it uses the predictor's own
+LM (``set_lm``, ``dspy.context(lm=...)``, else the configured one) and respects the circuit breaker.
+Failure paths (the caller never sees an exception from the LM):
+
+- no LM configured: ``plan=None``, no used ids, ``error="no LM configured"``, ``hint="no_lm"``;
+- the LM call failing, or a reply that does not parse into a valid Plan: the same no-plan result,
+  ``hint="lm_failed"``, ``lm_fallbacks=["generate"]`` and ``error`` saying what went wrong in one line;
+- a failing template retriever: planning without templates, with a warning.
+
+LM-call budget: one ``GeneratePlan`` call per request (two when the adapter retries an unparsable reply
+as JSON; ``lm_calls`` counts what the LM was really asked, none while the breaker is open).
 """
 
 from __future__ import annotations
@@ -31,6 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..metrics.planner import plan_cited_ids
 from ..retrievers.playbook import Bullet, Playbook, Template, as_template, parse_playbook
 from ..signatures.planner import GeneratePlan, Plan
+from .guarded_step import Stages, lm_of
 from .lm_meter import LMMeter
 
 __all__ = ["PlannerConfig", "TraceablePlanner", "format_bullets", "format_templates", "trace_used_ids"]
@@ -67,21 +76,21 @@ class TraceablePlanner(dspy.Module):
         start = time.perf_counter()
         shown_bullets = _unique(_as_bullets(bullets), "bullet")
         shown_templates = _unique(self._templates(requirements, templates), "template")[: self.config.max_templates]
-        meter = LMMeter()
-        plan, reported, error = None, [], None
-        if dspy.settings.lm is None:
-            error = "no LM configured"
+        meter, stages = LMMeter(), Stages()
+        plan, reported, error, hint = None, [], None, None
+        lm = lm_of(self.generate)
+        if lm is None:
+            error, hint = "no LM configured", "no_lm"
             logger.warning("TraceablePlanner: no LM configured; returning no plan")
         else:
             with meter.measure():
-                try:
-                    out = self.generate(requirements=requirements, bullets=format_bullets(shown_bullets),
-                                        templates=format_templates(shown_templates))
-                    plan = _as_plan(out.plan)
-                    reported = [*_as_ids(out.bullets_used), *_as_ids(out.templates_used)]
-                except Exception as exc:  # the documented contract: no plan, an error, never a raise
-                    plan, error = None, f"{type(exc).__name__}: {exc}"
-                    logger.warning("GeneratePlan failed (%s); returning no plan", error)
+                out = stages.call("generate", self.generate, check=_plan_and_ids, fallback="returning no plan",
+                                  requirements=requirements, bullets=format_bullets(shown_bullets),
+                                  templates=format_templates(shown_templates))
+            if out is None:  # the documented contract: no plan, an error, never a raise
+                error, hint = stages.errors[-1], stages.hint
+            else:
+                plan, reported = out
         bullet_ids = [b.id for b in shown_bullets]
         template_ids = [t.id for t in shown_templates]
         used_bullets, used_templates, hallucinated = (
@@ -89,7 +98,7 @@ class TraceablePlanner(dspy.Module):
         if hallucinated:
             logger.warning("the plan cites ids that were never provided: %s", ", ".join(hallucinated))
         metadata = {
-            "model": meter.model,
+            "model": ", ".join(meter.models) or getattr(lm, "model", None),
             "usage": dict(meter.usage),
             "duration_s": round(time.perf_counter() - start, 4),
             "lm_calls": meter.calls,
@@ -101,11 +110,13 @@ class TraceablePlanner(dspy.Module):
             "templates_used": used_templates,
             "hallucinated_ids": hallucinated,
             "error": error,
+            "hint": hint,
+            "lm_fallbacks": stages.fallbacks,
         }
         return dspy.Prediction(plan=plan, bullets_used=used_bullets, templates_used=used_templates,
                                hallucinated_ids=hallucinated, retrieved_bullet_ids=bullet_ids,
                                retrieved_template_ids=template_ids, lm_calls=meter.calls, error=error,
-                               metadata=metadata)
+                               hint=hint, lm_fallbacks=stages.fallbacks, metadata=metadata)
 
     def _templates(self, requirements: str, templates) -> list[Template]:
         if templates is not None:
@@ -172,6 +183,11 @@ def _unique(items: list, what: str) -> list:
         seen.add(item.id)
         out.append(item)
     return out
+
+
+def _plan_and_ids(out) -> tuple[Plan, list[str]]:
+    """The stage's check: a valid Plan and the ids the LM reported; anything else raises (no plan)."""
+    return _as_plan(out.plan), [*_as_ids(out.bullets_used), *_as_ids(out.templates_used)]
 
 
 def _as_plan(value: Any) -> Plan:
