@@ -84,3 +84,21 @@ def test_compile_agent_and_load_it_with_the_apps_tools(engines, capsys):
 def test_a_tool_server_that_does_not_start_is_a_clear_error(capsys):
     assert optimize.main(["run", "agent", "--question", QUESTION, "--tools", "false"]) == 2
     assert "error:" in capsys.readouterr().err
+
+
+def _summary(out: str) -> dict:
+    return json.loads(next(line for line in out.splitlines() if line.startswith('{"stop_reason"')))
+
+
+def test_a_failing_lm_answers_as_the_run_without_an_lm(cli_lm, monkeypatch, capsys):
+    monkeypatch.delenv("TRACERAG_LM", raising=False)
+    assert optimize.main(["run", "agent", "--question", QUESTION]) == 0
+    out = capsys.readouterr().out
+    no_lm, printed = _summary(out), out.split('{"stop_reason"')[0]
+    cli_lm(AgentEngine, agent="error")
+    assert optimize.main(["run", "agent", "--question", QUESTION, "--lm", "fake/model"]) == 0
+    out = capsys.readouterr().out
+    failed = _summary(out)
+    assert no_lm["stop_reason"] == "no_lm" and failed["stop_reason"] == "lm_error" and failed["steps"] == 1
+    assert failed["ids_cited"] == no_lm["ids_cited"] and "10808977" in failed["ids_cited"]
+    assert out.split('{"stop_reason"')[0] == printed and "<answer>" in printed  # the same search, answer, cites

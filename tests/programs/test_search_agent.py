@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 import dspy
 import pytest
 
-from tests.conftest import AGENT_FAKE_ID
+from tests.conftest import AGENT_FAKE_ID, AgentEngine
 from tracerag.metrics import agent as m
-from tracerag.programs.search_agent import NUDGE, AgentConfig, SearchAgent
+from tracerag.programs.search_agent import EVIDENCE_LEAD, NUDGE, AgentConfig, SearchAgent
 from tracerag.tools.protocol import STOP_SEQUENCES, format_tool_output
 from tracerag.tools.trajectory import Trajectory, write_jsonl, write_traces
 
@@ -45,6 +45,8 @@ class Tools:
 
 
 QUESTION = "Does aspirin prevent stroke in older adults?"
+NO_LM_ANSWER = (f'{EVIDENCE_LEAD} <cite id="111">Aspirin lowered stroke risk in adults.</cite> '
+                '<cite id="222">Second abstract here.</cite>')
 
 
 def test_answers_with_a_citation_of_what_the_tool_returned(agent_lm):
@@ -64,6 +66,7 @@ def test_answers_with_a_citation_of_what_the_tool_returned(agent_lm):
     assert engine.stops[0] == STOP_SEQUENCES and engine.calls == ["AgentStep", "AgentStep"]
     assert t.tool_calls[0].thought == "Search first." and t.reasoning == "The snippets answer it."
     assert t.tool_calls[0].timestamp.endswith("+00:00") and t.tool_calls[0].ids == ["111", "222"]
+    assert pred.hint is None and pred.lm_fallbacks == [] and pred.lm_calls == t.steps == 2
 
 
 def test_unclosed_call_runs_up_to_the_line_end(agent_lm):
@@ -88,11 +91,15 @@ def test_only_the_first_of_several_calls_runs(agent_lm):
     assert t.interleaved_text.count("<call_tool") == 1
 
 
-def test_one_nudge_then_the_run_ends_with_a_reason(agent_lm):
+def test_one_nudge_then_the_run_ends_with_a_reason_and_the_no_lm_answer(agent_lm):
     engine = agent_lm(agent="chatty")
-    t = SearchAgent(Tools())(question=QUESTION).trajectory
-    assert t.stop_reason == "no_action" and t.final_answer is None and len(engine.calls) == 2
+    tools = Tools()
+    pred = SearchAgent(tools)(question=QUESTION)
+    t = pred.trajectory
+    assert t.stop_reason == "no_action" and len(engine.calls) == 2 and pred.lm_calls == 2
     assert NUDGE in engine.inputs[1][1] and NUDGE not in t.interleaved_text
+    assert t.final_answer == NO_LM_ANSWER and tools.calls[0].query == QUESTION  # the no-LM path's search
+    assert pred.hint == "lm_failed" and pred.lm_fallbacks == ["step"] and not t.succeeded
 
 
 def test_per_tool_cap_gives_an_error_output_then_ends_the_run(agent_lm):
@@ -103,6 +110,17 @@ def test_per_tool_cap_gives_an_error_output_then_ends_the_run(agent_lm):
     refused = [r for r in t.tool_calls if not r.executed]
     assert len(refused) == 1 and "at most 3 times" in refused[0].error
     assert "<tool_output>Error: pubmed_search may be called at most 3 times" in t.interleaved_text
+    assert t.final_answer.startswith(EVIDENCE_LEAD) and t.ids_cited == ["111", "222"]  # the evidence so far
+
+
+def test_max_steps_without_an_answer_answers_from_the_evidence_so_far(agent_lm):
+    engine = agent_lm(agent="greedy")
+    tools = Tools()
+    pred = SearchAgent(tools, AgentConfig(max_steps=2))(question=QUESTION)
+    assert pred.stop_reason == "max_steps" and len(engine.calls) == pred.lm_calls == 2 and len(tools.calls) == 2
+    assert pred.answer.startswith(EVIDENCE_LEAD) and pred.ids_cited == ["111", "222"]
+    assert pred.hint == "lm_failed" and pred.lm_fallbacks == ["step"]
+    assert pred.trajectory.interleaved_text.endswith(f"<answer>{pred.answer}</answer>")
 
 
 def test_total_cap(agent_lm):
@@ -128,15 +146,39 @@ def test_invalid_citation_is_kept_in_the_record_and_scored(agent_lm):
 
 def test_reply_without_the_adapter_header_is_read_as_protocol_text(agent_lm):
     agent_lm(agent="no_header")
-    t = SearchAgent(Tools())(question=QUESTION).trajectory
-    assert t.stop_reason == "answered" and t.ids_cited == ["111"]
+    pred = SearchAgent(Tools())(question=QUESTION)
+    assert pred.stop_reason == "answered" and pred.ids_cited == ["111"]
+    assert pred.hint is None and pred.lm_fallbacks == []  # not a failure
 
 
-def test_lm_failure_answers_from_the_evidence_so_far(agent_lm):
+def test_lm_failure_at_the_first_step_gives_the_no_lm_answer(agent_lm, caplog):
     agent_lm(agent="error")
     tools = Tools()
-    t = SearchAgent(tools)(question=QUESTION).trajectory
-    assert t.stop_reason == "lm_error" and t.final_answer is None and not tools.calls
+    pred = SearchAgent(tools)(question=QUESTION)
+    t = pred.trajectory
+    assert t.stop_reason == "lm_error" and t.final_answer == NO_LM_ANSWER and t.ids_cited == ["111", "222"]
+    assert [c.query for c in tools.calls] == [QUESTION] and pred.returned_ids == ["111", "222"]
+    assert pred.hint == "lm_failed" and pred.lm_fallbacks == ["step"] and pred.lm_calls == 1
+    assert "LM stage step (AgentStep) failed" in caplog.text and "ServerError" in pred.lm_errors[0]
+
+
+class FailsAfterFirstStep(AgentEngine):
+    """A good first step (a search), then a server error at every step."""
+
+    def answer(self, system, user, stop=()):
+        if self.calls.count("AgentStep") == 1:
+            self.agent = "error"
+        return super().answer(system, user, stop)
+
+
+def test_lm_failure_after_a_search_answers_from_its_snippets():
+    dspy.configure(lm=dspy.LM("fake/model", engine=FailsAfterFirstStep(), cache=False, num_retries=0),
+                   adapter=dspy.ChatAdapter(use_json_adapter_fallback=False))
+    tools = Tools()
+    pred = SearchAgent(tools)(question=QUESTION)
+    assert pred.stop_reason == "lm_error" and len(tools.calls) == 1 and pred.lm_calls == 2
+    assert tools.calls[0].query == "Does aspirin prevent stroke older" and pred.ids_cited == ["111", "222"]
+    assert pred.hint == "lm_failed" and pred.lm_fallbacks == ["step"] and pred.answer.startswith(EVIDENCE_LEAD)
 
 
 def test_tool_errors_reach_the_model_as_an_error_output(agent_lm):
@@ -154,6 +196,7 @@ def test_without_an_lm_one_search_and_an_extractive_cited_answer():
     assert t.stop_reason == "no_lm" and tools.calls[0].query == QUESTION and t.ids_cited == ["111", "222"]
     assert '<cite id="111">Aspirin lowered stroke risk in adults.</cite>' in t.final_answer
     assert m.citation_validity(pred) == 1.0 and m.answer_decision(t.final_answer) is None
+    assert t.final_answer == NO_LM_ANSWER and pred.hint == "no_lm" and pred.lm_fallbacks == [] and pred.lm_calls == 0
 
 
 def test_config_is_validated():

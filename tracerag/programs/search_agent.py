@@ -1,23 +1,30 @@
 """SearchAgent: question -> interleaved trajectory of tool calls, real tool outputs and a cited answer.
 
 Each step is one call of the DSPy-managed policy ``AgentStep`` (its instructions and demos are saved,
-loaded and compiled with the program), sent with the protocol's stop sequences. The reply is read by
-``tools.protocol.parse_reply``: the first call runs through the toolbox (MCP tools), the real
-``<tool_output>`` is appended and the loop goes on; an ``<answer>`` ends it.
+loaded and compiled with the program), sent with the protocol's stop sequences through the guarded
+stage ``step`` (``guarded_step.Stages``: the policy's own LM, the circuit breaker, one-line warnings).
+The reply is read by ``tools.protocol.parse_reply``: the first call runs through the toolbox (MCP
+tools), the real ``<tool_output>`` is appended and the loop goes on; an ``<answer>`` ends it. A reply
+the adapter cannot parse (no field header) is still read as raw protocol text, not as a failure.
 
 Limits and fallbacks (an app never sees an exception from the LM or a tool):
 - a per-tool cap (pubmed_search 3) and a total cap: over a cap the model gets an error tool output
   and must answer; calling again ends the run (``stop_reason="tool_limit"``);
-- a reply with neither call nor answer gets one nudge; a second ends the run (``"no_action"``);
+- a reply with neither call nor answer (an empty ``<answer>`` included) gets one nudge; a second ends
+  the run (``"no_action"``);
 - ``max_steps`` LM calls at most (``"max_steps"``);
 - no LM configured: one search with the question, and an extractive answer citing the top snippets
-  (``"no_lm"``); the LM failing mid-run: the same extractive answer from what the tools returned so
-  far (``"lm_error"``); a reply the adapter cannot parse is read as raw protocol text.
+  (``"no_lm"``, ``hint="no_lm"``);
+- a run that would end without an answer because of the LM (a step failing: 5xx, timeout, a body
+  that is not JSON, an empty reply, ``"lm_error"``; or ``no_action``, ``max_steps``, ``tool_limit``)
+  answers like the no-LM path, from the snippets the tools returned so far, and when there are none
+  after the no-LM path's one search with the question. ``stop_reason`` keeps the real reason;
+  ``hint="lm_failed"`` and ``lm_fallbacks=["step"]`` mark it. An LM failing at its first step thus
+  gives exactly the no-LM answer.
 """
 
 from __future__ import annotations
 
-import logging
 import re
 import time
 from datetime import UTC, datetime
@@ -39,15 +46,15 @@ from ..tools.protocol import (
     restore_stop,
 )
 from ..tools.trajectory import ToolCallRecord, Trajectory
+from .guarded_step import Stages, lm_of
 
 __all__ = ["AgentConfig", "SearchAgent"]
-
-logger = logging.getLogger(__name__)
 
 NUDGE = ("[system] Your reply had neither a tool call nor an answer. Call one tool with "
          '<call_tool name="...">...</call_tool>, or give the final <answer>.')
 _THINK = re.compile(r"<think>(.*?)(?:</think>|$)", re.S)
 _FIRST_SENTENCE = re.compile(r"^(.{20,300}?[.!?])(?:\s|$)", re.S)
+EVIDENCE_LEAD = "The closest evidence found:"  # the extractive answer's opening, with or without an LM
 
 
 class ToolResultLike(Protocol):
@@ -107,6 +114,31 @@ def _evidence_answer(records: list[ToolCallRecord], n: int, lead: str) -> str | 
     return f"{lead} " + " ".join(parts) if parts else None
 
 
+class _ProtocolStep:
+    """The policy as the guarded stage calls it: with the stop sequences, returning the reply text. A
+    reply the adapter cannot parse is still protocol text (a model that skips the field header); only an
+    empty one is a failure. ``lm`` and ``signature`` are the policy's (its own LM, warnings)."""
+
+    def __init__(self, policy: dspy.Predict):
+        self.policy = policy
+
+    @property
+    def lm(self):
+        return self.policy.lm
+
+    @property
+    def signature(self):
+        return self.policy.signature
+
+    def __call__(self, **inputs) -> str:
+        try:
+            return self.policy(**inputs, config={"stop": list(STOP_SEQUENCES)}).reply or ""
+        except AdapterParseError as exc:
+            if not str(exc.lm_response or "").strip():
+                raise
+            return str(exc.lm_response)
+
+
 class SearchAgent(dspy.Module):
     """Drive a chat LM through the tag protocol over MCP tools; every run returns a Trajectory."""
 
@@ -126,17 +158,27 @@ class SearchAgent(dspy.Module):
         return self._toolbox
 
     def forward(self, question: str) -> dspy.Prediction:
+        """The prediction: ``trajectory``, ``answer``, ``ids_cited``, ``returned_ids``, ``stop_reason``,
+        ``tool_calls``, ``hallucinated_outputs``, ``hint`` (None; ``no_lm``; ``lm_failed``: the LM left the
+        run without an answer and the extractive answer stands in), ``lm_fallbacks`` (``["step"]`` or
+        ``[]``), ``lm_errors``, ``lm_calls`` (policy calls made, at most ``max_steps``), ``ms``."""
         started = time.perf_counter()
-        trajectory = self._run(question) if dspy.settings.lm is not None else self._without_lm(question)
+        stages = Stages()
+        if lm_of(self.policy) is None:
+            trajectory, hint = self._without_lm(question), "no_lm"
+        else:
+            trajectory = self._run(question, stages)
+            hint = stages.hint
         return dspy.Prediction(
             trajectory=trajectory, answer=trajectory.final_answer, ids_cited=trajectory.ids_cited,
             returned_ids=trajectory.returned_ids, stop_reason=trajectory.stop_reason,
             tool_calls=trajectory.total_tool_calls, hallucinated_outputs=trajectory.hallucinated_outputs,
-            lm_calls=trajectory.steps, ms=round((time.perf_counter() - started) * 1000, 2))
+            hint=hint, lm_fallbacks=list(stages.fallbacks), lm_errors=list(stages.errors), lm_calls=stages.calls,
+            ms=round((time.perf_counter() - started) * 1000, 2))
 
     # -- the loop ----------------------------------------------------------------------------------
 
-    def _run(self, question: str) -> Trajectory:
+    def _run(self, question: str, stages: Stages) -> Trajectory:
         cfg = self.config
         schemas = self.toolbox.schemas()
         budget = ToolBudget(cfg.per_tool_calls, cfg.default_tool_calls, cfg.max_tool_calls)
@@ -144,16 +186,14 @@ class SearchAgent(dspy.Module):
         transcript: list[str] = []  # what the policy reads: the same plus nudges
         records: list[ToolCallRecord] = []
         answer, reasoning, stop_reason = None, "", "max_steps"
-        hallucinated = steps = 0
+        hallucinated = 0
         nudged = refused = False
+        step = _ProtocolStep(self.policy)
         for _ in range(cfg.max_steps):
-            steps += 1
-            try:
-                raw = self._step(question, budget.describe(schemas), "\n".join(transcript))
-            except Exception as exc:  # the documented contract: the run ends with what it has
-                logger.warning("SearchAgent step failed, answering from the evidence so far: %s", exc)
+            raw = stages.call("step", step, fallback="answering from the evidence so far", question=question,
+                              tools=budget.describe(schemas), trajectory="\n".join(transcript))
+            if raw is None:  # the step failed (logged and recorded by the stage)
                 stop_reason = "lm_error"
-                answer = _evidence_answer(records, cfg.evidence_snippets, "The search found:")
                 break
             parsed = parse_reply(restore_stop(raw), schemas)
             hallucinated += parsed.hallucinated_outputs
@@ -174,7 +214,7 @@ class SearchAgent(dspy.Module):
                 records.append(record)
                 interleaved.append(output)
                 transcript.append(output)
-            elif parsed.answer is not None:
+            elif parsed.answer is not None and parsed.answer.strip():
                 answer, reasoning, stop_reason = parsed.answer, _think(parsed.clean_text), "answered"
                 break
             elif nudged:
@@ -183,15 +223,26 @@ class SearchAgent(dspy.Module):
             else:
                 nudged = True
                 transcript.append(NUDGE)
-        return self._trajectory(question, interleaved, records, answer, reasoning, hallucinated, stop_reason, steps)
+        if answer is None:  # the LM left the run without an answer: answer as without an LM
+            if stop_reason != "lm_error":
+                stages.fell_back("step", f"the run ended without an answer ({stop_reason})")
+            answer = self._evidence_fallback(question, records, interleaved)
+        return self._trajectory(question, interleaved, records, answer, reasoning, hallucinated, stop_reason,
+                                stages.calls)
 
-    def _step(self, question: str, tools: str, trajectory: str) -> str:
-        """One policy call with the stop sequences; an unparsable reply is still read as protocol text."""
-        try:
-            return self.policy(question=question, tools=tools, trajectory=trajectory,
-                               config={"stop": list(STOP_SEQUENCES)}).reply or ""
-        except AdapterParseError as exc:
-            return str(exc.lm_response or "")
+    def _evidence_fallback(self, question: str, records: list[ToolCallRecord], interleaved: list[str]) -> str | None:
+        """The no-LM answer from the snippets returned so far; with none yet, after the no-LM search
+        (its call and output join ``records`` and ``interleaved``)."""
+        n = self.config.evidence_snippets
+        answer = _evidence_answer(records, n, EVIDENCE_LEAD)
+        if answer is None:
+            call, record, output = self._question_search(question)
+            records.append(record)
+            interleaved += [format_call(call), output]
+            answer = _evidence_answer([record], n, EVIDENCE_LEAD)
+        if answer:
+            interleaved.append(f"<answer>{answer}</answer>")
+        return answer
 
     def _execute(self, call: ToolCall) -> tuple[ToolCallRecord, str]:
         stamp = _now()
@@ -208,16 +259,20 @@ class SearchAgent(dspy.Module):
                                 executed=False, timestamp=_now())
         return record, format_tool_output(error=refusal)
 
-    def _without_lm(self, question: str) -> Trajectory:
-        """No LM: one search with the question, and the top snippets as a cited, extractive answer."""
+    def _question_search(self, question: str) -> tuple[ToolCall, ToolCallRecord, str]:
+        """The no-LM path's one search: pubmed_search (else the first tool) with the question."""
         call = ToolCall("pubmed_search", {"limit": self.config.evidence_snippets}, question)
         schemas = self.toolbox.schemas()
         if call.name not in schemas:
             call = ToolCall(next(iter(schemas), call.name), {}, question)
-        record, output = self._execute(call)
-        answer = _evidence_answer([record], self.config.evidence_snippets, "Without an LM, the closest evidence found:")
-        interleaved = [format_call(call), output] + ([f"<answer>{answer}</answer>"] if answer else [])
-        return self._trajectory(question, interleaved, [record], answer, "", 0, "no_lm", 0)
+        return (call, *self._execute(call))
+
+    def _without_lm(self, question: str) -> Trajectory:
+        """No LM: one search with the question, and the top snippets as a cited, extractive answer."""
+        interleaved: list[str] = []
+        records: list[ToolCallRecord] = []
+        answer = self._evidence_fallback(question, records, interleaved)
+        return self._trajectory(question, interleaved, records, answer, "", 0, "no_lm", 0)
 
     @staticmethod
     def _trajectory(question, interleaved, records, answer, reasoning, hallucinated, stop_reason, steps) -> Trajectory:
