@@ -63,6 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--program-file", help="a compiled/tuned artifact to evaluate instead of the defaults")
     ev.add_argument("--out", help="write the JSON report here")
     ev.add_argument("--limit", type=int, default=0, help="agent: score only the first N questions (0 = all)")
+    _threads_flag(ev, "examples scored at once (rows stay in the dataset's order; default 1)")
     _experience_flags(ev)
     _agent_flags(ev)
     _common(ev)
@@ -126,6 +127,18 @@ def build_parser() -> argparse.ArgumentParser:
     _agent_flags(comp)
     _common(comp)
     return parser
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def _threads_flag(p: argparse.ArgumentParser, what: str) -> None:
+    p.add_argument("--num-threads", type=_positive_int, default=1, metavar="N",
+                   help=f"threads for the LM calls: {what}")
 
 
 def _agent_flags(p: argparse.ArgumentParser) -> None:
@@ -196,7 +209,7 @@ def cmd_evaluate(args) -> int:
         return 2
     queries = load_dataset(args.dataset, None if args.split == "all" else args.split)
     program = _program(args, ir)
-    report = evaluate_commands(program, queries, dataset=str(args.dataset), k=args.k)
+    report = evaluate_commands(program, queries, dataset=str(args.dataset), k=args.k, num_threads=args.num_threads)
     report["split"] = args.split
     return _finish_report(report, args.out, ("bulk_precision", "clarification_rate"))
 
@@ -360,7 +373,8 @@ def _evaluate_experience(args, settings: Settings) -> int:
         for ex in examples:
             row = next((bank.row_of(t) for t in ex.relevant_task_ids if t in bank), None)
             ex.reference_strategy = bank.metadata(row).get("reasoning") if row is not None else None
-    report = evaluate_experience(program, examples, dataset=str(args.dataset), k=k, judge=bool(settings.lm))
+    report = evaluate_experience(program, examples, dataset=str(args.dataset), k=k, judge=bool(settings.lm),
+                                 num_threads=args.num_threads)
     report["split"] = args.split
     return _finish_report(report, args.out, ("used_precision", "usefulness"))
 
@@ -438,7 +452,8 @@ def _evaluate_rag(args) -> int:
 
     k = args.k or 10
     examples = _rag_examples(args.dataset, args.split)
-    report = evaluate_rag(_rag_program(args, k), examples, dataset=str(args.dataset), k=k, alce=args.alce)
+    report = evaluate_rag(_rag_program(args, k), examples, dataset=str(args.dataset), k=k, alce=args.alce,
+                          num_threads=args.num_threads)
     report["split"] = args.split
     return _finish_report(report, args.out, ("accuracy", "grounded_rate", "citation_validity", "citation_coverage",
                                              "citation_recall", "citation_precision"))
@@ -496,7 +511,7 @@ def _evaluate_planner(args) -> int:
     from tracerag.evaluation import evaluate_planner
 
     report = evaluate_planner(_planner_program(args), _planner_examples(args.dataset, args.split),
-                              dataset=str(args.dataset))
+                              dataset=str(args.dataset), num_threads=args.num_threads)
     report["split"] = args.split
     return _finish_report(report, args.out, ("used_recall", "used_precision", "used_f1", "citation_validity",
                                              "citation_coverage", "hallucinated_per_plan", "score"))
@@ -582,7 +597,8 @@ def _evaluate_agent(args) -> int:
 
     program = _agent_program(args)
     try:
-        report = evaluate_agent(program, _agent_examples(args, args.split), dataset=str(args.dataset))
+        report = evaluate_agent(program, _agent_examples(args, args.split), dataset=str(args.dataset),
+                                num_threads=args.num_threads)
     finally:
         program.toolbox.close()
     report["split"] = args.split

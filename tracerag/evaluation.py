@@ -8,12 +8,54 @@ happen instead of averaging them away.
 from __future__ import annotations
 
 import statistics
+import threading
 import time
 from collections import defaultdict
+from collections.abc import Callable, Sequence
+from typing import Any
 
+from dspy.utils.parallelizer import ParallelExecutor
 from tqdm import tqdm
 
 from .metrics import commands as m
+
+
+class _Failed:
+    def __init__(self, error: Exception):
+        self.error = error
+
+
+def run_examples(score: Callable[[Any], dict], items: Sequence, *, num_threads: int = 1, desc: str, unit: str,
+                 progress: bool = True) -> list[dict]:
+    """``score(item)`` for every item, on ``num_threads`` threads, results in the items' order.
+
+    DSPy's ParallelExecutor runs them, so each thread sees the caller's dspy settings and context (LM,
+    adapter, callbacks); one thread runs them in this thread, one after another. The first failure (in
+    the items' order) is raised once the items already started are done, and no new item starts after
+    one failed. The progress bar counts finished items."""
+    bar = tqdm(total=len(items), desc=desc, unit=unit, disable=not progress, leave=False)
+    lock, failed = threading.Lock(), threading.Event()
+
+    def task(item):
+        if failed.is_set():
+            return None
+        try:
+            out = score(item)
+        except Exception as exc:  # raised below, after the other threads finish
+            failed.set()
+            out = _Failed(exc)
+        with lock:
+            bar.update()
+        return out
+
+    try:  # timeout=0: a slow item is never started a second time
+        results = ParallelExecutor(num_threads=num_threads, disable_progress_bar=True, timeout=0).execute(task, items)
+    finally:
+        bar.close()
+    for result in results:
+        if isinstance(result, _Failed):
+            raise result.error
+    return results
 
 
 def _mean(values) -> float | None:
@@ -55,11 +97,12 @@ def _summary(rows: list[dict], k: int) -> dict:
     }
 
 
-def evaluate_commands(program, queries_by_home: dict, *, dataset: str, k: int = 10, progress: bool = True) -> dict:
+def evaluate_commands(program, queries_by_home: dict, *, dataset: str, k: int = 10, progress: bool = True,
+                      num_threads: int = 1) -> dict:
     """Score CommandRetrieval on every query; `queries_by_home` maps home dir -> LabelledQuery list."""
     queries = [q for qs in queries_by_home.values() for q in qs]
-    rows = []
-    for q in tqdm(queries, desc="evaluate commands", unit="query", disable=not progress, leave=False):
+
+    def score_one(q) -> dict:
         example = q.to_example()
         started = time.perf_counter()
         pred = program(query=q.query, home=q.home, ir=q.ir)
@@ -67,7 +110,7 @@ def evaluate_commands(program, queries_by_home: dict, *, dataset: str, k: int = 
         bulk = pred.bulk
         index = program.index_for(q.home)
         first = index.home.device(q.expected[0].device_id) if q.expected else None
-        rows.append({
+        return {
             "id": q.id, "home": q.home, "query": q.query, "split": q.split,
             "quantifier": q.quantifier or (q.ir or {}).get("quantifier", "one"),
             "category": first.category if first else "",
@@ -79,7 +122,10 @@ def evaluate_commands(program, queries_by_home: dict, *, dataset: str, k: int = 
             "ir": pred.ir.model_dump(),
             "expected": [{"device_id": t.device_id, "command_id": list(t.command_ids)} for t in q.expected],
             "returned": [list(p) for p in m.returned_pairs(pred, k)][:50],
-        })
+        }
+
+    rows = run_examples(score_one, queries, num_threads=num_threads, desc="evaluate commands", unit="query",
+                        progress=progress)
     breakdown = {}
     for key in ("home", "quantifier", "category"):
         groups = defaultdict(list)
@@ -106,19 +152,18 @@ def _experience_summary(rows: list[dict], k: int) -> dict:
 
 
 def evaluate_experience(program, examples: list, *, dataset: str, k: int = 5, judge: bool = False,
-                        progress: bool = True) -> dict:
+                        progress: bool = True, num_threads: int = 1) -> dict:
     """Score ExperienceRetrieval on dspy Examples from `ExperienceQuery.to_example` (same report shape).
 
     `judge` adds the LM-judged usefulness (one extra LM call per query with a non-empty experience).
     """
     from .metrics import experience as e
 
-    rows = []
-    for ex in tqdm(examples, desc="evaluate experience", unit="task", disable=not progress, leave=False):
+    def score_one(ex) -> dict:
         started = time.perf_counter()
         pred = program(**ex.inputs())
         elapsed_ms = (time.perf_counter() - started) * 1000
-        rows.append({
+        return {
             "id": ex.id, "question": ex.question, "family": ex.family or "-",
             "input": "image" if ex.images or ex.caption else "text",
             "hit": e.hit_at_k(ex, pred, k), "recall": e.recall_at_k(ex, pred, k), "rr": e.reciprocal_rank(ex, pred, k),
@@ -128,7 +173,10 @@ def evaluate_experience(program, examples: list, *, dataset: str, k: int = 5, ju
             "lm_fallbacks": _fallbacks(pred),
             "queries": pred.queries, "ranked": e.ranked_task_ids(pred)[:k], "used": pred.used_task_ids,
             "experience": pred.experience,
-        })
+        }
+
+    rows = run_examples(score_one, examples, num_threads=num_threads, desc="evaluate experience", unit="task",
+                        progress=progress)
     breakdown = {}
     for key in ("family", "input"):
         groups = defaultdict(list)
@@ -160,7 +208,7 @@ def _rag_summary(rows: list[dict], k: int) -> dict:
 
 
 def evaluate_rag(program, examples: list, *, dataset: str, k: int = 10, alce: bool = False,
-                 progress: bool = True) -> dict:
+                 progress: bool = True, num_threads: int = 1) -> dict:
     """Score SelfReflectiveRAG on PubMedQA-style Examples (same report shape as the other programs).
 
     LM calls are counted twice: by the program and by an LMMeter (a DSPy callback); the report carries both and
@@ -170,15 +218,14 @@ def evaluate_rag(program, examples: list, *, dataset: str, k: int = 10, alce: bo
     from .metrics import rag as r
     from .programs.lm_meter import LMMeter
 
-    rows = []
-    for ex in tqdm(examples, desc="evaluate rag", unit="question", disable=not progress, leave=False):
+    def score_one(ex) -> dict:
         meter = LMMeter()
         with meter.measure():
             pred = program(question=ex.question)
         elapsed_ms = meter.seconds * 1000
         cited = pred.cited_ids
         citation_recall, citation_precision = r.alce_citation_scores(pred) if alce else (None, None)
-        rows.append({
+        return {
             "id": ex.pmid, "question": ex.question, "gold": ex.final_decision, "verdict": pred.verdict,
             "recall": r.doc_recall_at_k(ex, pred, k), "rr": r.doc_reciprocal_rank(ex, pred, k),
             "accuracy": r.decision_accuracy(ex, pred) if pred.hint != "no_lm" else None,
@@ -190,7 +237,10 @@ def evaluate_rag(program, examples: list, *, dataset: str, k: int = 10, alce: bo
             "lm_fallbacks": _fallbacks(pred),
             "ms": round(elapsed_ms, 2), "answer": pred.answer, "retrieved": pred.retrieved_per_round[0][:k],
             "kept": pred.kept_ids, "cited": cited,
-        })
+        }
+
+    rows = run_examples(score_one, examples, num_threads=num_threads, desc="evaluate rag", unit="question",
+                        progress=progress)
     groups = defaultdict(list)
     for row in rows:
         groups[row["hint"]].append(row)
@@ -212,16 +262,16 @@ def _planner_summary(rows: list[dict]) -> dict:
         "hallucinated_per_plan": _mean(float(r["hallucinated"]) for r in rows), "n": len(rows)}
 
 
-def evaluate_planner(program, examples: list, *, dataset: str, progress: bool = True) -> dict:
+def evaluate_planner(program, examples: list, *, dataset: str, progress: bool = True,
+                     num_threads: int = 1) -> dict:
     """Score TraceablePlanner on Examples from `PlannerCase.to_example` (same report shape)."""
     from .metrics import planner as p
 
-    rows = []
-    for ex in tqdm(examples, desc="evaluate planner", unit="case", disable=not progress, leave=False):
+    def score_one(ex) -> dict:
         started = time.perf_counter()
         pred = program(**ex.inputs())
         elapsed_ms = (time.perf_counter() - started) * 1000
-        rows.append({
+        return {
             "id": ex.id, "domain": ex.domain, "used_recall": p.used_id_recall(ex, pred),
             "used_precision": p.used_id_precision(ex, pred), "used_f1": p.used_id_f1(ex, pred),
             "citation_validity": p.plan_citation_validity(ex, pred),
@@ -230,7 +280,10 @@ def evaluate_planner(program, examples: list, *, dataset: str, progress: bool = 
             "lm_fallbacks": _fallbacks(pred),
             "ms": round(elapsed_ms, 2), "gold": list(ex.gold_bullet_ids) + list(ex.gold_template_ids),
             "used": list(pred.bullets_used) + list(pred.templates_used), "metadata": pred.metadata,
-        })
+        }
+
+    rows = run_examples(score_one, examples, num_threads=num_threads, desc="evaluate planner", unit="case",
+                        progress=progress)
     groups = defaultdict(list)
     for row in rows:
         groups[row["domain"]].append(row)
@@ -251,16 +304,18 @@ def _agent_summary(rows: list[dict]) -> dict:
         "lm_calls")} | {"answered_rate": _mean(float(r["stop_reason"] == "answered") for r in rows), "n": len(rows)}
 
 
-def evaluate_agent(program, examples: list, *, dataset: str, progress: bool = True) -> dict:
+def evaluate_agent(program, examples: list, *, dataset: str, progress: bool = True,
+                   num_threads: int = 1) -> dict:
     """Score SearchAgent on PubMedQA-style Examples (same report shape); ``trajectories`` holds every
     run's Trajectory by example id, for export."""
     from .metrics import agent as a
 
-    rows, trajectories = [], {}
-    for ex in tqdm(examples, desc="evaluate agent", unit="question", disable=not progress, leave=False):
+    trajectories = {}
+
+    def score_one(ex) -> dict:
         pred = program(question=ex.question)
         trajectories[ex.pmid] = pred.trajectory
-        rows.append({
+        return {
             "id": ex.pmid, "question": ex.question, "gold": ex.final_decision,
             "decision": a.answer_decision(pred.answer),
             "accuracy": a.decision_accuracy(ex, pred) if pred.stop_reason != "no_lm" else None,  # nothing decided
@@ -269,7 +324,11 @@ def evaluate_agent(program, examples: list, *, dataset: str, progress: bool = Tr
             "hallucinated_outputs": pred.hallucinated_outputs, "lm_calls": pred.lm_calls,
             "stop_reason": pred.stop_reason, "ms": pred.ms, "cited": pred.ids_cited, "answer": pred.answer,
             "lm_fallbacks": _fallbacks(pred),
-        })
+        }
+
+    rows = run_examples(score_one, examples, num_threads=num_threads, desc="evaluate agent", unit="question",
+                        progress=progress)
+    trajectories = {r["id"]: trajectories[r["id"]] for r in rows}  # in the examples' order
     groups = defaultdict(list)
     for row in rows:
         groups[row["stop_reason"]].append(row)
