@@ -120,18 +120,21 @@ _repeats: Counter = Counter()  # (stage, failure kind) -> failures not logged (a
 _repeats_lock = threading.Lock()
 
 
-def failure_line(exc: BaseException) -> str:
-    """One line a user can act on: the exception type and first line, and the setting that changes it."""
+def failure_line(exc: BaseException, lm=None) -> str:
+    """One line a user can act on: the exception type and first line, and the setting that changes it
+    (with the LM's own timeout and retries when it has them)."""
     name = type(exc).__name__
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     lowered = text.lower()
+    timeout = (getattr(lm, "kwargs", None) or {}).get("timeout")
+    timeout = timeout if isinstance(timeout, int | float) else policy().timeout
+    retries = getattr(lm, "num_retries", policy().retries)
     if "timed out" in lowered or "timeout" in name.lower():
-        return (f"{name}: no reply within {policy().timeout:g} s "
-                "(raise it with --lm-timeout or TRACERAG_LM_TIMEOUT)")
+        return f"{name}: no reply within {timeout:g} s (raise it with --lm-timeout or TRACERAG_LM_TIMEOUT)"
     if "parse" in name.lower() or "empty or null" in lowered:
         return f"{name}: the reply did not have the expected fields"
     if name.startswith("LM") or "connect" in lowered:
-        return f"{name}: {text[:200]} (after {policy().retries} retries; --lm-retries or TRACERAG_LM_RETRIES)"
+        return f"{name}: {text[:200]} (after {retries} retries; --lm-retries or TRACERAG_LM_RETRIES)"
     return f"{name}: {text[:200]}"
 
 
@@ -184,7 +187,7 @@ class Stages:
             value = check(out) if check is not None else out
         except Exception as exc:  # any failure of the LM or of its reply: the stage's fallback
             BREAKER.record(lm, ok=False)
-            what = failure_line(exc)
+            what = failure_line(exc, lm)
             _warn(stage, predictor, what, fallback)
             self.fell_back(stage, what)
             return None
