@@ -1,10 +1,11 @@
 """Every program against a failing LM endpoint: never worse than no LM, fallbacks visible, time bounded.
 
-For each program, `tracerag evaluate <program> --split test` runs three times on its bundled dataset:
+For each program, `tracerag evaluate <program> --split test` runs four times on its bundled dataset:
 with no LM, against an OpenAI-compatible endpoint on 127.0.0.1 that answers HTTP 500 to everything
-("down"), and one that answers prose with none of the expected fields ("garbage"). The endpoint is
-the tests' stub server, reached through DSPy exactly like a user's server, with the CLI's default
---lm-timeout (30 s) and --lm-retries (2). A fourth row for CommandRetrieval: an endpoint answering
+("down"), one that answers prose with none of the expected fields ("garbage"), and one that answers
+after 5 s to a client that waits 1 s ("slow"). The endpoint is the tests' stub server, reached
+through DSPy exactly like a user's server, with the CLI's default --lm-timeout (30 s, 1 s for
+"slow") and --lm-retries (2). A fourth row for CommandRetrieval: an endpoint answering
 each query's gold parse, `--ir lm` against `--ir gold`.
 
     python benchmarks/bench_lm_faults.py [--programs commands,experience,rag,planner,agent]
@@ -39,6 +40,8 @@ DATASETS = {"commands": "smarthome", "experience": "experience", "rag": "pubmedq
             "agent": "pubmedqa"}
 ENGINES = {"commands": FakeEngine, "experience": FakeEngine, "rag": FakeEngine, "planner": PlannerEngine,
            "agent": AgentEngine}
+FAULTS = (("down (HTTP 500)", "http500", ()), ("garbage", "garbage", ()),
+          ("slow (replies after 5 s, --lm-timeout 1)", "slow", ("--lm-timeout", "1")))
 # what an LM run may differ in without being worse: its own call counts, fallbacks and timings
 NOT_QUALITY = ("lm_calls", "lm_call", "lm_fallback", "latency", "errors", "usefulness")
 
@@ -82,10 +85,10 @@ def main() -> None:
         for program in args.programs.split(","):
             baseline, base_s = evaluate(program, tmp / f"{program}-none.json")
             print(f"{program}: no LM {base_s:.1f} s", file=sys.stderr)
-            for fault, mode in (("down (HTTP 500)", "http500"), ("garbage", "garbage")):
-                with StubLMServer(ENGINES[program](), mode) as stub:
-                    report, seconds = evaluate(program, tmp / f"{program}-{mode}.json", "--lm",
-                                               f"openai/stub-{mode}", "--api-base", stub.url, "--api-key", "k")
+            for fault, mode, flags in FAULTS:
+                with StubLMServer(ENGINES[program](), mode, delay=5.0) as stub:
+                    report, seconds = evaluate(program, tmp / f"{program}-{mode}.json", "--lm", f"openai/stub-{mode}",
+                                               "--api-base", stub.url, "--api-key", "k", *flags)
                 diff = differences(quality(baseline), quality(report))
                 bound = 2 * base_s + 60
                 rows.append((program, fault, "yes" if not diff else "NO: " + "; ".join(diff),
@@ -98,7 +101,8 @@ def main() -> None:
                 report, seconds = evaluate("commands", tmp / "commands-lm.json", "--ir", "lm", "--lm",
                                            "openai/stub-gold", "--api-base", stub.url, "--api-key", "k")
             diff = differences(quality(gold), quality(report))
-            rows.append(("commands", "gold parses, --ir lm vs --ir gold", "yes" if not diff else "NO: " + "; ".join(diff),
+            equal = "yes" if not diff else "NO: " + "; ".join(diff)
+            rows.append(("commands", "gold parses, --ir lm vs --ir gold", equal,
                          report["metrics"].get("lm_fallback_rate"), len(stub.requests), report["n"], f"{gold_s:.1f}",
                          f"{seconds:.1f}", "-", "-"))
     print("| program | endpoint | metrics equal to the baseline run | lm_fallback_rate | LM requests | n "
