@@ -121,7 +121,9 @@ def build_parser() -> argparse.ArgumentParser:
     comp.add_argument("--optimizer", choices=("bootstrap", "mipro", "gepa"), default="bootstrap")
     comp.add_argument("--program-file", help="start from this artifact (e.g. the output of tune)")
     comp.add_argument("--max-train", type=int, default=0, help="use at most this many train examples (0 = all)")
-    comp.add_argument("--max-metric-calls", type=int, help="gepa: rollout budget (default: its light preset)")
+    comp.add_argument("--max-metric-calls", type=int, help="gepa: rollout budget (default: its light preset; "
+                      "at least 2 x dev examples + 6, one iteration)")
+    _threads_flag(comp, "examples the dev scoring, mipro and gepa run at once (default 1)")
     comp.add_argument("--out", required=True)
     _experience_flags(comp)
     _agent_flags(comp)
@@ -298,12 +300,13 @@ def cmd_tune(args) -> int:
 
 
 def cmd_compile(args) -> int:
-    from tracerag.compiling import compile_commands
+    from tracerag.compiling import compile_commands, preflight
 
     settings = _configure(args)
     if not settings.lm:
         print("error: compile needs an LM (--lm or TRACERAG_LM)", file=sys.stderr)
         return 2
+    preflight(args.optimizer)  # before building anything; the GEPA budget is checked once the dev set is read
     if args.program == "experience":
         return _compile_experience(args)
     if args.program == "rag":
@@ -314,8 +317,9 @@ def cmd_compile(args) -> int:
         return _compile_agent(args)
     program = _program(args, "lm")
     scores = compile_commands(program, args.dataset, args.optimizer, max_train=args.max_train,
-                              max_metric_calls=args.max_metric_calls)
-    tracerag.save(scores.pop("program"), args.out, dataset=str(args.dataset), metric="recall@10", scores=scores)
+                              max_metric_calls=args.max_metric_calls, num_threads=args.num_threads)
+    tracerag.save(scores.pop("program"), args.out, dataset=str(args.dataset), metric="parse_recall@10",
+                  scores=scores)
     print(json.dumps(scores, indent=1))
     print(f"compiled program written to {args.out}")
     return 0
@@ -416,7 +420,8 @@ def _compile_experience(args) -> int:
     program = _experience_program(args, dataset, bank_dir=out.with_name(out.name + ".bank"))
     trainset = _experience_examples(dataset, "train")
     scores = compile_experience(program, trainset[: args.max_train] if args.max_train else trainset,
-                                _experience_examples(dataset, "dev"), args.optimizer, args.max_metric_calls)
+                                _experience_examples(dataset, "dev"), args.optimizer, args.max_metric_calls,
+                                args.num_threads)
     tracerag.save(scores.pop("program"), out, dataset=str(args.dataset), metric="experience_score", scores=scores)
     print(json.dumps(scores, indent=1))
     print(f"compiled program written to {out} (bank: {program.bank.directory})")
@@ -485,7 +490,7 @@ def _compile_rag(args) -> int:
     program = _rag_program(args)
     trainset = _rag_examples(args.dataset, "train")
     scores = compile_rag(program, trainset[: args.max_train] if args.max_train else trainset,
-                         _rag_examples(args.dataset, "dev"), args.optimizer, args.max_metric_calls)
+                         _rag_examples(args.dataset, "dev"), args.optimizer, args.max_metric_calls, args.num_threads)
     tracerag.save(scores.pop("program"), args.out, dataset=str(args.dataset), metric="rag_score", scores=scores)
     print(json.dumps(scores, indent=1))
     print(f"compiled program written to {args.out} (bank: {program.retriever.bank.directory})")
@@ -522,7 +527,8 @@ def _compile_planner(args) -> int:
 
     trainset = _planner_examples(args.dataset, "train")
     scores = compile_planner(_planner_program(args), trainset[: args.max_train] if args.max_train else trainset,
-                             _planner_examples(args.dataset, "dev"), args.optimizer, args.max_metric_calls)
+                             _planner_examples(args.dataset, "dev"), args.optimizer, args.max_metric_calls,
+                             args.num_threads)
     tracerag.save(scores.pop("program"), args.out, dataset=str(args.dataset), metric="planner_score", scores=scores)
     print(json.dumps(scores, indent=1))
     print(f"compiled program written to {args.out}")
@@ -618,7 +624,7 @@ def _compile_agent(args) -> int:
     try:
         trainset = _rag_examples(args.dataset, "train")
         scores = compile_agent(program, trainset[: args.max_train] if args.max_train else trainset,
-                               _agent_examples(args, "dev"), args.optimizer, args.max_metric_calls)
+                               _agent_examples(args, "dev"), args.optimizer, args.max_metric_calls, args.num_threads)
     finally:
         program.toolbox.close()
     tracerag.save(scores.pop("program"), args.out, dataset=str(args.dataset), metric="agent_score", scores=scores)

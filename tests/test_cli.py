@@ -106,11 +106,15 @@ def test_compile_with_bootstrap_and_the_fake_lm(dataset, fake_lm, monkeypatch, c
     assert optimize.main(["compile", "commands", "--dataset", str(dataset), "--lm", "fake/model",
                           "--optimizer", "bootstrap", "--out", "c.json"]) == 0
     state = json.loads(Path("c.json").read_text(encoding="utf-8"))
-    assert len(state["parse"]["demos"]) == 4 and state["parse"]["demos"][0]["augmented"]
+    demos = state["parse"]["demos"]  # four from the program's own traces, then four gold parses
+    assert len(demos) == 8 and all(d.get("augmented") for d in demos[:4])
+    assert all(not d.get("augmented") and set(d) == {"utterance", "rooms", "ir"} for d in demos[4:])
+    assert state["arbitrate"]["demos"] == []  # no example is an arbitration demo
     program = tracerag.load("c.json", home=dataset, embedder=tracerag.config.make_embedder())
     assert program.parse.demos
     scores = json.loads(Path("c.json.meta.json").read_text(encoding="utf-8"))["scores"]
-    assert scores["dev_recall@10_after"] >= scores["dev_recall@10_before"]
+    assert scores["dev_parse_recall@10_after"] >= scores["dev_parse_recall@10_before"]
+    assert scores["demos"] == {"parse": 8, "arbitrate": 0}
 
 
 def test_console_script_on_the_bundled_dataset(tmp_path):
@@ -152,5 +156,6 @@ def test_compile_with_mipro_and_the_fake_lm(dataset, monkeypatch):
     assert optimize.main(["compile", "commands", "--dataset", str(dataset), "--lm", "fake/model",
                           "--optimizer", "mipro", "--out", "m.json"]) == 0
     scores = json.loads(Path("m.json.meta.json").read_text(encoding="utf-8"))["scores"]
-    assert scores["optimizer"] == "mipro" and scores["dev_recall@10_after"] >= scores["dev_recall@10_before"]
+    assert scores["optimizer"] == "mipro"
+    assert scores["dev_parse_recall@10_after"] >= scores["dev_parse_recall@10_before"]
     assert tracerag.load("m.json", home=dataset, embedder=tracerag.config.make_embedder()).parse.signature.instructions
