@@ -71,11 +71,34 @@ def test_evaluate_with_the_fake_lm_stays_in_the_call_budget(corpus, tmp_path, us
     report = json.loads(out.read_text(encoding="utf-8"))
     m = report["metrics"]
     assert report["program"] == "SelfReflectiveRAG" and m["recall@4"] == 1.0 and m["n"] == 4
-    assert m["lm_calls_max"] <= m["lm_call_budget"] == (1 + 1) * 2 + 2
+    assert m["lm_calls_max"] <= m["lm_call_budget"] == 2 * 1 * 2 + 1 + 3  # 2 * ceil(4 / 10) * rounds + 1 + 3
     assert all(r["lm_calls"] == r["lm_calls_observed"] for r in report["per_query"])
     assert m["citation_validity"] == 1.0 and m["grounded_rate"] == 1.0 and m["citation_coverage"] == 1.0
     assert m["citation_recall"] == 1.0 and m["citation_precision"] == 1.0  # the fake judge says grounded
     assert m["accuracy"] == 0.5  # the fake always says yes
+
+
+def test_evaluate_with_a_dead_endpoint_reports_what_no_lm_does(corpus, tmp_path, cli_lm):
+    docs, questions = corpus
+    bank = str(tmp_path / "bank")
+    assert optimize.main(["ingest", "--docs", str(docs), "--bank", bank]) == 0
+    reports = {}
+    for name, lm in (("no_lm", []), ("dead", ["--lm", "fake/x"])):
+        out = tmp_path / f"{name}.json"
+        assert optimize.main(["evaluate", "rag", "--dataset", str(questions), "--bank", bank, "--split", "all",
+                              "--k", "4", "--alce", "--out", str(out), *lm]) == 0
+        reports[name] = json.loads(out.read_text(encoding="utf-8"))
+        if name == "no_lm":
+            cli_lm(FakeEngine, mode="error")
+    quality = ("recall@4", "mrr", "accuracy", "kept_gold", "grounded_rate", "citation_validity", "citation_coverage",
+               "citation_recall", "citation_precision")
+    no_lm, dead = (reports[name]["metrics"] for name in ("no_lm", "dead"))
+    assert {q: dead[q] for q in quality} == {q: no_lm[q] for q in quality}
+    assert no_lm["citation_validity"] == no_lm["citation_coverage"] == 1.0 and no_lm["accuracy"] is None
+    assert dead["lm_fallback_rate"] == 1.0 and dead["lm_fallbacks"] == {"grade": 4} and no_lm["lm_fallback_rate"] == 0
+    for row, no_lm_row in zip(reports["dead"]["per_query"], reports["no_lm"]["per_query"], strict=True):
+        assert (row["answer"], row["cited"], row["hint"]) == (no_lm_row["answer"], no_lm_row["cited"], "lm_failed")
+        assert row["lm_calls"] <= dead["lm_call_budget"]
 
 
 def test_run_and_compile_then_load(corpus, tmp_path, use_fake_lm, capsys):

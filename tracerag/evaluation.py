@@ -207,6 +207,12 @@ def _rag_summary(rows: list[dict], k: int) -> dict:
     }
 
 
+def _rag_decided(pred) -> bool:
+    """False for the extractive answer that decides nothing (no LM, or an LM stage that failed before a
+    verdict): its accuracy and kept_gold are not scored, so a dead endpoint reports what no LM does."""
+    return not (pred.hint == "no_lm" or (pred.hint == "lm_failed" and not pred.verdict))
+
+
 def evaluate_rag(program, examples: list, *, dataset: str, k: int = 10, alce: bool = False,
                  progress: bool = True, num_threads: int = 1) -> dict:
     """Score SelfReflectiveRAG on PubMedQA-style Examples (same report shape as the other programs).
@@ -228,8 +234,8 @@ def evaluate_rag(program, examples: list, *, dataset: str, k: int = 10, alce: bo
         return {
             "id": ex.pmid, "question": ex.question, "gold": ex.final_decision, "verdict": pred.verdict,
             "recall": r.doc_recall_at_k(ex, pred, k), "rr": r.doc_reciprocal_rank(ex, pred, k),
-            "accuracy": r.decision_accuracy(ex, pred) if pred.hint != "no_lm" else None,
-            "kept_gold": r.kept_gold(ex, pred) if pred.hint != "no_lm" else None,
+            "accuracy": r.decision_accuracy(ex, pred) if _rag_decided(pred) else None,
+            "kept_gold": r.kept_gold(ex, pred) if _rag_decided(pred) else None,
             "grounded": pred.grounded, "hint": pred.hint or "-",
             "citation_validity": r.citation_validity(pred), "citation_coverage": r.answer_citation_coverage(pred),
             "citation_recall": citation_recall, "citation_precision": citation_precision,

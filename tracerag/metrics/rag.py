@@ -45,14 +45,15 @@ def kept_gold(example, pred) -> float:
 
 def citation_validity(pred) -> float | None:
     """Share of cited chunk ids that were in the answer's context; None when nothing is cited (an
-    uncited answer is what coverage penalises) or when there is no answer (no_lm, nothing kept)."""
+    uncited answer is what coverage penalises) or when there is no answer (nothing kept)."""
     return shared_validity(pred.cited_ids, pred.context_ids) if pred.cited_ids else None
 
 
 def answer_citation_coverage(pred) -> float | None:
     """Share of the answer's sentences carrying at least one valid [chunk-id]; None when the program
-    gave the "need more context" answer (there is nothing to cite)."""
-    if pred.hint not in (None, "regenerated"):
+    gave the "need more context" answer (there is nothing to cite). The extractive answer (no LM, or
+    an LM stage that failed) cites what it quotes, so it is scored like the LM's."""
+    if pred.hint not in (None, "regenerated") and not pred.cited_ids:
         return None
     return citation_coverage(split_sentences(pred.answer), pred.context_ids, CHUNK_ID_PATTERN)
 
@@ -95,7 +96,8 @@ def alce_citation_scores(pred) -> tuple[float | None, float | None]:
 
     Recall: share of the answer's sentences whose cited chunks, together, support it. Precision: share
     of citations that matter: the chunk alone supports its sentence, or the sentence is supported and
-    stops being supported without it. (None, None) without an LM or when the answer cites nothing.
+    stops being supported without it. (None, None) without an LM, when the answer cites nothing, or
+    when a judge call fails (an unknown score, not a zero; the first failure ends the judging).
     Costs one judge call per sentence plus up to two per citation of a multi-citation sentence.
     """
     import dspy
@@ -109,23 +111,33 @@ def alce_citation_scores(pred) -> tuple[float | None, float | None]:
         return None, None
     judge = dspy.Predict(VerifyGroundedness)
 
+    class JudgeFailed(Exception):
+        pass
+
     def supports(sentence: str, cites: list[str]) -> bool:
         if not cites:
             return False
         chunks = "\n\n".join(f"[{c}] {texts[c]}" for c in cites)
         try:
-            return bool(judge(answer=sentence, cited_chunks=chunks).grounded)
-        except Exception:
-            return False
+            grounded = judge(answer=sentence, cited_chunks=chunks).grounded
+        except Exception as exc:
+            raise JudgeFailed from exc
+        if not isinstance(grounded, bool):
+            raise JudgeFailed
+        return grounded
 
     supported, relevant, citations = 0, 0, 0
-    for sentence, cites in sentences:
-        whole = supports(sentence, cites)
-        supported += whole
-        for c in cites:
-            citations += 1
-            if len(cites) == 1:
-                relevant += whole
-            else:
-                relevant += supports(sentence, [c]) or (whole and not supports(sentence, [x for x in cites if x != c]))
+    try:
+        for sentence, cites in sentences:
+            whole = supports(sentence, cites)
+            supported += whole
+            for c in cites:
+                citations += 1
+                if len(cites) == 1:
+                    relevant += whole
+                else:
+                    relevant += supports(sentence, [c]) or (whole and not supports(sentence,
+                                                                                   [x for x in cites if x != c]))
+    except JudgeFailed:
+        return None, None
     return supported / len(sentences), (relevant / citations if citations else None)

@@ -4,21 +4,36 @@ retrieve top-k chunks -> grade them in batches of at most 10 per LM call -> keep
 -> quality = kept / retrieved -> if quality < min_quality and rounds remain: refine the query and
 retrieve again (each round independent, kept chunks accumulate) -> answer citing [chunk-id] ->
 verify the answer against what it cites -> if not grounded: one regeneration told to avoid the
-unsupported claims. LM calls per question: at most (ceil(k/10) + 1) per round + 2 when every grading
-item parses (a malformed item is re-graded alone, one call each).
+unsupported claims.
 
-Failure paths (an app never sees an error):
-- no LM: retrieval only; the answer is the "need more context" answer and ``hint="no_lm"``;
-- nothing kept: the "need more context" answer, no answer call;
-- a grading batch that fails: each of its chunks graded alone; a chunk that still fails scores 0;
-- RefineQuery fails: the rounds stop there;
-- the answer or the verification fails: "need more context" naming what went wrong.
+Every LM stage is a guarded step (``guarded_step.Stages``: the predictor's own LM, the circuit
+breaker, one-line warnings): grade, refine, answer, verify, regenerate. LM calls per question never
+exceed ``lm_call_budget()`` = 2 * ceil(k / grade_batch) * max_rounds + (max_rounds - 1) + 3: per
+round one grading call per batch and at most one re-grading call per batch (the batch's malformed
+items together), a refinement between rounds, then answer, verify and one regeneration.
+
+Failure paths (an app never sees an error, and an LM failure is never worse than no LM):
+- no LM: retrieval only, and an extractive answer: the leading sentence of each of the top 3 chunks,
+  each cited ``[chunk-id]``; ``verdict=""`` (nothing decided), ``grounded=None``, ``hint="no_lm"``;
+- a grading call that fails (transport error, timeout, a reply with no usable grade): the whole
+  question takes the no-LM result, with ``hint="lm_failed"`` and ``lm_fallbacks=["grade"]`` (a failed
+  call is never retried chunk by chunk); the malformed items of a reply that otherwise parses are
+  re-graded together in one more call, and score 0 if they are malformed again;
+- RefineQuery fails: the rounds stop there and the answer comes from what was kept;
+- the answer fails, or cites nothing of its context, or cites ids outside it: the extractive answer
+  over the kept chunks (best graded first), ``hint="lm_failed"``;
+- the verification fails: the answer is kept, unverified (``grounded=None``, ``hint="lm_failed"``);
+- the regeneration fails: the "need more context" answer naming the missing evidence
+  (``hint="not_grounded"``);
+- nothing kept: the "need more context" answer, no answer call (``hint="nothing_relevant"``).
+Every prediction carries ``hint``, ``lm_fallbacks`` (the stages that fell back, in order; [] with no
+LM: no LM is not a failure), ``lm_errors`` and ``lm_calls``.
 """
 
 from __future__ import annotations
 
-import logging
 import math
+import re
 import time
 from dataclasses import dataclass, field
 
@@ -28,12 +43,15 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ..metrics.citations import CHUNK_ID_PATTERN, extract_cited_ids
 from ..retrievers.hybrid import HybridRetriever, ScoredChunk
 from ..signatures.rag import AnswerWithCitations, ChunkGrade, GradeRelevance, RefineQuery, VerifyGroundedness
+from .guarded_step import Stages, lm_of
 
-__all__ = ["NEED_MORE_CONTEXT", "RAGConfig", "SelfReflectiveRAG", "cited_ids"]
-
-logger = logging.getLogger(__name__)
+__all__ = ["EXTRACTIVE_CHUNKS", "NEED_MORE_CONTEXT", "RAGConfig", "SelfReflectiveRAG", "cited_ids",
+           "extractive_answer"]
 
 NEED_MORE_CONTEXT = "I need more context to answer this reliably."
+EXTRACTIVE_CHUNKS = 3  # chunks quoted by the extractive (no-LM and fallback) answer
+
+
 def cited_ids(answer: str) -> list[str]:
     """The chunk ids an answer cites as ``[doc#n]`` (several may share brackets), first appearance first."""
     return extract_cited_ids(answer or "", CHUNK_ID_PATTERN)
@@ -59,12 +77,30 @@ class _Run:
     grades: dict[str, ChunkGrade] = field(default_factory=dict)
     chunks: dict[str, ScoredChunk] = field(default_factory=dict)
     kept: list[str] = field(default_factory=list)
-    lm_calls: int = 0
     regraded: int = 0
+    stages: Stages = field(default_factory=Stages)
+
+    def first_round(self) -> _Run:
+        """The retrieval of the question as asked, and nothing the LM decided: the no-LM run."""
+        ids = self.retrieved[:1]
+        chunks = {c: self.chunks[c] for round_ids in ids for c in round_ids}
+        return _Run(queries=self.queries[:1], retrieved=ids, chunks=chunks, regraded=self.regraded,
+                    stages=self.stages)
+
+
+class _GradingFailed(Exception):
+    """A grading call fell back: the question takes the no-LM result."""
 
 
 class SelfReflectiveRAG(dspy.Module):
-    """Answer from a chunk bank with graded retrieval and verified, cited answers."""
+    """Answer from a chunk bank with graded retrieval and verified, cited answers.
+
+    The prediction: ``answer``, ``verdict`` (yes/no/maybe, "" when nothing was decided), ``grounded``
+    (True verified, None unverified, False unsupported), ``hint`` (None, ``no_lm``, ``lm_failed``,
+    ``nothing_relevant``, ``regenerated``, ``not_grounded``), ``lm_fallbacks`` (stages that fell back:
+    grade, refine, answer, verify, regenerate), ``lm_errors``, ``lm_calls``, and the ids retrieved,
+    kept, given as context and cited.
+    """
 
     def __init__(self, retriever: HybridRetriever, config: RAGConfig | dict | None = None):
         super().__init__()
@@ -78,28 +114,39 @@ class SelfReflectiveRAG(dspy.Module):
     def forward(self, question: str) -> dspy.Prediction:
         started = time.perf_counter()
         run = _Run()
-        if dspy.settings.lm is None:
+        if lm_of(self.grade) is None:
             self._retrieve(question, run)
-            return self._result(run, NEED_MORE_CONTEXT, hint="no_lm", started=started)
+            return self._extractive_result(run, "no_lm", started)
         query = question
-        for number in range(1, self.config.max_rounds + 1):
-            retrieved = self._retrieve(query, run)
-            self._grade(question, retrieved, run)
-            kept = [c.id for c in retrieved if run.grades[c.id].score > self.config.threshold]
-            run.kept += [c for c in kept if c not in run.kept]
-            quality = len(kept) / len(retrieved) if retrieved else 0.0
-            if quality >= self.config.min_quality or number == self.config.max_rounds:
-                break
-            refined = self._refine(question, query, [c for c in retrieved if c.id not in kept], run)
-            if not refined or refined == query:
-                break
-            query = refined
+        try:
+            for number in range(1, self.config.max_rounds + 1):
+                retrieved = self._retrieve(query, run)
+                self._grade(question, retrieved, run)
+                kept = [c.id for c in retrieved if run.grades[c.id].score > self.config.threshold]
+                run.kept += [c for c in kept if c not in run.kept]
+                quality = len(kept) / len(retrieved) if retrieved else 0.0
+                if quality >= self.config.min_quality or number == self.config.max_rounds:
+                    break
+                refined = self._refine(question, query, [c for c in retrieved if c.id not in kept], run)
+                if not refined or refined == query:
+                    break
+                query = refined
+        except _GradingFailed:
+            return self._extractive_result(run.first_round(), "lm_failed", started)
         if not run.kept:
             return self._result(run, NEED_MORE_CONTEXT, hint="nothing_relevant", started=started,
                                 missing="no retrieved passage was judged relevant to the question")
         return self._answer_and_verify(question, run, started)
 
     # -- stages ----------------------------------------------------------------------------------
+
+    @staticmethod
+    def _call(run: _Run, stage: str, predictor, **kwargs):
+        """``Stages.call``; a stage whose predictor has no LM (while grading had one) falls back, recorded."""
+        if lm_of(predictor) is None:
+            run.stages.fell_back(stage, "no LM for this stage")
+            return None
+        return run.stages.call(stage, predictor, **kwargs)
 
     def _retrieve(self, query: str, run: _Run) -> list[ScoredChunk]:
         chunks = self.retriever.search([query], k=self.config.k)[0]
@@ -109,77 +156,71 @@ class SelfReflectiveRAG(dspy.Module):
         return chunks
 
     def _grade(self, question: str, chunks: list[ScoredChunk], run: _Run) -> None:
-        """Batches of ``grade_batch``; every item validated alone; the unparsed ones re-graded alone."""
+        """Batches of ``grade_batch``, every item validated on its own; a batch's malformed or missing
+        items are re-graded together in one more call, and score 0 if still malformed. A call that
+        fails (or a first reply with no usable grade at all) raises ``_GradingFailed``."""
         todo = [c for c in chunks if c.id not in run.grades]  # a chunk seen in an earlier round keeps its grade
         size = self.config.grade_batch
         for start in range(0, len(todo), size):
             batch = todo[start : start + size]
-            grades = self._grade_call(question, batch, run)
+            grades = self._grade_call(question, batch, run, require_one=True)
+            missing = [c for c in batch if c.id not in grades]
+            if missing:  # never the whole batch: a reply with no usable grade is a failed call
+                run.regraded += len(missing)
+                grades.update(self._grade_call(question, missing, run, require_one=False))
             for chunk in batch:
-                if chunk.id not in grades and len(batch) > 1:  # a batch of one was that call already
-                    run.regraded += 1
-                    grades.update(self._grade_call(question, [chunk], run))
                 run.grades[chunk.id] = grades.get(chunk.id) or ChunkGrade(id=chunk.id, score=0.0,
                                                                            reason="could not be graded")
 
-    def _grade_call(self, question: str, batch: list[ScoredChunk], run: _Run) -> dict[str, ChunkGrade]:
-        run.lm_calls += 1
-        wanted = {c.id for c in batch}
-        try:
-            items = self.grade(question=question, chunks=format_chunks(batch)).grades or []
-        except Exception as exc:
-            logger.warning("GradeRelevance failed for %d chunks (%s: %s)", len(batch), type(exc).__name__, exc)
-            return {}
-        grades = {}
-        for item in items:
-            try:
-                grade = ChunkGrade.model_validate(item)
-            except ValidationError:
-                continue
-            if grade.id in wanted:
-                grades.setdefault(grade.id, grade)
+    def _grade_call(self, question: str, batch: list[ScoredChunk], run: _Run, *,
+                    require_one: bool) -> dict[str, ChunkGrade]:
+        grades = self._call(run, "grade", self.grade, check=_grades_for({c.id for c in batch}, require_one),
+                            fallback="answering like without an LM", question=question, chunks=format_chunks(batch))
+        if grades is None:
+            raise _GradingFailed
         return grades
 
     def _refine(self, question: str, query: str, rejected: list[ScoredChunk], run: _Run) -> str | None:
-        run.lm_calls += 1
         excerpts = "\n".join(f"- {_text(c)[:200]}" for c in rejected[:5])
-        try:
-            return (self.refine(question=question, previous_query=query, rejected_chunks=excerpts).query or "").strip()
-        except Exception as exc:
-            logger.warning("RefineQuery failed (%s: %s); answering from what was kept", type(exc).__name__, exc)
-            return None
+        return self._call(run, "refine", self.refine, check=_refined_query, fallback="answering from what was kept",
+                          question=question, previous_query=query, rejected_chunks=excerpts)
 
     def _answer_and_verify(self, question: str, run: _Run, started: float) -> dspy.Prediction:
         context = sorted(run.kept, key=lambda c: -run.grades[c].score)[: self.config.max_context_chunks]
         evidence = [run.chunks[c] for c in context]
-        try:
-            run.lm_calls += 1
-            out = self.answer(question=question, chunks=format_chunks(evidence), avoid_claims=[])
-            answer, verdict = (out.answer or "").strip(), _verdict(out.verdict)
-            run.lm_calls += 1
-            check = self.verify(answer=answer, cited_chunks=format_chunks(_cited_chunks(answer, evidence)))
-        except Exception as exc:
-            logger.warning("answering failed (%s: %s)", type(exc).__name__, exc)
-            return self._result(run, NEED_MORE_CONTEXT, hint="lm_failed", started=started, context=context,
-                                missing=f"the answer could not be produced ({type(exc).__name__})")
-        unsupported = [c for c in (check.unsupported_claims or []) if isinstance(c, str) and c.strip()]
-        if check.grounded and not unsupported:
-            return self._result(run, answer, verdict=verdict, grounded=True, started=started, context=context)
-        try:  # one regeneration, told which claims to leave out; not verified again (the call budget)
-            run.lm_calls += 1
-            again = self.answer(question=question, chunks=format_chunks(evidence), avoid_claims=unsupported)
-            regenerated = (again.answer or "").strip()
-        except Exception as exc:
-            logger.warning("regeneration failed (%s: %s)", type(exc).__name__, exc)
-            regenerated = ""
-        if regenerated and cited_ids(regenerated) and set(cited_ids(regenerated)) <= set(context):
-            return self._result(run, regenerated, verdict=_verdict(again.verdict) or verdict, grounded=None,
-                                hint="regenerated", started=started, context=context, unsupported=unsupported)
-        missing = (check.missing_evidence or "").strip() or "; ".join(unsupported) or "supporting evidence"
+        answered = self._call(run, "answer", self.answer, check=_cited_answer(context),
+                              fallback="answering with the kept chunks' leading sentences", question=question,
+                              chunks=format_chunks(evidence), avoid_claims=[])
+        if answered is None:
+            return self._result(run, extractive_answer(evidence), hint="lm_failed", started=started, context=context)
+        answer, verdict = answered
+        checked = self._call(run, "verify", self.verify, check=_verification, fallback="keeping the unverified answer",
+                             answer=answer, cited_chunks=format_chunks(_cited_chunks(answer, evidence)))
+        if checked is None:  # an answer is never thrown away because only its check failed
+            return self._result(run, answer, verdict=verdict, grounded=None, hint="lm_failed", started=started,
+                                context=context)
+        grounded, unsupported, missing = checked
+        if grounded and not unsupported:
+            return self._result(run, answer, verdict=verdict, grounded=True, hint=run.stages.hint, started=started,
+                                context=context)
+        # one regeneration, told which claims to leave out; not verified again (the call budget)
+        again = self._call(run, "regenerate", self.answer, check=_cited_answer(context),
+                           fallback="answering that more context is needed", question=question,
+                           chunks=format_chunks(evidence), avoid_claims=unsupported)
+        if again is not None:
+            return self._result(run, again[0], verdict=again[1] or verdict, grounded=None, hint="regenerated",
+                                started=started, context=context, unsupported=unsupported)
+        missing = missing or "; ".join(unsupported) or "supporting evidence"
         return self._result(run, NEED_MORE_CONTEXT, hint="not_grounded", grounded=False, started=started,
                             context=context, unsupported=unsupported, missing=missing)
 
     # -- result ----------------------------------------------------------------------------------
+
+    def _extractive_result(self, run: _Run, hint: str, started: float) -> dspy.Prediction:
+        """The no-LM result: the first round's top chunks quoted and cited, nothing decided."""
+        context = (run.retrieved or [[]])[0][:EXTRACTIVE_CHUNKS]
+        answer = extractive_answer([run.chunks[c] for c in context]) or NEED_MORE_CONTEXT
+        return self._result(run, answer, hint=hint, started=started, context=context)
 
     def _result(self, run: _Run, answer: str, *, started: float, hint: str | None = None, verdict: str = "",
                 grounded: bool | None = None, context: list[str] = (), unsupported: list[str] = (),
@@ -187,6 +228,7 @@ class SelfReflectiveRAG(dspy.Module):
         if answer == NEED_MORE_CONTEXT and missing:
             answer = f"{NEED_MORE_CONTEXT} Missing: {missing}"
         cited = cited_ids(answer)
+        stages = run.stages
         return dspy.Prediction(
             answer=answer, verdict=verdict, grounded=grounded, hint=hint,
             retrieved_ids=list(dict.fromkeys(c for ids in run.retrieved for c in ids)),
@@ -194,15 +236,95 @@ class SelfReflectiveRAG(dspy.Module):
             cited_ids=cited, invalid_cited_ids=[c for c in cited if c not in context],
             grades={c: g.model_dump() for c, g in run.grades.items()},
             unsupported_claims=list(unsupported), queries=run.queries, rounds=len(run.retrieved),
-            lm_calls=run.lm_calls, regraded=run.regraded, seconds=round(time.perf_counter() - started, 4),
+            lm_calls=stages.calls, lm_fallbacks=list(stages.fallbacks), lm_errors=list(stages.errors),
+            regraded=run.regraded, seconds=round(time.perf_counter() - started, 4),
             chunk_doc_ids={c: chunk.doc_id for c, chunk in run.chunks.items()},
             context_texts={c: _text(run.chunks[c]) for c in context},
         )
 
     def lm_call_budget(self) -> int:
-        """The most LM calls a question can take when every grading item parses."""
-        per_round = math.ceil(self.config.k / self.config.grade_batch) + 1
-        return per_round * self.config.max_rounds + 2
+        """The most LM calls one question can take, whatever the LM replies or however it fails:
+        ``2 * ceil(k / grade_batch) * max_rounds + (max_rounds - 1) + 3`` — per round a grading call
+        per batch and at most one re-grading call per batch (its malformed items together), a
+        refinement between rounds, then answer, verify and one regeneration."""
+        batches = math.ceil(self.config.k / self.config.grade_batch)
+        return 2 * batches * self.config.max_rounds + (self.config.max_rounds - 1) + 3
+
+
+# -- checks: a reply the program cannot use raises, so the stage falls back ----------------------
+
+def _grades_for(wanted: set[str], require_one: bool):
+    """The valid grades of the chunks asked about; a batch's first reply must hold at least one."""
+    def check(out) -> dict[str, ChunkGrade]:
+        items = out.grades
+        if not isinstance(items, list):
+            raise TypeError(f"grades is a {type(items).__name__}, not a list")
+        grades: dict[str, ChunkGrade] = {}
+        for item in items:
+            try:
+                grade = ChunkGrade.model_validate(item)
+            except ValidationError:
+                continue
+            if grade.id in wanted:
+                grades.setdefault(grade.id, grade)
+        if require_one and not grades:
+            raise ValueError("no item of the reply is a valid grade of a chunk it was given")
+        return grades
+    return check
+
+
+def _refined_query(out) -> str:
+    query = out.query.strip() if isinstance(out.query, str) else ""
+    if not query or query[:1] in "[{":
+        raise ValueError(f"not a search query: {str(out.query)[:80]!r}")
+    return query
+
+
+def _cited_answer(context: list[str]):
+    allowed = set(context)
+
+    def check(out) -> tuple[str, str]:
+        answer = out.answer.strip() if isinstance(out.answer, str) else ""
+        cited = cited_ids(answer)
+        if not cited:
+            raise ValueError("the answer cites none of its chunks")
+        outside = [c for c in cited if c not in allowed]
+        if outside:
+            raise ValueError(f"the answer cites ids it was not given: {outside[:5]}")
+        return answer, _verdict(out.verdict)
+    return check
+
+
+def _verification(out) -> tuple[bool, list[str], str]:
+    if not isinstance(out.grounded, bool):
+        raise TypeError(f"grounded is a {type(out.grounded).__name__}, not a bool")
+    claims = out.unsupported_claims or []
+    if not isinstance(claims, list):
+        raise TypeError(f"unsupported_claims is a {type(claims).__name__}, not a list")
+    missing = out.missing_evidence.strip() if isinstance(out.missing_evidence, str) else ""
+    return out.grounded, [c for c in claims if isinstance(c, str) and c.strip()], missing
+
+
+# -- the extractive answer ---------------------------------------------------------------------
+
+# a first sentence: at least 20 characters before . ! ? and a space (so "e.g. " is not one), or a CJK stop
+_FIRST_SENTENCE = re.compile(r"^(?:.{20,300}?[.!?](?=\s|$)|.{1,300}?[。！？])", re.S)
+_END = ".!?。！？"
+
+
+def extractive_answer(chunks: list[ScoredChunk], n: int = EXTRACTIVE_CHUNKS) -> str:
+    """The answer without an LM: the leading sentence of each of the first ``n`` chunks, each ending
+    with its ``[chunk-id]`` (``"Statins lower LDL [100#0]. …"``); "" when the chunks have no text."""
+    parts = []
+    for chunk in chunks[:n]:
+        text = " ".join(_text(chunk).split())
+        if not text:
+            continue
+        match = _FIRST_SENTENCE.match(text)
+        sentence = match.group(0) if match else text[:300] + ("…" if len(text) > 300 else "")
+        body, end = (sentence[:-1], sentence[-1]) if sentence[-1] in _END else (sentence, ".")
+        parts.append(f"{body.rstrip()} [{chunk.id}]{end}")
+    return " ".join(parts)
 
 
 def _text(chunk: ScoredChunk) -> str:

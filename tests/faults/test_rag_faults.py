@@ -1,0 +1,164 @@
+"""SelfReflectiveRAG against a real OpenAI-compatible endpoint on 127.0.0.1 that fails in every way
+endpoints do: a grading failure gives exactly the no-LM result (the same retrieval and the same cited
+extractive answer), marked; a failure at a later stage falls back at that stage only (a failed check
+keeps the answer); and the LM calls of a question never exceed ``lm_call_budget()``."""
+
+import json
+
+import dspy
+import pytest
+from conftest import FakeEngine
+from lm_server import StubLMServer
+
+import tracerag
+from tracerag.programs.self_reflective_rag import RAGConfig, SelfReflectiveRAG, extractive_answer
+from tracerag.retrievers.corpus import ingest_documents
+from tracerag.retrievers.cosine_bank import CosineBank
+from tracerag.retrievers.hybrid import HybridRetriever, ScoredChunk
+
+DOCS = {
+    "100": "Statins lower LDL cholesterol in adults with diabetes. The trial followed 2,000 patients for five years. "
+           "Cardiovascular events fell by a quarter in the statin group.",
+    "200": "Aspirin before colonoscopy does not raise bleeding risk. A cohort of 800 patients was studied. "
+           "Bleeding rates were similar with and without aspirin.",
+    "300": "Telephone counselling increased mammography use among women in an HMO. Tailored letters helped less. "
+           "Effects were largest after the first contact.",
+    "400": "Vitamin D supplements did not prevent fractures in older adults. The randomised trial enrolled 5,000 "
+           "people. Falls were also unchanged.",
+    "500": "Exercise programmes reduced depressive symptoms in teenagers. Sessions ran three times a week. "
+           "Benefits faded after the programme ended.",
+    "600": "Smartphone reminders improved adherence to asthma inhalers. Adherence rose from half to two thirds. "
+           "Emergency visits dropped slightly.",
+}
+QUESTIONS = ["Do statins lower cholesterol in diabetes patients?",
+             "Does aspirin raise bleeding risk before colonoscopy?"]
+FAULTS = ["garbage", "empty", "null", "http500", "bad_json", "slow", "wrong_types"]
+STAGES = {"GradeRelevance": "grade", "RefineQuery": "refine", "AnswerWithCitations": "answer",
+          "VerifyGroundedness": "verify"}
+
+
+def outcome(pred):
+    return {key: pred[key] for key in ("retrieved_ids", "retrieved_per_round", "answer", "cited_ids", "context_ids",
+                                       "verdict", "grounded")}
+
+
+@pytest.fixture
+def retriever(tmp_path, embedder):
+    path = tmp_path / "docs.jsonl"
+    path.write_text("".join(json.dumps({"id": k, "text": v}) + "\n" for k, v in DOCS.items()), encoding="utf-8")
+    ingest_documents(path, tmp_path / "bank", embedder, size=120, overlap=0)
+    return HybridRetriever(CosineBank.load(tmp_path / "bank", embedder))
+
+
+def rag(retriever, **config):
+    return SelfReflectiveRAG(retriever, RAGConfig(**{"k": 4, **config}))
+
+
+@pytest.fixture
+def no_lm_results(retriever):
+    dspy.configure(lm=None)
+    program = rag(retriever)
+    results = {q: program(question=q) for q in QUESTIONS}
+    assert all(p.hint == "no_lm" and p.lm_fallbacks == [] and p.lm_calls == 0 and p.cited_ids
+               for p in results.values())
+    return {q: outcome(p) for q, p in results.items()}
+
+
+def statin_chunks(retriever):
+    return {c for c in retriever.bank.ids if c.startswith("100#")}
+
+
+@pytest.mark.parametrize("fault", FAULTS)
+def test_a_failing_endpoint_gives_the_no_lm_result_marked(retriever, no_lm_results, fault):
+    with StubLMServer(FakeEngine(), fault, delay=1.5) as stub:
+        tracerag.configure(lm=stub.lm(timeout=0.5, retries=0))
+        program = rag(retriever)
+        for question in QUESTIONS:
+            pred = program(question=question)
+            assert outcome(pred) == no_lm_results[question], question
+            assert pred.hint == "lm_failed" and pred.lm_fallbacks == ["grade"] and len(pred.lm_errors) == 1
+            assert pred.kept_ids == [] and pred.lm_calls == 1 <= program.lm_call_budget()
+        assert [name for name, _ in stub.requests] == ["GradeRelevance"] * len(QUESTIONS)  # never regraded
+
+
+def test_a_good_endpoint_gives_the_lm_answer(retriever):
+    with StubLMServer(FakeEngine(relevant=statin_chunks(retriever))) as stub:
+        tracerag.configure(lm=stub.lm())
+        pred = rag(retriever)(question=QUESTIONS[0])
+    assert pred.hint is None and pred.lm_fallbacks == [] and pred.grounded is True and pred.verdict == "yes"
+    assert pred.answer.startswith("Yes, it helps [100#") and set(pred.cited_ids) <= set(pred.kept_ids)
+    assert stub.requests == [("GradeRelevance", "good"), ("AnswerWithCitations", "good"),
+                             ("VerifyGroundedness", "good")] and pred.lm_calls == 3
+
+
+def test_grading_failing_alone_gives_the_no_lm_result(retriever, no_lm_results):
+    with StubLMServer(FakeEngine(), modes={"GradeRelevance": "http500"}) as stub:
+        tracerag.configure(lm=stub.lm())
+        pred = rag(retriever)(question=QUESTIONS[0])
+    assert outcome(pred) == no_lm_results[QUESTIONS[0]]
+    assert pred.hint == "lm_failed" and pred.lm_fallbacks == ["grade"] and pred.lm_calls == 1
+    assert stub.requests == [("GradeRelevance", "http500")]  # no answer is attempted from nothing graded
+
+
+def test_verification_failing_keeps_the_answer_unverified(retriever):
+    with StubLMServer(FakeEngine(relevant=statin_chunks(retriever))) as stub:
+        tracerag.configure(lm=stub.lm())
+        good = rag(retriever)(question=QUESTIONS[0])
+        stub.modes = {"VerifyGroundedness": "http500"}
+        pred = rag(retriever)(question=QUESTIONS[0])
+    assert pred.answer == good.answer and pred.verdict == "yes" and pred.cited_ids == good.cited_ids
+    assert pred.grounded is None and pred.hint == "lm_failed" and pred.lm_fallbacks == ["verify"]
+    assert pred.lm_calls == 3
+
+
+def test_an_answer_that_is_garbage_gives_the_extractive_answer_over_the_kept_chunks(retriever):
+    with StubLMServer(FakeEngine(relevant=statin_chunks(retriever)), modes={"AnswerWithCitations": "garbage"}) as stub:
+        tracerag.configure(lm=stub.lm())
+        pred = rag(retriever)(question=QUESTIONS[0])
+    assert pred.kept_ids and set(pred.kept_ids) == statin_chunks(retriever) & set(pred.retrieved_ids)
+    assert pred.hint == "lm_failed" and pred.lm_fallbacks == ["answer"] and pred.verdict == "" and pred.grounded is None
+    assert pred.context_ids == pred.kept_ids and pred.cited_ids == pred.kept_ids[:3]
+    assert pred.answer.startswith(f"Statins lower LDL cholesterol in adults with diabetes [{pred.kept_ids[0]}].")
+    assert pred.answer == extractive_answer([ScoredChunk(c, 0.0, None, None, {"text": pred.context_texts[c]})
+                                             for c in pred.context_ids])
+    assert [name for name, _ in stub.requests] == ["GradeRelevance", "AnswerWithCitations"]  # nothing to verify
+
+
+def test_refinement_failing_answers_from_what_was_kept(retriever):
+    with StubLMServer(FakeEngine(relevant=statin_chunks(retriever)), modes={"RefineQuery": "http500"}) as stub:
+        tracerag.configure(lm=stub.lm())
+        pred = rag(retriever, k=8)(question=QUESTIONS[0])  # 2 of 8 kept: quality 0.25 asks for a refinement
+    assert pred.rounds == 1 and pred.lm_fallbacks == ["refine"] and pred.hint == "lm_failed"
+    assert pred.grounded is True and pred.verdict == "yes" and pred.cited_ids
+    assert [name for name, _ in stub.requests] == ["GradeRelevance", "RefineQuery", "AnswerWithCitations",
+                                                   "VerifyGroundedness"]
+
+
+@pytest.mark.parametrize("fault", ["garbage", "http500", "wrong_types", "empty"])
+def test_the_call_budget_holds_for_a_fault_at_any_stage(retriever, fault):
+    """The worst case the fake can produce: malformed grading items in the batches, a refinement, an answer
+    found unsupported and regenerated; plus a fault at one stage."""
+    engine = FakeEngine(relevant={"100#0"}, malformed={"100#1", "200#0", "300#0", "400#1"}, grounded=[False])
+    program = rag(retriever, k=6, grade_batch=3, max_rounds=2)
+    assert program.lm_call_budget() == 2 * 2 * 2 + 1 + 3
+    with StubLMServer(engine) as stub:
+        tracerag.configure(lm=stub.lm())
+        for signature, stage in STAGES.items():
+            stub.modes, stub.requests = {signature: fault}, []
+            pred = program(question=QUESTIONS[0])
+            assert pred.lm_calls == len(stub.requests) <= program.lm_call_budget(), signature
+            assert (signature, fault) in stub.requests and stage in pred.lm_fallbacks, signature
+            assert pred.hint in ("lm_failed", "not_grounded", "regenerated") and pred.answer, signature
+            assert set(pred.cited_ids) <= set(pred.context_ids), signature
+
+
+@pytest.mark.parametrize("rounds", [1, 3])
+def test_malformed_items_cost_one_extra_call_per_batch_at_most(retriever, rounds):
+    malformed = set(sorted(retriever.bank.ids)[::2])
+    with StubLMServer(FakeEngine(relevant=set(), malformed=malformed)) as stub:
+        tracerag.configure(lm=stub.lm())
+        program = rag(retriever, k=8, grade_batch=3, max_rounds=rounds)
+        pred = program(question=QUESTIONS[0])
+    grading = [name for name, _ in stub.requests if name == "GradeRelevance"]
+    assert pred.regraded and len(grading) <= 2 * 3 * rounds  # ceil(8 / 3) batches a round, never a call a chunk
+    assert pred.lm_calls == len(stub.requests) <= program.lm_call_budget() == 2 * 3 * rounds + rounds - 1 + 3
