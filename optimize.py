@@ -390,7 +390,7 @@ def _run_experience(args) -> int:
     program = _experience_program(args, dataset)
     pred = program(question=args.query, images=args.image, caption=args.caption, sub_task=args.sub_task)
     out = {key: pred[key] for key in ("experience", "task_ids", "used_task_ids", "queries", "rounds", "lm_calls",
-                                      "error")}
+                                      "hint", "lm_fallbacks", "error")}
     print(json.dumps(out, ensure_ascii=False, indent=1))
     if pred.section:
         print("\n" + pred.section)
@@ -466,8 +466,8 @@ def _evaluate_rag(args) -> int:
 
 def _run_rag(args) -> int:
     pred = _rag_program(args)(question=args.query)
-    keys = ("answer", "verdict", "grounded", "hint", "cited_ids", "kept_ids", "retrieved_ids", "unsupported_claims",
-            "rounds", "lm_calls")
+    keys = ("answer", "verdict", "grounded", "hint", "lm_fallbacks", "cited_ids", "kept_ids", "retrieved_ids",
+            "unsupported_claims", "rounds", "lm_calls")
     print(json.dumps({key: pred[key] for key in keys}, ensure_ascii=False, indent=1))
     return 0
 
@@ -585,13 +585,15 @@ def _run_agent(args) -> int:
 
     program = _agent_program(args)
     try:
-        t = program(question=args.query).trajectory
+        pred = program(question=args.query)
     finally:
         program.toolbox.close()
+    t = pred.trajectory
     print(t.interleaved_text)
     summary = {"stop_reason": t.stop_reason, "tool_calls": t.total_tool_calls, "tools_used": t.tools_used,
                "ids_cited": t.ids_cited, "invalid_citations": t.invalid_citations,
-               "hallucinated_outputs": t.hallucinated_outputs, "steps": t.steps}
+               "hallucinated_outputs": t.hallucinated_outputs, "steps": t.steps, "hint": pred.hint,
+               "lm_fallbacks": pred.lm_fallbacks}
     print(json.dumps(summary, ensure_ascii=False))
     _export_trajectories(args, {hashlib.sha1(args.query.encode()).hexdigest()[:12]: t},
                          args.sub_task or program.config.sub_task)

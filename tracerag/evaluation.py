@@ -324,7 +324,8 @@ def evaluate_agent(program, examples: list, *, dataset: str, progress: bool = Tr
         return {
             "id": ex.pmid, "question": ex.question, "gold": ex.final_decision,
             "decision": a.answer_decision(pred.answer),
-            "accuracy": a.decision_accuracy(ex, pred) if pred.stop_reason != "no_lm" else None,  # nothing decided
+            # the no-LM answer (also what an LM failure gives) quotes evidence and decides nothing
+            "accuracy": a.decision_accuracy(ex, pred) if pred.hint not in ("no_lm", "lm_failed") else None,
             "citation_validity": a.citation_validity(pred), "citation_coverage": a.citation_coverage(pred),
             "gold_found": a.gold_found(ex, pred), "tool_calls": pred.tool_calls,
             "hallucinated_outputs": pred.hallucinated_outputs, "lm_calls": pred.lm_calls,
