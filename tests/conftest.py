@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from dataclasses import dataclass, field
 from pathlib import Path
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -356,6 +357,56 @@ def traces_dir(tmp_path) -> Path:
     traces = [make_trace(f, n) for f in FAMILIES for n in range(1, 5)]
     traces.append(make_trace("receipt", 9, is_correct=False))
     return write_traces(tmp_path / "traces", traces)
+
+
+# ---------------------------------------------------------------------------------------------
+# A small chunk bank (SelfReflectiveRAG) and a tool result (SearchAgent's in-process toolboxes).
+
+ABSTRACTS = {
+    "100": "Statins lower LDL cholesterol in adults with diabetes. The trial followed 2,000 patients for five years. "
+           "Cardiovascular events fell by a quarter in the statin group.",
+    "200": "Aspirin before colonoscopy does not raise bleeding risk. A cohort of 800 patients was studied. "
+           "Bleeding rates were similar with and without aspirin.",
+    "300": "Telephone counselling increased mammography use among women in an HMO. Tailored letters helped less. "
+           "Effects were largest after the first contact.",
+    "400": "Vitamin D supplements did not prevent fractures in older adults. The randomised trial enrolled 5,000 "
+           "people. Falls were also unchanged.",
+    "500": "Exercise programmes reduced depressive symptoms in teenagers. Sessions ran three times a week. "
+           "Benefits faded after the programme ended.",
+    "600": "Smartphone reminders improved adherence to asthma inhalers. Adherence rose from half to two thirds. "
+           "Emergency visits dropped slightly.",
+    "700": "Night shifts were linked to weight gain among nurses. The survey covered 3,000 nurses. "
+           "Longer rotations showed stronger links.",
+    "800": "Hand sanitiser stations cut infections on hospital wards. Compliance was audited monthly. "
+           "Infection rates fell by a third.",
+}
+
+
+@pytest.fixture
+def retriever(tmp_path, embedder):
+    """A hybrid retriever over ABSTRACTS, chunked small so each abstract gives a few chunks."""
+    from tracerag.retrievers.corpus import ingest_documents
+    from tracerag.retrievers.cosine_bank import CosineBank
+    from tracerag.retrievers.hybrid import HybridRetriever
+
+    path = tmp_path / "docs.jsonl"
+    path.write_text("".join(json.dumps({"id": k, "text": v}) + "\n" for k, v in ABSTRACTS.items()), encoding="utf-8")
+    ingest_documents(path, tmp_path / "bank", embedder, size=120, overlap=0)
+    return HybridRetriever(CosineBank.load(tmp_path / "bank", embedder))
+
+
+@dataclass
+class ToolResult:
+    """What a toolbox returns for one call (``tools.mcp_client.ToolResult``'s shape)."""
+
+    tool: str
+    snippets: list = field(default_factory=list)
+    error: str | None = None
+
+    def to_output(self) -> str:
+        from tracerag.tools.protocol import format_tool_output
+
+        return format_tool_output(self.snippets, self.error)
 
 
 # ---------------------------------------------------------------------------------------------

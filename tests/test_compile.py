@@ -3,12 +3,11 @@ its predictor's signature (CommandRetrieval's parse gets the gold parses as labe
 wrong-polarity parse); the optimizer preflight fails in one line, exit 2, before any LM call."""
 
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import dspy
 import pytest
-from conftest import FakeEngine, PlannerEngine
+from conftest import FakeEngine, PlannerEngine, ToolResult
 
 import optimize
 import tracerag
@@ -160,18 +159,6 @@ def test_planner_compile_keeps_only_the_demos_its_signature_can_use(cli_lm, tmp_
     assert [d["requirements"] for d in demos["generate"]] == [good["requirements"]]
 
 
-@dataclass
-class _Result:
-    tool: str
-    snippets: list = field(default_factory=list)
-    error: str | None = None
-
-    def to_output(self) -> str:
-        from tracerag.tools.protocol import format_tool_output
-
-        return format_tool_output(self.snippets, self.error)
-
-
 class _Tools:
     """One abstract for every search, in process."""
 
@@ -179,7 +166,7 @@ class _Tools:
         return {"pubmed_search": {"limit": int, "offset": int}}
 
     def call(self, call):
-        return _Result(call.name, [{"id": "111", "title": "Aspirin and stroke", "text": "Aspirin lowered risk."}])
+        return ToolResult(call.name, [{"id": "111", "title": "Aspirin and stroke", "text": "Aspirin lowered risk."}])
 
 
 def test_agent_compile_keeps_only_well_formed_traced_demos(agent_lm, tmp_path):

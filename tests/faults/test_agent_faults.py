@@ -6,16 +6,14 @@ citations when the LM fails at its first step; the evidence so far after a good 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 
 import dspy
 import pytest
-from conftest import AgentEngine
+from conftest import AgentEngine, ToolResult
 from lm_server import StubLMServer
 
 from tracerag.programs.guarded_step import BREAKER
 from tracerag.programs.search_agent import EVIDENCE_LEAD, AgentConfig, SearchAgent
-from tracerag.tools.protocol import format_tool_output
 
 FAULTS = ["garbage", "empty", "null", "http500", "bad_json", "slow", "wrong_types"]
 QUESTIONS = ["Does aspirin prevent stroke in older adults?",
@@ -27,16 +25,6 @@ ABSTRACTS = {
     "104": "Mailed reminders and counselling both raised screening rates in a primary care trial.",
     "105": "Statins reduced cardiovascular events in adults with diabetes.",
 }
-
-
-@dataclass
-class Result:
-    tool: str
-    snippets: list = field(default_factory=list)
-    error: str | None = None
-
-    def to_output(self) -> str:
-        return format_tool_output(self.snippets, self.error)
 
 
 class Library:
@@ -53,7 +41,7 @@ class Library:
         self.calls.append(call)
         words = set(re.findall(r"\w{4,}", call.query.lower()))
         ranked = sorted(ABSTRACTS, key=lambda i: (-len(words & set(re.findall(r"\w{4,}", ABSTRACTS[i].lower()))), i))
-        return Result(call.name, [{"id": i, "title": f"Trial {i}", "text": ABSTRACTS[i]}
+        return ToolResult(call.name, [{"id": i, "title": f"Trial {i}", "text": ABSTRACTS[i]}
                                   for i in ranked[: call.params.get("limit", 5)]])
 
 

@@ -3,7 +3,6 @@ endpoints do: a grading failure gives exactly the no-LM result (the same retriev
 extractive answer), marked; a failure at a later stage falls back at that stage only (a failed check
 keeps the answer); and the LM calls of a question never exceed ``lm_call_budget()``."""
 
-import json
 
 import dspy
 import pytest
@@ -12,24 +11,8 @@ from lm_server import StubLMServer
 
 import tracerag
 from tracerag.programs.self_reflective_rag import RAGConfig, SelfReflectiveRAG, extractive_answer
-from tracerag.retrievers.corpus import ingest_documents
-from tracerag.retrievers.cosine_bank import CosineBank
-from tracerag.retrievers.hybrid import HybridRetriever, ScoredChunk
+from tracerag.retrievers.hybrid import ScoredChunk
 
-DOCS = {
-    "100": "Statins lower LDL cholesterol in adults with diabetes. The trial followed 2,000 patients for five years. "
-           "Cardiovascular events fell by a quarter in the statin group.",
-    "200": "Aspirin before colonoscopy does not raise bleeding risk. A cohort of 800 patients was studied. "
-           "Bleeding rates were similar with and without aspirin.",
-    "300": "Telephone counselling increased mammography use among women in an HMO. Tailored letters helped less. "
-           "Effects were largest after the first contact.",
-    "400": "Vitamin D supplements did not prevent fractures in older adults. The randomised trial enrolled 5,000 "
-           "people. Falls were also unchanged.",
-    "500": "Exercise programmes reduced depressive symptoms in teenagers. Sessions ran three times a week. "
-           "Benefits faded after the programme ended.",
-    "600": "Smartphone reminders improved adherence to asthma inhalers. Adherence rose from half to two thirds. "
-           "Emergency visits dropped slightly.",
-}
 QUESTIONS = ["Do statins lower cholesterol in diabetes patients?",
              "Does aspirin raise bleeding risk before colonoscopy?"]
 FAULTS = ["garbage", "empty", "null", "http500", "bad_json", "slow", "wrong_types"]
@@ -40,14 +23,6 @@ STAGES = {"GradeRelevance": "grade", "RefineQuery": "refine", "AnswerWithCitatio
 def outcome(pred):
     return {key: pred[key] for key in ("retrieved_ids", "retrieved_per_round", "answer", "cited_ids", "context_ids",
                                        "verdict", "grounded")}
-
-
-@pytest.fixture
-def retriever(tmp_path, embedder):
-    path = tmp_path / "docs.jsonl"
-    path.write_text("".join(json.dumps({"id": k, "text": v}) + "\n" for k, v in DOCS.items()), encoding="utf-8")
-    ingest_documents(path, tmp_path / "bank", embedder, size=120, overlap=0)
-    return HybridRetriever(CosineBank.load(tmp_path / "bank", embedder))
 
 
 def rag(retriever, **config):

@@ -1,7 +1,6 @@
 """SelfReflectiveRAG with the fake LM: grading, refinement, the round cap, verification and fallbacks.
 (Faults of a real HTTP endpoint at each stage: tests/faults/test_rag_faults.py.)"""
 
-import json
 
 import pytest
 
@@ -13,37 +12,8 @@ from tracerag.programs.self_reflective_rag import (
     cited_ids,
     extractive_answer,
 )
-from tracerag.retrievers.corpus import ingest_documents
-from tracerag.retrievers.cosine_bank import CosineBank
-from tracerag.retrievers.hybrid import HybridRetriever
 
-DOCS = {
-    "100": "Statins lower LDL cholesterol in adults with diabetes. The trial followed 2,000 patients for five years. "
-           "Cardiovascular events fell by a quarter in the statin group.",
-    "200": "Aspirin before colonoscopy does not raise bleeding risk. A cohort of 800 patients was studied. "
-           "Bleeding rates were similar with and without aspirin.",
-    "300": "Telephone counselling increased mammography use among women in an HMO. Tailored letters helped less. "
-           "Effects were largest after the first contact.",
-    "400": "Vitamin D supplements did not prevent fractures in older adults. The randomised trial enrolled 5,000 "
-           "people. Falls were also unchanged.",
-    "500": "Exercise programmes reduced depressive symptoms in teenagers. Sessions ran three times a week. "
-           "Benefits faded after the programme ended.",
-    "600": "Smartphone reminders improved adherence to asthma inhalers. Adherence rose from half to two thirds. "
-           "Emergency visits dropped slightly.",
-    "700": "Night shifts were linked to weight gain among nurses. The survey covered 3,000 nurses. "
-           "Longer rotations showed stronger links.",
-    "800": "Hand sanitiser stations cut infections on hospital wards. Compliance was audited monthly. "
-           "Infection rates fell by a third.",
-}
 QUESTION = "Do statins lower cholesterol in diabetes patients?"
-
-
-@pytest.fixture
-def retriever(tmp_path, embedder):
-    path = tmp_path / "docs.jsonl"
-    path.write_text("".join(json.dumps({"id": k, "text": v}) + "\n" for k, v in DOCS.items()), encoding="utf-8")
-    ingest_documents(path, tmp_path / "bank", embedder, size=120, overlap=0)
-    return HybridRetriever(CosineBank.load(tmp_path / "bank", embedder))
 
 
 def rag(retriever, **config):
