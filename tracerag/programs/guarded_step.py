@@ -145,7 +145,7 @@ def _warn(stage: str, predictor, what: str, fallback: str) -> None:
         _repeats[key] += 0 if first else 1
     if first:
         name = getattr(getattr(predictor, "signature", None), "__name__", type(predictor).__name__)
-        logger.warning("LM stage %s (%s) failed (%s); %s. Repeats are counted, not logged.", stage, name, what,
+        logger.warning("LM stage %s (%s) failed: %s; %s. Repeats are counted, not logged.", stage, name, what,
                        fallback)
 
 
