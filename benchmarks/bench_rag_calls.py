@@ -1,6 +1,6 @@
 """LM calls per question of SelfReflectiveRAG on the bundled PubMedQA test split, counted by the
-evaluator's DSPy callback, against the budget (ceil(k/10) + 1) per round + 2 and against grading
-each chunk in its own call (k calls per round).
+evaluator's DSPy callback, against the budget (program.lm_call_budget()) and against grading each
+chunk in its own call (k calls per round).
 
     python benchmarks/bench_rag_calls.py
 
