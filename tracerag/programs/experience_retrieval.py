@@ -279,8 +279,12 @@ def _prediction(rounds: list[Round], stages: Stages, *, error: str | None = None
     )
 
 
+_UNREADABLE: set[str] = set()  # images already warned about (a run meets the same ones again)
+
+
 def _as_images(images: list) -> list[dspy.Image]:
-    """Paths and URLs become dspy.Image; an unreadable one is dropped with a warning, not fatal."""
+    """Paths and URLs become dspy.Image; an unreadable one is dropped with a warning (once per image,
+    not once per call), not fatal."""
     out = []
     for image in images:
         try:
@@ -291,7 +295,9 @@ def _as_images(images: list) -> list[dspy.Image]:
             else:
                 out.append(dspy.Image.from_path(str(image)))
         except Exception as exc:
-            logger.warning("cannot read image %s (%s); rewriting without it", image, exc)
+            if str(image) not in _UNREADABLE and len(_UNREADABLE) < 10_000:
+                _UNREADABLE.add(str(image))
+                logger.warning("cannot read image %s (%s); rewriting without it", image, str(exc).splitlines()[0])
     return out
 
 

@@ -81,7 +81,7 @@ class TraceablePlanner(dspy.Module):
         lm = lm_of(self.generate)
         if lm is None:
             error, hint = "no LM configured", "no_lm"
-            logger.warning("TraceablePlanner: no LM configured; returning no plan")
+            logger.info("TraceablePlanner: no LM configured; returning no plan")  # a normal state, not a fault
         else:
             with meter.measure():
                 out = stages.call("generate", self.generate, check=_plan_and_ids, fallback="returning no plan",
