@@ -20,6 +20,10 @@ import pytest  # noqa: E402
 from dspy.lm15 import Message, Response, ServerError, TextPart, Usage  # noqa: E402
 
 import tracerag.config  # noqa: E402
+
+# DSPy's response cache would answer a test from an earlier test's good reply and hide an outage (and
+# write to the user's ~/.dspy_cache): every test talks to its LM for real.
+dspy.configure_cache(enable_disk_cache=False, enable_memory_cache=False)
 from tracerag.retrievers.embedders import LocalUSEEmbedder  # noqa: E402
 from tracerag.retrievers.embedding_cache import CachedEmbedder  # noqa: E402
 

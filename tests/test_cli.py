@@ -159,3 +159,28 @@ def test_compile_with_mipro_and_the_fake_lm(dataset, monkeypatch):
     assert scores["optimizer"] == "mipro"
     assert scores["dev_parse_recall@10_after"] >= scores["dev_parse_recall@10_before"]
     assert tracerag.load("m.json", home=dataset, embedder=tracerag.config.make_embedder()).parse.signature.instructions
+
+
+def test_evaluate_against_a_dead_endpoint_reports_the_no_lm_metrics_and_the_fallbacks(dataset, capsys, caplog):
+    """Through the CLI's own LM flags, to a real HTTP endpoint on 127.0.0.1 that answers 500."""
+    from conftest import FakeEngine
+    from lm_server import StubLMServer
+
+    base = ["evaluate", "commands", "--dataset", str(dataset), "--split", "all"]
+    assert optimize.main([*base, "--ir", "none", "--out", "none.json"]) == 0
+    with StubLMServer(FakeEngine(), "http500") as stub:
+        assert optimize.main([*base, "--lm", "openai/stub", "--api-base", stub.url, "--api-key", "k",
+                              "--lm-timeout", "2", "--lm-retries", "0", "--out", "dead.json"]) == 0
+    none, dead = (json.loads(Path(f"{name}.json").read_text(encoding="utf-8")) for name in ("none", "dead"))
+    for key in ("recall@10", "hit@10", "mrr", "bulk_precision", "clarification_rate"):
+        assert dead["metrics"][key] == none["metrics"][key], key
+    n = dead["n"]
+    assert dead["ir"] == "lm" and dead["metrics"]["lm_fallback_rate"] == 1.0
+    assert dead["metrics"]["lm_fallbacks"] == {"parse": n} and none["metrics"]["lm_fallback_rate"] == 0.0
+    assert len(stub.requests) == 5  # then the breaker skips the dead endpoint
+    printed = capsys.readouterr()
+    assert f"{n} of {n} fell back to the no-LM path (parse {n})" in printed.out
+    assert "LM stage parse failed 4 more times" in printed.err  # the repeats, counted once at the end
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert len(warnings) == 2 and all("\n" not in w for w in warnings)  # the first failure, the breaker
+    assert "--lm-retries" in warnings[0]
