@@ -13,7 +13,7 @@ from pathlib import Path
 
 import dspy
 
-from .programs.guarded_step import LMPolicy, set_policy
+from .programs.guarded_step import LMPolicy, policy, set_policy
 from .retrievers.embedders import Embedder, make_embedder
 from .retrievers.embedding_cache import default_cache_path
 
@@ -73,9 +73,10 @@ _state: dict = {"embedder": None, "made": (None, None)}  # made: (what an LM was
 def make_lm(model: str, api_base: str | None = None, api_key: str | None = None, *, timeout: float | None = None,
             retries: int | None = None, **kwargs) -> dspy.LM:
     """A dspy.LM for any LiteLLM model string (openai/…, hosted_vllm/…, ollama_chat/…), bounded in time:
-    ``timeout`` seconds without a reply fails a call, ``retries`` retries a transient failure."""
-    return dspy.LM(model, api_base=api_base, api_key=api_key, timeout=timeout or LMPolicy.timeout,
-                   num_retries=LMPolicy.retries if retries is None else retries, **kwargs)
+    ``timeout`` seconds without a reply fails a call, ``retries`` retries a transient failure (both
+    default to the configured policy)."""
+    return dspy.LM(model, api_base=api_base, api_key=api_key, timeout=timeout or policy().timeout,
+                   num_retries=policy().retries if retries is None else retries, **kwargs)
 
 
 def configure(lm: str | dspy.BaseLM | None = None, embedder: str | Embedder | None = None, *,
