@@ -1,0 +1,129 @@
+"""What reading a user's data did: items read, variants normalised, items skipped and why.
+
+Real files arrive in shapes a little off the documented format (a list of plain-string steps, a tool
+given as ``{"name": …}``, ``"true"`` for true, a UTF-8 BOM, a FIFO where a file should be). Readers
+are liberal: they normalise what they can understand and count each kind of normalisation once here,
+skip what they cannot with one ``file:line: field: what was expected`` line, and never let a data set
+shrink silently: ``check`` fails when nothing usable is left or more than ``max_skipped`` of the
+items were skipped.
+
+Files are opened only when they are regular files (a FIFO would block forever, a directory raise),
+read up to a size cap, and decoded as UTF-8 with a BOM stripped (``read_regular``).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = ["DEFAULT_MAX_BYTES", "DataSetShrunk", "FileProblem", "ReadReport", "read_regular", "text_problem"]
+
+DEFAULT_MAX_BYTES = 64 * 1024 * 1024  # one data file; a larger one is a clear error, not a memory blow-up
+
+
+class FileProblem(ValueError):
+    """A file that cannot be read as data: not a regular file, too large, not UTF-8. Names the file."""
+
+
+class DataSetShrunk(ValueError):
+    """Too much of a data set was skipped (or nothing usable is left): the run stops, saying why."""
+
+
+def read_regular(path: str | Path, max_bytes: int = DEFAULT_MAX_BYTES) -> str:
+    """The text of a regular file, BOM stripped. FIFOs, sockets, devices and directories are refused
+    without blocking (opened non-blocking, checked with fstat on the open descriptor)."""
+    path = Path(path)
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except IsADirectoryError:
+        raise FileProblem(f"{path}: is a directory, not a file") from None
+    except OSError as exc:
+        raise FileProblem(f"{path}: cannot be opened ({exc.strerror or exc})") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            kind = ("a directory" if stat.S_ISDIR(info.st_mode) else "a FIFO" if stat.S_ISFIFO(info.st_mode)
+                    else "a socket" if stat.S_ISSOCK(info.st_mode) else "a device")
+            raise FileProblem(f"{path}: is {kind}, not a regular file")
+        if info.st_size > max_bytes:
+            raise FileProblem(f"{path}: {info.st_size:,} bytes is over the {max_bytes:,}-byte limit for one file")
+        with os.fdopen(fd, "rb", closefd=True) as f:
+            fd = -1
+            data = f.read(max_bytes + 1)
+    finally:
+        if fd >= 0:
+            os.close(fd)
+    if len(data) > max_bytes:
+        raise FileProblem(f"{path}: over the {max_bytes:,}-byte limit for one file")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise FileProblem(f"{path}: not UTF-8 (byte {exc.start + 1})") from None
+
+
+def text_problem(value) -> str | None:
+    """Why a string (or the strings inside a list/dict) cannot be stored as UTF-8, or None.
+
+    JSON can carry a lone surrogate (``"\\ud800"``) that Python decodes but no UTF-8 file can hold."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            return f"holds a character UTF-8 cannot store (U+{ord(value[exc.start]):04X}, a lone surrogate)"
+        return None
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, list | tuple) else ()
+    return next((p for p in map(text_problem, items) if p), None)
+
+
+@dataclass
+class ReadReport:
+    """Counts for one read: ``read`` items, normalisations per kind, skips per reason, and the lines."""
+
+    what: str = "items"
+    read: int = 0
+    normalised: Counter = field(default_factory=Counter)  # kind -> items it was applied to
+    skipped: Counter = field(default_factory=Counter)  # reason -> items
+    problems: list[str] = field(default_factory=list)  # "file:line: field: what was expected", one per skip
+
+    def normalise(self, kind: str) -> None:
+        self.normalised[kind] += 1
+
+    def skip(self, where: str, reason: str, detail: str = "") -> None:
+        """Count an item left out: ``reason`` is the short kind (the count's key), ``detail`` the line."""
+        self.skipped[reason] += 1
+        self.problems.append(f"{where}: {detail or reason}")
+
+    @property
+    def kept(self) -> int:
+        return self.read - sum(self.skipped.values())
+
+    def to_dict(self) -> dict:
+        return {"read": self.read, "kept": self.kept, "normalised": dict(sorted(self.normalised.items())),
+                "skipped": dict(sorted(self.skipped.items()))}
+
+    def summary(self) -> str:
+        """One line: ``read 120 traces, kept 118; normalised: steps as strings 40; skipped: not JSON 2``."""
+        line = f"read {self.read} {self.what}, kept {self.kept}"
+        if self.normalised:
+            line += "; normalised: " + ", ".join(f"{k} {n}" for k, n in sorted(self.normalised.items()))
+        if self.skipped:
+            line += "; skipped: " + ", ".join(f"{k} {n}" for k, n in sorted(self.skipped.items()))
+        return line
+
+    def check(self, max_skipped: float, source: str) -> None:
+        """Raise DataSetShrunk when nothing usable is left, or more than ``max_skipped`` (a share, 0..1)
+        of the items read were skipped; the message names the source, the counts and the first problems."""
+        skipped = sum(self.skipped.values())
+        if self.read and not self.kept:
+            reason = f"none of the {self.read} {self.what} read is usable"
+        elif self.read and skipped / self.read > max_skipped:
+            reason = (f"{skipped} of {self.read} {self.what} skipped ({skipped / self.read:.0%}), over the "
+                      f"{max_skipped:.0%} allowed (--max-skipped)")
+        else:
+            return
+        more = len(self.problems) - 3
+        first = "; ".join(self.problems[:3]) + (f"; and {more} more" if more > 0 else "")
+        raise DataSetShrunk(f"{source}: {reason}: {first}")
