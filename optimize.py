@@ -63,6 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--program-file", help="a compiled/tuned artifact to evaluate instead of the defaults")
     ev.add_argument("--out", help="write the JSON report here")
     ev.add_argument("--limit", type=int, default=0, help="agent: score only the first N questions (0 = all)")
+    _max_skipped(ev, 0.0)
     _threads_flag(ev, "examples scored at once (rows stay in the dataset's order; default 1)")
     _experience_flags(ev)
     _agent_flags(ev)
@@ -93,6 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
     mode.add_argument("--rebuild", action="store_true", help="replace an existing bank")
     bank.add_argument("--no-captions", action="store_true", help="do not caption images even with an LM configured")
     bank.add_argument("--caption-concurrency", type=int, default=8)
+    _max_skipped(bank, 0.05)
     _common(bank)
 
     ingest = sub.add_parser("ingest", help="chunk and embed documents into a chunk bank (unchanged ones are free)")
@@ -141,6 +143,19 @@ def _positive_int(text: str) -> int:
 def _threads_flag(p: argparse.ArgumentParser, what: str) -> None:
     p.add_argument("--num-threads", type=_positive_int, default=1, metavar="N",
                    help=f"threads for the LM calls: {what}")
+
+
+def _max_skipped(p: argparse.ArgumentParser, default: float) -> None:
+    p.add_argument("--max-skipped", type=_share, default=default, metavar="SHARE",
+                   help=f"fail when more than this share of the data's items is skipped as unreadable "
+                        f"(0..1, default {default:g}); nothing usable left always fails")
+
+
+def _share(text: str) -> float:
+    value = float(text.rstrip("%")) / (100 if text.endswith("%") else 1)
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a share between 0 and 1 (or 0% and 100%)")
+    return value
 
 
 def _agent_flags(p: argparse.ArgumentParser) -> None:
