@@ -3,34 +3,94 @@
 Every data format here (homes, queries, traces' queries, documents) is JSONL, and a user fixing a
 broken file needs ``file:line`` and the field, not a traceback. Lines end at "\\n" only: JSON strings
 may hold U+2028/U+2029 raw, which ``str.splitlines`` would wrongly split on.
+
+Only regular files are opened (a FIFO would block forever, a directory raise): the file is opened
+non-blocking and checked with ``fstat`` on the open descriptor. A UTF-8 BOM on the first line is
+stripped. With a ``report`` (a ``ReadReport``), every non-blank line is counted as read, the stripped
+BOM is counted as a normalisation, and with ``skip_bad_lines`` a line that is not UTF-8, not JSON or
+not an object is counted as skipped (with its ``file:line``) instead of ending the read.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import stat
 from collections.abc import Iterator
 from pathlib import Path
+from typing import IO
 
 __all__ = ["iter_json_lines"]
 
+_BOM = b"\xef\xbb\xbf"
 
-def iter_json_lines(path: Path, error: type[Exception] = ValueError) -> Iterator[tuple[str, dict]]:
-    """Yield ("file:line", object) for each non-blank line, streaming; problems raise ``error``."""
-    if not path.is_file():
-        raise error(f"{path}: file is missing")
-    with open(path, "rb") as f:
+
+def iter_json_lines(path: Path, error: type[Exception] = ValueError, *, report=None, skip_bad_lines: bool = False,
+                    max_bytes: int | None = None) -> Iterator[tuple[str, dict]]:
+    """Yield ("file:line", object) for each non-blank line, streaming; problems raise ``error``.
+
+    ``max_bytes`` caps the file's size (a clear error above it); ``report``/``skip_bad_lines`` as in
+    the module's docstring."""
+    path = Path(path)
+    with _open_regular(path, error, max_bytes) as f:
         for lineno, raw in enumerate(f, start=1):
             where = f"{path}:{lineno}"
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as e:
-                raise error(f"{where}: not UTF-8 (byte {e.start + 1})") from None
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise error(f"{where}: invalid JSON ({e.msg} at column {e.colno})") from None
-            if not isinstance(row, dict):
-                raise error(f"{where}: expected a JSON object")
+            if lineno == 1 and raw.startswith(_BOM):
+                raw = raw[len(_BOM):]
+                if report is not None:
+                    report.normalise("BOM stripped")
+            row, problem = _parse(raw)
+            if row is None and problem is None:
+                continue  # a blank line
+            if report is not None:
+                report.read += 1
+            if problem is not None:
+                reason, detail = problem
+                if skip_bad_lines and report is not None:
+                    report.skip(where, reason, detail)
+                    continue
+                raise error(f"{where}: {detail}")
             yield where, row
+
+
+def _parse(raw: bytes) -> tuple[dict | None, tuple[str, str] | None]:
+    """(object, None), (None, (reason, detail)) for a bad line, or (None, None) for a blank one."""
+    try:
+        line = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        return None, ("not UTF-8", f"not UTF-8 (byte {e.start + 1})")
+    if not line.strip():
+        return None, None
+    try:
+        row = json.loads(line)
+    except json.JSONDecodeError as e:
+        return None, ("not JSON", f"invalid JSON ({e.msg} at column {e.colno})")
+    except RecursionError:
+        return None, ("not JSON", "invalid JSON (nested too deeply)")
+    if not isinstance(row, dict):
+        return None, ("not an object", "expected a JSON object")
+    return row, None
+
+
+def _open_regular(path: Path, error: type[Exception], max_bytes: int | None) -> IO[bytes]:
+    """The file opened for binary reading, refused (as ``error``) unless it is a regular file."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except FileNotFoundError:
+        raise error(f"{path}: file is missing") from None
+    except IsADirectoryError:
+        raise error(f"{path}: is a directory, not a file") from None
+    except OSError as exc:
+        raise error(f"{path}: cannot be opened ({exc.strerror or exc})") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            kind = ("a directory" if stat.S_ISDIR(info.st_mode) else "a FIFO" if stat.S_ISFIFO(info.st_mode)
+                    else "a socket" if stat.S_ISSOCK(info.st_mode) else "a device")
+            raise error(f"{path}: is {kind}, not a regular file")
+        if max_bytes is not None and info.st_size > max_bytes:
+            raise error(f"{path}: {info.st_size:,} bytes is over the {max_bytes:,}-byte limit for one file")
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
