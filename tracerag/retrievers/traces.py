@@ -1,22 +1,29 @@
-"""Solved agent traces: the on-disk format, a tolerant loader, and the text a trace is indexed by.
+"""Solved agent traces: the on-disk format, a liberal loader, and the text a trace is indexed by.
 
 A traces directory holds ``tasks/<task_id>/trace.json`` (README "Trace format"). Traces come from
-agent runs and are written by other programs, so one broken file must not stop a bank build: the
-loader skips it, logs a warning naming the file and field, and counts it. Only ``is_correct: true``
-traces are returned; a wrong solution is not experience worth repeating.
+agent runs and are written by other programs, in shapes a little off the documented one. The loader
+normalises what it can understand (plain-string steps, tool dicts, one string for a list, ``"true"``
+or ``1`` for true, a UTF-8 BOM) and counts each kind in a ``ReadReport``; a trace it cannot
+understand is skipped with one ``file: field: what was expected`` line, never a traceback. Only
+regular files are read (a FIFO or a directory named ``trace.json`` is skipped, never waited on),
+each up to ``TRACE_MAX_BYTES``. Only ``is_correct: true`` traces are returned; a wrong solution is
+not experience worth repeating (incorrect traces are counted, not skipped as unreadable).
 """
 
 from __future__ import annotations
 
 import json
-import logging
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Trace", "TraceLoad", "load_traces", "index_text", "query_text"]
+from .read_report import FileProblem, ReadReport, read_regular, text_problem
 
-logger = logging.getLogger(__name__)
+__all__ = ["TRACE_MAX_BYTES", "Trace", "TraceLoad", "load_traces", "index_text", "query_text", "parse_trace"]
+
+TRACE_MAX_BYTES = 16 * 1024 * 1024  # one trace.json; agent logs with inlined observations stay well below
+_BOM = b"\xef\xbb\xbf"
 
 
 @dataclass(frozen=True)
@@ -73,56 +80,250 @@ def query_text(question: str, caption: str | None = None, sub_task: str | None =
 
 @dataclass
 class TraceLoad:
-    """The outcome of reading a traces directory: the usable traces and what was left out, and why."""
+    """The outcome of reading a traces directory: the usable traces, the incorrect ones counted, and
+    the read report (files read, normalisations per kind, files skipped per reason with their lines)."""
 
     traces: list[Trace] = field(default_factory=list)
     incorrect: int = 0
-    corrupt: list[str] = field(default_factory=list)  # "path: reason", one per skipped file
+    report: ReadReport = field(default_factory=lambda: ReadReport("traces"))
+
+    @property
+    def corrupt(self) -> list[str]:
+        """``path: field: what was expected``, one per skipped file."""
+        return self.report.problems
 
     @property
     def seen(self) -> int:
-        return len(self.traces) + self.incorrect + len(self.corrupt)
+        return self.report.read
 
 
-class _Corrupt(ValueError):
-    pass
+class _Unreadable(ValueError):
+    """A trace that cannot be understood: ``reason`` is the report's count key, the message the line."""
+
+    def __init__(self, reason: str, message: str):
+        super().__init__(message)
+        self.reason = reason
 
 
-def _field(raw: dict, name: str, kind: type | tuple[type, ...], default: Any = ...) -> Any:
-    if name not in raw or raw[name] is None:
-        if default is ...:
-            raise _Corrupt(f"field {name!r} is missing")
-        return default
-    value = raw[name]
-    if not isinstance(value, kind) or (kind is str and not value.strip() and default is ...):
-        raise _Corrupt(f"field {name!r} must be a {getattr(kind, '__name__', kind)}, got {value!r:.60}")
-    return value
+def _short(value: Any) -> str:
+    text = repr(value) if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _parse(raw: Any, path: Path) -> Trace:
+def _wrong(name: str, expected: str, value: Any) -> _Unreadable:
+    return _Unreadable("wrong type", f"{name}: expected {expected}, got {_short(value)}")
+
+
+_TRUE, _FALSE = {"true", "yes", "1"}, {"false", "no", "0"}
+_STEP_FIELDS = ("thought", "tool", "tool_input", "observation")
+_TOOL_NAME = 'a tool name (a string, {"name": …} or {"function": {"name": …}})'
+
+
+def _tool_name(item: Any) -> str | None:
+    if isinstance(item, str):
+        return item
+    if isinstance(item, dict):
+        name = item.get("name")
+        if name is None and isinstance(item.get("function"), dict):
+            name = item["function"].get("name")
+        if isinstance(name, str) and name.strip():
+            return name
+    return None
+
+
+class _Reader:
+    """Reads one raw trace object into a Trace, noting each normalisation it applies (once per kind)."""
+
+    def __init__(self, raw: dict, path: Path | None):
+        self.raw, self.path, self.kinds = raw, path, []
+
+    def note(self, kind: str) -> None:
+        if kind not in self.kinds:
+            self.kinds.append(kind)
+
+    def text(self, name: str, required: bool = False) -> str:
+        value = self.raw.get(name)
+        if value is None or (isinstance(value, str) and not value.strip()):
+            if required:
+                raise _Unreadable("missing field", f"{name}: expected a non-empty string, the field is missing"
+                                  if value is None else f"{name}: expected a non-empty string, got an empty one")
+            return ""
+        if isinstance(value, bool) or not isinstance(value, str | int | float):
+            raise _wrong(name, "a string", value)
+        if not isinstance(value, str):
+            self.note(f"{name} as a number")
+            return str(value)
+        return value.strip()
+
+    def task_id(self) -> str:
+        value = self.raw.get("task_id")
+        if isinstance(value, int) and not isinstance(value, bool):
+            self.note("task_id as a number")
+            return str(value)
+        if value is not None and not isinstance(value, str):
+            raise _wrong("task_id", "a string", value)
+        return self.text("task_id", required=True)
+
+    def is_correct(self) -> bool:
+        value = self.raw.get("is_correct")
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, int | float) and value in (0, 1):
+            self.note("is_correct as 1/0")
+            return bool(value)
+        if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
+            self.note("is_correct as text")
+            return value.strip().lower() in _TRUE
+        if value is None:
+            raise _Unreadable("missing field", "is_correct: expected true or false, the field is missing")
+        raise _wrong("is_correct", 'true or false (or 1/0, "true"/"false", "yes"/"no")', value)
+
+    def string_list(self, name: str, expected: str, item_of=None) -> list[str]:
+        value = self.raw.get(name)
+        if value is None:
+            return []
+        if isinstance(value, str):
+            self.note(f"{name} as one string")
+            return [value] if value.strip() else []
+        if not isinstance(value, list):
+            raise _wrong(name, f"a list of {expected}", value)
+        out = []
+        for i, item in enumerate(value):
+            got = item if isinstance(item, str) else item_of(item) if item_of else None
+            if got is None:
+                raise _wrong(f"{name}[{i}]", expected, item)
+            if not isinstance(item, str):
+                self.note(f"{name} as dicts")
+            out.append(got)
+        return out
+
+    def caption(self) -> str | None:
+        value = self.raw.get("caption")
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            self.note("caption as a list")
+            value = " ".join(v.strip() for v in value if v.strip())
+            return value or None
+        return self.text("caption") or None
+
+    def reasoning(self) -> str:
+        value = self.raw.get("reasoning")
+        if value is None:
+            return ""
+        if isinstance(value, list):
+            if not all(isinstance(v, str) for v in value):
+                bad = next(i for i, v in enumerate(value) if not isinstance(v, str))
+                raise _wrong(f"reasoning[{bad}]", "a string", value[bad])
+            self.note("reasoning as a list")
+            return "\n".join(value)
+        if not isinstance(value, str):
+            raise _wrong("reasoning", "a string (or a list of strings)", value)
+        return value
+
+    def final_answer(self) -> str:
+        value = self.raw.get("final_answer")
+        if value is None:
+            return ""
+        if isinstance(value, str):
+            return value
+        self.note("final_answer as JSON")
+        return json.dumps(value, ensure_ascii=False) if not isinstance(value, int | float) else str(value)
+
+    def steps(self) -> list[dict[str, Any]]:
+        value = self.raw.get("steps")
+        if value is None:
+            return []
+        if isinstance(value, str):
+            self.note("steps as one string")
+            value = [value]
+        if not isinstance(value, list):
+            raise _wrong("steps", "a list of steps", value)
+        steps = []
+        for i, step in enumerate(value):
+            if isinstance(step, str):
+                if not isinstance(self.raw["steps"], str):
+                    self.note("steps as strings")
+                step = {"thought": step}
+            elif not isinstance(step, dict):
+                raise _wrong(f"steps[{i}]", 'a step ({"thought", "tool", "tool_input", "observation"}) or a string',
+                             step)
+            elif any(step.get(key) is None for key in _STEP_FIELDS):
+                self.note("step fields defaulted")
+            step = {**step, **{key: "" for key in _STEP_FIELDS if step.get(key) is None}}
+            for key in ("thought", "tool"):
+                got = step[key]
+                if key == "tool" and not isinstance(got, str) and _tool_name(got) is not None:
+                    self.note("steps' tool as a dict")
+                    step[key] = _tool_name(got)
+                elif isinstance(got, int | float) and not isinstance(got, bool):
+                    self.note(f"steps' {key} as a number")
+                    step[key] = str(got)
+                elif not isinstance(got, str):
+                    raise _wrong(f"steps[{i}].{key}", _TOOL_NAME if key == "tool" else "a string", got)
+            steps.append(step)
+        return steps
+
+    def trace(self) -> Trace:
+        return Trace(task_id=self.task_id(), question=self.text("question", required=True),
+                     sub_task=self.text("sub_task"), is_correct=self.is_correct(),
+                     tools=tuple(self.string_list("tools", _TOOL_NAME, _tool_name)),
+                     images=tuple(self.string_list("images", "an image path (a string)")),
+                     caption=self.caption(), steps=tuple(self.steps()), reasoning=self.reasoning(),
+                     final_answer=self.final_answer(), path=self.path)
+
+
+def parse_trace(raw: Any, path: Path | None = None) -> tuple[Trace, list[str]]:
+    """One raw trace object -> (Trace, the normalisations applied). Raises ValueError with
+    ``field: what was expected`` when the trace cannot be understood."""
     if not isinstance(raw, dict):
-        raise _Corrupt("expected a JSON object")
-    tools = _field(raw, "tools", list, [])
-    images = _field(raw, "images", list, [])
-    steps = _field(raw, "steps", list, [])
-    for name, items, kind in (("tools", tools, str), ("images", images, str), ("steps", steps, dict)):
-        for i, item in enumerate(items):
-            if not isinstance(item, kind):
-                raise _Corrupt(f"field {name!r}[{i}] must be a {kind.__name__}")
-    is_correct = _field(raw, "is_correct", bool)
-    return Trace(
-        task_id=_field(raw, "task_id", str).strip(),
-        question=_field(raw, "question", str).strip(),
-        sub_task=_field(raw, "sub_task", str, "").strip(),
-        tools=tuple(tools),
-        is_correct=is_correct,
-        images=tuple(images),
-        caption=(_field(raw, "caption", str, "").strip() or None),
-        steps=tuple(steps),
-        reasoning=_field(raw, "reasoning", str, ""),
-        final_answer=str(raw.get("final_answer", "")),
-        path=path,
-    )
+        kind = "null" if raw is None else "a list" if isinstance(raw, list) else f"a {type(raw).__name__}"
+        raise _Unreadable("not a JSON object", f"expected a JSON object (one trace), got {kind}")
+    for name, value in raw.items():
+        problem = text_problem(value)
+        if problem:
+            raise _Unreadable("lone surrogate", f"{name}: {problem}")
+    reader = _Reader(raw, path)
+    return reader.trace(), reader.kinds
+
+
+def has_bom(path: Path) -> bool:
+    """Whether a file starts with a UTF-8 BOM (read_regular strips it; the report counts it). Never blocks."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return False
+    try:
+        return os.read(fd, 3) == _BOM
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
+_FILE_REASONS = (("not a regular file", "not a regular file"), ("is a directory", "not a regular file"),
+                 ("byte limit", "too large"), ("not UTF-8", "not UTF-8"), ("cannot be opened", "cannot be opened"))
+
+
+def _read_one(path: Path, max_bytes: int) -> tuple[Trace, list[str]]:
+    try:
+        text = read_regular(path, max_bytes)
+    except FileProblem as exc:
+        message = str(exc).removeprefix(f"{path}: ")
+        if "byte limit" in message:
+            message += " (a trace.json is capped at that size)"
+        raise _Unreadable(next((r for key, r in _FILE_REASONS if key in message), "cannot be read"), message) from None
+    kinds = []
+    if has_bom(path):
+        kinds.append("BOM stripped")
+    if not text.strip():
+        raise _Unreadable("not JSON", "expected a JSON object (one trace), the file is empty")
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise _Unreadable("not JSON", f"invalid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
+    except RecursionError:
+        raise _Unreadable("not JSON", "invalid JSON (nested too deeply)") from None
+    trace, more = parse_trace(raw, path)
+    return trace, kinds + more
 
 
 def tasks_dir(directory: str | Path) -> Path:
@@ -135,27 +336,38 @@ def tasks_dir(directory: str | Path) -> Path:
     raise FileNotFoundError(f"{directory}: no tasks/<task_id>/trace.json files here")
 
 
-def load_traces(directory: str | Path) -> TraceLoad:
-    """Read every ``tasks/*/trace.json``; correct traces in task-id order, the rest counted.
+def _trace_files(tasks: Path) -> list[Path]:
+    """Every ``<task_id>/trace.json`` entry, whatever it is (a dangling link is read, and reported, too)."""
+    files = []
+    for entry in tasks.iterdir():
+        path = entry / "trace.json"
+        if entry.is_dir() and os.path.lexists(path):
+            files.append(path)
+    return sorted(files)
 
-    A file that is not valid JSON, lacks a required field (task_id, question, is_correct) or has a
-    field of the wrong type is skipped with a warning; a second trace with an already seen task_id too.
+
+def load_traces(directory: str | Path, max_bytes: int = TRACE_MAX_BYTES) -> TraceLoad:
+    """Read every ``tasks/*/trace.json``; correct traces in path order, the incorrect ones counted.
+
+    Common variants are normalised and counted per kind in ``.report``; a file that is not a regular
+    file, is over ``max_bytes``, is not UTF-8 JSON, lacks ``task_id``/``question``/``is_correct``, has a
+    field of a type that cannot be normalised, holds a lone surrogate, or repeats a task_id is skipped
+    and counted per reason, with its line (``path: field: what was expected``) in ``.report.problems``.
     """
     out = TraceLoad()
     seen: set[str] = set()
-    for path in sorted(tasks_dir(directory).glob("*/trace.json")):
+    for path in _trace_files(tasks_dir(directory)):
+        out.report.read += 1
         try:
-            try:
-                raw = json.loads(path.read_text(encoding="utf-8"))
-            except (json.JSONDecodeError, UnicodeDecodeError) as e:
-                raise _Corrupt(f"invalid JSON ({e})") from None
-            trace = _parse(raw, path)
+            trace, kinds = _read_one(path, max_bytes)
             if trace.task_id in seen:
-                raise _Corrupt(f"field 'task_id' {trace.task_id!r} already used by another trace")
-        except _Corrupt as e:
-            out.corrupt.append(f"{path}: {e}")
-            logger.warning("skipping %s: %s", path, e)
+                raise _Unreadable("duplicate task_id",
+                                  f"task_id: expected a new id, {trace.task_id!r} is already used by another trace")
+        except _Unreadable as exc:
+            out.report.skip(str(path), exc.reason, str(exc))
             continue
+        for kind in kinds:
+            out.report.normalise(kind)
         seen.add(trace.task_id)
         if trace.is_correct:
             out.traces.append(trace)
