@@ -9,6 +9,7 @@ from conftest import make_trace, write_traces
 from tracerag.retrievers.cosine_bank import BankError, CosineBank
 from tracerag.retrievers.embedders import LexicalEmbedder
 from tracerag.retrievers.experience_bank import build_experience_bank
+from tracerag.retrievers.read_report import DataSetShrunk
 
 
 class CountingEmbedder:
@@ -126,3 +127,37 @@ def test_task_ids_and_captions_views_follow_every_version(tmp_path, embedder):
     assert json.loads((bank_dir / "task_ids.json").read_text()) == CosineBank.load(bank_dir).ids == \
         ["plant-0001", "receipt-0002", "plant-0003"]
     assert json.loads((bank_dir / "captions.json").read_text()) == {"plant-0001": "A fern", "plant-0003": "A cactus"}
+
+
+def test_a_lone_surrogate_skips_only_its_trace(traces_dir, tmp_path, embedder):
+    """JSON can carry "\\ud800", which no UTF-8 file can hold: that trace is skipped, the build goes on."""
+    bad = make_trace("plant", 30)
+    bad["question"] = "Is this \ud800 plant toxic?"
+    path = traces_dir / "tasks" / bad["task_id"] / "trace.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(bad), encoding="utf-8")  # ASCII-escaped, as JSON writers emit it
+    many = [make_trace(f, n) for f in ("plant", "receipt", "timezone") for n in range(10, 17)]
+    write_traces(traces_dir, many)
+    report = build_experience_bank(traces_dir, tmp_path / "bank", embedder)
+    assert report.added == 12 + len(many) and report.read["skipped"] == {"lone surrogate": 1}
+    assert report.corrupt_skipped == [f"{path}: question: holds a character UTF-8 cannot store "
+                                      "(U+D800, a lone surrogate)"]
+    assert "plant-0030" not in CosineBank.load(tmp_path / "bank", embedder)
+
+
+def test_too_many_unreadable_traces_stop_the_build_before_the_bank_is_touched(traces_dir, tmp_path, embedder):
+    build_experience_bank(traces_dir, tmp_path / "bank", embedder)
+    for n in range(2):
+        (traces_dir / "tasks" / f"broken{n}").mkdir()
+        (traces_dir / "tasks" / f"broken{n}" / "trace.json").write_text("{", encoding="utf-8")
+    write_traces(traces_dir, [make_trace("plant", 40)])
+    with pytest.raises(DataSetShrunk, match=r"traces: 2 of 16 traces skipped \(12%\), over the 5% allowed "
+                                            r"\(--max-skipped\): .*broken0/trace.json: invalid JSON"):
+        build_experience_bank(traces_dir, tmp_path / "bank", embedder, append=True)
+    assert len(CosineBank.load(tmp_path / "bank", embedder)) == 12
+    assert build_experience_bank(traces_dir, tmp_path / "bank", embedder, append=True, max_skipped=0.2).added == 1
+    for path in (traces_dir / "tasks").glob("*/trace.json"):
+        path.write_text("null", encoding="utf-8")
+    with pytest.raises(DataSetShrunk, match="none of the 16 traces read is usable"):
+        build_experience_bank(traces_dir, tmp_path / "bank", embedder, rebuild=True, max_skipped=1.0)
+    assert len(CosineBank.load(tmp_path / "bank", embedder)) == 13

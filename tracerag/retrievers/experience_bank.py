@@ -42,7 +42,9 @@ class BankBuildReport:
     traces_seen: int = 0
     correct: int = 0
     incorrect_skipped: int = 0
-    corrupt_skipped: list[str] = field(default_factory=list)
+    corrupt_skipped: list[str] = field(default_factory=list)  # "path: field: what was expected", one per file
+    read: dict = field(default_factory=dict)  # the ReadReport: read, kept, normalised per kind, skipped per reason
+    read_summary: str = ""  # the same as one line: "read 120 traces, kept 118; normalised: …; skipped: …"
     already_in_bank: int = 0
     added: int = 0
     captioned: int = 0
@@ -54,7 +56,9 @@ class BankBuildReport:
         return self.added / self.seconds if self.seconds > 0 else 0.0
 
     def to_dict(self) -> dict:
-        return {**asdict(self), "traces_per_second": round(self.traces_per_second, 1)}
+        out = {**asdict(self), "traces_per_second": round(self.traces_per_second, 1)}
+        del out["read_summary"]
+        return out
 
 
 def build_experience_bank(
@@ -67,6 +71,8 @@ def build_experience_bank(
     captioner: Captioner | None = None,
     batch_size: int = 256,
     progress: Progress = None,
+    max_skipped: float = 0.05,
+    warn: bool = True,
 ) -> BankBuildReport:
     """Index the correct traces of ``traces_dir`` into the bank at ``bank_dir``.
 
@@ -74,16 +80,28 @@ def build_experience_bank(
     re-embedded or changed); ``rebuild`` replaces an existing bank. Without either, an existing bank
     is an error, so a typo cannot wipe a bank. Either way the write is atomic: a crash leaves the
     previous bank as it was, and readers holding it open keep reading it.
+
+    The traces are read liberally (``load_traces``); when nothing usable is left or more than
+    ``max_skipped`` (a share) of the trace files were skipped as unreadable, ``DataSetShrunk`` (a
+    ValueError naming the directory, the counts and the first problems) is raised before the bank is
+    touched. Incorrect traces are not unreadable: they are counted in ``incorrect_skipped``. With
+    ``warn``, a build that skipped or normalised anything logs the read summary as a warning.
     """
     started = time.perf_counter()
     bank_dir = Path(bank_dir)
-    loaded = load_traces(traces_dir)
-    report = BankBuildReport(bank=str(bank_dir), traces_seen=loaded.seen, correct=len(loaded.traces),
-                             incorrect_skipped=loaded.incorrect, corrupt_skipped=loaded.corrupt)
     exists = (bank_dir / "manifest.json").exists()
     if exists and not (append or rebuild):
         raise BankError(f"{bank_dir}: a bank already exists; pass --append to add new traces or --rebuild to "
                         "replace it")
+    loaded = load_traces(traces_dir)
+    loaded.report.check(max_skipped, str(traces_dir))
+    if warn and (loaded.report.skipped or loaded.report.normalised):
+        logger.warning("%s: %s", traces_dir, loaded.report.summary())
+        for problem in loaded.corrupt:
+            logger.warning("skipped %s", problem)
+    report = BankBuildReport(bank=str(bank_dir), traces_seen=loaded.seen, correct=len(loaded.traces),
+                             incorrect_skipped=loaded.incorrect, corrupt_skipped=list(loaded.corrupt),
+                             read=loaded.report.to_dict(), read_summary=loaded.report.summary())
     bank = ExperienceBank.load(bank_dir, embedder) if exists and append else None
     todo = [t for t in loaded.traces if bank is None or t.task_id not in bank]
     report.already_in_bank = len(loaded.traces) - len(todo)
