@@ -2,16 +2,26 @@
 
 Each query line is ``{"id", "question", "sub_task"?, "images"?, "caption"?, "family"?,
 "relevant_task_ids": [...]}``. Splits are the same stable hash of the id as for the smart-home data.
+
+The reader is liberal like the trace reader: ``images`` or ``relevant_task_ids`` given as one string,
+an id or caption given as a number, a UTF-8 BOM and extra fields are accepted (each normalisation
+counted in a ``ReadReport``); a line it cannot understand is skipped with ``file:line: field: what
+was expected``, and the load fails (``DataSetShrunk``) when more than ``max_skipped`` of the lines
+were skipped (default 0: any unreadable line fails, naming it) or nothing usable is left.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import dspy
 
-from ..retrievers.home import HomeDataError, iter_jsonl
+from ..retrievers.home import HomeDataError
+from ..retrievers.read_report import ReadReport, read_regular, text_problem
+from ..retrievers.traces import has_bom
 from .smarthome import SPLITS, resolve_dataset, split_of
 
 __all__ = ["ExperienceQuery", "load_experience_queries"]
@@ -40,35 +50,109 @@ class ExperienceQuery:
                             ).with_inputs("question", "images", "caption", "sub_task")
 
 
-def _optional(row: dict, key: str, kind: type, where: str):
+class _Unreadable(ValueError):
+    def __init__(self, reason: str, message: str):
+        super().__init__(message)
+        self.reason = reason
+
+
+def _got(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _text(row: dict, key: str, kinds: list[str], required: bool = False) -> str | None:
     value = row.get(key)
-    if value is not None and not isinstance(value, kind):
-        raise HomeDataError(f"{where}: field {key!r} must be a {kind.__name__}")
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        kinds.append(f"{key} as a number")
+        value = str(value)
+    if value is None or (isinstance(value, str) and not value.strip()):
+        if required:
+            raise _Unreadable("missing field", f"{key}: expected a non-empty string, "
+                              + ("the field is missing" if value is None else "got an empty one"))
+        return None
+    if not isinstance(value, str):
+        raise _Unreadable("wrong type", f"{key}: expected a string, got {_got(value)}")
     return value
 
 
-def load_experience_queries(name_or_path: str | Path, split: str | None = None) -> list[ExperienceQuery]:
-    """Parse ``queries.jsonl`` of an experience dataset; a broken line is an error naming file, line, field."""
+def _strings(row: dict, key: str, kinds: list[str], required: bool = False) -> list[str]:
+    value = row.get(key)
+    if value is None and not required:
+        return []
+    if isinstance(value, str):
+        kinds.append(f"{key} as one string")
+        value = [value]
+    if not isinstance(value, list):
+        if value is None:
+            raise _Unreadable("missing field", f"{key}: expected a list of strings, the field is missing")
+        raise _Unreadable("wrong type", f"{key}: expected a list of strings, got {_got(value)}")
+    out = []
+    for i, item in enumerate(value):
+        if isinstance(item, int) and not isinstance(item, bool):
+            kinds.append(f"{key} as numbers")
+            item = str(item)
+        if not isinstance(item, str):
+            raise _Unreadable("wrong type", f"{key}[{i}]: expected a string, got {_got(item)}")
+        out.append(item)
+    return out
+
+
+def _query(row: Any) -> tuple[ExperienceQuery, list[str]]:
+    if not isinstance(row, dict):
+        raise _Unreadable("not a JSON object", f"expected a JSON object (one query), got {_got(row)}")
+    for key, value in row.items():
+        problem = text_problem(value)
+        if problem:
+            raise _Unreadable("lone surrogate", f"{key}: {problem}")
+    kinds: list[str] = []
+    query = ExperienceQuery(_text(row, "id", kinds, required=True), _text(row, "question", kinds, required=True),
+                            tuple(_strings(row, "relevant_task_ids", kinds, required=True)),
+                            _text(row, "sub_task", kinds), tuple(_strings(row, "images", kinds)),
+                            _text(row, "caption", kinds), _text(row, "family", kinds))
+    return query, kinds
+
+
+def load_experience_queries(name_or_path: str | Path, split: str | None = None, *, max_skipped: float = 0.0,
+                            report: ReadReport | None = None) -> list[ExperienceQuery]:
+    """Parse ``queries.jsonl`` of an experience dataset (the queries of ``split``, else all).
+
+    Each line is read liberally; an unreadable line is skipped into ``report`` (``file:line: field:
+    what was expected``), and ``DataSetShrunk`` is raised when more than ``max_skipped`` of the lines
+    were skipped or none is usable. A file that is missing, not a regular file or too large is a
+    ValueError naming it."""
     if split is not None and split not in SPLITS:
         raise ValueError(f"unknown split {split!r}; choose from {list(SPLITS)}")
     path = resolve_dataset(name_or_path) / "queries.jsonl"
-    if not path.is_file():
+    if not path.exists() and not path.is_symlink():
         raise HomeDataError(f"{path}: file is missing")
+    report = report if report is not None else ReadReport("queries")
+    text = read_regular(path)
+    if has_bom(path):
+        report.normalise("BOM stripped")
     queries, seen = [], set()
-    for where, row in iter_jsonl(path):
-        for key, kind in (("id", str), ("question", str), ("relevant_task_ids", list)):
-            if not isinstance(row.get(key), kind):
-                raise HomeDataError(f"{where}: field {key!r} is missing or not a {kind.__name__}")
-        if row["id"] in seen:
-            raise HomeDataError(f"{where}: field 'id' {row['id']!r} appears twice")
-        seen.add(row["id"])
-        relevant = row["relevant_task_ids"]
-        if not all(isinstance(t, str) for t in relevant):
-            raise HomeDataError(f"{where}: field 'relevant_task_ids' must be a list of strings")
-        images = _optional(row, "images", list, where) or []
-        query = ExperienceQuery(row["id"], row["question"], tuple(relevant), _optional(row, "sub_task", str, where),
-                                tuple(str(p) for p in images), _optional(row, "caption", str, where),
-                                _optional(row, "family", str, where))
+    for lineno, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        where = f"{path}:{lineno}"
+        report.read += 1
+        try:
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise _Unreadable("not JSON", f"invalid JSON ({exc.msg} at column {exc.colno})") from None
+            except RecursionError:
+                raise _Unreadable("not JSON", "invalid JSON (nested too deeply)") from None
+            query, kinds = _query(row)
+            if query.id in seen:
+                raise _Unreadable("duplicate id", f"id: expected a new id, {query.id!r} appears twice")
+        except _Unreadable as exc:
+            report.skip(where, exc.reason, str(exc))
+            continue
+        seen.add(query.id)
+        for kind in dict.fromkeys(kinds):
+            report.normalise(kind)
         if split is None or query.split == split:
             queries.append(query)
+    report.check(max_skipped, str(path))
     return queries
