@@ -373,19 +373,26 @@ def _experience_program(args, dataset: Path | None, *, top_n: int | None = None,
     return ExperienceRetrieval(bank, config, reranker=reranker)
 
 
-def _experience_examples(dataset: Path, split: str) -> list:
+def _experience_examples(dataset: Path, split: str, max_skipped: float = 0.0, report=None) -> list:
     from tracerag.datasets.experience import load_experience_queries
 
-    return [q.to_example(dataset) for q in load_experience_queries(dataset, None if split == "all" else split)]
+    queries = load_experience_queries(dataset, None if split == "all" else split, max_skipped=max_skipped,
+                                      report=report)
+    return [q.to_example(dataset) for q in queries]
 
 
 def _evaluate_experience(args, settings: Settings) -> int:
     from tracerag.datasets.smarthome import resolve_dataset
     from tracerag.evaluation import evaluate_experience
+    from tracerag.retrievers.read_report import ReadReport
 
     k = args.k or 5
     dataset = resolve_dataset(args.dataset)
-    examples = _experience_examples(dataset, args.split)
+    read = ReadReport("queries")
+    examples = _experience_examples(dataset, args.split, args.max_skipped, read)
+    print(f"{dataset / 'queries.jsonl'}: {read.summary()}", file=sys.stderr)
+    for problem in read.problems:
+        print(f"  skipped: {problem}", file=sys.stderr)
     program = _experience_program(args, dataset, top_n=max(args.top_n, k))
     if settings.lm:  # the usefulness judge compares against how a relevant task was really solved
         bank = program.bank
@@ -419,7 +426,9 @@ def cmd_build_bank(args) -> int:
     _configure(args)
     captioner = None if args.no_captions else make_captioner(args.caption_concurrency)
     report = build_experience_bank(args.traces, args.bank, get_embedder(), append=args.append, rebuild=args.rebuild,
-                                   captioner=captioner, progress=sys.stderr.isatty())
+                                   captioner=captioner, progress=sys.stderr.isatty(), max_skipped=args.max_skipped,
+                                   warn=False)
+    print(f"{args.traces}: {report.read_summary}", file=sys.stderr)
     for problem in report.corrupt_skipped:
         print(f"  skipped: {problem}", file=sys.stderr)
     print(json.dumps({**report.to_dict(), "corrupt_skipped": len(report.corrupt_skipped)}, ensure_ascii=False))

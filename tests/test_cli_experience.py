@@ -1,6 +1,7 @@
 """The experience commands end to end: build-bank, evaluate, run and compile."""
 
 import json
+import os
 from pathlib import Path
 
 import dspy
@@ -48,17 +49,20 @@ def test_build_bank_then_append_only_new(traces_dir, tmp_path, capsys):
     bank = str(tmp_path / "bank")
     (traces_dir / "tasks" / "broken").mkdir()
     (traces_dir / "tasks" / "broken" / "trace.json").write_text("{", encoding="utf-8")
-    assert optimize.main(["build-bank", "--traces", str(traces_dir), "--bank", bank]) == 0
+    assert optimize.main(["build-bank", "--traces", str(traces_dir), "--bank", bank, "--max-skipped", "10%"]) == 0
     out, err = capsys.readouterr()
     report = json.loads(out)
     assert (report["added"], report["incorrect_skipped"], report["corrupt_skipped"]) == (12, 1, 1)
+    assert report["read"] == {"read": 14, "kept": 13, "normalised": {}, "skipped": {"not JSON": 1}}
+    assert f"{traces_dir}: read 14 traces, kept 13; skipped: not JSON 1" in err
     assert "broken/trace.json: invalid JSON" in err
 
     assert optimize.main(["build-bank", "--traces", str(traces_dir), "--bank", bank]) == 2
     assert "--append" in capsys.readouterr().err
 
     write_traces(traces_dir, [make_trace("plant", 9)])
-    assert optimize.main(["build-bank", "--traces", str(traces_dir), "--bank", bank, "--append"]) == 0
+    assert optimize.main(["build-bank", "--traces", str(traces_dir), "--bank", bank, "--append",
+                          "--max-skipped", "0.1"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert (report["added"], report["already_in_bank"], report["bank_size"]) == (1, 12, 13)
 
@@ -151,3 +155,86 @@ def test_compile_with_mipro(dataset, tmp_path, use_fake_lm):
     meta = json.loads(Path(f"{out}.meta.json").read_text(encoding="utf-8"))
     assert meta["scores"]["optimizer"] == "mipro"
     assert tracerag.load(out).rewrite.signature.instructions
+
+
+def _variant_shapes(trace: dict, n: int) -> dict:
+    """The trace as other agent frameworks write it: plain-string steps, OpenAI tool dicts, 1/"true"
+    for true, a list of reasoning lines, one image path, a number for a caption-less id, extra fields."""
+    shaped = {**trace, "steps": [s["thought"] for s in trace["steps"]],
+              "tools": [{"type": "function", "function": {"name": t}} for t in trace["tools"]],
+              "is_correct": [1, "true", "Yes", True][n % 4] if trace["is_correct"] else ["false", 0, "no"][n % 3],
+              "reasoning": trace["reasoning"].split(". "), "images": "photo.jpg", "run": {"model": "x", "n": n}}
+    if n % 3 == 0:
+        shaped["tools"] = [{"name": t} for t in trace["tools"]]
+    return shaped
+
+
+def test_build_bank_reads_every_trace_in_variant_shapes(dataset, tmp_path, capsys):
+    """A held-out set written in the shapes real agent logs use builds the same bank as the documented
+    shape: every trace indexed, every normalisation counted, and the same hit@5."""
+    variants = tmp_path / "variants"
+    variants.mkdir()
+    (variants / "queries.jsonl").write_bytes((dataset / "queries.jsonl").read_bytes())
+    paths = sorted((dataset / "tasks").glob("*/trace.json"))
+    for n, path in enumerate(paths):
+        shaped = json.dumps(_variant_shapes(json.loads(path.read_text(encoding="utf-8")), n), indent=1)
+        target = variants / "tasks" / path.parent.name / "trace.json"
+        target.parent.mkdir(parents=True)
+        target.write_bytes((b"\xef\xbb\xbf" if n % 2 else b"") + shaped.replace("\n", "\r\n").encode("utf-8"))
+
+    assert optimize.main(["build-bank", "--traces", str(variants), "--bank", str(tmp_path / "bank")]) == 0
+    out, err = capsys.readouterr()
+    report = json.loads(out)
+    assert (report["added"], report["incorrect_skipped"], report["corrupt_skipped"]) == (12, 1, 0)
+    normalised = report["read"]["normalised"]
+    assert normalised["steps as strings"] == normalised["tools as dicts"] == normalised["reasoning as a list"] == 13
+    assert normalised["BOM stripped"] == 6 and normalised["images as one string"] == 13
+    assert normalised["is_correct as text"] + normalised["is_correct as 1/0"] == 10
+    assert f"{variants}: read 13 traces, kept 13; normalised: BOM stripped 6" in err
+
+    scores = {}
+    for name, directory in (("documented", dataset), ("variants", variants)):
+        out_file = tmp_path / f"{name}.json"
+        assert optimize.main(["evaluate", "experience", "--dataset", str(directory), "--split", "all",
+                              "--out", str(out_file)]) == 0
+        scores[name] = json.loads(out_file.read_text(encoding="utf-8"))["metrics"]
+    assert scores["variants"]["hit@5"] == scores["documented"]["hit@5"] == 1.0
+    assert scores["variants"]["mrr"] == scores["documented"]["mrr"]
+
+
+def test_build_bank_fails_in_one_line_when_too_many_traces_are_unreadable(traces_dir, tmp_path, capsys):
+    for name, content in (("fifo", None), ("nul", "null")):
+        path = traces_dir / "tasks" / name / "trace.json"
+        path.parent.mkdir()
+        os.mkfifo(path) if content is None else path.write_text(content, encoding="utf-8")
+    bank = tmp_path / "bank"
+    assert optimize.main(["build-bank", "--traces", str(traces_dir), "--bank", str(bank)]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and not bank.exists()
+    assert err.count("\n") == 1 and err.startswith(f"error: {traces_dir}: 2 of 15 traces skipped (13%), over the "
+                                                   "5% allowed (--max-skipped): ")
+    assert "fifo/trace.json: is a FIFO, not a regular file" in err
+    assert "nul/trace.json: expected a JSON object (one trace), got null" in err
+    assert optimize.main(["build-bank", "--traces", str(traces_dir), "--bank", str(bank), "--max-skipped", "20%"]) == 0
+    assert json.loads(capsys.readouterr().out)["added"] == 12
+
+
+def test_evaluate_fails_on_an_unreadable_query_line_unless_allowed(dataset, tmp_path, capsys):
+    queries = dataset / "queries.jsonl"
+    lines = queries.read_text(encoding="utf-8").splitlines()
+    lines[2] = json.dumps({**json.loads(lines[2]), "question": None})
+    first = json.loads(lines[0])
+    lines[0] = json.dumps({**first, "images": "photo.jpg", "source": "forum"})  # liberal: one path, extra field
+    queries.write_bytes(b"\xef\xbb\xbf" + "\n".join(lines).encode("utf-8") + b"\n")
+    base = ["evaluate", "experience", "--dataset", str(dataset), "--split", "all"]
+    assert optimize.main([*base, "--out", str(tmp_path / "r.json")]) == 2
+    err = capsys.readouterr().err
+    assert err.strip().splitlines()[-1] == (
+        f"error: {queries}: 1 of 15 queries skipped (7%), over the 0% allowed (--max-skipped): "
+        f"{queries}:3: question: expected a non-empty string, the field is missing")
+    assert optimize.main([*base, "--max-skipped", "0.1", "--out", str(tmp_path / "r.json")]) == 0
+    err = capsys.readouterr().err
+    assert (f"{queries}: read 15 queries, kept 14; normalised: BOM stripped 1, images as one string 1; "
+            "skipped: missing field 1") in err
+    report = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
+    assert report["n"] == 14
