@@ -3,7 +3,11 @@ import hashlib
 import io
 import json
 import os
+import socket
+import subprocess
+import sys
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -499,7 +503,7 @@ def test_killed_between_renames_is_recovered(bank, tmp_path):
     before = snapshot_files(bank.directory)
     backup = tmp_path / ".bank.old"
     os.rename(bank.directory, backup)  # the state a writer killed between its two renames leaves
-    (tmp_path / ".bank.tmp-dead").mkdir()  # and a half-written temp dir from another crash
+    dead_writers_leftover(tmp_path / ".bank.tmp-dead")  # and a half-written temp dir from another crash
     loaded = CosineBank.load(bank.directory, bank.embedder)  # readers fall back to the complete backup
     assert len(loaded) == 40
     assert loaded.append(["x"], ["y"]) == 1  # the next writer restores, then appends
@@ -507,6 +511,63 @@ def test_killed_between_renames_is_recovered(bank, tmp_path):
     after = snapshot_files(bank.directory)
     assert after["metadata.jsonl"].startswith(before["metadata.jsonl"])
     assert len(CosineBank.load(bank.directory)) == 41
+
+
+def dead_writers_leftover(path):
+    """A temp dir as a writer killed mid-write leaves it: its record names a process that has exited."""
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    path.mkdir()
+    (path / "embeddings.npy").write_bytes(b"half")
+    (path / bank_files.WRITER).write_text(json.dumps({"pid": child.pid, "host": socket.gethostname(),
+                                                       "start": bank_files._process_start(child.pid)}))
+    return path
+
+
+def test_leftover_temp_dirs_are_removed_only_when_their_writer_is_gone(bank, tmp_path):
+    dead = dead_writers_leftover(tmp_path / ".bank.tmp-dead")
+    live_writer = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        live = tmp_path / ".bank.tmp-live"
+        live.mkdir()
+        (live / bank_files.WRITER).write_text(json.dumps({
+            "pid": live_writer.pid, "host": socket.gethostname(), "start": bank_files._process_start(live_writer.pid)}))
+        elsewhere = tmp_path / ".bank.tmp-other-host"  # a writer on another machine sharing the directory
+        elsewhere.mkdir()
+        (elsewhere / bank_files.WRITER).write_text(json.dumps({"pid": 1, "host": "not-" + socket.gethostname()}))
+        fresh, old = tmp_path / ".bank.tmp-fresh", tmp_path / ".bank.tmp-old"  # no record: by age only
+        fresh.mkdir()
+        old.mkdir()
+        long_ago = time.time() - bank_files.UNRECORDED_GRACE_SECONDS - 60
+        os.utime(old, (long_ago, long_ago))
+        ancient = tmp_path / ".bank.tmp-ancient"  # a record whose pid may be reused, but untouched for days
+        ancient.mkdir()
+        (ancient / bank_files.WRITER).write_text(json.dumps({"pid": live_writer.pid, "host": socket.gethostname()}))
+        days_ago = time.time() - bank_files.STALE_TMP_SECONDS - 60
+        os.utime(ancient, (days_ago, days_ago))
+        not_a_dir = tmp_path / ".bank.tmp-file"
+        not_a_dir.write_text("not ours")
+
+        assert bank.append(["x"], ["y"]) == 1
+        assert not dead.exists() and not old.exists() and not ancient.exists()
+        assert live.exists() and elsewhere.exists() and fresh.exists() and not_a_dir.exists()
+        assert len(CosineBank.load(bank.directory)) == 41
+        assert not (bank.directory / bank_files.WRITER).exists()  # the record is not part of the version
+    finally:
+        live_writer.kill()
+        live_writer.wait()
+    assert bank.append(["z"], ["w"]) == 1  # the writer is gone now: its directory goes
+    assert not live.exists() and elsewhere.exists()
+
+
+def test_a_reused_pid_is_not_the_writer(bank, tmp_path):
+    leftover = tmp_path / ".bank.tmp-reused"
+    leftover.mkdir()
+    # that pid runs (our parent), but a different process start time means the writer was another, exited one
+    (leftover / bank_files.WRITER).write_text(json.dumps({"pid": os.getppid(), "host": socket.gethostname(),
+                                                           "start": "1"}))
+    assert bank.append(["x"], ["y"]) == 1
+    assert not leftover.exists() or bank_files._process_start(os.getppid()) is None
 
 
 def test_killed_after_swap_is_cleaned_up(bank, tmp_path):

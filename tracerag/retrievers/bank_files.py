@@ -8,7 +8,12 @@ renames, so a crash leaves the old or the new bank complete, and a version is ne
 visible. Readers read all files of one load through one directory handle, so a concurrent swap cannot
 mix files from two versions, and banks that are already open keep their (unlinked) memory map.
 Writers serialise on a sibling lock file (``.<name>.lock``) and, once they hold it, finish whatever a
-crashed writer left behind; readers never lock. Metadata lines are decoded lazily, per row, so opening
+crashed writer left behind; readers never lock. A temporary directory records its writer (pid, host,
+process start time) in ``.writer.json`` while it is written; a leftover one is removed only when that
+writer is gone (the process no longer runs on this host), when it is older than
+:data:`STALE_TMP_SECONDS` (another host's writer), or when it holds no record and is older than
+:data:`UNRECORDED_GRACE_SECONDS`. So a live writer's directory is never touched, even where the lock is
+not shared (a filesystem without working locks). Metadata lines are decoded lazily, per row, so opening
 a large bank does not parse every row's JSON.
 """
 
@@ -21,6 +26,8 @@ import json
 import logging
 import os
 import shutil
+import socket
+import stat
 import tempfile
 import time
 from collections import Counter
@@ -47,6 +54,9 @@ IDS = "ids.json"
 METADATA = "metadata.jsonl"
 
 _LOAD_ATTEMPTS = 20  # a load that races a writer's swap retries (10 ms apart)
+WRITER = ".writer.json"  # inside a temp directory: the process writing it
+STALE_TMP_SECONDS = 24 * 3600  # a temp dir untouched this long is left over whoever wrote it (pid reuse, other hosts)
+UNRECORDED_GRACE_SECONDS = 600  # a temp dir without a writer record is left alone this long (it may be brand new)
 
 
 class BankError(RuntimeError):
@@ -323,8 +333,66 @@ def _recover(target: Path) -> None:
             logger.warning("restoring %s from %s left by an interrupted write", target, backup)
             os.rename(backup, target)
             _fsync_dir(target.parent)
-    for stale in target.parent.glob(_tmp_prefix(target) + "*"):
-        shutil.rmtree(stale, ignore_errors=True)
+    now = time.time()
+    for tmp in target.parent.glob(_tmp_prefix(target) + "*"):
+        why = _leftover(tmp, now)
+        if why:
+            logger.info("removing %s left by an interrupted write (%s)", tmp, why)
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _process_start(pid: int) -> str | None:
+    """When process ``pid`` started (Linux: clock ticks after boot, from /proc), or None if unknown."""
+    try:
+        raw = Path(f"/proc/{pid}/stat").read_bytes()
+    except OSError:
+        return None
+    fields = raw[raw.rfind(b")") + 2 :].split()  # after "pid (comm) ": the state is field 3
+    return fields[19].decode() if len(fields) > 19 else None
+
+
+def _writer_record() -> bytes:
+    pid = os.getpid()
+    return json.dumps({"pid": pid, "host": socket.gethostname(), "start": _process_start(pid),
+                       "created": time.time()}).encode()
+
+
+def _writer_alive(pid: int, start: str | None) -> bool:
+    """Whether the process that wrote a record still runs on this host (a reused pid is not it)."""
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # runs, as another user
+        pass
+    now_start = _process_start(pid)
+    return start is None or now_start is None or now_start == start
+
+
+def _leftover(tmp: Path, now: float) -> str:
+    """Why the temp directory ``tmp`` is a leftover safe to remove, or "" while its writer may be alive."""
+    try:
+        info = tmp.lstat()
+    except OSError:
+        return ""
+    if not stat.S_ISDIR(info.st_mode):
+        return ""  # not one of ours: never remove what we did not create
+    age = now - info.st_mtime
+    try:
+        record = json.loads((tmp / WRITER).read_bytes())
+    except (OSError, ValueError):
+        record = None
+    if not isinstance(record, dict) or not isinstance(record.get("pid"), int) or record["pid"] <= 0:
+        return f"no writer record, {age:.0f} s old" if age > UNRECORDED_GRACE_SECONDS else ""
+    if age > STALE_TMP_SECONDS:
+        return f"untouched for {age / 3600:.0f} h"
+    if record.get("host") != socket.gethostname():
+        return ""  # another machine's writer: only its age can tell
+    if _writer_alive(record["pid"], record.get("start")):
+        return ""
+    return f"its writer, pid {record['pid']}, is gone"
 
 
 def _swap_in(tmp: Path, target: Path) -> None:
@@ -345,13 +413,16 @@ def _swap_in(tmp: Path, target: Path) -> None:
 
 
 def write_version(target: Path, write: Callable[[Path], None]) -> None:
-    """Let ``write`` fill a temp sibling directory (same filesystem), fsync it, swap it in.
+    """Let ``write`` fill a temp sibling directory (same filesystem, holding a writer record while it is
+    written), fsync it, swap it in.
 
     The caller holds :func:`writer_lock`.
     """
     tmp = Path(tempfile.mkdtemp(prefix=_tmp_prefix(target), dir=target.parent))
     try:
+        (tmp / WRITER).write_bytes(_writer_record())  # so a later writer knows whether this one is gone
         write(tmp)
+        (tmp / WRITER).unlink()  # not part of the version
         _fsync_dir(tmp)
         _swap_in(tmp, target)
     except BaseException:
