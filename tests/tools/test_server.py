@@ -17,7 +17,7 @@ import pytest
 from tracerag.datasets.pubmedqa import load_pubmedqa_questions
 from tracerag.tools.mcp_client import MCPToolSource, Toolbox, ToolSourceError
 from tracerag.tools.protocol import parse_reply
-from tracerag.tools.server import MAX_PAGE_CHARS, page_to_text, resolve_local_page
+from tracerag.tools.server import MAX_PAGE_CHARS, page_to_text, read_local_page, resolve_local_page
 
 PAGE = """<!DOCTYPE html><html><head><title>Statins &amp; the heart</title>
 <style>body { color: red; }</style><script>var tracking = "secret-script";</script></head>
@@ -45,6 +45,7 @@ def site(tmp_path_factory):
     (root / "long.txt").write_text("x" * (MAX_PAGE_CHARS + 100), encoding="utf-8")
     (base / "secret.txt").write_text("do not read", encoding="utf-8")
     (root / "escape.txt").symlink_to(base / "secret.txt")
+    os.link(base / "secret.txt", root / "hard.txt")  # a hard link inside the root to a file outside it
     return root
 
 
@@ -114,6 +115,7 @@ def test_browse_reads_relative_paths_and_truncates(tools):
 @pytest.mark.parametrize(("url", "message"), [
     ("../secret.txt", "outside the browse root"),
     ("escape.txt", "outside the browse root"),  # a symlink pointing out
+    ("hard.txt", "has 2 hard links; refused"),  # a hard link to a file outside
     ("https://example.org/", "does not fetch from the network"),
     ("ftp://example.org/x", "unsupported URL scheme 'ftp'"),
     ("file://otherhost/etc/passwd", "another host"),
@@ -195,3 +197,42 @@ def test_resolve_local_page(tmp_path):
     assert resolve_local_page("a b.html", tmp_path) == (tmp_path / "a b.html").resolve()
     with pytest.raises(ValueError, match="url is empty"):
         resolve_local_page("  ", tmp_path)
+
+
+def test_read_local_page_checks_the_open_file_not_only_the_name(tmp_path, monkeypatch):
+    root, outside = tmp_path / "root", tmp_path / "outside"
+    root.mkdir()
+    outside.mkdir()
+    (outside / "secret.txt").write_text("do not read", encoding="utf-8")
+    (root / "page.txt").write_text("fine", encoding="utf-8")
+    assert read_local_page("page.txt", root) == ((root / "page.txt").resolve(), b"fine")
+    os.link(outside / "secret.txt", root / "hard.txt")
+    with pytest.raises(ValueError, match="hard.txt: has 2 hard links; refused") as refused:
+        read_local_page("hard.txt", root)
+    assert "do not read" not in str(refused.value)
+    (root / "link.txt").symlink_to(outside / "secret.txt")
+    with pytest.raises(ValueError, match="outside the browse root"):
+        read_local_page("link.txt", root)
+    os.mkfifo(root / "pipe.html")
+    with pytest.raises(ValueError, match="no such file|not a regular file"):  # never blocks on a FIFO
+        read_local_page("pipe.html", root)
+
+    # the name checked, then swapped for a symlink out before the open: O_NOFOLLOW refuses it
+    import tracerag.tools.server as server
+
+    def swapped(url, given_root):
+        (root / "swap.txt").unlink(missing_ok=True)
+        (root / "swap.txt").symlink_to(outside / "secret.txt")
+        return root.resolve() / "swap.txt"
+
+    monkeypatch.setattr(server, "resolve_local_page", swapped)
+    with pytest.raises(ValueError, match="symbolic link"):
+        read_local_page("swap.txt", root)
+
+    # a directory on the way swapped for a symlink out: the descriptor's real path is outside
+    (outside / "docs").mkdir()
+    (outside / "docs" / "a.txt").write_text("do not read", encoding="utf-8")
+    (root / "docs").symlink_to(outside / "docs")
+    monkeypatch.setattr(server, "resolve_local_page", lambda url, given_root: root.resolve() / "docs" / "a.txt")
+    with pytest.raises(ValueError, match="outside the browse root"):
+        read_local_page("docs/a.txt", root)

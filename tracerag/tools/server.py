@@ -8,13 +8,19 @@ bad argument or an unreadable page is a tool error (``isError``) whose message s
 
 ``browse_webpage`` never touches the network: it reads ``file://`` URLs or paths resolved inside
 ``browse_root`` (symlinks included), so a model cannot make the server fetch a URL or read files
-elsewhere. HTML is reduced to its readable text; a page is cut at :data:`MAX_PAGE_CHARS` characters.
+elsewhere. The check holds at open time, not only by name: the file is opened without following a final
+symlink and without blocking, and the open descriptor must be a regular file with one link (a hard link
+inside the root may name a file outside it) whose real path lies inside the root. HTML is reduced to its
+readable text; a page is cut at :data:`MAX_PAGE_CHARS` characters.
 """
 
 from __future__ import annotations
 
+import errno
 import logging
+import os
 import re
+import stat
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Annotated
@@ -30,7 +36,7 @@ from typing_extensions import TypedDict  # pydantic needs it on Python < 3.12
 from .pubmed_corpus import MAX_LIMIT, PubMedSearch, Snippet
 
 __all__ = ["MAX_PAGE_BYTES", "MAX_PAGE_CHARS", "SERVER_NAME", "SearchResults", "build_server", "page_to_text",
-           "resolve_local_page"]
+           "read_local_page", "resolve_local_page"]
 
 logger = logging.getLogger(__name__)
 
@@ -131,10 +137,55 @@ def resolve_local_page(url: str, root: Path) -> Path:
     return target
 
 
-def _read_page(url: str, root: Path) -> SearchResults:
+def _descriptor_path(fd: int) -> Path | None:
+    """The path the kernel holds for an open descriptor (Linux /proc), or None where it is not available."""
+    try:
+        return Path(os.readlink(f"/proc/self/fd/{fd}"))
+    except OSError:
+        return None
+
+
+def read_local_page(url: str, root: Path) -> tuple[Path, bytes]:
+    """(path, up to MAX_PAGE_BYTES bytes) of the file ``url`` names inside ``root``; ValueError otherwise.
+
+    The checks are made on the open descriptor, so a name swapped after :func:`resolve_local_page`
+    cannot redirect the read: a final symlink is not followed (O_NOFOLLOW), a FIFO does not block
+    (O_NONBLOCK), and the file must be regular, have one link, and really lie inside the root."""
+    root = root.resolve()
     path = resolve_local_page(url, root)
-    with open(path, "rb") as f:
-        raw = f.read(MAX_PAGE_BYTES)
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise ValueError(f"{url}: became a symbolic link while being opened; refused") from None
+        raise ValueError(f"{url}: cannot be opened ({exc.strerror or exc})") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ValueError(f"{url}: not a regular file inside the browse root")
+        if info.st_nlink > 1:
+            raise ValueError(f"{url}: has {info.st_nlink} hard links; refused, as another of its names may lie "
+                             f"outside the browse root")
+        real = _descriptor_path(fd)
+        if real is None:  # no /proc: the resolved name must still be this very file
+            real = Path(os.path.realpath(path))
+            now = os.stat(real)
+            if (now.st_dev, now.st_ino) != (info.st_dev, info.st_ino):
+                raise ValueError(f"{url}: changed while being opened; refused")
+        if not real.is_relative_to(root):
+            raise ValueError(f"{url}: outside the browse root {root}; only files inside it can be read")
+        with os.fdopen(fd, "rb") as f:
+            fd = -1
+            raw = f.read(MAX_PAGE_BYTES)
+    finally:
+        if fd >= 0:
+            os.close(fd)
+    return path, raw
+
+
+def _read_page(url: str, root: Path) -> SearchResults:
+    path, raw = read_local_page(url, root)
     text = raw.decode("utf-8", errors="replace")
     title: str | None = None
     if path.suffix.lower() in _HTML_SUFFIXES or re.match(r"\s*(<!doctype html|<html)", text[:512], re.I):
