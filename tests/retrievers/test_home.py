@@ -83,3 +83,254 @@ def test_jsonl_lines_end_at_newline_only(tmp_path):
     assert next(rows) == (f"{path}:1", {"id": "a", "query": "one\u2029two"})
     with pytest.raises(HomeDataError, match=r"q.jsonl:3: expected a JSON object"):
         next(rows)
+
+
+# ---------------------------------------------------------------------------------------------
+# Liberal reading: what is understood is normalised and counted; what is not is one clear line.
+
+def _write_devices(home_dir, change):
+    path = home_dir / "devices.json"
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    doc = change(doc) or doc
+    path.write_text(json.dumps(doc, ensure_ascii=False, indent=2), encoding="utf-8")
+
+
+def _main(doc):
+    return doc["items"][0]["components"][0]
+
+
+def _set_light_level(home_dir, **fields):
+    """Rewrite spec.jsonl with p-light's setLevel command changed."""
+    from conftest import SPECS
+
+    specs = json.loads(json.dumps(SPECS))
+    specs["p-light"][2].update(fields)
+    write_home(home_dir, specs=specs)
+
+
+NORMALISED_DEVICES = [
+    (lambda d: _main(d).update(categories="Light"), "devices.json: category as a string"),
+    (lambda d: _main(d).update(categories=["Light"]), "devices.json: category as a string"),
+    (lambda d: _main(d).update(categories={"name": "Light"}), "devices.json: categories as one object"),
+    (lambda d: d["items"][0].update(components=["main"]), "devices.json: component as a string id"),
+    (lambda d: d["items"][0].update(components=_main(d)), "devices.json: components as one object"),
+    (lambda d: _main(d).update(capabilities=["switch"]), "devices.json: capability as a string id"),
+    (lambda d: d["items"][0].update(profile="p-light"), "devices.json: profile as a string id"),
+    (lambda d: d["items"][0].update(label=7), "devices.json: label as a number"),
+    (lambda d: d["items"][0].update(deviceId=7), "devices.json: deviceId as a number"),
+    (lambda d: d["items"], "devices.json: items as a bare list"),
+]
+
+
+@pytest.mark.parametrize("change,kind", NORMALISED_DEVICES, ids=[k for _, k in NORMALISED_DEVICES])
+def test_device_shapes_are_normalised_and_counted(home_dir, change, kind):
+    _write_devices(home_dir, change)
+    home = Home.load(home_dir)
+    assert home.report.normalised == {kind: 1}
+    assert len(home.devices) == len(DEVICES) and home.warnings == []
+    first = home.devices[0]
+    assert first.profile_id == "p-light" and len(first.commands) == 4
+    if "categor" in kind:
+        assert first.category == "Light"
+
+
+def test_a_bom_and_crlf_are_read(home_dir):
+    for name in ("devices.json", "rooms.json", "spec.jsonl"):
+        path = home_dir / name
+        path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes().replace(b"\n", b"\r\n"))
+    home = Home.load(home_dir)
+    assert home.report.normalised == {f"{n}: BOM stripped": 1 for n in ("devices.json", "rooms.json", "spec.jsonl")}
+    assert len(home.devices) == len(DEVICES) and home.device("lamp-study").room == "书房"
+
+
+def test_rooms_given_loosely_are_read(home_dir):
+    (home_dir / "rooms.json").write_text(json.dumps([{"roomId": "r-living", "name": 101, "extra": 1}]))
+    home = Home.load(home_dir)
+    assert home.rooms == ["101"] and home.device("light-living-1").room == "101"
+    assert home.report.normalised == {"rooms.json: items as a bare list": 1, "rooms.json: name as a number": 1}
+    (home_dir / "rooms.json").write_text("")
+    assert Home.load(home_dir).report.normalised == {"rooms.json: empty file": 1}
+
+
+@pytest.mark.parametrize("fields,kind,check", [
+    ({"type": ["integer", "null"]}, "type as a list", lambda c: c.type == "integer"),
+    ({"value_list": ["low", 3]}, "value_list item as a plain value",
+     lambda c: [(v.value, v.description) for v in c.value_list] == [("low", "low"), ("3", "3")]),
+    ({"value_list": {"value": "low", "description": "低"}}, "value_list as one object",
+     lambda c: c.value_list[0].description == "低"),
+    ({"value_range": {"min": "0", "max": " 100.5 ", "unit": "%"}}, "value_range number as a string",
+     lambda c: c.value_range == (("max", 100.5), ("min", 0), ("unit", "%"))),
+    ({"value_range": [0, 100]}, "value_range as [min, max]", lambda c: c.value_range == (("max", 100), ("min", 0))),
+])
+def test_spec_shapes_are_normalised_and_counted(home_dir, fields, kind, check):
+    _set_light_level(home_dir, **fields)
+    home = Home.load(home_dir)
+    command = home.device("light-bed").command("main-switchLevel-setLevel")
+    assert check(command)
+    assert set(home.report.normalised) == {f"spec.jsonl: {kind}"}
+
+
+LONG = "客厅" + "灯" * 1_000_000
+
+
+def test_long_free_text_is_cut_at_load(home_dir):
+    from tracerag.retrievers.home import DESCRIPTION_MAX, LABEL_MAX
+
+    _write_devices(home_dir, lambda d: d["items"][0].update(label=LONG))
+    (home_dir / "rooms.json").write_text(json.dumps({"items": [{"roomId": "r-living", "name": LONG}]}))
+    home = Home.load(home_dir)
+    assert len(home.devices[0].label) == LABEL_MAX and home.rooms == [LONG[:LABEL_MAX]]
+    assert home.report.normalised == {"devices.json: label over 200 characters cut": 1,
+                                      "rooms.json: name over 200 characters cut": 1}
+    assert DESCRIPTION_MAX == 500
+
+
+def test_a_long_description_is_cut_at_load(home_dir):
+    _set_light_level(home_dir, description=LONG)
+    home = Home.load(home_dir)
+    assert len(home.device("light-bed").command("main-switchLevel-setLevel").description) == 500
+    assert home.report.normalised == {"spec.jsonl: description over 500 characters cut": 1}
+
+
+def test_a_home_with_a_1_mb_label_loads_indexes_and_answers_within_a_second(tmp_path, embedder):
+    import time
+
+    from tracerag.programs.command_retrieval import CommandRetrieval
+    from tracerag.retrievers.command_index import CommandIndex
+
+    CommandRetrieval(CommandIndex(Home.load(write_home(tmp_path / "warm")), embedder))(query="打开客厅的灯")
+    devices = [("light-living-1", "".join(chr(0x4E00 + i % 20000) for i in range(1_000_000)), "r-living",
+                "Light", "p-light"), *DEVICES[1:]]
+    home_dir = write_home(tmp_path / "big", devices=devices)
+    started = time.perf_counter()
+    program = CommandRetrieval(CommandIndex(Home.load(home_dir), embedder))
+    pred = program(query="打开客厅的灯")
+    elapsed = time.perf_counter() - started
+    assert pred.candidates and elapsed < 1.0, elapsed
+
+
+REJECTED = [
+    ("devices.json", lambda d: d["items"][0].update(label=["x"], name=None),
+     "devices.json:3: items[0]: field 'label': expected a string, got a list"),
+    ("devices.json", lambda d: d["items"][0].update(deviceId={"id": 1}),
+     "devices.json:3: items[0]: field 'deviceId': expected a device id string, got an object"),
+    ("devices.json", lambda d: d["items"][0].update(profile=[1]),
+     "devices.json:3: items[0]: field 'profile': expected {\"id\": <profileId>}, got a list"),
+    ("devices.json", lambda d: d["items"][0].update(profile=None),
+     "devices.json:3: items[0]: field 'profile' is missing; expected {\"id\": <profileId>}"),
+    ("devices.json", lambda d: d["items"][0].update(components=3),
+     "devices.json:3: items[0]: field 'components': expected a list of {\"id\", \"categories\", …}, got a number"),
+    ("devices.json", lambda d: d["items"][0].update(components=[3]),
+     "devices.json:3: items[0]: components[0]: expected an object {\"id\", \"categories\", …}, got a number"),
+    ("devices.json", lambda d: _main(d).update(categories=7),
+     "devices.json:3: items[0]: components[main]: field 'categories': expected a list of {\"name\"}, got a number"),
+    ("devices.json", lambda d: _main(d).update(categories=[["Light"]]),
+     "devices.json:3: items[0]: components[main]: categories[0]: expected {\"name\": …} or a category name, "
+     "got a list"),
+    ("devices.json", lambda d: _main(d).update(capabilities=[True]),
+     "devices.json:3: items[0]: components[main]: capabilities[0]: expected {\"id\": …} or a capability id, "
+     "got a boolean"),
+    ("devices.json", lambda d: d["items"][0].update(label="灯\ud800"),
+     "devices.json:3: items[0]: field 'label' holds a character UTF-8 cannot store (U+D800, a lone surrogate)"),
+    ("devices.json", lambda d: {"items": {"a": 1}},
+     "devices.json:1: field 'items' is missing or not a list; expected {\"items\": [...]}"),
+    ("devices.json", lambda d: 3, "devices.json:1: expected an object {\"items\": [...]}, got a number"),
+]
+
+
+@pytest.mark.parametrize("name,change,message", REJECTED, ids=[m.split(": ", 1)[1] for _, _, m in REJECTED])
+def test_what_cannot_be_understood_is_one_clear_line(home_dir, name, change, message):
+    path = home_dir / name
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    changed = change(doc)
+    path.write_text(json.dumps(doc if changed is None else changed, indent=2), encoding="utf-8")
+    with pytest.raises(HomeDataError) as err:
+        Home.load(home_dir)
+    assert str(err.value) == f"{path}:{message.split(':', 1)[1]}"
+
+
+SPEC_REJECTED = [
+    ({"type": {"name": "integer"}}, "field 'type': expected a type name string or null, got an object"),
+    ({"value_list": 3}, "field 'value_list': expected a list of {\"value\", \"description\"}, got a number"),
+    ({"value_list": [["low"]]}, "value_list[0]: expected {\"value\", \"description\"} with a 'value', got a list"),
+    ({"value_list": [{"description": "低"}]},
+     "value_list[0]: expected {\"value\", \"description\"} with a 'value', got an object without one"),
+    ({"value_range": {"min": 0, "max": {"value": 100}}}, "field 'value_range.max': expected a number, got an object"),
+    ({"value_range": {"min": 0, "max": 100, "unit": ["%"]}},
+     "field 'value_range.unit': expected a number or a string, got a list"),
+    ({"value_range": {"min": "low"}}, "field 'value_range.min': expected a number, got a string"),
+    ({"value_range": "0-100"},
+     "field 'value_range': expected an object {\"min\", \"max\", \"unit\"} or null, got a string"),
+    ({"description": ["x"]}, "field 'description': expected a string, got a list"),
+]
+
+
+@pytest.mark.parametrize("fields,message", SPEC_REJECTED, ids=[m for _, m in SPEC_REJECTED])
+def test_spec_that_cannot_be_understood_is_one_clear_line(home_dir, fields, message):
+    _set_light_level(home_dir, **fields)
+    with pytest.raises(HomeDataError) as err:
+        Home.load(home_dir)
+    assert str(err.value) == f"{home_dir / 'spec.jsonl'}:1: capabilities[2] (main-switchLevel-setLevel): {message}"
+
+
+def test_spec_capabilities_that_are_not_a_list_name_the_line(home_dir):
+    path = home_dir / "spec.jsonl"
+    path.write_text(path.read_text(encoding="utf-8") + '{"profileId": "p-x", "capabilities": "main-switch-on"}\n',
+                    encoding="utf-8")
+    with pytest.raises(HomeDataError) as err:
+        Home.load(home_dir)
+    assert str(err.value) == (f"{path}:6: field 'capabilities': expected a list of commands "
+                              "({\"id\", \"description\", …}), got a string")
+
+
+@pytest.mark.parametrize("content,message", [
+    (b"", ":1: file is empty; expected {\"items\": [...]}"),
+    (b"null", ":1: expected an object {\"items\": [...]}, got null"),
+    (b"[" * 100_000 + b"]" * 100_000, ":1: invalid JSON (nested too deeply)"),
+    (b'{"items": [\xff]}', ": not UTF-8 (byte 12)"),
+])
+def test_broken_devices_files_are_one_clear_line(home_dir, content, message):
+    (home_dir / "devices.json").write_bytes(content)
+    with pytest.raises(HomeDataError) as err:
+        Home.load(home_dir)
+    assert str(err.value) == f"{home_dir / 'devices.json'}{message}"
+
+
+@pytest.mark.parametrize("name", ["devices.json", "rooms.json", "spec.jsonl"])
+def test_a_fifo_or_directory_is_refused_without_blocking(home_dir, name):
+    import os
+    import threading
+
+    path = home_dir / name
+    path.unlink()
+    os.mkfifo(path)
+    done = []
+    worker = threading.Thread(target=lambda: done.append(pytest.raises(HomeDataError, Home.load, home_dir)))
+    worker.start()
+    worker.join(timeout=5)
+    assert done and str(done[0].value) == f"{path}: is a FIFO, not a regular file"
+    path.unlink()
+    path.mkdir()
+    with pytest.raises(HomeDataError, match=f"{name}: is a directory"):
+        Home.load(home_dir)
+
+
+def test_an_oversized_file_is_one_clear_line(home_dir, monkeypatch):
+    import tracerag.retrievers.home as home_module
+
+    monkeypatch.setattr(home_module, "MAX_FILE_BYTES", 100)
+    with pytest.raises(HomeDataError, match=r"spec\.jsonl: [\d,]+ bytes is over the 100-byte limit for one file"):
+        Home.load(home_dir)
+
+
+def test_duplicates_keep_todays_behaviour(home_dir):
+    path = home_dir / "rooms.json"
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    path.write_text(json.dumps({"items": doc["items"] + [{"roomId": "r-study", "name": "工作室"}]}), encoding="utf-8")
+    spec = home_dir / "spec.jsonl"
+    spec.write_text(spec.read_text(encoding="utf-8") + json.dumps(
+        {"profileId": "p-plug", "capabilities": [{"id": "main-switch-on", "description": "通电"}]}) + "\n",
+        encoding="utf-8")
+    home = Home.load(home_dir)  # the last line wins for rooms and profiles
+    assert home.device("lamp-study").room == "工作室"
+    assert [c.description for c in home.device("plug-fridge").commands] == ["通电"]

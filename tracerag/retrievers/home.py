@@ -1,23 +1,42 @@
 """A smart home as the command index sees it: devices, rooms and the commands each device accepts.
 
-Loads a SmartThings-shaped directory (`devices.json`, `rooms.json`, `spec.jsonl`). Broken input is
-reported with the file, line and field; recoverable problems (a device whose profile has no spec
-line) become counted warnings so one bad device never hides the rest of the home.
+Loads a SmartThings-shaped directory (`devices.json`, `rooms.json`, `spec.jsonl`). The reader is
+liberal in what real files look like and strict about what it cannot understand:
+
+- shapes a little off the documented format are normalised and counted in ``Home.report`` (a
+  ``ReadReport``): a UTF-8 BOM, ``items`` given as a bare list, ids given as numbers, ``categories``
+  given as a string or a list of strings, a component or capability given as a string id, a spec
+  ``type`` given as a list, ``value_list`` items given as plain values, numbers given as strings in
+  ``value_range`` (or the range as ``[min, max]``); extra fields are ignored;
+- free text that feeds the name index is cut at load: labels and room names at ``LABEL_MAX``
+  characters, command and value descriptions at ``DESCRIPTION_MAX`` (a 1 MB label would otherwise
+  stall indexing, whose name runs grow with the square of a name's length);
+- what cannot be understood is a ``HomeDataError`` naming ``file:line: field: what was expected``, at
+  load time, never at query time;
+- recoverable problems (a device whose profile has no spec line, a room id that is not in rooms.json)
+  become counted warnings, so one bad device never hides the rest of the home.
+
+Only regular files are opened (a FIFO never blocks), each up to ``MAX_FILE_BYTES``.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import os
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
 from .jsonl import iter_json_lines
+from .read_report import DEFAULT_MAX_BYTES, FileProblem, ReadReport, read_regular, text_problem
 
 logger = logging.getLogger(__name__)
 
 MAIN_COMPONENT = "main"
+LABEL_MAX = 200  # characters of a device label or a room name; longer ones are cut (and counted)
+DESCRIPTION_MAX = 500  # characters of a command or value description
+MAX_FILE_BYTES = DEFAULT_MAX_BYTES  # one home file
 
 
 class HomeDataError(ValueError):
@@ -71,12 +90,14 @@ class Device:
 
 @dataclass
 class Home:
-    """Devices with their resolved commands; `warnings` lists what was skipped and why."""
+    """Devices with their resolved commands; `warnings` lists what was skipped and why, `report` what
+    reading normalised (``report.summary()`` is one line)."""
 
     name: str
     devices: list[Device]
     rooms: list[str]
     warnings: list[str] = field(default_factory=list)
+    report: ReadReport = field(default_factory=lambda: ReadReport("devices"))
 
     def device(self, device_id: str) -> Device:
         return self._by_id[device_id]
@@ -92,14 +113,16 @@ class Home:
     @classmethod
     def load(cls, directory: str | Path) -> Home:
         directory = Path(directory)
-        if not (directory / "devices.json").is_file():
+        devices_path = directory / "devices.json"
+        if not os.path.lexists(devices_path):
             raise HomeDataError(f"{directory}: not a smart-home directory (devices.json is missing)")
-        specs = load_spec(directory / "spec.jsonl")
-        rooms = _load_rooms(directory / "rooms.json")
-        devices, warnings = _load_devices(directory / "devices.json", rooms, specs)
+        report = ReadReport("devices")
+        specs = load_spec(directory / "spec.jsonl", report)
+        rooms = _load_rooms(directory / "rooms.json", report)
+        devices, warnings = _load_devices(devices_path, rooms, specs, report)
         for w in warnings:
             logger.warning(w)
-        return cls(directory.name, devices, sorted(set(rooms.values())), warnings)
+        return cls(directory.name, devices, sorted(set(rooms.values())), warnings, report)
 
 
 def iter_jsonl(path: Path):
@@ -107,76 +130,218 @@ def iter_jsonl(path: Path):
     return iter_json_lines(path, HomeDataError)
 
 
-def load_spec(path: Path) -> dict[str, tuple[CommandSpec, ...]]:
-    """profileId -> its `main` commands. A malformed line is an error naming the line."""
-    if not path.is_file():
+# ---------------------------------------------------------------------------------------------
+# Field readers: each returns the normalised value or raises HomeDataError naming where and what.
+
+class _Fields:
+    """Reads the fields of one file's items, counting normalisations as "<file>: <kind>"."""
+
+    def __init__(self, path: Path, report: ReadReport):
+        self.path, self.report = path, report
+
+    def normalised(self, kind: str) -> None:
+        self.report.normalise(f"{self.path.name}: {kind}")
+
+    def text(self, obj: dict, key: str, where: str, *, required: bool = True, cap: int | None = None,
+             expected: str = "a string") -> str | None:
+        """A string field; a number becomes its text, a longer text is cut at ``cap``."""
+        value = obj.get(key)
+        if value is None or value == "":
+            if required:
+                raise HomeDataError(f"{where}: field {key!r} is missing; expected {expected}")
+            return None
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            self.normalised(f"{key} as a number")
+            value = str(value)
+        if not isinstance(value, str):
+            raise HomeDataError(f"{where}: field {key!r}: expected {expected}, got {_kind(value)}")
+        problem = text_problem(value)
+        if problem:
+            raise HomeDataError(f"{where}: field {key!r} {problem}")
+        if cap is not None and len(value) > cap:
+            self.normalised(f"{key} over {cap} characters cut")
+            value = value[:cap]
+        return value
+
+    def items(self, obj: dict, key: str, where: str, *, expected: str) -> list:
+        """A list field: null is empty, one object or one string becomes a list of one (a string is
+        counted by the caller, as for a string inside the list)."""
+        value = obj.get(key)
+        if value is None:
+            return []
+        if isinstance(value, dict):
+            self.normalised(f"{key} as one object")
+        if isinstance(value, dict | str):
+            return [value]
+        if not isinstance(value, list):
+            raise HomeDataError(f"{where}: field {key!r}: expected {expected}, got {_kind(value)}")
+        return value
+
+
+def _kind(value) -> str:
+    return {type(None): "null", bool: "a boolean", int: "a number", float: "a number", str: "a string",
+            list: "a list", dict: "an object"}.get(type(value), type(value).__name__)
+
+
+# ---------------------------------------------------------------------------------------------
+# spec.jsonl
+
+def load_spec(path: Path, report: ReadReport | None = None) -> dict[str, tuple[CommandSpec, ...]]:
+    """profileId -> its `main` commands. A line that cannot be understood is an error naming the line."""
+    if not os.path.lexists(path):
         raise HomeDataError(f"{path}: file is missing")
+    report = report if report is not None else ReadReport("devices")
+    lines = ReadReport("spec lines")
+    fields = _Fields(path, report)
     specs: dict[str, tuple[CommandSpec, ...]] = {}
-    for where, row in iter_jsonl(path):
-        profile_id = _require(row, "profileId", str, where)
-        caps = _require(row, "capabilities", list, where)
+    for where, row in iter_json_lines(path, HomeDataError, report=lines, max_bytes=MAX_FILE_BYTES):
+        profile_id = fields.text(row, "profileId", where, expected="a profile id string")
+        caps = row.get("capabilities")
+        if isinstance(caps, dict):
+            fields.normalised("capabilities as one object")
+            caps = [caps]
+        if not isinstance(caps, list):
+            raise HomeDataError(f"{where}: field 'capabilities': expected a list of commands "
+                                f"({{\"id\", \"description\", …}}), got {_kind(caps)}")
         commands = []
         for i, cap in enumerate(caps):
             field_where = f"{where}: capabilities[{i}]"
             if not isinstance(cap, dict):
-                raise HomeDataError(f"{field_where}: expected an object")
-            command_id = _require(cap, "id", str, field_where)
+                raise HomeDataError(f"{field_where}: expected an object {{\"id\", \"description\", …}}, "
+                                    f"got {_kind(cap)}")
+            command_id = fields.text(cap, "id", field_where, expected="a command id like 'main-switch-on'")
             if not command_id.startswith(MAIN_COMPONENT + "-"):
                 continue
-            commands.append(_command(cap, command_id, f"{field_where} ({command_id})"))
+            commands.append(_command(cap, command_id, f"{field_where} ({command_id})", fields))
         specs[profile_id] = tuple(commands)
+    for kind, n in lines.normalised.items():
+        report.normalised[f"{path.name}: {kind}"] += n
     return specs
 
 
-def _command(cap: dict, command_id: str, where: str) -> CommandSpec:
-    description = _require(cap, "description", str, where)
-    value_range = cap.get("value_range")
-    if value_range is not None and not isinstance(value_range, dict):
-        raise HomeDataError(f"{where}: field 'value_range' must be an object or null")
+def _command(cap: dict, command_id: str, where: str, fields: _Fields) -> CommandSpec:
+    description = fields.text(cap, "description", where, cap=DESCRIPTION_MAX)
+    return CommandSpec(id=command_id, description=description, type=_type(cap.get("type"), where, fields),
+                       value_range=_value_range(cap.get("value_range"), where, fields),
+                       value_list=_value_list(cap, where, fields))
+
+
+def _type(value, where: str, fields: _Fields) -> str | None:
+    """A JSON-schema-like type name; a list (``["integer", "null"]``) becomes its first non-null name."""
+    if isinstance(value, list) and all(isinstance(t, str) for t in value):
+        fields.normalised("type as a list")
+        value = next((t for t in value if t != "null"), None)
+    if value is not None and not isinstance(value, str):
+        raise HomeDataError(f"{where}: field 'type': expected a type name string or null, got {_kind(value)}")
+    return value or None
+
+
+_SCALARS = (str, int, float, bool, type(None))
+_NUMERIC_KEYS = ("min", "max", "step")
+
+
+def _value_range(value, where: str, fields: _Fields) -> tuple[tuple[str, object], ...] | None:
+    """A sorted (key, value) tuple; numbers given as strings become numbers, ``[min, max]`` an object."""
+    if value is None:
+        return None
+    if isinstance(value, list) and len(value) == 2 and all(_number(v) is not None for v in value):
+        fields.normalised("value_range as [min, max]")
+        value = {"min": value[0], "max": value[1]}
+    if not isinstance(value, dict):
+        raise HomeDataError(f"{where}: field 'value_range': expected an object {{\"min\", \"max\", \"unit\"}} "
+                            f"or null, got {_kind(value)}")
+    out = {}
+    for key, v in value.items():
+        if key in _NUMERIC_KEYS and v is not None:
+            number = _number(v)
+            if number is None:
+                raise HomeDataError(f"{where}: field 'value_range.{key}': expected a number, got {_kind(v)}")
+            if number is not v:
+                fields.normalised("value_range number as a string")
+            v = number
+        elif not isinstance(v, _SCALARS):
+            raise HomeDataError(f"{where}: field 'value_range.{key}': expected a number or a string, "
+                                f"got {_kind(v)}")
+        elif isinstance(v, str) and text_problem(v):
+            raise HomeDataError(f"{where}: field 'value_range.{key}' {text_problem(v)}")
+        out[key] = v
+    return tuple(sorted(out.items())) or None
+
+
+def _number(value) -> int | float | None:
+    """An int or float as is; a string holding one parsed; anything else None."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        text = value.strip()
+        for parse in (int, float):
+            try:
+                number = parse(text)
+            except ValueError:
+                continue
+            return number if number == number and abs(number) != float("inf") else None
+    return None
+
+
+def _value_list(cap: dict, where: str, fields: _Fields) -> tuple[ValueOption, ...]:
+    """``[{"value", "description"}]``; a plain value (``"cool"``) becomes ``{"value": "cool"}``."""
+    raw = cap.get("value_list")
+    if isinstance(raw, dict):
+        fields.normalised("value_list as one object")
+        raw = [raw]
+    if raw is not None and not isinstance(raw, list):
+        raise HomeDataError(f"{where}: field 'value_list': expected a list of {{\"value\", \"description\"}}, "
+                            f"got {_kind(raw)}")
     options = []
-    for j, v in enumerate(cap.get("value_list") or []):
-        if not isinstance(v, dict) or "value" not in v:
-            raise HomeDataError(f"{where}: value_list[{j}] needs a 'value'")
-        options.append(ValueOption(str(v["value"]), str(v.get("description") or v["value"])))
-    return CommandSpec(
-        id=command_id,
-        description=description,
-        type=cap.get("type"),
-        value_range=tuple(sorted(value_range.items())) if value_range else None,
-        value_list=tuple(options),
-    )
+    for j, v in enumerate(raw or []):
+        item_where = f"{where}: value_list[{j}]"
+        if isinstance(v, str | int | float) and not isinstance(v, bool):
+            fields.normalised("value_list item as a plain value")
+            v = {"value": str(v)}
+        if not isinstance(v, dict) or v.get("value") is None or v.get("value") == "":
+            raise HomeDataError(f"{item_where}: expected {{\"value\", \"description\"}} with a 'value', "
+                                f"got {_kind(v) if not isinstance(v, dict) else 'an object without one'}")
+        value = fields.text(v, "value", item_where, expected="a string")
+        description = fields.text(v, "description", item_where, required=False, cap=DESCRIPTION_MAX)
+        options.append(ValueOption(value, description or value))
+    return tuple(options)
 
 
-def _load_rooms(path: Path) -> dict[str, str]:
-    if not path.is_file():
+# ---------------------------------------------------------------------------------------------
+# rooms.json and devices.json
+
+def _load_rooms(path: Path, report: ReadReport) -> dict[str, str]:
+    if not os.path.lexists(path):
         return {}
-    text = path.read_text(encoding="utf-8")
+    fields = _Fields(path, report)
     rooms = {}
-    for i, (item, line) in enumerate(_items_with_lines(path, text)):
+    for i, (item, line) in enumerate(_items_with_lines(path, fields, empty_ok=True)):
         where = f"{path}:{line}: items[{i}]"
-        rooms[_require(item, "roomId", str, where)] = _require(item, "name", str, where)
+        room_id = fields.text(item, "roomId", where, expected="a room id string")
+        rooms[room_id] = fields.text(item, "name", where, cap=LABEL_MAX, expected="a room name string").strip()
     return rooms
 
 
-def _load_devices(path: Path, rooms: dict[str, str], specs: dict[str, tuple[CommandSpec, ...]]):
-    text = path.read_text(encoding="utf-8")
+def _load_devices(path: Path, rooms: dict[str, str], specs: dict[str, tuple[CommandSpec, ...]],
+                  report: ReadReport):
+    fields = _Fields(path, report)
     devices, warnings, seen = [], [], set()
-    for i, (item, line) in enumerate(_items_with_lines(path, text)):
+    for i, (item, line) in enumerate(_items_with_lines(path, fields, empty_ok=False)):
         where = f"{path}:{line}: items[{i}]"
-        device_id = _require(item, "deviceId", str, where)
+        report.read += 1
+        device_id = fields.text(item, "deviceId", where, expected="a device id string")
         if device_id in seen:
             raise HomeDataError(f"{where}: field 'deviceId' {device_id!r} appears twice")
         seen.add(device_id)
-        label = item.get("label") or item.get("name")
-        if not isinstance(label, str) or not label.strip():
-            raise HomeDataError(f"{where}: field 'label' (or 'name') is missing")
-        profile = _require(item, "profile", dict, where)
-        profile_id = _require(profile, "id", str, f"{where}.profile")
-        main = next((c for c in item.get("components") or [] if c.get("id") == MAIN_COMPONENT), None)
-        if main is None:
-            raise HomeDataError(f"{where}: field 'components' has no 'main' component")
-        categories = [c.get("name") for c in main.get("categories") or [] if c.get("name")]
-        room_id = item.get("roomId")
+        label = (fields.text(item, "label", where, required=False, cap=LABEL_MAX) or "").strip() or \
+            (fields.text(item, "name", where, required=False, cap=LABEL_MAX) or "").strip()
+        if not label:
+            raise HomeDataError(f"{where}: field 'label' (or 'name') is missing; expected the device's name")
+        profile_id = _profile_id(item, where, fields)
+        main = _main_component(item, where, fields)
+        categories = _categories(main, f"{where}: components[main]", fields)
+        _capabilities(main, f"{where}: components[main]", fields)
+        room_id = fields.text(item, "roomId", where, required=False, expected="a room id string")
         if room_id and room_id not in rooms:
             warnings.append(f"{where}: roomId {room_id!r} is not in rooms.json; device kept without a room")
         commands = specs.get(profile_id)
@@ -186,35 +351,134 @@ def _load_devices(path: Path, rooms: dict[str, str], specs: dict[str, tuple[Comm
                 "device kept but has no commands"
             )
             commands = ()
-        devices.append(Device(device_id, label.strip(), rooms.get(room_id or "", ""),
+        devices.append(Device(device_id, label, rooms.get(room_id or "", ""),
                               categories[0] if categories else "", profile_id, commands))
     return devices, warnings
 
 
-def _items_with_lines(path: Path, text: str):
-    """Yield (item, 1-based line) for each element of the top-level "items" array."""
+def _profile_id(item: dict, where: str, fields: _Fields) -> str:
+    profile = item.get("profile")
+    if isinstance(profile, str | int) and not isinstance(profile, bool):
+        fields.normalised("profile as a string id")
+        profile = {"id": profile}
+    if not isinstance(profile, dict):
+        raise HomeDataError(f"{where}: field 'profile' is missing; expected {{\"id\": <profileId>}}"
+                            if profile is None else
+                            f"{where}: field 'profile': expected {{\"id\": <profileId>}}, got {_kind(profile)}")
+    return fields.text(profile, "id", f"{where}.profile", expected="a profile id string")
+
+
+def _main_component(item: dict, where: str, fields: _Fields) -> dict:
+    components = fields.items(item, "components", where, expected="a list of {\"id\", \"categories\", …}")
+    for j, component in enumerate(components):
+        if isinstance(component, str):
+            fields.normalised("component as a string id")
+            component = {"id": component}
+        if not isinstance(component, dict):
+            raise HomeDataError(f"{where}: components[{j}]: expected an object {{\"id\", \"categories\", …}}, "
+                                f"got {_kind(component)}")
+        if component.get("id") == MAIN_COMPONENT:
+            return component
+    raise HomeDataError(f"{where}: field 'components' has no 'main' component")
+
+
+def _categories(main: dict, where: str, fields: _Fields) -> list[str]:
+    names = []
+    for j, category in enumerate(fields.items(main, "categories", where, expected="a list of {\"name\"}")):
+        if isinstance(category, str):
+            fields.normalised("category as a string")
+            category = {"name": category}
+        if not isinstance(category, dict):
+            raise HomeDataError(f"{where}: categories[{j}]: expected {{\"name\": …}} or a category name, "
+                                f"got {_kind(category)}")
+        name = fields.text(category, "name", f"{where}: categories[{j}]", required=False, cap=LABEL_MAX)
+        if name and name.strip():
+            names.append(name.strip())
+    return names
+
+
+def _capabilities(main: dict, where: str, fields: _Fields) -> list[str]:
+    """The main component's capability ids (checked, not indexed: commands come from spec.jsonl)."""
+    ids = []
+    for j, capability in enumerate(fields.items(main, "capabilities", where, expected="a list of {\"id\"}")):
+        if isinstance(capability, str):
+            fields.normalised("capability as a string id")
+            capability = {"id": capability}
+        if not isinstance(capability, dict):
+            raise HomeDataError(f"{where}: capabilities[{j}]: expected {{\"id\": …}} or a capability id, "
+                                f"got {_kind(capability)}")
+        ids.append(fields.text(capability, "id", f"{where}: capabilities[{j}]", expected="a capability id"))
+    return ids
+
+
+def _items_with_lines(path: Path, fields: _Fields, *, empty_ok: bool):
+    """Yield (item, 1-based line) for each element of the top-level "items" array (or of a bare list)."""
+    try:
+        text = read_regular(path, MAX_FILE_BYTES)
+    except FileProblem as exc:
+        raise HomeDataError(str(exc)) from None
+    if _starts_with_bom(path):
+        fields.normalised("BOM stripped")
+    if not text.strip():
+        if empty_ok:
+            fields.normalised("empty file")
+            return
+        raise HomeDataError(f"{path}:1: file is empty; expected {{\"items\": [...]}}")
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as e:
         raise HomeDataError(f"{path}:{e.lineno}: invalid JSON ({e.msg})") from None
-    items = doc.get("items") if isinstance(doc, dict) else None
-    if not isinstance(items, list):
-        raise HomeDataError(f"{path}:1: field 'items' is missing or not a list")
-    decoder, pos = json.JSONDecoder(), text.index("[", text.index('"items"')) + 1
-    for item in items:
-        while text[pos] in " \t\r\n,":
-            pos += 1
-        line = text.count("\n", 0, pos) + 1
-        _, pos = decoder.raw_decode(text, pos)
+    except RecursionError:
+        raise HomeDataError(f"{path}:1: invalid JSON (nested too deeply)") from None
+    if isinstance(doc, list):
+        fields.normalised("items as a bare list")
+    elif not isinstance(doc, dict):
+        raise HomeDataError(f"{path}:1: expected an object {{\"items\": [...]}}, got {_kind(doc)}")
+    elif not isinstance(doc.get("items"), list):
+        raise HomeDataError(f"{path}:1: field 'items' is missing or not a list; expected {{\"items\": [...]}}")
+    decoder, pos = json.JSONDecoder(), _array_start(text)
+    line, counted = 1, 0
+    while True:
+        pos = _skip(text, pos, " \t\r\n,")
+        if text[pos] == "]":
+            return
+        line += text.count("\n", counted, pos)
+        counted = pos
+        item, pos = decoder.raw_decode(text, pos)
         if not isinstance(item, dict):
-            raise HomeDataError(f"{path}:{line}: expected an object in 'items'")
+            raise HomeDataError(f"{path}:{line}: items: expected an object, got {_kind(item)}")
         yield item, line
 
 
-def _require(obj: dict, key: str, kind: type, where: str):
-    value = obj.get(key)
-    if value is None:
-        raise HomeDataError(f"{where}: field {key!r} is missing")
-    if not isinstance(value, kind):
-        raise HomeDataError(f"{where}: field {key!r} must be {kind.__name__}, got {type(value).__name__}")
-    return value
+def _array_start(text: str) -> int:
+    """Position just inside the top-level list, or inside the (last) "items" list of the top-level object
+    (the one json.loads keeps). The text is known to be valid JSON."""
+    decoder = json.JSONDecoder()
+    pos = _skip(text, 0, " \t\r\n")
+    if text[pos] == "[":
+        return pos + 1
+    pos, start = pos + 1, None
+    while True:
+        pos = _skip(text, pos, " \t\r\n,")
+        if text[pos] == "}":
+            return start
+        key, pos = decoder.raw_decode(text, pos)
+        pos = _skip(text, pos, " \t\r\n:")
+        if key == "items":
+            start = pos + 1
+        _, pos = decoder.raw_decode(text, pos)
+
+
+def _skip(text: str, pos: int, chars: str) -> int:
+    while text[pos] in chars:
+        pos += 1
+    return pos
+
+
+def _starts_with_bom(path: Path) -> bool:
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        return os.read(fd, 3) == b"\xef\xbb\xbf"
+    finally:
+        os.close(fd)
+

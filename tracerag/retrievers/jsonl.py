@@ -62,7 +62,7 @@ def _parse(raw: bytes) -> tuple[dict | None, tuple[str, str] | None]:
     if not line.strip():
         return None, None
     try:
-        row = json.loads(line)
+        row = json.loads(line.rstrip("\r\n"))  # so an error's column is on the line, not past its end
     except json.JSONDecodeError as e:
         return None, ("not JSON", f"invalid JSON ({e.msg} at column {e.colno})")
     except RecursionError:
