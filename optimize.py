@@ -207,8 +207,9 @@ def _program(args, ir_source: str, arbitration: bool = False):
 
 
 def cmd_evaluate(args) -> int:
-    from tracerag.datasets.smarthome import load_dataset
+    from tracerag.datasets.smarthome import drop_unknown_targets, load_dataset
     from tracerag.evaluation import evaluate_commands
+    from tracerag.retrievers.read_report import DataSetShrunk, ReadReport
 
     settings = _configure(args)
     if args.program == "experience":
@@ -224,8 +225,16 @@ def cmd_evaluate(args) -> int:
     if ir == "lm" and not settings.lm:
         print("error: --ir lm needs an LM (--lm or TRACERAG_LM)", file=sys.stderr)
         return 2
-    queries = load_dataset(args.dataset, None if args.split == "all" else args.split)
+    read = ReadReport("queries")
+    queries = load_dataset(args.dataset, None if args.split == "all" else args.split, report=read)
     program = _program(args, ir)
+    queries = drop_unknown_targets(queries, {name: program.index_for(name).home for name in program.indexes}, read)
+    print(f"{args.dataset} queries.jsonl: {read.summary()}", file=sys.stderr)
+    for problem in read.problems:
+        print(f"  skipped: {problem}", file=sys.stderr)
+    read.check(args.max_skipped, f"{args.dataset} queries.jsonl")
+    if not any(queries.values()):
+        raise DataSetShrunk(f"{args.dataset}: no labelled queries in the {args.split} split (queries.jsonl)")
     report = evaluate_commands(program, queries, dataset=str(args.dataset), k=args.k, num_threads=args.num_threads)
     report["split"] = args.split
     return _finish_report(report, args.out, ("bulk_precision", "clarification_rate"))
@@ -293,6 +302,7 @@ def cmd_build(args) -> int:
         manifest = {**index.manifest, "seconds": round(time.perf_counter() - started, 3),
                     "warnings": len(index.home.warnings)}
         print(json.dumps(manifest, ensure_ascii=False))
+        print(f"{path}: {index.home.report.summary()}", file=sys.stderr)
         for warning in index.home.warnings:
             print(f"  warning: {warning}", file=sys.stderr)
     return 0

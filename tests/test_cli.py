@@ -184,3 +184,39 @@ def test_evaluate_against_a_dead_endpoint_reports_the_no_lm_metrics_and_the_fall
     warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
     assert len(warnings) == 2 and all("\n" not in w for w in warnings)  # the first failure, the breaker
     assert "--lm-retries" in warnings[0]
+
+
+def test_evaluate_prints_what_reading_the_queries_did_and_fails_in_one_line_when_lines_were_skipped(dataset, capsys):
+    path = dataset / "queries.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes() + b'{"id": "broken", "query": \n')
+    args = ["evaluate", "commands", "--dataset", str(dataset), "--ir", "none", "--split", "all"]
+    assert optimize.main(args) == 2
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if line.startswith("error:")]
+    n = len(QUERIES) * 6 + 1
+    assert f"read {n} queries, kept {n - 1}; normalised: BOM stripped 1; skipped: not JSON 1" in err
+    assert len(lines) == 1 and f"1 of {n} queries skipped" in lines[0] and f"{path}:{n}: invalid JSON" in lines[0]
+    assert optimize.main([*args, "--max-skipped", "5%"]) == 0
+    assert "recall@10" in capsys.readouterr().out
+
+
+def test_evaluate_fails_when_no_query_is_usable(dataset, capsys):
+    (dataset / "queries.jsonl").write_text("", encoding="utf-8")
+    assert optimize.main(["evaluate", "commands", "--dataset", str(dataset), "--ir", "none", "--split", "all",
+                          "--max-skipped", "1"]) == 2
+    assert "error: " in capsys.readouterr().err
+    (dataset / "queries.jsonl").write_text("null\n[]\n", encoding="utf-8")
+    assert optimize.main(["evaluate", "commands", "--dataset", str(dataset), "--ir", "none", "--split", "all",
+                          "--max-skipped", "1"]) == 2
+    assert "none of the 2 queries read is usable" in capsys.readouterr().err
+
+
+def test_build_prints_the_homes_read_report(dataset, capsys):
+    path = dataset / "devices.json"
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    doc["items"][0]["components"][0]["categories"] = "Light"
+    path.write_text(json.dumps(doc, ensure_ascii=False), encoding="utf-8")
+    assert optimize.main(["build", "commands", "--dataset", str(dataset)]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out.splitlines()[0])["devices"] == 10
+    assert "read 10 devices, kept 10; normalised: devices.json: category as a string 1" in captured.err
