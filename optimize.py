@@ -480,17 +480,26 @@ def _rag_program(args, k: int = 10):
     return SelfReflectiveRAG(HybridRetriever(bank), RAGConfig(k=k, max_rounds=args.max_rounds))
 
 
-def _rag_examples(dataset: str, split: str) -> list:
-    from tracerag.datasets.pubmedqa import load_pubmedqa_questions
+def _rag_examples(dataset: str, split: str, max_skipped: float = 0.0) -> list:
+    """The questions as examples; prints what reading them did and fails when too many were skipped."""
+    from tracerag.datasets.pubmedqa import load_pubmedqa_questions, pubmedqa_questions_path
+    from tracerag.retrievers.read_report import ReadReport
 
-    return [q.to_example() for q in load_pubmedqa_questions(dataset, None if split == "all" else split)]
+    read = ReadReport("questions")
+    questions = load_pubmedqa_questions(dataset, None if split == "all" else split, report=read)
+    source = str(pubmedqa_questions_path(dataset))
+    print(f"{source}: {read.summary()}", file=sys.stderr)
+    for problem in read.problems:
+        print(f"  skipped: {problem}", file=sys.stderr)
+    read.check(max_skipped, source)
+    return [q.to_example() for q in questions]
 
 
 def _evaluate_rag(args) -> int:
     from tracerag.evaluation import evaluate_rag
 
     k = args.k or 10
-    examples = _rag_examples(args.dataset, args.split)
+    examples = _rag_examples(args.dataset, args.split, args.max_skipped)
     report = evaluate_rag(_rag_program(args, k), examples, dataset=str(args.dataset), k=k, alce=args.alce,
                           num_threads=args.num_threads)
     report["split"] = args.split
@@ -512,6 +521,9 @@ def cmd_ingest(args) -> int:
     _configure(args)
     report = ingest_documents(args.docs, args.bank, get_embedder(), size=args.size, overlap=args.overlap,
                               progress=sys.stderr.isatty())
+    print(f"{args.docs}: {report.reading.summary()}", file=sys.stderr)
+    for problem in report.reading.problems:
+        print(f"  skipped: {problem}", file=sys.stderr)
     for doc in report.changed_skipped:
         print(f"  changed since it was ingested, skipped (rebuild the bank to update it): {doc}", file=sys.stderr)
     print(json.dumps(report.to_dict(), ensure_ascii=False))
@@ -540,16 +552,26 @@ def _planner_program(args):
     return tracerag.load(args.program_file) if getattr(args, "program_file", None) else TraceablePlanner()
 
 
-def _planner_examples(dataset: str, split: str) -> list:
-    from tracerag.datasets.planner import load_planner_cases
+def _planner_examples(dataset: str, split: str, max_skipped: float = 0.0) -> list:
+    """The cases as examples; prints what reading them did and fails when too many were skipped."""
+    from tracerag.datasets.planner import CASES_FILE, load_planner_cases
+    from tracerag.datasets.smarthome import resolve_dataset
+    from tracerag.retrievers.read_report import ReadReport
 
-    return [c.to_example() for c in load_planner_cases(dataset, None if split == "all" else split)]
+    read = ReadReport("cases")
+    cases = load_planner_cases(dataset, None if split == "all" else split, report=read)
+    source = str(resolve_dataset(dataset) / CASES_FILE)
+    print(f"{source}: {read.summary()}", file=sys.stderr)
+    for problem in read.problems:
+        print(f"  skipped: {problem}", file=sys.stderr)
+    read.check(max_skipped, source)
+    return [c.to_example() for c in cases]
 
 
 def _evaluate_planner(args) -> int:
     from tracerag.evaluation import evaluate_planner
 
-    report = evaluate_planner(_planner_program(args), _planner_examples(args.dataset, args.split),
+    report = evaluate_planner(_planner_program(args), _planner_examples(args.dataset, args.split, args.max_skipped),
                               dataset=str(args.dataset), num_threads=args.num_threads)
     report["split"] = args.split
     return _finish_report(report, args.out, ("used_recall", "used_precision", "used_f1", "citation_validity",

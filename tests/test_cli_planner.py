@@ -64,3 +64,30 @@ def test_evaluate_and_compile_with_the_fake_lm(tmp_path, use_planner_lm):
     assert meta["program"] == "TraceablePlanner" and "dev_planner_score_after" in meta["scores"]
     assert "other" in use_planner_lm[-1].calls  # GEPA's reflection ran
     assert tracerag.load(artifact).generate.signature.instructions
+
+
+def test_evaluate_refuses_a_playbook_outside_the_dataset_and_skipped_cases(tmp_path, capsys):
+    import shutil
+
+    from tracerag.datasets.smarthome import BUNDLED_ROOT
+
+    dataset = tmp_path / "planner"
+    shutil.copytree(BUNDLED_ROOT / "planner", dataset)
+    cases = dataset / "cases.jsonl"
+    lines = cases.read_text(encoding="utf-8").splitlines()
+    row = json.loads(lines[0])
+    args = ["evaluate", "planner", "--dataset", str(dataset), "--split", "all", "--out", str(tmp_path / "r.json")]
+
+    cases.write_text("\n".join([json.dumps({**row, "playbook": "/etc/hostname"}), *lines[1:]]) + "\n", encoding="utf-8")
+    assert optimize.main(args) == 2
+    err = capsys.readouterr().err
+    assert err.strip().splitlines()[-1] == (f"error: {cases}:1: field 'playbook': '/etc/hostname' is not a file inside "
+                                            f"the dataset directory {dataset}; give a path relative to it")
+
+    cases.write_text("\n".join([json.dumps({**row, "bullet_ids": 5}), *lines[1:]]) + "\n", encoding="utf-8")
+    assert optimize.main(args) == 2
+    err = capsys.readouterr().err
+    assert f"{cases}: read 70 cases, kept 69; skipped: bad bullet_ids 1" in err
+    assert err.strip().splitlines()[-1].startswith(f"error: {cases}: 1 of 70 cases skipped")
+    assert optimize.main([*args, "--max-skipped", "5%"]) == 0
+    assert json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))["metrics"]["n"] == 69

@@ -129,3 +129,35 @@ def test_evaluate_bundled_pubmedqa_test_split_without_lm(tmp_path):
     assert optimize.main(["evaluate", "rag", "--dataset", "pubmedqa", "--split", "test", "--out", str(out)]) == 0
     metrics = json.loads(out.read_text(encoding="utf-8"))["metrics"]
     assert metrics["n"] >= 150 and metrics["recall@10"] >= 0.98 and metrics["lm_calls_max"] == 0
+
+
+def test_ingest_prints_what_reading_did_and_skips_unstorable_documents(corpus, tmp_path, capsys):
+    docs, _ = corpus
+    with open(docs, "a", encoding="utf-8") as f:
+        f.write('{"id": 55, "text": "lone \\ud800 surrogate"}\n')
+    assert optimize.main(["ingest", "--docs", str(docs), "--bank", str(tmp_path / "bank")]) == 0
+    out = capsys.readouterr()
+    report = json.loads(out.out)
+    assert report["documents"] == 4 and report["read"]["skipped"] == {"text that cannot be stored": 1}
+    assert (f"{docs}: read 5 documents, kept 4; normalised: id as a number 1; skipped: text that cannot be "
+            f"stored 1") in out.err
+    assert f"  skipped: {docs}:5: field 'text' holds a character UTF-8 cannot store" in out.err
+
+
+def test_evaluate_fails_in_one_line_when_questions_were_skipped(corpus, tmp_path, capsys):
+    docs, questions = corpus
+    bank = str(tmp_path / "bank")
+    assert optimize.main(["ingest", "--docs", str(docs), "--bank", bank]) == 0
+    with open(questions, "a", encoding="utf-8") as f:
+        f.write('{"pmid": "99", "final_decision": "yes"}\n')
+    capsys.readouterr()
+    args = ["evaluate", "rag", "--dataset", str(questions), "--bank", bank, "--split", "all",
+            "--out", str(tmp_path / "r.json")]
+    assert optimize.main(args) == 2
+    err = capsys.readouterr().err
+    assert f"{questions}: read 5 questions, kept 4; skipped: no question 1" in err
+    error = [line for line in err.splitlines() if line.startswith("error:")]
+    assert error == [f"error: {questions}: 1 of 5 questions skipped (20%), over the 0% allowed (--max-skipped): "
+                     f"{questions}:5: field 'question' is missing or not a string"]
+    assert optimize.main([*args, "--max-skipped", "0.25"]) == 0
+    assert json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))["metrics"]["n"] == 4

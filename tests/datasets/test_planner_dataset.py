@@ -96,7 +96,7 @@ def rewrite_first_case(dataset: Path, change) -> None:
     (lambda r: r.pop("requirements"), r"cases.jsonl:1: field 'requirements' is missing"),
     (lambda r: r.update(bullet_ids=["mat-00001", "mat-09999"]), r"cases.jsonl:1: field 'bullet_ids': 'mat-09999' "
                                                                r"is not in playbooks/lab.txt"),
-    (lambda r: r.update(bullet_ids="mat-00001"), r"cases.jsonl:1: field 'bullet_ids' is missing or not a list"),
+    (lambda r: r.update(bullet_ids=7), r"cases.jsonl:1: field 'bullet_ids' is missing or not a list"),
     (lambda r: r.update(bullet_ids=["mat-00001", "mat-00001"]), r"cases.jsonl:1: field 'bullet_ids' repeats an id"),
     (lambda r: r["templates"].append({"id": "tpl-00000000"}), r"cases.jsonl:1: field 'templates\[4\]': unknown "
                                                                r"template id"),
@@ -134,3 +134,52 @@ def test_duplicate_case_ids_are_an_error(dataset):
         f.write(first + "\n")
     with pytest.raises(PlannerDataError, match=r"cases.jsonl:71: field 'id' 'lab-001' appears twice"):
         load_planner_cases(dataset)
+
+
+def test_common_variants_are_normalised_and_counted(dataset):
+    from tracerag.retrievers.read_report import ReadReport
+
+    def change(row):
+        row["id"], row["source"] = 101, "curated"
+        row["gold_template_ids"] = row["gold_template_ids"][0]
+        row["templates"] = [t["id"] for t in row["templates"]]
+
+    rewrite_first_case(dataset, change)
+    cases_path = dataset / "cases.jsonl"
+    cases_path.write_bytes(b"\xef\xbb\xbf" + cases_path.read_bytes())
+    report = ReadReport("cases")
+    cases = load_planner_cases(dataset, report=report)
+    assert len(cases) == report.kept == 70 and not report.skipped
+    assert cases[0].id == "101" and cases[0].gold_template_ids == ("tpl-83d97b1f",)
+    assert cases[0].templates[0].id == "tpl-83d97b1f" and cases[0].templates[0].score is None
+    assert dict(report.normalised) == {"BOM stripped": 1, "id as a number": 1, "gold_template_ids as one string": 1,
+                                       "templates as bare ids": 1}
+
+
+def test_with_a_report_a_bad_case_is_skipped_and_named(dataset):
+    from tracerag.retrievers.read_report import DataSetShrunk, ReadReport
+
+    rewrite_first_case(dataset, lambda r: r["bullet_ids"].append("mat-09999"))
+    with open(dataset / "cases.jsonl", "a", encoding="utf-8") as f:
+        f.write('{"id": "x", "requirements": "\\ud800"}\n{"id": "trunc')
+    report = ReadReport("cases")
+    assert len(load_planner_cases(dataset, report=report)) == 69
+    assert dict(report.skipped) == {"unknown bullet": 1, "no domain": 1, "not JSON": 1}
+    assert report.problems[0].endswith("cases.jsonl:1: field 'bullet_ids': 'mat-09999' is not in playbooks/lab.txt")
+    with pytest.raises(DataSetShrunk, match=r"3 of 72 cases skipped"):
+        report.check(0.0, "cases.jsonl")
+
+
+@pytest.mark.parametrize("playbook", ["/etc/hostname", "../outside.txt", "playbooks/../../outside.txt",
+                                      "playbooks/link.txt", "."])
+def test_a_playbook_path_must_stay_inside_the_dataset(dataset, playbook):
+    from tracerag.retrievers.read_report import ReadReport
+
+    (dataset.parent / "outside.txt").write_text("[mat-00001] helpful=0 harmful=0 :: secret words\n", encoding="utf-8")
+    (dataset / "playbooks" / "link.txt").symlink_to(dataset.parent / "outside.txt")
+    rewrite_first_case(dataset, lambda r: r.update(playbook=playbook))
+    for report in (None, ReadReport("cases")):  # refused even when bad cases may be skipped
+        with pytest.raises(PlannerDataError, match=r"cases.jsonl:1: field 'playbook': .* is not a file inside the "
+                                                   r"dataset directory") as refused:
+            load_planner_cases(dataset, report=report)
+        assert "\n" not in str(refused.value) and "secret" not in str(refused.value)

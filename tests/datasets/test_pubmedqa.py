@@ -54,3 +54,38 @@ def test_a_directory_of_ones_own_is_accepted(tmp_path):
     assert load_pubmedqa_questions(tmp_path) == [PubMedQAQuestion("9", "Q?", "no", "")]
     with pytest.raises(CorpusError, match="abstracts.jsonl: file is missing"):
         pubmedqa_abstracts_path(tmp_path)
+
+
+def test_with_a_report_common_variants_are_normalised_and_bad_lines_skipped(tmp_path):
+    from tracerag.retrievers.read_report import DataSetShrunk, ReadReport
+
+    path = tmp_path / "questions.jsonl"
+    rows = [{"pmid": 1, "question": "Q1?", "final_decision": "Yes", "long_answer": ["It", "does."]},
+            {"pmid": "2", "question": "Q2?", "final_decision": "no", "long_answer": None, "labels": ["x"]},
+            {"pmid": "3", "final_decision": "no"}]
+    text = "".join(json.dumps(r) + "\r\n" for r in rows)
+    text += '{"pmid": "4", "question": "\\ud800", "final_decision": "no"}\n'
+    path.write_bytes(b"\xef\xbb\xbf" + text.encode())
+    report = ReadReport("questions")
+    found = load_pubmedqa_questions(path, report=report)
+    assert found == [PubMedQAQuestion("1", "Q1?", "yes", "It does."), PubMedQAQuestion("2", "Q2?", "no", "")]
+    assert report.summary() == ("read 4 questions, kept 2; normalised: BOM stripped 1, CRLF line ends 3, "
+                                "final_decision in another case 1, long_answer as a list of strings 1, "
+                                "pmid as a number 1; skipped: no question 1, text that cannot be stored 1")
+    assert report.problems[0] == f"{path}:3: field 'question' is missing or not a string"
+    with pytest.raises(DataSetShrunk, match=r"2 of 4 questions skipped \(50%\), over the 0% allowed"):
+        report.check(0.0, str(path))
+    report.check(0.5, str(path))
+    with pytest.raises(CorpusError, match=r"questions.jsonl:3: field 'question'"):  # no report: strict
+        load_pubmedqa_questions(path)
+
+
+def test_files_that_are_not_data_are_one_clear_line(tmp_path):
+    import os
+
+    (tmp_path / "empty.jsonl").write_text("\n", encoding="utf-8")
+    with pytest.raises(CorpusError, match="empty.jsonl: no questions"):
+        load_pubmedqa_questions(tmp_path / "empty.jsonl")
+    os.mkfifo(tmp_path / "fifo.jsonl")
+    with pytest.raises(CorpusError, match="fifo.jsonl: is a FIFO, not a regular file"):
+        load_pubmedqa_questions(tmp_path / "fifo.jsonl")

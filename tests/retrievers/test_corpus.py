@@ -2,10 +2,11 @@
 
 import json
 import logging
+import os
 
 import pytest
 
-from tracerag.retrievers.corpus import CorpusError, ingest_documents
+from tracerag.retrievers.corpus import CorpusError, ingest_documents, read_documents
 from tracerag.retrievers.cosine_bank import CosineBank
 
 DOCS = [
@@ -128,3 +129,50 @@ def test_a_document_without_text_is_skipped_and_named(tmp_path, embedder):
     docs = write_docs(tmp_path / "docs.jsonl", [*DOCS, {"id": "blank", "contexts": []}])
     report = ingest_documents(docs, tmp_path / "bank", embedder)
     assert report.empty_skipped == ["blank"] and report.documents == 4 and report.added == 3
+
+
+def test_common_variants_are_normalised_and_counted(tmp_path, embedder):
+    docs = tmp_path / "docs.jsonl"
+    rows = [{"id": 1, "text": ["Walking improves mood.", "It also helps sleep."]},
+            {"pmid": "2", "contexts": "One abstract given as a single string.", "title": 1999},
+            {"id": "3", "text": "Extra fields are kept.", "source": {"db": "pubmed"}}]
+    docs.write_bytes(b"\xef\xbb\xbf" + "".join(json.dumps(r) + "\r\n" for r in rows).encode())
+    report = ingest_documents(docs, tmp_path / "bank", embedder)
+    assert report.documents == 3 and report.reading.kept == 3 and not report.reading.skipped
+    assert dict(report.reading.normalised) == {"BOM stripped": 1, "CRLF line ends": 3, "id as a number": 1,
+                                               "text as a list of strings": 1, "contexts as one string": 1,
+                                               "title as a number": 1}
+    bank = CosineBank.load(tmp_path / "bank")
+    assert bank.metadata(bank.row_of("1#0"))["text"] == "Walking improves mood. It also helps sleep."
+    assert bank.metadata(bank.row_of("2#0"))["title"] == "1999"
+    assert report.to_dict()["read"]["normalised"]["id as a number"] == 1
+
+
+def test_an_unstorable_document_is_skipped_not_the_whole_ingest(tmp_path, embedder):
+    docs = write_docs(tmp_path / "docs.jsonl", DOCS, ['{"id": "bad", "text": "lone \\ud800 surrogate"}'])
+    with open(docs, "ab") as f:
+        f.write(b'{"id": "latin1", "text": "caf\xe9"}\n')
+    report = ingest_documents(docs, tmp_path / "bank", embedder)
+    assert report.documents == 3 and report.reading.read == 5
+    assert dict(report.reading.skipped) == {"text that cannot be stored": 1, "not UTF-8": 1}
+    assert report.reading.problems[0] == (f"{docs}:4: field 'text' holds a character UTF-8 cannot store "
+                                          f"(U+D800, a lone surrogate); document skipped")
+    assert report.reading.problems[1] == f"{docs}:5: not UTF-8 (byte 30)"
+    again = ingest_documents(docs, tmp_path / "bank", embedder)  # re-ingesting stays free
+    assert again.added == 0 and again.unchanged == report.chunks
+    only_bad = write_docs(tmp_path / "bad.jsonl", [], ['{"id": "bad", "text": "\\udc80"}'])
+    with pytest.raises(ValueError, match=r"bad.jsonl: none of the 1 documents read is usable: .*bad.jsonl:1"):
+        ingest_documents(only_bad, tmp_path / "bank2", embedder)
+    assert not (tmp_path / "bank2").exists()
+
+
+def test_only_regular_files_are_read(tmp_path, embedder):
+    fifo = tmp_path / "docs.jsonl"
+    os.mkfifo(fifo)
+    with pytest.raises(CorpusError, match="docs.jsonl: is a FIFO, not a regular file"):  # and never blocks
+        ingest_documents(fifo, tmp_path / "bank", embedder)
+    with pytest.raises(CorpusError, match="is a directory"):
+        ingest_documents(tmp_path, tmp_path / "bank", embedder)
+    big = write_docs(tmp_path / "big.jsonl", DOCS)
+    with pytest.raises(CorpusError, match=r"big.jsonl: \d+ bytes is over the 100-byte limit"):
+        read_documents(big, max_bytes=100)

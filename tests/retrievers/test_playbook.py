@@ -148,3 +148,18 @@ def test_template_preview_and_coercion():
     assert as_template(from_dict) is from_dict
     with pytest.raises(ValueError, match="non-empty 'text'"):
         as_template({"title": "no text"})
+
+
+def test_only_a_regular_file_is_read_and_a_bom_is_stripped(tmp_path):
+    import os
+
+    os.mkfifo(tmp_path / "pipe.txt")
+    with pytest.raises(PlaybookError, match="pipe.txt: is a FIFO, not a regular file"):  # never blocks
+        load_playbook(tmp_path / "pipe.txt")
+    with pytest.raises(PlaybookError, match="is a directory"):
+        load_playbook(tmp_path)
+    path = tmp_path / "bom.txt"
+    path.write_bytes(b"\xef\xbb\xbf[mat-00001] helpful=1 harmful=0 :: Thaw on ice.\n")
+    assert load_playbook(path).ids == ["mat-00001"]
+    with pytest.raises(PlaybookError, match=r"bom.txt: \d+ bytes is over the 10-byte limit"):
+        load_playbook(path, max_bytes=10)

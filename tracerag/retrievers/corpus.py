@@ -5,6 +5,14 @@ abstracts; list items are joined with a space), an optional ``title``, and any o
 kept in every chunk's metadata. Each chunk is one bank row, id ``<doc_id>#<n>``, metadata
 ``{"doc_id", "chunk", "text", "hash", "title"?, **other fields}``.
 
+Reading is liberal where the meaning is clear and counted in a :class:`ReadReport`: a UTF-8 BOM, CRLF
+line ends, an id given as a number, ``contexts`` given as one string, ``text`` given as a list of
+strings, a number as a title, and a file that is one JSON array of documents instead of JSON Lines. A
+document whose text cannot be stored (a lone surrogate such as JSON ``"\ud800"``, bytes that are not
+UTF-8) is skipped with its ``file:line`` and reason; the rest is ingested. A line that cannot be
+understood at all (not JSON, no id, no text) stops the ingest before anything is written, naming file,
+line and field. Only regular files are read (a FIFO never blocks), up to :data:`MAX_CORPUS_BYTES`.
+
 Why it is safe to re-run: the whole file is read, checked and chunked before anything is written, so a
 broken line (named by file, line and field) leaves a stored bank untouched; and a chunk already stored
 with the same hash is not embedded again, so re-ingesting an unchanged corpus costs reading and
@@ -15,22 +23,29 @@ appends); rebuild the bank into a new directory to pick up edited documents.
 
 from __future__ import annotations
 
+import json
 import logging
+import os
+import stat
 import time
 from collections import Counter
-from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from .chunking import DEFAULT_OVERLAP, DEFAULT_SIZE, Chunk, chunk_text
 from .cosine_bank import CosineBank, Progress
 from .embedders import Embedder
-from .jsonl import iter_json_lines
+from .read_report import ReadReport, text_problem
 
-__all__ = ["CorpusError", "Document", "IngestReport", "ingest_documents", "read_documents"]
+__all__ = ["MAX_CORPUS_BYTES", "CorpusError", "Document", "IngestReport", "ItemSink", "ingest_documents",
+           "iter_data_lines", "open_regular", "read_documents"]
 
 logger = logging.getLogger(__name__)
+
+MAX_CORPUS_BYTES = 4 * 1024**3  # one documents file (streamed); larger is a clear error, not hours of embedding
+_BOM = b"\xef\xbb\xbf"
 
 ID_FIELDS = ("id", "pmid")
 DEFAULT_TEXT_FIELDS = ("text", "contexts")
@@ -62,28 +77,163 @@ class IngestReport:
     empty_skipped: list[str] = field(default_factory=list)  # doc ids with no text; nothing to store
     bank_size: int = 0
     seconds: float = 0.0
+    reading: ReadReport = field(default_factory=lambda: ReadReport("documents"))  # read / normalised / skipped
 
     @property
     def chunks_per_second(self) -> float:
         return self.added / self.seconds if self.seconds > 0 else 0.0
 
     def to_dict(self) -> dict:
-        return {**asdict(self), "chunks_per_second": round(self.chunks_per_second, 1)}
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "reading"}
+        out = {k: list(v) if isinstance(v, list) else v for k, v in out.items()}
+        return {**out, "chunks_per_second": round(self.chunks_per_second, 1), "read": self.reading.to_dict(),
+                "skipped_lines": list(self.reading.problems)}
 
 
-def _document_id(row: dict, where: str) -> str:
+# -- reading data files liberally --------------------------------------------------------------------
+
+
+@dataclass
+class ItemSink:
+    """Where a reader sends an item it cannot use.
+
+    ``bad`` is an item that cannot be understood (not JSON, a required field missing): it raises
+    ``error`` when ``strict`` (or without a report), else it is skipped into the report. ``unstorable``
+    is an item whose text cannot be kept (a lone surrogate, bytes that are not UTF-8): skipped into the
+    report whenever there is one. A skipped item's line is ``file:line: field: what was expected``."""
+
+    error: type[ValueError]
+    report: ReadReport | None = None
+    strict: bool = True
+
+    def bad(self, where: str, reason: str, detail: str) -> None:
+        if self.strict or self.report is None:
+            raise self.error(f"{where}: {detail}")
+        self.report.skip(where, reason, detail)
+
+    def unstorable(self, where: str, reason: str, detail: str) -> None:
+        if self.report is None:
+            raise self.error(f"{where}: {detail}")
+        self.report.skip(where, reason, detail)
+
+    def normalise(self, kind: str) -> None:
+        if self.report is not None:
+            self.report.normalise(kind)
+
+
+def open_regular(path: Path, error: type[ValueError], max_bytes: int) -> IO[bytes]:
+    """Open ``path`` for binary reading only when it is a regular file of at most ``max_bytes``.
+
+    Opened non-blocking and checked with fstat on the open descriptor, so a FIFO never blocks and a
+    swap between a check and the open cannot slip another kind of file in."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except FileNotFoundError:
+        raise error(f"{path}: file is missing") from None
+    except IsADirectoryError:
+        raise error(f"{path}: is a directory, not a file") from None
+    except OSError as exc:
+        raise error(f"{path}: cannot be opened ({exc.strerror or exc})") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            kind = ("a directory" if stat.S_ISDIR(info.st_mode) else "a FIFO" if stat.S_ISFIFO(info.st_mode)
+                    else "a socket" if stat.S_ISSOCK(info.st_mode) else "a device")
+            raise error(f"{path}: is {kind}, not a regular file")
+        if info.st_size > max_bytes:
+            raise error(f"{path}: {info.st_size:,} bytes is over the {max_bytes:,}-byte limit for one file")
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _lines(f: IO[bytes], path: Path, sink: ItemSink) -> Iterator[tuple[str, bytes]]:
+    """("file:line", raw line) for each line; a BOM on the first is stripped and counted."""
+    for lineno, raw in enumerate(f, start=1):
+        if lineno == 1 and raw.startswith(_BOM):
+            raw = raw[len(_BOM):]
+            sink.normalise("BOM stripped")
+        yield f"{path}:{lineno}", raw
+
+
+def iter_data_lines(path: str | Path, sink: ItemSink, max_bytes: int = MAX_CORPUS_BYTES) -> Iterator[tuple[str, dict]]:
+    """Yield ("file:line", object) for each JSON object line of a JSONL file, streaming.
+
+    Every non-blank line counts as read. A line that is not UTF-8 is ``unstorable``; one that is not JSON
+    or not an object is ``bad`` (see :class:`ItemSink`). CRLF line ends are accepted and counted; a file
+    that is one JSON array of objects (on one line or pretty-printed) is read as its items. Lines end at
+    "\\n" only: JSON strings may hold U+2028/U+2029 raw."""
+    path = Path(path)
+    report = sink.report
+    with open_regular(path, sink.error, max_bytes) as f:
+        head = f.read(64).lstrip(_BOM).lstrip()
+        f.seek(0)
+        if head.startswith(b"[") and f.seek(0, os.SEEK_END) <= 256 * 1024 * 1024:
+            f.seek(0)
+            items = _json_array(f.read())
+            if items is not None:
+                sink.normalise("a JSON array, not JSON Lines")
+                for i, item in enumerate(items, start=1):
+                    where = f"{path}: item {i} of the JSON array"
+                    if report is not None:
+                        report.read += 1
+                    if isinstance(item, dict):
+                        yield where, item
+                    else:
+                        sink.bad(where, "not an object", f"expected a JSON object, got {_kind(item)}")
+                return
+        f.seek(0)
+        for where, raw in _lines(f, path, sink):
+            if not raw.strip():
+                continue
+            if report is not None:
+                report.read += 1
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                sink.unstorable(where, "not UTF-8", f"not UTF-8 (byte {e.start + 1})")
+                continue
+            if line.endswith("\r\n"):
+                sink.normalise("CRLF line ends")
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as e:
+                sink.bad(where, "not JSON", f"invalid JSON ({e.msg} at column {e.colno})")
+                continue
+            if not isinstance(row, dict):
+                sink.bad(where, "not an object", f"expected a JSON object, got {_kind(row)}")
+                continue
+            yield where, row
+
+
+def _json_array(data: bytes) -> list | None:
+    try:
+        value = json.loads(data.decode("utf-8-sig"))
+    except (UnicodeDecodeError, ValueError):
+        return None
+    return value if isinstance(value, list) else None
+
+
+def _kind(value: Any) -> str:
+    return "null" if value is None else {bool: "a boolean", int: "a number", float: "a number", str: "a string",
+                                         list: "a list"}.get(type(value), type(value).__name__)
+
+
+def _document_id(row: dict, where: str, sink: ItemSink) -> str:
     name = next((k for k in ID_FIELDS if k in row), None)
     if name is None:
         raise CorpusError(f"{where}: field 'id' (or 'pmid') is missing")
     value = row[name]
     if isinstance(value, int) and not isinstance(value, bool):
         value = str(value)
+        sink.normalise("id as a number")
     if not isinstance(value, str) or not value.strip():
         raise CorpusError(f"{where}: field {name!r} must be a non-empty string or an integer")
     return value
 
 
-def _document_text(row: dict, where: str, text_fields: Sequence[str]) -> tuple[str, str]:
+def _document_text(row: dict, where: str, text_fields: Sequence[str], sink: ItemSink) -> tuple[str, str]:
     """(the field used, its text); a list of strings is joined with a space."""
     name = next((k for k in text_fields if row.get(k) is not None), None)
     if name is None:
@@ -94,30 +244,47 @@ def _document_text(row: dict, where: str, text_fields: Sequence[str]) -> tuple[s
         bad = next((i for i, v in enumerate(value) if not isinstance(v, str)), None)
         if bad is not None:
             raise CorpusError(f"{where}: field {name!r}[{bad}] must be a string")
+        if name != "contexts":
+            sink.normalise(f"{name} as a list of strings")
         return name, " ".join(value)
     if not isinstance(value, str):
         raise CorpusError(f"{where}: field {name!r} must be a string or a list of strings")
+    if name == "contexts":
+        sink.normalise("contexts as one string")
     return name, value
 
 
-def read_documents(path: str | Path, text_fields: Sequence[str] = DEFAULT_TEXT_FIELDS) -> list[Document]:
-    """Parse and check a whole documents JSONL file; the first bad line raises CorpusError naming it."""
+def read_documents(path: str | Path, text_fields: Sequence[str] = DEFAULT_TEXT_FIELDS,
+                   report: ReadReport | None = None, max_bytes: int = MAX_CORPUS_BYTES) -> list[Document]:
+    """Parse and check a whole documents JSONL file.
+
+    A line that cannot be understood raises CorpusError naming file, line and field. A document whose
+    text cannot be stored is skipped and counted in ``report`` (without a report, it raises too)."""
     path = Path(path)
+    sink = ItemSink(CorpusError, report, strict=True)
     docs: list[Document] = []
     seen: dict[str, str] = {}
-    for where, row in iter_json_lines(path, CorpusError):
-        doc_id = _document_id(row, where)
+    for where, row in iter_data_lines(path, sink, max_bytes):
+        doc_id = _document_id(row, where, sink)
         if doc_id in seen:
             raise CorpusError(f"{where}: field 'id' {doc_id!r} appears twice (first at {seen[doc_id]})")
-        seen[doc_id] = where
-        _, text = _document_text(row, where, text_fields)
+        _, text = _document_text(row, where, text_fields, sink)
         title = row.get("title")
+        if isinstance(title, int | float) and not isinstance(title, bool):
+            title = str(title)
+            sink.normalise("title as a number")
         if title is not None and not isinstance(title, str):
             raise CorpusError(f"{where}: field 'title' must be a string or null")
         extra = {k: v for k, v in row.items() if k not in (*ID_FIELDS, *text_fields, "title")}
         clash = next((k for k in extra if k in CHUNK_KEYS), None)
         if clash is not None:
             raise CorpusError(f"{where}: field {clash!r} is reserved for chunk metadata; rename it")
+        problem = text_problem(row) or text_problem(list(row))
+        if problem is not None:
+            name = next((k for k, v in row.items() if text_problem(v) or text_problem(k)), "?")
+            sink.unstorable(where, "text that cannot be stored", f"field {name!r} {problem}; document skipped")
+            continue
+        seen[doc_id] = where
         docs.append(Document(doc_id, text, title or None, extra))
     return docs
 
@@ -157,15 +324,22 @@ def ingest_documents(
     Creates the bank when there is none; otherwise appends (atomically: a crash leaves the previous
     version). ``text_fields``: the fields tried in order for a document's text. Chunks of a document
     already stored with the same hashes are not embedded again; a document stored with different chunks
-    is skipped with a warning (see the module docstring).
+    is skipped with a warning (see the module docstring). ``report.reading`` counts the documents read,
+    normalised and skipped (a document whose text cannot be stored is skipped, the rest ingested).
     """
     started = time.perf_counter()
     bank_dir = Path(bank_dir)
-    docs = read_documents(docs_path, text_fields)
+    reading = ReadReport("documents")
+    docs = read_documents(docs_path, text_fields, reading)
+    if reading.skipped:
+        logger.warning("%s: %s", docs_path, reading.summary())
     if not docs:
+        if reading.read:
+            reading.check(1.0, str(docs_path))  # raises: none of the documents read is usable
         raise CorpusError(f"{docs_path}: no documents")
     chunked = [(doc, chunk_text(doc.id, doc.text, size=size, overlap=overlap)) for doc in docs]
-    report = IngestReport(bank=str(bank_dir), documents=len(docs), chunks=sum(len(c) for _, c in chunked))
+    report = IngestReport(bank=str(bank_dir), documents=len(docs), chunks=sum(len(c) for _, c in chunked),
+                          reading=reading)
 
     bank = CosineBank.load(bank_dir, embedder) if (bank_dir / "manifest.json").exists() else None
     stored = _stored_chunk_counts(bank) if bank is not None else Counter()

@@ -26,6 +26,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from .corpus import open_regular
+from .read_report import DEFAULT_MAX_BYTES
+
 __all__ = ["BULLET_ID_PATTERN", "TEMPLATE_ID_PATTERN", "Bullet", "Playbook", "PlaybookError", "Template",
            "apply_feedback", "as_template", "load_playbook", "parse_playbook", "template_id"]
 
@@ -160,13 +163,17 @@ def parse_playbook(text: str, source: str = "<string>") -> Playbook:
     return Playbook(tuple(lines), newline, final_newline, source)
 
 
-def load_playbook(path: str | Path) -> Playbook:
-    """Read and parse a playbook file (UTF-8); errors name the file and line."""
+def load_playbook(path: str | Path, max_bytes: int = DEFAULT_MAX_BYTES) -> Playbook:
+    """Read and parse a playbook file (UTF-8, a BOM stripped); errors name the file and line.
+
+    Only a regular file of at most ``max_bytes`` is read: a FIFO or a directory is refused without
+    blocking."""
     path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise PlaybookError(f"{path}: file is missing") from None
+    with open_regular(path, PlaybookError, max_bytes) as f:
+        raw = f.read(max_bytes + 1)
+    if len(raw) > max_bytes:
+        raise PlaybookError(f"{path}: over the {max_bytes:,}-byte limit for one file")
+    raw = raw.removeprefix(b"\xef\xbb\xbf")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
