@@ -632,7 +632,7 @@ def _export_trajectories(args, trajectories: dict, sub_task: str, correct: dict 
 
 
 def _agent_examples(args, split: str) -> list:
-    examples = _rag_examples(args.dataset, split)
+    examples = _rag_examples(args.dataset, split, getattr(args, "max_skipped", 0.0))
     return examples[: args.limit] if getattr(args, "limit", 0) else examples
 
 
