@@ -7,9 +7,14 @@ ends with ``<answer>…</answer>`` whose claims carry ``<cite id="ID">…</cite>
 Known failure modes this module absorbs (each has a test): a call left unclosed (the model hit a
 stop sequence or EOS), several calls in one reply (only the first runs), a ``<tool_output>`` the model
 wrote itself (cut away with everything after it, and counted: anything after a fake output rests on
-invented data), ``</call>`` as a close, double-, single- or un-quoted attributes, ``ids=`` and
-multi-id cites, nested markup inside a cite, hyphenated ids, and a missing ``</answer>``. Pure
-functions, no LM; they never raise on any input text.
+invented data), ``</call>`` as a close, double-, single- or un-quoted attributes, a ``>`` inside a
+quoted value, ``ids=`` and multi-id cites, nested markup inside a cite, hyphenated ids, a missing
+``</answer>``, tags mentioned in ``<think>`` prose (a closed think block is prose: nothing in it is
+protocol), and markup inside a call (``</call_to``, ``<snippet``, an uppercase tag: removed from the
+query and parameters, and counted). Tag names are read case-insensitively.
+
+Every function reads its text in one left-to-right pass (time linear in the input: no pattern
+here backtracks over a long token). Pure functions, no LM; they never raise on any input text.
 """
 
 from __future__ import annotations
@@ -25,16 +30,22 @@ __all__ = ["STOP_SEQUENCES", "Citation", "ParsedReply", "ToolCall", "escape_tool
 
 # Sent to the LM so it stops after its call (the close tag is re-appended when the LM strips it).
 STOP_SEQUENCES = ("</call_tool>", "</call>", "<tool_output>")
+# How an LM stopped, as restore_stop takes it: on a stop sequence ("stop", or the stop string itself),
+# at the token limit ("length"), at its own end of text ("end"), or not known (None).
+FINISH_STOP, FINISH_LENGTH, FINISH_END = "stop", "length", "end"
 
-_OUTPUT = re.compile(r"<tool_output\b")
-_STRAY_OUTPUT_CLOSE = re.compile(r"</tool_output\s*>")
-_CALL_OPEN = re.compile(r"<call_tool\b([^<>]*)>")
-_CALL_CLOSE = re.compile(r"</call(?:_tool)?\s*>")
-_NEXT_TAG = re.compile(r"<(?:/?(?:call_tool|call|answer|think|tool_output|cite)\b)")
-_ANSWER_OPEN = re.compile(r"<answer\b[^<>]*>")
-_ANSWER_CLOSE = re.compile(r"</answer\s*>")
-_ATTR = re.compile(r"""([A-Za-z_][\w-]*)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'<>]+))""")
-_CITE = re.compile(r"<cite\b([^<>]*)>(.*?)(?:</cite\s*>|(?=<cite\b)|$)", re.S)
+_NAMES = ("call_tool", "call", "answer", "think", "tool_output", "cite", "snippet")
+_NAME_SET = frozenset(_NAMES)
+# ``<`` or ``</`` and a name; every pattern below is a single greedy run or a literal, so a match
+# attempt never backtracks over more than the run it just read.
+_TAG_START = re.compile(r'<(/?)((?:[^\W\d]|_)[\w-]*)((?:[ \t]+[A-Za-z_][\w-]*="[^"<>\n]*")*\s*>)?')
+_ATTR_STEP = re.compile(r"[^A-Za-z_<>]*")  # what lies between attributes (spaces, stray quotes, slashes)
+_ATTR_NAME = re.compile(r"[A-Za-z_][\w-]*")
+_SPACE = re.compile(r"\s*")
+_FAST_PAIR = re.compile(r'([A-Za-z_][\w-]*)="([^"]*)"')
+_UNQUOTED = re.compile(r"""[^\s"'<>]*""")
+_UNCLOSED = re.compile(r"[^\s<>]*")
+_MARKUP = re.compile(r"<(/?)((?:[^\W\d]|_)[\w-]*)(?:[^<>\n]*>)?")
 _TAG = re.compile(r"<[^<>]*>")
 _ID_SPLIT = re.compile(r"[\s,;]+")
 
@@ -53,6 +64,8 @@ class ParsedReply:
     hallucinated_outputs: int  # <tool_output> blocks the model wrote itself (removed)
     clean_text: str  # what goes into the trajectory
     ignored_calls: int = 0  # further calls in the same reply, not executed
+    unterminated: bool = False  # the call has no close tag and runs to the end of the reply (cut off)
+    markup_removed: int = 0  # protocol markup removed from the call's query and parameters
 
 
 @dataclass(frozen=True)
@@ -61,8 +74,145 @@ class Citation:
     text: str = ""
 
 
-def _attributes(raw: str) -> dict[str, str]:
-    return {m.group(1): next(g for g in m.groups()[1:] if g is not None) for m in _ATTR.finditer(raw)}
+@dataclass(slots=True)
+class _Tag:
+    name: str  # a protocol tag name, lower case (for a fragment: what was written)
+    close: bool  # ``</name``
+    start: int
+    end: int  # after ``>`` when complete, else after the name
+    complete: bool  # read up to its ``>``
+    fragment: bool  # a cut name: ``</call_to``, or ``<tool_out`` at the end of the text
+    attrs: dict[str, str]
+    prose: bool = False  # inside a closed <think> block: a mention, not protocol
+
+
+def _is_fragment(name: str, close: bool, at_end: bool) -> bool:
+    return (close or at_end) and any(full.startswith(name) for full in _NAMES)
+
+
+def _read_value(text: str, p: int, limit: int) -> tuple[str, int]:
+    """An attribute value at ``p``: quoted (any character but its quote, on one line, no protocol tag:
+    ``year=">2020"``), or a bare run. A quote that never closes reads like a bare value."""
+    if p < limit and text[p] in "\"'":
+        close = text.find(text[p], p + 1, limit)
+        if close != -1 and text.find("\n", p + 1, close) == -1:
+            return text[p + 1 : close], close + 1
+        run = _UNCLOSED.match(text, p + 1, limit)
+        return run.group(), run.end()
+    run = _UNQUOTED.match(text, p, limit)
+    return run.group(), run.end()
+
+
+def _read_attrs(text: str, p: int, limit: int) -> tuple[dict[str, str], int | None]:
+    """The attributes of a tag whose name ends at ``p``, and the index after its ``>`` (None: the tag
+    never closes before ``limit``, the next protocol tag, or a ``<`` outside quotes)."""
+    attrs: dict[str, str] = {}
+    while True:
+        p = _ATTR_STEP.match(text, p, limit).end()
+        if p >= limit or text[p] == "<":
+            return attrs, None
+        if text[p] == ">":
+            return attrs, p + 1
+        key = _ATTR_NAME.match(text, p, limit)
+        p = _SPACE.match(text, key.end(), limit).end()
+        if p < limit and text[p] == "=":
+            value, p = _read_value(text, _SPACE.match(text, p + 1, limit).end(), limit)
+            attrs[key.group()] = value
+        else:
+            attrs.setdefault(key.group(), "")
+
+
+def _tags(text: str) -> list[_Tag]:
+    """Every protocol tag in ``text``, in order, with closed think blocks marked as prose."""
+    n = len(text)
+    starts = []
+    names, fragment = _NAME_SET, _is_fragment
+    for m in _TAG_START.finditer(text):
+        slash, name, bare = m.groups()
+        name = name.casefold()
+        if name in names:
+            starts.append((m.start(), m.end(2), name, slash == "/", False, bare, m.end()))
+        elif fragment(name, slash == "/", m.end() == n):
+            starts.append((m.start(), m.end(2), name, slash == "/", True, None, m.end()))
+    tags = []
+    last = len(starts) - 1
+    for i, (start, name_end, name, close, cut, simple, end) in enumerate(starts):
+        if simple is not None:  # the common shape: <name>, </name>, <name a="v" b="w">
+            attrs = dict(_FAST_PAIR.findall(simple)) if "=" in simple else {}
+            tags.append(_Tag(name, close, start, end, True, False, attrs))
+            continue
+        limit = starts[i + 1][0] if i < last else n
+        if cut or text.find(">", name_end, limit) == -1:  # a fragment, or a tag that never closes
+            tags.append(_Tag(name, close, start, name_end, False, cut, {}))
+            continue
+        attrs, stop = _read_attrs(text, name_end, limit)
+        tags.append(_Tag(name, close, start, name_end if stop is None else stop, stop is not None, False, attrs))
+    if "think" not in text.casefold():  # no think block to mark
+        return tags
+    # a <think> with a </think> after it is prose up to that close; one without runs to the next tag
+    next_close: list[int | None] = [None] * len(tags)
+    following = None
+    for i in range(len(tags) - 1, -1, -1):
+        next_close[i] = following
+        if tags[i].name == "think" and tags[i].close:
+            following = i
+    i = 0
+    while i < len(tags):
+        tag = tags[i]
+        if tag.name == "think" and not tag.close and tag.complete and next_close[i] is not None:
+            for k in range(i + 1, next_close[i]):
+                tags[k].prose = True
+            i = next_close[i]
+        i += 1
+    return tags
+
+
+def _is(tag: _Tag, name: str, *, close: bool = False, complete: bool = True) -> bool:
+    return (not tag.prose and tag.name == name and tag.close == close and not tag.fragment
+            and (tag.complete or not complete))
+
+
+def _closes_call(tag: _Tag) -> bool:
+    return tag.close and (tag.name in ("call_tool", "call") or (tag.fragment and "call_tool".startswith(tag.name)))
+
+
+def _dropped(tag: _Tag) -> bool:
+    """Call tags and stray output closes around the executed call or the answer (never in prose)."""
+    return (not tag.prose and tag.complete
+            and (_is(tag, "call_tool") or (tag.close and tag.name in ("call_tool", "call", "tool_output"))))
+
+
+def _render(text: str, lo: int, hi: int, tags: list[_Tag]) -> str:
+    """``text[lo:hi]`` (``tags``: the tags in it) without the dropped tags, stripped."""
+    parts, p = [], lo
+    for tag in tags:
+        if _dropped(tag):
+            parts.append(text[p : tag.start])
+            p = tag.end
+    parts.append(text[p:hi])
+    return "".join(parts).strip()
+
+
+def _is_markup(close: str, name: str) -> bool:
+    name = name.casefold()
+    return any(name.startswith(full) or (full.startswith(name) and (close or len(name) >= 3)) for full in _NAMES)
+
+
+def _strip_markup(value: str) -> tuple[str, int]:
+    """``value`` without protocol markup (``</call_to``, ``<snippet id="1">``, ``<ANSWER>``), and how much
+    was removed. Each piece becomes a space, so no new tag can form from what is left."""
+    removed = 0
+
+    def cut(m: re.Match) -> str:
+        nonlocal removed
+        if not _is_markup(m.group(1), m.group(2)):
+            return m.group()
+        removed += 1
+        return " "
+
+    return _MARKUP.sub(cut, value), removed
+
+
 
 
 def cast_parameter(value: Any, kind: type) -> Any:
@@ -95,49 +245,74 @@ def cast_parameter(value: Any, kind: type) -> Any:
 def _cast(value: str, kind: type) -> Any:
     try:
         return cast_parameter(value, kind)
-    except ValueError:
+    except (ValueError, OverflowError):
         return value  # the parser never raises; the tool call reports the bad value to the model
 
 
-def _first_call(text: str, schemas: Mapping[str, Mapping[str, type]] | None) -> tuple[ToolCall, int, int] | None:
-    """(call, start, end) of the first call that names a tool; end is where its text stops."""
-    for match in _CALL_OPEN.finditer(text):
-        attrs = _attributes(match.group(1))
-        name = attrs.pop("name", "").strip()
+def _named_call(tag: _Tag) -> str:
+    """The tool a call tag names (markup removed), or "" when it is not a call that can run."""
+    if not _is(tag, "call_tool"):
+        return ""
+    return " ".join(_strip_markup(_attr(tag.attrs, "name"))[0].split())
+
+
+def _attr(attrs: dict[str, str], key: str) -> str:
+    """An attribute by its name in any case (``NAME=`` from a model that shouts)."""
+    if key in attrs:
+        return attrs[key]
+    return next((v for k, v in attrs.items() if k.casefold() == key), "")
+
+
+def _first_call(text: str, tags: list[_Tag], before: int, schemas: Mapping[str, Mapping[str, type]] | None):
+    """(call, index of its tag, end of its text, unterminated, markup removed) of the first call that
+    names a tool among ``tags[:before]``, or None."""
+    for i in range(before):
+        tag = tags[i]
+        name = _named_call(tag)
         if not name:
             continue
-        body_start = match.end()
-        close = _CALL_CLOSE.search(text, body_start)
-        next_tag = _NEXT_TAG.search(text, body_start)
-        if close and (next_tag is None or close.start() <= next_tag.start()):
-            query, end = text[body_start : close.start()], close.end()
+        follow = tags[i + 1] if i + 1 < len(tags) else None  # the next tag of any kind ends the body
+        if follow is not None and _closes_call(follow):
+            query, end = text[tag.end : follow.start], follow.end
         else:  # unclosed: up to the next tag or the end of the line
-            stop = next_tag.start() if next_tag else len(text)
-            line_end = text.find("\n", body_start)
-            first_line = text[body_start:stop].strip().split("\n")[0] if text[body_start:stop].strip() else ""
-            query = first_line
-            end = stop if line_end == -1 or line_end > stop else line_end
+            stop = follow.start if follow is not None else len(text)
+            body = text[tag.end : stop].strip()
+            query = body.split("\n", 1)[0] if body else ""
+            line_end = text.find("\n", tag.end, stop)
+            end = stop if line_end == -1 else line_end
+        query, removed = _strip_markup(query)
         schema = (schemas or {}).get(name, {})
-        params = {k: _cast(v, schema[k]) if k in schema else v for k, v in attrs.items()}
-        return ToolCall(name, params, " ".join(query.split())), match.start(), end
+        params = {}
+        for key, value in tag.attrs.items():
+            if key.casefold() == "name":
+                continue
+            value, cut = _strip_markup(value)
+            if cut:
+                value, removed = " ".join(value.split()), removed + cut
+            params[key] = _cast(value, schema[key]) if key in schema else value
+        return ToolCall(name, params, " ".join(query.split())), i, end, follow is None, removed
     return None
 
 
-def _without_calls(text: str) -> str:
-    """Text around the executed call or the answer keeps no other call tags (nameless or not)."""
-    return _CALL_CLOSE.sub("", _CALL_OPEN.sub("", text)).strip()
-
-
-def restore_stop(text: str) -> str:
+def restore_stop(text: str, finish: str | None = None) -> str:
     """Re-append the close tag an LM API strips when it halts on the ``</call_tool>`` stop sequence.
 
-    Only a reply whose last named call is still open at the very end, on one line (no close, no tag,
-    no line break after it), is completed; anything else is returned as it is: a call that runs on
-    over several lines was never closed by the model, and the parser takes its first line.
+    ``finish`` is how the LM stopped. ``"stop"`` (or the stop string itself): on a stop sequence, so a
+    named call still open at the very end (no tag after it, outside thought) is completed whatever its
+    length: ``metformin\\nAND aging`` stays one query. ``"length"``: the token limit cut the reply, and
+    nothing is completed (a cut call must not run as if whole; ``parse_reply`` marks it
+    ``unterminated``). ``"end"`` or not known (None): only a one-line call is completed, since a call
+    that runs on over several lines may never have been closed by the model (the parser takes its
+    first line). Anything else is returned as it is.
     """
     text = text if isinstance(text, str) else ""
-    opens = [m for m in _CALL_OPEN.finditer(text) if _attributes(m.group(1)).get("name")]
-    if not opens or "\n" in text[opens[-1].end():].strip() or _NEXT_TAG.search(text, opens[-1].end()):
+    if finish == FINISH_LENGTH:
+        return text
+    tags = _tags(text)
+    if not tags or not _named_call(tags[-1]):
+        return text
+    stopped = finish == FINISH_STOP or finish in STOP_SEQUENCES
+    if not stopped and "\n" in text[tags[-1].end :].strip():
         return text
     return text.rstrip() + "</call_tool>"
 
@@ -151,42 +326,61 @@ def parse_reply(text: str, schemas: Mapping[str, Mapping[str, type]] | None = No
     """Read one model reply: the first tool call (if it comes before any answer), or the answer.
 
     ``schemas`` maps a tool name to {parameter: type} for casting attributes (``limit="5"`` → 5).
+    Only tags outside closed ``<think>`` blocks count; an unclosed ``<think>`` runs to the next tag.
     """
     text = text if isinstance(text, str) else ""
-    hallucinated = len(_OUTPUT.findall(text))
-    first_output = _OUTPUT.search(text)
-    if first_output:  # the model invented a tool's answer: drop it and all that follows
-        text = text[: first_output.start()]
-    text = _STRAY_OUTPUT_CLOSE.sub("", text)
+    tags = _tags(text)
+    hallucinated, cut = 0, None
+    for i, tag in enumerate(tags):
+        if not tag.prose and tag.name == "tool_output" and not tag.close and not tag.fragment:
+            hallucinated += 1
+            cut = i if cut is None else cut
+    if cut is not None:  # the model invented a tool's answer: drop it and all that follows
+        text, tags = text[: tags[cut].start], tags[:cut]
 
-    answer_open = _ANSWER_OPEN.search(text)
-    found = _first_call(text, schemas)
-    if found and (answer_open is None or found[1] < answer_open.start()):
-        call, start, end = found
-        later = sum(1 for m in _CALL_OPEN.finditer(text, end) if _attributes(m.group(1)).get("name"))
-        prefix = _without_calls(text[:start])
+    answer_at = next((i for i, t in enumerate(tags) if _is(t, "answer")), len(tags))
+    found = _first_call(text, tags, answer_at, schemas)
+    if found:
+        call, at, end, unterminated, removed = found
+        later = sum(1 for t in tags[at + 1 :] if t.start >= end and _named_call(t))
+        prefix = _render(text, 0, tags[at].start, tags[:at])
         clean = (prefix + "\n" if prefix else "") + format_call(call)
-        return ParsedReply(call, None, hallucinated, clean, later)
+        return ParsedReply(call, None, hallucinated, clean, later, unterminated, removed)
 
-    if answer_open is None:
-        return ParsedReply(None, None, hallucinated, _without_calls(text), 0)
-    close = _ANSWER_CLOSE.search(text, answer_open.end())
-    answer = _without_calls(text[answer_open.end() : close.start() if close else len(text)])
-    prefix = _without_calls(text[: answer_open.start()])
+    if answer_at == len(tags):
+        return ParsedReply(None, None, hallucinated, _render(text, 0, len(text), tags), 0)
+    opened = tags[answer_at]
+    close = next((i for i in range(answer_at + 1, len(tags)) if not tags[i].prose and tags[i].close and (
+        tags[i].name == "answer" or (tags[i].fragment and "answer".startswith(tags[i].name)))), len(tags))
+    answer = _render(text, opened.end, tags[close].start if close < len(tags) else len(text),
+                     tags[answer_at + 1 : close])
+    prefix = _render(text, 0, opened.start, tags[:answer_at])
     clean = (prefix + "\n" if prefix else "") + f"<answer>{answer}</answer>"
-    ignored = sum(1 for m in _CALL_OPEN.finditer(text) if _attributes(m.group(1)).get("name"))
+    ignored = sum(1 for t in tags if _named_call(t))
     return ParsedReply(None, answer, hallucinated, clean, ignored)
 
 
 def extract_citations(answer_text: str) -> list[Citation]:
-    """Every ``<cite id="…">`` / ``<cite ids="a, b">`` in an answer, with its text (inner markup removed)."""
+    """Every ``<cite id="…">`` / ``<cite ids="a, b">`` in an answer, with its text (inner markup removed).
+
+    A cite runs to its ``</cite>``, the next cite, or the end; cites inside a closed think are prose."""
+    text = answer_text if isinstance(answer_text, str) else ""
+    tags = _tags(text)
     citations = []
-    for match in _CITE.finditer(answer_text or ""):
-        attrs = _attributes(match.group(1))
-        raw = attrs.get("id") or attrs.get("ids") or ""
+    ends = [len(text)] * len(tags)  # where a cite opened at tag i stops: the next cite tag of any kind
+    for i in range(len(tags) - 2, -1, -1):
+        after = tags[i + 1]
+        ends[i] = after.start if not after.prose and after.name == "cite" and not after.fragment else ends[i + 1]
+    for i, tag in enumerate(tags):
+        if not _is(tag, "cite"):
+            continue
+        stop = ends[i]
+        raw = _attr(tag.attrs, "id") or _attr(tag.attrs, "ids")
         ids = [i for i in _ID_SPLIT.split(raw.strip()) if i]
-        inner = _TAG.sub("", match.group(2))
-        citations.append(Citation(list(dict.fromkeys(ids)), " ".join(html.unescape(inner).split())))
+        inner = text[tag.end : stop]
+        inner = _TAG.sub("", inner) if "<" in inner else inner
+        inner = html.unescape(inner) if "&" in inner else inner
+        citations.append(Citation(list(dict.fromkeys(ids)), " ".join(inner.split())))
     return citations
 
 

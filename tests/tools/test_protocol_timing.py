@@ -1,0 +1,48 @@
+"""The protocol reader runs in time linear in its input: 1 MB adversarial replies (long unbroken tokens
+inside tags, thousands of open tags, unclosed quotes) each parse well within a second, and ten times
+the input takes about ten times as long, not a hundred (``benchmarks/bench_protocol.py`` measures it)."""
+
+import time
+
+import pytest
+
+from tracerag.tools.protocol import extract_citations, parse_reply, restore_stop
+
+MB = 1_000_000
+
+
+def _fill(piece: str, size: int, head: str = "", tail: str = "") -> str:
+    return head + piece * ((size - len(head) - len(tail)) // len(piece)) + tail
+
+
+ADVERSARIAL = {  # name: (function, input of about ``size`` characters)
+    "long token in a call tag": (parse_reply, lambda n: _fill("a", n, "<call_tool ", ">q")),
+    "long token in a cite tag": (extract_citations, lambda n: _fill("a", n, "<answer><cite ", ">x</cite></answer>")),
+    "'<cite ' * N": (extract_citations, lambda n: _fill("<cite ", n)),
+    "'<cite id=\"1\">' * N": (extract_citations, lambda n: _fill('<cite id="1">', n)),
+    "'<call_tool ' * N": (parse_reply, lambda n: _fill("<call_tool ", n)),
+    "named calls, never closed": (parse_reply, lambda n: _fill('<call_tool name="x">q ', n)),
+    "unclosed quote": (parse_reply, lambda n: _fill("a", n, '<call_tool name="pubmed_search" limit="')),
+    "unclosed quotes * N": (parse_reply, lambda n: _fill('<call_tool name="x', n)),
+    "'<think>' * N": (parse_reply, lambda n: _fill("<think>", n)),
+    "'<answer>' * N": (parse_reply, lambda n: _fill("<answer>", n)),
+    "long call body (restore_stop)": (lambda t: restore_stop(t, "stop"),
+                                      lambda n: _fill("a\n", n, '<call_tool name="x">')),
+}
+
+
+def _best_of(fn, text: str, runs: int = 3) -> float:
+    best = float("inf")
+    for _ in range(runs):
+        started = time.perf_counter()
+        fn(text)
+        best = min(best, time.perf_counter() - started)
+    return best
+
+
+@pytest.mark.parametrize("name", list(ADVERSARIAL))
+def test_one_megabyte_of_adversarial_text_parses_in_linear_time(name):
+    fn, make = ADVERSARIAL[name]
+    small, large = _best_of(fn, make(MB // 10)), _best_of(fn, make(MB))
+    assert large < 1.0, f"{name}: {large:.3f} s for 1 MB"
+    assert large < 30 * small + 0.05, f"{name}: 10x the input took {large / small:.0f}x the time"
