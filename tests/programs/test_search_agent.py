@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import dspy
 import pytest
 from conftest import AGENT_FAKE_ID, AgentEngine, ToolResult
+from dspy.lm15 import Message, Response, TextPart, Usage
 
 from tracerag.metrics import agent as m
-from tracerag.programs.search_agent import EVIDENCE_LEAD, NUDGE, AgentConfig, SearchAgent
+from tracerag.programs.search_agent import EVIDENCE_LEAD, NUDGE, TRUNCATED, AgentConfig, SearchAgent, _finish
 from tracerag.tools.protocol import STOP_SEQUENCES
 from tracerag.tools.trajectory import Trajectory, write_jsonl, write_traces
 
@@ -266,3 +268,99 @@ def test_evaluate_without_an_lm_reports_retrieval_not_accuracy():
     report = evaluate_agent(SearchAgent(Tools()), _examples(3), dataset="pubmedqa", progress=False)
     assert report["metrics"]["accuracy"] is None and report["metrics"]["citation_validity"] == 1.0
     assert report["breakdown"]["stop_reason"]["no_lm"]["n"] == 3
+
+
+# -- how the LM stopped: the finish reason of its response ---------------------------------------
+
+class StoppingEngine(AgentEngine):
+    """Searches with ``replies`` in turn (each cut at the stop sequences), then answers; each response
+    carries the finish reason in ``finishes`` (default "stop")."""
+
+    def __init__(self, replies, finishes=(), **kwargs):
+        super().__init__(**kwargs)
+        self.replies, self.finishes = list(replies), list(finishes)
+
+    def _reply(self, question, trajectory):
+        step = self.calls.count("AgentStep") - 1
+        return self.replies[step] if step < len(self.replies) else super()._reply(question, trajectory)
+
+    def complete(self, request):
+        response = super().complete(request)
+        step = self.calls.count("AgentStep") - 1
+        finish = self.finishes[step] if 0 <= step < len(self.finishes) else "stop"
+        return dataclasses.replace(response, finish_reason=finish)
+
+
+def _agent_with(engine):
+    dspy.configure(lm=dspy.LM("fake/model", engine=engine, cache=False, num_retries=0),
+                   adapter=dspy.ChatAdapter(use_json_adapter_fallback=False))
+    return engine
+
+
+MULTI_LINE = ('<think>Search.</think>\n'
+              '<call_tool name="pubmed_search" limit="3">aspirin stroke\nAND older adults</call_tool>')
+
+
+def test_a_multi_line_call_cut_by_the_stop_sequence_searches_with_every_line():
+    _agent_with(StoppingEngine([MULTI_LINE]))
+    tools = Tools()
+    t = SearchAgent(tools)(question=QUESTION).trajectory
+    assert tools.calls[0].query == "aspirin stroke AND older adults" and t.stop_reason == "answered"
+    assert t.truncated == 0 and '">aspirin stroke AND older adults</call_tool>' in t.interleaved_text
+
+
+def test_a_call_cut_by_the_token_limit_does_not_run_and_the_loop_goes_on():
+    cut = '<think>Search.</think>\n<call_tool name="pubmed_search" limit="3">aspirin str'
+    engine = _agent_with(StoppingEngine([cut, MULTI_LINE], finishes=["length"], ignore_stop=True))
+    tools = Tools()
+    t = SearchAgent(tools)(question=QUESTION).trajectory
+    assert [c.query for c in tools.calls] == ["aspirin stroke AND older adults"]  # never "aspirin str"
+    assert t.truncated == 1 and t.stop_reason == "answered" and t.ids_cited == ["111"]
+    assert TRUNCATED in engine.inputs[1][1] and TRUNCATED not in t.interleaved_text
+    assert "aspirin str<" not in t.interleaved_text and "aspirin str\n" not in t.interleaved_text
+    assert t.interleaved_text.startswith("<think>Search.</think>\n<think>Search.</think>")
+
+
+def test_a_closed_call_in_a_reply_cut_later_by_the_token_limit_still_runs():
+    reply = '<think>Search.</think>\n<call_tool name="pubmed_search" limit="3">aspirin stroke</call_tool>\nand then'
+    _agent_with(StoppingEngine([reply], finishes=["length"], ignore_stop=True))
+    tools = Tools()
+    t = SearchAgent(tools)(question=QUESTION).trajectory
+    assert tools.calls[0].query == "aspirin stroke" and t.truncated == 0
+
+
+def test_markup_in_a_query_is_removed_and_counted():
+    reply = '<think>Search.</think>\n<call_tool name="pubmed_search" limit="3">aspirin <snipp stroke</call_tool>'
+    _agent_with(StoppingEngine([reply]))
+    tools = Tools()
+    t = SearchAgent(tools)(question=QUESTION).trajectory
+    assert tools.calls[0].query == "aspirin stroke" and t.markup_removed == 1
+
+
+def test_a_think_that_mentions_tags_is_prose_in_the_loop():
+    reply = ('<think>No <answer> yet; I will not write <tool_output> myself.</think>\n'
+             '<call_tool name="pubmed_search" limit="3">aspirin stroke</call_tool>')
+    _agent_with(StoppingEngine([reply], ignore_stop=True))  # a real server would stop at <tool_output>
+    tools = Tools()
+    t = SearchAgent(tools)(question=QUESTION).trajectory
+    assert tools.calls[0].query == "aspirin stroke" and t.hallucinated_outputs == 0 and t.stop_reason == "answered"
+    assert t.tool_calls[0].thought == "No <answer> yet; I will not write <tool_output> myself."
+
+
+def _response(finish: str, provider_data: dict | None = None) -> Response:
+    return Response(id=None, model="m", message=Message.assistant([TextPart("x")]), finish_reason=finish,
+                    usage=Usage(input_tokens=1, output_tokens=1, total_tokens=2), provider_data=provider_data)
+
+
+@pytest.mark.parametrize("response, outputs, reply, finish", [
+    (_response("length"), ["x"], "x", "length"),
+    (_response("stop", {"choices": [{"stop_reason": "</call_tool>"}]}), ["x\n[[ ## completed ## ]]"], "x", "stop"),
+    (_response("stop", {"choices": [{"stop_reason": None}]}), ["x"], "x", "end"),  # vLLM: no stop string, EOS
+    (_response("stop"), ["[[ ## reply ## ]]\nx"], "x", "stop"),  # the reply ends the completion: a stop sequence
+    (_response("stop"), ["[[ ## reply ## ]]\nx\n\n[[ ## completed ## ]]"], "x", "end"),  # written past it
+    ({"choices": [{"finish_reason": "length"}]}, [{"text": "x"}], "x", "length"),  # an OpenAI-shaped response
+    (None, [], "x", None),
+])
+def test_how_the_lm_stopped_is_read_from_its_response(response, outputs, reply, finish):
+    assert _finish({"response": response, "outputs": outputs}, reply) == finish
+    assert _finish(None, reply) is None

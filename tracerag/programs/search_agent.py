@@ -37,6 +37,9 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from ..signatures.agent import AgentStep
 from ..tools.budget import ToolBudget
 from ..tools.protocol import (
+    FINISH_END,
+    FINISH_LENGTH,
+    FINISH_STOP,
     STOP_SEQUENCES,
     ToolCall,
     extract_citations,
@@ -52,7 +55,8 @@ __all__ = ["AgentConfig", "SearchAgent"]
 
 NUDGE = ("[system] Your reply had neither a tool call nor an answer. Call one tool with "
          '<call_tool name="...">...</call_tool>, or give the final <answer>.')
-_THINK = re.compile(r"<think>(.*?)(?:</think>|$)", re.S)
+TRUNCATED = ("[system] Your reply was cut off by the length limit inside its tool call, so the call did not "
+             "run. Write a shorter reply: one closed <call_tool> or the final <answer>.")
 _FIRST_SENTENCE = re.compile(r"^(.{20,300}?[.!?])(?:\s|$)", re.S)
 EVIDENCE_LEAD = "The closest evidence found:"  # the extractive answer's opening, with or without an LM
 
@@ -95,8 +99,58 @@ def _now() -> str:
 
 
 def _think(text: str) -> str:
-    found = _THINK.findall(text or "")
-    return found[-1].strip() if found else ""
+    """The last ``<think>`` block's text (an unclosed one runs to the end), in one pass."""
+    text, found, at = text or "", "", 0
+    while (start := text.find("<think>", at)) != -1:
+        close = text.find("</think>", start + 7)
+        found = text[start + 7 : close if close != -1 else len(text)]
+        if close == -1:
+            break
+        at = close + 8
+    return found.strip()
+
+
+def _value(obj: Any, key: str) -> Any:
+    return obj.get(key) if isinstance(obj, dict) else getattr(obj, key, None)
+
+
+def _finish(entry: dict | None, reply: str) -> str | None:
+    """How the LM stopped, from its history entry: ``"length"`` (the token limit), ``"stop"`` (a stop
+    sequence ended the reply), ``"end"`` (the model ended the reply itself and wrote on, or its server
+    says no stop string matched), None when not known. OpenAI-style servers say ``"stop"`` for both a stop
+    sequence and the model's own end; the completion then tells them apart: a stop sequence leaves the
+    reply last in it (no ``[[ ## completed ## ]]`` after), while an ended reply is followed by the rest."""
+    if not isinstance(entry, dict):
+        return None
+    response = entry.get("response")
+    response = response[-1] if isinstance(response, (tuple, list)) and response else response
+    reason = _value(response, "finish_reason")
+    choice = None
+    data = _value(response, "provider_data")
+    choices = _value(data, "choices") or _value(response, "choices") or []
+    if isinstance(choices, (list, tuple)) and choices:
+        choice = choices[0]
+        reason = reason or _value(choice, "finish_reason")
+    if reason == "length":
+        return FINISH_LENGTH
+    if reason not in ("stop", None):
+        return None
+    if isinstance(choice, dict) and "stop_reason" in choice:  # vLLM: the stop string matched, or None at EOS
+        return FINISH_STOP if choice["stop_reason"] in STOP_SEQUENCES else FINISH_END
+    outputs = entry.get("outputs") or []
+    raw = outputs[-1] if outputs else None
+    raw = _value(raw, "text") if not isinstance(raw, str) else raw
+    if reason is None or not isinstance(raw, str):
+        return None
+    return FINISH_STOP if raw.rstrip().endswith(reply.rstrip()) else FINISH_END
+
+
+class _Recorder:
+    """Collects the LM history entries of one policy call (DSPy records each call in the history of
+    every module in ``settings.caller_modules``; this one is per call, so threads never mix)."""
+
+    def __init__(self):
+        self.history: list[dict] = []
 
 
 def _evidence_answer(records: list[ToolCallRecord], n: int, lead: str) -> str | None:
@@ -117,10 +171,12 @@ def _evidence_answer(records: list[ToolCallRecord], n: int, lead: str) -> str | 
 class _ProtocolStep:
     """The policy as the guarded stage calls it: with the stop sequences, returning the reply text. A
     reply the adapter cannot parse is still protocol text (a model that skips the field header); only an
-    empty one is a failure. ``lm`` and ``signature`` are the policy's (its own LM, warnings)."""
+    empty one is a failure. ``lm`` and ``signature`` are the policy's (its own LM, warnings). After each
+    call ``finish`` says how the LM stopped (``_finish``), read from the LM's response."""
 
     def __init__(self, policy: dspy.Predict):
         self.policy = policy
+        self.finish: str | None = None
 
     @property
     def lm(self):
@@ -131,12 +187,17 @@ class _ProtocolStep:
         return self.policy.signature
 
     def __call__(self, **inputs) -> str:
-        try:
-            return self.policy(**inputs, config={"stop": list(STOP_SEQUENCES)}).reply or ""
-        except AdapterParseError as exc:
-            if not str(exc.lm_response or "").strip():
-                raise
-            return str(exc.lm_response)
+        self.finish = None
+        recorder = _Recorder()
+        with dspy.context(caller_modules=[*(dspy.settings.caller_modules or []), recorder]):
+            try:
+                reply = self.policy(**inputs, config={"stop": list(STOP_SEQUENCES)}).reply or ""
+            except AdapterParseError as exc:
+                if not str(exc.lm_response or "").strip():
+                    raise
+                reply = str(exc.lm_response)
+        self.finish = _finish(recorder.history[-1] if recorder.history else None, reply)
+        return reply
 
 
 class SearchAgent(dspy.Module):
@@ -186,7 +247,7 @@ class SearchAgent(dspy.Module):
         transcript: list[str] = []  # what the policy reads: the same plus nudges
         records: list[ToolCallRecord] = []
         answer, reasoning, stop_reason = None, "", "max_steps"
-        hallucinated = 0
+        hallucinated = truncated = markup = 0
         nudged = refused = False
         step = _ProtocolStep(self.policy)
         for _ in range(cfg.max_steps):
@@ -195,8 +256,18 @@ class SearchAgent(dspy.Module):
             if raw is None:  # the step failed (logged and recorded by the stage)
                 stop_reason = "lm_error"
                 break
-            parsed = parse_reply(restore_stop(raw), schemas)
+            parsed = parse_reply(restore_stop(raw, step.finish), schemas)
             hallucinated += parsed.hallucinated_outputs
+            if parsed.call is not None and parsed.unterminated and step.finish == FINISH_LENGTH:
+                # the token limit cut the call: it never runs; the reply's text before it stays
+                truncated += 1
+                before = parsed.clean_text[: -len(format_call(parsed.call))].strip()
+                if before:
+                    interleaved.append(before)
+                    transcript.append(before)
+                transcript.append(TRUNCATED)
+                continue
+            markup += parsed.markup_removed
             if parsed.clean_text:
                 interleaved.append(parsed.clean_text)
                 transcript.append(parsed.clean_text)
@@ -228,7 +299,7 @@ class SearchAgent(dspy.Module):
                 stages.fell_back("step", f"the run ended without an answer ({stop_reason})")
             answer = self._evidence_fallback(question, records, interleaved)
         return self._trajectory(question, interleaved, records, answer, reasoning, hallucinated, stop_reason,
-                                stages.calls)
+                                stages.calls, truncated=truncated, markup_removed=markup)
 
     def _evidence_fallback(self, question: str, records: list[ToolCallRecord], interleaved: list[str]) -> str | None:
         """The no-LM answer from the snippets returned so far; with none yet, after the no-LM search
@@ -275,11 +346,12 @@ class SearchAgent(dspy.Module):
         return self._trajectory(question, interleaved, records, answer, "", 0, "no_lm", 0)
 
     @staticmethod
-    def _trajectory(question, interleaved, records, answer, reasoning, hallucinated, stop_reason, steps) -> Trajectory:
+    def _trajectory(question, interleaved, records, answer, reasoning, hallucinated, stop_reason, steps, *,
+                    truncated: int = 0, markup_removed: int = 0) -> Trajectory:
         cited = list(dict.fromkeys(i for c in extract_citations(answer or "") for i in c.ids))
         executed = [r for r in records if r.executed]
         return Trajectory(question=question, interleaved_text="\n".join(interleaved), tool_calls=records,
                           final_answer=answer, total_tool_calls=len(executed),
                           tools_used=list(dict.fromkeys(r.tool for r in executed)), ids_cited=cited,
                           hallucinated_outputs=hallucinated, stop_reason=stop_reason, reasoning=reasoning,
-                          steps=steps)
+                          steps=steps, truncated=truncated, markup_removed=markup_removed)

@@ -51,6 +51,8 @@ class Trajectory(BaseModel):
     stop_reason: str = "answered"
     reasoning: str = ""  # the <think> text of the answering reply
     steps: int = 0  # LM calls made by the step policy
+    truncated: int = 0  # replies the LM's token limit cut inside their call (the call did not run)
+    markup_removed: int = 0  # protocol markup removed from executed queries and parameters
 
     @property
     def returned_ids(self) -> list[str]:
