@@ -178,9 +178,9 @@ def test_a_directory_or_a_symlink_to_one_named_trace_json_is_skipped(traces_dir)
     (traces_dir / "tasks" / "dangling" / "trace.json").symlink_to(traces_dir / "nowhere.json")
     loaded = load_traces(traces_dir)
     assert len(loaded.traces) == 12
-    assert dict(loaded.report.skipped) == {"not a regular file": 2, "cannot be opened": 1}
+    assert dict(loaded.report.skipped) == {"not a regular file": 2, "file is missing": 1}
     assert f"{traces_dir}/tasks/dir/trace.json: is a directory, not a regular file" in loaded.corrupt
-    assert f"{traces_dir}/tasks/dangling/trace.json: cannot be opened (No such file or directory)" in loaded.corrupt
+    assert f"{traces_dir}/tasks/dangling/trace.json: file is missing" in loaded.corrupt
 
 
 def test_a_file_over_the_cap_is_skipped_with_the_limit_named(traces_dir):

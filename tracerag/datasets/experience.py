@@ -21,7 +21,6 @@ import dspy
 
 from ..retrievers.home import HomeDataError
 from ..retrievers.read_report import ReadReport, read_regular, text_problem
-from ..retrievers.traces import has_bom
 from .smarthome import SPLITS, resolve_dataset, split_of
 
 __all__ = ["ExperienceQuery", "load_experience_queries"]
@@ -127,9 +126,7 @@ def load_experience_queries(name_or_path: str | Path, split: str | None = None, 
     if not path.exists() and not path.is_symlink():
         raise HomeDataError(f"{path}: file is missing")
     report = report if report is not None else ReadReport("queries")
-    text = read_regular(path)
-    if has_bom(path):
-        report.normalise("BOM stripped")
+    text = read_regular(path, report=report)
     queries, seen = [], set()
     for lineno, line in enumerate(text.split("\n"), start=1):
         if not line.strip():

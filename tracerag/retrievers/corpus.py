@@ -26,7 +26,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import stat
 import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
@@ -37,15 +36,14 @@ from typing import IO, Any
 from .chunking import DEFAULT_OVERLAP, DEFAULT_SIZE, Chunk, chunk_text
 from .cosine_bank import CosineBank, Progress
 from .embedders import Embedder
-from .read_report import ReadReport, text_problem
+from .read_report import BOM, ReadReport, open_regular, text_problem
 
 __all__ = ["MAX_CORPUS_BYTES", "CorpusError", "Document", "IngestReport", "ItemSink", "ingest_documents",
-           "iter_data_lines", "open_regular", "read_documents"]
+           "iter_data_lines", "read_documents"]
 
 logger = logging.getLogger(__name__)
 
 MAX_CORPUS_BYTES = 4 * 1024**3  # one documents file (streamed); larger is a clear error, not hours of embedding
-_BOM = b"\xef\xbb\xbf"
 
 ID_FIELDS = ("id", "pmid")
 DEFAULT_TEXT_FIELDS = ("text", "contexts")
@@ -121,38 +119,11 @@ class ItemSink:
             self.report.normalise(kind)
 
 
-def open_regular(path: Path, error: type[ValueError], max_bytes: int) -> IO[bytes]:
-    """Open ``path`` for binary reading only when it is a regular file of at most ``max_bytes``.
-
-    Opened non-blocking and checked with fstat on the open descriptor, so a FIFO never blocks and a
-    swap between a check and the open cannot slip another kind of file in."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except FileNotFoundError:
-        raise error(f"{path}: file is missing") from None
-    except IsADirectoryError:
-        raise error(f"{path}: is a directory, not a file") from None
-    except OSError as exc:
-        raise error(f"{path}: cannot be opened ({exc.strerror or exc})") from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            kind = ("a directory" if stat.S_ISDIR(info.st_mode) else "a FIFO" if stat.S_ISFIFO(info.st_mode)
-                    else "a socket" if stat.S_ISSOCK(info.st_mode) else "a device")
-            raise error(f"{path}: is {kind}, not a regular file")
-        if info.st_size > max_bytes:
-            raise error(f"{path}: {info.st_size:,} bytes is over the {max_bytes:,}-byte limit for one file")
-        return os.fdopen(fd, "rb")
-    except BaseException:
-        os.close(fd)
-        raise
-
-
 def _lines(f: IO[bytes], path: Path, sink: ItemSink) -> Iterator[tuple[str, bytes]]:
     """("file:line", raw line) for each line; a BOM on the first is stripped and counted."""
     for lineno, raw in enumerate(f, start=1):
-        if lineno == 1 and raw.startswith(_BOM):
-            raw = raw[len(_BOM):]
+        if lineno == 1 and raw.startswith(BOM):
+            raw = raw[len(BOM):]
             sink.normalise("BOM stripped")
         yield f"{path}:{lineno}", raw
 
@@ -167,7 +138,7 @@ def iter_data_lines(path: str | Path, sink: ItemSink, max_bytes: int = MAX_CORPU
     path = Path(path)
     report = sink.report
     with open_regular(path, sink.error, max_bytes) as f:
-        head = f.read(64).lstrip(_BOM).lstrip()
+        head = f.read(64).lstrip(BOM).lstrip()
         f.seek(0)
         if head.startswith(b"[") and f.seek(0, os.SEEK_END) <= 256 * 1024 * 1024:
             f.seek(0)

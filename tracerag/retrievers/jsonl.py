@@ -14,16 +14,12 @@ not an object is counted as skipped (with its ``file:line``) instead of ending t
 from __future__ import annotations
 
 import json
-import os
-import stat
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
+
+from .read_report import BOM, open_regular
 
 __all__ = ["iter_json_lines"]
-
-_BOM = b"\xef\xbb\xbf"
-
 
 def iter_json_lines(path: Path, error: type[Exception] = ValueError, *, report=None, skip_bad_lines: bool = False,
                     max_bytes: int | None = None) -> Iterator[tuple[str, dict]]:
@@ -32,11 +28,11 @@ def iter_json_lines(path: Path, error: type[Exception] = ValueError, *, report=N
     ``max_bytes`` caps the file's size (a clear error above it); ``report``/``skip_bad_lines`` as in
     the module's docstring."""
     path = Path(path)
-    with _open_regular(path, error, max_bytes) as f:
+    with open_regular(path, error, max_bytes) as f:
         for lineno, raw in enumerate(f, start=1):
             where = f"{path}:{lineno}"
-            if lineno == 1 and raw.startswith(_BOM):
-                raw = raw[len(_BOM):]
+            if lineno == 1 and raw.startswith(BOM):
+                raw = raw[len(BOM):]
                 if report is not None:
                     report.normalise("BOM stripped")
             row, problem = _parse(raw)
@@ -70,27 +66,3 @@ def _parse(raw: bytes) -> tuple[dict | None, tuple[str, str] | None]:
     if not isinstance(row, dict):
         return None, ("not an object", "expected a JSON object")
     return row, None
-
-
-def _open_regular(path: Path, error: type[Exception], max_bytes: int | None) -> IO[bytes]:
-    """The file opened for binary reading, refused (as ``error``) unless it is a regular file."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except FileNotFoundError:
-        raise error(f"{path}: file is missing") from None
-    except IsADirectoryError:
-        raise error(f"{path}: is a directory, not a file") from None
-    except OSError as exc:
-        raise error(f"{path}: cannot be opened ({exc.strerror or exc})") from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            kind = ("a directory" if stat.S_ISDIR(info.st_mode) else "a FIFO" if stat.S_ISFIFO(info.st_mode)
-                    else "a socket" if stat.S_ISSOCK(info.st_mode) else "a device")
-            raise error(f"{path}: is {kind}, not a regular file")
-        if max_bytes is not None and info.st_size > max_bytes:
-            raise error(f"{path}: {info.st_size:,} bytes is over the {max_bytes:,}-byte limit for one file")
-        return os.fdopen(fd, "rb")
-    except BaseException:
-        os.close(fd)
-        raise

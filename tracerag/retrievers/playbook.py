@@ -26,8 +26,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from .corpus import open_regular
-from .read_report import DEFAULT_MAX_BYTES
+from .read_report import DEFAULT_MAX_BYTES, open_regular
 
 __all__ = ["BULLET_ID_PATTERN", "TEMPLATE_ID_PATTERN", "Bullet", "Playbook", "PlaybookError", "Template",
            "apply_feedback", "as_template", "load_playbook", "parse_playbook", "template_id"]

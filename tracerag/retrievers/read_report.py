@@ -18,10 +18,13 @@ import stat
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
-__all__ = ["DEFAULT_MAX_BYTES", "DataSetShrunk", "FileProblem", "ReadReport", "read_regular", "text_problem"]
+__all__ = ["BOM", "DEFAULT_MAX_BYTES", "DataSetShrunk", "FileProblem", "ReadReport", "open_regular", "read_regular",
+           "text_problem"]
 
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024  # one data file; a larger one is a clear error, not a memory blow-up
+BOM = b"\xef\xbb\xbf"
 
 
 class FileProblem(ValueError):
@@ -32,34 +35,44 @@ class DataSetShrunk(ValueError):
     """Too much of a data set was skipped (or nothing usable is left): the run stops, saying why."""
 
 
-def read_regular(path: str | Path, max_bytes: int = DEFAULT_MAX_BYTES) -> str:
-    """The text of a regular file, BOM stripped. FIFOs, sockets, devices and directories are refused
-    without blocking (opened non-blocking, checked with fstat on the open descriptor)."""
-    path = Path(path)
+def open_regular(path: str | Path, error: type[Exception] = FileProblem, max_bytes: int | None = None) -> IO[bytes]:
+    """``path`` opened for binary reading, refused (as ``error``, naming the file) unless it is a regular
+    file of at most ``max_bytes``. Opened non-blocking and checked with fstat on the open descriptor, so a
+    FIFO never blocks and a swap between a check and the open cannot slip another kind of file in."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except FileNotFoundError:
+        raise error(f"{path}: file is missing") from None
     except IsADirectoryError:
-        raise FileProblem(f"{path}: is a directory, not a file") from None
+        raise error(f"{path}: is a directory, not a file") from None
     except OSError as exc:
-        raise FileProblem(f"{path}: cannot be opened ({exc.strerror or exc})") from None
+        raise error(f"{path}: cannot be opened ({exc.strerror or exc})") from None
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             kind = ("a directory" if stat.S_ISDIR(info.st_mode) else "a FIFO" if stat.S_ISFIFO(info.st_mode)
                     else "a socket" if stat.S_ISSOCK(info.st_mode) else "a device")
-            raise FileProblem(f"{path}: is {kind}, not a regular file")
-        if info.st_size > max_bytes:
-            raise FileProblem(f"{path}: {info.st_size:,} bytes is over the {max_bytes:,}-byte limit for one file")
-        with os.fdopen(fd, "rb", closefd=True) as f:
-            fd = -1
-            data = f.read(max_bytes + 1)
-    finally:
-        if fd >= 0:
-            os.close(fd)
-    if len(data) > max_bytes:
+            raise error(f"{path}: is {kind}, not a regular file")
+        if max_bytes is not None and info.st_size > max_bytes:
+            raise error(f"{path}: {info.st_size:,} bytes is over the {max_bytes:,}-byte limit for one file")
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_regular(path: str | Path, max_bytes: int = DEFAULT_MAX_BYTES, *, report: ReadReport | None = None) -> str:
+    """The text of a regular file (see ``open_regular``), a UTF-8 BOM stripped (counted in ``report``)."""
+    with open_regular(path, FileProblem, max_bytes) as f:
+        data = f.read(max_bytes + 1)
+    if len(data) > max_bytes:  # it grew after the check
         raise FileProblem(f"{path}: over the {max_bytes:,}-byte limit for one file")
+    if data.startswith(BOM):
+        data = data[len(BOM):]
+        if report is not None:
+            report.normalise("BOM stripped")
     try:
-        return data.decode("utf-8-sig")
+        return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise FileProblem(f"{path}: not UTF-8 (byte {exc.start + 1})") from None
 

@@ -23,7 +23,6 @@ from .read_report import FileProblem, ReadReport, read_regular, text_problem
 __all__ = ["TRACE_MAX_BYTES", "Trace", "TraceLoad", "load_traces", "index_text", "query_text", "parse_trace"]
 
 TRACE_MAX_BYTES = 16 * 1024 * 1024  # one trace.json; agent logs with inlined observations stay well below
-_BOM = b"\xef\xbb\xbf"
 
 
 @dataclass(frozen=True)
@@ -285,35 +284,21 @@ def parse_trace(raw: Any, path: Path | None = None) -> tuple[Trace, list[str]]:
     return reader.trace(), reader.kinds
 
 
-def has_bom(path: Path) -> bool:
-    """Whether a file starts with a UTF-8 BOM (read_regular strips it; the report counts it). Never blocks."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except OSError:
-        return False
-    try:
-        return os.read(fd, 3) == _BOM
-    except OSError:
-        return False
-    finally:
-        os.close(fd)
-
-
 _FILE_REASONS = (("not a regular file", "not a regular file"), ("is a directory", "not a regular file"),
-                 ("byte limit", "too large"), ("not UTF-8", "not UTF-8"), ("cannot be opened", "cannot be opened"))
+                 ("byte limit", "too large"), ("not UTF-8", "not UTF-8"), ("cannot be opened", "cannot be opened"),
+                 ("file is missing", "file is missing"))
 
 
 def _read_one(path: Path, max_bytes: int) -> tuple[Trace, list[str]]:
+    seen = ReadReport()
     try:
-        text = read_regular(path, max_bytes)
+        text = read_regular(path, max_bytes, report=seen)
     except FileProblem as exc:
         message = str(exc).removeprefix(f"{path}: ")
         if "byte limit" in message:
             message += " (a trace.json is capped at that size)"
         raise _Unreadable(next((r for key, r in _FILE_REASONS if key in message), "cannot be read"), message) from None
-    kinds = []
-    if has_bom(path):
-        kinds.append("BOM stripped")
+    kinds = list(seen.normalised)
     if not text.strip():
         raise _Unreadable("not JSON", "expected a JSON object (one trace), the file is empty")
     try:
