@@ -19,9 +19,11 @@ here backtracks over a long token). Pure functions, no LM; they never raise on a
 
 from __future__ import annotations
 
+import gc
 import html
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,6 +50,21 @@ _UNCLOSED = re.compile(r"[^\s<>]*")
 _MARKUP = re.compile(r"<(/?)((?:[^\W\d]|_)[\w-]*)(?:[^<>\n]*>)?")
 _TAG = re.compile(r"<[^<>]*>")
 _ID_SPLIT = re.compile(r"[\s,;]+")
+
+
+@contextmanager
+def _quiet_gc(text: str) -> Iterator[None]:
+    """Pause the cyclic garbage collector while a large text is read: its tags are many small acyclic
+    objects (freed by reference counting anyway), and collections triggered by their number would
+    cost a third of the time. Restored afterwards; small texts are read as they are."""
+    paused = len(text) > 65_536 and gc.isenabled()
+    if paused:
+        gc.disable()
+    try:
+        yield
+    finally:
+        if paused:
+            gc.enable()
 
 
 @dataclass(frozen=True)
@@ -308,7 +325,8 @@ def restore_stop(text: str, finish: str | None = None) -> str:
     text = text if isinstance(text, str) else ""
     if finish == FINISH_LENGTH:
         return text
-    tags = _tags(text)
+    with _quiet_gc(text):
+        tags = _tags(text)
     if not tags or not _named_call(tags[-1]):
         return text
     stopped = finish == FINISH_STOP or finish in STOP_SEQUENCES
@@ -329,6 +347,11 @@ def parse_reply(text: str, schemas: Mapping[str, Mapping[str, type]] | None = No
     Only tags outside closed ``<think>`` blocks count; an unclosed ``<think>`` runs to the next tag.
     """
     text = text if isinstance(text, str) else ""
+    with _quiet_gc(text):
+        return _parse_reply(text, schemas)
+
+
+def _parse_reply(text: str, schemas: Mapping[str, Mapping[str, type]] | None) -> ParsedReply:
     tags = _tags(text)
     hallucinated, cut = 0, None
     for i, tag in enumerate(tags):
@@ -365,6 +388,11 @@ def extract_citations(answer_text: str) -> list[Citation]:
 
     A cite runs to its ``</cite>``, the next cite, or the end; cites inside a closed think are prose."""
     text = answer_text if isinstance(answer_text, str) else ""
+    with _quiet_gc(text):
+        return _citations(text)
+
+
+def _citations(text: str) -> list[Citation]:
     tags = _tags(text)
     citations = []
     ends = [len(text)] * len(tags)  # where a cite opened at tag i stops: the next cite tag of any kind
