@@ -149,7 +149,7 @@ def _tags(text: str) -> list[_Tag]:
         name = name.casefold()
         if name in names:
             starts.append((m.start(), m.end(2), name, slash == "/", False, bare, m.end()))
-        elif fragment(name, slash == "/", m.end() == n):
+        elif fragment(name, slash == "/", m.end(2) == n):
             starts.append((m.start(), m.end(2), name, slash == "/", True, None, m.end()))
     tags = []
     last = len(starts) - 1
