@@ -220,3 +220,18 @@ def test_broken_files_are_skipped_counted_and_named(traces_dir):
         in problems
     assert loaded.report.summary() == ("read 17 traces, kept 13; skipped: duplicate task_id 1, missing field 1, "
                                        "not JSON 1, wrong type 1")
+
+
+def test_image_paths_stay_inside_the_trace_folder(tmp_path):
+    from tracerag.retrievers.traces import parse_trace
+
+    folder = tmp_path / "tasks" / "t1"
+    folder.mkdir(parents=True)
+    (folder / "in.jpg").write_bytes(b"x")
+    (folder / "link.jpg").symlink_to("/etc/hostname")
+    raw = {"task_id": "t1", "question": "q?", "is_correct": True,
+           "images": ["in.jpg", "/etc/passwd", "../../secret.jpg", "link.jpg"]}
+    trace, kinds = parse_trace(raw, folder / "trace.json")
+    assert trace.images == ("in.jpg", "link.jpg")
+    assert "image path outside the trace's folder dropped" in kinds
+    assert trace.image_paths() == [(folder / "in.jpg").resolve()]  # the link leads out: left out

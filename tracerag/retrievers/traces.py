@@ -40,8 +40,10 @@ class Trace:
     path: Path | None = None  # the trace.json it came from; images are relative to its directory
 
     def image_paths(self) -> list[Path]:
-        base = self.path.parent if self.path else Path()
-        return [base / p for p in self.images]
+        """The images under the trace's directory; one a link leads out of it is left out (a dataset
+        names files inside itself only)."""
+        base = (self.path.parent if self.path else Path()).resolve()
+        return [base / p for p in self.images if (base / p).resolve().is_relative_to(base)]
 
     def index_text(self, caption: str | None = None) -> str:
         return index_text(self.question, self.sub_task, self.tools, caption if caption is not None else self.caption)
@@ -261,11 +263,20 @@ class _Reader:
             steps.append(step)
         return steps
 
+    def images(self) -> list[str]:
+        """Image paths relative to the trace's directory; an absolute one or one climbing out with
+        ``..`` is dropped (and counted): a trace names files inside its own folder only."""
+        paths = self.string_list("images", "an image path (a string)")
+        inside = [p for p in paths if not Path(p).is_absolute() and ".." not in Path(p).parts]
+        if len(inside) < len(paths):
+            self.note("image path outside the trace's folder dropped")
+        return inside
+
     def trace(self) -> Trace:
         return Trace(task_id=self.task_id(), question=self.text("question", required=True),
                      sub_task=self.text("sub_task"), is_correct=self.is_correct(),
                      tools=tuple(self.string_list("tools", _TOOL_NAME, _tool_name)),
-                     images=tuple(self.string_list("images", "an image path (a string)")),
+                     images=tuple(self.images()),
                      caption=self.caption(), steps=tuple(self.steps()), reasoning=self.reasoning(),
                      final_answer=self.final_answer(), path=self.path)
 
