@@ -21,6 +21,9 @@ Limits and fallbacks (an app never sees an exception from the LM or a tool):
   after the no-LM path's one search with the question. ``stop_reason`` keeps the real reason;
   ``hint="lm_failed"`` and ``lm_fallbacks=["step"]`` mark it. An LM failing at its first step thus
   gives exactly the no-LM answer.
+The extractive answer is the runtime's text: snippet text passes through ``escape_tool_text`` (the
+``<tool_output>`` escaping), so a document cannot close the answer, add a call or cite; it cites only
+ids the tools returned, and only those that read back as themselves inside ``<cite id="…">``.
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ from ..tools.protocol import (
     FINISH_STOP,
     STOP_SEQUENCES,
     ToolCall,
+    escape_tool_text,
     extract_citations,
     format_call,
     format_tool_output,
@@ -59,6 +63,7 @@ TRUNCATED = ("[system] Your reply was cut off by the length limit inside its too
              "run. Write a shorter reply: one closed <call_tool> or the final <answer>.")
 _FIRST_SENTENCE = re.compile(r"^(.{20,300}?[.!?])(?:\s|$)", re.S)
 EVIDENCE_LEAD = "The closest evidence found:"  # the extractive answer's opening, with or without an LM
+_CITABLE_ID = re.compile(r"[^\s\"'<>&=,;]+")
 
 
 class ToolResultLike(Protocol):
@@ -153,18 +158,35 @@ class _Recorder:
         self.history: list[dict] = []
 
 
+def _citable_id(value: Any) -> str | None:
+    """A snippet id as the evidence answer may write it in ``<cite id="…">``, or None when it cannot be
+    written so that it reads back as exactly itself: empty, or holding a quote, markup, ``&``, ``=``
+    or a separator of an id list (whitespace, ``,`` ``;``). Such a snippet is not cited."""
+    if value is None:
+        return None
+    sid = str(value)
+    if not _CITABLE_ID.fullmatch(sid):
+        return None
+    return sid if [c.ids for c in extract_citations(f'<cite id="{sid}">x</cite>')] == [[sid]] else None
+
+
 def _evidence_answer(records: list[ToolCallRecord], n: int, lead: str) -> str | None:
-    """The fallback answer: the first snippets the tools returned, each cited by its id."""
+    """The fallback answer: the first snippets the tools returned, each cited by its id.
+
+    A snippet's text is a document's, never markup: it passes through ``escape_tool_text`` (the
+    ``<tool_output>`` escaping), so it cannot close the answer, open a call or add a cite; only ids the
+    tools returned and that read back as themselves are written (``_citable_id``)."""
     seen, parts = set(), []
     for record in records:
         for snippet in record.result:
-            sid = str(snippet.get("id", ""))
-            if not sid or sid in seen or len(parts) >= n:
+            sid = _citable_id(snippet.get("id"))
+            if sid is None or sid in seen or len(parts) >= n:
                 continue
             seen.add(sid)
             text = " ".join(str(snippet.get("text") or snippet.get("title") or "").split())
             sentence = _FIRST_SENTENCE.match(text)
-            parts.append(f'<cite id="{sid}">{(sentence.group(1) if sentence else text[:300]).strip()}</cite>')
+            quoted = escape_tool_text((sentence.group(1) if sentence else text[:300]).strip())
+            parts.append(f'<cite id="{sid}">{quoted}</cite>')
     return f"{lead} " + " ".join(parts) if parts else None
 
 
@@ -309,7 +331,8 @@ class SearchAgent(dspy.Module):
         if answer is None:
             call, record, output = self._question_search(question)
             records.append(record)
-            interleaved += [format_call(call), output]
+            # the question is the user's text, written like the tools' (it cannot open a tag either)
+            interleaved += [format_call(ToolCall(call.name, call.params, escape_tool_text(call.query))), output]
             answer = _evidence_answer([record], n, EVIDENCE_LEAD)
         if answer:
             interleaved.append(f"<answer>{answer}</answer>")

@@ -4,6 +4,11 @@
   what a fine-tuning set needs; the other fields let a data pipeline filter lines.
 - ``tasks/<task_id>/trace.json`` in the ExperienceRetrieval trace format (README "Trace format"), so
   successful runs grow the memory bank that ``tracerag build-bank --append`` indexes.
+
+A tool's text in an export is escaped like a tool output (``protocol.escape_tool_text``): the
+interleaved text and answer already are, and a trace's observation (a tool's error, the result ids)
+is escaped when written. ``tool_calls[].result`` keeps the snippets as the tool returned them (data
+in JSON fields, never read as protocol).
 """
 
 from __future__ import annotations
@@ -14,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
+
+from .protocol import escape_tool_text
 
 __all__ = ["ToolCallRecord", "Trajectory", "write_jsonl", "write_traces"]
 
@@ -72,13 +79,20 @@ class Trajectory(BaseModel):
     def to_trace(self, task_id: str, *, is_correct: bool | None = None, sub_task: str = "") -> dict[str, Any]:
         """The ExperienceRetrieval trace of this run; ``is_correct`` defaults to :attr:`succeeded`."""
         steps = [{"thought": call.thought, "tool": call.tool, "tool_input": call.query,
-                  "observation": f"error: {call.error}" if call.error else
-                  f"{len(call.result)} results: " + ", ".join(call.ids)} for call in self.tool_calls]
+                  "observation": _observation(call)} for call in self.tool_calls]
         return {"task_id": task_id, "question": self.question, "sub_task": sub_task, "images": [],
                 "tools": self.tools_used, "steps": steps, "reasoning": self.reasoning,
                 "final_answer": self.final_answer or "",
                 "is_correct": self.succeeded if is_correct is None else is_correct,
                 "ids_cited": self.ids_cited, "stop_reason": self.stop_reason}
+
+
+def _observation(call: ToolCallRecord) -> str:
+    """A step's observation in a trace: the tool's error or its result ids, escaped like a tool output
+    (a tool's text is data, never markup)."""
+    if call.error:
+        return f"error: {escape_tool_text(call.error)}"
+    return f"{len(call.result)} results: " + ", ".join(escape_tool_text(i) for i in call.ids)
 
 
 def write_jsonl(trajectories: Iterable[tuple[str, Trajectory]], path: str | Path) -> int:
