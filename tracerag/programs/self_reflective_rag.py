@@ -312,18 +312,36 @@ _FIRST_SENTENCE = re.compile(r"^(?:.{20,300}?[.!?](?=\s|$)|.{1,300}?[。！？])
 _END = ".!?。！？"
 
 
+_BRACKETS = str.maketrans("", "", "[]()")
+
+
+def _uncited(text: str) -> str:
+    """Quoted text that cites nothing: a chunk's own ``[123#0]`` or ``(123#0)`` is a document's words,
+    not a citation of the program, so when the text holds one its brackets are removed (the words stay);
+    an id still read after that (never, as ids are read in brackets only) is removed too."""
+    if not cited_ids(text):
+        return text
+    text = text.translate(_BRACKETS)
+    return re.sub(CHUNK_ID_PATTERN, "", text) if cited_ids(text) else text
+
+
 def extractive_answer(chunks: list[ScoredChunk], n: int = EXTRACTIVE_CHUNKS) -> str:
     """The answer without an LM: the leading sentence of each of the first ``n`` chunks, each ending
-    with its ``[chunk-id]`` (``"Statins lower LDL [100#0]. …"``); "" when the chunks have no text."""
+    with its ``[chunk-id]`` (``"Statins lower LDL [100#0]. …"``); "" when the chunks have no text.
+
+    The citations are the program's alone: the quoted sentence's own bracketed ids are neutralised
+    (``_uncited``), and a chunk whose id would not read back as itself in brackets is not quoted, so
+    ``cited_ids`` of the answer are exactly the ids appended, all of them the given chunks'."""
     parts = []
     for chunk in chunks[:n]:
         text = " ".join(_text(chunk).split())
-        if not text:
+        if not text or cited_ids(f"[{chunk.id}]") not in ([chunk.id], []):
             continue
         match = _FIRST_SENTENCE.match(text)
         sentence = match.group(0) if match else text[:300] + ("…" if len(text) > 300 else "")
         body, end = (sentence[:-1], sentence[-1]) if sentence[-1] in _END else (sentence, ".")
-        parts.append(f"{body.rstrip()} [{chunk.id}]{end}")
+        body = _uncited(body).rstrip()
+        parts.append(f"{body} [{chunk.id}]{end}")
     return " ".join(parts)
 
 
