@@ -8,7 +8,8 @@ from tracerag.datasets.smarthome import resolve_dataset
 from tracerag.programs.rule_parser import parse_without_lm
 from tracerag.retrievers.command_docs import command_text, subject_phrases
 from tracerag.retrievers.command_index import CommandIndex, IndexParams
-from tracerag.retrievers.home import CommandSpec, Home, ValueOption
+from tracerag.retrievers.embedders import LexicalEmbedder
+from tracerag.retrievers.home import CommandSpec, Device, Home, ValueOption
 from tracerag.signatures.query_ir import QueryIR
 
 
@@ -264,3 +265,37 @@ def test_a_negated_verb_names_nothing(tmp_path, embedder):
     index = _audio_home(tmp_path, embedder, "zh")
     assert not index.verb_scores("电视不用静音了").any()
     assert index.verb_scores("电视静音").min() == -1.0
+
+
+def test_the_name_index_grows_linearly_a_1_mb_label_indexes_in_seconds_with_bounded_memory(home_dir, embedder):
+    import dataclasses
+    import time
+    import tracemalloc
+
+    from tracerag.programs.command_retrieval import CommandRetrieval
+    from tracerag.retrievers.command_index import NAME_RUN_MAX, NAME_TOKENS_MAX
+
+    CommandRetrieval(CommandIndex(Home.load(home_dir), embedder))(query="打开客厅的灯")  # the embedder warm
+    home = Home.load(home_dir)
+    label = "".join(chr(0x4E00 + i % 20_000) for i in range(1_000_000))  # 1M distinct-ish words, no load cap
+    home.devices[0] = dataclasses.replace(home.devices[0], label=label)
+    tracemalloc.start()
+    started = time.perf_counter()
+    try:
+        index = CommandIndex(home, embedder)
+        pred = CommandRetrieval(index)(query="打开客厅的灯")
+        elapsed = time.perf_counter() - started
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert pred.candidates and elapsed < 10.0, elapsed
+    assert peak < 200_000_000, peak  # the transient token list of the label; the index itself is bounded
+    assert max(map(len, index.name_keys)) == NAME_TOKENS_MAX
+    assert len(index.name_runs) <= len(home.devices) * (NAME_TOKENS_MAX * (NAME_RUN_MAX - 1) + 1)
+
+
+def test_runs_of_short_names_are_all_indexed():
+    home = Home("h", [Device("d1", "小米风扇", "", "Fan", "p", ())], [])
+    index = CommandIndex(home, LexicalEmbedder())
+    assert index.name_runs == {("小", "米"), ("米", "风"), ("风", "扇"), ("小", "米", "风"), ("米", "风", "扇"),
+                               ("小", "米", "风", "扇")}

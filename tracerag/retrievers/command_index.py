@@ -28,6 +28,7 @@ from __future__ import annotations
 import logging
 import re
 from collections import defaultdict
+from itertools import islice
 
 import numpy as np
 from pydantic import BaseModel
@@ -49,6 +50,11 @@ FILLER_TOKENS = frozenset("的 了 把 将 给 帮 我 请 一 下 都 吧 呢 �
 
 _NEGATION = re.compile(r"[不别没勿]|\b(?:not|never|don'?t|no longer)\b")
 _MASKED = "|"  # stands in for a masked phrase: tokens() never yields it, so no name run spans it
+# The name index reads at most NAME_TOKENS_MAX words of a label and keeps runs of at most NAME_RUN_MAX of
+# them (plus each whole name), so it grows linearly with the labels, not with the cube of their length.
+# Real names are far shorter: the bundled homes' longest has 6 words.
+NAME_TOKENS_MAX = 64
+NAME_RUN_MAX = 8
 
 # Categories whose devices power something else ("排气扇" and "浴霸" are both Switches).
 CARRIER_CATEGORIES = frozenset({"Switch", "SmartPlug"})
@@ -228,11 +234,13 @@ class CommandIndex:
         for d in self.home.devices:
             descriptions[d.category].update(tokens(c.description) for c in d.commands)
         self.category_descriptions = {c: sorted(words) for c, words in descriptions.items()}
-        self.label_tokens = [tokens(d.label) for d in self.home.devices]
+        self.label_ordinals = [frozenset(t for t in tokens(d.label) if t.isdigit()) for d in self.home.devices]
         self.name_keys = [self.name_key(d.label) for d in self.home.devices]
-        # every run of two or more tokens inside a name: "风扇" of 小米风扇 is a device word too
+        # every run of two to NAME_RUN_MAX tokens inside a name, and each whole name: "风扇" of 小米风扇 is
+        # a device word too
         self.name_runs = {key[i:j] for key in set(self.name_keys) for i in range(len(key))
-                          for j in range(i + 2, len(key) + 1)}
+                          for j in range(i + 2, min(i + NAME_RUN_MAX, len(key)) + 1)}
+        self.name_runs.update(key for key in self.name_keys if len(key) >= 2)
         # IDF over device names: "灯" in half the labels weighs little, "起夜" a lot
         df: dict[str, int] = defaultdict(int)
         for key in set(self.name_keys):
@@ -242,8 +250,9 @@ class CommandIndex:
         self.name_weight = {t: float(np.log1p(n / c)) for t, c in df.items()}
 
     def name_key(self, label: str) -> tuple[str, ...]:
-        """The words of a label that name the device: no room words, fillers or ordinal numbers."""
-        full = tuple(t for t in _content(tokens(label)) if not t.isdigit())
+        """The words of a label that name the device: no room words, fillers or ordinal numbers (the first
+        ``NAME_TOKENS_MAX`` of them)."""
+        full = tuple(islice((t for t in _content(tokens(label)) if not t.isdigit()), NAME_TOKENS_MAX))
         return remove_phrases(full, self.room_aliases) or full
 
     def mentioned_rooms(self, utterance: str) -> list[str]:
@@ -302,7 +311,7 @@ class CommandIndex:
             if key not in memo:
                 memo[key] = max(name_similarity(key, q, self.name_weight, self.params.name_specificity)
                                 for q in queries)
-            ordinal = any(t.isdigit() and t in said for t in self.label_tokens[i])
+            ordinal = not self.label_ordinals[i].isdisjoint(said)
             scores[i] = memo[key] + (0.1 if ordinal and memo[key] > 0 else 0.0)
         return scores
 
