@@ -207,7 +207,7 @@ def _program(args, ir_source: str, arbitration: bool = False):
 
 
 def cmd_evaluate(args) -> int:
-    from tracerag.datasets.smarthome import drop_unknown_targets, load_dataset
+    from tracerag.datasets.smarthome import load_dataset
     from tracerag.evaluation import evaluate_commands
     from tracerag.retrievers.read_report import DataSetShrunk, ReadReport
 
@@ -228,7 +228,6 @@ def cmd_evaluate(args) -> int:
     read = ReadReport("queries")
     queries = load_dataset(args.dataset, None if args.split == "all" else args.split, report=read)
     program = _program(args, ir)
-    queries = drop_unknown_targets(queries, {name: program.index_for(name).home for name in program.indexes}, read)
     print(f"{args.dataset} queries.jsonl: {read.summary()}", file=sys.stderr)
     for problem in read.problems:
         print(f"  skipped: {problem}", file=sys.stderr)

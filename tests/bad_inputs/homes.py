@@ -3,8 +3,9 @@
 A home variant is loaded (``Home.load``), indexed (``CommandIndex``) and asked two queries through
 ``CommandRetrieval`` (one of them a bulk command, which groups devices by argument shape), so a crash
 that would only show at query time counts. A queries variant is read the way ``evaluate commands``
-reads it (``load_dataset`` with a report, labels naming unknown devices dropped) and every kept query
-is scored through ``evaluate_commands``; it returns "skipped" when the reader skipped a line.
+reads it (``load_dataset`` with a report; a label naming a device or command the home lacks is an error)
+and every kept query is scored through ``evaluate_commands``; it returns "skipped" when the reader
+skipped a line.
 """
 
 from __future__ import annotations
@@ -143,7 +144,7 @@ GOOD = {"id": "q1", "query": "打开客厅的灯", "quantifier": "one",
 
 
 def _evaluate(home: Path) -> str | None:
-    from tracerag.datasets.smarthome import drop_unknown_targets, load_dataset
+    from tracerag.datasets.smarthome import load_dataset
     from tracerag.evaluation import evaluate_commands
     from tracerag.programs.command_retrieval import CommandRetrieval, build_indexes
     from tracerag.retrievers.read_report import ReadReport
@@ -151,7 +152,6 @@ def _evaluate(home: Path) -> str | None:
     report = ReadReport("queries")
     queries = load_dataset(home, report=report)
     program = CommandRetrieval(build_indexes([home], _embedder()))
-    queries = drop_unknown_targets(queries, {n: program.index_for(n).home for n in program.indexes}, report)
     evaluate_commands(program, queries, dataset=str(home), progress=False)
     return "skipped" if report.skipped else None
 
@@ -224,7 +224,7 @@ VARIANTS = [
     Variant("rooms: roomId as a number", "accepted", rooms(room_items(roomId=7))),
     Variant("rooms: a bare list of items", "accepted", rooms(room_items()["items"])),
     Variant("rooms: name of 1 MB", "accepted", rooms(room_items(name="客厅" * (MB // 2)))),
-    Variant("rooms: duplicate roomId (the last wins)", "accepted",
+    Variant("rooms: duplicate roomId", "rejected",
             rooms({"items": room_items()["items"] + [{"roomId": "r-living", "name": "起居室"}]})),
     Variant("rooms: empty file (no rooms)", "accepted", raw("rooms.json", b"")),
     Variant("rooms: BOM and CRLF", "accepted",
@@ -242,8 +242,9 @@ VARIANTS = [
     Variant("spec: description of 1 MB", "accepted", spec(description="亮度" * (MB // 2))),
     Variant("spec: extra fields", "accepted", spec(schema={"type": "object"}, deprecated=False)),
     Variant("spec: BOM and CRLF", "accepted", spec_lines(lambda t: "\ufeff" + t.replace("\n", "\r\n"))),
-    Variant("spec: duplicate profileId (the last wins)", "accepted",
-            spec_lines(lambda t: t + t.splitlines()[0] + "\n")),
+    Variant("spec: duplicate profileId", "rejected", spec_lines(lambda t: t + t.splitlines()[0] + "\n")),
+    Variant("spec: duplicate command id in a profile", "rejected", spec_lines(lambda t: t + json.dumps(
+        {"profileId": "p-x", "capabilities": [{"id": "main-switch-on", "description": "开"}] * 2}) + "\n")),
     Variant("spec: empty file (devices without commands)", "accepted", raw("spec.jsonl", b"")),
     Variant("spec: type as an object", "rejected", spec(type={"name": "integer"})),
     Variant("spec: value_list as a number", "rejected", spec(value_list=3)),
@@ -277,9 +278,14 @@ VARIANTS = [
     Variant("queries: command_id as a number", "skipped",
             queries({**GOOD, "id": "q2", "expected": [{"device_id": "light-living-1", "command_id": 3}]})),
     Variant("queries: quantifier as a list", "skipped", queries({**GOOD, "id": "q2", "quantifier": ["all"]})),
-    Variant("queries: ir as a string", "skipped", queries({**GOOD, "id": "q2", "ir": "打开"})),
-    Variant("queries: device not in the home", "skipped",
+    Variant("queries: ir as a string", "rejected", queries({**GOOD, "id": "q2", "ir": "打开"})),
+    Variant("queries: ir a QueryIR would have to normalise", "rejected",
+            queries({**GOOD, "id": "q2", "ir": {"type_hint": "light", "quantifier": "ALL"}})),
+    Variant("queries: device not in the home", "rejected",
             queries({**GOOD, "id": "q2", "expected": [{"device_id": "no-such", "command_id": "main-switch-on"}]})),
+    Variant("queries: command not of the device", "rejected",
+            queries({**GOOD, "id": "q2", "expected": [{"device_id": "light-living-1", "command_id": "main-fly"}]})),
+    Variant("queries: expected empty", "rejected", queries({**GOOD, "id": "q2", "expected": []})),
     Variant("queries: duplicate id", "rejected", queries(GOOD)),
     Variant("queries: FIFO", "rejected", special("queries.jsonl", "fifo")),
     Variant("queries: directory", "rejected", special("queries.jsonl", "dir")),

@@ -1,11 +1,12 @@
 """queries.jsonl read liberally: shapes that are understood are normalised and counted, a line that is not
-is skipped with file:line: field, and without a report any skip is an error."""
+is skipped with file:line: field, and without a report any skip is an error. A wrong label (a duplicate
+id, a target no retriever can hit, an invalid gold IR) is always an error naming the line."""
 
 import json
 
 import pytest
 
-from tracerag.datasets.smarthome import drop_unknown_targets, load_dataset, load_queries
+from tracerag.datasets.smarthome import load_dataset, load_queries
 from tracerag.retrievers.home import Home, HomeDataError
 from tracerag.retrievers.read_report import DataSetShrunk, ReadReport
 
@@ -57,7 +58,6 @@ SKIPPED = [
      ":2: field 'expected[0].device_id': expected a device id string, got nothing"),
     ({**GOOD, "id": "q2", "quantifier": ["all"]}, "bad quantifier",
      ":2: field 'quantifier': expected a string or null, got a list"),
-    ({**GOOD, "id": "q2", "ir": "打开"}, "bad ir", ":2: field 'ir': expected a QueryIR object or null, got a string"),
 ]
 
 
@@ -81,20 +81,58 @@ def test_without_a_report_a_skipped_line_is_an_error_and_a_duplicate_id_always_i
     with pytest.raises(DataSetShrunk, match=r"1 of 2 queries skipped \(50%\), over the 0% allowed"):
         load_queries(path, "home")
     path.write_text(json.dumps(GOOD) + "\n" + json.dumps(GOOD) + "\n", encoding="utf-8")
-    with pytest.raises(HomeDataError, match=r"queries.jsonl:2: field 'id' 'q1' appears twice"):
+    path.write_text(json.dumps(GOOD) + "\n\n" + json.dumps({**GOOD, "id": "q2"}) + "\n" + json.dumps(GOOD) + "\n",
+                    encoding="utf-8")
+    with pytest.raises(HomeDataError) as err:
         load_queries(path, "home", ReadReport("queries"))
+    assert str(err.value) == f"{path}:4: id 'q1' repeats line 1"
 
 
-def test_labels_naming_devices_the_home_lacks_are_dropped_and_counted(home_dir):
-    (home_dir / "queries.jsonl").write_text(json.dumps(GOOD) + "\n" + json.dumps(
-        {**GOOD, "id": "q2", "expected": [{"device_id": "gone", "command_id": "main-switch-on"}]}) + "\n",
-        encoding="utf-8")
+def _target(device_id, command_id):
+    return {**GOOD, "id": "q2", "expected": [{"device_id": device_id, "command_id": command_id}]}
+
+
+WRONG = [
+    (_target("gone", "main-switch-on"), "field 'expected[0].device_id': 'gone' is not a device of home 'tiny'"),
+    (_target("light-living-1", ["main-switch-on", "main-fly"]),
+     "field 'expected[0].command_id': 'main-fly' is not a command of device 'light-living-1' (profile 'p-light')"),
+    ({**GOOD, "id": "q2", "expected": []}, "field 'expected' is empty; a labelled query needs at least one "
+     "{\"device_id\", \"command_id\"} (a query no target can satisfy scores nothing)"),
+    ({**GOOD, "id": "q2", "ir": "打开"}, "field 'ir': expected a QueryIR object or null, got a string"),
+    ({**GOOD, "id": "q2", "ir": {"type_hint": "light"}},
+     "field 'ir.type_hint': expected a device category (Unknown when none), got 'light'"),
+    ({**GOOD, "id": "q2", "ir": {"quantifier": "ALL"}},
+     "field 'ir.quantifier': expected one of ['one', 'any', 'all', 'except'], got 'ALL'"),
+    ({**GOOD, "id": "q2", "ir": {"scope_include": "客厅"}},
+     "field 'ir.scope_include': expected a list of room names, got '客厅'"),
+    ({**GOOD, "id": "q2", "ir": {"action": " 打开"}},
+     "field 'ir.action': expected a string without outer spaces, got ' 打开'"),
+    ({**GOOD, "id": "q2", "ir": {"room": "客厅"}},
+     "field 'ir.room': not a QueryIR field (expected ['action', 'type_hint', 'name_hint', 'scope_include', "
+     "'scope_exclude', 'quantifier'])"),
+]
+
+
+@pytest.mark.parametrize("line,message", WRONG, ids=[m[:50] for _, m in WRONG])
+def test_a_label_that_would_corrupt_a_metric_is_an_error_naming_the_line_whatever_may_be_skipped(
+        home_dir, line, message):
+    path = home_dir / "queries.jsonl"
+    path.write_text(json.dumps(GOOD) + "\n" + json.dumps(line, ensure_ascii=False) + "\n", encoding="utf-8")
     report = ReadReport("queries")
-    queries = drop_unknown_targets(load_dataset(home_dir, report=report), {"tiny": Home.load(home_dir)}, report)
-    assert [q.id for q in queries[home_dir]] == ["q1"]
-    assert report.skipped == {"unknown device": 1}
-    assert report.problems == [f"{home_dir / 'queries.jsonl'}: id 'q2': field 'expected.device_id': 'gone' is not "
-                               "a device of home 'tiny'"]
+    with pytest.raises(HomeDataError) as err:
+        load_dataset(home_dir, report=report)  # the caller would allow skipping: a wrong label is not skipped
+    assert str(err.value) == f"{path}:2: {message}"
+    with pytest.raises(HomeDataError) as err:  # checked against the homes a program indexed, too
+        load_dataset(home_dir, report=ReadReport("queries"), homes={"tiny": Home.load(home_dir)})
+    assert str(err.value) == f"{path}:2: {message}"
+
+
+def test_a_valid_gold_ir_is_kept_as_written_and_every_command_alternative_is_accepted(home_dir):
+    ir = {"action": "打开", "type_hint": "Light", "name_hint": "", "scope_include": ["客厅"], "quantifier": "one"}
+    line = {**_target("light-living-1", ["main-switch-on", "main-switchLevel-setLevel"]), "ir": ir}
+    (home_dir / "queries.jsonl").write_text(json.dumps(line, ensure_ascii=False) + "\n", encoding="utf-8")
+    (query,) = load_dataset(home_dir)[home_dir]
+    assert query.ir == ir and query.to_example().ir["scope_exclude"] == []
 
 
 def test_a_fifo_in_place_of_queries_is_refused_without_blocking(home_dir):

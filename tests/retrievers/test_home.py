@@ -323,14 +323,51 @@ def test_an_oversized_file_is_one_clear_line(home_dir, monkeypatch):
         Home.load(home_dir)
 
 
-def test_duplicates_keep_todays_behaviour(home_dir):
-    path = home_dir / "rooms.json"
-    doc = json.loads(path.read_text(encoding="utf-8"))
-    path.write_text(json.dumps({"items": doc["items"] + [{"roomId": "r-study", "name": "工作室"}]}), encoding="utf-8")
+def _one_item_a_line(path, items):
+    """A JSON document whose n-th item (0-based) starts on line n + 2."""
+    path.write_text('{"items": [\n' + ",\n".join(json.dumps(x, ensure_ascii=False) for x in items) + "\n]}",
+                    encoding="utf-8")
+
+
+def test_a_repeated_profile_id_is_an_error_naming_both_lines(home_dir):
     spec = home_dir / "spec.jsonl"
-    spec.write_text(spec.read_text(encoding="utf-8") + json.dumps(
+    lines = spec.read_text(encoding="utf-8").splitlines()
+    first = next(n for n, line in enumerate(lines, start=1) if '"p-plug"' in line)
+    spec.write_text("\n".join(lines) + "\n" + json.dumps(
         {"profileId": "p-plug", "capabilities": [{"id": "main-switch-on", "description": "通电"}]}) + "\n",
         encoding="utf-8")
-    home = Home.load(home_dir)  # the last line wins for rooms and profiles
-    assert home.device("lamp-study").room == "工作室"
-    assert [c.description for c in home.device("plug-fridge").commands] == ["通电"]
+    with pytest.raises(HomeDataError) as err:  # the later line used to replace the earlier one silently
+        Home.load(home_dir)
+    assert str(err.value) == f"{spec}:{len(lines) + 1}: profileId 'p-plug' repeats line {first}"
+
+
+def test_a_repeated_command_id_within_a_profile_is_an_error_naming_both(home_dir):
+    specs = json.loads(json.dumps(SPECS))
+    specs["p-light"].append(dict(specs["p-light"][0], description="again"))
+    write_home(home_dir, specs=specs)
+    line = list(specs).index("p-light") + 1
+    with pytest.raises(HomeDataError) as err:
+        Home.load(home_dir)
+    assert str(err.value) == (f"{home_dir / 'spec.jsonl'}:{line}: capabilities[{len(specs['p-light']) - 1}]: "
+                              "command id 'main-switch-on' repeats capabilities[0] of profile 'p-light'")
+
+
+def test_a_repeated_room_id_is_an_error_naming_both_lines(home_dir):
+    path = home_dir / "rooms.json"
+    items = json.loads(path.read_text(encoding="utf-8"))["items"]
+    study = next(i for i, item in enumerate(items) if item["roomId"] == "r-study")
+    _one_item_a_line(path, [*items, {"roomId": "r-study", "name": "工作室"}])
+    with pytest.raises(HomeDataError) as err:  # the later name used to rename the room silently
+        Home.load(home_dir)
+    assert str(err.value) == (f"{path}:{len(items) + 2}: items[{len(items)}]: roomId 'r-study' repeats line "
+                              f"{study + 2} (items[{study}])")
+
+
+def test_a_repeated_device_id_is_an_error_naming_both_places(home_dir):
+    path = home_dir / "devices.json"
+    items = json.loads(path.read_text(encoding="utf-8"))["items"]
+    _one_item_a_line(path, [*items, dict(items[1], label="另一个")])
+    with pytest.raises(HomeDataError) as err:
+        Home.load(home_dir)
+    assert str(err.value) == (f"{path}:{len(items) + 2}: items[{len(items)}]: deviceId {items[1]['deviceId']!r} "
+                              "repeats line 3 (items[1])")

@@ -8,7 +8,13 @@ change when queries are added and a user's own data gets them for free.
 `expected` given as one object and `command_id` given as a string or a list of alternatives are all
 understood (normalisations are counted in a `ReadReport`). A line that cannot be understood is skipped
 and counted with `file:line: field: what was expected`; the caller decides how much skipping is too much
-(`ReadReport.check`). A duplicate `id` is an error: two labels for one case.
+(`ReadReport.check`).
+
+Labels that would corrupt a metric are errors naming the line, whatever ``--max-skipped`` allows
+(they are not unreadable lines, they are wrong ones): a duplicate `id` (two labels for one case, both
+lines named), `expected: []`, a target naming a device the home does not have or a command (any
+alternative) that device's profile does not have (a target no retriever can ever hit), and a gold `ir`
+that is not a valid QueryIR as written (it is checked, never normalised, so `--ir gold` stays gold).
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import dspy
@@ -25,7 +31,7 @@ from pydantic import ValidationError
 from ..retrievers.home import MAX_FILE_BYTES, Home, HomeDataError
 from ..retrievers.jsonl import iter_json_lines
 from ..retrievers.read_report import ReadReport, text_problem
-from ..signatures.query_ir import QueryIR
+from ..signatures.query_ir import DEVICE_CATEGORIES, UNKNOWN_CATEGORY, QueryIR
 
 BUNDLED_ROOT = Path(__file__).parent / "data"
 SPLITS = {"train": (0, 40), "dev": (40, 60), "test": (60, 100)}  # percent buckets of the id hash
@@ -45,6 +51,7 @@ class LabelledQuery:
     expected: tuple[Target, ...]
     quantifier: str | None = None
     ir: dict | None = None
+    where: str = field(default="", compare=False, repr=False)  # "file:line" it was read from
 
     @property
     def split(self) -> str:
@@ -106,29 +113,92 @@ class _Skip(Exception):
         self.reason, self.detail = reason, detail
 
 
-def load_queries(path: Path, home: str, report: ReadReport | None = None) -> list[LabelledQuery]:
+class _Wrong(Exception):
+    """A label that reads but would corrupt a metric: an error naming the line, never a skip."""
+
+
+def load_queries(path: Path, home: str, report: ReadReport | None = None, *,
+                 devices: Home | None = None) -> list[LabelledQuery]:
     """Parse queries.jsonl. A line that cannot be understood is counted in ``report`` as skipped, naming
-    file, line and field; without a report, any skipped line is an error (``DataSetShrunk``)."""
+    file, line and field; without a report, any skipped line is an error (``DataSetShrunk``). A wrong
+    label (see the module docstring) is a HomeDataError naming the line; with ``devices`` (the home
+    the queries are about), every target is checked against its devices and their commands."""
     own = report is None
     report = ReadReport("queries") if own else report
-    queries, seen = [], set()
+    queries, first_line = [], {}
     for where, row in iter_json_lines(path, HomeDataError, report=report, skip_bad_lines=True,
                                       max_bytes=MAX_FILE_BYTES):
         try:
-            query = _query(row, home, report)
+            query = _query(row, home, report, where)
+            if devices is not None:
+                _check_targets(query, devices)
         except _Skip as skip:
             report.skip(where, skip.reason, skip.detail)
             continue
-        if query.id in seen:
-            raise HomeDataError(f"{where}: field 'id' {query.id!r} appears twice")
-        seen.add(query.id)
+        except _Wrong as wrong:
+            raise HomeDataError(f"{where}: {wrong}") from None
+        if query.id in first_line:
+            raise HomeDataError(f"{where}: id {query.id!r} repeats line {first_line[query.id]}")
+        first_line[query.id] = where.rsplit(":", 1)[1]
         queries.append(query)
     if own:
         report.check(0.0, str(path))
     return queries
 
 
-def _query(row: dict, home: str, report: ReadReport) -> LabelledQuery:
+def _check_targets(query: LabelledQuery, home: Home) -> None:
+    """Every target names a device of the home and, in each alternative, a command of that device."""
+    for i, target in enumerate(query.expected):
+        device = home.find(target.device_id)
+        if device is None:
+            raise _Wrong(f"field 'expected[{i}].device_id': {target.device_id!r} is not a device of home "
+                         f"{home.name!r}")
+        for command_id in target.command_ids:
+            if device.command(command_id) is None:
+                raise _Wrong(f"field 'expected[{i}].command_id': {command_id!r} is not a command of device "
+                             f"{target.device_id!r} (profile {device.profile_id!r})")
+
+
+_IR_TEXT = ("action", "name_hint")
+_IR_ROOMS = ("scope_include", "scope_exclude")
+_IR_CATEGORIES = frozenset((*DEVICE_CATEGORIES, UNKNOWN_CATEGORY))
+_IR_QUANTIFIERS = ("one", "any", "all", "except")
+
+
+def _gold_ir(ir) -> dict | None:
+    """The gold IR as written when it is a valid QueryIR as is; anything QueryIR would have to
+    normalise (as it does for an LM's parse) is a wrong label."""
+    if ir is None:
+        return None
+    if not isinstance(ir, dict):
+        raise _Wrong(f"field 'ir': expected a QueryIR object or null, got {_kind(ir)}")
+    for key, value in ir.items():
+        name = f"ir.{key}"
+        if key in _IR_TEXT:
+            ok, expected = isinstance(value, str) and value == value.strip(), "a string without outer spaces"
+        elif key in _IR_ROOMS:
+            ok = isinstance(value, list) and all(isinstance(v, str) and v.strip() == v and v for v in value)
+            expected = "a list of room names"
+        elif key == "type_hint":
+            ok, expected = value in _IR_CATEGORIES, f"a device category ({UNKNOWN_CATEGORY} when none)"
+        elif key == "quantifier":
+            ok, expected = value in _IR_QUANTIFIERS, f"one of {list(_IR_QUANTIFIERS)}"
+        else:
+            raise _Wrong(f"field {name!r}: not a QueryIR field (expected {list(QueryIR.model_fields)})")
+        if not ok:
+            raise _Wrong(f"field {name!r}: expected {expected}, got {_shown(value)}")
+        problem = text_problem(value)
+        if problem:
+            raise _Wrong(f"field {name!r} {problem}")
+    return ir
+
+
+def _shown(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _query(row: dict, home: str, report: ReadReport, where: str = "") -> LabelledQuery:
     query_id = _text(row, "id", "a string", report)
     text = _text(row, "query", "the utterance as a string", report)
     expected = row.get("expected")
@@ -138,27 +208,27 @@ def _query(row: dict, home: str, report: ReadReport) -> LabelledQuery:
     if not isinstance(expected, list):
         raise _Skip("bad expected", f"field 'expected': expected a list of {{\"device_id\", \"command_id\"}}, "
                                     f"got {_kind(expected)}")
+    if not expected:
+        raise _Wrong("field 'expected' is empty; a labelled query needs at least one "
+                     "{\"device_id\", \"command_id\"} (a query no target can satisfy scores nothing)")
     targets = []
     for i, target in enumerate(expected):
-        field = f"expected[{i}]"
+        name = f"expected[{i}]"
         if not isinstance(target, dict):
-            raise _Skip("bad expected", f"field '{field}': expected {{\"device_id\", \"command_id\"}}, "
+            raise _Skip("bad expected", f"field '{name}': expected {{\"device_id\", \"command_id\"}}, "
                                         f"got {_kind(target)}")
-        device_id = _text(target, "device_id", "a device id string", report, field=f"{field}.device_id",
+        device_id = _text(target, "device_id", "a device id string", report, field=f"{name}.device_id",
                           reason="bad expected")
         command = target.get("command_id")
         commands = (command,) if isinstance(command, str) else tuple(command) if isinstance(command, list) else ()
         if not commands or not all(isinstance(c, str) and c and not text_problem(c) for c in commands):
-            raise _Skip("bad expected", f"field '{field}.command_id': expected a command id string or a "
+            raise _Skip("bad expected", f"field '{name}.command_id': expected a command id string or a "
                                         f"non-empty list of them, got {_kind(command)}")
         targets.append(Target(device_id, commands))
     quantifier = row.get("quantifier")
     if quantifier is not None and not (isinstance(quantifier, str) and not text_problem(quantifier)):
         raise _Skip("bad quantifier", f"field 'quantifier': expected a string or null, got {_kind(quantifier)}")
-    ir = row.get("ir")
-    if ir is not None and not (isinstance(ir, dict) and not text_problem(ir)):
-        raise _Skip("bad ir", f"field 'ir': expected a QueryIR object or null, got {_kind(ir)}")
-    return LabelledQuery(query_id, home, text, tuple(targets), quantifier, ir)
+    return LabelledQuery(query_id, home, text, tuple(targets), quantifier, _gold_ir(row.get("ir")), where)
 
 
 def _text(row: dict, key: str, expected: str, report: ReadReport, *, field: str | None = None,
@@ -181,42 +251,30 @@ def _kind(value) -> str:
             list: "a list", dict: "an object"}.get(type(value), type(value).__name__)
 
 
-def load_dataset(name_or_path: str | Path, split: str | None = None,
-                 report: ReadReport | None = None) -> dict[Path, list[LabelledQuery]]:
+def load_dataset(name_or_path: str | Path, split: str | None = None, report: ReadReport | None = None, *,
+                 homes: Mapping[str, Home] | None = None) -> dict[Path, list[LabelledQuery]]:
     """Home directory -> its labelled queries (optionally one split).
 
     With a ``report``, skipped query lines are counted there and the caller checks it (the CLI prints
-    ``report.summary()`` and fails above ``--max-skipped``); without one, any skipped line is an error."""
+    ``report.summary()`` and fails above ``--max-skipped``); without one, any skipped line is an error.
+    Every label (of every split) is checked against its home: ``homes`` (home name -> Home, e.g. the
+    homes a program indexed) when given, else each home directory is read for it. A label naming a
+    device or command the home does not have is a HomeDataError naming the line."""
     if split is not None and split not in SPLITS:
         raise ValueError(f"unknown split {split!r}; choose from {list(SPLITS)}")
     own = report is None
     report = ReadReport("queries") if own else report
     out = {}
     dataset = resolve_dataset(name_or_path)
-    for home in home_dirs(dataset):
-        path = home / "queries.jsonl"
-        queries = load_queries(path, home.name, report) if os.path.lexists(path) else []
-        out[home] = [q for q in queries if split is None or q.split == split]
+    for home_dir in home_dirs(dataset):
+        path = home_dir / "queries.jsonl"
+        if not os.path.lexists(path):
+            out[home_dir] = []
+            continue
+        home = homes.get(home_dir.name) if homes is not None else None
+        home = home if home is not None else Home.load(home_dir, log_warnings=False)
+        queries = load_queries(path, home_dir.name, report, devices=home)
+        out[home_dir] = [q for q in queries if split is None or q.split == split]
     if own:
         report.check(0.0, str(dataset))
-    return out
-
-
-def drop_unknown_targets(queries_by_home: dict[Path, list[LabelledQuery]], homes: Mapping[str, Home],
-                         report: ReadReport) -> dict[Path, list[LabelledQuery]]:
-    """The queries whose expected devices all exist in their home; the others are counted as skipped in
-    ``report`` (a label naming a device the home does not have cannot be scored)."""
-    out = {}
-    for home_dir, queries in queries_by_home.items():
-        kept = []
-        for q in queries:
-            home = homes.get(q.home)
-            known = {d.device_id for d in home.devices} if home is not None else None
-            missing = [t.device_id for t in q.expected if known is not None and t.device_id not in known]
-            if missing:
-                report.skip(f"{home_dir / 'queries.jsonl'}: id {q.id!r}", "unknown device",
-                            f"field 'expected.device_id': {missing[0]!r} is not a device of home {q.home!r}")
-            else:
-                kept.append(q)
-        out[home_dir] = kept
     return out

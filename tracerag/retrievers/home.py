@@ -13,6 +13,9 @@ liberal in what real files look like and strict about what it cannot understand:
   stall indexing, whose name runs grow with the square of a name's length);
 - what cannot be understood is a ``HomeDataError`` naming ``file:line: field: what was expected``, at
   load time, never at query time;
+- an id given twice (a ``profileId`` in spec.jsonl, a command id within one profile, a ``roomId``, a
+  ``deviceId``) is a ``HomeDataError`` naming both places: the later one would silently replace or
+  shadow the earlier one and change what is indexed;
 - recoverable problems (a device whose profile has no spec line, a room id that is not in rooms.json)
   become counted warnings, so one bad device never hides the rest of the home.
 
@@ -102,6 +105,10 @@ class Home:
     def device(self, device_id: str) -> Device:
         return self._by_id[device_id]
 
+    def find(self, device_id: str) -> Device | None:
+        """The device with this id, or None."""
+        return self._by_id.get(device_id)
+
     @cached_property
     def _by_id(self) -> dict[str, Device]:
         return {d.device_id: d for d in self.devices}
@@ -111,7 +118,9 @@ class Home:
         return {d.category for d in self.devices if d.category}
 
     @classmethod
-    def load(cls, directory: str | Path) -> Home:
+    def load(cls, directory: str | Path, *, log_warnings: bool = True) -> Home:
+        """Read a home directory; ``log_warnings=False`` when the caller reads it only to check labels
+        against it (the warnings are logged where the home is indexed)."""
         directory = Path(directory)
         devices_path = directory / "devices.json"
         if not os.path.lexists(devices_path):
@@ -120,7 +129,7 @@ class Home:
         specs = load_spec(directory / "spec.jsonl", report)
         rooms = _load_rooms(directory / "rooms.json", report)
         devices, warnings = _load_devices(devices_path, rooms, specs, report)
-        for w in warnings:
+        for w in warnings if log_warnings else ():
             logger.warning(w)
         return cls(directory.name, devices, sorted(set(rooms.values())), warnings, report)
 
@@ -194,8 +203,12 @@ def load_spec(path: Path, report: ReadReport | None = None) -> dict[str, tuple[C
     lines = ReadReport("spec lines")
     fields = _Fields(path, report)
     specs: dict[str, tuple[CommandSpec, ...]] = {}
+    first_line: dict[str, str] = {}
     for where, row in iter_json_lines(path, HomeDataError, report=lines, max_bytes=MAX_FILE_BYTES):
         profile_id = fields.text(row, "profileId", where, expected="a profile id string")
+        if profile_id in first_line:
+            raise HomeDataError(f"{where}: profileId {profile_id!r} repeats line {first_line[profile_id]}")
+        first_line[profile_id] = where.rsplit(":", 1)[1]
         caps = row.get("capabilities")
         if isinstance(caps, dict):
             fields.normalised("capabilities as one object")
@@ -203,13 +216,17 @@ def load_spec(path: Path, report: ReadReport | None = None) -> dict[str, tuple[C
         if not isinstance(caps, list):
             raise HomeDataError(f"{where}: field 'capabilities': expected a list of commands "
                                 f"({{\"id\", \"description\", …}}), got {_kind(caps)}")
-        commands = []
+        commands, positions = [], {}
         for i, cap in enumerate(caps):
             field_where = f"{where}: capabilities[{i}]"
             if not isinstance(cap, dict):
                 raise HomeDataError(f"{field_where}: expected an object {{\"id\", \"description\", …}}, "
                                     f"got {_kind(cap)}")
             command_id = fields.text(cap, "id", field_where, expected="a command id like 'main-switch-on'")
+            if command_id in positions:
+                raise HomeDataError(f"{field_where}: command id {command_id!r} repeats "
+                                    f"capabilities[{positions[command_id]}] of profile {profile_id!r}")
+            positions[command_id] = i
             if not command_id.startswith(MAIN_COMPONENT + "-"):
                 continue
             commands.append(_command(cap, command_id, f"{field_where} ({command_id})", fields))
@@ -314,10 +331,13 @@ def _load_rooms(path: Path, report: ReadReport) -> dict[str, str]:
     if not os.path.lexists(path):
         return {}
     fields = _Fields(path, report)
-    rooms = {}
+    rooms, first = {}, {}
     for i, (item, line) in enumerate(_items_with_lines(path, fields, empty_ok=True)):
         where = f"{path}:{line}: items[{i}]"
         room_id = fields.text(item, "roomId", where, expected="a room id string")
+        if room_id in first:
+            raise HomeDataError(f"{where}: roomId {room_id!r} repeats line {first[room_id]}")
+        first[room_id] = f"{line} (items[{i}])"
         rooms[room_id] = fields.text(item, "name", where, cap=LABEL_MAX, expected="a room name string").strip()
     return rooms
 
@@ -325,14 +345,14 @@ def _load_rooms(path: Path, report: ReadReport) -> dict[str, str]:
 def _load_devices(path: Path, rooms: dict[str, str], specs: dict[str, tuple[CommandSpec, ...]],
                   report: ReadReport):
     fields = _Fields(path, report)
-    devices, warnings, seen = [], [], set()
+    devices, warnings, first = [], [], {}
     for i, (item, line) in enumerate(_items_with_lines(path, fields, empty_ok=False)):
         where = f"{path}:{line}: items[{i}]"
         report.read += 1
         device_id = fields.text(item, "deviceId", where, expected="a device id string")
-        if device_id in seen:
-            raise HomeDataError(f"{where}: field 'deviceId' {device_id!r} appears twice")
-        seen.add(device_id)
+        if device_id in first:
+            raise HomeDataError(f"{where}: deviceId {device_id!r} repeats line {first[device_id]}")
+        first[device_id] = f"{line} (items[{i}])"
         label = (fields.text(item, "label", where, required=False, cap=LABEL_MAX) or "").strip() or \
             (fields.text(item, "name", where, required=False, cap=LABEL_MAX) or "").strip()
         if not label:
