@@ -382,11 +382,11 @@ def _experience_program(args, dataset: Path | None, *, top_n: int | None = None,
     return ExperienceRetrieval(bank, config, reranker=reranker)
 
 
-def _experience_examples(dataset: Path, split: str, max_skipped: float = 0.0, report=None) -> list:
+def _experience_examples(dataset: Path, split: str, max_skipped: float = 0.0, report=None, task_ids=None) -> list:
     from tracerag.datasets.experience import load_experience_queries
 
     queries = load_experience_queries(dataset, None if split == "all" else split, max_skipped=max_skipped,
-                                      report=report)
+                                      report=report, task_ids=task_ids)
     return [q.to_example(dataset) for q in queries]
 
 
@@ -398,11 +398,11 @@ def _evaluate_experience(args, settings: Settings) -> int:
     k = args.k or 5
     dataset = resolve_dataset(args.dataset)
     read = ReadReport("queries")
-    examples = _experience_examples(dataset, args.split, args.max_skipped, read)
+    program = _experience_program(args, dataset, top_n=max(args.top_n, k))
+    examples = _experience_examples(dataset, args.split, args.max_skipped, read, task_ids=program.bank)
     print(f"{dataset / 'queries.jsonl'}: {read.summary()}", file=sys.stderr)
     for problem in read.problems:
         print(f"  skipped: {problem}", file=sys.stderr)
-    program = _experience_program(args, dataset, top_n=max(args.top_n, k))
     if settings.lm:  # the usefulness judge compares against how a relevant task was really solved
         bank = program.bank
         for ex in examples:

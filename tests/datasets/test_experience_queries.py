@@ -8,6 +8,7 @@ import threading
 import pytest
 
 from tracerag.datasets.experience import load_experience_queries
+from tracerag.datasets.smarthome import resolve_dataset
 from tracerag.retrievers.read_report import DataSetShrunk, FileProblem, ReadReport
 
 GOOD = {"id": "q1", "question": "Is this plant toxic to cats?", "relevant_task_ids": ["plant-0001"]}
@@ -53,7 +54,6 @@ BAD = [
     ({**GOOD, "sub_task": ["x"]}, "wrong type", 'sub_task: expected a string, got ["x"]'),
     ({**GOOD, "question": "\ud800?"}, "lone surrogate",
      "question: holds a character UTF-8 cannot store (U+D800, a lone surrogate)"),
-    (GOOD, "duplicate id", "id: expected a new id, 'q1' appears twice"),
 ]
 
 
@@ -67,6 +67,32 @@ def test_an_unreadable_line_fails_by_default_and_is_skipped_when_allowed(tmp_pat
     report = ReadReport("queries")
     assert [q.id for q in load_experience_queries(tmp_path, max_skipped=0.5, report=report)] == ["q1", "q2"]
     assert dict(report.skipped) == {reason: 1} and report.problems == [f"{path}:3: {line}"]
+
+
+def test_a_repeated_id_is_an_error_naming_both_lines_whatever_may_be_skipped(tmp_path):
+    from tracerag.retrievers.home import HomeDataError
+
+    path = _write(tmp_path, GOOD, {**GOOD, "id": "q2"}, "", {**GOOD, "question": "again?"})
+    with pytest.raises(HomeDataError) as err:
+        load_experience_queries(tmp_path, max_skipped=1.0)
+    assert str(err.value) == f"{path}:4: id 'q1' repeats line 1"
+
+
+def test_a_relevant_task_the_traces_lack_is_an_error_naming_the_line(tmp_path):
+    from tracerag.retrievers.home import HomeDataError
+
+    path = _write(tmp_path, GOOD, {**GOOD, "id": "q2", "relevant_task_ids": ["plant-0001", "plant-0099"]})
+    assert len(load_experience_queries(tmp_path)) == 2  # without the traces nothing to check against
+    with pytest.raises(HomeDataError) as err:
+        load_experience_queries(tmp_path, max_skipped=1.0, task_ids={"plant-0001", "plant-0002"})
+    assert str(err.value) == f"{path}:2: field 'relevant_task_ids[1]': 'plant-0099' is not a task of the traces"
+
+
+def test_bundled_queries_name_only_tasks_of_the_bundled_traces():
+    from tracerag.retrievers.traces import load_traces
+
+    task_ids = {t.task_id for t in load_traces(resolve_dataset("experience")).traces}
+    assert len(load_experience_queries("experience", task_ids=task_ids)) == 180
 
 
 def test_nothing_usable_always_fails(tmp_path):

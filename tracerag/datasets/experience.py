@@ -8,11 +8,16 @@ an id or caption given as a number, a UTF-8 BOM and extra fields are accepted (e
 counted in a ``ReadReport``); a line it cannot understand is skipped with ``file:line: field: what
 was expected``, and the load fails (``DataSetShrunk``) when more than ``max_skipped`` of the lines
 were skipped (default 0: any unreadable line fails, naming it) or nothing usable is left.
+
+Labels that would corrupt a metric are errors naming the line, whatever ``max_skipped`` allows: an id
+given twice (both lines named) and, when the traces the queries are scored against are known, a
+relevant task id that is not one of them (a relevant trace no retriever can ever return).
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Container
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -113,13 +118,15 @@ def _query(row: Any) -> tuple[ExperienceQuery, list[str]]:
 
 
 def load_experience_queries(name_or_path: str | Path, split: str | None = None, *, max_skipped: float = 0.0,
-                            report: ReadReport | None = None) -> list[ExperienceQuery]:
+                            report: ReadReport | None = None,
+                            task_ids: Container[str] | None = None) -> list[ExperienceQuery]:
     """Parse ``queries.jsonl`` of an experience dataset (the queries of ``split``, else all).
 
     Each line is read liberally; an unreadable line is skipped into ``report`` (``file:line: field:
     what was expected``), and ``DataSetShrunk`` is raised when more than ``max_skipped`` of the lines
     were skipped or none is usable. A file that is missing, not a regular file or too large is a
-    ValueError naming it."""
+    ValueError naming it. A repeated id, and with ``task_ids`` (the tasks the queries are scored against,
+    e.g. a bank) a relevant task id not among them, is a HomeDataError naming the line."""
     if split is not None and split not in SPLITS:
         raise ValueError(f"unknown split {split!r}; choose from {list(SPLITS)}")
     path = resolve_dataset(name_or_path) / "queries.jsonl"
@@ -127,7 +134,7 @@ def load_experience_queries(name_or_path: str | Path, split: str | None = None, 
         raise HomeDataError(f"{path}: file is missing")
     report = report if report is not None else ReadReport("queries")
     text = read_regular(path, report=report)
-    queries, seen = [], set()
+    queries, first_line = [], {}
     for lineno, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
@@ -141,12 +148,16 @@ def load_experience_queries(name_or_path: str | Path, split: str | None = None, 
             except RecursionError:
                 raise _Unreadable("not JSON", "invalid JSON (nested too deeply)") from None
             query, kinds = _query(row)
-            if query.id in seen:
-                raise _Unreadable("duplicate id", f"id: expected a new id, {query.id!r} appears twice")
         except _Unreadable as exc:
             report.skip(where, exc.reason, str(exc))
             continue
-        seen.add(query.id)
+        if query.id in first_line:
+            raise HomeDataError(f"{where}: id {query.id!r} repeats line {first_line[query.id]}")
+        first_line[query.id] = lineno
+        unknown = [i for i, t in enumerate(query.relevant_task_ids) if task_ids is not None and t not in task_ids]
+        if unknown:
+            raise HomeDataError(f"{where}: field 'relevant_task_ids[{unknown[0]}]': "
+                                f"{query.relevant_task_ids[unknown[0]]!r} is not a task of the traces")
         for kind in dict.fromkeys(kinds):
             report.normalise(kind)
         if split is None or query.split == split:
