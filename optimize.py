@@ -479,13 +479,13 @@ def _rag_program(args, k: int = 10):
     return SelfReflectiveRAG(HybridRetriever(bank), RAGConfig(k=k, max_rounds=args.max_rounds))
 
 
-def _rag_examples(dataset: str, split: str, max_skipped: float = 0.0) -> list:
+def _rag_examples(dataset: str, split: str, max_skipped: float = 0.0, pmids=None) -> list:
     """The questions as examples; prints what reading them did and fails when too many were skipped."""
     from tracerag.datasets.pubmedqa import load_pubmedqa_questions, pubmedqa_questions_path
     from tracerag.retrievers.read_report import ReadReport
 
     read = ReadReport("questions")
-    questions = load_pubmedqa_questions(dataset, None if split == "all" else split, report=read)
+    questions = load_pubmedqa_questions(dataset, None if split == "all" else split, report=read, pmids=pmids)
     source = str(pubmedqa_questions_path(dataset))
     print(f"{source}: {read.summary()}", file=sys.stderr)
     for problem in read.problems:
@@ -495,11 +495,13 @@ def _rag_examples(dataset: str, split: str, max_skipped: float = 0.0) -> list:
 
 
 def _evaluate_rag(args) -> int:
+    from tracerag.datasets.pubmedqa import corpus_pmids
     from tracerag.evaluation import evaluate_rag
 
     k = args.k or 10
-    examples = _rag_examples(args.dataset, args.split, args.max_skipped)
-    report = evaluate_rag(_rag_program(args, k), examples, dataset=str(args.dataset), k=k, alce=args.alce,
+    program = _rag_program(args, k)
+    examples = _rag_examples(args.dataset, args.split, args.max_skipped, corpus_pmids(program.retriever.bank))
+    report = evaluate_rag(program, examples, dataset=str(args.dataset), k=k, alce=args.alce,
                           num_threads=args.num_threads)
     report["split"] = args.split
     return _finish_report(report, args.out, ("accuracy", "grounded_rate", "citation_validity", "citation_coverage",

@@ -38,7 +38,7 @@ def test_to_example_has_the_question_as_its_only_input():
     ({"pmid": "2", "final_decision": "yes"}, r":2: field 'question' is missing"),
     ({"pmid": "2", "question": "Q?", "final_decision": "probably"}, r":2: field 'final_decision' must be one of"),
     ({"pmid": "2", "question": "Q?", "final_decision": "no", "long_answer": 5}, r":2: field 'long_answer'"),
-    ({"pmid": "1", "question": "Q?", "final_decision": "no"}, r":2: field 'pmid' '1' appears twice"),
+    ({"pmid": "1", "question": "Q?", "final_decision": "no"}, r":2: pmid '1' repeats line 1"),
 ])
 def test_a_bad_line_names_file_line_and_field(tmp_path, row, message):
     path = tmp_path / "questions.jsonl"
@@ -46,6 +46,31 @@ def test_a_bad_line_names_file_line_and_field(tmp_path, row, message):
     path.write_text(json.dumps(good) + "\n" + json.dumps(row) + "\n", encoding="utf-8")
     with pytest.raises(CorpusError, match=rf"questions\.jsonl{message}"):
         load_pubmedqa_questions(path)
+
+
+def test_a_repeated_pmid_or_one_the_corpus_lacks_is_an_error_even_with_a_report(tmp_path):
+    from tracerag.retrievers.read_report import ReadReport
+
+    path = tmp_path / "questions.jsonl"
+    rows = [{"pmid": "1", "question": "Q1?", "final_decision": "yes"}, {"pmid": "2", "question": "Q2?",
+                                                                       "final_decision": "no"}]
+    path.write_text("".join(json.dumps(r) + "\n" for r in [*rows, rows[0]]), encoding="utf-8")
+    with pytest.raises(CorpusError) as err:
+        load_pubmedqa_questions(path, report=ReadReport("questions"))
+    assert str(err.value) == f"{path}:3: pmid '1' repeats line 1"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    assert len(load_pubmedqa_questions(path, report=ReadReport("questions"), pmids={"1", "2"})) == 2
+    with pytest.raises(CorpusError) as err:
+        load_pubmedqa_questions(path, report=ReadReport("questions"), pmids={"1", "3"})
+    assert str(err.value) == f"{path}:2: field 'pmid' '2' is not a document of the corpus"
+
+
+def test_the_corpus_pmids_are_the_document_ids_of_a_chunk_bank():
+    from types import SimpleNamespace
+
+    from tracerag.datasets.pubmedqa import corpus_pmids
+
+    assert corpus_pmids(SimpleNamespace(ids=["1#0", "1#1", "a#b#0"])) == {"1", "a#b"}
 
 
 def test_a_directory_of_ones_own_is_accepted(tmp_path):

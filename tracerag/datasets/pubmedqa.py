@@ -9,13 +9,18 @@ the same stable hash as for the other datasets, of the pmid.
 
 Questions are read liberally (a BOM, CRLF, a pmid given as a number, a decision in any case such as
 ``"Yes"``, a ``long_answer`` given as a list of strings or null) and each normalisation is counted in a
-:class:`ReadReport`. With a report, a question that cannot be used (a field missing, a lone surrogate,
-a repeated pmid) is skipped with its ``file:line: field: what was expected``, and the caller decides
-with ``report.check`` how much may be skipped; without one, the first such line is an error.
+:class:`ReadReport`. With a report, a question that cannot be used (a field missing, a lone surrogate)
+is skipped with its ``file:line: field: what was expected``, and the caller decides with
+``report.check`` how much may be skipped; without one, the first such line is an error.
+
+A label that would corrupt a metric is an error naming the line, whatever the report allows: a pmid
+given twice (both lines named) and, when the corpus is known, a pmid that is not one of its
+documents (gold evidence no retriever can ever return).
 """
 
 from __future__ import annotations
 
+from collections.abc import Container
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -72,23 +77,27 @@ def pubmedqa_questions_path(path_or_name: str | Path = "pubmedqa") -> Path:
 
 
 def load_pubmedqa_questions(path_or_name: str | Path = "pubmedqa", split: str | None = None,
-                            report: ReadReport | None = None) -> list[PubMedQAQuestion]:
+                            report: ReadReport | None = None, *,
+                            pmids: Container[str] | None = None) -> list[PubMedQAQuestion]:
     """Parse a questions JSONL (a file, a directory holding ``questions_dev.jsonl``, or a bundled name).
 
     ``split`` keeps the questions whose pmid hashes into it ("train", "dev", "test"). With ``report``, a
     question that cannot be used is skipped and counted there (check it with ``report.check``);
     without one, it is a CorpusError naming file, line and field. A file that cannot be read at all (a
-    FIFO, a directory, over the size cap) is always an error.
+    FIFO, a directory, over the size cap) is always an error, and so is a repeated pmid or, with
+    ``pmids`` (the corpus's document ids), a pmid that is not among them.
     """
     if split is not None and split not in SPLITS:
         raise ValueError(f"unknown split {split!r}; choose from {list(SPLITS)}")
     path = pubmedqa_questions_path(path_or_name)
     sink = ItemSink(CorpusError, report, strict=report is None)
-    questions, seen = [], set()
+    questions, seen = [], {}
     lines = 0
     for where, row in iter_data_lines(path, sink, DEFAULT_MAX_BYTES):
         lines += 1
         question = _question(row, where, sink, seen)
+        if question is not None and pmids is not None and question.pmid not in pmids:
+            raise CorpusError(f"{where}: field 'pmid' {question.pmid!r} is not a document of the corpus")
         if question is not None and (split is None or question.split == split):
             questions.append(question)
     if not lines and not (report is not None and report.read):
@@ -96,7 +105,7 @@ def load_pubmedqa_questions(path_or_name: str | Path = "pubmedqa", split: str | 
     return questions
 
 
-def _question(row: dict, where: str, sink: ItemSink, seen: set[str]) -> PubMedQAQuestion | None:
+def _question(row: dict, where: str, sink: ItemSink, seen: dict[str, str]) -> PubMedQAQuestion | None:
     """One line's question, or None when it was skipped (counted in the sink's report)."""
     pmid = row.get("pmid")
     if isinstance(pmid, int) and not isinstance(pmid, bool):
@@ -105,7 +114,7 @@ def _question(row: dict, where: str, sink: ItemSink, seen: set[str]) -> PubMedQA
     if not isinstance(pmid, str) or not pmid.strip():
         return sink.bad(where, "no pmid", "field 'pmid' is missing or not a string")
     if pmid in seen:
-        return sink.bad(where, "repeated pmid", f"field 'pmid' {pmid!r} appears twice")
+        raise CorpusError(f"{where}: pmid {pmid!r} repeats {seen[pmid]}")
     text = row.get("question")
     if not isinstance(text, str) or not text.strip():
         return sink.bad(where, "no question", "field 'question' is missing or not a string")
@@ -126,5 +135,11 @@ def _question(row: dict, where: str, sink: ItemSink, seen: set[str]) -> PubMedQA
         problem = text_problem(value)
         if problem is not None:
             return sink.unstorable(where, "text that cannot be stored", f"field {name!r} {problem}; question skipped")
-    seen.add(pmid)
+    place = where.rsplit(":", 1)[1].strip()
+    seen[pmid] = f"line {place}" if place.isdigit() else place
     return PubMedQAQuestion(pmid, text, decision, long_answer)
+
+
+def corpus_pmids(bank) -> set[str]:
+    """The document ids of a chunk bank (chunk ids are ``<doc_id>#<n>``, see ``ingest_documents``)."""
+    return {chunk_id.rsplit("#", 1)[0] for chunk_id in bank.ids}
