@@ -68,13 +68,38 @@ def _describe(program) -> dict:
     raise TypeError(f"cannot save {type(program).__name__}: no artifact format for it")
 
 
+PROGRAMS = ("CommandRetrieval", "ExperienceRetrieval", "SelfReflectiveRAG", "TraceablePlanner", "SearchAgent")
+_REQUIRED = {"program": str, "config": dict}  # every sidecar; CommandRetrieval also needs index_params
+_REQUIRED_FOR = {"CommandRetrieval": {"index_params": dict}}
+
+
 def read_meta(path: str | Path) -> dict:
+    """The sidecar's metadata; anything unusable (not JSON, a required key missing or of the wrong type, an
+    unknown program) is one ValueError line naming the sidecar."""
     sidecar = meta_path(path)
     if not sidecar.is_file():
         raise FileNotFoundError(f"{sidecar}: metadata sidecar missing; was {path} written by tracerag.save?")
-    meta = json.loads(sidecar.read_text(encoding="utf-8"))
+    try:
+        meta = json.loads(sidecar.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{sidecar}: not UTF-8 (byte {exc.start + 1})") from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{sidecar}: invalid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
+    except RecursionError:
+        raise ValueError(f"{sidecar}: invalid JSON (nested too deeply)") from None
+    if not isinstance(meta, dict):
+        raise ValueError(f"{sidecar}: expected a JSON object, got {type(meta).__name__}")
     if meta.get("format_version") != FORMAT_VERSION:
         raise ValueError(f"{sidecar}: format_version {meta.get('format_version')} is not {FORMAT_VERSION}")
+    required = {**_REQUIRED, **_REQUIRED_FOR.get(meta.get("program"), {})}
+    for key, kind in required.items():
+        if key not in meta:
+            raise ValueError(f"{sidecar}: field {key!r} is missing; was {path} written by tracerag.save?")
+        if not isinstance(meta[key], kind):
+            raise ValueError(f"{sidecar}: field {key!r}: expected {'a string' if kind is str else 'an object'}, "
+                             f"got {type(meta[key]).__name__}")
+    if meta["program"] not in PROGRAMS:
+        raise ValueError(f"{sidecar}: unknown program {meta['program']!r}; expected one of {list(PROGRAMS)}")
     return meta
 
 
