@@ -408,6 +408,13 @@ def test_embedder_mismatch_errors(bank):
         CosineBank.load(bank.directory, FakeEmbedder(dim=8))
 
 
+def drop_checksums(directory):
+    path = directory / "manifest.json"
+    manifest = json.loads(path.read_text())
+    del manifest["checksums"]
+    path.write_text(json.dumps(manifest))
+
+
 def edit_manifest(directory, **changes):
     path = directory / "manifest.json"
     manifest = json.loads(path.read_text())
@@ -453,6 +460,9 @@ def test_missing_bank_and_bad_metadata_line(tmp_path, bank):
     lines = (bank.directory / "metadata.jsonl").read_text().splitlines()
     lines[2] = "not json"
     (bank.directory / "metadata.jsonl").write_text("\n".join(lines) + "\n")
+    with pytest.raises(BankError, match=r"metadata\.jsonl: its contents do not match the checksum"):
+        CosineBank.load(bank.directory)
+    drop_checksums(bank.directory)  # a bank written before checksums were recorded
     loaded = CosineBank.load(bank.directory)  # lines are decoded lazily, per hit
     with pytest.raises(BankError, match=r"metadata\.jsonl: line 3 is not valid JSON"):
         loaded.metadata(2)

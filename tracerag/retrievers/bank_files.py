@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 import errno
+import hashlib
 import json
 import logging
 import os
@@ -29,6 +30,7 @@ import shutil
 import socket
 import stat
 import tempfile
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -57,6 +59,11 @@ _LOAD_ATTEMPTS = 20  # a load that races a writer's swap retries (10 ms apart)
 WRITER = ".writer.json"  # inside a temp directory: the process writing it
 STALE_TMP_SECONDS = 24 * 3600  # a temp dir untouched this long is left over whoever wrote it (pid reuse, other hosts)
 UNRECORDED_GRACE_SECONDS = 600  # a temp dir without a writer record is left alone this long (it may be brand new)
+CHECKSUMS = "checksums"  # manifest key: {file name: "sha256:<hex>"}, embeddings.npy as "sha256-rows:<hex>"
+SAMPLE_ROWS = 1_024  # rows of a large bank checked (norm, checksum) on every load
+FULL_CHECK_BYTES = 32 << 20  # a bank whose matrix is at most this large has every row checked
+_NORM_TOLERANCE = 1e-3  # |norm - 1| allowed for a stored row (float32 rounding is ~1e-7)
+_noted_unverified: set[str] = set()  # banks already reported as carrying no checksums (one note per process)
 
 
 class BankError(RuntimeError):
@@ -215,10 +222,17 @@ def _read_files(d: _Dir) -> Snapshot:
         raise BankError(f"{path / MANIFEST}: invalid count={count} / dim={dim}")
 
     with d.open(EMBEDDINGS) as f:
-        matrix = _map_npy(f, path / EMBEDDINGS, count, dim)
+        matrix, header = _map_npy(f, path / EMBEDDINGS, count, dim)
 
     with d.open(IDS) as f:
         raw_ids = f.read()
+    with d.open(METADATA) as f:
+        meta_raw = f.read()
+    # Hash the two files on another core while their contents are parsed (hashlib releases the GIL).
+    digests: dict[str, str] = {}
+    hasher = threading.Thread(target=lambda: digests.update({IDS: _sha256(raw_ids), METADATA: _sha256(meta_raw)}))
+    if CHECKSUMS in manifest:
+        hasher.start()
     try:
         ids = json.loads(raw_ids)
     except ValueError as exc:
@@ -232,8 +246,6 @@ def _read_files(d: _Dir) -> Snapshot:
         dupes = sorted(x for x, c in Counter(ids).items() if c > 1)[:5]
         raise BankError(f"{path / IDS}: ids are not unique, e.g. {dupes}")
 
-    with d.open(METADATA) as f:
-        meta_raw = f.read()
     ends = np.flatnonzero(np.frombuffer(meta_raw, dtype=np.uint8) == 0x0A).astype(np.int64)
     if meta_raw and not meta_raw.endswith(b"\n"):
         raise BankError(
@@ -242,7 +254,109 @@ def _read_files(d: _Dir) -> Snapshot:
         )
     if len(ends) != count:
         raise BankError(f"{path / METADATA}: holds {len(ends)} lines but {MANIFEST} says count={count}")
+    sample = check_rows(count, dim)
+    picked = matrix[sample] if sample is not None else matrix
+    _check_vectors(picked, sample, path / EMBEDDINGS)
+    if hasher.ident is not None:
+        hasher.join()
+    _verify_checksums(d, manifest, digests, header, picked)
     return Snapshot(path, manifest, matrix, ids, rows, meta_raw, ends)
+
+
+def check_rows(count: int, dim: int) -> np.ndarray | None:
+    """The rows every load checks and the embeddings checksum covers: None (all) for a small bank, else
+    :data:`SAMPLE_ROWS` rows spread evenly from the first to the last (a function of the shape only)."""
+    if count <= SAMPLE_ROWS or count * dim * 4 <= FULL_CHECK_BYTES:
+        return None
+    return np.unique(np.linspace(0, count - 1, SAMPLE_ROWS).round().astype(np.int64))
+
+
+def _check_vectors(picked: np.ndarray, sample: np.ndarray | None, where: Path) -> None:
+    """Every checked row is finite and unit-length (cosine scores, and so ``min_score``, rely on it)."""
+    if not len(picked):
+        return
+    row_of = (lambda i: int(i)) if sample is None else (lambda i: int(sample[i]))
+    finite = np.isfinite(picked).all(axis=1)
+    if not finite.all():
+        raise BankError(f"{where}: row {row_of(np.argmin(finite))} is not finite (NaN or infinity)")
+    norms = np.sqrt(np.einsum("ij,ij->i", picked, picked, dtype=np.float64))
+    bad = np.flatnonzero(np.abs(norms - 1.0) > _NORM_TOLERANCE)
+    if len(bad):
+        r, norm = row_of(bad[0]), norms[bad[0]]
+        if norm == 0:
+            raise BankError(f"{where}: row {r} is all zeros; bank rows are unit vectors")
+        raise BankError(f"{where}: row {r} has norm {norm:.6g}, not 1; bank rows are L2-normalised "
+                        "(scores would not be cosines)")
+
+
+def _sha256(data: Any) -> str:
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def _rows_digest(header: bytes, picked: np.ndarray) -> str:
+    """The embeddings checksum: the .npy header and the checked rows (all rows of a small bank), so a
+    load verifies it without reading the whole matrix."""
+    digest = hashlib.sha256(header)
+    digest.update(np.ascontiguousarray(picked, dtype="<f4").data)
+    return "sha256-rows:" + digest.hexdigest()
+
+
+def _verify_checksums(d: _Dir, manifest: dict[str, Any], known: dict[str, str], header: bytes,
+                      picked: np.ndarray) -> None:
+    """Compare the manifest's checksums with the files (``known``: digests already computed, by name)."""
+    recorded = manifest.get(CHECKSUMS)
+    where = d.path / MANIFEST
+    if recorded is None:
+        if str(d.path) not in _noted_unverified:
+            _noted_unverified.add(str(d.path))
+            logger.warning("%s: no checksums recorded (written by an older version); loaded with counts and "
+                           "sampled rows checked only; the next append records them", where)
+        return
+    if not isinstance(recorded, dict) or not all(isinstance(v, str) for v in recorded.values()):
+        raise BankError(f"{where}: {CHECKSUMS!r} is not an object of strings")
+    for name, expected in sorted(recorded.items()):
+        if name == EMBEDDINGS:
+            actual = _rows_digest(header, picked)
+            what = "its header and checked rows do not match"
+        else:
+            if Path(name).name != name or name in (MANIFEST, WRITER):
+                raise BankError(f"{where}: {CHECKSUMS!r} names {name!r}, not a file of the bank")
+            if name in known:
+                actual = known[name]
+            else:
+                with d.open(name) as f:
+                    actual = _sha256(f.read())
+            what = "its contents do not match"
+        if actual != expected:
+            raise BankError(f"{d.path / name}: {what} the checksum in {MANIFEST} (changed after it was written)")
+
+
+def _checksums(directory: Path) -> dict[str, str]:
+    """Checksums of the files written into ``directory`` so far (all but the manifest): see ``CHECKSUMS``."""
+    out = {}
+    for path in sorted(directory.iterdir()):
+        if path.name in (MANIFEST, WRITER):
+            continue
+        if path.name == EMBEDDINGS:
+            with open(path, "rb") as f:
+                count, dim = _npy_shape(f, path)
+                matrix, header = _map_npy(f, path, count, dim)
+            sample = check_rows(count, dim)
+            out[EMBEDDINGS] = _rows_digest(header, matrix[sample] if sample is not None else matrix)
+        else:
+            out[path.name] = _sha256(path.read_bytes())
+    return out
+
+
+def _npy_shape(f: IO[bytes], where: Path) -> tuple[int, int]:
+    try:
+        shape, _, _ = _read_npy_header(f)
+    except ValueError as exc:
+        raise BankError(f"{where}: not a readable .npy file ({exc})") from exc
+    f.seek(0)
+    if len(shape) != 2:
+        raise BankError(f"{where}: expected a matrix, got shape {shape}")
+    return int(shape[0]), int(shape[1])
 
 
 def _read_npy_header(f: IO[bytes]) -> tuple[tuple[int, ...], bool, np.dtype]:
@@ -256,8 +370,9 @@ def _read_npy_header(f: IO[bytes]) -> tuple[tuple[int, ...], bool, np.dtype]:
     raise ValueError(f"unsupported .npy version {version}")
 
 
-def _map_npy(f: IO[bytes], where: Path, count: int, dim: int) -> np.ndarray:
-    """Validate the .npy header and memory-map the data (from the open handle, not the path)."""
+def _map_npy(f: IO[bytes], where: Path, count: int, dim: int) -> tuple[np.ndarray, bytes]:
+    """Validate the .npy header and memory-map the data (from the open handle, not the path); also
+    returns the header bytes."""
     try:
         shape, fortran, dtype = _read_npy_header(f)
     except ValueError as exc:
@@ -275,10 +390,12 @@ def _map_npy(f: IO[bytes], where: Path, count: int, dim: int) -> np.ndarray:
     expected = offset + count * dim * 4
     if size != expected:
         raise BankError(f"{where}: file is {size} bytes, header promises {expected} (truncated or padded)")
+    f.seek(0)
+    header = f.read(offset)
     if count == 0:
-        return np.zeros((0, dim), dtype=np.float32)
+        return np.zeros((0, dim), dtype=np.float32), header
     mapped = np.memmap(f, dtype=np.float32, mode="r", offset=offset, shape=(count, dim), order="C")
-    return mapped.view(np.ndarray)  # plain ndarray view (cheaper slicing); keeps the mmap alive via .base
+    return mapped.view(np.ndarray), header  # plain ndarray view (cheaper slicing); keeps the mmap alive
 
 
 # ---------------------------------------------------------------------------------------------
@@ -466,6 +583,9 @@ def write_rows(f: IO[bytes], vectors: np.ndarray, dim: int, what: str) -> None:
         raise BankError(f"{what}: expected vectors of shape (n, {dim}), got {vectors.shape}")
     if not np.isfinite(vectors).all():
         raise BankError(f"{what}: vectors contain NaN or infinity")
+    zero = np.flatnonzero(~vectors.any(axis=1))
+    if len(zero):
+        raise BankError(f"{what}: vector {int(zero[0])} of this batch is all zeros; a bank row must have a direction")
     # The embedder contract promises unit rows; renormalising is cheap and protects the cosine invariant.
     f.write(np.ascontiguousarray(l2_normalize(vectors), dtype="<f4").tobytes())
 
@@ -523,12 +643,15 @@ def write_ids_metadata_manifest(
     dim: int,
     created: str | None = None,
 ) -> None:
-    """Write the files besides the embeddings, the manifest last; metadata is the old lines, then the new."""
+    """Write the files besides the embeddings, the manifest last; metadata is the old lines, then the new.
+
+    The manifest records checksums of every file already in ``directory`` (views included), so views
+    must be written before."""
     write_json(directory / IDS, ids)
     _write_metadata(directory / METADATA, old_metadata, new_metadata)
     now = _dt.datetime.now(_dt.UTC).isoformat(timespec="microseconds")
     manifest = {"format_version": FORMAT_VERSION, "embedder": embedder_id, "dim": dim, "count": len(ids),
-                "created": created or now, "updated": now}
+                "created": created or now, "updated": now, CHECKSUMS: _checksums(directory)}
     write_json(directory / MANIFEST, manifest)
 
 

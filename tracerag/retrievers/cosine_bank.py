@@ -4,7 +4,7 @@ Why exact search: at up to ~1M x 512 rows one BLAS matrix-vector product streams
 memory bandwidth (tens of milliseconds), which is fast enough and never loses a neighbour the way an
 approximate index can. The bank is a plain directory::
 
-    manifest.json    {"format_version": 1, "embedder": id, "dim", "count", "created", "updated"}
+    manifest.json    {"format_version": 1, "embedder": id, "dim", "count", "created", "updated", "checksums"}
     embeddings.npy   float32 (count, dim), rows L2-normalised, opened with mmap
     ids.json         list[str], unique, row order
     metadata.jsonl   one JSON object per row, row order
