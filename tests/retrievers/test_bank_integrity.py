@@ -1,14 +1,18 @@
-"""What a bank load verifies: header vs size, finite unit rows, counts, checksums."""
+"""What a bank load verifies (header vs size, finite unit rows, counts, checksums) and the one-run
+recovery of a bank a writer killed between its two renames had moved aside."""
 
 import json
 import logging
+import os
 import re
 
 import numpy as np
 import pytest
 
 from tracerag.retrievers import bank_files
+from tracerag.retrievers.corpus import ingest_documents
 from tracerag.retrievers.cosine_bank import BankError, CosineBank
+from tracerag.retrievers.embedders import LexicalEmbedder
 
 DIM = 16
 N = 40
@@ -180,3 +184,48 @@ def test_writers_refuse_all_zero_vectors(tmp_path):
         CosineBank.from_vectors(tmp_path / "b", vectors, ["a", "b", "c"], embedder_id="raw")
     assert not (tmp_path / "b").exists()
 
+
+# -- a writer killed between its two renames -----------------------------------------------------
+
+
+def killed_between_renames(bank_dir, new_version_rows):
+    """The state a writer killed after ``rename(bank, .bank.old)``, before ``rename(tmp, bank)`` leaves:
+    no bank at the path, the complete old version aside, its complete new version in a temp dir whose
+    writer record it had already removed."""
+    backup = bank_dir.parent / f".{bank_dir.name}.old"
+    os.rename(bank_dir, backup)
+    tmp = bank_dir.parent / f".{bank_dir.name}.tmp-killed"
+    CosineBank.from_vectors(tmp, unit(np.random.default_rng(7), new_version_rows),
+                            [f"n{i}" for i in range(new_version_rows)], embedder_id="raw")
+    assert not (bank_dir / "manifest.json").exists()  # what callers test to choose create over append
+    return backup
+
+
+def test_create_after_a_kill_between_renames_restores_and_adds_in_one_run(bank_dir, caplog):
+    backup = killed_between_renames(bank_dir, 2)
+    vectors = unit(np.random.default_rng(8), 3)
+    with caplog.at_level(logging.WARNING):
+        bank = ViewBank.from_vectors(bank_dir, vectors, ["t-0", "x-1", "x-2"],
+                                     [{"caption": "a"}, {"caption": "b"}, {"caption": "c"}], embedder_id="raw")
+    assert len(bank) == N + 2 and bank.ids[-2:] == ["x-1", "x-2"] and not backup.exists()
+    assert bank.metadata(0)["caption"] == "caption 0"  # the existing row is kept, not replaced
+    assert f"{bank_dir}: restored the bank an interrupted write had moved aside ({N} rows) and added 2 new rows " \
+           "to it (1 already present)" in caplog.text
+    assert len(ViewBank.load(bank_dir)) == N + 2
+    with pytest.raises(BankError, match=re.escape(f"{bank_dir}: a bank already exists; pass overwrite=True")):
+        ViewBank.from_vectors(bank_dir, vectors, ["y", "z", "w"], embedder_id="raw")  # no crash now: refused
+
+
+def test_ingest_after_a_kill_between_renames_succeeds_in_one_run(tmp_path):
+    docs = tmp_path / "docs.jsonl"
+    embedder = LexicalEmbedder(dim=64)
+    docs.write_text("".join(json.dumps({"id": f"d{i}", "text": f"document {i} about topic {i % 3}"}) + "\n"
+                            for i in range(5)))
+    first = ingest_documents(docs, tmp_path / "bank", embedder)
+    os.rename(tmp_path / "bank", tmp_path / ".bank.old")  # killed between its renames by the next ingest
+    with docs.open("a") as f:
+        f.write(json.dumps({"id": "d5", "text": "a new document about rivers"}) + "\n")
+    report = ingest_documents(docs, tmp_path / "bank", embedder)  # used to restore, then refuse
+    bank = CosineBank.load(tmp_path / "bank", embedder)
+    assert report.bank_size == len(bank) == first.bank_size + 1 and "d5#0" in bank
+    assert not (tmp_path / ".bank.old").exists()

@@ -70,6 +70,10 @@ class BankError(RuntimeError):
     """A bank directory is missing, inconsistent or does not match the embedder it is used with."""
 
 
+class BankRestored(BankError):
+    """A new bank was asked for where a writer's interrupted swap had hidden an existing one, now restored."""
+
+
 # ---------------------------------------------------------------------------------------------
 # Reading one version.
 
@@ -411,18 +415,17 @@ def _tmp_prefix(target: Path) -> str:
 
 
 @contextlib.contextmanager
-def writer_lock(target: Path) -> Iterator[None]:
-    """Hold the exclusive writer lock of ``target`` and finish what a crashed writer left behind."""
+def writer_lock(target: Path) -> Iterator[bool]:
+    """Hold the exclusive writer lock of ``target`` and finish what a crashed writer left behind; yields
+    whether that put back a bank a writer killed between its two renames had moved aside."""
     target.parent.mkdir(parents=True, exist_ok=True)
     if fcntl is None:  # pragma: no cover
-        _recover(target)
-        yield
+        yield _recover(target)
         return
     with open(target.parent / f".{target.name}.lock", "a+b") as lock:
         fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
         try:
-            _recover(target)
-            yield
+            yield _recover(target)
         finally:
             fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
 
@@ -440,9 +443,11 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def _recover(target: Path) -> None:
-    """Finish what a crashed writer left behind (caller holds the writer lock)."""
+def _recover(target: Path) -> bool:
+    """Finish what a crashed writer left behind (caller holds the writer lock); True if the bank was
+    restored from its backup."""
     backup = _backup_path(target)
+    restored = False
     if backup.exists():
         if target.exists():  # crashed after the swap, before removing the old version
             shutil.rmtree(backup, ignore_errors=True)
@@ -450,12 +455,14 @@ def _recover(target: Path) -> None:
             logger.warning("restoring %s from %s left by an interrupted write", target, backup)
             os.rename(backup, target)
             _fsync_dir(target.parent)
+            restored = True
     now = time.time()
     for tmp in target.parent.glob(_tmp_prefix(target) + "*"):
         why = _leftover(tmp, now)
         if why:
             logger.info("removing %s left by an interrupted write (%s)", tmp, why)
             shutil.rmtree(tmp, ignore_errors=True)
+    return restored
 
 
 def _process_start(pid: int) -> str | None:
@@ -549,11 +556,13 @@ def write_version(target: Path, write: Callable[[Path], None]) -> None:
 
 def write_new_bank(target: Path, write: Callable[[Path], None], overwrite: bool) -> None:
     """:func:`write_version` for a new bank; replaces an existing bank only with ``overwrite``, other data never."""
-    with writer_lock(target):
+    with writer_lock(target) as restored:
         if target.exists():
             if not target.is_dir():
                 raise BankError(f"{target}: exists and is not a directory")
             is_bank = (target / MANIFEST).exists()
+            if is_bank and not overwrite and restored:  # the caller saw no bank: a crash had moved it aside
+                raise BankRestored(f"{target}: a bank already exists (restored from an interrupted write)")
             if is_bank and not overwrite:
                 raise BankError(f"{target}: a bank already exists; pass overwrite=True to replace it or use append")
             if not is_bank and any(target.iterdir()):

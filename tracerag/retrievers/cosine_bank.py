@@ -27,6 +27,7 @@ import numpy as np
 
 from .bank_files import (
     BankError,
+    BankRestored,
     Snapshot,
     copy_rows,
     load_snapshot,
@@ -89,7 +90,9 @@ class CosineBank:
     ) -> CosineBank:
         """Embed ``texts`` in batches and write a new bank (metadata defaults to ``{"text": text}``).
 
-        An existing bank at ``directory`` is replaced atomically only with ``overwrite=True``.
+        An existing bank at ``directory`` is replaced atomically only with ``overwrite=True``. A bank that
+        a writer killed between its two renames had moved aside counts as absent (so callers that check
+        for ``manifest.json`` call this): it is restored and the rows are appended to it, in one run.
         """
         ids, texts, meta = _check_text_rows(ids, texts, metadata)
         target = Path(directory)
@@ -101,7 +104,11 @@ class CosineBank:
             cls._write_views(tmp, ids, meta.__getitem__)
             write_ids_metadata_manifest(tmp, ids, b"", metadata_lines(meta, 0), embedder_id=embedder.id, dim=dim)
 
-        write_new_bank(target, write, overwrite)
+        try:
+            write_new_bank(target, write, overwrite)
+        except BankRestored:
+            return cls._add_to_restored(target, embedder, len(ids), lambda bank: bank.append(
+                ids, texts, meta, batch_size=batch_size, progress=progress))
         logger.info("created bank %s: %d rows embedded with %s", target, len(ids), embedder.id)
         return cls.load(target, embedder)
 
@@ -138,8 +145,24 @@ class CosineBank:
             cls._write_views(tmp, ids, meta.__getitem__)
             write_ids_metadata_manifest(tmp, ids, b"", metadata_lines(meta, 0), embedder_id=embedder_id, dim=dim)
 
-        write_new_bank(target, write, overwrite)
+        try:
+            write_new_bank(target, write, overwrite)
+        except BankRestored:
+            return cls._add_to_restored(target, embedder, n, lambda bank: bank.append_vectors(ids, vectors, meta))
         return cls.load(target, embedder)
+
+    @classmethod
+    def _add_to_restored(
+        cls, target: Path, embedder: Embedder | None, rows: int, add: Callable[[CosineBank], int]
+    ) -> CosineBank:
+        """The caller saw no bank only because a writer died between its two renames; the recovery put
+        the bank back, so the new rows are added to it as by ``append`` (nothing existing is replaced)."""
+        bank = cls.load(target, embedder)
+        before = len(bank)
+        added = add(bank)
+        logger.warning("%s: restored the bank an interrupted write had moved aside (%d rows) and added %d new "
+                       "rows to it (%d already present)", target, before, added, rows - added)
+        return bank
 
     @classmethod
     def load(cls, directory: str | Path, embedder: Embedder | None = None) -> CosineBank:
