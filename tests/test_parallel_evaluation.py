@@ -59,8 +59,9 @@ def test_rag_evaluation_through_the_cli_on_four_threads(tmp_path, embedder, cli_
                  ("22", "Does aspirin raise bleeding risk at colonoscopy?", "no"),
                  ("33", "Does telephone counselling increase mammography screening?", "yes"),
                  ("44", "Do vitamin D supplements prevent fractures?", "no")]
-    (tmp_path / "docs.jsonl").write_text("".join(json.dumps({"id": k, "text": v}) + "\n" for k, v in docs.items()))
     questions += [(f"{p}b", f"{q[:-1]} in practice?", d) for p, q, d in questions]
+    docs |= {f"{k}b": f"In practice: {v}" for k, v in docs.items()}  # every question's pmid is in the corpus
+    (tmp_path / "docs.jsonl").write_text("".join(json.dumps({"id": k, "text": v}) + "\n" for k, v in docs.items()))
     (tmp_path / "q.jsonl").write_text("".join(json.dumps({"pmid": p, "question": q, "final_decision": d,
                                                           "long_answer": ""}) + "\n" for p, q, d in questions))
     bank = str(tmp_path / "bank")
