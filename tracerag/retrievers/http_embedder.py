@@ -2,7 +2,9 @@
 
 Remote services fail transiently (rate limits, restarts), so transient errors are retried with
 exponential backoff; everything else fails loudly with the URL, status and a body excerpt so a
-misconfigured endpoint is diagnosable from the exception alone.
+misconfigured endpoint is diagnosable from the exception alone. Each batch's POST is bounded by a
+total ``deadline`` (retries included; default ``timeout * (max_retries + 1)``) and its decoded answer
+by ``max_bytes`` (see :mod:`.http_json`).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from .embedders import l2_normalize
-from .http_json import JsonEndpoint
+from .http_json import MAX_BYTES, JsonEndpoint
 
 __all__ = ["EmbeddingServiceError", "HttpEmbedder"]
 
@@ -41,10 +43,12 @@ class HttpEmbedder(JsonEndpoint):
         max_retries: int = 3,
         backoff: float = 0.5,
         dim: int | None = None,
+        deadline: float | None = None,
+        max_bytes: int = MAX_BYTES,
     ) -> None:
         if batch_size <= 0:
             raise ValueError(f"batch_size must be positive, got {batch_size}")
-        super().__init__(base_url, "/embeddings", api_key, timeout, max_retries, backoff)
+        super().__init__(base_url, "/embeddings", api_key, timeout, max_retries, backoff, deadline, max_bytes)
         self.model = model
         self.id = f"http:{model}@{self.base_url}"
         self.batch_size = batch_size

@@ -1,23 +1,175 @@
-"""One retrying JSON POST for every HTTP client of the retrievers (embeddings, rerank).
+"""One bounded, retrying HTTP request for every HTTP client of the project (embeddings, rerank, E-utilities).
+
+Every call has two hard limits besides the per-read ``timeout``:
+
+- a **total deadline** (seconds, wall clock) for the whole call, retries and their waits included. A
+  per-read timeout alone lets a server that trickles one byte a second keep a call alive for ever;
+  here every socket read and connect is clamped to the time left, so a call ends at its deadline
+  whether the server is silent, slow to send its headers, or slow to send its body;
+- a **response-size cap** on the *decoded* bytes read. The body is streamed and decompressed by this
+  module in bounded steps (only ``gzip``/``deflate``/identity are accepted), so a gzip bomb stops at the
+  cap instead of growing the process by the expanded size.
 
 Remote services fail transiently (rate limits, restarts), so 429, 5xx and transport errors are
-retried with exponential backoff (a server's Retry-After wins); everything else fails at once with
-the URL, status and a body excerpt, so a misconfigured endpoint is diagnosable from the exception.
+retried with exponential backoff (a server's Retry-After wins, capped at ``MAX_DELAY`` and at the time
+left); everything else fails at once with one line naming the method, URL, status and a body excerpt
+(or the limit that was hit), so a misconfigured endpoint is diagnosable from the exception.
 """
 
 from __future__ import annotations
 
+import contextvars
+import json
 import logging
 import threading
 import time
+import zlib
 from typing import Any
 
+import httpcore
 import httpx
 
 logger = logging.getLogger(__name__)
 
 MAX_DELAY = 30.0  # seconds; cap for both exponential backoff and a server's Retry-After
+MAX_BYTES = 32 * 2**20  # default cap on a decoded response body (an embedding batch is a few MB)
 EXCERPT = 300
+_STEP = 64 * 2**10  # decoded bytes produced per decompression step
+_ERROR_BODY = 16 * 2**10  # bytes of an error answer read for its excerpt
+
+_deadline: contextvars.ContextVar[float | None] = contextvars.ContextVar("tracerag_http_deadline", default=None)
+
+
+class _DeadlineExceeded(Exception):
+    pass
+
+
+class _TooLarge(Exception):
+    pass
+
+
+def _clamp(timeout: float | None) -> float:
+    """A socket operation's timeout, never past the current call's deadline."""
+    end = _deadline.get()
+    if end is None:
+        return timeout  # type: ignore[return-value]
+    left = end - time.monotonic()
+    if left <= 0:
+        raise httpcore.ReadTimeout("the call's total deadline has passed")
+    return left if timeout is None else min(timeout, left)
+
+
+class _DeadlineStream(httpcore.NetworkStream):
+    def __init__(self, stream: httpcore.NetworkStream) -> None:
+        self._stream = stream
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return self._stream.read(max_bytes, _clamp(timeout))
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self._stream.write(buffer, _clamp(timeout))
+
+    def close(self) -> None:
+        self._stream.close()
+
+    def start_tls(self, ssl_context, server_hostname=None, timeout=None) -> httpcore.NetworkStream:
+        return _DeadlineStream(self._stream.start_tls(ssl_context, server_hostname, _clamp(timeout)))
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._stream.get_extra_info(info)
+
+
+class _DeadlineBackend(httpcore.NetworkBackend):
+    """httpcore's network backend with every connect/read/write clamped to the call's deadline."""
+
+    def __init__(self, backend: httpcore.NetworkBackend) -> None:
+        self._backend = backend
+
+    def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):
+        return _DeadlineStream(self._backend.connect_tcp(host, port, _clamp(timeout), local_address,
+                                                         socket_options))
+
+    def connect_unix_socket(self, path, timeout=None, socket_options=None):
+        return _DeadlineStream(self._backend.connect_unix_socket(path, _clamp(timeout), socket_options))
+
+    def sleep(self, seconds: float) -> None:
+        self._backend.sleep(seconds)
+
+
+def bounded_client(timeout: float, headers: dict[str, str] | None = None) -> httpx.Client:
+    """An httpx client whose socket operations honour the deadline of the `request` in progress.
+
+    Only gzip/deflate are asked for, because this module decodes them itself in bounded steps."""
+    transport = httpx.HTTPTransport()
+    pool = getattr(transport, "_pool", None)
+    if isinstance(getattr(pool, "_network_backend", None), httpcore.NetworkBackend):
+        pool._network_backend = _DeadlineBackend(pool._network_backend)  # type: ignore[union-attr]
+    # (without that hook the deadline is still checked between body chunks, just not inside one read)
+    return httpx.Client(timeout=timeout, transport=transport,
+                        headers={"Accept-Encoding": "gzip, deflate", **(headers or {})})
+
+
+class _Decoder:
+    """Content-Encoding gzip/deflate/identity, decoded at most `_STEP` bytes at a time."""
+
+    def __init__(self, encoding: str) -> None:
+        codings = [c.strip().lower() for c in encoding.split(",") if c.strip() and c.strip().lower() != "identity"]
+        if len(codings) > 1 or (codings and codings[0] not in ("gzip", "x-gzip", "deflate")):
+            raise ValueError(f"unsupported Content-Encoding {encoding!r}")
+        self.coding = codings[0] if codings else None
+        self._new()
+
+    def _new(self) -> None:
+        wbits = zlib.MAX_WBITS | 16 if self.coding in ("gzip", "x-gzip") else zlib.MAX_WBITS
+        self._zlib = zlib.decompressobj(wbits) if self.coding else None
+        self._first = True
+
+    def decode(self, data: bytes):
+        """Yield decoded pieces of at most `_STEP` bytes each."""
+        if self._zlib is None:
+            for i in range(0, len(data), _STEP):
+                yield data[i : i + _STEP]
+            return
+        while data:
+            try:
+                out = self._zlib.decompress(data, _STEP)
+            except zlib.error:
+                if not (self.coding == "deflate" and self._first):
+                    raise
+                self._zlib = zlib.decompressobj(-zlib.MAX_WBITS)  # raw deflate, as some servers send
+                out = self._zlib.decompress(data, _STEP)
+            self._first = False
+            if out:
+                yield out
+            data = self._zlib.unconsumed_tail
+            if self._zlib.eof and self._zlib.unused_data:  # a further gzip member
+                data = self._zlib.unused_data
+                self._new()
+
+
+def _read_body(response: httpx.Response, limit: int, end: float, *, truncate: bool = False) -> bytes:
+    """The decoded body, at most `limit` bytes; _TooLarge past the limit (unless `truncate`),
+    _DeadlineExceeded past `end`, ValueError for an unsupported or undecodable encoding."""
+    decoder = _Decoder(response.headers.get("Content-Encoding", ""))
+    parts: list[bytes] = []
+    total = 0
+    try:
+        for raw in response.iter_raw(_STEP):
+            for piece in decoder.decode(raw):
+                total += len(piece)
+                if total > limit:
+                    if truncate:
+                        parts.append(piece[: len(piece) - (total - limit)])
+                        return b"".join(parts)
+                    raise _TooLarge
+                parts.append(piece)
+            if time.monotonic() > end:
+                raise _DeadlineExceeded
+    except zlib.error as exc:
+        if truncate:
+            return b"".join(parts)
+        raise ValueError(f"undecodable {decoder.coding} body ({exc})") from None
+    return b"".join(parts)
 
 
 def _retry_after(response: httpx.Response) -> float | None:
@@ -27,50 +179,112 @@ def _retry_after(response: httpx.Response) -> float | None:
         return None  # absent, or an HTTP date: fall back to exponential backoff
 
 
-def post_json(client: httpx.Client, url: str, payload: dict[str, Any], *, max_retries: int, backoff: float,
-              error: type[Exception]) -> Any:
-    """POST `payload` and return the decoded JSON answer; raise `error` when it cannot be had."""
-    for attempt in range(max_retries + 1):
-        last = attempt == max_retries
-        delay = min(backoff * 2**attempt, MAX_DELAY)
-        try:
-            response = client.post(url, json=payload)
-        except httpx.TransportError as exc:  # includes connect/read timeouts
-            if last:
-                raise error(f"POST {url} failed after {attempt + 1} attempt(s): {type(exc).__name__}: {exc}") from exc
-            logger.warning("POST %s: %s (attempt %d), retrying", url, type(exc).__name__, attempt + 1)
-        else:
-            if response.is_success:
-                try:
-                    return response.json()
-                except ValueError as exc:
-                    raise error(f"POST {url} returned invalid JSON: {response.text[:EXCERPT]!r}") from exc
-            retryable = response.status_code == 429 or response.status_code >= 500
-            if last or not retryable:
-                raise error(f"POST {url} failed with HTTP {response.status_code} after {attempt + 1} "
-                            f"attempt(s): {response.text[:EXCERPT]!r}")
-            retry_after = _retry_after(response)
-            if retry_after is not None:
-                delay = min(max(retry_after, 0.0), MAX_DELAY)
-            logger.warning("POST %s: HTTP %d (attempt %d), retrying", url, response.status_code, attempt + 1)
-        time.sleep(delay)
+def request(client: httpx.Client, method: str, url: str, *, error: type[Exception], deadline: float,
+            max_bytes: int = MAX_BYTES, max_retries: int = 0, backoff: float = 0.5,
+            before: Any = None, started: float | None = None, **kwargs: Any) -> bytes:
+    """The decoded body of a successful answer to `method url` (httpx `kwargs`: json=, params=, ...).
+
+    Raises `error` with one line: a non-retryable or last failing status, a transport error after the
+    retries, no complete answer within `deadline` seconds, or a body larger than `max_bytes`.
+    `before()` runs before each attempt (e.g. a rate limiter), inside the deadline. `started` (a
+    `time.monotonic()` value, default now) is when the deadline began, for a deadline that spans
+    several requests."""
+    start = time.monotonic() if started is None else started
+    end = start + deadline
+    token = _deadline.set(end)
+    attempts = 0
+    cause = ""  # what the last failed attempt ran into
+    try:
+        for attempt in range(max_retries + 1):
+            attempts = attempt + 1
+            last = attempt == max_retries
+            delay = min(backoff * 2**attempt, MAX_DELAY)
+            try:
+                if before is not None:
+                    before()
+                left = end - time.monotonic()
+                if left <= 0:
+                    raise _DeadlineExceeded
+                with client.stream(method, url, timeout=min(client.timeout.read or left, left), **kwargs) as response:
+                    if response.is_success:
+                        try:
+                            return _read_body(response, max_bytes, end)
+                        except _TooLarge:
+                            raise error(f"{method} {url}: answer larger than the {max_bytes}-byte limit "
+                                        f"(max_bytes)") from None
+                        except ValueError as exc:
+                            raise error(f"{method} {url}: {exc}") from None
+                    try:
+                        excerpt = _read_body(response, min(_ERROR_BODY, max_bytes), end, truncate=True)
+                    except ValueError:
+                        excerpt = b""
+                    excerpt_text = excerpt.decode("utf-8", "replace").strip()[:EXCERPT]
+                    retryable = response.status_code == 429 or response.status_code >= 500
+                    cause = f"HTTP {response.status_code}"
+                    if last or not retryable:
+                        raise error(f"{method} {url} answered HTTP {response.status_code} after {attempts} "
+                                    f"attempt(s): {excerpt_text!r}")
+                    retry_after = _retry_after(response)
+                    if retry_after is not None:
+                        delay = min(max(retry_after, 0.0), MAX_DELAY)
+                    logger.warning("%s %s: HTTP %d (attempt %d), retrying", method, url, response.status_code,
+                                   attempts)
+            except httpx.TransportError as exc:  # includes connect/read timeouts
+                if time.monotonic() >= end:  # a read cut by the deadline itself
+                    raise _DeadlineExceeded from None
+                cause = type(exc).__name__
+                if last:
+                    raise error(f"{method} {url} failed after {attempts} attempt(s): {type(exc).__name__}: "
+                                f"{exc}") from None
+                logger.warning("%s %s: %s (attempt %d), retrying", method, url, type(exc).__name__, attempts)
+            if time.monotonic() + delay >= end:
+                raise _DeadlineExceeded
+            time.sleep(delay)
+    except _DeadlineExceeded:
+        last = f"; last: {cause}" if cause else ""
+        raise error(f"{method} {url}: no complete answer within the {deadline:g} s deadline "
+                    f"({attempts} attempt(s) in {time.monotonic() - start:.1f} s{last})") from None
+    finally:
+        _deadline.reset(token)
     raise AssertionError("unreachable")
+
+
+def post_json(client: httpx.Client, url: str, payload: dict[str, Any], *, max_retries: int, backoff: float,
+              error: type[Exception], deadline: float, max_bytes: int = MAX_BYTES) -> Any:
+    """POST `payload` and return the decoded JSON answer; raise `error` when it cannot be had."""
+    body = request(client, "POST", url, json=payload, error=error, deadline=deadline, max_bytes=max_bytes,
+                   max_retries=max_retries, backoff=backoff)
+    return _json(body, "POST", url, error)
+
+
+def _json(body: bytes, method: str, url: str, error: type[Exception]) -> Any:
+    try:
+        return json.loads(body)
+    except ValueError as exc:
+        excerpt = body[:EXCERPT].decode("utf-8", "replace")
+        raise error(f"{method} {url} returned invalid JSON: {excerpt!r}") from exc
 
 
 class JsonEndpoint:
     """A lazily opened, thread-safe client for one JSON endpoint (`base_url + path`) with retries.
 
-    Subclasses set `error`, the exception their callers catch."""
+    ``timeout`` bounds each read; ``deadline`` (default ``timeout * (max_retries + 1)``) bounds a whole
+    POST, retries included; ``max_bytes`` caps a decoded answer. Subclasses set `error`, the exception
+    their callers catch."""
 
     error: type[Exception] = RuntimeError
 
     def __init__(self, base_url: str, path: str, api_key: str | None, timeout: float, max_retries: int,
-                 backoff: float) -> None:
+                 backoff: float, deadline: float | None = None, max_bytes: int = MAX_BYTES) -> None:
         self.base_url = base_url.rstrip("/")
         self.url = self.base_url + path
         self.timeout = timeout
         self.max_retries = max_retries
         self.backoff = backoff
+        self.deadline = timeout * (max_retries + 1) if deadline is None else deadline
+        self.max_bytes = max_bytes
+        if self.deadline <= 0 or max_bytes <= 0:
+            raise ValueError(f"deadline and max_bytes must be positive, got {self.deadline}, {max_bytes}")
         self._api_key = api_key
         self._client: httpx.Client | None = None
         self._lock = threading.Lock()
@@ -85,7 +299,7 @@ class JsonEndpoint:
         with self._lock:
             if self._client is None:
                 headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
-                self._client = httpx.Client(timeout=self.timeout, headers=headers)
+                self._client = bounded_client(self.timeout, headers)
             client = self._client
         return post_json(client, self.url, payload, max_retries=self.max_retries, backoff=self.backoff,
-                         error=self.error)
+                         error=self.error, deadline=self.deadline, max_bytes=self.max_bytes)

@@ -15,7 +15,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from .embedders import Embedder, LexicalEmbedder, LocalUSEEmbedder
-from .http_json import JsonEndpoint
+from .http_json import MAX_BYTES, JsonEndpoint
 
 __all__ = ["HttpReranker", "LocalReranker", "RerankServiceError", "Reranker", "make_reranker"]
 
@@ -93,6 +93,8 @@ class HttpReranker(JsonEndpoint):
 
     Sends ``{"model", "query", "documents", "top_n"}`` and reads ``{"results": [{"index",
     "relevance_score" | "score"}, ...]}``; results are re-sorted locally, so server ordering is not trusted.
+    A call is bounded by a total ``deadline`` (retries included; default ``timeout * (max_retries + 1)``)
+    and its decoded answer by ``max_bytes``.
     """
 
     error = RerankServiceError
@@ -105,8 +107,10 @@ class HttpReranker(JsonEndpoint):
         timeout: float = 30.0,
         max_retries: int = 3,
         backoff: float = 0.5,
+        deadline: float | None = None,
+        max_bytes: int = MAX_BYTES,
     ) -> None:
-        super().__init__(base_url, "/rerank", api_key, timeout, max_retries, backoff)
+        super().__init__(base_url, "/rerank", api_key, timeout, max_retries, backoff, deadline, max_bytes)
         self.model = model
 
     def rerank(self, query: str, documents: Sequence[str], top_n: int | None = None) -> list[tuple[int, float]]:
