@@ -142,13 +142,14 @@ def test_gives_up_after_the_retries_naming_the_url(client, service):
     service.failures = [(500, {}, "boom")] * 3
     with pytest.raises(EUtilsError) as info:
         client.search("x")
-    assert str(info.value) == f"{service.base_url}/esearch.fcgi answered HTTP 500: boom (after 3 attempts)"
+    assert str(info.value) == f"GET {service.base_url}/esearch.fcgi answered HTTP 500 after 3 attempt(s): 'boom'"
     assert len(service.requests) == 3
 
 
 def test_a_404_is_an_error_at_once_without_the_api_key(client, service):
     service.failures = [(404, {}, "no such endpoint")]
-    with pytest.raises(EUtilsError, match=r"/esearch.fcgi answered HTTP 404: no such endpoint$") as info:
+    message = r"/esearch.fcgi answered HTTP 404 after 1 attempt\(s\): 'no such endpoint'$"
+    with pytest.raises(EUtilsError, match=message) as info:
         client.search("x")
     assert "SECRET-KEY" not in str(info.value)
     assert len(service.requests) == 1
@@ -165,7 +166,7 @@ def test_an_unreachable_host_is_retried_then_an_error():
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]  # closed again: nothing listens there
     with PubMedEUtils(f"http://127.0.0.1:{port}", retries=1, backoff=0.01, min_interval=0) as client, \
-            pytest.raises(EUtilsError, match=r"esearch.fcgi: ConnectError.*\(after 2 attempts\)"):
+            pytest.raises(EUtilsError, match=r"esearch.fcgi failed after 2 attempt\(s\): ConnectError"):
         client.search("x")
 
 

@@ -4,8 +4,10 @@ as the offline corpus, so the agent cannot tell which one answered.
 One search is two requests: ``esearch`` (JSON; the PMIDs of a page, by relevance, and the hit count)
 then ``efetch`` (XML; title, authors, journal, year and abstract of those PMIDs). NCBI allows 3
 requests a second without an API key and 10 with one, so requests are spaced accordingly; a 429 or
-5xx answer (and a dropped connection) is retried with exponential backoff, honouring ``Retry-After``.
-Any other non-2xx answer is an error naming the endpoint and the status (never the API key).
+5xx answer (and a dropped connection) is retried with exponential backoff, honouring ``Retry-After``
+(up to 30 s). Any other non-2xx answer is an error naming the endpoint and the status (never the API
+key), and so is a search past its total deadline or an answer past the size cap: the requests go
+through the project's one bounded HTTP call, :func:`tracerag.retrievers.http_json.request`.
 
 :class:`EUtilsToolSource` serves it as the ``pubmed_search`` tool of a
 :class:`~tracerag.tools.mcp_client.Toolbox`, in-process (no MCP server needed).
@@ -13,21 +15,19 @@ Any other non-2xx answer is an error naming the endpoint and the status (never t
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 import xml.etree.ElementTree as ET
 from typing import Any
 
-import httpx
-
+from ..retrievers.http_json import MAX_BYTES, bounded_client, request
 from .mcp_client import ToolResult, parameter_types
 from .pubmed_corpus import MAX_LIMIT, Snippet, check_search_arguments
 
 __all__ = ["DEFAULT_BASE_URL", "EUtilsError", "EUtilsToolSource", "PubMedEUtils", "parse_pubmed_xml"]
 
 DEFAULT_BASE_URL = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils"
-_RETRY_STATUSES = {429, 500, 502, 503, 504}
-_MAX_RETRY_AFTER = 30.0  # seconds; a longer Retry-After is not worth an agent's wait
 
 
 class EUtilsError(RuntimeError):
@@ -95,30 +95,38 @@ class PubMedEUtils:
     """A small E-utilities client: :meth:`search` gives ``(total, snippets)`` like the offline corpus.
 
     ``min_interval`` (seconds between requests) defaults to NCBI's limit: 1/3 s, or 1/10 s with an
-    API key. ``retries`` is how many times a 429/5xx or a dropped connection is retried.
+    API key. ``retries`` is how many times a 429/5xx or a dropped connection is retried. ``timeout``
+    bounds each read; ``deadline`` (default ``timeout * (retries + 1)``) bounds a whole :meth:`search`
+    (both requests, retries and waits included) and ``max_bytes`` each decoded answer.
     """
 
     def __init__(self, base_url: str = DEFAULT_BASE_URL, api_key: str | None = None, *, timeout: float = 20.0,
                  retries: int = 3, backoff: float = 1.0, min_interval: float | None = None,
-                 tool: str = "tracerag", email: str | None = None) -> None:
+                 tool: str = "tracerag", email: str | None = None, deadline: float | None = None,
+                 max_bytes: int = MAX_BYTES) -> None:
         self.base_url = base_url.rstrip("/")
+        self.deadline = timeout * (retries + 1) if deadline is None else deadline
+        self.max_bytes = max_bytes
+        if self.deadline <= 0 or max_bytes <= 0:
+            raise ValueError(f"deadline and max_bytes must be positive, got {self.deadline}, {max_bytes}")
         self.api_key = api_key
         self.retries = retries
         self.backoff = backoff
         self.min_interval = (0.1 if api_key else 0.34) if min_interval is None else min_interval
         identity = {"tool": tool, "email": email, "api_key": api_key}  # NCBI asks callers to say who they are
         self._identity = {k: v for k, v in identity.items() if v}
-        self._client = httpx.Client(timeout=timeout, headers={"User-Agent": f"{tool} (PubMed search tool)"})
+        self._client = bounded_client(timeout, {"User-Agent": f"{tool} (PubMed search tool)"})
         self._lock = threading.Lock()
         self._last_request = 0.0
 
     def search(self, query: str, limit: int = 5, offset: int = 0) -> tuple[int, list[Snippet]]:
         """(total hits, snippets of the page ``offset`` … ``offset + limit - 1``), most relevant first."""
         check_search_arguments(query, limit, offset)
+        started = time.monotonic()
         found = self._get("esearch.fcgi", {"db": "pubmed", "term": " ".join(query.split()), "retmode": "json",
-                                           "retmax": limit, "retstart": offset, "sort": "relevance"})
+                                           "retmax": limit, "retstart": offset, "sort": "relevance"}, started)
         try:
-            result = found.json()["esearchresult"]
+            result = json.loads(found)["esearchresult"]
             total, ids = int(result.get("count", 0)), [str(i) for i in result.get("idlist", [])]
         except (ValueError, KeyError, TypeError) as e:
             raise EUtilsError(f"{self.base_url}/esearch.fcgi answered with unexpected JSON ({e!r})") from None
@@ -126,34 +134,15 @@ class PubMedEUtils:
             raise EUtilsError(f"{self.base_url}/esearch.fcgi: {result['ERROR']}")
         if not ids:
             return total, []
-        fetched = self._get("efetch.fcgi", {"db": "pubmed", "id": ",".join(ids), "retmode": "xml"})
-        articles = parse_pubmed_xml(fetched.content)
+        fetched = self._get("efetch.fcgi", {"db": "pubmed", "id": ",".join(ids), "retmode": "xml"}, started)
+        articles = parse_pubmed_xml(fetched)
         return total, [articles[pmid] for pmid in ids if pmid in articles]
 
-    def _get(self, endpoint: str, params: dict[str, Any]) -> httpx.Response:
-        url = f"{self.base_url}/{endpoint}"
-        for attempt in range(self.retries + 1):
-            self._wait_turn()
-            try:
-                response = self._client.get(url, params={**params, **self._identity})
-            except httpx.TransportError as e:
-                if attempt == self.retries:
-                    raise EUtilsError(f"{url}: {type(e).__name__}: {e} (after {attempt + 1} attempts)") from None
-                time.sleep(self.backoff * 2**attempt)
-                continue
-            if response.is_success:
-                return response
-            if response.status_code not in _RETRY_STATUSES or attempt == self.retries:
-                suffix = f" (after {attempt + 1} attempts)" if attempt else ""
-                raise EUtilsError(f"{url} answered HTTP {response.status_code}: {response.text[:200].strip()}{suffix}")
-            time.sleep(self._retry_delay(response, attempt))
-        raise AssertionError("unreachable")
-
-    def _retry_delay(self, response: httpx.Response, attempt: int) -> float:
-        try:
-            return min(float(response.headers["Retry-After"]), _MAX_RETRY_AFTER)
-        except (KeyError, ValueError):
-            return self.backoff * 2**attempt
+    def _get(self, endpoint: str, params: dict[str, Any], started: float) -> bytes:
+        """The body of one E-utilities answer, within the deadline of the search ``started`` then."""
+        return request(self._client, "GET", f"{self.base_url}/{endpoint}", params={**params, **self._identity},
+                       error=EUtilsError, deadline=self.deadline, started=started, max_bytes=self.max_bytes,
+                       max_retries=self.retries, backoff=self.backoff, before=self._wait_turn)
 
     def _wait_turn(self) -> None:
         with self._lock:
