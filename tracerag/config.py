@@ -7,6 +7,7 @@ re-indexing an unchanged home costs nothing.
 
 from __future__ import annotations
 
+import contextvars
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -70,13 +71,69 @@ def _number(value, env_name: str, kind: type, default, *, minimum):
 _state: dict = {"embedder": None, "made": (None, None)}  # made: (what an LM was built from, that LM)
 
 
+MAX_RETRY_WAIT = 10.0  # seconds; the longest wait between two attempts of one LM call
+_retry_wait_cap: contextvars.ContextVar[float | None] = contextvars.ContextVar("tracerag_lm_retry_wait", default=None)
+
+
+def _cap_dspy_retry_waits() -> bool:
+    """Bound DSPy's wait between retries by the calling LM's cap (`BoundedLM` sets it for its calls).
+
+    DSPy 3.4 sleeps whatever a server's Retry-After says before retrying (a 503 with ``Retry-After:
+    1000`` holds a call for 1000 s per retry) and offers no setting for it; its one wait function,
+    ``dspy.clients.execution._delay``, is wrapped here. Calls of any other LM are left exactly as they
+    were. False when this DSPy has no such function (then waits are DSPy's own)."""
+    from dspy.clients import execution
+
+    delay = getattr(execution, "_delay", None)
+    if delay is None:
+        return False
+    if getattr(delay, "tracerag_capped", False):
+        return True
+
+    def capped_delay(exc, attempt):
+        wait, cap = delay(exc, attempt), _retry_wait_cap.get()
+        return wait if cap is None else min(wait, cap)
+
+    capped_delay.tracerag_capped = True  # type: ignore[attr-defined]
+    execution._delay = capped_delay
+    return True
+
+
+class BoundedLM(dspy.LM):
+    """A ``dspy.LM`` whose wait before a retry is at most ``min(timeout, MAX_RETRY_WAIT)`` seconds,
+    whatever the server's Retry-After asks for (DSPy honours it uncapped). Retries stay inside one
+    call, so callbacks (``on_lm_start``) still see one LM call per request."""
+
+    def retry_wait(self) -> float:
+        timeout = self.kwargs.get("timeout")
+        ok = isinstance(timeout, int | float) and not isinstance(timeout, bool) and timeout > 0
+        return min(float(timeout), MAX_RETRY_WAIT) if ok else MAX_RETRY_WAIT
+
+    def __call__(self, *args, **kwargs):
+        token = _retry_wait_cap.set(self.retry_wait())
+        try:
+            return super().__call__(*args, **kwargs)
+        finally:
+            _retry_wait_cap.reset(token)
+
+    async def acall(self, *args, **kwargs):
+        token = _retry_wait_cap.set(self.retry_wait())
+        try:
+            return await super().acall(*args, **kwargs)
+        finally:
+            _retry_wait_cap.reset(token)
+
+
 def make_lm(model: str, api_base: str | None = None, api_key: str | None = None, *, timeout: float | None = None,
             retries: int | None = None, **kwargs) -> dspy.LM:
     """A dspy.LM for any LiteLLM model string (openai/…, hosted_vllm/…, ollama_chat/…), bounded in time:
     ``timeout`` seconds without a reply fails a call, ``retries`` retries a transient failure (both
-    default to the configured policy)."""
-    return dspy.LM(model, api_base=api_base, api_key=api_key, timeout=timeout or policy().timeout,
-                   num_retries=policy().retries if retries is None else retries, **kwargs)
+    default to the configured policy), and the wait before a retry is at most ``min(timeout, 10 s)``
+    even when the server's Retry-After asks for more. One call therefore lasts at most about
+    ``(retries + 1) * timeout + retries * min(timeout, 10)`` seconds."""
+    _cap_dspy_retry_waits()
+    return BoundedLM(model, api_base=api_base, api_key=api_key, timeout=timeout or policy().timeout,
+                     num_retries=policy().retries if retries is None else retries, **kwargs)
 
 
 def configure(lm: str | dspy.BaseLM | None = None, embedder: str | Embedder | None = None, *,
