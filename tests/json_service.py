@@ -1,14 +1,18 @@
 """A real JSON POST endpoint on 127.0.0.1 for testing the HTTP clients (embedder, reranker).
 
 Subclass ScriptedService with the route and a ``respond(payload) -> dict``; tests script failures
-(answered first, in order), a delay, or a raw body, and read every request back.
+(answered first, in order), a delay, or a raw body, and read every request back. ``hostile`` serves
+the answers a client must survive (a trickled body or header, a gzip bomb, an oversized body).
 """
 
 from __future__ import annotations
 
+import functools
+import gzip
 import json
 import threading
 import time
+import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -76,4 +80,97 @@ def serving(state: ScriptedService) -> Iterator[ScriptedService]:
 
     with on_localhost(Handler) as address:
         state.base_url = f"{address}/v1"
+        yield state
+
+
+# Hostile servers: the same answer to any GET or POST, served in a way that must not hang or blow up a client.
+
+def gzip_bomb(size: int = 500 * 2**20) -> bytes:
+    """One gzip member that expands to ``size`` zero bytes (about 1/1000 of it on the wire)."""
+    return _gzip_bomb(size)
+
+
+@functools.lru_cache(maxsize=2)
+def _gzip_bomb(size: int) -> bytes:
+    packer = zlib.compressobj(9, zlib.DEFLATED, zlib.MAX_WBITS | 16)
+    block = bytes(2**20)
+    parts = [packer.compress(block) for _ in range(size // len(block))]
+    return b"".join([*parts, packer.compress(bytes(size % len(block))), packer.flush()])
+
+
+class Hostile:
+    """How a hostile server answers: ``mode`` is
+
+    - ``"normal"``: ``body(path)`` at once (gzip-encoded when ``gzip``);
+    - ``"trickle"``: status and headers at once, then the body one byte every ``interval`` seconds;
+    - ``"trickle-headers"``: the status line and headers themselves one byte every ``interval`` seconds;
+    - ``"bomb"``: a gzip body expanding to ``bomb_size`` bytes;
+    - ``"oversize"``: ``oversize`` plain bytes of valid-looking JSON.
+    """
+
+    def __init__(self, mode: str, body=lambda path: b"{}", *, interval: float = 0.5, gzip: bool = False,
+                 bomb_size: int = 500 * 2**20, oversize: int = 8 * 2**20):
+        self.mode, self.body, self.interval, self.gzip = mode, body, interval, gzip
+        self.bomb_size, self.oversize = bomb_size, oversize
+        self.requests: list[str] = []  # paths
+        self.base_url = ""
+
+
+@contextmanager
+def hostile(state: Hostile) -> Iterator[Hostile]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args):
+            pass
+
+        def head(self, body: bytes, encoding: str | None = None, length: int | None = None) -> bytes:
+            lines = ["HTTP/1.1 200 OK", "Content-Type: application/json",
+                     f"Content-Length: {len(body) if length is None else length}", "Connection: close"]
+            if encoding:
+                lines.append(f"Content-Encoding: {encoding}")
+            return ("\r\n".join(lines) + "\r\n\r\n").encode()
+
+        def trickle(self, data: bytes) -> None:
+            for i in range(len(data)):
+                self.wfile.write(data[i : i + 1])
+                self.wfile.flush()
+                time.sleep(state.interval)
+
+        def handle_any(self):
+            length = int(self.headers.get("Content-Length") or 0)
+            if length:
+                self.rfile.read(length)
+            state.requests.append(self.path)
+            self.close_connection = True
+            try:
+                if state.mode == "normal":
+                    body = state.body(self.path)
+                    if state.gzip:
+                        body = gzip.compress(body)
+                    self.wfile.write(self.head(body, "gzip" if state.gzip else None) + body)
+                elif state.mode == "trickle":
+                    self.wfile.write(self.head(b"", length=10**6))
+                    self.wfile.flush()
+                    self.trickle(b"[" + b"0," * 10**6)
+                elif state.mode == "trickle-headers":
+                    self.trickle(self.head(b"{}") + b"{}")
+                elif state.mode == "bomb":
+                    body = gzip_bomb(state.bomb_size)
+                    self.wfile.write(self.head(body, "gzip") + body)
+                elif state.mode == "oversize":
+                    chunk = b"[" + b"0," * (2**20 // 2 - 1) + b"0]"
+                    count = -(-state.oversize // len(chunk))
+                    self.wfile.write(self.head(b"", length=count * len(chunk)))
+                    for _ in range(count):
+                        self.wfile.write(chunk)
+                else:
+                    raise ValueError(f"unknown mode {state.mode!r}")
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client gave up, as it should
+
+        do_GET = do_POST = handle_any
+
+    with on_localhost(Handler) as address:
+        state.base_url = address
         yield state
