@@ -116,3 +116,20 @@ def test_a_fifo_or_a_directory_is_refused_without_hanging(tmp_path):
     (tmp_path / "queries.jsonl").rmdir()
     with pytest.raises(ValueError, match="queries.jsonl: file is missing"):
         load_experience_queries(tmp_path)
+
+
+def test_image_paths_stay_inside_the_dataset(tmp_path):
+    from tracerag.datasets.experience import load_experience_queries
+    from tracerag.retrievers.read_report import ReadReport
+
+    (tmp_path / "images").mkdir()
+    (tmp_path / "images" / "ok.jpg").write_bytes(b"x")
+    (tmp_path / "images" / "out.jpg").symlink_to("/etc/hostname")
+    row = {"id": "q1", "question": "What is this?", "relevant_task_ids": ["t1"],
+           "images": ["images/ok.jpg", "/etc/passwd", "../secret.jpg", "images/out.jpg"]}
+    (tmp_path / "queries.jsonl").write_text(json.dumps(row) + "\n", encoding="utf-8")
+    report = ReadReport("queries")
+    [query] = load_experience_queries(tmp_path, report=report)
+    assert query.images == ("images/ok.jpg", "images/out.jpg")
+    assert report.normalised["image path outside the dataset dropped"] == 1
+    assert query.to_example(tmp_path).images == [str(tmp_path / "images" / "ok.jpg")]  # the link leads out

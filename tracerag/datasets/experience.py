@@ -46,8 +46,11 @@ class ExperienceQuery:
         return split_of(self.id)
 
     def to_example(self, base: Path | None = None) -> dspy.Example:
-        """Images become paths relative to the dataset directory (``base``) so the program can read them."""
-        images = [str(base / p) if base else p for p in self.images]
+        """Images become paths under the dataset directory (``base``) so the program can read them; one
+        that a link leads out of the directory is left out (a dataset names files inside itself only)."""
+        root = base.resolve() if base else None
+        images = [str(base / p) for p in self.images if (base / p).resolve().is_relative_to(root)] if base \
+            else list(self.images)
         return dspy.Example(id=self.id, question=self.question, images=images, caption=self.caption,
                             sub_task=self.sub_task, family=self.family,
                             relevant_task_ids=list(self.relevant_task_ids)
@@ -102,6 +105,15 @@ def _strings(row: dict, key: str, kinds: list[str], required: bool = False) -> l
     return out
 
 
+def _inside(paths: list[str], kinds: list[str]) -> list[str]:
+    """Image paths relative to the dataset; an absolute one or one climbing out with ``..`` is dropped
+    (and counted), so a query can never hand a file from elsewhere to the LM."""
+    inside = [p for p in paths if not Path(p).is_absolute() and ".." not in Path(p).parts]
+    if len(inside) < len(paths):
+        kinds.append("image path outside the dataset dropped")
+    return inside
+
+
 def _query(row: Any) -> tuple[ExperienceQuery, list[str]]:
     if not isinstance(row, dict):
         raise _Unreadable("not a JSON object", f"expected a JSON object (one query), got {_got(row)}")
@@ -112,7 +124,7 @@ def _query(row: Any) -> tuple[ExperienceQuery, list[str]]:
     kinds: list[str] = []
     query = ExperienceQuery(_text(row, "id", kinds, required=True), _text(row, "question", kinds, required=True),
                             tuple(_strings(row, "relevant_task_ids", kinds, required=True)),
-                            _text(row, "sub_task", kinds), tuple(_strings(row, "images", kinds)),
+                            _text(row, "sub_task", kinds), tuple(_inside(_strings(row, "images", kinds), kinds)),
                             _text(row, "caption", kinds), _text(row, "family", kinds))
     return query, kinds
 
