@@ -8,9 +8,17 @@ with a reason the reader reported — return "skipped" then), and raises the rea
 error (a ``ValueError`` whose message names the file) when it ``rejected`` the input.
 
 ``outcome`` classifies what happened; anything else is a ``traceback`` (an exception that is not a
-clear data error) or a ``hang`` (no answer within the time limit). The campaign's goal is zero of
-both; ``test_campaign.py`` asserts each variant's expected outcome and ``benchmarks/bench_bad_inputs.py``
-prints the table.
+clear data error) or a ``hang`` (no answer within the time limit). Two more outcomes are failures a
+variant detects itself, by checking what the reader or program returned: a ``wrong result`` (raise
+:class:`WrongResult`: the input was accepted and the result is one a metric or a user would trust, but
+wrong — a forged id among the cited ones, a row carrying its neighbour's metadata, a label that can
+never be hit) and a ``leak`` (raise :class:`Leak`: content from outside the allowed root or dataset
+reached an output or an error message, or protocol markup the runtime did not write reached an answer
+or a trajectory). The campaign's goal is zero of all four; ``test_campaign.py`` asserts each variant's
+expected outcome and ``benchmarks/bench_bad_inputs.py`` prints the table.
+
+A bank's documented data error is ``BankError`` (a RuntimeError); it counts as a data error like the
+readers' ValueErrors.
 """
 
 from __future__ import annotations
@@ -20,7 +28,19 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-OUTCOMES = ("accepted", "skipped", "rejected", "traceback", "hang")
+from tracerag.retrievers.bank_files import BankError
+
+OUTCOMES = ("accepted", "skipped", "rejected", "traceback", "hang", "wrong result", "leak")
+DATA_ERRORS = (ValueError, BankError)  # the readers' one-line data errors, each naming its file
+
+
+class WrongResult(AssertionError):
+    """Raised by a variant whose input was accepted with a result that is wrong (and would be trusted)."""
+
+
+class Leak(AssertionError):
+    """Raised by a variant when content from outside the allowed root reached an output or an error,
+    or markup the runtime did not write reached an answer or a trajectory."""
 
 
 @dataclass(frozen=True)
@@ -44,7 +64,11 @@ def outcome(variant: Variant, tmp_path: Path, timeout: float = 10.0) -> Outcome:
         try:
             returned = variant.run(tmp_path)
             result.append(Outcome("skipped" if returned == "skipped" else "accepted"))
-        except ValueError as exc:  # the readers' data errors are ValueErrors naming the file
+        except WrongResult as exc:
+            result.append(Outcome("wrong result", str(exc)))
+        except Leak as exc:
+            result.append(Outcome("leak", str(exc)))
+        except DATA_ERRORS as exc:  # the readers' data errors are ValueErrors (a bank's BankError) naming the file
             text = str(exc)
             clear = "\n" not in text.strip() and (str(tmp_path) in text or ":" in text)
             result.append(Outcome("rejected" if clear else "traceback", text))
