@@ -129,7 +129,10 @@ def resolve_local_page(url: str, root: Path) -> Path:
     else:
         given = Path(url)
     root = root.resolve()
-    target = (given if given.is_absolute() else root / given).resolve()
+    try:
+        target = (given if given.is_absolute() else root / given).resolve()
+    except OSError as exc:  # the path changed under us (a link swapped in and out): refuse, never crash
+        raise ValueError(f"{url}: cannot be resolved inside the browse root ({exc.strerror or exc})") from None
     if not target.is_relative_to(root):
         raise ValueError(f"{url}: outside the browse root {root}; only files inside it can be read")
     if not target.is_file():
