@@ -148,7 +148,7 @@ class _Fields:
     def __init__(self, path: Path, report: ReadReport):
         self.path, self.report = path, report
 
-    def normalised(self, kind: str) -> None:
+    def normalise(self, kind: str) -> None:
         self.report.normalise(f"{self.path.name}: {kind}")
 
     def text(self, obj: dict, key: str, where: str, *, required: bool = True, cap: int | None = None,
@@ -160,7 +160,7 @@ class _Fields:
                 raise HomeDataError(f"{where}: field {key!r} is missing; expected {expected}")
             return None
         if isinstance(value, int | float) and not isinstance(value, bool):
-            self.normalised(f"{key} as a number")
+            self.normalise(f"{key} as a number")
             value = str(value)
         if not isinstance(value, str):
             raise HomeDataError(f"{where}: field {key!r}: expected {expected}, got {_kind(value)}")
@@ -168,7 +168,7 @@ class _Fields:
         if problem:
             raise HomeDataError(f"{where}: field {key!r} {problem}")
         if cap is not None and len(value) > cap:
-            self.normalised(f"{key} over {cap} characters cut")
+            self.normalise(f"{key} over {cap} characters cut")
             value = value[:cap]
         return value
 
@@ -179,7 +179,7 @@ class _Fields:
         if value is None:
             return []
         if isinstance(value, dict):
-            self.normalised(f"{key} as one object")
+            self.normalise(f"{key} as one object")
         if isinstance(value, dict | str):
             return [value]
         if not isinstance(value, list):
@@ -211,7 +211,7 @@ def load_spec(path: Path, report: ReadReport | None = None) -> dict[str, tuple[C
         first_line[profile_id] = where.rsplit(":", 1)[1]
         caps = row.get("capabilities")
         if isinstance(caps, dict):
-            fields.normalised("capabilities as one object")
+            fields.normalise("capabilities as one object")
             caps = [caps]
         if not isinstance(caps, list):
             raise HomeDataError(f"{where}: field 'capabilities': expected a list of commands "
@@ -246,7 +246,7 @@ def _command(cap: dict, command_id: str, where: str, fields: _Fields) -> Command
 def _type(value, where: str, fields: _Fields) -> str | None:
     """A JSON-schema-like type name; a list (``["integer", "null"]``) becomes its first non-null name."""
     if isinstance(value, list) and all(isinstance(t, str) for t in value):
-        fields.normalised("type as a list")
+        fields.normalise("type as a list")
         value = next((t for t in value if t != "null"), None)
     if value is not None and not isinstance(value, str):
         raise HomeDataError(f"{where}: field 'type': expected a type name string or null, got {_kind(value)}")
@@ -262,7 +262,7 @@ def _value_range(value, where: str, fields: _Fields) -> tuple[tuple[str, object]
     if value is None:
         return None
     if isinstance(value, list) and len(value) == 2 and all(_number(v) is not None for v in value):
-        fields.normalised("value_range as [min, max]")
+        fields.normalise("value_range as [min, max]")
         value = {"min": value[0], "max": value[1]}
     if not isinstance(value, dict):
         raise HomeDataError(f"{where}: field 'value_range': expected an object {{\"min\", \"max\", \"unit\"}} "
@@ -274,7 +274,7 @@ def _value_range(value, where: str, fields: _Fields) -> tuple[tuple[str, object]
             if number is None:
                 raise HomeDataError(f"{where}: field 'value_range.{key}': expected a number, got {_kind(v)}")
             if number is not v:
-                fields.normalised("value_range number as a string")
+                fields.normalise("value_range number as a string")
             v = number
         elif not isinstance(v, _SCALARS):
             raise HomeDataError(f"{where}: field 'value_range.{key}': expected a number or a string, "
@@ -304,7 +304,7 @@ def _value_list(cap: dict, where: str, fields: _Fields) -> tuple[ValueOption, ..
     """``[{"value", "description"}]``; a plain value (``"cool"``) becomes ``{"value": "cool"}``."""
     raw = cap.get("value_list")
     if isinstance(raw, dict):
-        fields.normalised("value_list as one object")
+        fields.normalise("value_list as one object")
         raw = [raw]
     if raw is not None and not isinstance(raw, list):
         raise HomeDataError(f"{where}: field 'value_list': expected a list of {{\"value\", \"description\"}}, "
@@ -313,7 +313,7 @@ def _value_list(cap: dict, where: str, fields: _Fields) -> tuple[ValueOption, ..
     for j, v in enumerate(raw or []):
         item_where = f"{where}: value_list[{j}]"
         if isinstance(v, str | int | float) and not isinstance(v, bool):
-            fields.normalised("value_list item as a plain value")
+            fields.normalise("value_list item as a plain value")
             v = {"value": str(v)}
         if not isinstance(v, dict) or v.get("value") is None or v.get("value") == "":
             raise HomeDataError(f"{item_where}: expected {{\"value\", \"description\"}} with a 'value', "
@@ -379,7 +379,7 @@ def _load_devices(path: Path, rooms: dict[str, str], specs: dict[str, tuple[Comm
 def _profile_id(item: dict, where: str, fields: _Fields) -> str:
     profile = item.get("profile")
     if isinstance(profile, str | int) and not isinstance(profile, bool):
-        fields.normalised("profile as a string id")
+        fields.normalise("profile as a string id")
         profile = {"id": profile}
     if not isinstance(profile, dict):
         raise HomeDataError(f"{where}: field 'profile' is missing; expected {{\"id\": <profileId>}}"
@@ -389,14 +389,9 @@ def _profile_id(item: dict, where: str, fields: _Fields) -> str:
 
 
 def _main_component(item: dict, where: str, fields: _Fields) -> dict:
-    components = fields.items(item, "components", where, expected="a list of {\"id\", \"categories\", …}")
-    for j, component in enumerate(components):
-        if isinstance(component, str):
-            fields.normalised("component as a string id")
-            component = {"id": component}
-        if not isinstance(component, dict):
-            raise HomeDataError(f"{where}: components[{j}]: expected an object {{\"id\", \"categories\", …}}, "
-                                f"got {_kind(component)}")
+    for _, component in _objects(item, "components", "id", where, fields, note="component as a string id",
+                                 expected_list="a list of {\"id\", \"categories\", …}",
+                                 expected_item="an object {\"id\", \"categories\", …}"):
         if component.get("id") == MAIN_COMPONENT:
             return component
     raise HomeDataError(f"{where}: field 'components' has no 'main' component")
@@ -404,13 +399,9 @@ def _main_component(item: dict, where: str, fields: _Fields) -> dict:
 
 def _categories(main: dict, where: str, fields: _Fields) -> list[str]:
     names = []
-    for j, category in enumerate(fields.items(main, "categories", where, expected="a list of {\"name\"}")):
-        if isinstance(category, str):
-            fields.normalised("category as a string")
-            category = {"name": category}
-        if not isinstance(category, dict):
-            raise HomeDataError(f"{where}: categories[{j}]: expected {{\"name\": …}} or a category name, "
-                                f"got {_kind(category)}")
+    for j, category in _objects(main, "categories", "name", where, fields, note="category as a string",
+                                expected_list="a list of {\"name\"}",
+                                expected_item="{\"name\": …} or a category name"):
         name = fields.text(category, "name", f"{where}: categories[{j}]", required=False, cap=LABEL_MAX)
         if name and name.strip():
             names.append(name.strip())
@@ -419,29 +410,34 @@ def _categories(main: dict, where: str, fields: _Fields) -> list[str]:
 
 def _capabilities(main: dict, where: str, fields: _Fields) -> list[str]:
     """The main component's capability ids (checked, not indexed: commands come from spec.jsonl)."""
-    ids = []
-    for j, capability in enumerate(fields.items(main, "capabilities", where, expected="a list of {\"id\"}")):
-        if isinstance(capability, str):
-            fields.normalised("capability as a string id")
-            capability = {"id": capability}
-        if not isinstance(capability, dict):
-            raise HomeDataError(f"{where}: capabilities[{j}]: expected {{\"id\": …}} or a capability id, "
-                                f"got {_kind(capability)}")
-        ids.append(fields.text(capability, "id", f"{where}: capabilities[{j}]", expected="a capability id"))
-    return ids
+    return [fields.text(capability, "id", f"{where}: capabilities[{j}]", expected="a capability id")
+            for j, capability in _objects(main, "capabilities", "id", where, fields,
+                                          note="capability as a string id", expected_list="a list of {\"id\"}",
+                                          expected_item="{\"id\": …} or a capability id")]
+
+
+def _objects(obj: dict, key: str, name_key: str, where: str, fields: _Fields, *, note: str, expected_list: str,
+             expected_item: str):
+    """Yield (index, object) for a list field whose items are objects, or bare strings naming one
+    (``"Light"`` -> ``{name_key: "Light"}``, counted as ``note``); anything else is an error."""
+    for j, value in enumerate(fields.items(obj, key, where, expected=expected_list)):
+        if isinstance(value, str):
+            fields.normalise(note)
+            value = {name_key: value}
+        if not isinstance(value, dict):
+            raise HomeDataError(f"{where}: {key}[{j}]: expected {expected_item}, got {_kind(value)}")
+        yield j, value
 
 
 def _items_with_lines(path: Path, fields: _Fields, *, empty_ok: bool):
     """Yield (item, 1-based line) for each element of the top-level "items" array (or of a bare list)."""
     try:
-        text = read_regular(path, MAX_FILE_BYTES)
+        text = read_regular(path, MAX_FILE_BYTES, report=fields)  # counts a stripped BOM
     except FileProblem as exc:
         raise HomeDataError(str(exc)) from None
-    if _starts_with_bom(path):
-        fields.normalised("BOM stripped")
     if not text.strip():
         if empty_ok:
-            fields.normalised("empty file")
+            fields.normalise("empty file")
             return
         raise HomeDataError(f"{path}:1: file is empty; expected {{\"items\": [...]}}")
     try:
@@ -451,7 +447,7 @@ def _items_with_lines(path: Path, fields: _Fields, *, empty_ok: bool):
     except RecursionError:
         raise HomeDataError(f"{path}:1: invalid JSON (nested too deeply)") from None
     if isinstance(doc, list):
-        fields.normalised("items as a bare list")
+        fields.normalise("items as a bare list")
     elif not isinstance(doc, dict):
         raise HomeDataError(f"{path}:1: expected an object {{\"items\": [...]}}, got {_kind(doc)}")
     elif not isinstance(doc.get("items"), list):
@@ -493,12 +489,4 @@ def _skip(text: str, pos: int, chars: str) -> int:
     while text[pos] in chars:
         pos += 1
     return pos
-
-
-def _starts_with_bom(path: Path) -> bool:
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    try:
-        return os.read(fd, 3) == b"\xef\xbb\xbf"
-    finally:
-        os.close(fd)
 
