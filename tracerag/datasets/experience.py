@@ -25,7 +25,7 @@ from typing import Any
 import dspy
 
 from ..retrievers.home import HomeDataError
-from ..retrievers.read_report import ReadReport, read_regular, text_problem
+from ..retrievers.read_report import ReadReport, Unreadable, read_regular, text_problem
 from .smarthome import SPLITS, resolve_dataset, split_of
 
 __all__ = ["ExperienceQuery", "load_experience_queries"]
@@ -57,12 +57,6 @@ class ExperienceQuery:
                             ).with_inputs("question", "images", "caption", "sub_task")
 
 
-class _Unreadable(ValueError):
-    def __init__(self, reason: str, message: str):
-        super().__init__(message)
-        self.reason = reason
-
-
 def _got(value: Any) -> str:
     text = json.dumps(value, ensure_ascii=False)
     return text if len(text) <= 60 else text[:57] + "..."
@@ -75,11 +69,11 @@ def _text(row: dict, key: str, kinds: list[str], required: bool = False) -> str 
         value = str(value)
     if value is None or (isinstance(value, str) and not value.strip()):
         if required:
-            raise _Unreadable("missing field", f"{key}: expected a non-empty string, "
+            raise Unreadable("missing field", f"{key}: expected a non-empty string, "
                               + ("the field is missing" if value is None else "got an empty one"))
         return None
     if not isinstance(value, str):
-        raise _Unreadable("wrong type", f"{key}: expected a string, got {_got(value)}")
+        raise Unreadable("wrong type", f"{key}: expected a string, got {_got(value)}")
     return value
 
 
@@ -92,15 +86,15 @@ def _strings(row: dict, key: str, kinds: list[str], required: bool = False) -> l
         value = [value]
     if not isinstance(value, list):
         if value is None:
-            raise _Unreadable("missing field", f"{key}: expected a list of strings, the field is missing")
-        raise _Unreadable("wrong type", f"{key}: expected a list of strings, got {_got(value)}")
+            raise Unreadable("missing field", f"{key}: expected a list of strings, the field is missing")
+        raise Unreadable("wrong type", f"{key}: expected a list of strings, got {_got(value)}")
     out = []
     for i, item in enumerate(value):
         if isinstance(item, int) and not isinstance(item, bool):
             kinds.append(f"{key} as numbers")
             item = str(item)
         if not isinstance(item, str):
-            raise _Unreadable("wrong type", f"{key}[{i}]: expected a string, got {_got(item)}")
+            raise Unreadable("wrong type", f"{key}[{i}]: expected a string, got {_got(item)}")
         out.append(item)
     return out
 
@@ -116,11 +110,11 @@ def _inside(paths: list[str], kinds: list[str]) -> list[str]:
 
 def _query(row: Any) -> tuple[ExperienceQuery, list[str]]:
     if not isinstance(row, dict):
-        raise _Unreadable("not a JSON object", f"expected a JSON object (one query), got {_got(row)}")
+        raise Unreadable("not a JSON object", f"expected a JSON object (one query), got {_got(row)}")
     for key, value in row.items():
         problem = text_problem(value)
         if problem:
-            raise _Unreadable("lone surrogate", f"{key}: {problem}")
+            raise Unreadable("lone surrogate", f"{key}: {problem}")
     kinds: list[str] = []
     query = ExperienceQuery(_text(row, "id", kinds, required=True), _text(row, "question", kinds, required=True),
                             tuple(_strings(row, "relevant_task_ids", kinds, required=True)),
@@ -156,11 +150,11 @@ def load_experience_queries(name_or_path: str | Path, split: str | None = None, 
             try:
                 row = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise _Unreadable("not JSON", f"invalid JSON ({exc.msg} at column {exc.colno})") from None
+                raise Unreadable("not JSON", f"invalid JSON ({exc.msg} at column {exc.colno})") from None
             except RecursionError:
-                raise _Unreadable("not JSON", "invalid JSON (nested too deeply)") from None
+                raise Unreadable("not JSON", "invalid JSON (nested too deeply)") from None
             query, kinds = _query(row)
-        except _Unreadable as exc:
+        except Unreadable as exc:
             report.skip(where, exc.reason, str(exc))
             continue
         if query.id in first_line:

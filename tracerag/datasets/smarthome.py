@@ -30,7 +30,7 @@ from pydantic import ValidationError
 
 from ..retrievers.home import MAX_FILE_BYTES, Home, HomeDataError
 from ..retrievers.jsonl import iter_json_lines
-from ..retrievers.read_report import ReadReport, text_problem
+from ..retrievers.read_report import ReadReport, Unreadable, text_problem
 from ..signatures.query_ir import DEVICE_CATEGORIES, UNKNOWN_CATEGORY, QueryIR
 
 BUNDLED_ROOT = Path(__file__).parent / "data"
@@ -107,12 +107,6 @@ def home_dirs(dataset: Path) -> list[Path]:
     return homes
 
 
-class _Skip(Exception):
-    def __init__(self, reason: str, detail: str):
-        super().__init__(detail)
-        self.reason, self.detail = reason, detail
-
-
 class _Wrong(Exception):
     """A label that reads but would corrupt a metric: an error naming the line, never a skip."""
 
@@ -132,8 +126,8 @@ def load_queries(path: Path, home: str, report: ReadReport | None = None, *,
             query = _query(row, home, report, where)
             if devices is not None:
                 _check_targets(query, devices)
-        except _Skip as skip:
-            report.skip(where, skip.reason, skip.detail)
+        except Unreadable as skip:
+            report.skip(where, skip.reason, str(skip))
             continue
         except _Wrong as wrong:
             raise HomeDataError(f"{where}: {wrong}") from None
@@ -206,7 +200,7 @@ def _query(row: dict, home: str, report: ReadReport, where: str = "") -> Labelle
         report.normalise("expected as one object")
         expected = [expected]
     if not isinstance(expected, list):
-        raise _Skip("bad expected", f"field 'expected': expected a list of {{\"device_id\", \"command_id\"}}, "
+        raise Unreadable("bad expected", f"field 'expected': expected a list of {{\"device_id\", \"command_id\"}}, "
                                     f"got {_kind(expected)}")
     if not expected:
         raise _Wrong("field 'expected' is empty; a labelled query needs at least one "
@@ -215,19 +209,19 @@ def _query(row: dict, home: str, report: ReadReport, where: str = "") -> Labelle
     for i, target in enumerate(expected):
         name = f"expected[{i}]"
         if not isinstance(target, dict):
-            raise _Skip("bad expected", f"field '{name}': expected {{\"device_id\", \"command_id\"}}, "
+            raise Unreadable("bad expected", f"field '{name}': expected {{\"device_id\", \"command_id\"}}, "
                                         f"got {_kind(target)}")
         device_id = _text(target, "device_id", "a device id string", report, field=f"{name}.device_id",
                           reason="bad expected")
         command = target.get("command_id")
         commands = (command,) if isinstance(command, str) else tuple(command) if isinstance(command, list) else ()
         if not commands or not all(isinstance(c, str) and c and not text_problem(c) for c in commands):
-            raise _Skip("bad expected", f"field '{name}.command_id': expected a command id string or a "
+            raise Unreadable("bad expected", f"field '{name}.command_id': expected a command id string or a "
                                         f"non-empty list of them, got {_kind(command)}")
         targets.append(Target(device_id, commands))
     quantifier = row.get("quantifier")
     if quantifier is not None and not (isinstance(quantifier, str) and not text_problem(quantifier)):
-        raise _Skip("bad quantifier", f"field 'quantifier': expected a string or null, got {_kind(quantifier)}")
+        raise Unreadable("bad quantifier", f"field 'quantifier': expected a string or null, got {_kind(quantifier)}")
     return LabelledQuery(query_id, home, text, tuple(targets), quantifier, _gold_ir(row.get("ir")), where)
 
 
@@ -239,10 +233,10 @@ def _text(row: dict, key: str, expected: str, report: ReadReport, *, field: str 
         value = str(value)
     if not isinstance(value, str) or not value.strip():
         got = "an empty string" if isinstance(value, str) else _kind(value)
-        raise _Skip(reason, f"field {field!r}: expected {expected}, got {got}")
+        raise Unreadable(reason, f"field {field!r}: expected {expected}, got {got}")
     problem = text_problem(value)
     if problem:
-        raise _Skip(reason, f"field {field!r} {problem}")
+        raise Unreadable(reason, f"field {field!r} {problem}")
     return value
 
 

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-__all__ = ["BOM", "DEFAULT_MAX_BYTES", "DataSetShrunk", "FileProblem", "ReadReport", "open_regular", "read_regular",
-           "text_problem"]
+__all__ = ["BOM", "DEFAULT_MAX_BYTES", "DataSetShrunk", "FileProblem", "ReadReport", "Unreadable", "open_regular",
+           "read_regular", "text_problem"]
 
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024  # one data file; a larger one is a clear error, not a memory blow-up
 BOM = b"\xef\xbb\xbf"
@@ -29,6 +29,15 @@ BOM = b"\xef\xbb\xbf"
 
 class FileProblem(ValueError):
     """A file that cannot be read as data: not a regular file, too large, not UTF-8. Names the file."""
+
+
+class Unreadable(ValueError):
+    """One item a reader cannot understand and skips: ``reason`` is its count key in the report, the
+    message its ``field: what was expected`` line."""
+
+    def __init__(self, reason: str, message: str):
+        super().__init__(message)
+        self.reason = reason
 
 
 class DataSetShrunk(ValueError):

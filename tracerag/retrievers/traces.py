@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .read_report import FileProblem, ReadReport, read_regular, text_problem
+from .read_report import FileProblem, ReadReport, Unreadable, read_regular, text_problem
 
 __all__ = ["TRACE_MAX_BYTES", "Trace", "TraceLoad", "load_traces", "index_text", "query_text", "parse_trace"]
 
@@ -98,21 +98,13 @@ class TraceLoad:
         return self.report.read
 
 
-class _Unreadable(ValueError):
-    """A trace that cannot be understood: ``reason`` is the report's count key, the message the line."""
-
-    def __init__(self, reason: str, message: str):
-        super().__init__(message)
-        self.reason = reason
-
-
 def _short(value: Any) -> str:
     text = repr(value) if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _wrong(name: str, expected: str, value: Any) -> _Unreadable:
-    return _Unreadable("wrong type", f"{name}: expected {expected}, got {_short(value)}")
+def _wrong(name: str, expected: str, value: Any) -> Unreadable:
+    return Unreadable("wrong type", f"{name}: expected {expected}, got {_short(value)}")
 
 
 _TRUE, _FALSE = {"true", "yes", "1"}, {"false", "no", "0"}
@@ -146,7 +138,7 @@ class _Reader:
         value = self.raw.get(name)
         if value is None or (isinstance(value, str) and not value.strip()):
             if required:
-                raise _Unreadable("missing field", f"{name}: expected a non-empty string, the field is missing"
+                raise Unreadable("missing field", f"{name}: expected a non-empty string, the field is missing"
                                   if value is None else f"{name}: expected a non-empty string, got an empty one")
             return ""
         if isinstance(value, bool) or not isinstance(value, str | int | float):
@@ -176,7 +168,7 @@ class _Reader:
             self.note("is_correct as text")
             return value.strip().lower() in _TRUE
         if value is None:
-            raise _Unreadable("missing field", "is_correct: expected true or false, the field is missing")
+            raise Unreadable("missing field", "is_correct: expected true or false, the field is missing")
         raise _wrong("is_correct", 'true or false (or 1/0, "true"/"false", "yes"/"no")', value)
 
     def string_list(self, name: str, expected: str, item_of=None) -> list[str]:
@@ -286,11 +278,11 @@ def parse_trace(raw: Any, path: Path | None = None) -> tuple[Trace, list[str]]:
     ``field: what was expected`` when the trace cannot be understood."""
     if not isinstance(raw, dict):
         kind = "null" if raw is None else "a list" if isinstance(raw, list) else f"a {type(raw).__name__}"
-        raise _Unreadable("not a JSON object", f"expected a JSON object (one trace), got {kind}")
+        raise Unreadable("not a JSON object", f"expected a JSON object (one trace), got {kind}")
     for name, value in raw.items():
         problem = text_problem(value)
         if problem:
-            raise _Unreadable("lone surrogate", f"{name}: {problem}")
+            raise Unreadable("lone surrogate", f"{name}: {problem}")
     reader = _Reader(raw, path)
     return reader.trace(), reader.kinds
 
@@ -308,16 +300,16 @@ def _read_one(path: Path, max_bytes: int) -> tuple[Trace, list[str]]:
         message = str(exc).removeprefix(f"{path}: ")
         if "byte limit" in message:
             message += " (a trace.json is capped at that size)"
-        raise _Unreadable(next((r for key, r in _FILE_REASONS if key in message), "cannot be read"), message) from None
+        raise Unreadable(next((r for key, r in _FILE_REASONS if key in message), "cannot be read"), message) from None
     kinds = list(seen.normalised)
     if not text.strip():
-        raise _Unreadable("not JSON", "expected a JSON object (one trace), the file is empty")
+        raise Unreadable("not JSON", "expected a JSON object (one trace), the file is empty")
     try:
         raw = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise _Unreadable("not JSON", f"invalid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
+        raise Unreadable("not JSON", f"invalid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
     except RecursionError:
-        raise _Unreadable("not JSON", "invalid JSON (nested too deeply)") from None
+        raise Unreadable("not JSON", "invalid JSON (nested too deeply)") from None
     trace, more = parse_trace(raw, path)
     return trace, kinds + more
 
@@ -357,9 +349,9 @@ def load_traces(directory: str | Path, max_bytes: int = TRACE_MAX_BYTES) -> Trac
         try:
             trace, kinds = _read_one(path, max_bytes)
             if trace.task_id in seen:
-                raise _Unreadable("duplicate task_id",
+                raise Unreadable("duplicate task_id",
                                   f"task_id: expected a new id, {trace.task_id!r} is already used by another trace")
-        except _Unreadable as exc:
+        except Unreadable as exc:
             out.report.skip(str(path), exc.reason, str(exc))
             continue
         for kind in kinds:
