@@ -228,15 +228,22 @@ def cmd_evaluate(args) -> int:
     read = ReadReport("queries")
     queries = load_dataset(args.dataset, None if args.split == "all" else args.split, report=read)
     program = _program(args, ir)
-    print(f"{args.dataset} queries.jsonl: {read.summary()}", file=sys.stderr)
-    for problem in read.problems:
-        print(f"  skipped: {problem}", file=sys.stderr)
-    read.check(args.max_skipped, f"{args.dataset} queries.jsonl")
+    _print_reading(f"{args.dataset} queries.jsonl", read, args.max_skipped)
     if not any(queries.values()):
         raise DataSetShrunk(f"{args.dataset}: no labelled queries in the {args.split} split (queries.jsonl)")
     report = evaluate_commands(program, queries, dataset=str(args.dataset), k=args.k, num_threads=args.num_threads)
     report["split"] = args.split
     return _finish_report(report, args.out, ("bulk_precision", "clarification_rate"))
+
+
+def _print_reading(source, read, max_skipped: float | None = None) -> None:
+    """What reading a data file did, on stderr (counts, then each skipped item's line); with
+    ``max_skipped``, fail in one line when more than that share was skipped or nothing is usable."""
+    print(f"{source}: {read.summary()}", file=sys.stderr)
+    for problem in read.problems:
+        print(f"  skipped: {problem}", file=sys.stderr)
+    if max_skipped is not None:
+        read.check(max_skipped, str(source))
 
 
 def _finish_report(report: dict, out: str | None, extra_cols: tuple[str, ...]) -> int:
@@ -400,9 +407,7 @@ def _evaluate_experience(args, settings: Settings) -> int:
     read = ReadReport("queries")
     program = _experience_program(args, dataset, top_n=max(args.top_n, k))
     examples = _experience_examples(dataset, args.split, args.max_skipped, read, task_ids=program.bank)
-    print(f"{dataset / 'queries.jsonl'}: {read.summary()}", file=sys.stderr)
-    for problem in read.problems:
-        print(f"  skipped: {problem}", file=sys.stderr)
+    _print_reading(dataset / "queries.jsonl", read)
     if settings.lm:  # the usefulness judge compares against how a relevant task was really solved
         bank = program.bank
         for ex in examples:
@@ -486,11 +491,7 @@ def _rag_examples(dataset: str, split: str, max_skipped: float = 0.0, pmids=None
 
     read = ReadReport("questions")
     questions = load_pubmedqa_questions(dataset, None if split == "all" else split, report=read, pmids=pmids)
-    source = str(pubmedqa_questions_path(dataset))
-    print(f"{source}: {read.summary()}", file=sys.stderr)
-    for problem in read.problems:
-        print(f"  skipped: {problem}", file=sys.stderr)
-    read.check(max_skipped, source)
+    _print_reading(pubmedqa_questions_path(dataset), read, max_skipped)
     return [q.to_example() for q in questions]
 
 
@@ -522,9 +523,7 @@ def cmd_ingest(args) -> int:
     _configure(args)
     report = ingest_documents(args.docs, args.bank, get_embedder(), size=args.size, overlap=args.overlap,
                               progress=sys.stderr.isatty())
-    print(f"{args.docs}: {report.reading.summary()}", file=sys.stderr)
-    for problem in report.reading.problems:
-        print(f"  skipped: {problem}", file=sys.stderr)
+    _print_reading(args.docs, report.reading)
     for doc in report.changed_skipped:
         print(f"  changed since it was ingested, skipped (rebuild the bank to update it): {doc}", file=sys.stderr)
     print(json.dumps(report.to_dict(), ensure_ascii=False))
@@ -561,11 +560,7 @@ def _planner_examples(dataset: str, split: str, max_skipped: float = 0.0) -> lis
 
     read = ReadReport("cases")
     cases = load_planner_cases(dataset, None if split == "all" else split, report=read)
-    source = str(resolve_dataset(dataset) / CASES_FILE)
-    print(f"{source}: {read.summary()}", file=sys.stderr)
-    for problem in read.problems:
-        print(f"  skipped: {problem}", file=sys.stderr)
-    read.check(max_skipped, source)
+    _print_reading(resolve_dataset(dataset) / CASES_FILE, read, max_skipped)
     return [c.to_example() for c in cases]
 
 
