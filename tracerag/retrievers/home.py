@@ -32,7 +32,14 @@ from functools import cached_property
 from pathlib import Path
 
 from .jsonl import iter_json_lines
-from .read_report import DEFAULT_MAX_BYTES, FileProblem, ReadReport, read_regular, text_problem
+from .read_report import (
+    DEFAULT_MAX_BYTES,
+    FileProblem,
+    ReadReport,
+    may_hold_lone_surrogate,
+    read_regular,
+    text_problem,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -155,6 +162,8 @@ class _Fields:
              expected: str = "a string") -> str | None:
         """A string field; a number becomes its text, a longer text is cut at ``cap``."""
         value = obj.get(key)
+        if type(value) is str and _plain_text(value, cap):
+            return value  # the common case: nothing to normalise
         if value is None or value == "":
             if required:
                 raise HomeDataError(f"{where}: field {key!r} is missing; expected {expected}")
@@ -229,11 +238,51 @@ def load_spec(path: Path, report: ReadReport | None = None) -> dict[str, tuple[C
             positions[command_id] = i
             if not command_id.startswith(MAIN_COMPONENT + "-"):
                 continue
-            commands.append(_command(cap, command_id, f"{field_where} ({command_id})", fields))
+            commands.append(_plain_command(cap, command_id)
+                            or _command(cap, command_id, f"{field_where} ({command_id})", fields))
         specs[profile_id] = tuple(commands)
     for kind, n in lines.normalised.items():
         report.normalised[f"{path.name}: {kind}"] += n
     return specs
+
+
+def _plain_command(cap: dict, command_id: str) -> CommandSpec | None:
+    """The command, when it is in the documented shape (what ``_command`` would return for it without
+    normalising anything), else None."""
+    description, type_name = cap.get("description"), cap.get("type")
+    value_range, value_list = cap.get("value_range"), cap.get("value_list")
+    if not (_plain_text(description, DESCRIPTION_MAX) and (type_name is None or type(type_name) is str)):
+        return None
+    if value_range is not None:
+        if type(value_range) is not dict:
+            return None
+        for key, v in value_range.items():
+            if key in _NUMERIC_KEYS and v is not None:
+                if type(v) is not int and type(v) is not float:
+                    return None
+            elif not (type(v) in (int, float, bool) or _plain_text(v, required=False)):
+                return None
+        value_range = tuple(sorted(value_range.items())) or None
+    options = ()
+    if value_list is not None:
+        if type(value_list) is not list:
+            return None
+        for option in value_list:
+            if type(option) is not dict:
+                return None
+            if not (_plain_text(option.get("value"))
+                    and _plain_text(option.get("description"), DESCRIPTION_MAX, required=False)):
+                return None
+        options = tuple(ValueOption(o["value"], o.get("description") or o["value"]) for o in value_list)
+    return CommandSpec(command_id, description, type_name or None, value_range, options)
+
+
+def _plain_text(value, cap: int | None = None, *, required: bool = True) -> bool:
+    """True when ``_Fields.text`` would take ``value`` as it is: a string within ``cap`` that UTF-8 can
+    store, or (when not required) nothing."""
+    if value is None or value == "":
+        return not required
+    return type(value) is str and (cap is None or len(value) <= cap) and (value.isascii() or not text_problem(value))
 
 
 def _command(cap: dict, command_id: str, where: str, fields: _Fields) -> CommandSpec:
@@ -303,14 +352,16 @@ def _number(value) -> int | float | None:
 def _value_list(cap: dict, where: str, fields: _Fields) -> tuple[ValueOption, ...]:
     """``[{"value", "description"}]``; a plain value (``"cool"``) becomes ``{"value": "cool"}``."""
     raw = cap.get("value_list")
+    if raw is None:
+        return ()
     if isinstance(raw, dict):
         fields.normalise("value_list as one object")
         raw = [raw]
-    if raw is not None and not isinstance(raw, list):
+    if not isinstance(raw, list):
         raise HomeDataError(f"{where}: field 'value_list': expected a list of {{\"value\", \"description\"}}, "
                             f"got {_kind(raw)}")
     options = []
-    for j, v in enumerate(raw or []):
+    for j, v in enumerate(raw):
         item_where = f"{where}: value_list[{j}]"
         if isinstance(v, str | int | float) and not isinstance(v, bool):
             fields.normalise("value_list item as a plain value")
@@ -326,54 +377,129 @@ def _value_list(cap: dict, where: str, fields: _Fields) -> tuple[ValueOption, ..
 
 # ---------------------------------------------------------------------------------------------
 # rooms.json and devices.json
+#
+# Each file is parsed once. An item in exactly the documented shape (nothing to normalise, every text
+# within its cap) is read by one direct check, ``_plain_room`` / ``_plain_device``; anything else goes
+# through the field readers above, which normalise, count and name what is wrong, so both ways give the
+# same result. An item's line is needed only to name it (an error, a warning, a repeated id), so lines
+# are found on demand, scanning the text once as far as the item named (``_Items.line``).
 
 def _load_rooms(path: Path, report: ReadReport) -> dict[str, str]:
     if not os.path.lexists(path):
         return {}
     fields = _Fields(path, report)
-    rooms, first = {}, {}
-    for i, (item, line) in enumerate(_items_with_lines(path, fields, empty_ok=True)):
-        where = f"{path}:{line}: items[{i}]"
-        room_id = fields.text(item, "roomId", where, expected="a room id string")
-        if room_id in first:
-            raise HomeDataError(f"{where}: roomId {room_id!r} repeats line {first[room_id]}")
-        first[room_id] = f"{line} (items[{i}])"
-        rooms[room_id] = fields.text(item, "name", where, cap=LABEL_MAX, expected="a room name string").strip()
+    items = _Items.read(path, fields, empty_ok=True)
+    rooms, seen = {}, _FirstSeen("roomId", items)
+    for i, item in items.objects():
+        plain = _plain_room(item) if items.surrogate_free(item) else None
+        if plain is None:
+            where = items.where(i)
+            room_id = fields.text(item, "roomId", where, expected="a room id string")
+            seen.add(room_id, i)
+            name = fields.text(item, "name", where, cap=LABEL_MAX, expected="a room name string").strip()
+        else:
+            room_id, name = plain
+            seen.add(room_id, i)
+        rooms[room_id] = name
     return rooms
+
+
+def _plain_room(item: dict) -> tuple[str, str] | None:
+    """(roomId, name) of a room in the documented shape, else None."""
+    room_id, name = item.get("roomId"), item.get("name")
+    if type(room_id) is str and room_id and type(name) is str and name and len(name) <= LABEL_MAX:
+        return room_id, name.strip()
+    return None
 
 
 def _load_devices(path: Path, rooms: dict[str, str], specs: dict[str, tuple[CommandSpec, ...]],
                   report: ReadReport):
     fields = _Fields(path, report)
-    devices, warnings, first = [], [], {}
-    for i, (item, line) in enumerate(_items_with_lines(path, fields, empty_ok=False)):
-        where = f"{path}:{line}: items[{i}]"
+    items = _Items.read(path, fields, empty_ok=False)
+    devices, warnings, seen = [], [], _FirstSeen("deviceId", items)
+    for i, item in items.objects():
         report.read += 1
-        device_id = fields.text(item, "deviceId", where, expected="a device id string")
-        if device_id in first:
-            raise HomeDataError(f"{where}: deviceId {device_id!r} repeats line {first[device_id]}")
-        first[device_id] = f"{line} (items[{i}])"
-        label = (fields.text(item, "label", where, required=False, cap=LABEL_MAX) or "").strip() or \
-            (fields.text(item, "name", where, required=False, cap=LABEL_MAX) or "").strip()
-        if not label:
-            raise HomeDataError(f"{where}: field 'label' (or 'name') is missing; expected the device's name")
-        profile_id = _profile_id(item, where, fields)
-        main = _main_component(item, where, fields)
-        categories = _categories(main, f"{where}: components[main]", fields)
-        _capabilities(main, f"{where}: components[main]", fields)
-        room_id = fields.text(item, "roomId", where, required=False, expected="a room id string")
+        plain = _plain_device(item) if items.surrogate_free(item) else None
+        if plain is None:
+            device_id, label, profile_id, category, room_id = _read_device(item, i, items, fields, seen)
+        else:
+            device_id, label, profile_id, category, room_id = plain
+            seen.add(device_id, i)
         if room_id and room_id not in rooms:
-            warnings.append(f"{where}: roomId {room_id!r} is not in rooms.json; device kept without a room")
+            warnings.append(f"{items.where(i)}: roomId {room_id!r} is not in rooms.json; device kept without a room")
         commands = specs.get(profile_id)
         if commands is None:
             warnings.append(
-                f"{where}: profile.id {profile_id!r} of device {label!r} has no line in spec.jsonl; "
+                f"{items.where(i)}: profile.id {profile_id!r} of device {label!r} has no line in spec.jsonl; "
                 "device kept but has no commands"
             )
             commands = ()
-        devices.append(Device(device_id, label, rooms.get(room_id or "", ""),
-                              categories[0] if categories else "", profile_id, commands))
+        devices.append(Device(device_id, label, rooms.get(room_id or "", ""), category, profile_id, commands))
     return devices, warnings
+
+
+def _plain_device(item: dict) -> tuple[str, str, str, str, str | None] | None:
+    """(deviceId, label, profile id, category, roomId) of a device in the documented shape, else None:
+    what ``_read_device`` would return for it without normalising anything."""
+    device_id, label, profile = item.get("deviceId"), item.get("label"), item.get("profile")
+    components, room_id = item.get("components"), item.get("roomId")
+    if not (type(device_id) is str and device_id and type(label) is str and len(label) <= LABEL_MAX
+            and type(profile) is dict and type(components) is list and (room_id is None or type(room_id) is str)):
+        return None
+    label = label.strip()
+    profile_id = profile.get("id")
+    if not label or type(profile_id) is not str or not profile_id:
+        return None
+    main = None
+    for component in components:
+        if type(component) is not dict:
+            return None
+        if component.get("id") == MAIN_COMPONENT:
+            main = component
+            break
+    if main is None:
+        return None
+    categories, capabilities = main.get("categories"), main.get("capabilities")
+    category = ""
+    if categories is not None:
+        if type(categories) is not list:
+            return None
+        for entry in categories:
+            if type(entry) is not dict:
+                return None
+            name = entry.get("name")
+            if name is not None:
+                if type(name) is not str or len(name) > LABEL_MAX:
+                    return None
+                category = category or name.strip()
+    if capabilities is not None:
+        if type(capabilities) is not list:
+            return None
+        for capability in capabilities:
+            if type(capability) is not dict:
+                return None
+            capability_id = capability.get("id")
+            if type(capability_id) is not str or not capability_id:
+                return None
+    return device_id, label, profile_id, category, room_id
+
+
+def _read_device(item: dict, i: int, items: _Items, fields: _Fields, seen: _FirstSeen):
+    """The liberal reading of one device: as ``_plain_device``, normalising what it can (counted) and
+    raising a HomeDataError naming the item and field for what it cannot."""
+    where = items.where(i)
+    device_id = fields.text(item, "deviceId", where, expected="a device id string")
+    seen.add(device_id, i)
+    label = (fields.text(item, "label", where, required=False, cap=LABEL_MAX) or "").strip() or \
+        (fields.text(item, "name", where, required=False, cap=LABEL_MAX) or "").strip()
+    if not label:
+        raise HomeDataError(f"{where}: field 'label' (or 'name') is missing; expected the device's name")
+    profile_id = _profile_id(item, where, fields)
+    main = _main_component(item, where, fields)
+    categories = _categories(main, f"{where}: components[main]", fields)
+    _capabilities(main, f"{where}: components[main]", fields)
+    room_id = fields.text(item, "roomId", where, required=False, expected="a room id string")
+    return device_id, label, profile_id, categories[0] if categories else "", room_id
 
 
 def _profile_id(item: dict, where: str, fields: _Fields) -> str:
@@ -429,29 +555,81 @@ def _objects(obj: dict, key: str, name_key: str, where: str, fields: _Fields, *,
         yield j, value
 
 
-def _items_with_lines(path: Path, fields: _Fields, *, empty_ok: bool):
-    """Yield (item, 1-based line) for each element of the top-level "items" array (or of a bare list)."""
-    try:
-        text = read_regular(path, MAX_FILE_BYTES, report=fields)  # counts a stripped BOM
-    except FileProblem as exc:
-        raise HomeDataError(str(exc)) from None
-    if not text.strip():
-        if empty_ok:
-            fields.normalise("empty file")
-            return
-        raise HomeDataError(f"{path}:1: file is empty; expected {{\"items\": [...]}}")
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise HomeDataError(f"{path}:{e.lineno}: invalid JSON ({e.msg})") from None
-    except RecursionError:
-        raise HomeDataError(f"{path}:1: invalid JSON (nested too deeply)") from None
-    if isinstance(doc, list):
-        fields.normalise("items as a bare list")
-    elif not isinstance(doc, dict):
-        raise HomeDataError(f"{path}:1: expected an object {{\"items\": [...]}}, got {_kind(doc)}")
-    elif not isinstance(doc.get("items"), list):
-        raise HomeDataError(f"{path}:1: field 'items' is missing or not a list; expected {{\"items\": [...]}}")
+class _FirstSeen:
+    """The item each id was first seen in, so a repeated id is an error naming both places."""
+
+    def __init__(self, key: str, items: _Items):
+        self.key, self.items, self.first = key, items, {}
+
+    def add(self, value: str, i: int) -> None:
+        first = self.first.setdefault(value, i)
+        if first != i:
+            raise HomeDataError(f"{self.items.where(i)}: {self.key} {value!r} repeats line "
+                                f"{self.items.line(first)} (items[{first}])")
+
+
+class _Items:
+    """The elements of a file's top-level "items" array (or of a bare list), parsed once with
+    ``json.loads``; the line an element starts on is found only when asked for."""
+
+    def __init__(self, path: Path, text: str, items: list):
+        self.path, self.text, self.items = path, text, items
+        self.no_surrogate_escape = not may_hold_lone_surrogate(text)
+        self._lines: list[int] = []
+        self._scan = None
+
+    @classmethod
+    def read(cls, path: Path, fields: _Fields, *, empty_ok: bool) -> _Items:
+        try:
+            text = read_regular(path, MAX_FILE_BYTES, report=fields)  # counts a stripped BOM
+        except FileProblem as exc:
+            raise HomeDataError(str(exc)) from None
+        if not text.strip():
+            if empty_ok:
+                fields.normalise("empty file")
+                return cls(path, "", [])
+            raise HomeDataError(f"{path}:1: file is empty; expected {{\"items\": [...]}}")
+        try:
+            doc = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise HomeDataError(f"{path}:{e.lineno}: invalid JSON ({e.msg})") from None
+        except RecursionError:
+            raise HomeDataError(f"{path}:1: invalid JSON (nested too deeply)") from None
+        if isinstance(doc, list):
+            fields.normalise("items as a bare list")
+            return cls(path, text, doc)
+        if not isinstance(doc, dict):
+            raise HomeDataError(f"{path}:1: expected an object {{\"items\": [...]}}, got {_kind(doc)}")
+        if not isinstance(doc.get("items"), list):
+            raise HomeDataError(f"{path}:1: field 'items' is missing or not a list; expected {{\"items\": [...]}}")
+        return cls(path, text, doc["items"])
+
+    def objects(self):
+        """Yield (index, item); an item that is not an object is an error naming its line."""
+        for i, item in enumerate(self.items):
+            if not isinstance(item, dict):
+                raise HomeDataError(f"{self.path}:{self.line(i)}: items: expected an object, got {_kind(item)}")
+            yield i, item
+
+    def surrogate_free(self, item: dict) -> bool:
+        """True when no string in ``item`` holds a lone surrogate; checked per item only when the file
+        has an escape that could make one."""
+        return self.no_surrogate_escape or text_problem(item) is None
+
+    def where(self, i: int) -> str:
+        return f"{self.path}:{self.line(i)}: items[{i}]"
+
+    def line(self, i: int) -> int:
+        """The 1-based line item ``i`` starts on."""
+        if self._scan is None:
+            self._scan = _item_lines(self.text)
+        while len(self._lines) <= i:
+            self._lines.append(next(self._scan))
+        return self._lines[i]
+
+
+def _item_lines(text: str):
+    """Yield the 1-based line each element of the items array starts on (the text is valid JSON)."""
     decoder, pos = json.JSONDecoder(), _array_start(text)
     line, counted = 1, 0
     while True:
@@ -460,10 +638,8 @@ def _items_with_lines(path: Path, fields: _Fields, *, empty_ok: bool):
             return
         line += text.count("\n", counted, pos)
         counted = pos
-        item, pos = decoder.raw_decode(text, pos)
-        if not isinstance(item, dict):
-            raise HomeDataError(f"{path}:{line}: items: expected an object, got {_kind(item)}")
-        yield item, line
+        yield line
+        _, pos = decoder.raw_decode(text, pos)
 
 
 def _array_start(text: str) -> int:

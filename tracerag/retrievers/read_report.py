@@ -14,14 +14,15 @@ read up to a size cap, and decoded as UTF-8 with a BOM stripped (``read_regular`
 from __future__ import annotations
 
 import os
+import re
 import stat
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-__all__ = ["BOM", "DEFAULT_MAX_BYTES", "DataSetShrunk", "FileProblem", "ReadReport", "Unreadable", "open_regular",
-           "read_regular", "text_problem"]
+__all__ = ["BOM", "DEFAULT_MAX_BYTES", "DataSetShrunk", "FileProblem", "ReadReport", "Unreadable",
+           "may_hold_lone_surrogate", "open_regular", "read_regular", "text_problem"]
 
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024  # one data file; a larger one is a clear error, not a memory blow-up
 BOM = b"\xef\xbb\xbf"
@@ -98,6 +99,16 @@ def text_problem(value) -> str | None:
         return None
     items = value.values() if isinstance(value, dict) else value if isinstance(value, list | tuple) else ()
     return next((p for p in map(text_problem, items) if p), None)
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def may_hold_lone_surrogate(json_text: str) -> bool:
+    """False when no string decoded from this JSON text can hold a lone surrogate, so a reader can skip
+    ``text_problem`` on each of them. Decoded UTF-8 cannot hold a surrogate; only a ``\\uD800``-``\\uDFFF``
+    escape can make one (a pair of them, as for an emoji, also says True: the answer may be cautious)."""
+    return _SURROGATE_ESCAPE.search(json_text) is not None
 
 
 @dataclass
