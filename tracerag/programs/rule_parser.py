@@ -13,7 +13,7 @@ import re
 
 from ..retrievers.command_docs import VERB_RUNS
 from ..retrievers.command_index import FILLER_TOKENS, CommandIndex
-from ..retrievers.text_match import contains, phrase_mask, remove_phrases, split_on_phrases, tokens
+from ..retrievers.text_match import phrase_mask, remove_phrases, split_on_phrases, tokens
 from ..signatures.query_ir import QueryIR
 
 ALL_WORDS = ("所有", "全部", "全都", "都", "每个", "每一个", "整个", "全屋", "一切", "统统",
@@ -76,14 +76,15 @@ def _unknown_words(text: str, index: CommandIndex) -> list[tuple[str, ...]]:
     In the excluded clause such a run names a room the home calls otherwise ("除了卧室" where the
     rooms are 主卧 and 次卧). Only whole names count as device words here: 卧室 of a lamp called
     卧室小夜灯 is still a room word."""
-    return split_on_phrases(tokens(text), [*index.room_aliases, *index.name_keys, *_QUANTIFIER_TOKENS,
-                                           *((t,) for t in FILLER_TOKENS)])
+    said = tokens(text)
+    return split_on_phrases(said, [*index.room_phrases.found_in(said), *index.name_phrases.found_in(said),
+                                   *_QUANTIFIER_TOKENS, *((t,) for t in FILLER_TOKENS)])
 
 
 def _device_words(text: str, index: CommandIndex) -> list[tuple[str, ...]]:
     """The device names and name runs ("风扇" of 小米风扇) the text contains."""
     said = tokens(text)
-    return [key for key in {*index.name_keys, *index.name_runs} if contains(said, key)]
+    return [*index.name_phrases.found_in(said), *index.run_phrases.found_in(said)]
 
 
 def _name_hint(utterance: str, index: CommandIndex) -> str:
@@ -93,7 +94,7 @@ def _name_hint(utterance: str, index: CommandIndex) -> str:
     out: they name a kind of device, not a device. A Latin word is a word: "lamp" names the lamps.
     """
     said = tokens(utterance)
-    named = {key for key in index.name_keys if len("".join(key)) >= 2 and contains(said, key)}
+    named = {key for key in index.name_phrases.found_in(said) if len("".join(key)) >= 2}
     return _join(max(named, key=len)) if named else ""
 
 
@@ -107,8 +108,9 @@ def _action(utterance: str, index: CommandIndex) -> str:
 
     Device words must go: "把所有空调都关了" should search for 关了, not for documents that
     mention 空调 ("设置空调模式")."""
-    rest = remove_phrases(tokens(utterance), [*index.room_aliases, *_device_words(utterance, index),
-                                              *_QUANTIFIER_TOKENS])
+    said = tokens(utterance)
+    rest = remove_phrases(said, [*index.room_phrases.possible_in(said), *_device_words(utterance, index),
+                                 *_QUANTIFIER_TOKENS])
     # a filler inside a verb phrase is part of it: 一 of "下一首" stays, or 下首 would mean nothing
     in_verb = phrase_mask(rest, VERB_RUNS)
     return _join(tuple(t for t, verb in zip(rest, in_verb, strict=True) if verb or t not in FILLER_TOKENS))

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from itertools import islice
 
 import numpy as np
@@ -38,7 +38,8 @@ from .command_docs import VERB_RUNS, command_texts, is_chinese, subject_phrases,
 from .command_results import BulkGroup, BulkPlan, Candidate, CapabilityOption
 from .embedders import Embedder, LexicalEmbedder
 from .home import CommandSpec, Home
-from .text_match import contains, name_similarity, phrase_mask, remove_phrases, tokens
+from .name_index import NameIndex, PhraseIndex, ordered
+from .text_match import contains, phrase_mask, remove_phrases, tokens
 
 logger = logging.getLogger(__name__)
 
@@ -109,9 +110,13 @@ class CommandIndex:
         # per query language: the row's documents in that language when it has any, else all of them;
         # a Chinese "关" must not meet the one-word English verb document "stop" of another command
         chinese = [is_chinese(t) for t in self.doc_texts]
-        self.row_docs_by_language = {
-            lang: self._doc_table([[d for d in docs if chinese[d] == lang] or docs for docs in row_docs])
-            for lang in (True, False)}
+        # rows of one profile's command share their documents: scored once per distinct document list
+        self.row_docs_by_language = {}
+        for lang in (True, False):
+            lists: dict[tuple[int, ...], int] = {}
+            row_list = [lists.setdefault(tuple(d for d in docs if chinese[d] == lang) or tuple(docs), len(lists))
+                        for docs in row_docs]
+            self.row_docs_by_language[lang] = (self._doc_table(list(lists)), np.asarray(row_list, dtype=np.int64))
         self.row_device = np.asarray([r[0] for r in self.rows], dtype=np.int64)
         self._prepare_names()
         self._prepare_arguments()
@@ -120,8 +125,8 @@ class CommandIndex:
         logger.info("indexed %s: %d devices, %d commands, %d distinct documents (%s)", home.name,
                     len(home.devices), len(self.rows), len(self.doc_texts), embedder.id)
 
-    def _doc_table(self, row_docs: list[list[int]]) -> np.ndarray:
-        """(rows, max docs per row); a missing slot points at the sentinel document len(doc_texts)."""
+    def _doc_table(self, row_docs: list[tuple[int, ...]]) -> np.ndarray:
+        """(lists, longest list); a missing slot points at the sentinel document len(doc_texts)."""
         width = max((len(d) for d in row_docs), default=1)
         table = np.full((len(row_docs), width), len(self.doc_texts), dtype=np.int64)
         for r, docs in enumerate(row_docs):
@@ -162,12 +167,18 @@ class CommandIndex:
                 memo[key] = tuple(run for run in subject_phrases(spec, device.commands)
                                   if not set(run) & kind_tokens.get(device.category, set()))
             row_subject.append(subjects.setdefault(memo[key], len(subjects)))
+        self._command_code: dict[str, int] = {}
+        self.row_command = np.asarray([self._command_code.setdefault(self._command_of(r).id, len(self._command_code))
+                                       for r in range(len(self.rows))], dtype=np.int64)
+        compatibility: dict[CommandSpec, tuple] = {}
+        self.row_compatibility = [compatibility.setdefault(spec, spec.compatibility)
+                                  for spec in map(self._command_of, range(len(self.rows)))]
         verb_sets: dict[frozenset, int] = {}
         self.row_verb_set = np.asarray([verb_sets.setdefault(verb_phrases(self.home.devices[di].commands[ci].command),
                                                              len(verb_sets)) for di, ci in self.rows], dtype=np.int64)
         self.verb_sets = list(verb_sets)
         self.row_is_verb = np.asarray([bool(verbs) for verbs in self.verb_sets] or [False])[self.row_verb_set]
-        self.verb_vocabulary = frozenset().union(*self.verb_sets)  # each phrase once, however many sets hold it
+        self.verb_phrases = PhraseIndex(frozenset().union(*self.verb_sets))  # each phrase once
         self.argument_shapes = list(shapes)
         self.row_shape = np.asarray(row_shape, dtype=np.int64)
         self.subject_sets = list(subjects)
@@ -191,12 +202,14 @@ class CommandIndex:
 
         "调节灯光颜色" acts on the colour, not on the light: a subject run holding a kind word would
         claim every "灯光" the user says. Read once, when the index is built."""
-        labels: dict[str, list[set[str]]] = defaultdict(list)
+        names: dict[str, int] = defaultdict(int)
+        carrying: dict[str, Counter] = defaultdict(Counter)
         for device, key in zip(self.home.devices, self.name_keys, strict=True):
-            labels[device.category].append(set(key))
-        return {category: {t for t in set().union(*sets)
-                            if sum(t in s for s in sets) >= self.params.kind_word_share * len(sets)}
-                for category, sets in labels.items()}
+            names[device.category] += 1
+            carrying[device.category].update(set(key))
+        return {category: {t for t, count in carrying[category].items()
+                           if count >= self.params.kind_word_share * n}
+                for category, n in names.items()}
 
     def subject_scores(self, text: str) -> np.ndarray:
         """1 where the text names the row's subject (see `subject_phrases`)."""
@@ -215,8 +228,7 @@ class CommandIndex:
         left to the other channels: its verb says the opposite of what is wanted."""
         if not self.rows or any(_NEGATION.search(text.lower()) for text in texts):
             return np.zeros(len(self.rows), dtype=np.float32)
-        said = [tokens(text) for text in texts]
-        matched = {v for v in self.verb_vocabulary if any(contains(s, v) for s in said)}
+        matched = set().union(*(self.verb_phrases.found_in(tokens(text)) for text in texts))
         spoken = {v for v in matched if not any(len(w) > len(v) and contains(w, v) for w in matched)}
         named = np.asarray([1.0 if verbs & spoken else 0.0 for verbs in self.verb_sets], dtype=np.float32)
         per_row = named[self.row_verb_set]
@@ -227,9 +239,25 @@ class CommandIndex:
 
     def _prepare_names(self) -> None:
         self.room_aliases = _room_aliases(self.home.rooms)
+        self.room_phrases = PhraseIndex(self.room_aliases)  # longest first, as room_words reads them
         self.room_tokens = {room: tokens(room) for room in self.home.rooms}
+        self._room_rank = {room: i for i, room in enumerate(self.room_tokens)}
+        self._rooms_with: dict[str, set[str]] = defaultdict(set)  # word -> rooms whose name holds it
+        self._rooms_ending: dict[str, list[str]] = defaultdict(list)  # last word -> rooms of 2+ words
+        for room, toks in self.room_tokens.items():
+            for t in toks:
+                self._rooms_with[t].add(room)
+            if len(toks) >= 2:
+                self._rooms_ending[toks[-1]].append(room)
         self.device_rooms = np.asarray([d.room for d in self.home.devices], dtype=object)
         self.device_categories = np.asarray([d.category for d in self.home.devices], dtype=object)
+        self._room_code = {room: i for i, room in enumerate(dict.fromkeys([*self.home.rooms, *self.device_rooms]))}
+        self.device_room_codes = np.asarray([self._room_code[r] for r in self.device_rooms], dtype=np.int64)
+        self._category_code = {c: i for i, c in enumerate(dict.fromkeys(self.device_categories))}
+        self.device_category_codes = np.asarray([self._category_code[c] for c in self.device_categories],
+                                                dtype=np.int64)
+        self._categories = list(self._category_code)
+        self._category_size = np.bincount(self.device_category_codes, minlength=len(self._category_code))
         descriptions: dict[str, set[tuple[str, ...]]] = defaultdict(set)
         for d in self.home.devices:
             descriptions[d.category].update(tokens(c.description) for c in d.commands)
@@ -241,19 +269,18 @@ class CommandIndex:
         self.name_runs = {key[i:j] for key in set(self.name_keys) for i in range(len(key))
                           for j in range(i + 2, min(i + NAME_RUN_MAX, len(key)) + 1)}
         self.name_runs.update(key for key in self.name_keys if len(key) >= 2)
-        # IDF over device names: "灯" in half the labels weighs little, "起夜" a lot
-        df: dict[str, int] = defaultdict(int)
-        for key in set(self.name_keys):
-            for t in set(key):
-                df[t] += 1
-        n = max(len(set(self.name_keys)), 1)
-        self.name_weight = {t: float(np.log1p(n / c)) for t, c in df.items()}
+        self.names = NameIndex(self.name_keys, self.label_ordinals)
+        self.name_phrases = PhraseIndex(self.name_keys)
+        self.run_phrases = PhraseIndex(self.name_runs)
+        # rows are stored device by device: a device's rows start where its number first appears
+        self._device_row_starts = np.flatnonzero(np.r_[True, np.diff(self.row_device) != 0]) \
+            if self.rows else np.zeros(0, dtype=np.int64)
 
     def name_key(self, label: str) -> tuple[str, ...]:
         """The words of a label that name the device: no room words, fillers or ordinal numbers (the first
         ``NAME_TOKENS_MAX`` of them)."""
         full = tuple(islice((t for t in _content(tokens(label)) if not t.isdigit()), NAME_TOKENS_MAX))
-        return remove_phrases(full, self.room_aliases) or full
+        return remove_phrases(full, self.room_phrases.possible_in(full)) or full
 
     def mentioned_rooms(self, utterance: str) -> list[str]:
         """Rooms named in the utterance, by full name or short form (餐厅 for 一楼餐厅).
@@ -269,10 +296,9 @@ class CommandIndex:
 
     def room_words(self, utterance: str) -> list[tuple[str, ...]]:
         """The room names and short forms the utterance says, longest first, none inside another."""
-        toks = tokens(utterance)
         matched: list[tuple[str, ...]] = []
-        for alias in self.room_aliases:  # longest aliases first
-            if contains(toks, alias) and not any(contains(m, alias) for m in matched):
+        for alias in ordered(self.room_phrases.found_in(tokens(utterance)), self.room_phrases.rank):  # longest first
+            if not any(contains(m, alias) for m in matched):
                 matched.append(alias)
         return matched
 
@@ -286,9 +312,11 @@ class CommandIndex:
         """
         if not word or (len(word) < 2 and not word[0].isascii()):
             return []
-        chinese = not word[0].isascii()
-        return [room for room, toks in self.room_tokens.items() if contains(toks, word)
-                or (chinese and len(toks) >= 2 and toks[-1] == word[0])]
+        holding = set.intersection(*(self._rooms_with.get(t, set()) for t in set(word)))
+        meant = {room for room in holding if contains(self.room_tokens[room], word)}
+        if not word[0].isascii():
+            meant.update(self._rooms_ending.get(word[0], ()))
+        return ordered(meant, self._room_rank)
 
     @staticmethod
     def _without_verbs(said: tuple[str, ...]) -> tuple[str, ...]:
@@ -301,36 +329,38 @@ class CommandIndex:
         An ordinal in the label ("筒灯3") that the utterance repeats adds a little, so the numbered
         device wins over its siblings without numbers deciding anything on their own.
         """
-        queries = [remove_phrases(_content(self._without_verbs(tokens(utterance))), self.room_aliases)]
+        spoken = _content(self._without_verbs(tokens(utterance)))
+        queries = [remove_phrases(spoken, self.room_phrases.possible_in(spoken))]
         if name_hint:
             queries.append(_content(tokens(name_hint)))
-        said = set(tokens(utterance)) | set(tokens(name_hint))
-        scores = np.zeros(len(self.home.devices), dtype=np.float32)
-        memo: dict[tuple[str, ...], float] = {}
-        for i, key in enumerate(self.name_keys):
-            if key not in memo:
-                memo[key] = max(name_similarity(key, q, self.name_weight, self.params.name_specificity)
-                                for q in queries)
-            ordinal = not self.label_ordinals[i].isdisjoint(said)
-            scores[i] = memo[key] + (0.1 if ordinal and memo[key] > 0 else 0.0)
-        return scores
+        return self.names.scores(queries, set(tokens(utterance)) | set(tokens(name_hint)), self.params.name_specificity)
 
     # ----- scoring ---------------------------------------------------------------------------
 
     def _room_set(self, names: list[str]) -> list[str]:
         return [room for r in names for room in self.room_aliases.get(tokens(r), (r,))]
 
+    def _in_rooms(self, rooms) -> np.ndarray:
+        """Per device: whether it is in one of these rooms (names the home does not have match nothing)."""
+        wanted = np.zeros(len(self._room_code) + 1, dtype=bool)
+        wanted[[self._room_code[r] for r in rooms if r in self._room_code]] = True
+        return wanted[self.device_room_codes]
+
+    def _in_category(self, category: str) -> np.ndarray:
+        code = self._category_code.get(category)
+        return self.device_category_codes == code if code is not None else np.zeros(len(self.home.devices), bool)
+
     def _device_mask(self, ir: QueryIR) -> np.ndarray:
         """Hard prefilter: devices in excluded rooms never appear."""
         mask = np.ones(len(self.home.devices), dtype=bool)
         if ir.scope_exclude:
-            mask &= ~np.isin(self.device_rooms, self._room_set(ir.scope_exclude))
+            mask &= ~self._in_rooms(self._room_set(ir.scope_exclude))
         return mask
 
     def _room_hits(self, ir: QueryIR, utterance: str) -> np.ndarray:
         wanted = set(self._room_set(ir.scope_include)) | set(self.mentioned_rooms(utterance))
         wanted -= set(self._room_set(ir.scope_exclude))
-        return np.isin(self.device_rooms, sorted(wanted)).astype(np.float32)
+        return self._in_rooms(wanted).astype(np.float32)
 
     def _text_scores(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(text score, vector, lexical) per row: its best-matching document for its best text."""
@@ -344,8 +374,8 @@ class CommandIndex:
         for j, text in enumerate(texts):
             vector, lexical = np.append(vectors[:, j], -np.inf), np.append(lexicals[:, j], 0.0)
             combined = p.w_vector * vector + p.w_lexical * lexical
-            docs = self.row_docs_by_language[is_chinese(text)]
-            best = np.take_along_axis(docs, np.argmax(combined[docs], axis=1)[:, None], 1)[:, 0]
+            docs, row_list = self.row_docs_by_language[is_chinese(text)]
+            best = np.take_along_axis(docs, np.argmax(combined[docs], axis=1)[:, None], 1)[:, 0][row_list]
             per_text.append((combined[best], vector[best], lexical[best]))
         combined, vector, lexical = (np.stack(arrays) for arrays in zip(*per_text, strict=True))  # (texts, rows)
         pick = np.argmax(combined, axis=0), np.arange(combined.shape[1])
@@ -362,17 +392,17 @@ class CommandIndex:
             {"vector": vector, "lexical": lexical, "argument": argument, "subject": subject, "verb": verb}
 
     def _per_device_best(self, values: np.ndarray, mask_rows: np.ndarray) -> np.ndarray:
-        """For each row, the best value among the rows of the same device."""
-        best = np.full(len(self.home.devices), -np.inf)
-        np.maximum.at(best, self.row_device[mask_rows], values[mask_rows])
-        return best[self.row_device]
+        """For each row, the best value among the masked rows of the same device (-inf: none masked)."""
+        masked = np.where(mask_rows, values.astype(np.float64), -np.inf)
+        best = np.maximum.reduceat(masked, self._device_row_starts) if len(masked) else masked
+        return np.repeat(best, np.diff(np.r_[self._device_row_starts, len(masked)]))
 
     def score_rows(self, ir: QueryIR, utterance: str) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         """Fused score per row (-inf where filtered out) and the channel arrays behind it."""
         p = self.params
         device_ok = self._device_mask(ir)
         if ir.has_category and ir.type_hint in self.home.categories:
-            device_ok &= self.device_categories == ir.type_hint
+            device_ok &= self._in_category(ir.type_hint)
             w_name = p.w_name
         else:
             w_name = p.w_name_keyword_first
@@ -396,14 +426,19 @@ class CommandIndex:
         finite = np.flatnonzero(np.isfinite(fused))
         if finite.size == 0:
             return []
+        # Only rows at least as good as the k-th best device's best row can make the top k: that row and
+        # k - 1 better ones keep their scores, and the penalty only lowers a score.
+        device_best = self._per_device_best(fused, np.isfinite(fused))[self._device_row_starts]
+        if 0 < k < len(device_best):
+            finite = np.flatnonzero(np.isfinite(fused) & (fused >= -np.partition(-device_best, k - 1)[k - 1]))
         order = finite[np.argsort(-fused[finite], kind="stable")]
         # a device's n-th command in this order pays n * repeat_penalty
-        seen: dict[int, int] = defaultdict(int)
-        adjusted = np.empty(len(order))
-        for pos, r in enumerate(order):
-            d = int(self.row_device[r])
-            adjusted[pos] = fused[r] - self.params.repeat_penalty * seen[d]
-            seen[d] += 1
+        devices = self.row_device[order]
+        by_device = np.argsort(devices, kind="stable")
+        starts = np.flatnonzero(np.r_[True, np.diff(devices[by_device]) != 0])
+        nth = np.empty(len(order), dtype=np.int64)
+        nth[by_device] = np.arange(len(order)) - np.repeat(starts, np.diff(np.r_[starts, len(order)]))
+        adjusted = fused[order].astype(np.float64) - self.params.repeat_penalty * nth
         top = order[np.argsort(-adjusted, kind="stable")[:k]]
         return [self._candidate(int(r), float(fused[r]), channels) for r in top]
 
@@ -434,13 +469,18 @@ class CommandIndex:
                 return str(categories[np.argmax(counts)])
         evidence: dict[str, float] = defaultdict(float)
         names = self.name_scores(utterance, ir.name_hint)
-        for i in np.flatnonzero(device_ok & (names > 0)):
-            if self.device_categories[i]:
-                evidence[self.device_categories[i]] += float(names[i])
+        named = np.flatnonzero(device_ok & (names > 0))
+        # summed device by device, as a loop would: bincount adds its weights in input order
+        sums = np.bincount(self.device_category_codes[named], weights=names[named].astype(np.float64),
+                           minlength=len(self._category_code))
+        codes, first = np.unique(self.device_category_codes[named], return_index=True)
+        for code in codes[np.argsort(first)]:  # in the order the named devices come, as ties fall
+            if self._categories[code]:
+                evidence[self._categories[code]] += float(sums[code])
         said = set(_content(tokens(utterance)))
         for category in self.home.categories:
             if set(_category_words(category)) <= said:
-                evidence[category] += float(np.sum(self.device_categories == category))
+                evidence[category] += float(self._category_size[self._category_code[category]])
         total = sum(evidence.values())
         if not total:
             return None
@@ -449,14 +489,14 @@ class CommandIndex:
 
     def _carrying(self, word: tuple[str, ...]) -> np.ndarray:
         """Per device: whether its name contains the word."""
-        return np.asarray([contains(key, word) for key in self.name_keys], dtype=bool)
+        return self.names.carrying(word)
 
     def device_word(self, utterance: str, name_hint: str = "") -> tuple[str, ...]:
         """The name hint, else the longest device name or run of one the utterance says (verbs aside)."""
         if name_hint:
             return _content(tokens(name_hint))
         spoken = self._without_verbs(tokens(utterance))
-        said = [run for run in self.name_runs if contains(spoken, run)]
+        said = self.run_phrases.found_in(spoken)
         return max(said, key=lambda run: (len("".join(run)), run)) if said else ()
 
     def bulk_scope(self, ir: QueryIR, utterance: str) -> tuple[str | None, np.ndarray]:
@@ -470,7 +510,7 @@ class CommandIndex:
         category = self.establish_category(ir, utterance, device_ok)
         if category is None:
             return None, device_ok & False
-        device_ok &= self.device_categories == category
+        device_ok &= self._in_category(category)
         hint = self.name_key(ir.name_hint) if ir.name_hint else ()
         if hint:
             named = self._carrying(hint) & device_ok
@@ -484,7 +524,7 @@ class CommandIndex:
         rooms = set(self._room_set(ir.scope_include) or self.mentioned_rooms(utterance))
         rooms -= set(self._room_set(ir.scope_exclude))
         if rooms:
-            device_ok &= np.isin(self.device_rooms, sorted(rooms))
+            device_ok &= self._in_rooms(rooms)
         return category, device_ok
 
     def _names_the_kind(self, hint: tuple[str, ...], category: str, share: float) -> bool:
@@ -530,19 +570,21 @@ class CommandIndex:
         want of an equivalent command, and none gets a command the utterance did not ask for.
         """
         p = self.params
-        pool = [self.home.devices[i] for i in np.flatnonzero(device_ok)]
+        pool = int(device_ok.sum())
         chosen = next((o for o in plan.options if o.command_id == command_id), None)
         fallbacks = [o.command_id for o in plan.options if o.command_id != command_id and chosen is not None
                      and chosen.evidence - o.evidence <= p.fallback_margin]
+        row_of = np.full(len(self.home.devices), -1, dtype=np.int64)  # per device: the command it gets
+        for command in reversed((command_id, *fallbacks)):  # the first one a device has wins
+            rows = self._supporting(command, device_ok)
+            row_of[self.row_device[rows]] = rows
         groups: dict[tuple, list[str]] = defaultdict(list)
-        for d in pool:
-            command = next((c for c in (command_id, *fallbacks) if d.command(c)), None)
-            if command is not None:
-                groups[d.command(command).compatibility].append(d.device_id)
+        for r in row_of[row_of >= 0].tolist():
+            groups[self.row_compatibility[r]].append(self.home.devices[self.rows[r][0]].device_id)
         targets = sum(len(ids) for ids in groups.values())
         plan = plan.model_copy(update={
             "command_id": command_id, "hint": None, "reason": "",
-            "coverage": round(sum(1 for d in pool if d.command(command_id)) / len(pool), 4) if pool else 0.0,
+            "coverage": round(len(self._supporting(command_id, device_ok)) / pool, 4) if pool else 0.0,
             "groups": [BulkGroup(command_id=sig[0], signature=_signature_text(sig), device_ids=ids)
                        for sig, ids in groups.items()],
             "batches": [ids[i:i + p.batch_size] for ids in groups.values()
@@ -566,9 +608,9 @@ class CommandIndex:
             command_id = self._command_of(int(r)).id
             if len(hits[command_id]) < p.options_per_command:
                 hits[command_id].append(float(scores[r]))
-        pool = [self.home.devices[i] for i in np.flatnonzero(device_ok)]
-        supporting = {c: [d for d in pool if d.command(c)] for c in hits}
-        evidence = {c: float(np.mean(v)) + p.w_coverage * len(supporting[c]) / len(pool) for c, v in hits.items()}
+        pool = int(device_ok.sum())
+        supporting = {c: self._supporting(c, device_ok) for c in hits}
+        evidence = {c: float(np.mean(v)) + p.w_coverage * len(supporting[c]) / pool for c, v in hits.items()}
         ranked = sorted(evidence, key=evidence.get, reverse=True)[:p.options_top_n]
         if not ranked:
             return []
@@ -576,11 +618,17 @@ class CommandIndex:
         weights = np.exp((values - values.max()) / max(p.option_temperature, 1e-6))
         probs = weights / weights.sum()
         return [CapabilityOption(
-            command_id=c, description=supporting[c][0].command(c).description, p=round(float(prob), 4),
-            evidence=round(evidence[c], 4),
-            supported_devices=len(supporting[c]), sample_devices=[d.label for d in supporting[c][:3]],
-            sample_rooms=sorted({d.room for d in supporting[c] if d.room})[:3])
+            command_id=c, description=self._command_of(int(supporting[c][0])).description, p=round(float(prob), 4),
+            evidence=round(evidence[c], 4), supported_devices=len(supporting[c]),
+            sample_devices=[self.home.devices[self.rows[r][0]].label for r in supporting[c][:3].tolist()],
+            sample_rooms=sorted(filter(None, set(self.device_rooms[self.row_device[supporting[c]]])))[:3])
             for c, prob in zip(ranked, probs, strict=True)]
+
+    def _supporting(self, command_id: str, device_ok: np.ndarray) -> np.ndarray:
+        """The rows of ``command_id`` on the devices in ``device_ok``, one per device (its first), in
+        device order."""
+        rows = np.flatnonzero((self.row_command == self._command_code.get(command_id, -1)) & device_ok[self.row_device])
+        return rows[np.unique(self.row_device[rows], return_index=True)[1]]
 
     def _command_of(self, row: int) -> CommandSpec:
         di, ci = self.rows[row]
