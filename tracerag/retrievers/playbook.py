@@ -23,6 +23,7 @@ import re
 import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -82,7 +83,15 @@ class Playbook:
         return [b.id for b in self.bullets]
 
     def get(self, bullet_id: str) -> Bullet | None:
-        return next((b for b in self.bullets if b.id == bullet_id), None)
+        return self._by_id.get(bullet_id)
+
+    @cached_property
+    def _by_id(self) -> dict[str, Bullet]:
+        """id -> its (first) bullet, built once: a dataset looks up every case's bullets here."""
+        index: dict[str, Bullet] = {}
+        for bullet in self.bullets:
+            index.setdefault(bullet.id, bullet)
+        return index
 
     def to_text(self) -> str:
         rendered = [line.render() if isinstance(line, Bullet) else line for line in self.lines]

@@ -92,13 +92,20 @@ def text_problem(value) -> str | None:
 
     JSON can carry a lone surrogate (``"\\ud800"``) that Python decodes but no UTF-8 file can hold."""
     if isinstance(value, str):
+        if value.isascii():  # O(1): an ASCII string holds no surrogate
+            return None
         try:
             value.encode("utf-8")
         except UnicodeEncodeError as exc:
             return f"holds a character UTF-8 cannot store (U+{ord(value[exc.start]):04X}, a lone surrogate)"
         return None
     items = value.values() if isinstance(value, dict) else value if isinstance(value, list | tuple) else ()
-    return next((p for p in map(text_problem, items) if p), None)
+    for item in items:
+        if not (isinstance(item, str) and item.isascii()):
+            problem = text_problem(item)
+            if problem:
+                return problem
+    return None
 
 
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
