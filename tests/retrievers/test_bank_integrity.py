@@ -126,7 +126,8 @@ def test_a_good_bank_loads_and_records_its_checksums(bank_dir):
     bank = ViewBank.load(bank_dir)
     assert len(bank) == N and bank.metadata(5)["caption"] == "caption 5"
     checksums = bank.manifest["checksums"]
-    assert sorted(checksums) == ["captions.json", "embeddings.npy", "ids.json", "metadata.jsonl", "task_ids.json"]
+    assert sorted(checksums) == ["captions.json", "embeddings.npy", "ids.json", "ids.offsets.npy", "metadata.jsonl",
+                                 "metadata.offsets.npy", "task_ids.json"]
     assert checksums["embeddings.npy"].startswith("sha256-rows:") and checksums["ids.json"].startswith("sha256:")
     assert bank.append_vectors(["new"], unit(np.random.default_rng(9), 1), [{"caption": "c"}]) == 1
     reloaded = CosineBank.load(bank_dir)  # the append recorded fresh checksums

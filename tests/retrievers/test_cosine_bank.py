@@ -87,7 +87,7 @@ def test_create_load_round_trip(tmp_path):
                              progress=lambda done, total: calls.append((done, total)))
     assert calls == [(2, 3), (3, 3)]
     assert sorted(p.name for p in (tmp_path / "b").iterdir()) == [
-        "embeddings.npy", "ids.json", "manifest.json", "metadata.jsonl"]
+        "embeddings.npy", "ids.json", "ids.offsets.npy", "manifest.json", "metadata.jsonl", "metadata.offsets.npy"]
     manifest = json.loads((tmp_path / "b" / "manifest.json").read_text())
     assert manifest["format_version"] == 1 and manifest["embedder"] == emb.id
     assert manifest["dim"] == 64 and manifest["count"] == 3 and manifest["created"] == manifest["updated"]

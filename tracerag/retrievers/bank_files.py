@@ -25,6 +25,7 @@ import errno
 import hashlib
 import json
 import logging
+import mmap
 import os
 import shutil
 import socket
@@ -54,6 +55,8 @@ MANIFEST = "manifest.json"
 EMBEDDINGS = "embeddings.npy"
 IDS = "ids.json"
 METADATA = "metadata.jsonl"
+IDS_INDEX = "ids.offsets.npy"  # uint64 (count + 1): where each id's JSON string starts in ids.json, then the "]"
+METADATA_INDEX = "metadata.offsets.npy"  # uint64 (count + 1): where each line starts in metadata.jsonl, then its size
 
 _LOAD_ATTEMPTS = 20  # a load that races a writer's swap retries (10 ms apart)
 WRITER = ".writer.json"  # inside a temp directory: the process writing it
@@ -62,7 +65,13 @@ UNRECORDED_GRACE_SECONDS = 600  # a temp dir without a writer record is left alo
 CHECKSUMS = "checksums"  # manifest key: {file name: "sha256:<hex>"}, embeddings.npy as "sha256-rows:<hex>"
 SAMPLE_ROWS = 1_024  # rows of a large bank checked (norm, checksum) on every load
 FULL_CHECK_BYTES = 32 << 20  # a bank whose matrix is at most this large has every row checked
+SAMPLED_CHECKSUMS = "sampled_checksums"  # manifest key: {file name: "sha256-sampled:<hex>"}, see _sampled_digest
+WHOLE_READ_BYTES = 1 << 20  # ids.json + metadata.jsonl up to this size are read (and verified) whole at open
+SAMPLED_BLOCKS = 256  # 4 KiB blocks of a large file read by its sampled checksum (1 MiB)
+SAMPLED_BLOCK_BYTES = 4096
+LINE_SAMPLE_ROWS = 64  # rows of a large bank whose id and metadata line are checked against the indexes at open
 _NORM_TOLERANCE = 1e-3  # |norm - 1| allowed for a stored row (float32 rounding is ~1e-7)
+_UNIT_TOLERANCE = 1e-4  # rows written whose |norm - 1| is within this are stored as given, not renormalised
 _noted_unverified: set[str] = set()  # banks already reported as carrying no checksums (one note per process)
 
 
@@ -78,17 +87,94 @@ class BankRestored(BankError):
 # Reading one version.
 
 
+class IdColumn:
+    """The ids of one version in row order: a list, or decoded one row at a time from the bytes of
+    ``ids.json`` through its offset index; the id -> row lookup is built on first use, not at open."""
+
+    def __init__(self, where: Path, count: int, ids: list[str] | None = None, buffer: Any = None,
+                 starts: np.ndarray | None = None, index_where: Path | None = None) -> None:
+        self._where, self._count, self._list = where, count, ids
+        self._buffer, self._starts, self._index_where = buffer, starts, index_where
+        self._rows: dict[str, int] | None = None
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __getitem__(self, row: int) -> str:
+        if self._list is not None:
+            return self._list[row]
+        if not 0 <= row < self._count:
+            raise IndexError(f"row {row} out of range for {self._count} ids")
+        raw = self._buffer[int(self._starts[row]) : int(self._starts[row + 1])].rstrip(b", ")
+        try:
+            value = json.loads(raw.decode("utf-8")) if raw[:1] == b'"' else None
+        except ValueError:
+            value = None
+        if not isinstance(value, str):
+            raise BankError(f"{self._index_where}: entry {row} does not point at an id in {IDS} "
+                            "(index and file differ)")
+        return value
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.tolist())
+
+    def tolist(self) -> list[str]:
+        """Every id, decoded at once (one JSON parse of the file when it was not read at open)."""
+        if self._list is not None:
+            return list(self._list)
+        ids = _parse_ids(bytes(self._buffer), self._where, self._count)
+        return ids
+
+    def row_of(self, id: object) -> int | None:
+        """The row of ``id``, or None; the first call builds the lookup (and checks ids are unique)."""
+        rows = self._rows
+        if rows is None:
+            with self._lock:
+                if self._rows is None:
+                    self._rows = _id_rows(self._list if self._list is not None else self.tolist(), self._where)
+                rows = self._rows
+        return rows.get(id)  # type: ignore[arg-type]
+
+    def __contains__(self, id: object) -> bool:
+        return self.row_of(id) is not None
+
+
+class MetadataLines:
+    """The lines of ``metadata.jsonl`` by row: its bytes (in memory, or a memory map) and the offset where
+    each row's line starts (count + 1 entries, the last one the file size)."""
+
+    def __init__(self, where: Path, buffer: Any, starts: np.ndarray, index_where: Path | None = None) -> None:
+        self.where, self.buffer, self.starts, self._index_where = where, buffer, starts, index_where
+
+    def line(self, row: int) -> bytes:
+        """Row ``row``'s line with its newline; checked to be exactly one line when read through an index."""
+        raw = self.buffer[int(self.starts[row]) : int(self.starts[row + 1])]
+        if self._index_where is not None and (raw[-1:] != b"\n" or raw.find(b"\n", 0, len(raw) - 1) >= 0):
+            raise BankError(f"{self._index_where}: entry {row} does not point at line {row + 1} of {METADATA} "
+                            "(index and file differ)")
+        return raw
+
+    def decode(self, row: int) -> dict[str, Any]:
+        raw = self.line(row)[:-1]
+        try:
+            value = json.loads(raw.decode("utf-8"))
+        except ValueError:
+            value = None
+        if not isinstance(value, dict):  # rare: build the message (and re-raise with details) only now
+            return _json_object(raw, f"{self.where}: line {row + 1} is")
+        return value
+
+
 @dataclass(eq=False)
 class Snapshot:
-    """One immutable on-disk version, fully validated."""
+    """One immutable on-disk version, validated at open (see the module docstring for what is checked when)."""
 
     path: Path
     manifest: dict[str, Any]
     matrix: np.ndarray  # (count, dim) float32, C-contiguous, read-only (memory-mapped when count > 0)
-    ids: list[str]
-    rows: dict[str, int]
-    meta_raw: bytes
-    meta_ends: np.ndarray  # int64 offset of each row's terminating newline in meta_raw
+    ids: IdColumn
+    lines: MetadataLines
 
     @property
     def count(self) -> int:
@@ -99,9 +185,7 @@ class Snapshot:
         return int(self.manifest["dim"])
 
     def metadata(self, row: int) -> dict[str, Any]:
-        start = int(self.meta_ends[row - 1]) + 1 if row > 0 else 0
-        line = self.meta_raw[start : int(self.meta_ends[row])]
-        return _json_object(line, f"{self.path / METADATA}: line {row + 1} is")
+        return self.lines.decode(row)
 
 
 def load_snapshot(target: Path, embedder: Embedder | None = None) -> Snapshot:
@@ -228,28 +312,56 @@ def _read_files(d: _Dir) -> Snapshot:
     with d.open(EMBEDDINGS) as f:
         matrix, header = _map_npy(f, path / EMBEDDINGS, count, dim)
 
-    with d.open(IDS) as f:
-        raw_ids = f.read()
-    with d.open(METADATA) as f:
-        meta_raw = f.read()
-    # Hash the two files on another core while their contents are parsed (hashlib releases the GIL).
-    digests: dict[str, str] = {}
-    hasher = threading.Thread(target=lambda: digests.update({IDS: _sha256(raw_ids), METADATA: _sha256(meta_raw)}))
-    if CHECKSUMS in manifest:
-        hasher.start()
+    with d.open(IDS) as ids_file, d.open(METADATA) as meta_file:
+        ids_size, meta_size = os.fstat(ids_file.fileno()).st_size, os.fstat(meta_file.fileno()).st_size
+        indexes = _open_indexes(d) if ids_size + meta_size > WHOLE_READ_BYTES else None
+        if indexes is None:  # a small bank, or one written before the indexes existed: read both whole
+            ids, lines, digests = _read_whole(path, ids_file, meta_file, count, CHECKSUMS in manifest)
+        else:
+            with indexes[0] as ids_index, indexes[1] as meta_index:
+                ids, lines = _map_rows(path, count, ids_file, meta_file, ids_index, meta_index)
+            digests = {}
+    sample = check_rows(count, dim)
+    picked = matrix[sample] if sample is not None else matrix
+    _check_vectors(picked, sample, path / EMBEDDINGS)
+    _verify_checksums(d, manifest, digests, header, picked)
+    if indexes is not None:  # after the checksums, which name a file changed after writing more precisely
+        _check_row_sample(path, ids, lines)
+    return Snapshot(path, manifest, matrix, ids, lines)
+
+
+def _parse_ids(raw: bytes, where: Path, count: int) -> list[str]:
     try:
-        ids = json.loads(raw_ids)
+        ids = json.loads(raw)
     except ValueError as exc:
-        raise BankError(f"{path / IDS}: not valid JSON ({exc})") from exc
+        raise BankError(f"{where}: not valid JSON ({exc})") from exc
     if not isinstance(ids, list) or not all(isinstance(x, str) for x in ids):
-        raise BankError(f"{path / IDS}: expected a JSON list of strings")
+        raise BankError(f"{where}: expected a JSON list of strings")
     if len(ids) != count:
-        raise BankError(f"{path / IDS}: holds {len(ids)} ids but {MANIFEST} says count={count}")
+        raise BankError(f"{where}: holds {len(ids)} ids but {MANIFEST} says count={count}")
+    return ids
+
+
+def _id_rows(ids: list[str], where: Path) -> dict[str, int]:
     rows = {x: i for i, x in enumerate(ids)}
     if len(rows) != len(ids):
         dupes = sorted(x for x, c in Counter(ids).items() if c > 1)[:5]
-        raise BankError(f"{path / IDS}: ids are not unique, e.g. {dupes}")
+        raise BankError(f"{where}: ids are not unique, e.g. {dupes}")
+    return rows
 
+
+def _read_whole(path: Path, ids_file: IO[bytes], meta_file: IO[bytes], count: int,
+                hash_them: bool) -> tuple[IdColumn, MetadataLines, dict[str, str]]:
+    """Read, parse and (with ``hash_them``) hash ``ids.json`` and ``metadata.jsonl`` whole."""
+    raw_ids, meta_raw = ids_file.read(), meta_file.read()
+    # Hash the two files on another core while their contents are parsed (hashlib releases the GIL).
+    digests: dict[str, str] = {}
+    hasher = threading.Thread(target=lambda: digests.update({IDS: _sha256(raw_ids), METADATA: _sha256(meta_raw)}))
+    if hash_them:
+        hasher.start()
+    ids = _parse_ids(raw_ids, path / IDS, count)
+    column = IdColumn(path / IDS, count, ids=ids)
+    column.row_of("")  # builds the lookup now: a small bank checks its ids are unique at open
     ends = np.flatnonzero(np.frombuffer(meta_raw, dtype=np.uint8) == 0x0A).astype(np.int64)
     if meta_raw and not meta_raw.endswith(b"\n"):
         raise BankError(
@@ -258,13 +370,78 @@ def _read_files(d: _Dir) -> Snapshot:
         )
     if len(ends) != count:
         raise BankError(f"{path / METADATA}: holds {len(ends)} lines but {MANIFEST} says count={count}")
-    sample = check_rows(count, dim)
-    picked = matrix[sample] if sample is not None else matrix
-    _check_vectors(picked, sample, path / EMBEDDINGS)
     if hasher.ident is not None:
         hasher.join()
-    _verify_checksums(d, manifest, digests, header, picked)
-    return Snapshot(path, manifest, matrix, ids, rows, meta_raw, ends)
+    starts = np.concatenate([[0], ends + 1]).astype(np.int64)
+    return column, MetadataLines(path / METADATA, meta_raw, starts), digests
+
+
+def _open_indexes(d: _Dir) -> tuple[IO[bytes], IO[bytes]] | None:
+    """Both offset indexes, open, or None when the version has none (written by an older version)."""
+    try:
+        ids_index = d.open(IDS_INDEX)
+    except FileNotFoundError:
+        return None
+    try:
+        return ids_index, d.open(METADATA_INDEX)
+    except FileNotFoundError:
+        ids_index.close()
+        return None
+
+
+def _map_rows(path: Path, count: int, ids_file: IO[bytes], meta_file: IO[bytes], ids_index: IO[bytes],
+              meta_index: IO[bytes]) -> tuple[IdColumn, MetadataLines]:
+    """Memory-map ids, metadata and their indexes, checking the indexes' headers.
+
+    O(1) in the bank's size: no file is read whole; rows are decoded (and checked) when asked for.
+    """
+    ids_starts = _map_index(ids_index, path / IDS_INDEX, count)
+    meta_starts = _map_index(meta_index, path / METADATA_INDEX, count)
+    ids = IdColumn(path / IDS, count, buffer=_map_bytes(ids_file), starts=ids_starts, index_where=path / IDS_INDEX)
+    return ids, MetadataLines(path / METADATA, _map_bytes(meta_file), meta_starts, path / METADATA_INDEX)
+
+
+def _check_row_sample(path: Path, ids: IdColumn, lines: MetadataLines) -> None:
+    """Both indexes span their files, and :data:`LINE_SAMPLE_ROWS` rows (first and last included) hold
+    an id and a one-line JSON object where the indexes say."""
+    count, ids_buffer, ids_starts = len(ids), ids._buffer, ids._starts
+    meta_buffer, meta_starts = lines.buffer, lines.starts
+    ids_end = len(ids_buffer) - 2  # ids.json ends with "]\n"
+    if int(ids_starts[0]) != 1 or int(ids_starts[count]) != ids_end or ids_buffer[ids_end:] != b"]\n":
+        raise BankError(f"{path / IDS_INDEX}: does not span {IDS} (first {int(ids_starts[0])}, last "
+                        f"{int(ids_starts[count])}; the file has {len(ids_buffer)} bytes)")
+    if int(meta_starts[0]) != 0 or int(meta_starts[count]) != len(meta_buffer):
+        raise BankError(f"{path / METADATA_INDEX}: does not span {METADATA} (first {int(meta_starts[0])}, last "
+                        f"{int(meta_starts[count])}; the file has {len(meta_buffer)} bytes)")
+    if len(meta_buffer) and meta_buffer[-1:] != b"\n":
+        raise BankError(f"{path / METADATA}: truncated (last line has no newline)")
+    for row in np.unique(np.linspace(0, count - 1, min(count, LINE_SAMPLE_ROWS)).round().astype(np.int64)).tolist():
+        ids[row]
+        if lines.line(row)[:1] != b"{":
+            raise BankError(f"{path / METADATA}: line {row + 1} is not a JSON object")
+
+
+def _map_index(f: IO[bytes], where: Path, count: int) -> np.ndarray:
+    """Validate an offset index's .npy header and memory-map its count + 1 uint64 entries."""
+    try:
+        shape, fortran, dtype = _read_npy_header(f)
+    except ValueError as exc:
+        raise BankError(f"{where}: not a readable .npy file ({exc})") from exc
+    if dtype != np.dtype("<u8") or fortran or shape != (count + 1,):
+        raise BankError(f"{where}: expected {count + 1} uint64 offsets (count + 1), got dtype={dtype}, shape={shape}")
+    offset = f.tell()
+    size = os.fstat(f.fileno()).st_size
+    if size != offset + (count + 1) * 8:
+        raise BankError(f"{where}: file is {size} bytes, header promises {offset + (count + 1) * 8} "
+                        "(truncated or padded)")
+    return np.memmap(f, dtype="<u8", mode="r", offset=offset, shape=(count + 1,)).view(np.ndarray)
+
+
+def _map_bytes(f: IO[bytes]) -> Any:
+    """The file's bytes as a read-only memory map (an empty bytes object for an empty file)."""
+    if os.fstat(f.fileno()).st_size == 0:
+        return b""
+    return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
 
 
 def check_rows(count: int, dim: int) -> np.ndarray | None:
@@ -307,7 +484,10 @@ def _rows_digest(header: bytes, picked: np.ndarray) -> str:
 
 def _verify_checksums(d: _Dir, manifest: dict[str, Any], known: dict[str, str], header: bytes,
                       picked: np.ndarray) -> None:
-    """Compare the manifest's checksums with the files (``known``: digests already computed, by name)."""
+    """Compare the manifest's checksums with the files (``known``: digests already computed, by name).
+
+    A file larger than :data:`WHOLE_READ_BYTES` with a sampled checksum is checked by that (O(1)), the
+    rest by their whole-file checksum."""
     recorded = manifest.get(CHECKSUMS)
     where = d.path / MANIFEST
     if recorded is None:
@@ -318,6 +498,9 @@ def _verify_checksums(d: _Dir, manifest: dict[str, Any], known: dict[str, str], 
         return
     if not isinstance(recorded, dict) or not all(isinstance(v, str) for v in recorded.values()):
         raise BankError(f"{where}: {CHECKSUMS!r} is not an object of strings")
+    sampled = manifest.get(SAMPLED_CHECKSUMS, {})
+    if not isinstance(sampled, dict) or not all(isinstance(v, str) for v in sampled.values()):
+        raise BankError(f"{where}: {SAMPLED_CHECKSUMS!r} is not an object of strings")
     for name, expected in sorted(recorded.items()):
         if name == EMBEDDINGS:
             actual = _rows_digest(header, picked)
@@ -329,10 +512,37 @@ def _verify_checksums(d: _Dir, manifest: dict[str, Any], known: dict[str, str], 
                 actual = known[name]
             else:
                 with d.open(name) as f:
-                    actual = _sha256(f.read())
+                    if os.fstat(f.fileno()).st_size > WHOLE_READ_BYTES and name in sampled:
+                        actual, expected = _sampled_digest(f), sampled[name]
+                    else:
+                        actual = _sha256(f.read())
             what = "its contents do not match"
         if actual != expected:
             raise BankError(f"{d.path / name}: {what} the checksum in {MANIFEST} (changed after it was written)")
+
+
+def _sampled_digest(f: IO[bytes]) -> str:
+    """A checksum of the file's size and :data:`SAMPLED_BLOCKS` blocks spread evenly over it (the whole
+    file when that is smaller): a function of the size only, read in ~1 MiB whatever the file's size."""
+    fd = f.fileno()
+    size = os.fstat(fd).st_size
+    digest = hashlib.sha256(size.to_bytes(8, "little"))
+    if size <= SAMPLED_BLOCKS * SAMPLED_BLOCK_BYTES:
+        digest.update(os.pread(fd, size, 0))
+    else:
+        for offset in np.linspace(0, size - SAMPLED_BLOCK_BYTES, SAMPLED_BLOCKS).astype(np.int64).tolist():
+            digest.update(os.pread(fd, SAMPLED_BLOCK_BYTES, offset))
+    return "sha256-sampled:" + digest.hexdigest()
+
+
+def _sampled_checksums(directory: Path) -> dict[str, str]:
+    """Sampled checksums of the files written into ``directory`` so far, but the manifest and embeddings."""
+    out = {}
+    for path in sorted(directory.iterdir()):
+        if path.name not in (MANIFEST, WRITER, EMBEDDINGS):
+            with open(path, "rb") as f:
+                out[path.name] = _sampled_digest(f)
+    return out
 
 
 def _checksums(directory: Path) -> dict[str, str]:
@@ -586,17 +796,29 @@ def write_embeddings(directory: Path, count: int, dim: int) -> Iterator[IO[bytes
 
 
 def write_rows(f: IO[bytes], vectors: np.ndarray, dim: int, what: str) -> None:
-    """Check ``vectors`` and append them, L2-normalised, as little-endian float32 rows."""
+    """Check ``vectors`` and append them as little-endian float32 unit rows.
+
+    The embedder contract promises unit rows, so rows whose norm is already 1 (within
+    :data:`_UNIT_TOLERANCE`) are written as given; only the others are normalised (one vectorised norm
+    pass decides, and it also finds non-finite and all-zero rows).
+    """
     vectors = np.asarray(vectors)
     if vectors.ndim != 2 or vectors.shape[1] != dim:
         raise BankError(f"{what}: expected vectors of shape (n, {dim}), got {vectors.shape}")
-    if not np.isfinite(vectors).all():
+    rows = np.ascontiguousarray(vectors, dtype="<f4")
+    norms = np.sqrt(np.einsum("ij,ij->i", rows, rows))
+    if not np.isfinite(norms).all() and not np.isfinite(vectors).all():
         raise BankError(f"{what}: vectors contain NaN or infinity")
-    zero = np.flatnonzero(~vectors.any(axis=1))
-    if len(zero):
-        raise BankError(f"{what}: vector {int(zero[0])} of this batch is all zeros; a bank row must have a direction")
-    # The embedder contract promises unit rows; renormalising is cheap and protects the cosine invariant.
-    f.write(np.ascontiguousarray(l2_normalize(vectors), dtype="<f4").tobytes())
+    if (norms == 0).any():
+        zero = np.flatnonzero(~vectors.any(axis=1))
+        if len(zero):
+            raise BankError(f"{what}: vector {int(zero[0])} of this batch is all zeros; "
+                            "a bank row must have a direction")
+    off = ~(np.abs(norms - 1.0) <= _UNIT_TOLERANCE)
+    if off.any():
+        rows = rows.copy() if rows is vectors else rows
+        rows[off] = l2_normalize(rows[off])
+    f.write(memoryview(rows).cast("B"))
 
 
 def copy_rows(source: Path, dst: IO[bytes], count: int, dim: int) -> None:
@@ -631,21 +853,41 @@ def _copy_range(src: IO[bytes], dst: IO[bytes], offset: int, length: int) -> Non
         done += len(chunk)
 
 
+_ROW_BREAK = "\x00tracerag row break"  # placed between rows to encode them in one json.dumps call
+_ROW_BREAK_JSON = "," + json.dumps(_ROW_BREAK) + ","
+
+
 def metadata_lines(metadata: Sequence[dict[str, Any]], first_row: int) -> bytes:
-    """``metadata.jsonl`` bytes for rows numbered from ``first_row`` (the number names a bad row)."""
+    """``metadata.jsonl`` bytes for rows numbered from ``first_row`` (the number names a bad row).
+
+    All rows are encoded by one ``json.dumps`` of the list with a marker string between rows, then split
+    at the markers: ``,"\\u0000tracerag row break",`` can only be such a list element, so the split is
+    exact unless a row itself holds that element (then, as when a row does not encode, row by row).
+    """
+    n = len(metadata)
+    if n == 0:
+        return b""
+    items: list[Any] = [_ROW_BREAK] * (2 * n - 1)
+    items[::2] = metadata
+    try:
+        body = json.dumps(items, ensure_ascii=False, separators=(",", ":"))[1:-1]
+        if body.count(_ROW_BREAK_JSON) == n - 1:
+            return (body.replace(_ROW_BREAK_JSON, "\n") + "\n").encode("utf-8")
+    except (TypeError, ValueError):
+        pass
     out = []
     for i, item in enumerate(metadata):
         try:
             out.append(json.dumps(item, ensure_ascii=False, separators=(",", ":")))
         except (TypeError, ValueError) as exc:
             raise ValueError(f"metadata for row {first_row + i} is not JSON-serialisable: {exc}") from exc
-    return ("\n".join(out) + "\n").encode("utf-8") if out else b""
+    return ("\n".join(out) + "\n").encode("utf-8")
 
 
 def write_ids_metadata_manifest(
     directory: Path,
     ids: list[str],
-    old_metadata: bytes,
+    old_metadata: MetadataLines | None,
     new_metadata: bytes,
     *,
     embedder_id: str,
@@ -654,26 +896,61 @@ def write_ids_metadata_manifest(
 ) -> None:
     """Write the files besides the embeddings, the manifest last; metadata is the old lines, then the new.
 
-    The manifest records checksums of every file already in ``directory`` (views included), so views
-    must be written before."""
-    write_json(directory / IDS, ids)
-    _write_metadata(directory / METADATA, old_metadata, new_metadata)
+    ``ids.json`` and ``metadata.jsonl`` get their offset indexes. The manifest records checksums of every
+    file already in ``directory`` (views included), so views must be written before."""
+    _write_ids(directory, ids)
+    _write_metadata(directory, old_metadata, new_metadata)
     now = _dt.datetime.now(_dt.UTC).isoformat(timespec="microseconds")
     manifest = {"format_version": FORMAT_VERSION, "embedder": embedder_id, "dim": dim, "count": len(ids),
-                "created": created or now, "updated": now, CHECKSUMS: _checksums(directory)}
+                "created": created or now, "updated": now, CHECKSUMS: _checksums(directory),
+                SAMPLED_CHECKSUMS: _sampled_checksums(directory)}
     write_json(directory / MANIFEST, manifest)
+
+
+def _write_ids(directory: Path, ids: list[str]) -> None:
+    """``ids.json`` exactly as ``json.dumps(ids)`` writes it, and the offset of every id in it."""
+    # With "\n" as item separator every id's JSON string is one line (JSON strings hold no raw newline),
+    # so the newline positions give each id's offset; the file uses json.dumps' default ", " instead.
+    text = json.dumps(ids, ensure_ascii=False, separators=("\n", ":"))
+    newlines = np.flatnonzero(np.frombuffer(text.encode("utf-8"), dtype=np.uint8) == 0x0A)
+    raw = text.replace("\n", ", ").encode("utf-8") + b"\n"
+    starts = np.empty(len(ids) + 1, dtype="<u8")
+    starts[0] = 1  # after "["
+    starts[1 : len(ids)] = newlines + 2 + np.arange(len(newlines))  # each earlier separator grew by one byte
+    starts[len(ids)] = len(raw) - 2  # the closing "]"
+    _write_bytes(directory / IDS, raw)
+    _write_index(directory / IDS_INDEX, starts)
+
+
+def _write_metadata(directory: Path, head: MetadataLines | None, tail: bytes) -> None:
+    """``metadata.jsonl`` (the old lines ``head``, then ``tail``) and where each line starts in it."""
+    head_size = len(head.buffer) if head is not None else 0
+    tail_ends = np.flatnonzero(np.frombuffer(tail, dtype=np.uint8) == 0x0A)
+    head_starts = head.starts[:-1] if head is not None else np.zeros(0, dtype="<u8")
+    starts = np.concatenate([head_starts.astype("<u8"), [head_size], tail_ends + 1 + head_size]).astype("<u8")
+    with open(directory / METADATA, "wb") as f:
+        if head_size:
+            f.write(head.buffer)  # type: ignore[union-attr]
+        f.write(tail)
+        _fsync_file(f)
+    _write_index(directory / METADATA_INDEX, starts)
+
+
+def _write_index(path: Path, starts: np.ndarray) -> None:
+    with open(path, "wb") as f:
+        np.save(f, np.ascontiguousarray(starts, dtype="<u8"))
+        _fsync_file(f)
+
+
+def _write_bytes(path: Path, raw: bytes) -> None:
+    with open(path, "wb") as f:
+        f.write(raw)
+        _fsync_file(f)
 
 
 def write_json(path: Path, value: Any) -> None:
     with open(path, "w", encoding="utf-8") as f:
         f.write(json.dumps(value, ensure_ascii=False) + "\n")  # dumps: C encoder; dump() streams in Python
-        _fsync_file(f)
-
-
-def _write_metadata(path: Path, head: bytes, tail: bytes) -> None:
-    with open(path, "wb") as f:
-        f.write(head)
-        f.write(tail)
         _fsync_file(f)
 
 

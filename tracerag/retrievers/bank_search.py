@@ -1,8 +1,9 @@
 """Exact cosine scoring and top-k selection for a CosineBank, kept apart from how the bank is stored.
 
-Scoring is where the speed is won or lost: :func:`cosine_scores` decides who threads the matrix
-product (us or BLAS) by matrix size and query count; :func:`top_rows` picks the best rows without
-sorting them all, optionally one per metadata group.
+Scoring is where the speed is won or lost: :func:`cosine_scores` scores a whole batch of queries in
+one pass over the matrix and decides who threads it (us or BLAS) by matrix size; :func:`top_rows`
+picks the best rows of every query without sorting them all (block maxima bound the k-th score),
+optionally one per metadata group.
 """
 
 from __future__ import annotations
@@ -19,9 +20,8 @@ from typing import Any
 
 import numpy as np
 
-_BLOCK_ROWS = 1024  # rows per GEMM block for batched queries: a 2 MiB slab OpenBLAS packs cheaply
-_PARALLEL_MIN_BYTES = 64 << 20  # below this the matrix is cache-resident and per-query GEMV wins
-_GEMM_MIN_QUERIES = 64  # from here on one plain GEMM amortises OpenBLAS' packing of the matrix
+_BLOCK_ROWS = 1024  # rows per GEMM block and per top-k block maximum: a 2 MiB slab OpenBLAS packs cheaply
+_PARALLEL_MIN_BYTES = 64 << 20  # below this the matrix is cache-resident and BLAS threads it best
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,41 +89,79 @@ def _single_threaded_blas() -> Iterator[None]:
                 _blas_limiter = None
 
 
-def cosine_scores(matrix: np.ndarray, queries: np.ndarray) -> np.ndarray:
-    """(q, count) float32 cosine scores, streaming the matrix from memory once wherever possible.
+@dataclass(frozen=True, slots=True)
+class Scores:
+    """Cosine scores of a batch of queries, plus each query's maximum per block of rows.
 
-    Matrices larger than the cache (the bandwidth-bound case), fewer than ``_GEMM_MIN_QUERIES`` queries:
-    our own thread per core over a contiguous row range, with BLAS limited to one thread. One query is
-    then a GEMV per range (memory bandwidth, like OpenBLAS' threaded GEMV); a few queries are GEMMs over
-    2 MiB row blocks, ~2x one query for 4 (one threaded GEMM re-packs the whole matrix for a handful of
-    columns: ~3x). Keeping all threading ours also avoids OpenBLAS workers that spin for ~0.1 s after
-    each threaded call and then compete with our threads. Cache-resident matrices: BLAS-threaded GEMV
-    per query. Many queries: one plain GEMM, where packing is amortised.
+    The block maxima make top-k cheap on large banks: the m-th largest block maximum is a lower bound of
+    the m-th largest score, so only the few blocks reaching it need to be looked at row by row.
+    """
+
+    values: np.ndarray  # (q, count) float32
+    block_max: np.ndarray  # (q, ceil(count / block_rows)) float32
+    block_rows: int
+
+
+def _row_blocks(count: int, block_rows: int, parts: int) -> list[tuple[int, int]]:
+    """``parts`` contiguous row ranges that start on block boundaries (empty ranges dropped)."""
+    blocks = -(-count // block_rows)
+    cuts = [min(count, b * block_rows) for b in np.linspace(0, blocks, parts + 1).astype(int).tolist()]
+    return [(lo, hi) for lo, hi in zip(cuts[:-1], cuts[1:], strict=True) if hi > lo]
+
+
+def _fill_block_max(values: np.ndarray, block_max: np.ndarray, lo: int, hi: int, block_rows: int) -> None:
+    """Block maxima of the rows ``lo:hi`` (``lo`` on a block boundary) from the scores already computed."""
+    whole = (hi - lo) // block_rows * block_rows
+    first = lo // block_rows
+    if whole:
+        nq = values.shape[0]
+        blocks = values[:, lo : lo + whole].reshape(nq, -1, block_rows)
+        block_max[:, first : first + whole // block_rows] = blocks.max(axis=2)
+    if lo + whole < hi:
+        block_max[:, first + whole // block_rows] = values[:, lo + whole : hi].max(axis=1)
+
+
+def cosine_scores(matrix: np.ndarray, queries: np.ndarray) -> Scores:
+    """Scores of every row for every (unit) query: one matrix product per batch, whatever its size.
+
+    Cache-resident matrices, or one usable CPU: one BLAS call (GEMV for one query, GEMM for a batch),
+    threaded by BLAS, exactly what ``queries @ matrix.T`` costs. Larger matrices on several CPUs (the
+    bandwidth-bound case): our own thread per core over a contiguous range of row blocks, with BLAS
+    limited to one thread. One query is then a GEMV per range (memory bandwidth, like OpenBLAS'
+    threaded GEMV); a batch is a GEMM per block of ``_BLOCK_ROWS`` rows (a 2 MiB slab OpenBLAS packs
+    cheaply), which streams the matrix once for the whole batch and matches or beats one threaded GEMM.
+    Keeping all threading ours also avoids OpenBLAS workers that spin for ~0.1 s after each threaded
+    call and then compete with our threads. Block maxima are taken right after each block is scored,
+    while it is still in cache.
     """
     nq, count = queries.shape[0], matrix.shape[0]
-    out = np.empty((nq, count), dtype=np.float32)
+    block_rows = _BLOCK_ROWS
+    values = np.empty((nq, count), dtype=np.float32)
+    block_max = np.empty((nq, -(-count // block_rows)), dtype=np.float32)
     workers = worker_count()
-    if nq >= _GEMM_MIN_QUERIES:
-        np.matmul(queries, matrix.T, out=out)
-    elif matrix.nbytes < _PARALLEL_MIN_BYTES or workers == 1:
-        for j in range(nq):
-            np.matmul(matrix, queries[j], out=out[j])
-    else:
-        pool = _get_pool()
-        bounds = np.linspace(0, count, workers + 1).astype(int).tolist()
+    if matrix.nbytes < _PARALLEL_MIN_BYTES or workers == 1:
+        if nq == 1:
+            np.matmul(matrix, queries[0], out=values[0])
+        else:
+            np.matmul(queries, matrix.T, out=values)
+        _fill_block_max(values, block_max, 0, count, block_rows)
+        return Scores(values, block_max, block_rows)
 
-        def part(lo: int, hi: int) -> None:
-            if nq == 1:
-                np.matmul(matrix[lo:hi], queries[0], out=out[0, lo:hi])
-                return
-            for i in range(lo, hi, _BLOCK_ROWS):
-                e = min(i + _BLOCK_ROWS, hi)
-                np.matmul(queries, matrix[i:e].T, out=out[:, i:e])
+    def part(lo: int, hi: int) -> None:
+        if nq == 1:
+            np.matmul(matrix[lo:hi], queries[0], out=values[0, lo:hi])
+            _fill_block_max(values, block_max, lo, hi, block_rows)
+            return
+        for i in range(lo, hi, block_rows):
+            e = min(i + block_rows, hi)
+            np.matmul(queries, matrix[i:e].T, out=values[:, i:e])
+            np.max(values[:, i:e], axis=1, out=block_max[:, i // block_rows])
 
-        with _single_threaded_blas():
-            for fut in [pool.submit(part, lo, hi) for lo, hi in zip(bounds[:-1], bounds[1:], strict=True)]:
-                fut.result()
-    return out
+    pool = _get_pool()
+    with _single_threaded_blas():
+        for fut in [pool.submit(part, lo, hi) for lo, hi in _row_blocks(count, block_rows, workers)]:
+            fut.result()
+    return Scores(values, block_max, block_rows)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -143,43 +181,84 @@ def _group_key(metadata: Callable[[int], dict[str, Any]], row: int, key: str) ->
         return ("json", json.dumps(value, sort_keys=True, ensure_ascii=False))
 
 
+def _thresholds(scores: Scores, m: int) -> np.ndarray:
+    """Per query, a value at most its ``m``-th largest score (-inf when ``m`` covers every row).
+
+    With more blocks than ``m``: the ``m``-th largest block maximum (``m`` blocks reach it, so ``m``
+    rows do), found by one partition of the small (q, blocks) array. Otherwise the exact ``m``-th
+    largest score, by one partition of the (q, count) scores.
+    """
+    nq, count = scores.values.shape
+    blocks = scores.block_max.shape[1]
+    if m >= count:
+        return np.full(nq, -np.inf, dtype=np.float32)
+    if m < blocks:
+        return np.partition(scores.block_max, blocks - m, axis=1)[:, blocks - m]
+    return np.partition(scores.values, count - m, axis=1)[:, count - m]
+
+
+def _rows_from(scores: Scores, query: int, threshold: float) -> np.ndarray:
+    """Rows of ``query`` scoring >= ``threshold``, best first, ties by row; only blocks reaching it are read."""
+    values = scores.values[query]
+    if threshold == -np.inf:
+        rows = np.arange(values.shape[0])
+    else:
+        blocks = np.flatnonzero(scores.block_max[query] >= threshold)
+        if len(blocks) * 4 >= scores.block_max.shape[1]:  # most blocks: one pass over all rows is cheaper
+            rows = np.flatnonzero(values >= threshold)
+        else:
+            rows = (blocks[:, None] * scores.block_rows + np.arange(scores.block_rows)).ravel()
+            rows = rows[rows < values.shape[0]]
+            rows = rows[values[rows] >= threshold]
+    return rows[np.lexsort((rows, -values[rows]))]
+
+
 def top_rows(
-    scores: np.ndarray,
+    scores: Scores,
     k: int,
     min_score: float | None,
     dedupe_by: str | None,
     metadata: Callable[[int], dict[str, Any]],
-) -> list[int]:
-    """Rows of the best ``k`` scores (>= min_score), best first, ties by row.
+) -> list[list[int]]:
+    """Per query, the rows of the best ``k`` scores (>= min_score), best first, ties by row.
 
-    With ``dedupe_by``, only the best row per value of that key in ``metadata(row)`` is kept.
+    With ``dedupe_by``, only the best row per value of that key in ``metadata(row)`` is kept. The
+    thresholds of the whole batch come from one vectorised partition; each query then sorts only the
+    rows reaching its threshold.
     """
-    if min_score is not None:
-        cand = np.flatnonzero(scores >= min_score)
-        cand_scores = scores[cand]
-    else:
-        cand, cand_scores = None, scores
-    n = cand_scores.shape[0]
-    if n == 0:
-        return []
+    floor = -np.inf if min_score is None else float(min_score)
     # With dedupe, look at a window of the best m rows and widen it until k distinct groups are found:
     # the first row of each group inside the window is that group's best row overall.
-    m = min(n, k if dedupe_by is None else 4 * k)
-    while True:
-        part = np.argpartition(cand_scores, n - m)[n - m :] if m < n else np.arange(n)  # the m largest
-        order = part[np.lexsort((part, -cand_scores[part]))]
-        rows = order if cand is None else cand[order]
-        if dedupe_by is None:
-            return [int(r) for r in rows[:k]]
-        kept: list[int] = []
-        seen: set[Any] = set()
-        for r in rows.tolist():
-            g = _group_key(metadata, r, dedupe_by)
-            if g not in seen:
-                seen.add(g)
-                kept.append(r)
-                if len(kept) == k:
-                    return kept
-        if m == n:
-            return kept
-        m = min(n, m * 4)
+    m = k if dedupe_by is None else 4 * k
+    thresholds = _thresholds(scores, m)
+    results = []
+    for query in range(scores.values.shape[0]):
+        window = m
+        threshold = max(float(thresholds[query]), floor)
+        while True:
+            rows = _rows_from(scores, query, threshold)
+            if dedupe_by is None:
+                results.append(rows[:k].tolist())
+                break
+            kept = _dedupe(rows.tolist(), k, dedupe_by, metadata)
+            if len(kept) == k or threshold <= floor:  # k groups found, or every eligible row looked at
+                results.append(kept)
+                break
+            window *= 4
+            one = Scores(scores.values[query : query + 1], scores.block_max[query : query + 1], scores.block_rows)
+            threshold = max(float(_thresholds(one, window)[0]), floor)
+    return results
+
+
+def _dedupe(rows: list[int], k: int, key: str, metadata: Callable[[int], dict[str, Any]]) -> list[int]:
+    """The first ``k`` rows of ``rows`` with distinct values of ``key``, in order."""
+    kept: list[int] = []
+    seen: set[Any] = set()
+    for r in rows:
+        g = _group_key(metadata, r, key)
+        if g not in seen:
+            seen.add(g)
+            kept.append(r)
+            if len(kept) == k:
+                break
+    return kept

@@ -102,7 +102,7 @@ class CosineBank:
             with write_embeddings(tmp, len(ids), dim) as f:
                 _embed_into(f, embedder, texts, batch_size, progress, str(target))
             cls._write_views(tmp, ids, meta.__getitem__)
-            write_ids_metadata_manifest(tmp, ids, b"", metadata_lines(meta, 0), embedder_id=embedder.id, dim=dim)
+            write_ids_metadata_manifest(tmp, ids, None, metadata_lines(meta, 0), embedder_id=embedder.id, dim=dim)
 
         try:
             write_new_bank(target, write, overwrite)
@@ -143,7 +143,7 @@ class CosineBank:
                 for start in range(0, n, _WRITE_CHUNK):
                     write_rows(f, vectors[start : start + _WRITE_CHUNK], dim, str(target))
             cls._write_views(tmp, ids, meta.__getitem__)
-            write_ids_metadata_manifest(tmp, ids, b"", metadata_lines(meta, 0), embedder_id=embedder_id, dim=dim)
+            write_ids_metadata_manifest(tmp, ids, None, metadata_lines(meta, 0), embedder_id=embedder_id, dim=dim)
 
         try:
             write_new_bank(target, write, overwrite)
@@ -223,11 +223,11 @@ class CosineBank:
             if read_manifest(target) != self._snap.manifest:  # another writer got there first: build on theirs
                 self.refresh()
             snap = self._snap
-            keep = [i for i, x in enumerate(ids) if x not in snap.rows]
+            keep = [i for i, x in enumerate(ids) if x not in snap.ids]
             if not keep:
                 return 0
             total = snap.count + len(keep)
-            new_ids = [ids[i] for i in keep]
+            all_ids = snap.ids.tolist() + [ids[i] for i in keep]
             tail = metadata_lines([meta[i] for i in keep], snap.count)
 
             def write(tmp: Path) -> None:
@@ -236,10 +236,10 @@ class CosineBank:
                         copy_rows(target, f, snap.count, snap.dim)
                     new_rows(f, keep)
                 added = [meta[i] for i in keep]
-                type(self)._write_views(tmp, snap.ids + new_ids,
+                type(self)._write_views(tmp, all_ids,
                                         lambda r: snap.metadata(r) if r < snap.count else added[r - snap.count])
                 write_ids_metadata_manifest(
-                    tmp, snap.ids + new_ids, snap.meta_raw, tail,
+                    tmp, all_ids, snap.lines, tail,
                     embedder_id=snap.manifest["embedder"], dim=snap.dim, created=snap.manifest.get("created"),
                 )
 
@@ -275,8 +275,20 @@ class CosineBank:
 
         Rows scoring below ``min_score`` are dropped (None keeps all). ``dedupe_by`` names a metadata
         key: only the best row per value is kept (rows lacking the key are never merged); the default
-        dedupes by id, which is a no-op because ids are unique.
+        dedupes by id, which is a no-op because ids are unique. A batch is scored in one matrix product.
         """
+        snap = self._snap
+        return [[Hit(snap.ids[r], s, r, snap.metadata(r)) for r, s in zip(rows, scores, strict=True)]
+                for rows, scores in self.search_rows(query_vectors, k, min_score, dedupe_by)]
+
+    def search_rows(
+        self,
+        query_vectors: np.ndarray,
+        k: int = 10,
+        min_score: float | None = 0.1,
+        dedupe_by: str | None = None,
+    ) -> list[tuple[list[int], list[float]]]:
+        """:meth:`search` as (rows, scores) per query, without decoding ids or metadata of the hits."""
         snap = self._snap
         q = np.asarray(query_vectors, dtype=np.float32)
         if q.ndim == 1:
@@ -286,14 +298,11 @@ class CosineBank:
         if not np.isfinite(q).all():
             raise ValueError("query vectors contain NaN or infinity")
         if k <= 0 or snap.count == 0 or q.shape[0] == 0:
-            return [[] for _ in range(q.shape[0])]
+            return [([], []) for _ in range(q.shape[0])]
         scores = cosine_scores(snap.matrix, np.ascontiguousarray(l2_normalize(q)))
         key = None if dedupe_by in (None, "id") else dedupe_by
-        results = []
-        for i in range(q.shape[0]):
-            rows = top_rows(scores[i], k, min_score, key, snap.metadata)
-            results.append([Hit(snap.ids[r], float(scores[i, r]), r, snap.metadata(r)) for r in rows])
-        return results
+        picked = top_rows(scores, k, min_score, key, snap.metadata)
+        return [(rows, scores.values[i, rows].tolist()) for i, rows in enumerate(picked)]
 
     def search_texts(
         self, texts: Sequence[str], k: int = 10, min_score: float | None = 0.1, dedupe_by: str | None = None
@@ -324,7 +333,7 @@ class CosineBank:
 
     @property
     def ids(self) -> list[str]:
-        return list(self._snap.ids)
+        return self._snap.ids.tolist()
 
     @property
     def vectors(self) -> np.ndarray:
@@ -332,10 +341,11 @@ class CosineBank:
         return self._snap.matrix
 
     def row_of(self, id: str) -> int:
-        try:
-            return self._snap.rows[id]
-        except KeyError:
-            raise KeyError(f"{id!r} is not in bank {self._directory}") from None
+        """The row of ``id`` (the first call on a large bank builds the id lookup: one parse of ids.json)."""
+        row = self._snap.ids.row_of(id)
+        if row is None:
+            raise KeyError(f"{id!r} is not in bank {self._directory}")
+        return row
 
     def metadata(self, row: int) -> dict[str, Any]:
         snap = self._snap
@@ -347,7 +357,7 @@ class CosineBank:
         return self._snap.count
 
     def __contains__(self, id: object) -> bool:
-        return id in self._snap.rows
+        return id in self._snap.ids
 
     def __deepcopy__(self, memo: dict) -> CosineBank:
         return self
