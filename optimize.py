@@ -27,9 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
-import tracerag
-from tracerag.config import ENV_CACHE_DIR, Settings, configure, get_embedder
-from tracerag.programs.guarded_step import warning_summary
+import tracerag  # cheap: its names load on first use, so --help never imports DSPy or the embedder
 
 PROGRAMS = ("commands", "experience", "rag", "planner", "agent")
 
@@ -183,10 +181,12 @@ def _experience_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--alce", action="store_true", help="rag: LM-judged citation recall/precision (extra calls)")
 
 
-def _configure(args) -> Settings:
+def _configure(args) -> tracerag.config.Settings:
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, stream=sys.stderr,
                         format="%(levelname)s %(name)s: %(message)s")
     # a command names its whole setup: the embedder from its flag, else the environment, else the default
+    from tracerag.config import Settings, configure
+
     return configure(lm=args.lm, embedder=Settings.resolve(embedder=args.embedder).embedder,
                      api_base=args.api_base, api_key=args.api_key, embed_model=args.embed_model,
                      cache_dir=args.cache_dir, timeout=args.lm_timeout, retries=args.lm_retries)
@@ -202,7 +202,7 @@ def _program(args, ir_source: str, arbitration: bool = False):
         program = tracerag.load(args.program_file, home=dataset)
         program.ir_source = ir_source
         return program
-    return CommandRetrieval(build_indexes(home_dirs(dataset), get_embedder()), ir_source=ir_source,
+    return CommandRetrieval(build_indexes(home_dirs(dataset), tracerag.get_embedder()), ir_source=ir_source,
                             arbitration=arbitration)
 
 
@@ -304,7 +304,7 @@ def cmd_build(args) -> int:
     _configure(args)
     for path in home_dirs(resolve_dataset(args.dataset)):
         started = time.perf_counter()
-        index = next(iter(build_indexes([path], get_embedder()).values()))
+        index = next(iter(build_indexes([path], tracerag.get_embedder()).values()))
         manifest = {**index.manifest, "seconds": round(time.perf_counter() - started, 3),
                     "warnings": len(index.home.warnings)}
         print(json.dumps(manifest, ensure_ascii=False))
@@ -371,7 +371,7 @@ def _experience_program(args, dataset: Path | None, *, top_n: int | None = None,
 
     if getattr(args, "program_file", None):
         return tracerag.load(args.program_file, bank=args.bank)
-    embedder = get_embedder()
+    embedder = tracerag.get_embedder()
     if args.bank:
         bank = CosineBank.load(args.bank, embedder)
     elif dataset is not None:
@@ -397,7 +397,7 @@ def _experience_examples(dataset: Path, split: str, max_skipped: float = 0.0, re
     return [q.to_example(dataset) for q in queries]
 
 
-def _evaluate_experience(args, settings: Settings) -> int:
+def _evaluate_experience(args, settings: tracerag.config.Settings) -> int:
     from tracerag.datasets.smarthome import resolve_dataset
     from tracerag.evaluation import evaluate_experience
     from tracerag.retrievers.read_report import ReadReport
@@ -439,9 +439,9 @@ def cmd_build_bank(args) -> int:
 
     _configure(args)
     captioner = None if args.no_captions else make_captioner(args.caption_concurrency)
-    report = build_experience_bank(args.traces, args.bank, get_embedder(), append=args.append, rebuild=args.rebuild,
-                                   captioner=captioner, progress=sys.stderr.isatty(), max_skipped=args.max_skipped,
-                                   warn=False)
+    report = build_experience_bank(args.traces, args.bank, tracerag.get_embedder(), append=args.append,
+                                   rebuild=args.rebuild, captioner=captioner, progress=sys.stderr.isatty(),
+                                   max_skipped=args.max_skipped, warn=False)
     print(f"{args.traces}: {report.read_summary}", file=sys.stderr)
     for problem in report.corrupt_skipped:
         print(f"  skipped: {problem}", file=sys.stderr)
@@ -479,7 +479,7 @@ def _rag_program(args, k: int = 10):
 
     if getattr(args, "program_file", None):
         return tracerag.load(args.program_file, bank=args.bank)
-    embedder = get_embedder()
+    embedder = tracerag.get_embedder()
     bank = CosineBank.load(args.bank, embedder) if args.bank else open_pubmedqa_bank(embedder)
     return SelfReflectiveRAG(HybridRetriever(bank), RAGConfig(k=k, max_rounds=args.max_rounds))
 
@@ -521,7 +521,7 @@ def cmd_ingest(args) -> int:
     from tracerag.retrievers.corpus import ingest_documents
 
     _configure(args)
-    report = ingest_documents(args.docs, args.bank, get_embedder(), size=args.size, overlap=args.overlap,
+    report = ingest_documents(args.docs, args.bank, tracerag.get_embedder(), size=args.size, overlap=args.overlap,
                               progress=sys.stderr.isatty())
     _print_reading(args.docs, report.reading)
     for doc in report.changed_skipped:
@@ -597,7 +597,7 @@ def _agent_program(args):
     from tracerag.tools.mcp_client import Toolbox
 
     if args.cache_dir:  # the local tool server is a child process: it reads the cache directory from here
-        os.environ[ENV_CACHE_DIR] = str(args.cache_dir)
+        os.environ[tracerag.config.ENV_CACHE_DIR] = str(args.cache_dir)
     toolbox = Toolbox.open(args.tools or None, pubmed=args.pubmed, bank=args.bank, browse_root=args.browse_root,
                            embedder=args.embedder)
     if getattr(args, "program_file", None):
@@ -688,20 +688,29 @@ def _compile_agent(args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from tracerag.retrievers.cosine_bank import BankError
-    from tracerag.tools.mcp_client import ToolSourceError
-
     args = build_parser().parse_args(argv)
     handler = {"evaluate": cmd_evaluate, "run": cmd_run, "build": cmd_build, "tune": cmd_tune,
                "compile": cmd_compile, "build-bank": cmd_build_bank, "ingest": cmd_ingest}[args.verb]
     try:
         return handler(args)
-    except (FileNotFoundError, ValueError, KeyError, BankError, ToolSourceError) as exc:
+    except Exception as exc:
+        if not isinstance(exc, _user_errors()):
+            raise
         print(f"error: {exc}", file=sys.stderr)
         return 2
     finally:
-        for line in warning_summary():
+        guarded = sys.modules.get("tracerag.programs.guarded_step")  # no LM step ran if it was never imported
+        for line in guarded.warning_summary() if guarded is not None else ():
             print(f"WARNING {line}", file=sys.stderr)
+
+
+def _user_errors() -> tuple[type[Exception], ...]:
+    """The errors that end a command with one ``error:`` line (exit 2) instead of a traceback; imported
+    only when a command failed, so a command does not load the bank and tool modules just to name them."""
+    from tracerag.retrievers.cosine_bank import BankError
+    from tracerag.tools.mcp_client import ToolSourceError
+
+    return FileNotFoundError, ValueError, KeyError, BankError, ToolSourceError
 
 
 if __name__ == "__main__":

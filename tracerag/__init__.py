@@ -1,41 +1,51 @@
 """tracerag: declarative, optimizable retrieval programs built on DSPy.
 
 Public API: the programs, `configure()` for the LM and embedder, `load()` for compiled artifacts.
+
+The names are imported on first use (PEP 562), so ``import tracerag`` (and the command line's
+``--help``) does not pay for DSPy, numpy and the embedder until a program or a setting is asked for.
+``from tracerag import CommandRetrieval`` works as before.
 """
 
+import importlib
 import os
 
 # LiteLLM fetches a model cost map from the network at import unless told otherwise; this must be
 # set before anything imports it.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from .artifacts import load, save  # noqa: E402
-from .config import configure, get_embedder  # noqa: E402
-from .programs import (  # noqa: E402
-    AgentConfig,
-    CommandRetrieval,
-    ExperienceConfig,
-    ExperienceRetrieval,
-    PlannerConfig,
-    RAGConfig,
-    SearchAgent,
-    SelfReflectiveRAG,
-    TraceablePlanner,
-    render_experience_section,
-)
-from .retrievers import (  # noqa: E402
-    CommandIndex,
-    CosineBank,
-    Home,
-    HybridRetriever,
-    IndexParams,
-    build_experience_bank,
-    ingest_documents,
-)
-from .signatures import QueryIR  # noqa: E402
+_SOURCES = {
+    ".artifacts": ("load", "save"),
+    ".config": ("configure", "get_embedder"),
+    ".programs": ("AgentConfig", "CommandRetrieval", "ExperienceConfig", "ExperienceRetrieval", "PlannerConfig",
+                  "RAGConfig", "SearchAgent", "SelfReflectiveRAG", "TraceablePlanner", "render_experience_section"),
+    ".retrievers": ("CommandIndex", "CosineBank", "Home", "HybridRetriever", "IndexParams", "build_experience_bank",
+                    "ingest_documents"),
+    ".signatures": ("QueryIR",),
+}
+_MODULE_OF = {name: module for module, names in _SOURCES.items() for name in names}
+# Modules reachable as attributes after a bare ``import tracerag`` (``tracerag.config.make_embedder``), as
+# when this file imported them all.
+_SUBMODULES = ("artifacts", "compiling", "config", "datasets", "evaluation", "metrics", "programs", "retrievers",
+               "signatures", "tools", "tuning")
 
 __all__ = ["AgentConfig", "CommandIndex", "CommandRetrieval", "CosineBank", "ExperienceConfig",
            "ExperienceRetrieval", "Home", "HybridRetriever", "IndexParams", "PlannerConfig", "QueryIR",
            "RAGConfig", "SearchAgent", "SelfReflectiveRAG", "TraceablePlanner", "build_experience_bank",
            "configure", "get_embedder", "ingest_documents", "load", "render_experience_section", "save"]
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str):
+    if name in _MODULE_OF:
+        value = getattr(importlib.import_module(_MODULE_OF[name], __name__), name)
+    elif name in _SUBMODULES:
+        value = importlib.import_module(f".{name}", __name__)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value  # later look-ups are plain attribute reads
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__, *_SUBMODULES})
