@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 _BLOCK_ROWS = 1024  # rows per GEMM block and per top-k block maximum: a 2 MiB slab OpenBLAS packs cheaply
+_RESCORE_MARGIN = 1e-4  # far above float32 rounding of a unit-vector dot product (~1e-6 at dim 4096)
 _PARALLEL_MIN_BYTES = 64 << 20  # below this the matrix is cache-resident and BLAS threads it best
 
 
@@ -100,6 +101,8 @@ class Scores:
     values: np.ndarray  # (q, count) float32
     block_max: np.ndarray  # (q, ceil(count / block_rows)) float32
     block_rows: int
+    matrix: np.ndarray  # what was scored, to rescore the few rows top-k returns
+    queries: np.ndarray
 
 
 def _row_blocks(count: int, block_rows: int, parts: int) -> list[tuple[int, int]]:
@@ -145,7 +148,7 @@ def cosine_scores(matrix: np.ndarray, queries: np.ndarray) -> Scores:
         else:
             np.matmul(queries, matrix.T, out=values)
         _fill_block_max(values, block_max, 0, count, block_rows)
-        return Scores(values, block_max, block_rows)
+        return Scores(values, block_max, block_rows, matrix, queries)
 
     def part(lo: int, hi: int) -> None:
         if nq == 1:
@@ -161,7 +164,7 @@ def cosine_scores(matrix: np.ndarray, queries: np.ndarray) -> Scores:
     with _single_threaded_blas():
         for fut in [pool.submit(part, lo, hi) for lo, hi in _row_blocks(count, block_rows, workers)]:
             fut.result()
-    return Scores(values, block_max, block_rows)
+    return Scores(values, block_max, block_rows, matrix, queries)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -197,20 +200,33 @@ def _thresholds(scores: Scores, m: int) -> np.ndarray:
     return np.partition(scores.values, count - m, axis=1)[:, count - m]
 
 
-def _rows_from(scores: Scores, query: int, threshold: float) -> np.ndarray:
-    """Rows of ``query`` scoring >= ``threshold``, best first, ties by row; only blocks reaching it are read."""
+def _rows_from(scores: Scores, query: int, threshold: float, floor: float) -> tuple[np.ndarray, np.ndarray]:
+    """(rows, scores) of ``query`` for the rows scoring >= ``threshold`` (and >= ``floor``), best first,
+    ties by row; only the blocks reaching the threshold are read.
+
+    The returned scores are recomputed row by row (the same arithmetic for every row, whatever the batch
+    or its position in a BLAS kernel), so equal rows tie exactly and a batch scores as its queries do
+    alone. Candidates are taken :data:`_RESCORE_MARGIN` below the threshold so that rounding differences
+    between the matrix product and the rescoring cannot drop a row.
+    """
     values = scores.values[query]
-    if threshold == -np.inf:
+    low = threshold - _RESCORE_MARGIN
+    if low == -np.inf:
         rows = np.arange(values.shape[0])
     else:
-        blocks = np.flatnonzero(scores.block_max[query] >= threshold)
+        blocks = np.flatnonzero(scores.block_max[query] >= low)
         if len(blocks) * 4 >= scores.block_max.shape[1]:  # most blocks: one pass over all rows is cheaper
-            rows = np.flatnonzero(values >= threshold)
+            rows = np.flatnonzero(values >= low)
         else:
             rows = (blocks[:, None] * scores.block_rows + np.arange(scores.block_rows)).ravel()
             rows = rows[rows < values.shape[0]]
-            rows = rows[values[rows] >= threshold]
-    return rows[np.lexsort((rows, -values[rows]))]
+            rows = rows[values[rows] >= low]
+    exact = np.einsum("ij,j->i", scores.matrix[rows], scores.queries[query])
+    if floor > -np.inf:
+        keep = exact >= floor
+        rows, exact = rows[keep], exact[keep]
+    order = np.lexsort((rows, -exact))
+    return rows[order], exact[order]
 
 
 def top_rows(
@@ -219,8 +235,8 @@ def top_rows(
     min_score: float | None,
     dedupe_by: str | None,
     metadata: Callable[[int], dict[str, Any]],
-) -> list[list[int]]:
-    """Per query, the rows of the best ``k`` scores (>= min_score), best first, ties by row.
+) -> list[tuple[list[int], list[float]]]:
+    """Per query, (rows, scores) of the best ``k`` scores (>= min_score), best first, ties by row.
 
     With ``dedupe_by``, only the best row per value of that key in ``metadata(row)`` is kept. The
     thresholds of the whole batch come from one vectorised partition; each query then sorts only the
@@ -236,16 +252,18 @@ def top_rows(
         window = m
         threshold = max(float(thresholds[query]), floor)
         while True:
-            rows = _rows_from(scores, query, threshold)
+            rows, exact = _rows_from(scores, query, threshold, floor)
             if dedupe_by is None:
-                results.append(rows[:k].tolist())
+                results.append((rows[:k].tolist(), exact[:k].tolist()))
                 break
             kept = _dedupe(rows.tolist(), k, dedupe_by, metadata)
             if len(kept) == k or threshold <= floor:  # k groups found, or every eligible row looked at
-                results.append(kept)
+                score_of = dict(zip(rows.tolist(), exact.tolist(), strict=True))
+                results.append((kept, [score_of[r] for r in kept]))
                 break
             window *= 4
-            one = Scores(scores.values[query : query + 1], scores.block_max[query : query + 1], scores.block_rows)
+            one = Scores(scores.values[query : query + 1], scores.block_max[query : query + 1], scores.block_rows,
+                         scores.matrix, scores.queries[query : query + 1])
             threshold = max(float(_thresholds(one, window)[0]), floor)
     return results
 

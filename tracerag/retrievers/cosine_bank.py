@@ -301,8 +301,7 @@ class CosineBank:
             return [([], []) for _ in range(q.shape[0])]
         scores = cosine_scores(snap.matrix, np.ascontiguousarray(l2_normalize(q)))
         key = None if dedupe_by in (None, "id") else dedupe_by
-        picked = top_rows(scores, k, min_score, key, snap.metadata)
-        return [(rows, scores.values[i, rows].tolist()) for i, rows in enumerate(picked)]
+        return top_rows(scores, k, min_score, key, snap.metadata)
 
     def search_texts(
         self, texts: Sequence[str], k: int = 10, min_score: float | None = 0.1, dedupe_by: str | None = None

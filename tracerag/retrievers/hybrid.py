@@ -205,23 +205,31 @@ class HybridRetriever:
     # -- search ----------------------------------------------------------------------------------
 
     def search(self, queries: Sequence[str], k: int = 10, *, dedupe_by: str | None = None) -> list[list[ScoredChunk]]:
-        """Top-``k`` fused chunks per query, best first; ``dedupe_by`` (e.g. "doc_id") keeps the best per value."""
+        """Top-``k`` fused chunks per query, best first; ``dedupe_by`` (e.g. "doc_id") keeps the best per value.
+
+        The dense windows of all queries come from one batched bank search (one pass over the matrix);
+        a query whose window dedupe leaves short is widened on its own, so each result is the same as
+        searching that query alone.
+        """
         queries = list(queries)
         if not queries or k <= 0:
             return [[] for _ in queries]
         vectors = self._embed(queries)
         window = max(5 * k, self.window)
-        results = []
-        for query, vector in zip(queries, vectors, strict=True):
-            lexical_all = self._lexical_scores(query)
-            while True:
-                ranked = self._fuse(vector, lexical_all, window)
-                kept = self._chunks(ranked, dedupe_by, k)
-                if len(kept) >= k or window >= len(self.bank):
-                    break
-                window *= 4  # deduplication left fewer than k: look deeper
-            results.append(kept)
-        return results
+        dense_windows = self.bank.search_rows(vectors, k=window, min_score=None)
+        return [self._search_one(query, vector, dense_rows, window, k, dedupe_by)
+                for query, vector, (dense_rows, _) in zip(queries, vectors, dense_windows, strict=True)]
+
+    def _search_one(self, query: str, vector: np.ndarray, dense_rows: list[int], window: int, k: int,
+                    dedupe_by: str | None) -> list[ScoredChunk]:
+        """Fuse one query's windows, widening both (deeper dense search) while dedupe leaves fewer than ``k``."""
+        lexical_all = self._lexical_scores(query)
+        while True:
+            kept = self._chunks(self._fuse(vector, dense_rows, lexical_all, window), dedupe_by, k)
+            if len(kept) >= k or window >= len(self.bank):
+                return kept
+            window *= 4  # deduplication left fewer than k: look deeper
+            dense_rows = self.bank.search_rows(vector, k=window, min_score=None)[0][0]
 
     def search_dense(
         self, queries: Sequence[str], k: int = 10, *, dedupe_by: str | None = None
@@ -265,11 +273,10 @@ class HybridRetriever:
         return np.concatenate([scores, np.zeros(missing, dtype=np.float32)]) if missing > 0 else scores
 
     def _fuse(
-        self, vector: np.ndarray, lexical_all: np.ndarray, window: int
+        self, vector: np.ndarray, dense_rows: list[int], lexical_all: np.ndarray, window: int
     ) -> list[tuple[int, float, float, float]]:
-        """(row, fused, dense, lexical) for the union of both windows, best fused first."""
-        dense_hits = self.bank.search(vector, k=window, min_score=None)[0]
-        dense_rows = [h.row for h in dense_hits]
+        """(row, fused, dense, lexical) for the union of both windows (dense: the bank's best ``window``
+        rows, best first), best fused first."""
         lexical_rows = [int(r) for r in _top(lexical_all, window) if lexical_all[r] > 0]
         rows = np.asarray(list(dict.fromkeys(dense_rows + lexical_rows)), dtype=np.int64)
         if rows.size == 0:
