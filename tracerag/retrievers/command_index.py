@@ -100,24 +100,34 @@ class CommandIndex:
         self.lexical = lexical or LexicalEmbedder()
         self.params = params or IndexParams()
         self.rows: list[tuple[int, int]] = []  # (device position, command position)
-        texts: dict[str, int] = {}
-        row_docs: list[list[int]] = []
+        # Devices with the same commands and category score alike on every command channel, so those
+        # channels are computed once per "slot" (one such profile's command) and read per row through
+        # row_slot: a query's command scoring costs the number of profiles, not of devices.
+        self.slots: list[tuple[int, int]] = []  # a row that stands for the slot
+        profiles: dict[tuple, int] = {}
+        profile_of, slot_starts = [], []
         for di, device in enumerate(home.devices):
-            for ci, spec in enumerate(device.commands):
-                row_docs.append([texts.setdefault(t, len(texts)) for t in command_texts(spec)])
-                self.rows.append((di, ci))
+            profile = profiles.setdefault((device.commands, device.category), len(profiles))
+            if profile == len(slot_starts):
+                slot_starts.append(len(self.slots))
+                self.slots.extend((di, ci) for ci in range(len(device.commands)))
+            profile_of.append(profile)
+            self.rows.extend((di, ci) for ci in range(len(device.commands)))
+        # where each profile's slots begin (a profile without commands has none)
+        self._profile_slot_starts = np.unique(np.asarray([s for s in slot_starts if s < len(self.slots)],
+                                                         dtype=np.int64))
+        self.row_device = np.asarray([r[0] for r in self.rows], dtype=np.int64)
+        self.row_slot = np.asarray([slot_starts[profile_of[di]] + ci for di, ci in self.rows], dtype=np.int64)
+        texts: dict[str, int] = {}
+        slot_docs = [[texts.setdefault(t, len(texts)) for t in command_texts(self._command_of(di, ci))]
+                     for di, ci in self.slots]
         self.doc_texts = list(texts)
-        # per query language: the row's documents in that language when it has any, else all of them;
+        # per query language: the slot's documents in that language when it has any, else all of them;
         # a Chinese "关" must not meet the one-word English verb document "stop" of another command
         chinese = [is_chinese(t) for t in self.doc_texts]
-        # rows of one profile's command share their documents: scored once per distinct document list
-        self.row_docs_by_language = {}
-        for lang in (True, False):
-            lists: dict[tuple[int, ...], int] = {}
-            row_list = [lists.setdefault(tuple(d for d in docs if chinese[d] == lang) or tuple(docs), len(lists))
-                        for docs in row_docs]
-            self.row_docs_by_language[lang] = (self._doc_table(list(lists)), np.asarray(row_list, dtype=np.int64))
-        self.row_device = np.asarray([r[0] for r in self.rows], dtype=np.int64)
+        self.slot_docs_by_language = {
+            lang: self._doc_table([[d for d in docs if chinese[d] == lang] or docs for docs in slot_docs])
+            for lang in (True, False)}
         self._prepare_names()
         self._prepare_arguments()
         self.doc_vectors = embedder.embed(self.doc_texts) if self.doc_texts else np.zeros((0, embedder.dim))
@@ -125,11 +135,11 @@ class CommandIndex:
         logger.info("indexed %s: %d devices, %d commands, %d distinct documents (%s)", home.name,
                     len(home.devices), len(self.rows), len(self.doc_texts), embedder.id)
 
-    def _doc_table(self, row_docs: list[tuple[int, ...]]) -> np.ndarray:
-        """(lists, longest list); a missing slot points at the sentinel document len(doc_texts)."""
-        width = max((len(d) for d in row_docs), default=1)
-        table = np.full((len(row_docs), width), len(self.doc_texts), dtype=np.int64)
-        for r, docs in enumerate(row_docs):
+    def _doc_table(self, slot_docs: list[list[int]]) -> np.ndarray:
+        """(slots, max docs per slot); a missing place points at the sentinel document len(doc_texts)."""
+        width = max((len(d) for d in slot_docs), default=1)
+        table = np.full((len(slot_docs), width), len(self.doc_texts), dtype=np.int64)
+        for r, docs in enumerate(slot_docs):
             table[r, :len(docs)] = docs
         return table
 
@@ -144,48 +154,49 @@ class CommandIndex:
     # ----- arguments -------------------------------------------------------------------------
 
     def _prepare_arguments(self) -> None:
-        """Per row: the value phrases its command lists, whether it takes a free value, and its subject."""
+        """Per slot: the value phrases its command lists, whether it takes a free value, and its subject."""
         kind_tokens = self._kind_tokens()
         shapes: dict[tuple, int] = {}
         subjects: dict[tuple, int] = {}
-        memo: dict[tuple, tuple] = {}
-        row_shape, row_subject = [], []
-        verbs = {d.device_id: set().union(*(verb_phrases(c.command) for c in d.commands)) for d in self.home.devices}
-        for di, ci in self.rows:
+        slot_shape, slot_subject = [], []
+        for di, ci in self.slots:
             device = self.home.devices[di]
             spec = device.commands[ci]
+            verbs = set().union(*(verb_phrases(c.command) for c in device.commands))
             # a value that is also the word for one of the device's verb commands names that command
             # ("turn off the fan" is the fan's off command, not its oscillation value "off"), and a
             # filler word names nothing ("turn off all speakers" does not ask for repeat mode "all")
             phrases = tuple(sorted({t for v in spec.value_list for t in (tokens(v.description), tokens(v.value))
                                     if (len(t) >= 2 or (len(t) == 1 and len(t[0]) >= 3))
-                                    and t not in verbs[device.device_id] and not set(t) <= FILLER_TOKENS}))
+                                    and t not in verbs and not set(t) <= FILLER_TOKENS}))
             numeric = spec.value_range is not None or (spec.type is not None and not spec.value_list)
-            row_shape.append(shapes.setdefault((phrases, numeric, _changes_by_amount(spec)), len(shapes)))
-            key = (spec, device.commands, device.category)  # devices of one profile share the answer
-            if key not in memo:
-                memo[key] = tuple(run for run in subject_phrases(spec, device.commands)
-                                  if not set(run) & kind_tokens.get(device.category, set()))
-            row_subject.append(subjects.setdefault(memo[key], len(subjects)))
+            slot_shape.append(shapes.setdefault((phrases, numeric, _changes_by_amount(spec)), len(shapes)))
+            subject = tuple(run for run in subject_phrases(spec, device.commands)
+                            if not set(run) & kind_tokens.get(device.category, set()))
+            slot_subject.append(subjects.setdefault(subject, len(subjects)))
         self._command_code: dict[str, int] = {}
-        self.row_command = np.asarray([self._command_code.setdefault(self._command_of(r).id, len(self._command_code))
-                                       for r in range(len(self.rows))], dtype=np.int64)
-        compatibility: dict[CommandSpec, tuple] = {}
-        self.row_compatibility = [compatibility.setdefault(spec, spec.compatibility)
-                                  for spec in map(self._command_of, range(len(self.rows)))]
+        slot_command = [self._command_code.setdefault(self._command_of(*slot).id, len(self._command_code))
+                        for slot in self.slots]
+        self.row_command = np.asarray(slot_command, dtype=np.int64)[self.row_slot] if self.rows else \
+            np.zeros(0, dtype=np.int64)
+        compatibilities: dict[tuple, int] = {}  # argument shapes: devices of one can share a batched call
+        self.slot_compatibility_code = np.asarray(
+            [compatibilities.setdefault(self._command_of(*slot).compatibility, len(compatibilities))
+             for slot in self.slots], dtype=np.int64)
+        self.compatibilities = list(compatibilities)
         verb_sets: dict[frozenset, int] = {}
-        self.row_verb_set = np.asarray([verb_sets.setdefault(verb_phrases(self.home.devices[di].commands[ci].command),
-                                                             len(verb_sets)) for di, ci in self.rows], dtype=np.int64)
+        self.slot_verb_set = np.asarray([verb_sets.setdefault(verb_phrases(self._command_of(*slot).command),
+                                                              len(verb_sets)) for slot in self.slots], dtype=np.int64)
         self.verb_sets = list(verb_sets)
-        self.row_is_verb = np.asarray([bool(verbs) for verbs in self.verb_sets] or [False])[self.row_verb_set]
+        self.slot_is_verb = np.asarray([bool(verbs) for verbs in self.verb_sets] or [False])[self.slot_verb_set]
         self.verb_phrases = PhraseIndex(frozenset().union(*self.verb_sets))  # each phrase once
         self.argument_shapes = list(shapes)
-        self.row_shape = np.asarray(row_shape, dtype=np.int64)
+        self.slot_shape = np.asarray(slot_shape, dtype=np.int64)
         self.subject_sets = list(subjects)
-        self.row_subject = np.asarray(row_subject, dtype=np.int64)
+        self.slot_subject = np.asarray(slot_subject, dtype=np.int64)
 
     def argument_scores(self, utterance: str) -> np.ndarray:
-        """1 when a listed value is named, 0.5 when a number is set and the command takes one.
+        """Per slot: 1 when a listed value is named, 0.5 when a number is set and the command takes one.
 
         A command that changes a value by an amount (a step of -100..100%) cannot take a target
         ("调到40%" is setLevel, not a 40% step of the colour temperature)."""
@@ -195,7 +206,7 @@ class CommandIndex:
         per_shape = np.asarray([1.0 if any(contains(said, p) for p in phrases)
                                 else 0.5 if numeric and has_value and not (relative and target) else 0.0
                                 for phrases, numeric, relative in self.argument_shapes] or [0.0], dtype=np.float32)
-        return per_shape[self.row_shape] if self.rows else np.zeros(0, dtype=np.float32)
+        return per_shape[self.slot_shape] if self.slots else np.zeros(0, dtype=np.float32)
 
     def _kind_tokens(self) -> dict[str, set[str]]:
         """Per category, the name words that name the kind ("灯", "空调"): in `kind_word_share` of its names.
@@ -212,28 +223,28 @@ class CommandIndex:
                 for category, n in names.items()}
 
     def subject_scores(self, text: str) -> np.ndarray:
-        """1 where the text names the row's subject (see `subject_phrases`)."""
+        """Per slot: 1 where the text names its command's subject (see `subject_phrases`)."""
         said = tokens(text)
         per_set = np.asarray([1.0 if any(contains(said, p) for p in phrases) else 0.0
                               for phrases in self.subject_sets] or [0.0], dtype=np.float32)
-        return per_set[self.row_subject] if self.rows else np.zeros(0, dtype=np.float32)
+        return per_set[self.slot_subject] if self.slots else np.zeros(0, dtype=np.float32)
 
     def verb_scores(self, *texts: str) -> np.ndarray:
-        """-1 for a verb command (on, mute, stop ...) whose device has another one the texts name by
-        its own words while this one goes unnamed; 0 elsewhere.
+        """Per slot: -1 for a verb command (on, mute, stop ...) whose device has another one the texts
+        name by its own words while this one goes unnamed; 0 elsewhere.
 
         Whole verb words decide between verb commands where the embedder cannot: it puts "mute" nearer
         the unmute document. A phrase inside a longer one said counts only as the longer one: "取消静音"
         names unmute, not mute, and "停止播放" stop, not off. A negated utterance ("灯不用开了") is
         left to the other channels: its verb says the opposite of what is wanted."""
-        if not self.rows or any(_NEGATION.search(text.lower()) for text in texts):
-            return np.zeros(len(self.rows), dtype=np.float32)
+        if not self.slots or any(_NEGATION.search(text.lower()) for text in texts):
+            return np.zeros(len(self.slots), dtype=np.float32)
         matched = set().union(*(self.verb_phrases.found_in(tokens(text)) for text in texts))
         spoken = {v for v in matched if not any(len(w) > len(v) and contains(w, v) for w in matched)}
         named = np.asarray([1.0 if verbs & spoken else 0.0 for verbs in self.verb_sets], dtype=np.float32)
-        per_row = named[self.row_verb_set]
-        best = self._per_device_best(per_row, self.row_is_verb)
-        return np.where(self.row_is_verb, per_row - best, 0.0).astype(np.float32)
+        per_slot = named[self.slot_verb_set]
+        best = self._per_profile_best(per_slot, self.slot_is_verb)
+        return np.where(self.slot_is_verb, per_slot - best, 0.0).astype(np.float32)
 
     # ----- names and rooms -------------------------------------------------------------------
 
@@ -249,6 +260,7 @@ class CommandIndex:
                 self._rooms_with[t].add(room)
             if len(toks) >= 2:
                 self._rooms_ending[toks[-1]].append(room)
+        self.device_ids = np.asarray([d.device_id for d in self.home.devices], dtype=object)
         self.device_rooms = np.asarray([d.room for d in self.home.devices], dtype=object)
         self.device_categories = np.asarray([d.category for d in self.home.devices], dtype=object)
         self._room_code = {room: i for i, room in enumerate(dict.fromkeys([*self.home.rooms, *self.device_rooms]))}
@@ -257,6 +269,7 @@ class CommandIndex:
         self.device_category_codes = np.asarray([self._category_code[c] for c in self.device_categories],
                                                 dtype=np.int64)
         self._categories = list(self._category_code)
+        self.categories = frozenset(filter(None, self._categories))  # Home.categories, read once
         self._category_size = np.bincount(self.device_category_codes, minlength=len(self._category_code))
         descriptions: dict[str, set[tuple[str, ...]]] = defaultdict(set)
         for d in self.home.devices:
@@ -338,7 +351,7 @@ class CommandIndex:
     # ----- scoring ---------------------------------------------------------------------------
 
     def _room_set(self, names: list[str]) -> list[str]:
-        return [room for r in names for room in self.room_aliases.get(tokens(r), (r,))]
+        return [room for r in names for room in self.room_aliases.get(self.room_tokens.get(r) or tokens(r), (r,))]
 
     def _in_rooms(self, rooms) -> np.ndarray:
         """Per device: whether it is in one of these rooms (names the home does not have match nothing)."""
@@ -363,8 +376,8 @@ class CommandIndex:
         return self._in_rooms(wanted).astype(np.float32)
 
     def _text_scores(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(text score, vector, lexical) per row: its best-matching document for its best text."""
-        if not self.rows:
+        """(text score, vector, lexical) per slot: its best-matching document for its best text."""
+        if not self.slots:
             empty = np.zeros(0, dtype=np.float32)
             return empty, empty, empty
         p = self.params
@@ -374,15 +387,15 @@ class CommandIndex:
         for j, text in enumerate(texts):
             vector, lexical = np.append(vectors[:, j], -np.inf), np.append(lexicals[:, j], 0.0)
             combined = p.w_vector * vector + p.w_lexical * lexical
-            docs, row_list = self.row_docs_by_language[is_chinese(text)]
-            best = np.take_along_axis(docs, np.argmax(combined[docs], axis=1)[:, None], 1)[:, 0][row_list]
+            docs = self.slot_docs_by_language[is_chinese(text)]
+            best = np.take_along_axis(docs, np.argmax(combined[docs], axis=1)[:, None], 1)[:, 0]
             per_text.append((combined[best], vector[best], lexical[best]))
-        combined, vector, lexical = (np.stack(arrays) for arrays in zip(*per_text, strict=True))  # (texts, rows)
+        combined, vector, lexical = (np.stack(arrays) for arrays in zip(*per_text, strict=True))  # (texts, slots)
         pick = np.argmax(combined, axis=0), np.arange(combined.shape[1])
         return combined[pick], vector[pick], lexical[pick]
 
     def _command_scores(self, ir: QueryIR, utterance: str) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-        """How well each row's command does what is asked: text match, argument fit, subject named."""
+        """Per slot: how well its command does what is asked: text match, argument fit, subject named."""
         text, vector, lexical = self._text_scores(ir.search_texts(utterance))
         argument = self.argument_scores(utterance)
         subject = self.subject_scores(ir.search_text(utterance))  # the intent, without device words
@@ -391,34 +404,52 @@ class CommandIndex:
         return text + p.w_argument * argument + p.w_subject * subject + p.w_verb * verb, \
             {"vector": vector, "lexical": lexical, "argument": argument, "subject": subject, "verb": verb}
 
+    def _per_profile_best(self, values: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
+        """For each slot, the best value among the (masked) slots of the same profile (-inf: none)."""
+        return self._best_in_groups(values, self._profile_slot_starts, mask)
+
+    @staticmethod
+    def _best_in_groups(values: np.ndarray, starts: np.ndarray, mask: np.ndarray | None) -> np.ndarray:
+        """Per element, the max over its group (groups are the runs beginning at ``starts``)."""
+        values = values.astype(np.float64)
+        if mask is not None:
+            values = np.where(mask, values, -np.inf)
+        best = np.maximum.reduceat(values, starts) if len(values) else values
+        return np.repeat(best, np.diff(np.r_[starts, len(values)]))
+
     def _per_device_best(self, values: np.ndarray, mask_rows: np.ndarray) -> np.ndarray:
         """For each row, the best value among the masked rows of the same device (-inf: none masked)."""
-        masked = np.where(mask_rows, values.astype(np.float64), -np.inf)
-        best = np.maximum.reduceat(masked, self._device_row_starts) if len(masked) else masked
-        return np.repeat(best, np.diff(np.r_[self._device_row_starts, len(masked)]))
+        return self._best_in_groups(values, self._device_row_starts, mask_rows)
 
     def score_rows(self, ir: QueryIR, utterance: str) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-        """Fused score per row (-inf where filtered out) and the channel arrays behind it."""
+        """Fused score per row (-inf where filtered out) and the channels behind it: per slot for the
+        command channels, per device for name and room (a row's values: ``row_channels``)."""
         p = self.params
         device_ok = self._device_mask(ir)
-        if ir.has_category and ir.type_hint in self.home.categories:
+        if ir.has_category and ir.type_hint in self.categories:
             device_ok &= self._in_category(ir.type_hint)
             w_name = p.w_name
         else:
             w_name = p.w_name_keyword_first
         text, channels = self._command_scores(ir, utterance)
-        row_ok = device_ok[self.row_device]
-        if row_ok.any():  # the subject ranks commands within a device, never one device over another
-            named = channels["subject"]
-            # 0, or -1 where a sibling's subject was named and not the row's own
-            channels["subject"] = np.where(row_ok, named - self._per_device_best(named, row_ok), 0.0)
-            text = text + p.w_subject * (channels["subject"] - named)
-        within = text - self._per_device_best(text, row_ok) if row_ok.any() else np.zeros_like(text)
-        name = self.name_scores(utterance, ir.name_hint)[self.row_device]
-        room = self._room_hits(ir, utterance)[self.row_device]
-        fused = text + p.w_within_device * within + w_name * name + p.w_room * room
-        fused = np.where(row_ok, fused, -np.inf)
-        return fused, {**channels, "within_device": within, "name": name, "room": room}
+        # the subject ranks commands within a device, never one device over another:
+        # 0, or -1 where a sibling's subject was named and not the slot's own
+        named = channels["subject"]
+        channels["subject"] = named - self._per_profile_best(named)
+        text = text + p.w_subject * (channels["subject"] - named)
+        channels["within_device"] = text - self._per_profile_best(text)
+        name, room = self.name_scores(utterance, ir.name_hint), self._room_hits(ir, utterance)
+        slot, device = self.row_slot, self.row_device
+        fused = text[slot] + p.w_within_device * channels["within_device"][slot] + w_name * name[device] + \
+            p.w_room * room[device]
+        fused = np.where(device_ok[device], fused, -np.inf)
+        return fused, {**channels, "name": name, "room": room}
+
+    def row_channels(self, row: int, channels: dict[str, np.ndarray]) -> dict[str, float]:
+        """One row's channel values, from the per-slot and per-device arrays of ``score_rows``."""
+        device, slot = self.rows[row][0], int(self.row_slot[row])
+        return {name: round(float(values[device if name in ("name", "room") else slot]), 4)
+                for name, values in channels.items()}
 
     def search(self, ir: QueryIR, utterance: str, k: int = 10) -> list[Candidate]:
         """Top-k (device, command) candidates for a single-target query."""
@@ -447,7 +478,7 @@ class CommandIndex:
         device = self.home.devices[di]
         return Candidate(device_id=device.device_id, command_id=device.commands[ci].id, label=device.label,
                          room=device.room, category=device.category, score=round(score, 4),
-                         channels={name: round(float(arr[row]), 4) for name, arr in channels.items()})
+                         channels=self.row_channels(row, channels))
 
     # ----- bulk mode -------------------------------------------------------------------------
 
@@ -459,7 +490,7 @@ class CommandIndex:
         "风扇" of 小米风扇); failing that, labels it names in part ("所有的灯" matches 吸顶灯, 台灯 ...)
         and category names it mentions ("all lights"). One category must hold `category_share` of it.
         """
-        if ir.has_category and ir.type_hint in self.home.categories:
+        if ir.has_category and ir.type_hint in self.categories:
             return ir.type_hint
         word = self.device_word(utterance, ir.name_hint)
         if word:  # a device word the user said ("热水器", "风扇") is the strongest evidence there is
@@ -478,7 +509,7 @@ class CommandIndex:
             if self._categories[code]:
                 evidence[self._categories[code]] += float(sums[code])
         said = set(_content(tokens(utterance)))
-        for category in self.home.categories:
+        for category in self.categories:
             if set(_category_words(category)) <= said:
                 evidence[category] += float(self._category_size[self._category_code[category]])
         total = sum(evidence.values())
@@ -546,7 +577,7 @@ class CommandIndex:
         if not device_ok.any():
             return BulkPlan(category=category, hint="no_target", reason=f"no {category} device in scope")
         text, _ = self._command_scores(ir, utterance)
-        options = self._options(np.where(device_ok[self.row_device], text, -np.inf), device_ok)
+        options = self._options(np.where(device_ok[self.row_device], text[self.row_slot], -np.inf), device_ok)
         if not options:
             return BulkPlan(category=category, hint="no_target", reason=f"no {category} device has commands")
         top1 = options[0].p
@@ -578,9 +609,11 @@ class CommandIndex:
         for command in reversed((command_id, *fallbacks)):  # the first one a device has wins
             rows = self._supporting(command, device_ok)
             row_of[self.row_device[rows]] = rows
-        groups: dict[tuple, list[str]] = defaultdict(list)
-        for r in row_of[row_of >= 0].tolist():
-            groups[self.row_compatibility[r]].append(self.home.devices[self.rows[r][0]].device_id)
+        targets = np.flatnonzero(row_of >= 0)
+        shapes = self.slot_compatibility_code[self.row_slot[row_of[targets]]]
+        found, first = np.unique(shapes, return_index=True)
+        groups = {self.compatibilities[shape]: self.device_ids[targets[shapes == shape]].tolist()
+                  for shape in found[np.argsort(first)]}  # in the order of each group's first device
         targets = sum(len(ids) for ids in groups.values())
         plan = plan.model_copy(update={
             "command_id": command_id, "hint": None, "reason": "",
@@ -602,10 +635,13 @@ class CommandIndex:
         """Top commands by aggregated evidence: best M hits each, plus a bonus for coverage."""
         p = self.params
         finite = np.flatnonzero(np.isfinite(scores))
+        if 0 < p.options_window < len(finite):  # only rows as good as the window's last can be in it
+            last = -np.partition(-scores[finite], p.options_window - 1)[p.options_window - 1]
+            finite = finite[scores[finite] >= last]
         window = finite[np.argsort(-scores[finite], kind="stable")[:p.options_window]]
         hits: dict[str, list[float]] = defaultdict(list)
         for r in window:
-            command_id = self._command_of(int(r)).id
+            command_id = self._command_of(*self.rows[r]).id
             if len(hits[command_id]) < p.options_per_command:
                 hits[command_id].append(float(scores[r]))
         pool = int(device_ok.sum())
@@ -618,7 +654,8 @@ class CommandIndex:
         weights = np.exp((values - values.max()) / max(p.option_temperature, 1e-6))
         probs = weights / weights.sum()
         return [CapabilityOption(
-            command_id=c, description=self._command_of(int(supporting[c][0])).description, p=round(float(prob), 4),
+            command_id=c, description=self._command_of(*self.rows[supporting[c][0]]).description,
+            p=round(float(prob), 4),
             evidence=round(evidence[c], 4), supported_devices=len(supporting[c]),
             sample_devices=[self.home.devices[self.rows[r][0]].label for r in supporting[c][:3].tolist()],
             sample_rooms=sorted(filter(None, set(self.device_rooms[self.row_device[supporting[c]]])))[:3])
@@ -630,9 +667,8 @@ class CommandIndex:
         rows = np.flatnonzero((self.row_command == self._command_code.get(command_id, -1)) & device_ok[self.row_device])
         return rows[np.unique(self.row_device[rows], return_index=True)[1]]
 
-    def _command_of(self, row: int) -> CommandSpec:
-        di, ci = self.rows[row]
-        return self.home.devices[di].commands[ci]
+    def _command_of(self, device: int, position: int) -> CommandSpec:
+        return self.home.devices[device].commands[position]
 
 
 def _changes_by_amount(spec: CommandSpec) -> bool:
