@@ -27,7 +27,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from .read_report import DEFAULT_MAX_BYTES, open_regular
+from .read_report import DEFAULT_MAX_BYTES, open_regular, read_capped
 
 __all__ = ["BULLET_ID_PATTERN", "TEMPLATE_ID_PATTERN", "Bullet", "Playbook", "PlaybookError", "Template",
            "apply_feedback", "as_template", "load_playbook", "parse_playbook", "template_id"]
@@ -178,7 +178,7 @@ def load_playbook(path: str | Path, max_bytes: int = DEFAULT_MAX_BYTES) -> Playb
     blocking."""
     path = Path(path)
     with open_regular(path, PlaybookError, max_bytes) as f:
-        raw = f.read(max_bytes + 1)
+        raw = read_capped(f, max_bytes)
     if len(raw) > max_bytes:
         raise PlaybookError(f"{path}: over the {max_bytes:,}-byte limit for one file")
     raw = raw.removeprefix(b"\xef\xbb\xbf")

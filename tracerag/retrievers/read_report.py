@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import IO
 
 __all__ = ["BOM", "DEFAULT_MAX_BYTES", "DataSetShrunk", "FileProblem", "ReadReport", "Unreadable",
-           "may_hold_lone_surrogate", "open_regular", "read_regular", "text_problem"]
+           "may_hold_lone_surrogate", "open_regular", "read_capped", "read_regular", "text_problem"]
 
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024  # one data file; a larger one is a clear error, not a memory blow-up
 BOM = b"\xef\xbb\xbf"
@@ -74,7 +74,7 @@ def open_regular(path: str | Path, error: type[Exception] = FileProblem, max_byt
 def read_regular(path: str | Path, max_bytes: int = DEFAULT_MAX_BYTES, *, report: ReadReport | None = None) -> str:
     """The text of a regular file (see ``open_regular``), a UTF-8 BOM stripped (counted in ``report``)."""
     with open_regular(path, FileProblem, max_bytes) as f:
-        data = f.read(max_bytes + 1)
+        data = read_capped(f, max_bytes)
     if len(data) > max_bytes:  # it grew after the check
         raise FileProblem(f"{path}: over the {max_bytes:,}-byte limit for one file")
     if data.startswith(BOM):
@@ -85,6 +85,17 @@ def read_regular(path: str | Path, max_bytes: int = DEFAULT_MAX_BYTES, *, report
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise FileProblem(f"{path}: not UTF-8 (byte {exc.start + 1})") from None
+
+
+def read_capped(f: IO[bytes], max_bytes: int) -> bytes:
+    """Up to ``max_bytes + 1`` bytes of ``f``. The first read is sized to the file, as ``f.read(max_bytes +
+    1)`` would allocate the whole cap (64 MB) for every file, however small; only a file that grew since
+    it was opened is read on to the cap."""
+    size = os.fstat(f.fileno()).st_size
+    data = f.read(min(size, max_bytes) + 1)
+    if len(data) > size:
+        data += f.read(max_bytes + 1 - len(data))
+    return data
 
 
 def text_problem(value) -> str | None:
