@@ -355,7 +355,7 @@ class CommandIndex:
 
     def _in_rooms(self, rooms) -> np.ndarray:
         """Per device: whether it is in one of these rooms (names the home does not have match nothing)."""
-        wanted = np.zeros(len(self._room_code) + 1, dtype=bool)
+        wanted = np.zeros(len(self._room_code), dtype=bool)
         wanted[[self._room_code[r] for r in rooms if r in self._room_code]] = True
         return wanted[self.device_room_codes]
 
@@ -406,20 +406,8 @@ class CommandIndex:
 
     def _per_profile_best(self, values: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
         """For each slot, the best value among the (masked) slots of the same profile (-inf: none)."""
-        return self._best_in_groups(values, self._profile_slot_starts, mask)
-
-    @staticmethod
-    def _best_in_groups(values: np.ndarray, starts: np.ndarray, mask: np.ndarray | None) -> np.ndarray:
-        """Per element, the max over its group (groups are the runs beginning at ``starts``)."""
-        values = values.astype(np.float64)
-        if mask is not None:
-            values = np.where(mask, values, -np.inf)
-        best = np.maximum.reduceat(values, starts) if len(values) else values
-        return np.repeat(best, np.diff(np.r_[starts, len(values)]))
-
-    def _per_device_best(self, values: np.ndarray, mask_rows: np.ndarray) -> np.ndarray:
-        """For each row, the best value among the masked rows of the same device (-inf: none masked)."""
-        return self._best_in_groups(values, self._device_row_starts, mask_rows)
+        starts = self._profile_slot_starts
+        return np.repeat(_group_max(values, starts, mask), np.diff(np.r_[starts, len(values)]))
 
     def score_rows(self, ir: QueryIR, utterance: str) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         """Fused score per row (-inf where filtered out) and the channels behind it: per slot for the
@@ -459,7 +447,7 @@ class CommandIndex:
             return []
         # Only rows at least as good as the k-th best device's best row can make the top k: that row and
         # k - 1 better ones keep their scores, and the penalty only lowers a score.
-        device_best = self._per_device_best(fused, np.isfinite(fused))[self._device_row_starts]
+        device_best = _group_max(fused, self._device_row_starts)
         if 0 < k < len(device_best):
             finite = np.flatnonzero(np.isfinite(fused) & (fused >= -np.partition(-device_best, k - 1)[k - 1]))
         order = finite[np.argsort(-fused[finite], kind="stable")]
@@ -669,6 +657,15 @@ class CommandIndex:
 
     def _command_of(self, device: int, position: int) -> CommandSpec:
         return self.home.devices[device].commands[position]
+
+
+def _group_max(values: np.ndarray, starts: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
+    """The max of each group of ``values`` (the runs beginning at ``starts``), as float64; -inf where the
+    mask leaves a group nothing."""
+    values = values.astype(np.float64)
+    if mask is not None:
+        values = np.where(mask, values, -np.inf)
+    return np.maximum.reduceat(values, starts) if len(values) else values
 
 
 def _changes_by_amount(spec: CommandSpec) -> bool:
