@@ -67,21 +67,37 @@ def timed(fn: Callable[[], object]) -> float:
     return time.perf_counter() - start
 
 
-def measure(bank: CosineBank, noisy: np.ndarray, pool: ThreadPoolExecutor, workers: int, repeats: int) -> dict:
-    """Rounds of bursts: stream the mmap, stream an in-RAM copy (all cores, then one core), single
-    queries, 4-query batches. Interleaving makes background load hit floor and searches alike; bursts
-    measure the warm case for both (a cache-resident bank stays in cache). Medians over all rounds."""
-    mapped = bank.vectors
+def read_streams(mapped: np.ndarray, pool: ThreadPoolExecutor, workers: int) -> dict[str, Callable[[], object]]:
+    """The three ways the floor streams ``mapped``'s bytes (see the module docstring), by name."""
     in_ram = np.array(mapped)
     sources = []
     for array in (mapped, in_ram):
         bounds = np.linspace(0, len(array), workers + 1).astype(int)
         sources.append([array[lo:hi] for lo, hi in zip(bounds[:-1], bounds[1:], strict=True)])
-    streams = {
+    return {
         "mmap, all cores": lambda: list(pool.map(lambda a: np.add.reduce(a, axis=0), sources[0])),
         "RAM, all cores": lambda: list(pool.map(lambda a: np.add.reduce(a, axis=0), sources[1])),
         "RAM, one core": lambda: np.add.reduce(in_ram, axis=0),
     }
+
+
+def read_floor_ms(mapped: np.ndarray, repeats: int = 5) -> tuple[float, str]:
+    """(ms, way): the fastest of the three streams over ``mapped`` (median of ``repeats``), the time no
+    search that reads the whole matrix can beat."""
+    workers = worker_count()
+    with ThreadPoolExecutor(workers) as pool:
+        streams = read_streams(mapped, pool, workers)
+        med = {name: median_ms(fn, repeats, warmup=1) for name, fn in streams.items()}
+    fastest = min(med, key=med.__getitem__)
+    return med[fastest], fastest
+
+
+def measure(bank: CosineBank, noisy: np.ndarray, pool: ThreadPoolExecutor, workers: int, repeats: int) -> dict:
+    """Rounds of bursts: stream the mmap, stream an in-RAM copy (all cores, then one core), single
+    queries, 4-query batches. Interleaving makes background load hit floor and searches alike; bursts
+    measure the warm case for both (a cache-resident bank stays in cache). Medians over all rounds."""
+    mapped = bank.vectors
+    streams = read_streams(mapped, pool, workers)
     times: dict[str, list[float]] = {name: [] for name in [*streams, "single", "batch4"]}
     burst = 5
     queries = iter(noisy)

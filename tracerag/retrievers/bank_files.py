@@ -13,8 +13,26 @@ process start time) in ``.writer.json`` while it is written; a leftover one is r
 writer is gone (the process no longer runs on this host), when it is older than
 :data:`STALE_TMP_SECONDS` (another host's writer), or when it holds no record and is older than
 :data:`UNRECORDED_GRACE_SECONDS`. So a live writer's directory is never touched, even where the lock is
-not shared (a filesystem without working locks). Metadata lines are decoded lazily, per row, so opening
-a large bank does not parse every row's JSON.
+not shared (a filesystem without working locks).
+
+Opening is O(1) in the bank's size. ``embeddings.npy`` is memory-mapped; ``ids.json`` and
+``metadata.jsonl`` keep their plain JSON / JSON Lines form for users, and each version also holds
+``ids.offsets.npy`` and ``metadata.offsets.npy`` (uint64, count + 1 entries: where each id's JSON
+string and each line starts, then the end), memory-mapped too. An id or a metadata line is decoded
+when a caller asks for that row (a search decodes only the rows it returns) and is then checked to sit
+exactly where its index says (one JSON string; one line); the id -> row lookup (``in``, ``row_of``)
+is built on first use. Integrity at open, without reading any file whole: the manifest; the .npy and
+index headers against the manifest's count and the files' sizes; the norms of :data:`SAMPLE_ROWS`
+sampled rows; that both indexes span their files; the id and line of :data:`LINE_SAMPLE_ROWS` sampled
+rows; and the checksums. The manifest keeps a whole-file sha256 of every file (``checksums``, what
+older readers verify) and, for files larger than :data:`WHOLE_READ_BYTES`, open verifies instead a
+sampled checksum (``sampled_checksums``: the size and 256 blocks of 4 KiB spread over the file), the
+embeddings checksum likewise covering its header and sampled rows. So a truncated, padded or rewritten
+file is caught at open and an edit inside one row may only be caught when that row is decoded (the
+documented limit, as for rows of the matrix outside the sample). Sampled rows are read with pread, not
+through the maps, so the open does not fault page-cache folios into the process. Small banks (ids and
+metadata within :data:`WHOLE_READ_BYTES`) and banks written before the indexes existed are read whole
+and verified whole, as before; the next append writes the indexes.
 """
 
 from __future__ import annotations
@@ -309,8 +327,10 @@ def _read_files(d: _Dir) -> Snapshot:
     if count < 0 or dim <= 0:
         raise BankError(f"{path / MANIFEST}: invalid count={count} / dim={dim}")
 
+    sample = check_rows(count, dim)
     with d.open(EMBEDDINGS) as f:
         matrix, header = _map_npy(f, path / EMBEDDINGS, count, dim)
+        picked = matrix if sample is None else _read_rows(f, len(header), sample, dim)
 
     with d.open(IDS) as ids_file, d.open(METADATA) as meta_file:
         ids_size, meta_size = os.fstat(ids_file.fileno()).st_size, os.fstat(meta_file.fileno()).st_size
@@ -319,15 +339,24 @@ def _read_files(d: _Dir) -> Snapshot:
             ids, lines, digests = _read_whole(path, ids_file, meta_file, count, CHECKSUMS in manifest)
         else:
             with indexes[0] as ids_index, indexes[1] as meta_index:
-                ids, lines = _map_rows(path, count, ids_file, meta_file, ids_index, meta_index)
-            digests = {}
-    sample = check_rows(count, dim)
-    picked = matrix[sample] if sample is not None else matrix
+                ids, lines, unmapped = _map_rows(path, count, ids_file, meta_file, ids_index, meta_index)
+                _check_vectors(picked, sample, path / EMBEDDINGS)
+                _verify_checksums(d, manifest, {}, header, picked)
+                _check_row_sample(path, *unmapped)  # after the checksums, which name a changed file precisely
+            return Snapshot(path, manifest, matrix, ids, lines)
     _check_vectors(picked, sample, path / EMBEDDINGS)
     _verify_checksums(d, manifest, digests, header, picked)
-    if indexes is not None:  # after the checksums, which name a file changed after writing more precisely
-        _check_row_sample(path, ids, lines)
     return Snapshot(path, manifest, matrix, ids, lines)
+
+
+def _read_rows(f: IO[bytes], data_offset: int, rows: np.ndarray, dim: int) -> np.ndarray:
+    """Rows of the .npy matrix in ``f``, read with pread (so the memory map is not touched at open)."""
+    out = np.empty((len(rows), dim), dtype="<f4")
+    fd, row_bytes = f.fileno(), dim * 4
+    for i, row in enumerate(rows.tolist()):
+        if os.preadv(fd, [memoryview(out[i]).cast("B")], data_offset + row * row_bytes) != row_bytes:
+            raise BankError(f"{f.name}: row {row} could not be read")
+    return out
 
 
 def _parse_ids(raw: bytes, where: Path, count: int) -> list[str]:
@@ -390,21 +419,53 @@ def _open_indexes(d: _Dir) -> tuple[IO[bytes], IO[bytes]] | None:
 
 
 def _map_rows(path: Path, count: int, ids_file: IO[bytes], meta_file: IO[bytes], ids_index: IO[bytes],
-              meta_index: IO[bytes]) -> tuple[IdColumn, MetadataLines]:
-    """Memory-map ids, metadata and their indexes, checking the indexes' headers.
+              meta_index: IO[bytes]) -> tuple[IdColumn, MetadataLines, tuple[IdColumn, MetadataLines]]:
+    """Memory-map ids, metadata and their indexes, checking the indexes' headers; also returns the same
+    columns read through the open files, for the checks at open.
 
     O(1) in the bank's size: no file is read whole; rows are decoded (and checked) when asked for.
     """
     ids_starts = _map_index(ids_index, path / IDS_INDEX, count)
     meta_starts = _map_index(meta_index, path / METADATA_INDEX, count)
+    # The checks at open read through the file handles, not the maps: a mapped page faults in its whole
+    # page-cache folio (up to megabytes), which would grow the process for rows nobody asked for.
+    unmapped = (IdColumn(path / IDS, count, buffer=_FileBytes(ids_file), starts=_FileOffsets(ids_index, count),
+                         index_where=path / IDS_INDEX),
+                MetadataLines(path / METADATA, _FileBytes(meta_file), _FileOffsets(meta_index, count),
+                              path / METADATA_INDEX))
     ids = IdColumn(path / IDS, count, buffer=_map_bytes(ids_file), starts=ids_starts, index_where=path / IDS_INDEX)
-    return ids, MetadataLines(path / METADATA, _map_bytes(meta_file), meta_starts, path / METADATA_INDEX)
+    return ids, MetadataLines(path / METADATA, _map_bytes(meta_file), meta_starts, path / METADATA_INDEX), unmapped
+
+
+class _FileBytes:
+    """Slices of an open file, read with pread (no memory map touched)."""
+
+    def __init__(self, f: IO[bytes]) -> None:
+        self.fd = f.fileno()
+        self.size = os.fstat(self.fd).st_size
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __getitem__(self, key: slice) -> bytes:
+        start, stop, _ = key.indices(self.size)
+        return os.pread(self.fd, max(0, stop - start), start)
+
+
+class _FileOffsets:
+    """Entries of an open offset index (its header already validated), read with pread."""
+
+    def __init__(self, f: IO[bytes], count: int) -> None:
+        self.fd, self.data = f.fileno(), os.fstat(f.fileno()).st_size - (count + 1) * 8
+
+    def __getitem__(self, i: int) -> int:
+        return int.from_bytes(os.pread(self.fd, 8, self.data + 8 * int(i)), "little")
 
 
 def _check_row_sample(path: Path, ids: IdColumn, lines: MetadataLines) -> None:
     """Both indexes span their files, and :data:`LINE_SAMPLE_ROWS` rows (first and last included) hold
     an id and a one-line JSON object where the indexes say."""
-    count, ids_buffer, ids_starts = len(ids), ids._buffer, ids._starts
+    count, ids_buffer, ids_starts = len(ids), ids._buffer, ids._starts  # noqa: SLF001 (this module's own)
     meta_buffer, meta_starts = lines.buffer, lines.starts
     ids_end = len(ids_buffer) - 2  # ids.json ends with "]\n"
     if int(ids_starts[0]) != 1 or int(ids_starts[count]) != ids_end or ids_buffer[ids_end:] != b"]\n":

@@ -1,7 +1,7 @@
 """Exact cosine scoring and top-k selection for a CosineBank, kept apart from how the bank is stored.
 
 Scoring is where the speed is won or lost: :func:`cosine_scores` scores a whole batch of queries in
-one pass over the matrix and decides who threads it (us or BLAS) by matrix size; :func:`top_rows`
+one matrix product and decides who threads it (us or BLAS); :func:`top_rows`
 picks the best rows of every query without sorting them all (block maxima bound the k-th score),
 optionally one per metadata group.
 """
@@ -20,9 +20,10 @@ from typing import Any
 
 import numpy as np
 
-_BLOCK_ROWS = 1024  # rows per GEMM block and per top-k block maximum: a 2 MiB slab OpenBLAS packs cheaply
+_BLOCK_ROWS = 1024  # at most this many rows per top-k block (and the threaded GEMV's range granularity)
 _RESCORE_MARGIN = 1e-4  # far above float32 rounding of a unit-vector dot product (~1e-6 at dim 4096)
 _PARALLEL_MIN_BYTES = 64 << 20  # below this the matrix is cache-resident and BLAS threads it best
+_PARALLEL_MAX_BYTES = 8 << 20  # scores of a batch from this size on get their block maxima in our threads
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,42 +128,44 @@ def _fill_block_max(values: np.ndarray, block_max: np.ndarray, lo: int, hi: int,
 def cosine_scores(matrix: np.ndarray, queries: np.ndarray) -> Scores:
     """Scores of every row for every (unit) query: one matrix product per batch, whatever its size.
 
-    Cache-resident matrices, or one usable CPU: one BLAS call (GEMV for one query, GEMM for a batch),
-    threaded by BLAS, exactly what ``queries @ matrix.T`` costs. Larger matrices on several CPUs (the
-    bandwidth-bound case): our own thread per core over a contiguous range of row blocks, with BLAS
-    limited to one thread. One query is then a GEMV per range (memory bandwidth, like OpenBLAS'
-    threaded GEMV); a batch is a GEMM per block of ``_BLOCK_ROWS`` rows (a 2 MiB slab OpenBLAS packs
-    cheaply), which streams the matrix once for the whole batch and matches or beats one threaded GEMM.
-    Keeping all threading ours also avoids OpenBLAS workers that spin for ~0.1 s after each threaded
-    call and then compete with our threads. Block maxima are taken right after each block is scored,
-    while it is still in cache.
+    A batch, or any query on a cache-resident matrix or with one usable CPU: one BLAS call (GEMM, or
+    GEMV for one query), threaded by BLAS, i.e. exactly what ``queries @ matrix.T`` costs; OpenBLAS'
+    threaded GEMM streams the matrix once for the whole batch. (Splitting a batch over our own threads
+    with BLAS held at one thread measured the same when nothing else runs, and up to 1.8x slower when
+    BLAS threads from other calls still spin.) One query on a larger matrix with several CPUs (the
+    bandwidth-bound case): our own thread per core, a GEMV over a contiguous range of rows each, with
+    BLAS limited to one thread, as before. Block maxima for top-k are taken per thread range right
+    after its scores (one query) or by one pass split over the threads (a batch).
     """
     nq, count = queries.shape[0], matrix.shape[0]
-    block_rows = _BLOCK_ROWS
+    workers = worker_count()
+    threaded = nq == 1 and workers > 1 and matrix.nbytes >= _PARALLEL_MIN_BYTES
+    # The top-k block: small enough that a query's candidate blocks hold few rows, large enough that
+    # the block maxima stay a small array. The threaded GEMV keeps its ranges on block boundaries.
+    block_rows = _BLOCK_ROWS if threaded else min(_BLOCK_ROWS, max(16, count // 1024))
     values = np.empty((nq, count), dtype=np.float32)
     block_max = np.empty((nq, -(-count // block_rows)), dtype=np.float32)
-    workers = worker_count()
-    if matrix.nbytes < _PARALLEL_MIN_BYTES or workers == 1:
+    ranges = _row_blocks(count, block_rows, workers)
+    if not threaded:
         if nq == 1:
             np.matmul(matrix, queries[0], out=values[0])
         else:
             np.matmul(queries, matrix.T, out=values)
-        _fill_block_max(values, block_max, 0, count, block_rows)
+        if values.nbytes < _PARALLEL_MAX_BYTES or len(ranges) < 2:
+            _fill_block_max(values, block_max, 0, count, block_rows)
+        else:
+            pool = _get_pool()
+            for fut in [pool.submit(_fill_block_max, values, block_max, lo, hi, block_rows) for lo, hi in ranges]:
+                fut.result()
         return Scores(values, block_max, block_rows, matrix, queries)
 
     def part(lo: int, hi: int) -> None:
-        if nq == 1:
-            np.matmul(matrix[lo:hi], queries[0], out=values[0, lo:hi])
-            _fill_block_max(values, block_max, lo, hi, block_rows)
-            return
-        for i in range(lo, hi, block_rows):
-            e = min(i + block_rows, hi)
-            np.matmul(queries, matrix[i:e].T, out=values[:, i:e])
-            np.max(values[:, i:e], axis=1, out=block_max[:, i // block_rows])
+        np.matmul(matrix[lo:hi], queries[0], out=values[0, lo:hi])
+        _fill_block_max(values, block_max, lo, hi, block_rows)
 
     pool = _get_pool()
     with _single_threaded_blas():
-        for fut in [pool.submit(part, lo, hi) for lo, hi in _row_blocks(count, block_rows, workers)]:
+        for fut in [pool.submit(part, lo, hi) for lo, hi in ranges]:
             fut.result()
     return Scores(values, block_max, block_rows, matrix, queries)
 
@@ -221,12 +224,42 @@ def _rows_from(scores: Scores, query: int, threshold: float, floor: float) -> tu
             rows = (blocks[:, None] * scores.block_rows + np.arange(scores.block_rows)).ravel()
             rows = rows[rows < values.shape[0]]
             rows = rows[values[rows] >= low]
-    exact = np.einsum("ij,j->i", scores.matrix[rows], scores.queries[query])
+    exact = _rescore(scores, np.full(len(rows), query), rows)
     if floor > -np.inf:
         keep = exact >= floor
         rows, exact = rows[keep], exact[keep]
     order = np.lexsort((rows, -exact))
     return rows[order], exact[order]
+
+
+def _rescore(scores: Scores, query_of: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Score of each (query, row) pair, computed the same way for every pair (a contiguous dot product)."""
+    return np.einsum("ij,ij->i", scores.matrix[rows], scores.queries[query_of])
+
+
+def _top_rows_of_batch(scores: Scores, k: int, floor: float, thresholds: np.ndarray) -> list | None:
+    """:func:`top_rows` without dedupe for the whole batch at once (a handful of numpy calls, no loop per
+    query); None when the thresholds leave too many candidate blocks for that to pay."""
+    values, block_rows = scores.values, scores.block_rows
+    nq, count = values.shape
+    low = np.maximum(thresholds.astype(np.float64), floor) - _RESCORE_MARGIN
+    query_of, block = np.nonzero(scores.block_max >= low[:, None])
+    if len(block) * block_rows > 2 * count + 64 * nq * block_rows:
+        return None
+    rows = (block[:, None] * block_rows + np.arange(block_rows)).ravel()
+    query_of = np.repeat(query_of, block_rows)
+    inside = rows < count
+    rows, query_of = rows[inside], query_of[inside]
+    reach = values[query_of, rows] >= low[query_of]
+    rows, query_of = rows[reach], query_of[reach]
+    exact = _rescore(scores, query_of, rows)
+    if floor > -np.inf:
+        keep = exact >= floor
+        rows, query_of, exact = rows[keep], query_of[keep], exact[keep]
+    order = np.lexsort((rows, -exact, query_of))
+    rows, exact = rows[order].tolist(), exact[order].tolist()
+    bounds = np.searchsorted(query_of[order], np.arange(nq + 1)).tolist()
+    return [(rows[a : min(b, a + k)], exact[a : min(b, a + k)]) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
 
 
 def top_rows(
@@ -247,6 +280,10 @@ def top_rows(
     # the first row of each group inside the window is that group's best row overall.
     m = k if dedupe_by is None else 4 * k
     thresholds = _thresholds(scores, m)
+    if dedupe_by is None:
+        batch = _top_rows_of_batch(scores, k, floor, thresholds)
+        if batch is not None:
+            return batch
     results = []
     for query in range(scores.values.shape[0]):
         window = m

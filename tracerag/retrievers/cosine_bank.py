@@ -8,6 +8,10 @@ approximate index can. The bank is a plain directory::
     embeddings.npy   float32 (count, dim), rows L2-normalised, opened with mmap
     ids.json         list[str], unique, row order
     metadata.jsonl   one JSON object per row, row order
+    ids.offsets.npy, metadata.offsets.npy   uint64 offset of each row in those two files (+ the end)
+
+Opening reads none of them whole (see :mod:`.bank_files`): ids and metadata are decoded per returned
+row, so a 1M-row bank opens in milliseconds whatever its metadata holds.
 
 This module is the bank's API: building, growing and searching. How versions are written atomically
 and read consistently is in :mod:`.bank_files`; scoring and top-k selection are in :mod:`.bank_search`.
