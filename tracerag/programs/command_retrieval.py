@@ -19,8 +19,9 @@ from ..retrievers.command_index import CommandIndex
 from ..retrievers.command_results import BulkPlan
 from ..signatures.command import ArbitrateCapability, CommandOption, ParseCommand
 from ..signatures.query_ir import QueryIR
-from .guarded_step import Stages, lm_of
+from .guarded_step import Pipeline, Stages, lm_of, lm_step, work
 from .rule_parser import parse_without_lm
+from .spans import COMMAND_BULK, COMMAND_SEARCH
 
 
 class CommandRetrieval(dspy.Module):
@@ -53,24 +54,38 @@ class CommandRetrieval(dspy.Module):
         return self.indexes[home]
 
     def forward(self, query: str, home: str | None = None, ir: QueryIR | dict | None = None) -> dspy.Prediction:
-        index = self.index_for(home)
         stages = Stages()
+        return stages.run(self._pipeline(query, home, ir, stages))
+
+    async def aforward(self, query: str, home: str | None = None,
+                       ir: QueryIR | dict | None = None) -> dspy.Prediction:
+        """``forward`` for ``await program.acall(...)``: the parse through the LM's async path, the rule
+        parser and the index search in a worker thread; the same prediction."""
+        stages = Stages()
+        return await stages.arun(self._pipeline(query, home, ir, stages))
+
+    def _pipeline(self, query: str, home: str | None, ir, stages: Stages) -> Pipeline:
+        index = self.index_for(home)
         if ir is not None and self.ir_source == "gold":
             parsed, source = QueryIR.model_validate(ir), "gold"
         elif self.ir_source == "lm" and lm_of(self.parse) is not None:
-            parsed = stages.call("parse", self.parse, check=_as_ir, fallback="using the no-LM parser",
-                                 utterance=query, rooms=index.home.rooms)
-            parsed, source = (parsed, "lm") if parsed is not None else (parse_without_lm(query, index),
-                                                                         "rules_fallback")
+            parsed = yield lm_step("parse", self.parse, check=_as_ir, fallback="using the no-LM parser",
+                                   utterance=query, rooms=index.home.rooms)
+            parsed, source = (parsed, "lm") if parsed is not None else \
+                ((yield work(parse_without_lm, query, index)), "rules_fallback")
         else:
-            parsed, source = parse_without_lm(query, index), "rules"
-        candidates = index.search(parsed, query, k=self.k)
+            parsed, source = (yield work(parse_without_lm, query, index)), "rules"
+        candidates = yield work(index.search, parsed, query, k=self.k, span=COMMAND_SEARCH,
+                                inputs={"query": query, "k": self.k, "home": index.home.name,
+                                        "ir": parsed.model_dump()},
+                                outputs=_candidate_outputs)
         if not _has_intent(query, parsed, candidates):
             return self._prediction([], None, parsed, source, stages, index, hint="no_intent")
-        bulk = index.plan_bulk(parsed, query) if parsed.is_bulk else None
+        bulk = (yield work(index.plan_bulk, parsed, query, span=COMMAND_BULK, inputs={"query": query},
+                           outputs=_bulk_outputs)) if parsed.is_bulk else None
         if bulk is not None and bulk.hint == "need_clarification" and bulk.options and self.arbitration \
                 and lm_of(self.arbitrate) is not None:
-            bulk = self._arbitrate(query, parsed, bulk, index, stages)
+            bulk = yield from self._arbitrate(query, parsed, bulk, index)
         return self._prediction(candidates, bulk, parsed, source, stages, index, hint=stages.hint)
 
     @staticmethod
@@ -79,17 +94,28 @@ class CommandRetrieval(dspy.Module):
                                lm_fallbacks=stages.fallbacks, lm_errors=stages.errors, lm_calls=stages.calls,
                                home=index.home.name)
 
-    def _arbitrate(self, query: str, ir: QueryIR, plan: BulkPlan, index: CommandIndex, stages: Stages) -> BulkPlan:
+    def _arbitrate(self, query: str, ir: QueryIR, plan: BulkPlan, index: CommandIndex) -> Pipeline:
         """One closed-set LM call: an option index to expand, or a question for the user (on failure:
         the plan as it was, asking the user)."""
         options = [CommandOption(index=i, **o.model_dump(exclude={"p"})) for i, o in enumerate(plan.options)]
-        decision = stages.call("arbitrate", self.arbitrate, check=lambda out: out.decision,
-                               fallback="asking the user", utterance=query, options=options)
+        decision = yield lm_step("arbitrate", self.arbitrate, check=lambda out: out.decision,
+                                 fallback="asking the user", utterance=query, options=options)
         if decision is None:
             return plan
         if decision.choice_index is not None and 0 <= decision.choice_index < len(plan.options):
-            return index.choose(plan, plan.options[decision.choice_index].command_id, ir, query)
+            return (yield work(index.choose, plan, plan.options[decision.choice_index].command_id, ir, query))
         return plan.model_copy(update={"question": (decision.question or "").strip()})
+
+
+def _candidate_outputs(candidates: list) -> dict:
+    return {"ids": [f"{c.device_id}/{c.command_id}" for c in candidates], "scores": [c.score for c in candidates]}
+
+
+def _bulk_outputs(plan: BulkPlan | None) -> dict:
+    if plan is None:
+        return {"command_id": None, "hint": None, "ids": []}
+    return {"command_id": plan.command_id, "hint": plan.hint, "ids": [f"{d}/{c}" for d, c in plan.targets],
+            "options": [o.command_id for o in plan.options]}
 
 
 def _as_ir(out) -> QueryIR:

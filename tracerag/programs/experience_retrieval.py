@@ -42,7 +42,8 @@ from ..retrievers.cosine_bank import CosineBank, Hit
 from ..retrievers.rerankers import LocalReranker, Reranker
 from ..retrievers.traces import query_text
 from ..signatures.experience import CheckSufficiency, RewriteQuery, SummarizeExperience
-from .guarded_step import Stages, lm_of
+from .guarded_step import Pipeline, Stages, lm_of, lm_step, work
+from .spans import EXPERIENCE_SEARCH
 
 __all__ = ["ExperienceConfig", "ExperienceRetrieval", "render_experience_section"]
 
@@ -134,11 +135,21 @@ class ExperienceRetrieval(dspy.Module):
     def forward(self, question: str, images: Sequence[Any] | None = None, caption: str | None = None,
                 sub_task: str | None = None) -> dspy.Prediction:
         stages = Stages()
+        return stages.run(self._pipeline(question, images, caption, sub_task, stages))
+
+    async def aforward(self, question: str, images: Sequence[Any] | None = None, caption: str | None = None,
+                       sub_task: str | None = None) -> dspy.Prediction:
+        """``forward`` for ``await program.acall(...)``: LM stages through the LM's async path, the bank
+        search, the reranker and image reading in a worker thread; the same prediction."""
+        stages = Stages()
+        return await stages.arun(self._pipeline(question, images, caption, sub_task, stages))
+
+    def _pipeline(self, question: str, images, caption, sub_task, stages: Stages) -> Pipeline:
         if not self.config.enable:
             return _prediction([], stages)
         rounds: list[Round] = []
         try:
-            self._run(question, list(images or []), caption or "", sub_task or "", rounds, stages)
+            yield from self._run(question, list(images or []), caption or "", sub_task or "", rounds, stages)
             return _prediction(rounds, stages)
         except Exception as exc:  # the documented contract: the agent runs on without experience
             logger.warning("experience retrieval failed (%s: %s); continuing without experience",
@@ -146,7 +157,7 @@ class ExperienceRetrieval(dspy.Module):
             return _prediction(rounds, stages, error=f"{type(exc).__name__}: {exc}")
 
     def _run(self, question: str, images: list, caption: str, sub_task: str, rounds: list[Round],
-             stages: Stages) -> None:
+             stages: Stages) -> Pipeline:
         cfg = self.config
         rewrite = cfg.enable_query_rewrite and lm_of(self.rewrite) is not None
         summarize = cfg.enable_summary and lm_of(self.summarize) is not None
@@ -155,13 +166,18 @@ class ExperienceRetrieval(dspy.Module):
         for number in range(1, cfg.max_retrieval_rounds + 1):
             queries, round_caption = [query_text(question, caption, sub_task)], caption
             if rewrite:
-                queries, round_caption = self._rewrite(question, images, caption, sub_task, search_context, stages)
-            candidates = self._retrieve(queries)
-            selected = self._rerank(question, round_caption, candidates)[: cfg.top_n]
+                queries, round_caption = yield from self._rewrite(question, images, caption, sub_task,
+                                                                  search_context)
+            rerank_query = f"{question}\n{round_caption}".strip()
+            candidates, reranked = yield work(
+                self._search, queries, rerank_query, span=EXPERIENCE_SEARCH, outputs=_search_outputs,
+                inputs={"queries": queries, "k": cfg.top_k, "min_score": cfg.min_score,
+                        "rerank_query": rerank_query if self._reranks() else None})
+            selected = reranked[: cfg.top_n]
             if not selected:
                 experience, used = "", []
             elif summarize:
-                experience, used = self._summarize(question, round_caption, selected, stages)
+                experience, used = yield from self._summarize(question, round_caption, selected)
             else:
                 experience, used = extractive_experience(selected)
             round_ = Round(queries, round_caption, [c.task_id for c in candidates], [c.task_id for c in selected],
@@ -169,25 +185,32 @@ class ExperienceRetrieval(dspy.Module):
             if number == cfg.max_retrieval_rounds or not (check and experience):
                 rounds.append(round_)
                 return
-            sufficient, gap = self._check(question, experience, stages)
+            sufficient, gap = yield from self._check(question, experience)
             rounds.append(replace(round_, sufficient=sufficient, gap=gap))
             if sufficient:
                 return
             search_context = f"{experience}\nGap: {gap}"
 
-    def _rewrite(self, question: str, images: list, caption: str, sub_task: str, search_context: str,
-                 stages: Stages) -> tuple[list[str], str]:
+    def _rewrite(self, question: str, images: list, caption: str, sub_task: str, search_context: str) -> Pipeline:
         """The raw task plus up to five rewritten queries, and the caption; on failure the raw task
         alone and the given caption (what the no-LM path searches with)."""
         raw = query_text(question, caption, sub_task)
-        out = stages.call("rewrite", self.rewrite, check=_rewritten, fallback="searching with the raw task",
-                          question=question, images=_as_images(images), known_caption=caption,
-                          search_context=search_context)
+        out = yield lm_step("rewrite", self.rewrite, check=_rewritten, fallback="searching with the raw task",
+                            question=question, images=(yield work(_as_images, images)), known_caption=caption,
+                            search_context=search_context)
         if out is None:
             return [raw], caption
         queries, image_caption = out
         # the raw task stays a query: a rewrite can only add recall, never lose the literal task
         return [raw, *queries], (caption or image_caption)
+
+    def _search(self, queries: list[str], rerank_query: str) -> tuple[list[Candidate], list[Candidate]]:
+        """The bank search and the rerank of one round: (candidates in retrieval order, reranked)."""
+        candidates = self._retrieve(queries)
+        return candidates, self._rerank(rerank_query, candidates)
+
+    def _reranks(self) -> bool:
+        return self.config.enable_rerank and self.reranker is not None
 
     def _retrieve(self, queries: list[str]) -> list[Candidate]:
         """One embedding call for all queries, one search, best retrieval score per task_id."""
@@ -199,10 +222,9 @@ class ExperienceRetrieval(dspy.Module):
         ordered = sorted(best.values(), key=lambda h: (-h.score, h.row))
         return [Candidate(h.id, h.score, None, h.metadata) for h in ordered]
 
-    def _rerank(self, question: str, caption: str, candidates: list[Candidate]) -> list[Candidate]:
+    def _rerank(self, query: str, candidates: list[Candidate]) -> list[Candidate]:
         if not (self.config.enable_rerank and len(candidates) > 1):
             return candidates
-        query = f"{question}\n{caption}".strip()
         try:
             order = self.reranker.rerank(query, [c.meta.get("index_text", c.task_id) for c in candidates])
             return [Candidate(candidates[i].task_id, candidates[i].retrieval_score, score, candidates[i].meta)
@@ -211,12 +233,11 @@ class ExperienceRetrieval(dspy.Module):
             logger.warning("reranker failed (%s: %s); keeping retrieval order", type(exc).__name__, exc)
             return candidates
 
-    def _summarize(self, question: str, caption: str, selected: list[Candidate],
-                   stages: Stages) -> tuple[str, list[str]]:
+    def _summarize(self, question: str, caption: str, selected: list[Candidate]) -> Pipeline:
         """The LM's experience and the offered ids it drew on; on failure the extractive experience of
         the same candidates (what the no-LM path gives)."""
-        out = stages.call("summarize", self.summarize, check=_summary, fallback="using the extractive experience",
-                          question=question, image_caption=caption, candidates=format_candidates(selected))
+        out = yield lm_step("summarize", self.summarize, check=_summary, fallback="using the extractive experience",
+                            question=question, image_caption=caption, candidates=format_candidates(selected))
         if out is None:
             return extractive_experience(selected)
         experience, reported = out
@@ -224,11 +245,18 @@ class ExperienceRetrieval(dspy.Module):
         used = [t for t in dict.fromkeys(reported) if t in offered]  # never report an unseen id
         return experience, used if experience else []
 
-    def _check(self, question: str, experience: str, stages: Stages) -> tuple[bool, str]:
+    def _check(self, question: str, experience: str) -> Pipeline:
         """(sufficient, gap); on failure the experience is accepted."""
-        out = stages.call("check", self.check, check=_verdict, fallback="accepting the experience",
-                          question=question, experience=experience)
+        out = yield lm_step("check", self.check, check=_verdict, fallback="accepting the experience",
+                            question=question, experience=experience)
         return out if out is not None else (True, "")
+
+
+def _search_outputs(result: tuple[list[Candidate], list[Candidate]]) -> dict[str, Any]:
+    candidates, reranked = result
+    return {"ids": [c.task_id for c in candidates], "scores": [c.retrieval_score for c in candidates],
+            "reranked_ids": [c.task_id for c in reranked],
+            "rerank_scores": [c.rerank_score for c in reranked]}
 
 
 def _rewritten(out) -> tuple[list[str], str]:

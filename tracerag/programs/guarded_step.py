@@ -14,24 +14,33 @@ must take its fallback. Why one mechanism instead of a try/except per program:
   ``lm_fallbacks`` and ``hint="lm_failed"``), and warnings are one line each: the first failure of a
   kind is logged, repeats are counted and summed up by ``warning_summary()``.
 
+**Sync and async, one logic**: ``Stages.acall`` is ``Stages.call`` awaiting the predictor's async path
+(``predictor.acall``; an LM without an async client runs its sync call in a worker thread), with the
+same admission, counting, breaker and fallbacks. A program writes its pipeline once, as a generator that
+yields ``lm_step(...)`` (a guarded stage) and ``work(...)`` (retrieval, a tool call; optionally reported
+as a span, see ``spans``) requests; ``Stages.run`` drives it for ``forward``, ``Stages.arun`` for
+``aforward`` (work in a worker thread), so both give the same prediction.
+
 Timeouts and retries belong to the LM client (``config.make_lm`` passes ``--lm-timeout`` and
 ``--lm-retries`` to ``dspy.LM``); this module only sees the failure that comes out of them.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Generator
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
 import dspy
 
-__all__ = ["BREAKER", "LMPolicy", "Stages", "failure_line", "lm_of", "policy", "reset_lm_guard", "set_policy",
-           "warning_summary"]
+__all__ = ["BREAKER", "LMPolicy", "LMStep", "Pipeline", "Stages", "Work", "failure_line", "lm_of", "lm_step",
+           "policy", "reset_lm_guard", "set_policy", "warning_summary", "work"]
 
 logger = logging.getLogger("tracerag.lm")
 
@@ -163,9 +172,73 @@ def reset_lm_guard() -> None:
         _repeats.clear()
 
 
+@dataclass(frozen=True)
+class LMStep:
+    """A pipeline's request for one guarded LM stage (``lm_step``): what ``Stages.call`` takes."""
+
+    stage: str
+    predictor: Any
+    check: Callable[[Any], Any] | None
+    fallback: str
+    inputs: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Work:
+    """A pipeline's request for non-LM work (``work``): retrieval, a tool call. ``Stages.run`` runs it in
+    line, ``Stages.arun`` in a worker thread; with a ``span`` name it is reported to DSPy's callbacks as
+    one span (``spans.span``) with ``span_inputs`` and ``span_outputs(result)``."""
+
+    fn: Callable[..., Any]
+    args: tuple
+    kwargs: dict[str, Any]
+    span: str | None = None
+    span_inputs: dict[str, Any] = field(default_factory=dict)
+    span_outputs: Callable[[Any], dict[str, Any]] | None = None
+
+
+def lm_step(stage: str, predictor, *, check: Callable[[Any], Any] | None = None,
+            fallback: str = "using the no-LM result", **inputs) -> LMStep:
+    """``result = yield lm_step(...)`` in a pipeline: ``Stages.call``'s result (None: the stage fell back)."""
+    return LMStep(stage, predictor, check, fallback, inputs)
+
+
+def work(fn: Callable[..., Any], *args, span: str | None = None, inputs: dict[str, Any] | None = None,
+         outputs: Callable[[Any], dict[str, Any]] | None = None, **kwargs) -> Work:
+    """``result = yield work(fn, ...)`` in a pipeline: ``fn(*args, **kwargs)``; an exception it raises is
+    raised at the ``yield``."""
+    return Work(fn, args, kwargs, span, dict(inputs or {}), outputs)
+
+
+Pipeline = Generator[LMStep | Work, Any, Any]
+
+
+def _async_capable(lm) -> bool:
+    """Whether ``lm`` has an async path of its own. A ``dspy.LM`` over a model string has one; one over a
+    custom engine object only with an ``async_engine``; another ``BaseLM`` when it implements ``aforward``
+    or ``acall``. Without one, the stage runs its sync call in a worker thread (same result, same bounds)."""
+    if isinstance(lm, dspy.LM):
+        return isinstance(getattr(lm, "_engine_spec", "auto"), str) or getattr(lm, "_async_engine_spec", None) \
+            is not None
+    cls = type(lm)
+    return cls.aforward is not dspy.BaseLM.aforward or cls.acall is not dspy.BaseLM.acall
+
+
+async def _ainvoke(predictor, lm, inputs: dict[str, Any]) -> Any:
+    acall = getattr(predictor, "acall", None)
+    if callable(acall) and _async_capable(lm):
+        return await acall(**inputs)
+    return await asyncio.to_thread(predictor, **inputs)  # contextvars (dspy.context, callbacks) go along
+
+
 @dataclass
 class Stages:
-    """The LM stages of one program call: the calls made and the stages that fell back, in order."""
+    """The LM stages of one program call: the calls made and the stages that fell back, in order.
+
+    ``call`` and ``acall`` run one stage (sync / async) with the same admission, counting, breaker and
+    fallback (``_admit``, ``_failed``, ``_passed``); only the LM call itself differs. ``run`` and ``arun``
+    drive a whole pipeline written once as a generator that yields ``lm_step``/``work`` requests, so a
+    program's ``forward`` and ``aforward`` are the same code and give the same prediction."""
 
     calls: int = 0
     fallbacks: list[str] = field(default_factory=list)
@@ -175,6 +248,32 @@ class Stages:
              fallback: str = "using the no-LM result", **inputs) -> Any | None:
         """``check(predictor(**inputs))`` (the output itself without ``check``), or None after recording
         the fallback. ``check`` raises on an output the program cannot use (wrong types, empty)."""
+        lm = self._admit(stage, predictor)
+        if lm is None:
+            return None
+        try:
+            out = predictor(**inputs)
+            value = check(out) if check is not None else out
+        except Exception as exc:  # any failure of the LM or of its reply: the stage's fallback
+            return self._failed(stage, predictor, lm, exc, fallback)
+        return self._passed(lm, value)
+
+    async def acall(self, stage: str, predictor, *, check: Callable[[Any], Any] | None = None,
+                    fallback: str = "using the no-LM result", **inputs) -> Any | None:
+        """``call`` awaiting the predictor's async path (``predictor.acall``; a worker thread for an LM
+        without one): the same fallbacks, counts, breaker and the LM client's own timeout."""
+        lm = self._admit(stage, predictor)
+        if lm is None:
+            return None
+        try:
+            out = await _ainvoke(predictor, lm, inputs)
+            value = check(out) if check is not None else out
+        except Exception as exc:  # cancellation (a BaseException) is not a failure: it propagates
+            return self._failed(stage, predictor, lm, exc, fallback)
+        return self._passed(lm, value)
+
+    def _admit(self, stage: str, predictor) -> Any | None:
+        """The LM to call, counted; None when there is none or the breaker skips it (a fallback)."""
         lm = lm_of(predictor)
         if lm is None:
             return None
@@ -182,15 +281,17 @@ class Stages:
             self.fell_back(stage, "the LM is skipped after repeated failures")
             return None
         self.calls += 1
-        try:
-            out = predictor(**inputs)
-            value = check(out) if check is not None else out
-        except Exception as exc:  # any failure of the LM or of its reply: the stage's fallback
-            BREAKER.record(lm, ok=False)
-            what = failure_line(exc, lm)
-            _warn(stage, predictor, what, fallback)
-            self.fell_back(stage, what)
-            return None
+        return lm
+
+    def _failed(self, stage: str, predictor, lm, exc: BaseException, fallback: str) -> None:
+        BREAKER.record(lm, ok=False)
+        what = failure_line(exc, lm)
+        _warn(stage, predictor, what, fallback)
+        self.fell_back(stage, what)
+        return None
+
+    @staticmethod
+    def _passed(lm, value: Any) -> Any:
         BREAKER.record(lm, ok=True)
         return value
 
@@ -202,3 +303,56 @@ class Stages:
     @property
     def hint(self) -> str | None:
         return "lm_failed" if self.fallbacks else None
+
+    # -- pipelines -------------------------------------------------------------------------------
+
+    def run(self, pipeline: Pipeline) -> Any:
+        """Drive a pipeline synchronously; its return value is the result."""
+        value, error = None, None
+        while True:
+            try:
+                step = pipeline.throw(error) if error is not None else pipeline.send(value)
+            except StopIteration as done:
+                return done.value
+            value, error = None, None
+            try:
+                if isinstance(step, LMStep):
+                    value = self.call(step.stage, step.predictor, check=step.check, fallback=step.fallback,
+                                      **step.inputs)
+                else:
+                    with _span(step) as handle:
+                        value = step.fn(*step.args, **step.kwargs)
+                        _set_outputs(handle, step, value)
+            except Exception as exc:  # raised into the pipeline at its yield
+                error = exc
+
+    async def arun(self, pipeline: Pipeline) -> Any:
+        """Drive a pipeline asynchronously: LM stages through ``acall``, work in a worker thread."""
+        value, error = None, None
+        while True:
+            try:
+                step = pipeline.throw(error) if error is not None else pipeline.send(value)
+            except StopIteration as done:
+                return done.value
+            value, error = None, None
+            try:
+                if isinstance(step, LMStep):
+                    value = await self.acall(step.stage, step.predictor, check=step.check, fallback=step.fallback,
+                                             **step.inputs)
+                else:
+                    with _span(step) as handle:
+                        value = await asyncio.to_thread(step.fn, *step.args, **step.kwargs)
+                        _set_outputs(handle, step, value)
+            except Exception as exc:
+                error = exc
+
+
+def _span(step: Work):
+    from .spans import span
+
+    return span(step.span, step.span_inputs) if step.span else nullcontext(None)
+
+
+def _set_outputs(handle, step: Work, value: Any) -> None:
+    if handle is not None and handle.active and step.span_outputs is not None:
+        handle.outputs = step.span_outputs(value)

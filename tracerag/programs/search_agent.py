@@ -53,7 +53,7 @@ from ..tools.protocol import (
     restore_stop,
 )
 from ..tools.trajectory import ToolCallRecord, Trajectory
-from .guarded_step import Stages, lm_of
+from .guarded_step import Pipeline, Stages, lm_of, lm_step, work
 
 __all__ = ["AgentConfig", "SearchAgent"]
 
@@ -150,6 +150,12 @@ def _finish(entry: dict | None, reply: str) -> str | None:
     return FINISH_STOP if raw.rstrip().endswith(reply.rstrip()) else FINISH_END
 
 
+def _tool_outputs(result: ToolResultLike) -> dict[str, Any]:
+    snippets = list(result.snippets or [])
+    return {"ids": [str(sn.get("id", "")) for sn in snippets], "scores": [sn.get("score") for sn in snippets],
+            "error": result.error}
+
+
 class _Recorder:
     """Collects the LM history entries of one policy call (DSPy records each call in the history of
     every module in ``settings.caller_modules``; this one is per call, so threads never mix)."""
@@ -211,15 +217,38 @@ class _ProtocolStep:
     def __call__(self, **inputs) -> str:
         self.finish = None
         recorder = _Recorder()
-        with dspy.context(caller_modules=[*(dspy.settings.caller_modules or []), recorder]):
+        with self._recording(recorder):
             try:
                 reply = self.policy(**inputs, config={"stop": list(STOP_SEQUENCES)}).reply or ""
             except AdapterParseError as exc:
-                if not str(exc.lm_response or "").strip():
-                    raise
-                reply = str(exc.lm_response)
+                reply = _unparsed_reply(exc)
+        return self._finished(recorder, reply)
+
+    async def acall(self, **inputs) -> str:
+        """``__call__`` through the policy's async path (``Predict.acall``)."""
+        self.finish = None
+        recorder = _Recorder()
+        with self._recording(recorder):
+            try:
+                reply = (await self.policy.acall(**inputs, config={"stop": list(STOP_SEQUENCES)})).reply or ""
+            except AdapterParseError as exc:
+                reply = _unparsed_reply(exc)
+        return self._finished(recorder, reply)
+
+    @staticmethod
+    def _recording(recorder: _Recorder):
+        return dspy.context(caller_modules=[*(dspy.settings.caller_modules or []), recorder])
+
+    def _finished(self, recorder: _Recorder, reply: str) -> str:
         self.finish = _finish(recorder.history[-1] if recorder.history else None, reply)
         return reply
+
+
+def _unparsed_reply(exc: AdapterParseError) -> str:
+    """A reply the adapter could not parse is still protocol text; an empty one is a failure (raised on)."""
+    if not str(exc.lm_response or "").strip():
+        raise exc
+    return str(exc.lm_response)
 
 
 class SearchAgent(dspy.Module):
@@ -245,12 +274,21 @@ class SearchAgent(dspy.Module):
         ``tool_calls``, ``hallucinated_outputs``, ``hint`` (None; ``no_lm``; ``lm_failed``: the LM left the
         run without an answer and the extractive answer stands in), ``lm_fallbacks`` (``["step"]`` or
         ``[]``), ``lm_errors``, ``lm_calls`` (policy calls made, at most ``max_steps``), ``ms``."""
-        started = time.perf_counter()
         stages = Stages()
+        return stages.run(self._pipeline(question, stages))
+
+    async def aforward(self, question: str) -> dspy.Prediction:
+        """``forward`` for ``await program.acall(...)``: each step through the LM's async path, each tool
+        call in a worker thread; the same prediction."""
+        stages = Stages()
+        return await stages.arun(self._pipeline(question, stages))
+
+    def _pipeline(self, question: str, stages: Stages) -> Pipeline:
+        started = time.perf_counter()
         if lm_of(self.policy) is None:
-            trajectory, hint = self._without_lm(question), "no_lm"
+            trajectory, hint = (yield from self._without_lm(question)), "no_lm"
         else:
-            trajectory = self._run(question, stages)
+            trajectory = yield from self._run(question, stages)
             hint = stages.hint
         return dspy.Prediction(
             trajectory=trajectory, answer=trajectory.final_answer, ids_cited=trajectory.ids_cited,
@@ -261,9 +299,12 @@ class SearchAgent(dspy.Module):
 
     # -- the loop ----------------------------------------------------------------------------------
 
-    def _run(self, question: str, stages: Stages) -> Trajectory:
+    def _schemas(self) -> dict[str, dict[str, type]]:
+        return self.toolbox.schemas()  # the first use may start the bundled tool server
+
+    def _run(self, question: str, stages: Stages) -> Pipeline:
         cfg = self.config
-        schemas = self.toolbox.schemas()
+        schemas = yield work(self._schemas)
         budget = ToolBudget(cfg.per_tool_calls, cfg.default_tool_calls, cfg.max_tool_calls)
         interleaved: list[str] = []  # the trajectory a fine-tuning set keeps
         transcript: list[str] = []  # what the policy reads: the same plus nudges
@@ -273,8 +314,8 @@ class SearchAgent(dspy.Module):
         nudged = refused = False
         step = _ProtocolStep(self.policy)
         for _ in range(cfg.max_steps):
-            raw = stages.call("step", step, fallback="answering from the evidence so far", question=question,
-                              tools=budget.describe(schemas), trajectory="\n".join(transcript))
+            raw = yield lm_step("step", step, fallback="answering from the evidence so far", question=question,
+                                tools=budget.describe(schemas), trajectory="\n".join(transcript))
             if raw is None:  # the step failed (logged and recorded by the stage)
                 stop_reason = "lm_error"
                 break
@@ -301,7 +342,7 @@ class SearchAgent(dspy.Module):
                     break
                 if not refusal:
                     budget.spend(call.name)
-                record, output = self._refuse(call, refusal) if refusal else self._execute(call)
+                record, output = self._refuse(call, refusal) if refusal else (yield from self._execute(call))
                 record.thought = _think(parsed.clean_text)
                 refused = refused or bool(refusal)
                 records.append(record)
@@ -319,17 +360,17 @@ class SearchAgent(dspy.Module):
         if answer is None:  # the LM left the run without an answer: answer as without an LM
             if stop_reason != "lm_error":
                 stages.fell_back("step", f"the run ended without an answer ({stop_reason})")
-            answer = self._evidence_fallback(question, records, interleaved)
+            answer = yield from self._evidence_fallback(question, records, interleaved)
         return self._trajectory(question, interleaved, records, answer, reasoning, hallucinated, stop_reason,
                                 stages.calls, truncated=truncated, markup_removed=markup)
 
-    def _evidence_fallback(self, question: str, records: list[ToolCallRecord], interleaved: list[str]) -> str | None:
+    def _evidence_fallback(self, question: str, records: list[ToolCallRecord], interleaved: list[str]) -> Pipeline:
         """The no-LM answer from the snippets returned so far; with none yet, after the no-LM search
         (its call and output join ``records`` and ``interleaved``)."""
         n = self.config.evidence_snippets
         answer = _evidence_answer(records, n, EVIDENCE_LEAD)
         if answer is None:
-            call, record, output = self._question_search(question)
+            call, record, output = yield from self._question_search(question)
             records.append(record)
             # the question is the user's text, written like the tools' (it cannot open a tag either)
             interleaved += [format_call(ToolCall(call.name, call.params, escape_tool_text(call.query))), output]
@@ -338,10 +379,12 @@ class SearchAgent(dspy.Module):
             interleaved.append(f"<answer>{answer}</answer>")
         return answer
 
-    def _execute(self, call: ToolCall) -> tuple[ToolCallRecord, str]:
+    def _execute(self, call: ToolCall) -> Pipeline:
+        """Run one tool call (a worker thread on the async path), reported as a span named after the tool."""
         stamp = _now()
         started = time.perf_counter()
-        result = self.toolbox.call(call)
+        result = yield work(self.toolbox.call, call, span=call.name, outputs=_tool_outputs,
+                            inputs={"query": call.query, "params": dict(call.params)})
         record = ToolCallRecord(tool=call.name, parameters=dict(call.params), query=call.query,
                                 result=list(result.snippets or []), error=result.error, timestamp=stamp,
                                 duration_ms=round((time.perf_counter() - started) * 1000, 2))
@@ -353,19 +396,20 @@ class SearchAgent(dspy.Module):
                                 executed=False, timestamp=_now())
         return record, format_tool_output(error=refusal)
 
-    def _question_search(self, question: str) -> tuple[ToolCall, ToolCallRecord, str]:
+    def _question_search(self, question: str) -> Pipeline:
         """The no-LM path's one search: pubmed_search (else the first tool) with the question."""
         call = ToolCall("pubmed_search", {"limit": self.config.evidence_snippets}, question)
-        schemas = self.toolbox.schemas()
+        schemas = yield work(self._schemas)
         if call.name not in schemas:
             call = ToolCall(next(iter(schemas), call.name), {}, question)
-        return (call, *self._execute(call))
+        record, output = yield from self._execute(call)
+        return call, record, output
 
-    def _without_lm(self, question: str) -> Trajectory:
+    def _without_lm(self, question: str) -> Pipeline:
         """No LM: one search with the question, and the top snippets as a cited, extractive answer."""
         interleaved: list[str] = []
         records: list[ToolCallRecord] = []
-        answer = self._evidence_fallback(question, records, interleaved)
+        answer = yield from self._evidence_fallback(question, records, interleaved)
         return self._trajectory(question, interleaved, records, answer, "", 0, "no_lm", 0)
 
     @staticmethod

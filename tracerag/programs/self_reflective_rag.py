@@ -43,7 +43,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ..metrics.citations import CHUNK_ID_PATTERN, extract_cited_ids
 from ..retrievers.hybrid import HybridRetriever, ScoredChunk
 from ..signatures.rag import AnswerWithCitations, ChunkGrade, GradeRelevance, RefineQuery, VerifyGroundedness
-from .guarded_step import Stages, lm_of
+from .guarded_step import Pipeline, Stages, lm_of, lm_step, work
+from .spans import CORPUS_SEARCH
 
 __all__ = ["EXTRACTIVE_CHUNKS", "NEED_MORE_CONTEXT", "RAGConfig", "SelfReflectiveRAG", "cited_ids",
            "extractive_answer"]
@@ -112,22 +113,31 @@ class SelfReflectiveRAG(dspy.Module):
         self.verify = dspy.Predict(VerifyGroundedness)
 
     def forward(self, question: str) -> dspy.Prediction:
-        started = time.perf_counter()
         run = _Run()
+        return run.stages.run(self._pipeline(question, run))
+
+    async def aforward(self, question: str) -> dspy.Prediction:
+        """``forward`` for ``await program.acall(...)``: LM stages through the LM's async path, the
+        corpus search in a worker thread; the same prediction."""
+        run = _Run()
+        return await run.stages.arun(self._pipeline(question, run))
+
+    def _pipeline(self, question: str, run: _Run) -> Pipeline:
+        started = time.perf_counter()
         if lm_of(self.grade) is None:
-            self._retrieve(question, run)
+            yield from self._retrieve(question, run)
             return self._extractive_result(run, "no_lm", started)
         query = question
         try:
             for number in range(1, self.config.max_rounds + 1):
-                retrieved = self._retrieve(query, run)
-                self._grade(question, retrieved, run)
+                retrieved = yield from self._retrieve(query, run)
+                yield from self._grade(question, retrieved, run)
                 kept = [c.id for c in retrieved if run.grades[c.id].score > self.config.threshold]
                 run.kept += [c for c in kept if c not in run.kept]
                 quality = len(kept) / len(retrieved) if retrieved else 0.0
                 if quality >= self.config.min_quality or number == self.config.max_rounds:
                     break
-                refined = self._refine(question, query, [c for c in retrieved if c.id not in kept], run)
+                refined = yield from self._refine(question, query, [c for c in retrieved if c.id not in kept], run)
                 if not refined or refined == query:
                     break
                 query = refined
@@ -136,26 +146,31 @@ class SelfReflectiveRAG(dspy.Module):
         if not run.kept:
             return self._result(run, NEED_MORE_CONTEXT, hint="nothing_relevant", started=started,
                                 missing="no retrieved passage was judged relevant to the question")
-        return self._answer_and_verify(question, run, started)
+        return (yield from self._answer_and_verify(question, run, started))
 
     # -- stages ----------------------------------------------------------------------------------
 
     @staticmethod
-    def _call(run: _Run, stage: str, predictor, **kwargs):
-        """``Stages.call``; a stage whose predictor has no LM (while grading had one) falls back, recorded."""
+    def _call(run: _Run, stage: str, predictor, **kwargs) -> Pipeline:
+        """A guarded stage (``lm_step``); a stage whose predictor has no LM (while grading had one) falls
+        back, recorded."""
         if lm_of(predictor) is None:
             run.stages.fell_back(stage, "no LM for this stage")
             return None
-        return run.stages.call(stage, predictor, **kwargs)
+        return (yield lm_step(stage, predictor, **kwargs))
 
-    def _retrieve(self, query: str, run: _Run) -> list[ScoredChunk]:
-        chunks = self.retriever.search([query], k=self.config.k)[0]
+    def _search(self, query: str) -> list[ScoredChunk]:
+        return self.retriever.search([query], k=self.config.k)[0]
+
+    def _retrieve(self, query: str, run: _Run) -> Pipeline:
+        chunks = yield work(self._search, query, span=CORPUS_SEARCH, inputs={"query": query, "k": self.config.k},
+                            outputs=_search_outputs)
         run.queries.append(query)
         run.retrieved.append([c.id for c in chunks])
         run.chunks.update({c.id: c for c in chunks})
         return chunks
 
-    def _grade(self, question: str, chunks: list[ScoredChunk], run: _Run) -> None:
+    def _grade(self, question: str, chunks: list[ScoredChunk], run: _Run) -> Pipeline:
         """Batches of ``grade_batch``, every item validated on its own; a batch's malformed or missing
         items are re-graded together in one more call, and score 0 if still malformed. A call that
         fails (or a first reply with no usable grade at all) raises ``_GradingFailed``."""
@@ -163,39 +178,41 @@ class SelfReflectiveRAG(dspy.Module):
         size = self.config.grade_batch
         for start in range(0, len(todo), size):
             batch = todo[start : start + size]
-            grades = self._grade_call(question, batch, run, require_one=True)
+            grades = yield from self._grade_call(question, batch, run, require_one=True)
             missing = [c for c in batch if c.id not in grades]
             if missing:  # never the whole batch: a reply with no usable grade is a failed call
                 run.regraded += len(missing)
-                grades.update(self._grade_call(question, missing, run, require_one=False))
+                grades.update((yield from self._grade_call(question, missing, run, require_one=False)))
             for chunk in batch:
                 run.grades[chunk.id] = grades.get(chunk.id) or ChunkGrade(id=chunk.id, score=0.0,
                                                                            reason="could not be graded")
 
-    def _grade_call(self, question: str, batch: list[ScoredChunk], run: _Run, *,
-                    require_one: bool) -> dict[str, ChunkGrade]:
-        grades = self._call(run, "grade", self.grade, check=_grades_for({c.id for c in batch}, require_one),
-                            fallback="answering like without an LM", question=question, chunks=format_chunks(batch))
+    def _grade_call(self, question: str, batch: list[ScoredChunk], run: _Run, *, require_one: bool) -> Pipeline:
+        grades = yield from self._call(run, "grade", self.grade, check=_grades_for({c.id for c in batch}, require_one),
+                                       fallback="answering like without an LM", question=question,
+                                       chunks=format_chunks(batch))
         if grades is None:
             raise _GradingFailed
         return grades
 
-    def _refine(self, question: str, query: str, rejected: list[ScoredChunk], run: _Run) -> str | None:
+    def _refine(self, question: str, query: str, rejected: list[ScoredChunk], run: _Run) -> Pipeline:
         excerpts = "\n".join(f"- {_text(c)[:200]}" for c in rejected[:5])
-        return self._call(run, "refine", self.refine, check=_refined_query, fallback="answering from what was kept",
-                          question=question, previous_query=query, rejected_chunks=excerpts)
+        return (yield from self._call(run, "refine", self.refine, check=_refined_query,
+                                      fallback="answering from what was kept", question=question,
+                                      previous_query=query, rejected_chunks=excerpts))
 
-    def _answer_and_verify(self, question: str, run: _Run, started: float) -> dspy.Prediction:
+    def _answer_and_verify(self, question: str, run: _Run, started: float) -> Pipeline:
         context = sorted(run.kept, key=lambda c: -run.grades[c].score)[: self.config.max_context_chunks]
         evidence = [run.chunks[c] for c in context]
-        answered = self._call(run, "answer", self.answer, check=_cited_answer(context),
-                              fallback="answering with the kept chunks' leading sentences", question=question,
-                              chunks=format_chunks(evidence), avoid_claims=[])
+        answered = yield from self._call(run, "answer", self.answer, check=_cited_answer(context),
+                                         fallback="answering with the kept chunks' leading sentences",
+                                         question=question, chunks=format_chunks(evidence), avoid_claims=[])
         if answered is None:
             return self._result(run, extractive_answer(evidence), hint="lm_failed", started=started, context=context)
         answer, verdict = answered
-        checked = self._call(run, "verify", self.verify, check=_verification, fallback="keeping the unverified answer",
-                             answer=answer, cited_chunks=format_chunks(_cited_chunks(answer, evidence)))
+        checked = yield from self._call(run, "verify", self.verify, check=_verification,
+                                        fallback="keeping the unverified answer", answer=answer,
+                                        cited_chunks=format_chunks(_cited_chunks(answer, evidence)))
         if checked is None:  # an answer is never thrown away because only its check failed
             return self._result(run, answer, verdict=verdict, grounded=None, hint="lm_failed", started=started,
                                 context=context)
@@ -204,9 +221,9 @@ class SelfReflectiveRAG(dspy.Module):
             return self._result(run, answer, verdict=verdict, grounded=True, hint=run.stages.hint, started=started,
                                 context=context)
         # one regeneration, told which claims to leave out; not verified again (the call budget)
-        again = self._call(run, "regenerate", self.answer, check=_cited_answer(context),
-                           fallback="answering that more context is needed", question=question,
-                           chunks=format_chunks(evidence), avoid_claims=unsupported)
+        again = yield from self._call(run, "regenerate", self.answer, check=_cited_answer(context),
+                                      fallback="answering that more context is needed", question=question,
+                                      chunks=format_chunks(evidence), avoid_claims=unsupported)
         if again is not None:
             return self._result(run, again[0], verdict=again[1] or verdict, grounded=None, hint="regenerated",
                                 started=started, context=context, unsupported=unsupported)
@@ -357,6 +374,11 @@ def _cited_chunks(answer: str, evidence: list[ScoredChunk]) -> list[ScoredChunk]
     """The chunks the answer cites; all of the evidence when it cites none (so verify still sees it)."""
     cited = set(cited_ids(answer))
     return [c for c in evidence if c.id in cited] or evidence
+
+
+def _search_outputs(chunks: list[ScoredChunk]) -> dict:
+    return {"ids": [c.id for c in chunks], "scores": [c.score for c in chunks],
+            "doc_ids": [c.doc_id for c in chunks]}
 
 
 def _verdict(value) -> str:

@@ -39,8 +39,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..metrics.planner import plan_cited_ids
 from ..retrievers.playbook import Bullet, Playbook, Template, as_template, parse_playbook
 from ..signatures.planner import GeneratePlan, Plan
-from .guarded_step import Stages, lm_of
+from .guarded_step import Pipeline, Stages, lm_of, lm_step, work
 from .lm_meter import LMMeter
+from .spans import TEMPLATE_SEARCH
 
 __all__ = ["PlannerConfig", "TraceablePlanner", "format_bullets", "format_templates", "trace_used_ids"]
 
@@ -73,10 +74,22 @@ class TraceablePlanner(dspy.Module):
 
     def forward(self, requirements: str, bullets: Playbook | Sequence[Bullet | str] | str = (),
                 templates: Sequence[Template | Mapping[str, Any]] | None = None) -> dspy.Prediction:
+        stages = Stages()
+        return stages.run(self._pipeline(requirements, bullets, templates, stages))
+
+    async def aforward(self, requirements: str, bullets: Playbook | Sequence[Bullet | str] | str = (),
+                       templates: Sequence[Template | Mapping[str, Any]] | None = None) -> dspy.Prediction:
+        """``forward`` for ``await program.acall(...)``: the plan through the LM's async path, the template
+        retriever in a worker thread; the same prediction."""
+        stages = Stages()
+        return await stages.arun(self._pipeline(requirements, bullets, templates, stages))
+
+    def _pipeline(self, requirements: str, bullets, templates, stages: Stages) -> Pipeline:
         start = time.perf_counter()
         shown_bullets = _unique(_as_bullets(bullets), "bullet")
-        shown_templates = _unique(self._templates(requirements, templates), "template")[: self.config.max_templates]
-        meter, stages = LMMeter(), Stages()
+        retrieved = yield from self._templates(requirements, templates)
+        shown_templates = _unique(retrieved, "template")[: self.config.max_templates]
+        meter = LMMeter()
         plan, reported, error, hint = None, [], None, None
         lm = lm_of(self.generate)
         if lm is None:
@@ -84,9 +97,9 @@ class TraceablePlanner(dspy.Module):
             logger.info("TraceablePlanner: no LM configured; returning no plan")  # a normal state, not a fault
         else:
             with meter.measure():
-                out = stages.call("generate", self.generate, check=_plan_and_ids, fallback="returning no plan",
-                                  requirements=requirements, bullets=format_bullets(shown_bullets),
-                                  templates=format_templates(shown_templates))
+                out = yield lm_step("generate", self.generate, check=_plan_and_ids, fallback="returning no plan",
+                                    requirements=requirements, bullets=format_bullets(shown_bullets),
+                                    templates=format_templates(shown_templates))
             if out is None:  # the documented contract: no plan, an error, never a raise
                 error, hint = stages.errors[-1], stages.hint
             else:
@@ -118,16 +131,24 @@ class TraceablePlanner(dspy.Module):
                                retrieved_template_ids=template_ids, lm_calls=meter.calls, error=error,
                                hint=hint, lm_fallbacks=stages.fallbacks, metadata=metadata)
 
-    def _templates(self, requirements: str, templates) -> list[Template]:
+    def _templates(self, requirements: str, templates) -> Pipeline:
         if templates is not None:
             return [as_template(t) for t in templates]
         if self.retrieve_templates is None:
             return []
         try:
-            return [as_template(t) for t in self.retrieve_templates(requirements)]
+            return (yield work(self._retrieve, requirements, span=TEMPLATE_SEARCH, outputs=_template_outputs,
+                               inputs={"query": requirements, "k": self.config.max_templates}))
         except Exception as exc:
             logger.warning("template retrieval failed (%s: %s); planning without templates", type(exc).__name__, exc)
             return []
+
+    def _retrieve(self, requirements: str) -> list[Template]:
+        return [as_template(t) for t in self.retrieve_templates(requirements)]
+
+
+def _template_outputs(templates: list[Template]) -> dict[str, Any]:
+    return {"ids": [t.id for t in templates], "scores": [t.score for t in templates]}
 
 
 def trace_used_ids(plan: Plan, reported: Sequence[str], bullet_ids: Sequence[str],

@@ -1,0 +1,249 @@
+"""``await program.acall(...)`` gives the sync prediction, field by field, for all five programs: with no
+LM, with the fake LM engine (through DSPy's async engine door), with a sync-only engine (its calls run in
+a worker thread), and over HTTP against the stub endpoint, faults included; and concurrent questions
+overlap their LM calls instead of queueing them."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import dspy
+import pytest
+from conftest import ABSTRACTS, AgentEngine, FakeEngine, PlannerEngine, ToolResult
+from lm_server import StubLMServer
+
+from tracerag.programs.command_retrieval import CommandRetrieval
+from tracerag.programs.experience_retrieval import ExperienceConfig, ExperienceRetrieval
+from tracerag.programs.guarded_step import BREAKER, Stages
+from tracerag.programs.search_agent import SearchAgent
+from tracerag.programs.self_reflective_rag import RAGConfig, SelfReflectiveRAG
+from tracerag.programs.traceable_planner import TraceablePlanner
+from tracerag.retrievers.command_index import IndexParams
+from tracerag.retrievers.cosine_bank import CosineBank
+from tracerag.retrievers.experience_bank import build_experience_bank
+from tracerag.retrievers.playbook import Template, parse_playbook
+
+RAG_QUESTION = "Do statins lower cholesterol in diabetes patients?"
+AGENT_QUESTION = "Does aspirin prevent stroke in older adults?"
+TASK = "How much did I pay for the groceries on this receipt, tax included?"
+PLAYBOOK = parse_playbook("[mat-00001] helpful=3 harmful=0 :: Thaw enzymes on ice.\n"
+                          "[proc-00001] helpful=1 harmful=0 :: Include a no-template control.\n")
+TEMPLATES = [Template("tpl-a", "Routine Taq PCR", "Mix master mix with primers.", 0.8),
+             Template("tpl-b", "High-fidelity PCR", "Use a proofreading polymerase.", 0.6)]
+LIGHT_ON = {"action": "打开", "type_hint": "Light", "name_hint": "", "scope_include": ["客厅"],
+            "scope_exclude": [], "quantifier": "one"}
+BULK = {"action": "调节", "type_hint": "Light", "quantifier": "all"}
+TIMING = {"seconds", "ms", "duration_s", "duration_ms", "timestamp"}  # wall-clock fields: the only ones to differ
+
+
+class AsyncDoor:
+    """The async engine door over a fake engine: DSPy awaits ``complete(request)``."""
+
+    def __init__(self, engine):
+        self.engine = engine
+
+    async def complete(self, request):
+        await asyncio.sleep(0)
+        return self.engine.complete(request)
+
+
+def configure(engine, *, async_door: bool = True) -> None:
+    lm = dspy.LM("fake/model", engine=engine, async_engine=AsyncDoor(engine) if async_door else None, cache=False,
+                 num_retries=0)
+    dspy.configure(lm=lm, adapter=dspy.ChatAdapter(use_json_adapter_fallback=False))
+
+
+def comparable(value):
+    """A prediction's fields as plain data, wall-clock timings left out."""
+    if isinstance(value, dspy.Prediction):
+        return {k: comparable(v) for k, v in value.items() if k not in TIMING}
+    if hasattr(value, "model_dump"):
+        return comparable(value.model_dump())
+    if hasattr(value, "__dataclass_fields__"):
+        return {k: comparable(getattr(value, k)) for k in value.__dataclass_fields__ if k not in TIMING}
+    if isinstance(value, dict):
+        return {k: comparable(v) for k, v in value.items() if k not in TIMING}
+    if isinstance(value, list | tuple):
+        return [comparable(v) for v in value]
+    return value
+
+
+def same(make_program, make_engine=None, *, async_door: bool = True, **inputs):
+    """Run sync then async, each on a fresh program and a fresh engine; assert equal; return both."""
+    results = []
+    for mode in ("sync", "async"):
+        engine = make_engine() if make_engine else None
+        if engine is not None:
+            configure(engine, async_door=async_door)
+        else:
+            dspy.configure(lm=None)
+        program = make_program()
+        pred = program(**inputs) if mode == "sync" else asyncio.run(program.acall(**inputs))
+        results.append((pred, engine))
+    (sync, sync_engine), (async_, async_engine) = results
+    assert comparable(async_) == comparable(sync)
+    if sync_engine is not None:
+        assert async_engine.calls == sync_engine.calls
+    return sync, async_
+
+
+# -- the five programs, field by field ---------------------------------------------------------------------
+
+
+def test_commands_async_equals_sync(index):
+    for query in ("打开客厅的灯", "hello", "所有灯都关掉"):
+        same(lambda: CommandRetrieval(index), query=query)
+    pred, _ = same(lambda: CommandRetrieval(index), lambda: FakeEngine(irs={"打开客厅的灯": LIGHT_ON}),
+                   query="打开客厅的灯")
+    assert pred.parse_source == "lm" and pred.lm_calls == 1
+    pred, _ = same(lambda: CommandRetrieval(index), lambda: FakeEngine(mode="garbage"), query="打开客厅的灯")
+    assert pred.lm_fallbacks == ["parse"]
+    index.params = IndexParams(min_top1_ratio=0.99, min_margin=0.99)  # low confidence: the arbiter is asked
+    pred, _ = same(lambda: CommandRetrieval(index, arbitration=True),
+                   lambda: FakeEngine(irs={"所有灯都调一下": BULK}, arbitration={"choice_index": 1}),
+                   query="所有灯都调一下")
+    assert pred.lm_calls == 2 and pred.bulk.hint is None and pred.bulk.targets
+
+
+@pytest.fixture
+def bank(traces_dir, tmp_path, embedder):
+    build_experience_bank(traces_dir, tmp_path / "bank", embedder)
+    return CosineBank.load(tmp_path / "bank", embedder)
+
+
+def test_experience_async_equals_sync(bank):
+    def program(**config):
+        return lambda: ExperienceRetrieval(bank, ExperienceConfig(enable=True, **config))
+
+    same(program(), question=TASK)
+    pred, _ = same(program(max_retrieval_rounds=2), lambda: FakeEngine(sufficiency=[False]), question=TASK)
+    assert pred.rounds == 2 and pred.lm_calls == 5 and pred.used_task_ids
+    pred, _ = same(program(), lambda: FakeEngine(fail={"SummarizeExperience": "error"}), question=TASK)
+    assert pred.lm_fallbacks == ["summarize"]
+
+
+def test_rag_async_equals_sync(retriever):
+    same(lambda: SelfReflectiveRAG(retriever), question=RAG_QUESTION)
+    pred, _ = same(lambda: SelfReflectiveRAG(retriever), FakeEngine, question=RAG_QUESTION)
+    assert pred.grounded is True and pred.cited_ids
+    pred, _ = same(lambda: SelfReflectiveRAG(retriever, RAGConfig(min_quality=1.0, max_rounds=2)),
+                   lambda: FakeEngine(grounded=[False]), question=RAG_QUESTION)
+    assert pred.rounds == 2 and pred.hint == "regenerated"
+    pred, _ = same(lambda: SelfReflectiveRAG(retriever), lambda: FakeEngine(mode="error"), question=RAG_QUESTION)
+    assert pred.hint == "lm_failed" and pred.lm_fallbacks == ["grade"]
+
+
+def test_planner_async_equals_sync():
+    def planner():
+        return TraceablePlanner(retrieve_templates=lambda requirements: TEMPLATES)
+
+    same(planner, requirements="Set up a PCR.", bullets=PLAYBOOK)
+    pred, _ = same(planner, PlannerEngine, requirements="Set up a PCR.", bullets=PLAYBOOK)
+    assert pred.plan is not None and pred.lm_calls == 1 and pred.metadata["usage"]
+    pred, _ = same(planner, lambda: PlannerEngine(plan_mode="garbage"), requirements="Set up a PCR.", bullets=PLAYBOOK)
+    assert pred.plan is None and pred.hint == "lm_failed"
+
+
+class Tools:
+    def schemas(self):
+        return {"pubmed_search": {"limit": int}}
+
+    def call(self, call):
+        docs = [{"id": "111", "text": "Aspirin lowered stroke risk in adults. More.", "score": 0.9},
+                {"id": "222", "text": "Second abstract here.", "score": 0.5}]
+        return ToolResult(call.name, docs[: call.params.get("limit", 5)])
+
+
+def test_agent_async_equals_sync():
+    same(lambda: SearchAgent(Tools()), question=AGENT_QUESTION)
+    pred, _ = same(lambda: SearchAgent(Tools()), AgentEngine, question=AGENT_QUESTION)
+    assert pred.stop_reason == "answered" and pred.ids_cited == ["111"] and pred.lm_calls == 2
+    pred, _ = same(lambda: SearchAgent(Tools()), lambda: AgentEngine(agent="chatty"), question=AGENT_QUESTION)
+    assert pred.hint == "lm_failed" and pred.stop_reason == "no_action"
+    pred, _ = same(lambda: SearchAgent(Tools()), lambda: AgentEngine(agent="error"), question=AGENT_QUESTION)
+    assert pred.stop_reason == "lm_error" and pred.lm_fallbacks == ["step"]
+
+
+def test_an_lm_without_an_async_path_runs_its_calls_in_a_worker_thread(retriever):
+    """A custom engine with no async door: acall still answers, the same, with no fallback."""
+    pred, _ = same(lambda: SelfReflectiveRAG(retriever), FakeEngine, async_door=False, question=RAG_QUESTION)
+    assert pred.grounded is True and pred.lm_fallbacks == []
+    same(lambda: SearchAgent(Tools()), AgentEngine, async_door=False, question=AGENT_QUESTION)
+
+
+# -- Stages.acall: the same guard as Stages.call ------------------------------------------------------------
+
+
+def test_stages_acall_counts_falls_back_and_opens_the_breaker_like_call():
+    configure(FakeEngine(mode="error"))
+    predictor = dspy.Predict("question -> answer")
+
+    def run(stages, number):
+        if number % 2:
+            return asyncio.run(stages.acall("s", predictor, question="q"))
+        return stages.call("s", predictor, question="q")
+
+    sync, async_ = Stages(), Stages()
+    for n in range(6):  # the breaker opens after 5 failures, whichever path made them
+        assert run(sync if n < 3 else async_, n) is None
+    assert sync.calls == 3 and async_.calls == 2 and async_.fallbacks == ["s"] * 3
+    assert async_.errors[-1] == "s: the LM is skipped after repeated failures"
+    assert BREAKER.is_open(dspy.settings.lm)
+
+
+# -- over HTTP: the stub endpoint ---------------------------------------------------------------------------
+
+
+def _listening(stub: StubLMServer, backlog: int = 64) -> StubLMServer:
+    """Let many connections queue at once (socketserver listens with a backlog of 5; a burst of concurrent
+    requests past it waits for SYN retransmits)."""
+    stub._server.socket.listen(backlog)
+    return stub
+
+
+@pytest.mark.parametrize("mode", ["good", "http500", "garbage"])
+def test_rag_over_http_async_equals_sync(retriever, mode):
+    preds = []
+    for run in ("sync", "async"):
+        with StubLMServer(FakeEngine(), mode=mode) as stub:
+            dspy.configure(lm=stub.lm(), adapter=dspy.ChatAdapter(use_json_adapter_fallback=False))
+            program = SelfReflectiveRAG(retriever)
+            preds.append(program(question=RAG_QUESTION) if run == "sync" else
+                         asyncio.run(program.acall(question=RAG_QUESTION)))
+            requests = list(stub.requests)
+        if run == "sync":
+            sync_requests = requests
+    assert comparable(preds[1]) == comparable(preds[0]) and requests == sync_requests
+    assert (preds[0].hint == "lm_failed") == (mode != "good")
+
+
+def test_an_async_call_past_the_timeout_falls_back_in_bounded_time(retriever):
+    with StubLMServer(FakeEngine(), mode="slow", delay=3.0) as stub:
+        dspy.configure(lm=stub.lm(timeout=0.5), adapter=dspy.ChatAdapter(use_json_adapter_fallback=False))
+        started = time.perf_counter()
+        pred = asyncio.run(SelfReflectiveRAG(retriever).acall(question=RAG_QUESTION))
+        elapsed = time.perf_counter() - started
+    assert pred.hint == "lm_failed" and pred.lm_fallbacks == ["grade"] and "no reply within" in pred.lm_errors[0]
+    assert elapsed < 2.5
+
+
+def test_concurrent_questions_overlap_their_lm_calls(retriever):
+    """N questions at once take about one question's LM latency per round, not N of them."""
+    questions = [f"What did the study of {text.split()[0].lower()} find?" for text in ABSTRACTS.values()]
+    with _listening(StubLMServer(FakeEngine(), mode="slow", delay=0.2)) as stub:
+        dspy.configure(lm=stub.lm(timeout=10), adapter=dspy.ChatAdapter(use_json_adapter_fallback=False))
+        program = SelfReflectiveRAG(retriever, RAGConfig(max_rounds=1))
+
+        async def ask(batch):
+            started = time.perf_counter()
+            preds = await asyncio.gather(*(program.acall(question=q) for q in batch))
+            return preds, time.perf_counter() - started
+
+        one, single = asyncio.run(ask(questions[:1]))
+        preds, together = asyncio.run(ask(questions))
+    rounds = one[0].lm_calls  # sequential LM calls of one question (grade, answer, verify)
+    assert rounds >= 2 and all(p.lm_fallbacks == [] for p in preds)
+    assert single >= 0.2 * rounds
+    # sequentially this would be about len(questions) * single; concurrently about one single
+    assert together < single + 0.2 * rounds + 0.6, (single, together)
