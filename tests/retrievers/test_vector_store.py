@@ -1,0 +1,424 @@
+"""The vector-store protocol, run against every backend: the numpy bank and Milvus Lite.
+
+The same assertions hold for both; Milvus is skipped when pymilvus / milvus-lite are not installed
+(``pip install -e ".[milvus]"``). Milvus Lite stores live in one ``store.db`` per test, one collection
+per store, so a test pays one engine start.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import threading
+
+import numpy as np
+import pytest
+
+from tracerag.retrievers.cosine_bank import CosineBank
+from tracerag.retrievers.milvus_store import MilvusStore, filter_expression
+from tracerag.retrievers.numpy_store import NumpyStore
+from tracerag.retrievers.vector_store import (
+    TOKEN_ENV,
+    StoreError,
+    UpsertReport,
+    VectorStore,
+    check_filter,
+    open_store,
+    parse_store_uri,
+)
+
+DIM = 16
+HAVE_MILVUS = all(importlib.util.find_spec(m) is not None for m in ("pymilvus", "milvus_lite"))
+milvus = pytest.mark.skipif(not HAVE_MILVUS, reason='needs pip install -e ".[milvus]"')
+
+BACKENDS = ["numpy", pytest.param("milvus", marks=milvus)]
+
+
+def unit_rows(n: int, seed: int = 0, dim: int = DIM) -> np.ndarray:
+    v = np.random.default_rng(seed).standard_normal((n, dim)).astype(np.float32)
+    return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+
+def ids_of(n: int, prefix: str = "r") -> list[str]:
+    return [f"{prefix}{i}" for i in range(n)]
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request) -> str:
+    return request.param
+
+
+@pytest.fixture
+def uri_for(backend, tmp_path):
+    """name -> the URI of a store of that name for this backend (all Milvus ones in one Lite file)."""
+
+    def uri(name: str = "s") -> str:
+        if backend == "numpy":
+            return str(tmp_path / name)
+        return f"milvus:{tmp_path / 'store.db'}?collection={name}"
+
+    return uri
+
+
+@pytest.fixture
+def make(uri_for):
+    """Open (creating) stores; every one is closed at teardown."""
+    opened: list[VectorStore] = []
+
+    def make(name: str = "s", embedder_id: str = "emb-a", dim: int = DIM, create: bool = True) -> VectorStore:
+        store = open_store(uri_for(name), embedder_id=embedder_id, dim=dim, create=create)
+        opened.append(store)
+        return store
+
+    yield make
+    for store in opened:
+        store.close()
+
+
+@pytest.fixture
+def filled(make):
+    """A store of 40 rows with metadata (i, group, even, label) and their vectors."""
+    store = make()
+    vectors = unit_rows(40)
+    meta = [{"i": i, "group": "g" + str(i % 4), "even": i % 2 == 0, "label": 'say "hi"' if i % 5 == 0 else "plain"}
+            for i in range(40)]
+    assert store.upsert(ids_of(40), vectors, meta) == UpsertReport(40, 0)
+    return store, vectors, meta
+
+
+def exact_scores(vectors: np.ndarray, query: np.ndarray) -> np.ndarray:
+    q = query / np.linalg.norm(query)
+    return vectors @ q
+
+
+# ---------------------------------------------------------------------------------------------
+# The protocol on every backend.
+
+
+def test_satisfies_the_protocol(make):
+    assert isinstance(make(), VectorStore)
+
+
+def test_upsert_then_search_returns_ids_scores_and_metadata(filled):
+    store, vectors, meta = filled
+    hits = store.search(vectors[[3, 7]], k=5)
+    assert len(hits) == 2
+    for row, found in zip([3, 7], hits, strict=True):
+        assert [h.id for h in found][0] == f"r{row}"
+        assert found[0].score == pytest.approx(1.0, abs=1e-5)
+        assert found[0].metadata == meta[row]
+        scores = [h.score for h in found]
+        assert scores == sorted(scores, reverse=True)
+    one = store.search(vectors[3], k=1)  # a 1-D query is one query
+    assert [[h.id for h in q] for q in one] == [["r3"]]
+
+
+def test_scores_equal_exact_cosine(filled):
+    store, vectors, _ = filled
+    queries = unit_rows(5, seed=1) * 3.0  # not unit: the store normalises
+    for query, hits in zip(queries, store.search(queries, k=10), strict=True):
+        exact = exact_scores(vectors, query)
+        best = np.argsort(-exact)[:10]
+        assert [h.id for h in hits] == [f"r{i}" for i in best]
+        np.testing.assert_allclose([h.score for h in hits], exact[best], atol=1e-4)
+
+
+def test_upsert_of_an_existing_id_replaces_it(filled):
+    store, vectors, _ = filled
+    report = store.upsert(["r1", "new"], vectors[[9, 10]], [{"replaced": True}, {"fresh": 1}])
+    assert report == UpsertReport(2, 0)
+    assert store.count() == 41
+    row = store.get(["r1"])[0]
+    assert row.metadata == {"replaced": True}
+    np.testing.assert_allclose(row.vector, vectors[9], atol=1e-6)
+    top = store.search(vectors[9], k=2)[0]
+    assert {h.id for h in top} == {"r1", "r9"}
+
+
+def test_reupserting_the_same_rows_writes_nothing(filled):
+    store, vectors, meta = filled
+    assert store.upsert(ids_of(40), vectors, meta) == UpsertReport(0, 40)
+    changed = [dict(m) for m in meta]
+    changed[5]["label"] = "edited"
+    assert store.upsert(ids_of(40), vectors, changed) == UpsertReport(1, 39)
+    assert store.get(["r5"])[0].metadata["label"] == "edited"
+    assert store.count() == 40
+
+
+def test_delete(filled):
+    store, vectors, _ = filled
+    assert store.delete(["r2", "r3", "unknown"]) == 2
+    assert store.count() == 38
+    assert store.get(["r2", "r3"]) == []
+    assert "r2" not in {h.id for h in store.search(vectors[2], k=40)[0]}
+    assert store.delete(["r2"]) == 0
+
+
+def test_get_keeps_the_order_asked_and_skips_unknown_ids(filled):
+    store, vectors, meta = filled
+    rows = store.get(["r7", "nope", "r0"])
+    assert [r.id for r in rows] == ["r7", "r0"]
+    np.testing.assert_allclose(rows[0].vector, vectors[7], atol=1e-6)
+    assert rows[1].metadata == meta[0]
+
+
+def test_count_and_empty_store(make):
+    store = make()
+    assert store.count() == 0
+    assert store.search(unit_rows(2), k=3) == [[], []]
+    assert store.get(["x"]) == []
+    assert store.delete(["x"]) == 0
+
+
+def test_k_larger_than_count_returns_every_row(filled):
+    store, vectors, _ = filled
+    hits = store.search(vectors[0], k=1000)[0]
+    assert len(hits) == 40 and len({h.id for h in hits}) == 40
+    assert store.search(vectors[0], k=0) == [[]]
+
+
+def test_min_score_drops_weak_rows(filled):
+    store, vectors, _ = filled
+    exact = exact_scores(vectors, vectors[0])
+    hits = store.search(vectors[0], k=40, min_score=0.2)[0]
+    assert {h.id for h in hits} == {f"r{i}" for i in np.flatnonzero(exact >= 0.2)}
+
+
+def test_filter_by_value_by_list_and_by_several_keys(filled):
+    store, vectors, meta = filled
+    [hits] = store.search(vectors[0], k=40, filter={"group": "g1"})
+    assert {h.id for h in hits} == {f"r{i}" for i in range(40) if i % 4 == 1}
+    [hits] = store.search(vectors[0], k=40, filter={"group": ["g1", "g2"], "even": True})
+    assert {h.id for h in hits} == {f"r{i}" for i in range(40) if i % 4 == 2}
+    [hits] = store.search(vectors[0], k=40, filter={"i": [3, 4.0], "group": ["g0", "g3"]})
+    assert {h.id for h in hits} == {"r3", "r4"}
+    [hits] = store.search(vectors[0], k=3, filter={"group": "g3"})
+    exact = exact_scores(vectors, vectors[0])
+    best = sorted((i for i in range(40) if i % 4 == 3), key=lambda i: -exact[i])[:3]
+    assert [h.id for h in hits] == [f"r{i}" for i in best]
+    assert store.search(vectors[0], k=5, filter={"missing_key": "x"}) == [[]]
+
+
+def test_filter_strings_with_quotes_match_exactly_and_cannot_inject(filled):
+    store, vectors, _ = filled
+    [hits] = store.search(vectors[0], k=40, filter={"label": 'say "hi"'})
+    assert {h.id for h in hits} == {f"r{i}" for i in range(0, 40, 5)}
+    for hostile in ['plain" or metadata["label"] != "', "plain' or 1 == 1 or '", '\\" or true or \\"',
+                    'x"] or true or metadata["', "plain\\", "line\nbreak"]:
+        assert store.search(vectors[0], k=40, filter={"label": hostile}) == [[]], hostile
+    with pytest.raises(ValueError, match="control character"):
+        filter_expression(check_filter({"label": "nul\x00"}))
+    with pytest.raises(ValueError, match="identifier"):
+        store.search(vectors[0], k=3, filter={'label"] or true or metadata["x': "plain"})
+    with pytest.raises(ValueError, match="str, int, float or bool"):
+        store.search(vectors[0], k=3, filter={"label": None})
+
+
+def test_filter_that_matches_few_rows_still_finds_k(make):
+    store = make()
+    vectors = unit_rows(600, seed=3)
+    meta = [{"kind": "rare" if i % 150 == 7 else "common"} for i in range(600)]
+    store.upsert(ids_of(600), vectors, meta)
+    [hits] = store.search(vectors[0], k=4, filter={"kind": "rare"})
+    assert {h.id for h in hits} == {"r7", "r157", "r307", "r457"}
+
+
+def test_open_with_another_dimension_is_one_clear_line(make):
+    make(dim=DIM)
+    with pytest.raises(StoreError) as err:
+        make(dim=DIM + 1)
+    message = str(err.value)
+    assert "\n" not in message and f"dim {DIM}" in message and f"dim {DIM + 1}" in message
+
+
+def test_open_with_another_embedder_is_one_clear_line(make):
+    make(embedder_id="emb-a")
+    with pytest.raises(StoreError) as err:
+        make(embedder_id="emb-b")
+    message = str(err.value)
+    assert "\n" not in message and "'emb-a'" in message and "'emb-b'" in message
+
+
+def test_opening_a_missing_store_without_create_says_so(uri_for):
+    with pytest.raises(StoreError, match="create=True"):
+        open_store(uri_for("absent"), embedder_id="emb-a", dim=DIM)
+
+
+def test_rows_are_checked(make):
+    store = make()
+    with pytest.raises(ValueError, match="shape"):
+        store.upsert(["a"], unit_rows(1, dim=DIM + 1))
+    with pytest.raises(ValueError, match="all zeros"):
+        store.upsert(["a"], np.zeros((1, DIM)))
+    with pytest.raises(ValueError, match="duplicate"):
+        store.upsert(["a", "a"], unit_rows(2))
+    with pytest.raises(ValueError, match="JSON-safe"):
+        store.upsert(["a"], unit_rows(1), [{"x": float("nan")}])
+    assert store.count() == 0
+
+
+def test_readers_keep_working_while_a_writer_upserts(make):
+    writer = make("shared")
+    reader = make("shared", create=False)
+    vectors = unit_rows(300, seed=5)
+    writer.upsert(ids_of(20), vectors[:20])
+    errors: list[BaseException] = []
+
+    def write() -> None:
+        try:
+            for start in range(20, 300, 40):
+                writer.upsert(ids_of(300)[start : start + 40], vectors[start : start + 40])
+        except BaseException as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    thread = threading.Thread(target=write)
+    thread.start()
+    searches = 0
+    while thread.is_alive() or searches < 3:
+        hits = reader.search(vectors[:4], k=5)
+        assert [h[0].id for h in hits] == ["r0", "r1", "r2", "r3"]
+        searches += 1
+    thread.join()
+    assert not errors
+    assert reader.count() == 300
+    assert reader.search(vectors[299], k=1)[0][0].id == "r299"
+
+
+def test_describe_names_backend_embedder_and_dim(make, backend):
+    info = make().describe()
+    assert (info.embedder_id, info.dim) == ("emb-a", DIM)
+    assert info.backend == ("numpy" if backend == "numpy" else "milvus-lite")
+    assert str(parse_store_uri(info.uri)) == info.uri  # describe's URI reopens the store
+
+
+# ---------------------------------------------------------------------------------------------
+# URIs.
+
+
+@pytest.mark.parametrize("uri, backend, location, collection", [
+    ("./banks/traces", "numpy", "./banks/traces", None),
+    ("milvus://db.example:19530", "milvus", "http://db.example:19530", "tracerag"),
+    ("milvus://db.example", "milvus", "http://db.example:19530", "tracerag"),
+    ("milvus+https://db.example?collection=rag_chunks", "milvus", "https://db.example", "rag_chunks"),
+    ("milvus+http://10.0.0.5:8080", "milvus", "http://10.0.0.5:8080", "tracerag"),
+])
+def test_store_uris(uri, backend, location, collection):
+    target = parse_store_uri(uri)
+    assert (target.backend, target.location, target.collection) == (backend, location, collection)
+    assert parse_store_uri(target.uri) == target
+
+
+def test_lite_uris_are_made_absolute(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    target = parse_store_uri("milvus:./sub/traces.db?collection=t")
+    assert target.backend == "milvus-lite" and target.location == str(tmp_path / "sub" / "traces.db")
+    assert target.uri == f"milvus:{tmp_path / 'sub' / 'traces.db'}?collection=t"
+
+
+@pytest.mark.parametrize("uri, why", [
+    ("", "empty"),
+    ("redis://host", "unknown scheme"),
+    ("milvus:", "file path"),
+    ("milvus:./store.sqlite", "must end in .db"),
+    ("milvus+https:host", "needs //host"),
+    ("milvus://", "needs a host"),
+    ("milvus://host:99999", "Port"),
+    ("milvus://host/some/path", "unexpected path"),
+    ("milvus:./s.db?collection=bad-name", "collection"),
+    ("milvus:./s.db?collection=a&collection=b", "collection"),
+    ("milvus:./s.db?index=hnsw", "unknown parameter"),
+    ("./bank?collection=x", "only to milvus"),
+])
+def test_a_bad_uri_is_one_line_naming_it(uri, why):
+    with pytest.raises(StoreError) as err:
+        open_store(uri, embedder_id="e", dim=4)
+    message = str(err.value)
+    assert "\n" not in message and why in message and repr(uri) in message and "expected" in message
+
+
+def test_credentials_in_a_uri_are_refused_without_echoing_them():
+    with pytest.raises(StoreError) as err:
+        parse_store_uri("milvus+https://root:hunter2@db.example")
+    assert "hunter2" not in str(err.value) and TOKEN_ENV in str(err.value)
+
+
+class _FakeClient:
+    def describe_index(self, collection, field):
+        return {"index_type": "HNSW"}
+
+    def close(self):
+        pass
+
+
+def test_the_token_never_shows_in_describe_or_repr(monkeypatch):
+    monkeypatch.setenv(TOKEN_ENV, "s3cret-token")
+    target = parse_store_uri("milvus+https://db.example:443?collection=c")
+    store = MilvusStore(_FakeClient(), target, "emb-a", DIM)
+    for text in (repr(store), str(store.describe()), repr(target), str(target)):
+        assert "s3cret" not in text
+    assert store.describe().uri == "milvus+https://db.example:443?collection=c"
+
+
+@milvus
+def test_the_token_goes_to_the_server_and_not_into_errors(monkeypatch):
+    import pymilvus
+
+    seen = {}
+
+    def refuse(uri, token):
+        seen.update(uri=uri, token=token)
+        raise ConnectionError(f"cannot reach {uri}")
+
+    monkeypatch.setenv(TOKEN_ENV, "s3cret-token")
+    monkeypatch.setattr(pymilvus, "MilvusClient", refuse)
+    with pytest.raises(StoreError) as err:
+        open_store("milvus+https://db.example", embedder_id="e", dim=4)
+    assert seen == {"uri": "https://db.example", "token": "s3cret-token"}
+    assert "s3cret" not in str(err.value) and "\n" not in str(err.value)
+
+
+def test_filter_expression_escapes_every_string():
+    expression = filter_expression(check_filter({"label": 'a"b\\c\nd', "n": [1, 2.5], "ok": True}))
+    assert expression == ('metadata["label"] == "a\\"b\\\\c\\nd" and (metadata["n"] == 1 or metadata["n"] == 2.5)'
+                          ' and metadata["ok"] == true')
+    assert filter_expression(None) == "" and check_filter({}) is None
+
+
+# ---------------------------------------------------------------------------------------------
+# Backend-specific behaviour.
+
+
+def test_numpy_store_opens_an_existing_bank_and_recognises_its_rows(tmp_path):
+    vectors = unit_rows(10, seed=8)
+    CosineBank.from_vectors(tmp_path / "bank", vectors, ids_of(10), [{"i": i} for i in range(10)], embedder_id="emb")
+    store = NumpyStore.open(tmp_path / "bank", embedder_id="emb", dim=DIM)
+    assert store.count() == 10 and store.describe().index == "exact"
+    assert store.upsert(ids_of(10), vectors, [{"i": i} for i in range(10)]) == UpsertReport(0, 10)
+    assert CosineBank.load(tmp_path / "bank").search(vectors[4], k=1)[0][0].id == "r4"
+
+
+@milvus
+def test_milvus_refuses_a_collection_tracerag_did_not_write(tmp_path):
+    from pymilvus import MilvusClient
+
+    path = tmp_path / "store.db"
+    client = MilvusClient(str(path))
+    client.create_collection("foreign", dimension=DIM)
+    client.close()
+    with pytest.raises(StoreError, match="not written by tracerag") as err:
+        open_store(f"milvus:{path}?collection=foreign")
+    assert "\n" not in str(err.value)
+
+
+@milvus
+def test_milvus_switches_to_hnsw_past_the_threshold(tmp_path):
+    store = MilvusStore.open(f"milvus:{tmp_path / 'store.db'}", embedder_id="emb", dim=DIM, create=True,
+                             hnsw_threshold=100)
+    try:
+        vectors = unit_rows(150, seed=9)
+        store.upsert(ids_of(60), vectors[:60])
+        assert store.describe().index == "FLAT"
+        store.upsert(ids_of(150)[60:], vectors[60:])
+        assert store.describe().index in ("HNSW", "AUTOINDEX")
+        assert store.search(vectors[120], k=1)[0][0].id == "r120"
+    finally:
+        store.close()

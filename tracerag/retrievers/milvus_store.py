@@ -1,0 +1,422 @@
+"""Milvus behind the :class:`~.vector_store.VectorStore` protocol: the scale-out backend.
+
+One ``pymilvus.MilvusClient`` speaks to Milvus Lite (an embedded engine in one local ``.db`` file, for
+development and tests) and to a Milvus server (by URI; token from ``TRACERAG_MILVUS_TOKEN``). pymilvus is
+imported lazily, so tracerag works without it until a ``milvus:`` URI is opened.
+
+One store = one collection (default name ``tracerag``) with the fields:
+
+    id        VARCHAR primary key (at most 1,024 UTF-8 bytes): the row's stable id
+    vector    FLOAT_VECTOR(dim), stored L2-normalised
+    hash      VARCHAR(64): sha256 of the vector bytes and canonical metadata JSON (idempotent re-ingest)
+    metadata  JSON: the row's metadata object (at most 65,536 bytes of JSON)
+
+Metadata is one JSON field rather than dynamic fields, so any metadata key (even ``id`` or ``vector``)
+round-trips unchanged and filters address it as ``metadata["key"]``. The collection records
+``tracerag.format``, ``tracerag.embedder`` and ``tracerag.dim`` twice, in its properties and as JSON in
+its description (Milvus Lite 2.5 keeps no properties, Milvus Lite 3 no description); opening checks them
+like the numpy manifest (a collection without them was not written by tracerag and is refused).
+
+Scores: the metric is COSINE, for which Milvus returns the cosine similarity itself as the "distance"
+(higher is better, in [-1, 1]), the same number the numpy bank computes (within float32 rounding).
+
+Index by size: FLAT (exact) while the collection holds fewer than ``hnsw_threshold`` rows (100,000 by
+default); an upsert that crosses it rebuilds the index as HNSW (M=16, efConstruction=200; searched with
+ef = max(k, 128)). During that rebuild (tens of seconds at 100k rows) the collection is released and
+searches from other clients fail, so on a server build large stores before serving them. An engine that
+refuses HNSW (some Milvus Lite builds only do FLAT/IVF) gets AUTOINDEX, then FLAT, with a warning;
+:meth:`MilvusStore.describe` reports the index in use.
+
+Writes: upserts go in batches of 1,000 rows; each batch first reads the stored hashes of its ids and
+skips rows whose hash is unchanged, so re-ingesting the same data writes nothing. The collection is
+created with Strong consistency, so a search sees every write acknowledged before it.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import logging
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .vector_store import (
+    TOKEN_ENV,
+    Filter,
+    StoreError,
+    StoreHit,
+    StoreInfo,
+    StoreRow,
+    StoreTarget,
+    UpsertReport,
+    canonical_json,
+    check_filter,
+    check_queries,
+    check_recorded,
+    check_rows,
+    parse_store_uri,
+    row_hash,
+)
+
+__all__ = ["MilvusStore", "filter_expression"]
+
+logger = logging.getLogger(__name__)
+
+FORMAT = "1"
+_FORMAT_KEY, _EMBEDDER_KEY, _DIM_KEY = "tracerag.format", "tracerag.embedder", "tracerag.dim"
+_DESCRIPTION_PREFIX = "tracerag vector store "
+ID_MAX_BYTES = 1024
+METADATA_MAX_BYTES = 65_536
+BATCH_ROWS = 1_000
+HNSW_THRESHOLD = 100_000
+HNSW_BUILD = {"M": 16, "efConstruction": 200}
+HNSW_MIN_EF = 128
+MAX_TOP_K = 16_384  # Milvus' limit on k per search
+_FIELDS = ("id", "vector", "hash", "metadata")
+_INSTALL_HINT = 'the Milvus backend needs pymilvus and milvus-lite: pip install -e ".[milvus]"'
+
+
+def _pymilvus(lite: bool) -> Any:
+    try:
+        import pymilvus
+    except ImportError:
+        raise StoreError(_INSTALL_HINT) from None
+    if lite and importlib.util.find_spec("milvus_lite") is None:
+        raise StoreError(_INSTALL_HINT + " (milvus-lite is missing)")
+    return pymilvus
+
+
+class MilvusStore:
+    """A :class:`~.vector_store.VectorStore` on one Milvus collection; see the module docstring."""
+
+    def __init__(self, client: Any, target: StoreTarget, embedder_id: str, dim: int,
+                 hnsw_threshold: int = HNSW_THRESHOLD) -> None:
+        self._client = client
+        self._target = target
+        self._collection = target.collection or "tracerag"
+        self._embedder_id = embedder_id
+        self._dim = dim
+        self._hnsw_threshold = hnsw_threshold
+        self._index = self._index_type()
+        self._write_lock = threading.Lock()
+
+    # -- opening ---------------------------------------------------------------------------------
+
+    @classmethod
+    def open(
+        cls,
+        target: StoreTarget | str,
+        *,
+        embedder_id: str | None = None,
+        dim: int | None = None,
+        create: bool = False,
+        hnsw_threshold: int = HNSW_THRESHOLD,
+    ) -> MilvusStore:
+        """Connect and open (``create=True``: create if missing) the collection, checking embedder and dim."""
+        if isinstance(target, str):
+            target = parse_store_uri(target)
+        if target.backend not in ("milvus", "milvus-lite"):
+            raise StoreError(f"{target}: not a milvus URI")
+        client = _connect(target, create)
+        try:
+            name = target.collection or "tracerag"
+            if not client.has_collection(name):
+                if not create:
+                    raise StoreError(f"{target}: no collection {name!r}; open it with create=True to make one")
+                if not embedder_id or not dim:
+                    raise StoreError(f"{target}: creating a store needs embedder_id and dim")
+                _create_collection(client, name, embedder_id, dim)
+            recorded_embedder, recorded_dim = _recorded(client, name, target)
+            check_recorded(str(target), recorded_embedder, recorded_dim, embedder_id, dim)
+            if _load_state(client, name) != "Loaded":  # a fresh client (or process) finds collections released
+                client.load_collection(name)
+            return cls(client, target, recorded_embedder, recorded_dim, hnsw_threshold)
+        except BaseException:
+            client.close()
+            raise
+
+    # -- reading ---------------------------------------------------------------------------------
+
+    def search(
+        self, query_vectors: np.ndarray, k: int = 10, min_score: float | None = None, filter: Filter | None = None
+    ) -> list[list[StoreHit]]:
+        q = check_queries(query_vectors, self._dim)
+        wanted = check_filter(filter)
+        if k <= 0 or len(q) == 0:
+            return [[] for _ in range(len(q))]
+        if k > MAX_TOP_K:
+            count = self.count()
+            if count > MAX_TOP_K:
+                raise ValueError(f"k={k} exceeds Milvus' limit of {MAX_TOP_K} results per query")
+            k = max(count, 1)
+        params: dict[str, Any] = {"metric_type": "COSINE", "params": {}}
+        if self._index == "HNSW":
+            params["params"]["ef"] = max(k, HNSW_MIN_EF)
+        results = self._client.search(
+            self._collection,
+            data=q.tolist(),
+            limit=k,
+            filter=filter_expression(wanted),
+            output_fields=["metadata"],
+            search_params=params,
+        )
+        floor = -np.inf if min_score is None else float(min_score)
+        return [
+            [StoreHit(h["id"], float(h["distance"]), h["entity"].get("metadata") or {})
+             for h in hits if float(h["distance"]) >= floor]
+            for hits in results
+        ]
+
+    def get(self, ids: Sequence[str]) -> list[StoreRow]:
+        ids = [x for x in ids if isinstance(x, str) and x]
+        found: dict[str, StoreRow] = {}
+        for start in range(0, len(ids), BATCH_ROWS):
+            batch = ids[start : start + BATCH_ROWS]
+            for r in self._client.query(self._collection, ids=batch, output_fields=["vector", "metadata"]):
+                found[r["id"]] = StoreRow(r["id"], np.asarray(r["vector"], dtype=np.float32), r.get("metadata") or {})
+        return [found[x] for x in ids if x in found]
+
+    def count(self) -> int:
+        rows = self._client.query(self._collection, filter="", output_fields=["count(*)"])
+        return int(rows[0]["count(*)"])
+
+    def describe(self) -> StoreInfo:
+        return StoreInfo(self._target.backend, self._target.uri, self._embedder_id, self._dim,
+                         self._collection, self._index)
+
+    # -- writing ---------------------------------------------------------------------------------
+
+    def upsert(
+        self, ids: Sequence[str], vectors: np.ndarray, metadata: Sequence[dict[str, Any]] | None = None
+    ) -> UpsertReport:
+        ids, vectors, meta = check_rows(ids, vectors, metadata, self._dim)
+        for x, m in zip(ids, meta, strict=True):
+            _check_sizes(x, m)
+        written = 0
+        with self._write_lock:
+            for start in range(0, len(ids), BATCH_ROWS):
+                batch = range(start, min(start + BATCH_ROWS, len(ids)))
+                stored = {r["id"]: r["hash"] for r in self._client.query(
+                    self._collection, ids=[ids[i] for i in batch], output_fields=["hash"])}
+                rows = []
+                for i in batch:
+                    digest = row_hash(vectors[i], meta[i])
+                    if stored.get(ids[i]) != digest:
+                        rows.append({"id": ids[i], "vector": vectors[i].tolist(), "hash": digest, "metadata": meta[i]})
+                if rows:
+                    self._client.upsert(self._collection, rows)
+                    written += len(rows)
+            if written:
+                self._maybe_upgrade_index()
+        skipped = len(ids) - written
+        logger.info("%s: upserted %d rows, %d skipped as unchanged", self._target, written, skipped)
+        return UpsertReport(written, skipped)
+
+    def delete(self, ids: Sequence[str]) -> int:
+        ids = sorted({x for x in ids if isinstance(x, str) and x})
+        deleted = 0
+        with self._write_lock:
+            for start in range(0, len(ids), BATCH_ROWS):
+                present = [r["id"] for r in self._client.query(
+                    self._collection, ids=ids[start : start + BATCH_ROWS], output_fields=["id"])]
+                if present:
+                    self._client.delete(self._collection, ids=present)
+                    deleted += len(present)
+        return deleted
+
+    # -- the index -------------------------------------------------------------------------------
+
+    def _index_type(self) -> str:
+        try:
+            return str(self._client.describe_index(self._collection, "vector").get("index_type", "FLAT"))
+        except Exception:  # no index description (should not happen for our collections)
+            return "FLAT"
+
+    def _maybe_upgrade_index(self) -> None:
+        """Rebuild FLAT as HNSW once the collection reaches the threshold (see the module docstring)."""
+        if self._index != "FLAT" or self.count() < self._hnsw_threshold:
+            return
+        self._index = rebuild_index(self._client, self._collection, str(self._target))
+
+    def close(self) -> None:
+        self._client.close()
+
+    def __enter__(self) -> MilvusStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __deepcopy__(self, memo: dict) -> MilvusStore:
+        return self
+
+    def __repr__(self) -> str:
+        return f"MilvusStore({self._target.uri!r}, embedder={self._embedder_id!r}, dim={self._dim})"
+
+
+# ---------------------------------------------------------------------------------------------
+# Connecting and the collection's schema.
+
+
+def _connect(target: StoreTarget, create: bool) -> Any:
+    pymilvus = _pymilvus(lite=target.backend == "milvus-lite")
+    if target.backend == "milvus-lite":
+        path = Path(target.location)
+        if not path.exists():
+            if not create:
+                raise StoreError(f"{target}: no Milvus Lite file {path}; open it with create=True to make one")
+            path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            return pymilvus.MilvusClient(str(path))
+        except Exception as e:
+            raise StoreError(f"{target}: cannot open Milvus Lite file: {_one_line(e)}") from None
+    try:
+        return pymilvus.MilvusClient(uri=target.location, token=os.environ.get(TOKEN_ENV, ""))
+    except Exception as e:
+        raise StoreError(f"{target}: cannot connect to Milvus: {_one_line(e)}") from None
+
+
+def _create_collection(client: Any, name: str, embedder_id: str, dim: int) -> None:
+    from pymilvus import DataType, MilvusClient
+
+    record = {_FORMAT_KEY: FORMAT, _EMBEDDER_KEY: embedder_id, _DIM_KEY: str(dim)}
+    schema = MilvusClient.create_schema(auto_id=False, enable_dynamic_field=False,
+                                        description=_DESCRIPTION_PREFIX + json.dumps(record, ensure_ascii=False))
+    schema.add_field("id", DataType.VARCHAR, is_primary=True, max_length=ID_MAX_BYTES)
+    schema.add_field("vector", DataType.FLOAT_VECTOR, dim=dim)
+    schema.add_field("hash", DataType.VARCHAR, max_length=64)
+    schema.add_field("metadata", DataType.JSON)
+    index = client.prepare_index_params()
+    index.add_index(field_name="vector", index_type="FLAT", metric_type="COSINE")
+    try:
+        client.create_collection(name, schema=schema, index_params=index, consistency_level="Strong",
+                                 properties=record)
+    except Exception:
+        if not client.has_collection(name):  # not a race with another creator: a real failure
+            raise
+
+
+def _recorded(client: Any, name: str, target: StoreTarget) -> tuple[str, int]:
+    """(embedder id, dim) from the collection's properties; refuse collections tracerag did not write."""
+    info = client.describe_collection(name)
+    props = info.get("properties") or {}
+    if _FORMAT_KEY not in props:
+        props = _from_description(info.get("description") or "")
+    fields = {f["name"]: f for f in info.get("fields", [])}
+    if props.get(_FORMAT_KEY) is None or not set(_FIELDS) <= set(fields):
+        raise StoreError(f"{target}: collection {name!r} was not written by tracerag "
+                         f"(no {_FORMAT_KEY} property or fields {', '.join(_FIELDS)})")
+    if props[_FORMAT_KEY] != FORMAT:
+        raise StoreError(f"{target}: collection {name!r} has tracerag format {props[_FORMAT_KEY]!r}; "
+                         f"this version reads format {FORMAT!r}")
+    dim = int(props.get(_DIM_KEY, 0))
+    field_dim = int(fields["vector"].get("params", {}).get("dim", 0))
+    if dim != field_dim:
+        raise StoreError(f"{target}: collection {name!r} records dim {dim} but its vector field has dim {field_dim}")
+    return str(props.get(_EMBEDDER_KEY, "")), dim
+
+
+def _from_description(description: str) -> dict[str, str]:
+    """The record as written into the description (engines that keep no collection properties, e.g. Milvus
+    Lite 2.5; Milvus Lite 3 keeps properties but drops the description)."""
+    if not description.startswith(_DESCRIPTION_PREFIX):
+        return {}
+    try:
+        record = json.loads(description[len(_DESCRIPTION_PREFIX):])
+    except ValueError:
+        return {}
+    return {str(k): str(v) for k, v in record.items()} if isinstance(record, dict) else {}
+
+
+def _load_state(client: Any, name: str) -> str:
+    state = client.get_load_state(name).get("state")
+    return getattr(state, "name", str(state))
+
+
+def rebuild_index(client: Any, name: str, where: str) -> str:
+    """Replace the vector index with HNSW (or the best the engine accepts); returns the index type in use."""
+    client.release_collection(name)
+    client.drop_index(name, "vector")
+    chosen = "FLAT"
+    for index_type, params in (("HNSW", HNSW_BUILD), ("AUTOINDEX", {}), ("FLAT", {})):
+        index = client.prepare_index_params()
+        index.add_index(field_name="vector", index_type=index_type, metric_type="COSINE", params=params)
+        try:
+            client.create_index(name, index)
+        except Exception as e:
+            logger.warning("%s: index %s not supported here (%s); trying the next", where, index_type, _one_line(e))
+            continue
+        chosen = index_type
+        break
+    client.load_collection(name)
+    logger.info("%s: vector index is now %s", where, chosen)
+    return chosen
+
+
+def _check_sizes(id: str, metadata: dict[str, Any]) -> None:
+    if len(id.encode("utf-8")) > ID_MAX_BYTES:
+        raise ValueError(f"id {id[:40]!r}... is longer than {ID_MAX_BYTES} UTF-8 bytes (the Milvus id field)")
+    size = len(canonical_json(metadata).encode("utf-8"))
+    if size > METADATA_MAX_BYTES:
+        raise ValueError(f"metadata of id {id!r} is {size} bytes of JSON; a Milvus JSON field holds at most "
+                         f"{METADATA_MAX_BYTES}")
+
+
+def _one_line(e: BaseException) -> str:
+    text = " ".join(str(e).split())
+    return text[:300]
+
+
+# ---------------------------------------------------------------------------------------------
+# The filter language as a Milvus boolean expression.
+
+_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _string_literal(value: str) -> str:
+    """A double-quoted Milvus string literal holding exactly ``value``.
+
+    Only the escapes both Milvus Lite and the server parse are used (backslash, quote, \\n, \\r, \\t);
+    other control characters have no escape both accept and are refused. Everything else, non-ASCII
+    included, is written as is, so no value can end the literal early and inject an expression.
+    """
+    out = []
+    for ch in value:
+        if ch in _ESCAPES:
+            out.append(_ESCAPES[ch])
+        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
+            raise ValueError(f"filter value {value!r} holds control character {ch!r}, which Milvus cannot match")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
+def _literal(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return _string_literal(value)
+    if isinstance(value, int):
+        return str(value)
+    return repr(float(value))  # finite (check_filter), e.g. "0.5", "1e-05"
+
+
+def filter_expression(wanted: dict[str, tuple[Any, ...]] | None) -> str:
+    """The checked filter (see :func:`~.vector_store.check_filter`) as a Milvus expression; "" = no filter.
+
+    Keys are identifiers (checked), written as ``metadata["key"]``. A list becomes an OR of equalities
+    rather than ``in [...]``, which Milvus Lite does not accept on JSON keys.
+    """
+    if not wanted:
+        return ""
+    clauses = []
+    for key, values in wanted.items():
+        field = f"metadata[{json.dumps(key)}]"
+        terms = [f"{field} == {_literal(v)}" for v in values]
+        clauses.append(terms[0] if len(terms) == 1 else "(" + " or ".join(terms) + ")")
+    return " and ".join(clauses)

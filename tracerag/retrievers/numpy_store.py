@@ -1,0 +1,264 @@
+"""The numpy bank (:class:`~.cosine_bank.CosineBank`) behind the :class:`~.vector_store.VectorStore` protocol.
+
+The bank stays the embedded default: exact search, no server, files users can read. This adapter uses only
+the bank's public API. What it costs where the bank has no native operation:
+
+- ``filter``: the bank cannot filter while scoring, so a filtered search takes a window of the best
+  ``max(4k, 64)`` rows, keeps the matching ones and, for queries that found fewer than ``k``, widens the
+  window fourfold and scores again. Each round is one full scan plus one metadata decode per row in the
+  window; a filter that matches a fraction ``p`` of the rows needs a window of about ``k / p`` rows, so a
+  rare value ends up decoding every row's metadata (Milvus filters inside the engine instead).
+- ``upsert`` of new ids only: the bank's incremental append (the old files are copied in-kernel).
+- ``upsert`` replacing a stored row, and ``delete``: a new version of the whole bank is written with
+  ``CosineBank.from_vectors(overwrite=True)`` (the kept rows, the changed ones in place, the new ones at
+  the end): O(n) time and one (n, dim) float32 copy in memory per call, and every row's metadata decoded.
+  Atomic (the bank swaps versions with renames; open readers keep their version) but not serialised
+  across processes: two processes rewriting one bank at once keep the last writer's version. Batch
+  changes into few calls; a later change inside the bank can make both incremental.
+
+Other handles on the same directory see a new version on their next call (a ``stat`` of the manifest).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .cosine_bank import BankError, CosineBank
+from .vector_store import (
+    Filter,
+    StoreError,
+    StoreHit,
+    StoreInfo,
+    StoreRow,
+    UpsertReport,
+    canonical_json,
+    check_filter,
+    check_queries,
+    check_recorded,
+    check_rows,
+)
+
+__all__ = ["NumpyStore"]
+
+_MANIFEST = "manifest.json"  # the bank's documented manifest file: its stat tells a new version apart
+_MIN_WINDOW = 64
+
+
+class NumpyStore:
+    """A :class:`~.vector_store.VectorStore` over one CosineBank directory; see the module docstring."""
+
+    def __init__(self, bank: CosineBank) -> None:
+        self._bank = bank
+        self._directory = Path(bank.directory)
+        self._seen = self._manifest_stamp()
+        self._lock = threading.RLock()
+
+    @classmethod
+    def open(
+        cls, directory: str | Path, *, embedder_id: str | None = None, dim: int | None = None, create: bool = False
+    ) -> NumpyStore:
+        """Open the bank at ``directory`` (``create=True``: an empty one is written when there is none)."""
+        target = Path(directory)
+        if not (target / _MANIFEST).exists():
+            if not create:
+                raise StoreError(f"{target}: no bank here (no {_MANIFEST}); open it with create=True to make one")
+            if not embedder_id or not dim:
+                raise StoreError(f"{target}: creating a store needs embedder_id and dim")
+            try:
+                bank = CosineBank.from_vectors(target, np.zeros((0, dim), np.float32), [], [], embedder_id=embedder_id)
+            except BankError as e:
+                raise StoreError(str(e)) from None
+        else:
+            try:
+                bank = CosineBank.load(target)
+            except BankError as e:
+                raise StoreError(str(e)) from None
+        check_recorded(str(target), bank.embedder_id, bank.dim, embedder_id, dim)
+        return cls(bank)
+
+    # -- reading ---------------------------------------------------------------------------------
+
+    def _manifest_stamp(self) -> tuple[int, int, int] | None:
+        try:
+            st = os.stat(self._directory / _MANIFEST)
+        except OSError:
+            return None
+        return (st.st_ino, st.st_mtime_ns, st.st_size)
+
+    def _current(self) -> CosineBank:
+        """The bank, moved to the newest version if another handle or process wrote one since."""
+        stamp = self._manifest_stamp()
+        if stamp != self._seen:
+            with self._lock:
+                self._bank.refresh()
+                self._seen = stamp
+        return self._bank
+
+    def search(
+        self, query_vectors: np.ndarray, k: int = 10, min_score: float | None = None, filter: Filter | None = None
+    ) -> list[list[StoreHit]]:
+        bank = self._current()
+        q = check_queries(query_vectors, bank.dim)
+        wanted = check_filter(filter)
+        if k <= 0 or len(bank) == 0 or len(q) == 0:
+            return [[] for _ in range(len(q))]
+        if wanted is None:
+            return [[StoreHit(h.id, h.score, h.metadata) for h in hits] for hits in bank.search(q, k, min_score)]
+        return self._filtered_search(bank, q, k, min_score, wanted)
+
+    @staticmethod
+    def _filtered_search(
+        bank: CosineBank, q: np.ndarray, k: int, min_score: float | None, wanted: dict[str, tuple[Any, ...]]
+    ) -> list[list[StoreHit]]:
+        """Widen a window of best rows until ``k`` matching rows are found (module docstring: the cost)."""
+        results: list[list[StoreHit]] = [[] for _ in range(len(q))]
+        pending = list(range(len(q)))
+        window = max(4 * k, _MIN_WINDOW)
+        while pending:
+            window = min(window, len(bank))
+            unfinished = []
+            for query, hits in zip(pending, bank.search(q[pending], window, min_score), strict=True):
+                kept = [StoreHit(h.id, h.score, h.metadata) for h in hits if matches(h.metadata, wanted)][:k]
+                results[query] = kept
+                # Fewer hits than the window means min_score or the bank's end was reached: nothing more.
+                if len(kept) < k and len(hits) == window and window < len(bank):
+                    unfinished.append(query)
+            pending = unfinished
+            window *= 4
+        return results
+
+    def get(self, ids: Sequence[str]) -> list[StoreRow]:
+        bank = self._current()
+        rows = []
+        for x in ids:
+            try:
+                row = bank.row_of(x)
+            except KeyError:
+                continue
+            rows.append(StoreRow(x, np.array(bank.vectors[row]), bank.metadata(row)))
+        return rows
+
+    def count(self) -> int:
+        return len(self._current())
+
+    def describe(self) -> StoreInfo:
+        bank = self._current()
+        return StoreInfo("numpy", str(self._directory), bank.embedder_id, bank.dim, None, "exact")
+
+    # -- writing ---------------------------------------------------------------------------------
+
+    def upsert(
+        self, ids: Sequence[str], vectors: np.ndarray, metadata: Sequence[dict[str, Any]] | None = None
+    ) -> UpsertReport:
+        with self._lock:
+            bank = self._current()
+            ids, vectors, meta = check_rows(ids, vectors, metadata, bank.dim)
+            new: list[int] = []
+            changed: dict[int, int] = {}  # bank row -> index in this call
+            for i, x in enumerate(ids):
+                if x not in bank:
+                    new.append(i)
+                    continue
+                row = bank.row_of(x)
+                if not _same_row(bank, row, vectors[i], meta[i]):
+                    changed[row] = i
+            skipped = len(ids) - len(new) - len(changed)
+            if changed:
+                self._rewrite(bank, drop=set(), replace=changed, vectors=vectors, meta=meta, ids=ids, append=new)
+            elif new:
+                bank.append_vectors([ids[i] for i in new], vectors[new], [meta[i] for i in new])
+                self._seen = self._manifest_stamp()
+            return UpsertReport(len(new) + len(changed), skipped)
+
+    def delete(self, ids: Sequence[str]) -> int:
+        with self._lock:
+            bank = self._current()
+            drop = {bank.row_of(x) for x in set(ids) if isinstance(x, str) and x in bank}
+            if drop:
+                self._rewrite(bank, drop=drop, replace={}, vectors=None, meta=[], ids=[], append=[])
+            return len(drop)
+
+    def _rewrite(
+        self,
+        bank: CosineBank,
+        *,
+        drop: set[int],
+        replace: dict[int, int],
+        vectors: np.ndarray | None,
+        meta: list[dict[str, Any]],
+        ids: list[str],
+        append: list[int],
+    ) -> None:
+        """Write a new version: the bank's rows minus ``drop``, ``replace`` rows swapped in place, then ``append``."""
+        keep = np.array([r for r in range(len(bank)) if r not in drop], dtype=np.int64)
+        matrix = np.array(bank.vectors[keep], dtype=np.float32) if len(keep) else np.zeros((0, bank.dim), np.float32)
+        all_ids = bank.ids
+        out_ids = [all_ids[r] for r in keep.tolist()]
+        out_meta = [bank.metadata(r) for r in keep.tolist()]
+        if replace:
+            assert vectors is not None
+            position = {int(r): p for p, r in enumerate(keep.tolist())}
+            for row, i in replace.items():
+                matrix[position[row]] = vectors[i]
+                out_meta[position[row]] = meta[i]
+        if append:
+            assert vectors is not None
+            matrix = np.concatenate([matrix, vectors[append]])
+            out_ids += [ids[i] for i in append]
+            out_meta += [meta[i] for i in append]
+        self._bank = CosineBank.from_vectors(
+            self._directory, matrix, out_ids, out_meta, embedder_id=bank.embedder_id, overwrite=True
+        )
+        self._seen = self._manifest_stamp()
+
+    def close(self) -> None:
+        """Nothing to release: the bank's memory map goes with the object."""
+
+    def __enter__(self) -> NumpyStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __deepcopy__(self, memo: dict) -> NumpyStore:
+        return self
+
+    def __repr__(self) -> str:
+        return f"NumpyStore({str(self._directory)!r})"
+
+
+def matches(metadata: dict[str, Any], wanted: dict[str, tuple[Any, ...]]) -> bool:
+    """The numpy translation of the filter language: every key present and equal to one of its values."""
+    for key, values in wanted.items():
+        if key not in metadata:
+            return False
+        value = metadata[key]
+        if isinstance(value, dict | list) or value is None:
+            return False
+        if not any(_equal(value, v) for v in values):
+            return False
+    return True
+
+
+def _equal(stored: Any, wanted: Any) -> bool:
+    if isinstance(stored, str) or isinstance(wanted, str):
+        return isinstance(stored, str) and isinstance(wanted, str) and stored == wanted
+    return stored == wanted  # numbers by value; see check_filter on bools
+
+
+def _same_row(bank: CosineBank, row: int, vector: np.ndarray, metadata: dict[str, Any]) -> bool:
+    """Whether the stored row already holds this unit vector and metadata (an upsert would change nothing).
+
+    Vectors are compared within 1e-6 rather than by bytes: a bank built from an embedder may hold a unit
+    vector rounded a hair differently from our normalisation of the same input.
+    """
+    stored = np.asarray(bank.vectors[row], dtype=np.float32)
+    if np.max(np.abs(stored - vector)) > 1e-6:
+        return False
+    return canonical_json(bank.metadata(row)) == canonical_json(metadata)
