@@ -29,7 +29,9 @@ refuses HNSW (some Milvus Lite builds only do FLAT/IVF) gets AUTOINDEX, then FLA
 
 Writes: upserts go in batches of 1,000 rows; each batch first reads the stored hashes of its ids and
 skips rows whose hash is unchanged, so re-ingesting the same data writes nothing. The collection is
-created with Strong consistency, so a search sees every write acknowledged before it.
+created with Strong consistency, so a search sees every write acknowledged before it. On Milvus Lite
+each upsert/delete call that changed something ends with a flush (Lite searches unflushed rows slowly),
+so prefer few large calls to many small ones there.
 """
 
 from __future__ import annotations
@@ -212,7 +214,8 @@ class MilvusStore:
                     self._client.upsert(self._collection, rows)
                     written += len(rows)
             if written:
-                self._maybe_upgrade_index()
+                self._seal()
+                self.ensure_index()
         skipped = len(ids) - written
         logger.info("%s: upserted %d rows, %d skipped as unchanged", self._target, written, skipped)
         return UpsertReport(written, skipped)
@@ -227,7 +230,16 @@ class MilvusStore:
                 if present:
                     self._client.delete(self._collection, ids=present)
                     deleted += len(present)
+            if deleted:
+                self._seal()
         return deleted
+
+    def _seal(self) -> None:
+        """Milvus Lite only: flush after a write. Lite scans unflushed (growing) rows slowly (measured: 120 ms
+        per query over 3,000 unflushed 512-d rows, 8 ms once flushed). A server seals segments itself and
+        advises against frequent flushes, so it is left alone."""
+        if self._target.backend == "milvus-lite":
+            self._client.flush(self._collection)
 
     # -- the index -------------------------------------------------------------------------------
 
@@ -237,11 +249,14 @@ class MilvusStore:
         except Exception:  # no index description (should not happen for our collections)
             return "FLAT"
 
-    def _maybe_upgrade_index(self) -> None:
-        """Rebuild FLAT as HNSW once the collection reaches the threshold (see the module docstring)."""
-        if self._index != "FLAT" or self.count() < self._hnsw_threshold:
-            return
-        self._index = rebuild_index(self._client, self._collection, str(self._target))
+    def ensure_index(self, hnsw_threshold: int | None = None) -> str:
+        """Rebuild FLAT as HNSW once the collection holds ``hnsw_threshold`` rows (default: the store's);
+        returns the index in use. Upserts call it; call it yourself to build the index at a time of your
+        choosing (see the module docstring on searches during the rebuild)."""
+        threshold = self._hnsw_threshold if hnsw_threshold is None else hnsw_threshold
+        if self._index == "FLAT" and self.count() >= threshold:
+            self._index = rebuild_index(self._client, self._collection, str(self._target))
+        return self._index
 
     def close(self) -> None:
         self._client.close()
