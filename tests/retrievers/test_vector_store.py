@@ -396,6 +396,22 @@ def test_numpy_store_opens_an_existing_bank_and_recognises_its_rows(tmp_path):
     assert CosineBank.load(tmp_path / "bank").search(vectors[4], k=1)[0][0].id == "r4"
 
 
+def test_numpy_store_keeps_an_experience_banks_views_through_rewrites(tmp_path):
+    import json
+
+    from tracerag.retrievers.experience_bank import ExperienceBank
+
+    vectors = unit_rows(4, seed=10)
+    ExperienceBank.from_vectors(tmp_path / "exp", vectors[:2], ["t0", "t1"], [{"caption": "a"}, {"caption": "b"}],
+                                embedder_id="emb")
+    store = open_store(tmp_path / "exp", embedder_id="emb", dim=DIM)
+    store.upsert(["t2"], vectors[2:3], [{"caption": "c"}])  # append path
+    store.upsert(["t0"], vectors[3:4], [{"caption": "a2"}])  # rewrite path
+    assert store.delete(["t1"]) == 1
+    assert json.loads((tmp_path / "exp" / "task_ids.json").read_text()) == ["t0", "t2"]
+    assert json.loads((tmp_path / "exp" / "captions.json").read_text()) == {"t0": "a2", "t2": "c"}
+
+
 @milvus
 def test_milvus_refuses_a_collection_tracerag_did_not_write(tmp_path):
     from pymilvus import MilvusClient

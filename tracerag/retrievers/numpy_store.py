@@ -61,22 +61,34 @@ class NumpyStore:
 
     @classmethod
     def open(
-        cls, directory: str | Path, *, embedder_id: str | None = None, dim: int | None = None, create: bool = False
+        cls,
+        directory: str | Path,
+        *,
+        embedder_id: str | None = None,
+        dim: int | None = None,
+        create: bool = False,
+        bank_class: type[CosineBank] | None = None,
     ) -> NumpyStore:
-        """Open the bank at ``directory`` (``create=True``: an empty one is written when there is none)."""
+        """Open the bank at ``directory`` (``create=True``: an empty one is written when there is none).
+
+        ``bank_class`` is the CosineBank subclass whose extra view files every version must keep; by
+        default an experience bank (its ``task_ids.json`` / ``captions.json`` present) opens as
+        :class:`~.experience_bank.ExperienceBank` and anything else as a plain CosineBank.
+        """
         target = Path(directory)
+        bank_class = bank_class or _bank_class_of(target)
         if not (target / _MANIFEST).exists():
             if not create:
                 raise StoreError(f"{target}: no bank here (no {_MANIFEST}); open it with create=True to make one")
             if not embedder_id or not dim:
                 raise StoreError(f"{target}: creating a store needs embedder_id and dim")
             try:
-                bank = CosineBank.from_vectors(target, np.zeros((0, dim), np.float32), [], [], embedder_id=embedder_id)
+                bank = bank_class.from_vectors(target, np.zeros((0, dim), np.float32), [], [], embedder_id=embedder_id)
             except BankError as e:
                 raise StoreError(str(e)) from None
         else:
             try:
-                bank = CosineBank.load(target)
+                bank = bank_class.load(target)
             except BankError as e:
                 raise StoreError(str(e)) from None
         check_recorded(str(target), bank.embedder_id, bank.dim, embedder_id, dim)
@@ -212,7 +224,7 @@ class NumpyStore:
             matrix = np.concatenate([matrix, vectors[append]])
             out_ids += [ids[i] for i in append]
             out_meta += [meta[i] for i in append]
-        self._bank = CosineBank.from_vectors(
+        self._bank = type(bank).from_vectors(
             self._directory, matrix, out_ids, out_meta, embedder_id=bank.embedder_id, overwrite=True
         )
         self._seen = self._manifest_stamp()
@@ -231,6 +243,15 @@ class NumpyStore:
 
     def __repr__(self) -> str:
         return f"NumpyStore({str(self._directory)!r})"
+
+
+def _bank_class_of(directory: Path) -> type[CosineBank]:
+    """ExperienceBank when the directory holds its views (so rewrites keep them), else CosineBank."""
+    from .experience_bank import ExperienceBank
+
+    if all((directory / name).exists() for name in ExperienceBank.views):
+        return ExperienceBank
+    return CosineBank
 
 
 def matches(metadata: dict[str, Any], wanted: dict[str, tuple[Any, ...]]) -> bool:
