@@ -58,7 +58,6 @@ def main() -> None:
     questions = [q.question for q in load_pubmedqa_questions("pubmedqa", "test")][: max(sizes)]
     dspy.configure_cache(enable_disk_cache=False, enable_memory_cache=False)  # every call reaches the endpoint
     with tempfile.TemporaryDirectory() as tmp, StubLMServer(FakeEngine(), mode="slow", delay=args.latency) as stub:
-        stub._server.socket.listen(128)  # socketserver's backlog of 5 would make a burst wait for SYN retries
         embedder = LocalUSEEmbedder()
         ingest_documents(pubmedqa_abstracts_path(), Path(tmp) / "bank", embedder)
         retriever = HybridRetriever(CosineBank.load(Path(tmp) / "bank", embedder))

@@ -86,8 +86,11 @@ class StubLMServer:
                 except (BrokenPipeError, ConnectionResetError):  # the client gave up (its timeout)
                     pass
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
+        class Server(ThreadingHTTPServer):
+            request_queue_size = 128  # socketserver's 5 would make a burst of clients wait for SYN retries
+            daemon_threads = True
+
+        self._server = Server(("127.0.0.1", 0), Handler)
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     @property

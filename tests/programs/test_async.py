@@ -195,13 +195,6 @@ def test_stages_acall_counts_falls_back_and_opens_the_breaker_like_call():
 # -- over HTTP: the stub endpoint ---------------------------------------------------------------------------
 
 
-def _listening(stub: StubLMServer, backlog: int = 64) -> StubLMServer:
-    """Let many connections queue at once (socketserver listens with a backlog of 5; a burst of concurrent
-    requests past it waits for SYN retransmits)."""
-    stub._server.socket.listen(backlog)
-    return stub
-
-
 @pytest.mark.parametrize("mode", ["good", "http500", "garbage"])
 def test_rag_over_http_async_equals_sync(retriever, mode):
     preds = []
@@ -231,7 +224,7 @@ def test_an_async_call_past_the_timeout_falls_back_in_bounded_time(retriever):
 def test_concurrent_questions_overlap_their_lm_calls(retriever):
     """N questions at once take about one question's LM latency per round, not N of them."""
     questions = [f"What did the study of {text.split()[0].lower()} find?" for text in ABSTRACTS.values()]
-    with _listening(StubLMServer(FakeEngine(), mode="slow", delay=0.2)) as stub:
+    with StubLMServer(FakeEngine(), mode="slow", delay=0.2) as stub:
         dspy.configure(lm=stub.lm(timeout=10), adapter=dspy.ChatAdapter(use_json_adapter_fallback=False))
         program = SelfReflectiveRAG(retriever, RAGConfig(max_rounds=1))
 
