@@ -10,6 +10,7 @@
     tracerag ingest --docs docs.jsonl --bank chunks/
     tracerag evaluate rag --dataset pubmedqa --split test
     tracerag run agent --question "Does aspirin prevent stroke?" --lm openai/gpt-4o-mini
+    tracerag serve --program commands=out/commands.json --program rag --port 8700
     tracerag evaluate agent --dataset pubmedqa --split test --limit 50 --jsonl out/agent.jsonl --traces out/runs
 
 LM flags fall back to TRACERAG_LM / TRACERAG_API_BASE / TRACERAG_API_KEY; without an LM every
@@ -128,6 +129,27 @@ def build_parser() -> argparse.ArgumentParser:
     _experience_flags(comp)
     _agent_flags(comp)
     _common(comp)
+
+    serve = sub.add_parser("serve", help="serve programs over HTTP (JSON endpoints; all five on their bundled "
+                           "defaults unless --program is given)")
+    serve.add_argument("--program", action="append", default=[], metavar="NAME[=ARTIFACT]",
+                       help=f"serve this program ({', '.join(PROGRAMS)}), from a compiled artifact when given; "
+                            "repeatable (default: all five on their bundled defaults)")
+    serve.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8700, help="port (default 8700)")
+    serve.add_argument("--dataset", help="commands: home directory or bundled name (default: the artifact's, "
+                       "else smarthome)")
+    serve.add_argument("--arbitration", action="store_true", help="commands: let the LM settle ambiguous bulk "
+                       "commands")
+    serve.add_argument("--max-body", type=_positive_int, default=1 << 20, metavar="BYTES",
+                       help="largest request body accepted (default 1 MiB); a larger one gets 413")
+    serve.add_argument("--concurrency", type=_positive_int, default=8, metavar="N",
+                       help="program calls running at once (default 8); further requests wait their turn")
+    serve.add_argument("--calls", choices=("thread", "async"), default="thread",
+                       help="run each call as program(...) in a worker thread (default), or await program.acall(...)")
+    _experience_flags(serve)
+    _agent_flags(serve, exports=False)
+    _common(serve)
     return parser
 
 
@@ -156,7 +178,7 @@ def _share(text: str) -> float:
     return value
 
 
-def _agent_flags(p: argparse.ArgumentParser) -> None:
+def _agent_flags(p: argparse.ArgumentParser, exports: bool = True) -> None:
     g = p.add_argument_group("agent")
     g.add_argument("--tools", action="append", default=[], metavar="SPEC",
                    help="MCP tool server: local (default) | http(s)://… (streamable HTTP) | a command line (stdio); "
@@ -165,6 +187,9 @@ def _agent_flags(p: argparse.ArgumentParser) -> None:
                    help="pubmed_search over the bundled abstracts (default) or NCBI E-utilities (needs internet)")
     g.add_argument("--browse-root", help="directory browse_webpage may read (default: none)")
     g.add_argument("--max-tool-calls", type=int, help="total tool calls per question (default 6)")
+    if not exports:
+        p.set_defaults(jsonl=None, traces=None)
+        return
     g.add_argument("--jsonl", help="write the trajectories here, one JSON object a line")
     g.add_argument("--traces", help="write successful runs as <dir>/tasks/<id>/trace.json (experience traces)")
 
@@ -197,11 +222,11 @@ def _program(args, ir_source: str, arbitration: bool = False):
     from tracerag.datasets.smarthome import home_dirs, resolve_dataset
     from tracerag.programs.command_retrieval import CommandRetrieval, build_indexes
 
-    dataset = resolve_dataset(args.dataset)
-    if getattr(args, "program_file", None):
-        program = tracerag.load(args.program_file, home=dataset)
+    if getattr(args, "program_file", None):  # without --dataset: the homes the artifact was compiled on
+        program = tracerag.load(args.program_file, home=resolve_dataset(args.dataset) if args.dataset else None)
         program.ir_source = ir_source
         return program
+    dataset = resolve_dataset(args.dataset)
     return CommandRetrieval(build_indexes(home_dirs(dataset), tracerag.get_embedder()), ir_source=ir_source,
                             arbitration=arbitration)
 
@@ -687,10 +712,55 @@ def _compile_agent(args) -> int:
     return 0
 
 
+# -- serve -----------------------------------------------------------------------------------------
+
+
+def serving_defaults(argv: list[str] | None = None) -> argparse.Namespace:
+    """The flags ``tracerag serve`` would have (defaults unless ``argv`` says otherwise): what
+    :func:`build_program` reads. The MCP tool server builds its programs from these too."""
+    return build_parser().parse_args(["serve", *(argv or [])])
+
+
+def build_program(name: str, args, artifact: str | None = None):
+    """The program ``name`` as ``tracerag run``/``evaluate`` build it for these flags: from ``artifact`` when
+    given, else on the bundled defaults (commands on the smart-home homes, rag on the PubMedQA abstracts,
+    experience on a bank built from the bundled traces, the agent on the local MCP tools). One builder
+    per program, shared by the command line, the HTTP service and the MCP tools."""
+    from tracerag.config import Settings
+
+    args = argparse.Namespace(**{**vars(args), "program_file": artifact})
+    if name == "commands":
+        if not artifact:
+            args.dataset = args.dataset or "smarthome"
+        lm = Settings.resolve(lm=getattr(args, "lm", None)).lm
+        return _program(args, "lm" if lm else "none", arbitration=getattr(args, "arbitration", False))
+    if name == "experience":
+        from tracerag.datasets.smarthome import resolve_dataset
+
+        return _experience_program(args, None if artifact or args.bank else resolve_dataset("experience"))
+    if name == "rag":
+        return _rag_program(args)
+    if name == "planner":
+        return _planner_program(args)
+    if name == "agent":
+        return _agent_program(args)
+    raise ValueError(f"unknown program {name!r}; choose from {', '.join(PROGRAMS)}")
+
+
+def cmd_serve(args) -> int:
+    from tracerag.serving.app import serve
+    from tracerag.serving.programs import parse_program_specs
+
+    specs = parse_program_specs(args.program)  # a bad --program fails before anything is loaded
+    _configure(args)
+    return serve(specs, args)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     handler = {"evaluate": cmd_evaluate, "run": cmd_run, "build": cmd_build, "tune": cmd_tune,
-               "compile": cmd_compile, "build-bank": cmd_build_bank, "ingest": cmd_ingest}[args.verb]
+               "compile": cmd_compile, "build-bank": cmd_build_bank, "ingest": cmd_ingest,
+               "serve": cmd_serve}[args.verb]
     try:
         return handler(args)
     except Exception as exc:

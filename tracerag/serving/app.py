@@ -1,0 +1,241 @@
+"""The HTTP service: a Starlette app over the loaded programs, run by uvicorn (``tracerag serve``).
+
+Why Starlette and uvicorn: the MCP SDK already installs them, so serving adds no dependency. Endpoints:
+``POST /v1/commands|experience|rag|plan|agent`` (a program call), ``GET /healthz``, ``GET /v1/programs`` (what
+is loaded) and ``GET /openapi.json`` (generated from the request and response models).
+
+What a client can rely on: every error is a JSON ``{"error": "one line", "fields": [...]}`` — malformed JSON
+400, no or a wrong bearer token 401, an unknown program 404, a body over the limit 413 (counted while it
+is read, so a client cannot make the service hold more), a wrong field 422 naming it, anything unexpected
+500 (logged here with its traceback; the client gets one line). An LM that fails is never an error: every
+LM stage of every program falls back to its no-LM result. Program calls run off the event loop, at most
+``concurrency`` at once (:class:`~tracerag.serving.programs.Runner`), so health checks answer while calls run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hmac
+import json
+import logging
+from typing import Any
+
+from pydantic import ValidationError
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from .programs import BY_PATH, ENDPOINTS, RequestError, Runner, ServedProgram
+from .requests import ErrorResponse
+
+__all__ = ["DEFAULT_MAX_BODY", "TOKEN_ENV", "build_app", "openapi", "serve"]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_MAX_BODY = 1 << 20
+TOKEN_ENV = "TRACERAG_SERVE_TOKEN"
+OPEN_PATHS = ("/healthz",)  # liveness probes carry no token; the answer says nothing but "ok"
+
+
+class _BodyTooLarge(Exception):
+    pass
+
+
+class _JSON(JSONResponse):
+    """JSON as UTF-8 text (Chinese utterances stay readable), never NaN."""
+
+    def render(self, content: Any) -> bytes:
+        return json.dumps(content, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")
+
+
+def _error(status: int, message: str, fields: list[dict[str, str]] | None = None, headers=None) -> _JSON:
+    return _JSON({"error": message, "fields": fields or []}, status_code=status, headers=headers)
+
+
+async def _read_body(request: Request, limit: int) -> bytes:
+    """The body, refusing it as soon as it passes ``limit`` bytes (declared or actually sent)."""
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise _BodyTooLarge
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise _BodyTooLarge
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _one_line(exc: Exception) -> str:
+    """What a client sees of an unexpected failure: its type and the first line of its message."""
+    lines = str(exc).strip().splitlines()
+    return f"internal error: {type(exc).__name__}" + (f": {lines[0][:200]}" if lines else "")
+
+
+def _field_errors(exc: ValidationError) -> list[dict[str, str]]:
+    return [{"field": ".".join(str(part) for part in e["loc"]) or "body", "message": e["msg"]} for e in exc.errors()]
+
+
+class BearerAuth:
+    """ASGI middleware: with a token set, every request but :data:`OPEN_PATHS` needs
+    ``Authorization: Bearer <token>`` (compared in constant time), else 401."""
+
+    def __init__(self, app, token: str):
+        self.app = app
+        self.expected = f"Bearer {token}".encode()
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http" or scope["path"] in OPEN_PATHS:
+            return await self.app(scope, receive, send)
+        given = next((value for key, value in scope["headers"] if key == b"authorization"), b"")
+        if not hmac.compare_digest(given, self.expected):
+            response = _error(401, "missing or wrong bearer token (Authorization: Bearer <token>)",
+                              headers={"WWW-Authenticate": "Bearer"})
+            return await response(scope, receive, send)
+        return await self.app(scope, receive, send)
+
+
+def openapi(programs: dict[str, ServedProgram]) -> dict[str, Any]:
+    """The OpenAPI 3.1 description of this service: the loaded programs' endpoints, health and listing."""
+    from pydantic.json_schema import models_json_schema
+
+    endpoints = [p.endpoint for p in programs.values()]
+    models = [(e.request, "validation") for e in endpoints] + [(e.response, "serialization") for e in endpoints]
+    refs, top = models_json_schema([*models, (ErrorResponse, "serialization")],
+                                   ref_template="#/components/schemas/{model}")
+    errors = {str(code): {"description": what, "content": {"application/json": {"schema": refs[(ErrorResponse,
+                                                                                                  "serialization")]}}}
+              for code, what in ((400, "malformed JSON"), (401, "missing or wrong bearer token"),
+                                 (404, "unknown program"), (413, "body over the size limit"),
+                                 (422, "a field is missing, unknown or of the wrong type"),
+                                 (500, "unexpected server error (logged)"))}
+    paths: dict[str, Any] = {
+        "/healthz": {"get": {"summary": "Liveness: 200 when the service answers", "operationId": "healthz",
+                             "responses": {"200": {"description": "ok"}}}},
+        "/v1/programs": {"get": {"summary": "The loaded programs: source, metadata, embedder, store",
+                                 "operationId": "programs", "responses": {"200": {"description": "by name"}}}},
+    }
+    for e in endpoints:
+        paths[e.path] = {"post": {
+            "summary": e.summary, "operationId": e.tool,
+            "requestBody": {"required": True, "content": {"application/json": {"schema": refs[(e.request,
+                                                                                                "validation")]}}},
+            "responses": {"200": {"description": f"the {e.program_class} prediction's fields",
+                                  "content": {"application/json": {"schema": refs[(e.response, "serialization")]}}},
+                          **errors}}}
+    return {"openapi": "3.1.0",
+            "info": {"title": "tracerag", "version": _version(),
+                     "description": "Compiled tracerag programs over HTTP; every error is {error, fields}."},
+            "paths": paths, "components": {"schemas": top.get("$defs", {}),
+                                           "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}}}
+
+
+def _version() -> str:
+    import tracerag
+
+    return tracerag.__version__
+
+
+def build_app(programs: dict[str, ServedProgram], *, max_body: int = DEFAULT_MAX_BODY, concurrency: int = 8,
+              calls: str = "thread", token: str | None = None):
+    """The ASGI app over ``programs`` (:func:`~tracerag.serving.programs.load_programs`); closes them on shutdown."""
+    runner = Runner(concurrency, calls)
+    schema = openapi(programs)
+    listing = {name: p.describe() for name, p in programs.items()}
+
+    async def healthz(request: Request) -> Response:
+        return _JSON({"status": "ok", "programs": list(programs)})
+
+    async def list_programs(request: Request) -> Response:
+        return _JSON({"programs": listing})
+
+    async def openapi_json(request: Request) -> Response:
+        return _JSON(schema)
+
+    async def call(request: Request) -> Response:
+        path = request.url.path
+        endpoint = BY_PATH.get(path)
+        if endpoint is None:
+            return _error(404, f"unknown program {request.path_params['program']!r}; this service offers "
+                               f"{', '.join(p.endpoint.path for p in programs.values())}")
+        served = programs.get(endpoint.name)
+        if served is None:
+            return _error(404, f"{endpoint.name} is not loaded by this service; it offers "
+                               f"{', '.join(p.endpoint.path for p in programs.values())}")
+        try:
+            body = await _read_body(request, max_body)
+        except _BodyTooLarge:
+            return _error(413, f"request body over the limit of {max_body} bytes")
+        try:
+            data = json.loads(body)
+        except RecursionError:
+            return _error(400, "malformed JSON: nested too deeply")
+        except (ValueError, UnicodeDecodeError) as exc:  # JSONDecodeError is a ValueError
+            return _error(400, f"malformed JSON: {exc}")
+        try:
+            parsed = endpoint.request.model_validate(data)
+        except ValidationError as exc:
+            fields = _field_errors(exc)
+            return _error(422, "invalid request: " + "; ".join(f"{f['field']}: {f['message']}" for f in fields[:3]),
+                          fields)
+        try:
+            answer = await runner.run(served, parsed)
+        except RequestError as exc:
+            return _error(422, f"invalid request: {exc}", [{"field": exc.field, "message": exc.message}])
+        except Exception as exc:
+            logger.exception("%s failed", endpoint.path)
+            return _error(500, _one_line(exc))
+        return _JSON(answer)
+
+    async def http_error(request: Request, exc: HTTPException) -> Response:
+        return _error(exc.status_code, exc.detail, headers=getattr(exc, "headers", None))
+
+    async def server_error(request: Request, exc: Exception) -> Response:
+        logger.exception("%s %s failed", request.method, request.url.path)
+        return _error(500, _one_line(exc))
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app):
+        yield
+        for served in programs.values():
+            try:
+                served.close()
+            except Exception as exc:  # closing the others matters more
+                logger.warning("closing %s failed: %s", served.name, exc)
+
+    app = Starlette(routes=[Route("/healthz", healthz, methods=["GET"]),
+                            Route("/v1/programs", list_programs, methods=["GET"]),
+                            Route("/openapi.json", openapi_json, methods=["GET"]),
+                            Route("/v1/{program}", call, methods=["POST"])],
+                    exception_handlers={HTTPException: http_error, Exception: server_error}, lifespan=lifespan)
+    return BearerAuth(app, token) if token else app
+
+
+def serve(specs: dict[str, str | None], args) -> int:
+    """``tracerag serve``: load the programs, then run the app with uvicorn until interrupted."""
+    import os
+    import sys
+
+    import uvicorn
+    from threadpoolctl import threadpool_limits
+
+    from .programs import load_programs
+
+    programs = load_programs(specs, args)
+    token = os.environ.get(TOKEN_ENV) or None
+    app = build_app(programs, max_body=args.max_body, concurrency=args.concurrency, calls=args.calls, token=token)
+    # Many calls at once, each a small matrix product: threaded BLAS in every worker oversubscribes the
+    # cores; the large banks' searches thread themselves.
+    threadpool_limits(limits=1, user_api="blas")
+    names = ", ".join(f"{name} ({ENDPOINTS[name].path})" for name in programs)
+    print(f"tracerag serve: http://{args.host}:{args.port} — {names}{'; bearer token required' if token else ''}",
+          file=sys.stderr, flush=True)
+    try:
+        uvicorn.run(app, host=args.host, port=args.port, log_level="info" if args.verbose else "warning",
+                    access_log=bool(args.verbose), server_header=False)
+    finally:  # also when the port was taken: the agent's tool servers must not outlive the service
+        for served in programs.values():
+            served.close()
+    return 0

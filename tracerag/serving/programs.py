@@ -1,0 +1,238 @@
+"""The programs a service offers: which ones, how each is built, and how a request becomes its JSON answer.
+
+Both front ends use this module, so the HTTP service (``tracerag serve``) and the MCP tools
+(``python -m tracerag.tools --programs``) build the same programs and answer the same JSON:
+
+- :data:`ENDPOINTS` names each program's endpoint, MCP tool, request and response models;
+- :func:`load_programs` builds them with the command line's own builders (``optimize.build_program``,
+  the code ``tracerag run``/``evaluate`` use), from an artifact or on the bundled defaults;
+- :meth:`ServedProgram.respond` / :meth:`ServedProgram.arespond` call a program with a validated request
+  and turn its ``Prediction`` into JSON under the same field names;
+- :class:`Runner` bounds how many calls run at once and keeps them off the event loop.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel
+
+from . import requests as rq
+
+__all__ = ["DEFAULT_SOURCE", "ENDPOINTS", "Endpoint", "RequestError", "Runner", "ServedProgram", "load_programs",
+           "parse_program_specs", "to_jsonable"]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_SOURCE = "bundled default"
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    name: str  # the command line's name: tracerag run/evaluate <name>, --program <name>=…
+    path: str  # POST path of the HTTP service
+    tool: str  # MCP tool name
+    program_class: str
+    request: type[BaseModel]
+    response: type[BaseModel]
+    summary: str
+
+
+ENDPOINTS: dict[str, Endpoint] = {e.name: e for e in (
+    Endpoint("commands", "/v1/commands", "find_smart_home_command", "CommandRetrieval", rq.CommandsRequest,
+             rq.CommandsResponse, "Find the smart-home (device, command) candidates an utterance asks for, or the "
+             "bulk plan for all/except; hint says when to ask the user instead."),
+    Endpoint("experience", "/v1/experience", "retrieve_experience", "ExperienceRetrieval", rq.ExperienceRequest,
+             rq.ExperienceResponse, "Distil short experience for a new agent task from similar solved tasks, with "
+             "the task ids it came from."),
+    Endpoint("rag", "/v1/rag", "answer_with_citations", "SelfReflectiveRAG", rq.RAGRequest, rq.RAGResponse,
+             "Answer a question from graded passages, citing [chunk-id]s, with a groundedness check."),
+    Endpoint("planner", "/v1/plan", "plan", "TraceablePlanner", rq.PlanRequest, rq.PlanResponse,
+             "Write a structured plan from requirements, playbook bullets and templates, recording which ids it "
+             "used."),
+    Endpoint("agent", "/v1/agent", "research", "SearchAgent", rq.AgentRequest, rq.AgentResponse,
+             "Research a question with the search tools and answer with citations of what they returned."),
+)}
+BY_PATH = {e.path: e for e in ENDPOINTS.values()}
+
+
+class RequestError(ValueError):
+    """A request that validates but that this program cannot serve (an unknown home): a 422 naming the field."""
+
+    def __init__(self, field: str, message: str):
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+
+
+def parse_program_specs(values: list[str] | None) -> dict[str, str | None]:
+    """``["commands=out/c.json", "rag"]`` (or ``"commands,rag"`` items) → {name: artifact or None}; none given:
+    all five on their defaults. An unknown or repeated name is a ValueError."""
+    specs: dict[str, str | None] = {}
+    for value in values or []:
+        for item in value.split(",") if "=" not in value else [value]:
+            name, _, artifact = item.strip().partition("=")
+            name = name.strip()
+            if name not in ENDPOINTS:
+                raise ValueError(f"unknown program {name!r} in --program; choose from {', '.join(ENDPOINTS)}")
+            if name in specs:
+                raise ValueError(f"program {name!r} is given twice")
+            specs[name] = artifact.strip() or None
+    return specs or dict.fromkeys(ENDPOINTS)
+
+
+def to_jsonable(value: Any) -> Any:
+    """A prediction's value as JSON data: pydantic models and dataclasses as objects, tuples as lists."""
+    if value is None or isinstance(value, str | bool | int | float):
+        return value
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return to_jsonable(dataclasses.asdict(value))
+    if isinstance(value, Mapping):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [to_jsonable(v) for v in value]
+    return str(value)
+
+
+def prediction_json(prediction) -> dict[str, Any]:
+    """Every field of a ``dspy.Prediction``, under its own name, as JSON data."""
+    return {key: to_jsonable(value) for key, value in prediction.toDict().items()}
+
+
+@dataclass
+class ServedProgram:
+    """One loaded program and what ``/v1/programs`` says about it."""
+
+    endpoint: Endpoint
+    program: Any
+    source: str = DEFAULT_SOURCE  # the artifact path, or DEFAULT_SOURCE
+    metadata: dict[str, Any] = field(default_factory=dict)  # the artifact's sidecar; {} for a default
+
+    @property
+    def name(self) -> str:
+        return self.endpoint.name
+
+    def prepare(self, request: BaseModel) -> tuple[Any, dict[str, Any]]:
+        """(the program to call, its keyword arguments) for a validated request."""
+        name, program = self.name, self.program
+        if name == "commands":
+            homes = sorted(program.indexes)
+            if request.home is None and len(homes) > 1:
+                raise RequestError("home", f"required: this program indexes several homes {homes}")
+            if request.home is not None and request.home not in program.indexes:
+                raise RequestError("home", f"unknown home {request.home!r}; this program indexes {homes}")
+            if request.ir is not None and program.ir_source != "gold":
+                program = copy.copy(program)  # shares the indexes and predictors; only this call uses the given parse
+                program.ir_source = "gold"
+            return program, {"query": request.query, "home": request.home, "ir": request.ir}
+        if name == "planner":
+            templates = None if request.templates is None else [t.model_dump() for t in request.templates]
+            return program, {"requirements": request.requirements, "bullets": request.bullets, "templates": templates}
+        return program, request.model_dump()
+
+    def respond(self, request: BaseModel) -> dict[str, Any]:
+        """Call the program (blocking) and return its prediction as JSON."""
+        program, kwargs = self.prepare(request)
+        return prediction_json(program(**kwargs))
+
+    async def arespond(self, request: BaseModel) -> dict[str, Any]:
+        """``respond`` through ``await program.acall(...)``: LM calls on the event loop, retrieval in a thread."""
+        program, kwargs = self.prepare(request)
+        return prediction_json(await program.acall(**kwargs))
+
+    def describe(self) -> dict[str, Any]:
+        return {"program": self.endpoint.program_class, "endpoint": self.endpoint.path, "mcp_tool": self.endpoint.tool,
+                "source": self.source, "metadata": self.metadata, "embedder": _embedder_id(self.name, self.program),
+                "store": _store(self.name, self.program)}
+
+    def close(self) -> None:
+        toolbox = getattr(self.program, "toolbox", None)  # the agent's tool servers are child processes
+        if toolbox is not None:
+            toolbox.close()
+
+
+def _embedder_id(name: str, program) -> str | None:
+    if name == "commands":
+        return next(iter(program.indexes.values())).embedder.id
+    if name == "rag":
+        return program.retriever.bank.embedder_id
+    if name == "experience":
+        return program.bank.embedder_id if program.bank is not None else None
+    return None  # the planner embeds nothing; the agent's tools bring their own
+
+
+def _bank(bank) -> dict[str, Any] | None:
+    if bank is None:
+        return None
+    describe = getattr(bank, "describe", None)
+    if callable(describe):  # a store behind the store protocol says what it is itself
+        return to_jsonable(describe())
+    return {"backend": "numpy", "directory": str(bank.directory), "rows": len(bank)}
+
+
+def _store(name: str, program) -> dict[str, Any] | None:
+    if name == "commands":
+        return {"homes": {home: len(index.home.devices) for home, index in sorted(program.indexes.items())}}
+    if name == "rag":
+        return _bank(program.retriever.bank)
+    if name == "experience":
+        return _bank(program.bank)
+    if name == "agent":
+        return {"tools": program.toolbox.names if program.toolbox is not None else []}
+    return None
+
+
+def load_programs(specs: Mapping[str, str | None], args) -> dict[str, ServedProgram]:
+    """Build each program of ``specs`` ({name: artifact or None}) with the flags in ``args`` (see
+    ``optimize.serving_defaults``); a failure closes what was already started and raises."""
+    import optimize  # the command line's builders: the service serves what `tracerag run` would run
+
+    from ..artifacts import read_meta
+
+    if getattr(args, "bank", None) and {"experience", "rag"} <= {n for n, a in specs.items() if a is None}:
+        raise ValueError("--bank is ambiguous with both experience and rag on their defaults; serve one of them "
+                         "from an artifact (--program rag=FILE) or in a separate service")
+    served: dict[str, ServedProgram] = {}
+    try:
+        for name, artifact in specs.items():
+            program = optimize.build_program(name, args, artifact)
+            served[name] = ServedProgram(ENDPOINTS[name], program, artifact or DEFAULT_SOURCE,
+                                         read_meta(artifact) if artifact else {})
+            logger.info("loaded %s from %s", name, artifact or DEFAULT_SOURCE)
+    except BaseException:
+        for program in served.values():
+            program.close()
+        raise
+    return served
+
+
+class Runner:
+    """Runs program calls with at most ``concurrency`` at once, off the event loop.
+
+    ``mode="thread"`` calls ``program(...)`` in a worker thread; ``mode="async"`` awaits ``program.acall``
+    (its LM calls wait on the loop without holding a thread; its retrieval runs in a thread).
+    """
+
+    def __init__(self, concurrency: int = 8, mode: str = "thread"):
+        if mode not in ("thread", "async"):
+            raise ValueError(f"unknown call mode {mode!r}; choose thread or async")
+        self.concurrency = concurrency
+        self.mode = mode
+        self._limiter = None  # made on first use: an anyio limiter belongs to a running event loop
+
+    async def run(self, served: ServedProgram, request: BaseModel) -> dict[str, Any]:
+        import anyio
+
+        if self._limiter is None:
+            self._limiter = anyio.CapacityLimiter(self.concurrency)
+        if self.mode == "async":
+            async with self._limiter:
+                return await served.arespond(request)
+        return await anyio.to_thread.run_sync(served.respond, request, limiter=self._limiter)
