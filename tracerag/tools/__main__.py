@@ -3,6 +3,10 @@
 Over stdio (the default) stdout is the protocol channel, so everything else (logs, ingestion
 progress, stray prints while starting) goes to stderr. Without ``--bank`` the server searches the
 bundled PubMedQA abstracts, ingested once into the cache directory for the chosen embedder.
+
+``--programs commands,rag`` (or ``--program rag=FILE`` for an artifact) adds the retrieval programs as
+tools, built as ``tracerag serve`` builds them; their LM comes from TRACERAG_LM / TRACERAG_API_BASE /
+TRACERAG_API_KEY (none: each program's no-LM path).
 """
 
 from __future__ import annotations
@@ -32,8 +36,23 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--embed-model", help="model name for an HTTP embedder (env TRACERAG_EMBED_MODEL)")
     p.add_argument("--browse-root", type=Path, help="directory browse_webpage may read; without it the "
                    "tool is not offered")
+    p.add_argument("--programs", action="append", default=[], metavar="NAMES",
+                   help="also offer these programs as tools, on their bundled defaults: commands, experience, "
+                        "rag, planner, agent (comma-separated or repeated)")
+    p.add_argument("--program", action="append", default=[], metavar="NAME=ARTIFACT",
+                   help="also offer this program as a tool, from a compiled artifact (repeatable)")
+    p.add_argument("--concurrency", type=int, default=4, help="program calls running at once (default 4)")
     p.add_argument("--log-level", default="WARNING", choices=("DEBUG", "INFO", "WARNING", "ERROR"))
     args = p.parse_args(argv)
+    if args.programs or args.program:
+        from tracerag.serving.programs import parse_program_specs
+
+        try:
+            args.program_specs = parse_program_specs(args.programs + args.program)
+        except ValueError as e:
+            p.error(str(e))
+    else:
+        args.program_specs = {}
     if args.documents and not args.bank:
         p.error("--documents goes with --bank (the bundled corpus brings its own)")
     if args.browse_root is not None and not args.browse_root.is_dir():
@@ -58,6 +77,19 @@ def make_search(args: argparse.Namespace):
     return PubMedSearch(HybridRetriever(CosineBank.load(args.bank, embedder)), documents)
 
 
+def make_programs(args: argparse.Namespace) -> dict:
+    """The programs ``--programs``/``--program`` name, built as ``tracerag serve`` builds them ({} for none)."""
+    if not args.program_specs:
+        return {}
+    import optimize
+    from tracerag.serving.programs import load_programs
+
+    flags = optimize.serving_defaults()
+    flags.embedder, flags.embed_model = args.embedder, args.embed_model
+    optimize._configure(flags)  # the LM from the environment, like every command
+    return load_programs(args.program_specs, flags)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     logging.basicConfig(stream=sys.stderr, level=args.log_level, format="%(asctime)s %(name)s: %(message)s")
@@ -65,13 +97,15 @@ def main(argv: list[str] | None = None) -> int:
 
     with contextlib.redirect_stdout(sys.stderr):  # nothing may reach the stdio channel before the protocol
         from tracerag.retrievers.cosine_bank import BankError
+        from tracerag.tools.mcp_client import ToolSourceError
 
         try:
             search = make_search(args)
-        except (ValueError, OSError, BankError) as e:  # a bad embedder spec, a missing bank, a broken corpus
-            print(f"tracerag-tools: cannot start: {e}", file=sys.stderr)
+            programs = make_programs(args)
+        except (ValueError, KeyError, OSError, BankError, ToolSourceError) as e:  # a bad embedder spec, a missing
+            print(f"tracerag-tools: cannot start: {e}", file=sys.stderr)     # bank or artifact, a broken corpus
             return 2
-        server = build_server(search, args.browse_root)
+        server = build_server(search, args.browse_root, programs, args.concurrency)
     # One query at a time over a small matrix: threaded BLAS saves nothing, and on a busy 2-core machine
     # its workers made some processes search the bundled corpus in 6-8 ms instead of 1.6 ms. Large banks
     # are unaffected: their search threads itself, with BLAS held at one thread anyway.
@@ -79,11 +113,15 @@ def main(argv: list[str] | None = None) -> int:
 
     threadpool_limits(limits=1, user_api="blas")
     logger.info("serving %r over %s", search, args.transport)
-    if args.transport == "stdio":
-        server.run("stdio")
-    else:
-        print(f"tracerag-tools: MCP endpoint http://{args.host}:{args.port}/mcp", file=sys.stderr, flush=True)
-        server.run("streamable-http", host=args.host, port=args.port)
+    try:
+        if args.transport == "stdio":
+            server.run("stdio")
+        else:
+            print(f"tracerag-tools: MCP endpoint http://{args.host}:{args.port}/mcp", file=sys.stderr, flush=True)
+            server.run("streamable-http", host=args.host, port=args.port)
+    finally:  # the agent's own tool server is a child process
+        for served in programs.values():
+            served.close()
     return 0
 
 
