@@ -149,13 +149,21 @@ class ServedProgram:
 
     def describe(self) -> dict[str, Any]:
         return {"program": self.endpoint.program_class, "endpoint": self.endpoint.path, "mcp_tool": self.endpoint.tool,
-                "source": self.source, "metadata": self.metadata, "embedder": _embedder_id(self.name, self.program),
-                "store": _store(self.name, self.program)}
+                "source": self.source, "metadata": self.metadata, "embedder": _known(_embedder_id, self),
+                "store": _known(_store, self)}
 
     def close(self) -> None:
         toolbox = getattr(self.program, "toolbox", None)  # the agent's tool servers are child processes
         if toolbox is not None:
             toolbox.close()
+
+
+def _known(describe, served: ServedProgram):
+    """What ``describe`` finds on the program; None for a program built otherwise (an app's own subclass)."""
+    try:
+        return describe(served.name, served.program)
+    except (AttributeError, StopIteration, TypeError):
+        return None
 
 
 def _embedder_id(name: str, program) -> str | None:

@@ -1,0 +1,103 @@
+"""Start the real service for a test: ``tracerag serve`` in a subprocess on a free 127.0.0.1 port, or a built
+app under uvicorn in a thread (for programs a test makes up), and the in-process programs to compare with."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).parents[2]
+VOLATILE = {"seconds", "ms", "duration_ms", "duration_s", "timestamp"}  # timings differ between two runs
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def stable(value):
+    """``value`` without its timings, for comparing two runs of a program."""
+    if isinstance(value, dict):
+        return {k: stable(v) for k, v in value.items() if k not in VOLATILE}
+    if isinstance(value, list):
+        return [stable(v) for v in value]
+    return value
+
+
+class ServeProcess:
+    """``with ServeProcess([...flags], env={...}, log=path) as server: server.url`` — waits for /healthz."""
+
+    def __init__(self, flags: list[str], *, env: dict[str, str] | None = None, log: Path, timeout: float = 120.0):
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = log
+        environment = {**os.environ, **(env or {})}
+        for key in ("TRACERAG_LM", "TRACERAG_API_BASE", "TRACERAG_API_KEY"):
+            environment.pop(key, None)
+        self._log_file = open(log, "wb")  # noqa: SIM115 - closed in stop()
+        self.proc = subprocess.Popen([sys.executable, "-m", "optimize", "serve", "--port", str(self.port), *flags],
+                                     cwd=ROOT, env=environment, stdout=self._log_file, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + timeout
+        while True:
+            if self.proc.poll() is not None:
+                self.stop()
+                raise RuntimeError(f"tracerag serve exited with {self.proc.returncode}:\n{log.read_text()[-3000:]}")
+            try:
+                if httpx.get(f"{self.url}/healthz", timeout=2.0).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError(f"tracerag serve did not answer within {timeout:g}s:\n{log.read_text()[-3000:]}")
+            time.sleep(0.2)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()  # uvicorn shuts down gracefully: the agent's tool server is closed too
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+        self._log_file.close()
+
+    def __enter__(self) -> ServeProcess:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+class ThreadServer:
+    """A built ASGI app under a real uvicorn server in a background thread, on a free port."""
+
+    def __init__(self, app):
+        import uvicorn
+
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning",
+                                                    lifespan="on"))
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    def __enter__(self) -> ThreadServer:
+        self.thread.start()
+        deadline = time.monotonic() + 20
+        while not self.server.started:
+            if time.monotonic() > deadline or not self.thread.is_alive():
+                raise RuntimeError("uvicorn did not start")
+            time.sleep(0.05)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.should_exit = True
+        self.thread.join(10)
