@@ -322,3 +322,17 @@ def test_serve_help_is_lazy_and_a_bad_program_is_one_error_line(capsys):
 
     assert optimize.main(["serve", "--program", "poetry"]) == 2
     assert "unknown program 'poetry'" in capsys.readouterr().err
+
+
+def test_async_calls_answer_like_thread_calls(embedder):
+    from tracerag.datasets.smarthome import resolve_dataset
+    from tracerag.programs.command_retrieval import CommandRetrieval, build_indexes
+    from tracerag.serving.app import build_app
+    from tracerag.serving.programs import ENDPOINTS, ServedProgram
+
+    program = CommandRetrieval(build_indexes([resolve_dataset("smarthome/home_small")], embedder), ir_source="none")
+    app = build_app({"commands": ServedProgram(ENDPOINTS["commands"], program)}, calls="async")
+    with ThreadServer(app) as server:
+        for query, _ in COMMAND_QUERIES[:2]:
+            reply = httpx.post(f"{server.url}/v1/commands", json={"query": query}, timeout=30)
+            assert reply.status_code == 200 and reply.json() == _in_process(program, query=query)
