@@ -173,6 +173,21 @@ class MetadataLines:
                             "(index and file differ)")
         return raw
 
+    def decode_range(self, start: int, stop: int) -> list[dict[str, Any]]:
+        """Rows ``start:stop`` decoded in one ``json.loads`` (the lines joined as a JSON list), falling back
+        to :meth:`decode` row by row when that does not give one object per row."""
+        if stop <= start:
+            return []
+        raw = bytes(self.buffer[int(self.starts[start]) : int(self.starts[stop])])
+        if raw.count(b"\n") == stop - start and raw.endswith(b"\n"):
+            try:
+                values = json.loads(b"[" + raw[:-1].replace(b"\n", b",") + b"]")
+            except ValueError:
+                values = None
+            if isinstance(values, list) and len(values) == stop - start and all(isinstance(v, dict) for v in values):
+                return values
+        return [self.decode(row) for row in range(start, stop)]
+
     def decode(self, row: int) -> dict[str, Any]:
         raw = self.line(row)[:-1]
         try:
@@ -961,11 +976,72 @@ def write_ids_metadata_manifest(
     file already in ``directory`` (views included), so views must be written before."""
     _write_ids(directory, ids)
     _write_metadata(directory, old_metadata, new_metadata)
+    write_manifest(directory, len(ids), embedder_id=embedder_id, dim=dim, created=created)
+
+
+def write_manifest(directory: Path, count: int, *, embedder_id: str, dim: int, created: str | None = None) -> None:
+    """Write ``manifest.json`` last: it records checksums of every file already in ``directory``."""
     now = _dt.datetime.now(_dt.UTC).isoformat(timespec="microseconds")
-    manifest = {"format_version": FORMAT_VERSION, "embedder": embedder_id, "dim": dim, "count": len(ids),
+    manifest = {"format_version": FORMAT_VERSION, "embedder": embedder_id, "dim": dim, "count": count,
                 "created": created or now, "updated": now, CHECKSUMS: _checksums(directory),
                 SAMPLED_CHECKSUMS: _sampled_checksums(directory)}
     write_json(directory / MANIFEST, manifest)
+
+
+# A new version spliced from an old one: runs of old rows kept unchanged (``range``: copied as bytes, in-kernel
+# where the filesystem allows) and new rows (``list``: indices into the caller's new vectors and metadata).
+Piece = range | list[int]
+
+
+def write_spliced_rows(
+    directory: Path,
+    source: Path,
+    snap: Snapshot,
+    pieces: Sequence[Piece],
+    vectors: np.ndarray,
+    metadata: Sequence[dict[str, Any]],
+    ids: list[str],
+    what: str,
+) -> None:
+    """Write ``embeddings.npy``, ``metadata.jsonl``, ``ids.json`` and their indexes of a version made of
+    ``pieces`` (see :data:`Piece`); ``ids`` are the new version's ids in row order.
+
+    ``source`` must hold exactly ``snap``'s version (the caller holds the writer lock and checked the
+    manifest). Cost: the kept rows' vector and metadata bytes are copied without decoding (O(n) bytes,
+    ``copy_file_range``), only the new rows are encoded, and ``ids.json`` is written anew (one JSON encode).
+    """
+    dim, row_bytes = snap.dim, snap.dim * 4
+    count = sum(len(p) for p in pieces)
+    if count != len(ids):
+        raise BankError(f"{what}: {len(ids)} ids for {count} rows")
+    with write_embeddings(directory, count, dim) as f, open(source / EMBEDDINGS, "rb") as src:
+        _read_npy_header(src)
+        base = src.tell()
+        for piece in pieces:
+            if isinstance(piece, range):
+                if len(piece):
+                    _copy_range(src, f, base + piece.start * row_bytes, len(piece) * row_bytes)
+            elif piece:
+                write_rows(f, vectors[piece], dim, what)
+    old_starts, parts, size = snap.lines.starts, [], 0
+    with open(directory / METADATA, "wb") as f, open(source / METADATA, "rb") as src:
+        for piece in pieces:
+            if isinstance(piece, range):
+                if not len(piece):
+                    continue
+                a, b = int(old_starts[piece.start]), int(old_starts[piece.stop])
+                _copy_range(src, f, a, b - a)
+                parts.append(np.asarray(old_starts[piece.start : piece.stop], dtype=np.int64) - a + size)
+                size += b - a
+            elif piece:
+                raw = metadata_lines([metadata[i] for i in piece], 0)
+                ends = np.flatnonzero(np.frombuffer(raw, dtype=np.uint8) == 0x0A)
+                parts.append(np.concatenate([[0], ends[:-1] + 1]).astype(np.int64) + size)
+                f.write(raw)
+                size += len(raw)
+        _fsync_file(f)
+    _write_index(directory / METADATA_INDEX, np.concatenate([*parts, [size]]).astype("<u8"))
+    _write_ids(directory, ids)
 
 
 def _write_ids(directory: Path, ids: list[str]) -> None:

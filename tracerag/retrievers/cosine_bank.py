@@ -19,11 +19,12 @@ and read consistently is in :mod:`.bank_files`; scoring and top-k selection are 
 
 from __future__ import annotations
 
+import json
 import logging
 import sys
 import threading
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any, ClassVar
 
@@ -40,15 +41,17 @@ from .bank_files import (
     write_embeddings,
     write_ids_metadata_manifest,
     write_json,
+    write_manifest,
     write_new_bank,
     write_rows,
+    write_spliced_rows,
     write_version,
     writer_lock,
 )
 from .bank_search import Hit, cosine_scores, top_rows
 from .embedders import Embedder, l2_normalize
 
-__all__ = ["BankError", "CosineBank", "Hit", "Progress"]
+__all__ = ["BankError", "BankRows", "CosineBank", "Hit", "Progress", "SpliceReport"]
 
 logger = logging.getLogger(__name__)
 
@@ -56,6 +59,40 @@ logger = logging.getLogger(__name__)
 Progress = Callable[[int, int], None] | bool | None
 
 _WRITE_CHUNK = 65_536  # rows normalised/written at a time by from_vectors (bounds temporary memory)
+
+
+class BankRows(tuple):
+    """One batch of :meth:`CosineBank.iter_rows`: ``(ids, metadata, vectors)``; vectors is None unless asked."""
+
+    __slots__ = ()
+
+    def __new__(cls, ids: list[str], metadata: list[dict[str, Any]], vectors: np.ndarray | None) -> BankRows:
+        return super().__new__(cls, (ids, metadata, vectors))
+
+    @property
+    def ids(self) -> list[str]:
+        return self[0]
+
+    @property
+    def metadata(self) -> list[dict[str, Any]]:
+        return self[1]
+
+    @property
+    def vectors(self) -> np.ndarray | None:
+        return self[2]
+
+
+class SpliceReport(tuple):
+    """What :meth:`CosineBank.upsert_vectors` / :meth:`CosineBank.delete` changed: (added, replaced, deleted)."""
+
+    __slots__ = ()
+
+    def __new__(cls, added: int = 0, replaced: int = 0, deleted: int = 0) -> SpliceReport:
+        return super().__new__(cls, (added, replaced, deleted))
+
+    added = property(lambda self: self[0])
+    replaced = property(lambda self: self[1])
+    deleted = property(lambda self: self[2])
 
 
 class CosineBank:
@@ -251,6 +288,123 @@ class CosineBank:
             self._snap = load_snapshot(target)
         logger.info("appended %d rows to %s (%d skipped as present)", len(keep), target, len(ids) - len(keep))
         return len(keep)
+
+    # -- replacing and deleting rows ----------------------------------------------------------------
+
+    def upsert_vectors(
+        self, ids: Sequence[str], vectors: np.ndarray, metadata: Sequence[dict[str, Any]] | None = None
+    ) -> SpliceReport:
+        """Replace the rows of ids already in the bank (in place: same row) and append the others.
+
+        Unlike :meth:`append_vectors`, a present id is overwritten (vector and metadata), even when
+        unchanged: callers that want idempotent writes compare first (the numpy store does). The new
+        version is written as :meth:`delete` describes, in one atomic swap.
+        """
+        vectors = np.asarray(vectors)
+        if vectors.ndim != 2 or vectors.shape[1] != self.dim:
+            raise ValueError(f"vectors must have shape (n, {self.dim}), got {vectors.shape}")
+        ids, meta = _check_rows(ids, len(vectors), metadata, "vectors")
+        return self._splice(ids, vectors, meta, [])
+
+    def delete(self, ids: Sequence[str]) -> int:
+        """Remove the rows with these ids (unknown ids are ignored); returns how many were removed.
+
+        Rows after a removed one move up (row numbers are not stable across versions; ids are). The new
+        version is written atomically like an append, and readers holding the old one keep it. Cost: the
+        kept rows are copied as bytes (embeddings and metadata lines, in-kernel with ``copy_file_range``
+        where the filesystem allows; nothing is decoded or re-embedded), ``ids.json`` is re-encoded and
+        every file is checksummed: O(n) bytes per call whatever the number of rows changed, so batch
+        changes into few calls (1M x 512 rows: about 2 GB written).
+        """
+        drop = [x for x in dict.fromkeys(ids) if isinstance(x, str)]
+        return self._splice([], np.zeros((0, self.dim), np.float32), [], drop).deleted
+
+    def _splice(self, ids: list[str], vectors: np.ndarray, meta: list[dict[str, Any]],
+                drop_ids: list[str]) -> SpliceReport:
+        target = self._directory
+        with self._write_lock, writer_lock(target):
+            if read_manifest(target) != self._snap.manifest:  # another writer got there first: build on theirs
+                self.refresh()
+            snap = self._snap
+            replace: dict[int, int] = {}
+            append: list[int] = []
+            for i, x in enumerate(ids):
+                row = snap.ids.row_of(x)
+                if row is None:
+                    append.append(i)
+                else:
+                    replace[row] = i
+            drop = {row for x in drop_ids if (row := snap.ids.row_of(x)) is not None}
+            if not (replace or append or drop):
+                return SpliceReport()
+            pieces: list[range | list[int]] = []
+            previous = 0
+            for row in sorted(set(replace) | drop):
+                if row > previous:
+                    pieces.append(range(previous, row))
+                if row in replace:
+                    if pieces and isinstance(pieces[-1], list) and previous == row:
+                        pieces[-1].append(replace[row])  # consecutive replaced rows: one write
+                    else:
+                        pieces.append([replace[row]])
+                previous = row + 1
+            if previous < snap.count:
+                pieces.append(range(previous, snap.count))
+            if append:
+                pieces.append(list(append))
+            old_ids = snap.ids.tolist()
+            out_ids: list[str] = []
+            for piece in pieces:
+                out_ids.extend(old_ids[piece.start : piece.stop] if isinstance(piece, range)
+                               else [ids[i] for i in piece])
+            changed = {ids[i]: meta[i] for i in (*replace.values(), *append)}
+            removed = {old_ids[row] for row in drop}
+
+            def write(tmp: Path) -> None:
+                write_spliced_rows(tmp, target, snap, pieces, vectors, meta, out_ids, str(target))
+                type(self)._patch_views(tmp, snap, out_ids, changed, removed)
+                write_manifest(tmp, len(out_ids), embedder_id=snap.manifest["embedder"], dim=snap.dim,
+                               created=snap.manifest.get("created"))
+
+            write_version(target, write)
+            self._snap = load_snapshot(target)
+        logger.info("%s: %d rows added, %d replaced, %d deleted", target, len(append), len(replace), len(drop))
+        return SpliceReport(len(append), len(replace), len(drop))
+
+    @classmethod
+    def _patch_views(cls, directory: Path, snap: Snapshot, ids: list[str], changed: dict[str, dict[str, Any]],
+                     removed: set[str]) -> None:
+        """The views of a spliced version: the previous version's view files with the changed rows patched
+        in (no per-row metadata decoding), or built from every row's metadata when a view file is missing."""
+        for name, key in cls.views.items():
+            if key == "id":
+                write_json(directory / name, ids)
+                continue
+            try:
+                old = json.loads((snap.path / name).read_bytes())
+            except (OSError, ValueError):
+                old = None
+            if not isinstance(old, dict):
+                old = {x: value for r, x in enumerate(snap.ids.tolist())
+                       if (value := snap.metadata(r).get(key)) is not None}
+            values = {x: v for x, v in old.items() if x not in removed and x not in changed}
+            values.update({x: m[key] for x, m in changed.items() if m.get(key) is not None})
+            write_json(directory / name, {x: values[x] for x in ids if x in values})
+
+    # -- reading every row ------------------------------------------------------------------------
+
+    def iter_rows(self, batch_size: int = 1000, *, with_vectors: bool = False) -> Iterator[BankRows]:
+        """Every row in row order, ``batch_size`` at a time, all from the version current at the call
+        (an append or splice meanwhile does not show). Metadata is decoded one batch per ``json.loads``;
+        vectors (when asked) are copies of the memory-mapped rows."""
+        if batch_size <= 0:
+            raise ValueError(f"batch_size must be positive, got {batch_size}")
+        snap = self._snap
+        ids = snap.ids.tolist() if snap.count else []
+        for start in range(0, snap.count, batch_size):
+            stop = min(start + batch_size, snap.count)
+            vectors = np.array(snap.matrix[start:stop], dtype=np.float32) if with_vectors else None
+            yield BankRows(ids[start:stop], snap.lines.decode_range(start, stop), vectors)
 
     @classmethod
     def _write_views(cls, directory: Path, ids: list[str], metadata_of: Callable[[int], dict[str, Any]]) -> None:

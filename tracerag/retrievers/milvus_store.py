@@ -41,7 +41,7 @@ import json
 import logging
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +50,7 @@ import numpy as np
 from .vector_store import (
     TOKEN_ENV,
     Filter,
+    ScanBatch,
     StoreError,
     StoreHit,
     StoreInfo,
@@ -182,6 +183,24 @@ class MilvusStore:
             for r in self._client.query(self._collection, ids=batch, output_fields=["vector", "metadata"]):
                 found[r["id"]] = StoreRow(r["id"], np.asarray(r["vector"], dtype=np.float32), r.get("metadata") or {})
         return [found[x] for x in ids if x in found]
+
+    def scan(self, batch_size: int = 1000, *, with_vectors: bool = False) -> Iterator[ScanBatch]:
+        """Every row through a Milvus query iterator (primary-key order), ``batch_size`` rows per round trip."""
+        if batch_size <= 0:
+            raise ValueError(f"batch_size must be positive, got {batch_size}")
+        fields = ["metadata", "vector"] if with_vectors else ["metadata"]
+        iterator = self._client.query_iterator(self._collection, batch_size=min(batch_size, MAX_TOP_K),
+                                               filter="", output_fields=fields)
+        try:
+            while True:
+                rows = iterator.next()
+                if not rows:
+                    return
+                vectors = (np.asarray([r["vector"] for r in rows], dtype=np.float32).reshape(len(rows), self._dim)
+                           if with_vectors else None)
+                yield ScanBatch([r["id"] for r in rows], [r.get("metadata") or {} for r in rows], vectors)
+        finally:
+            iterator.close()
 
     def count(self) -> int:
         rows = self._client.query(self._collection, filter="", output_fields=["count(*)"])

@@ -8,13 +8,13 @@ the bank's public API. What it costs where the bank has no native operation:
   window fourfold and scores again. Each round is one full scan plus one metadata decode per row in the
   window; a filter that matches a fraction ``p`` of the rows needs a window of about ``k / p`` rows, so a
   rare value ends up decoding every row's metadata (Milvus filters inside the engine instead).
-- ``upsert`` of new ids only: the bank's incremental append (the old files are copied in-kernel).
-- ``upsert`` replacing a stored row, and ``delete``: a new version of the whole bank is written with
-  ``CosineBank.from_vectors(overwrite=True)`` (the kept rows, the changed ones in place, the new ones at
-  the end): O(n) time and one (n, dim) float32 copy in memory per call, and every row's metadata decoded.
-  Atomic (the bank swaps versions with renames; open readers keep their version) but not serialised
-  across processes: two processes rewriting one bank at once keep the last writer's version. Batch
-  changes into few calls; a later change inside the bank can make both incremental.
+- ``upsert`` and ``delete``: inside the bank (:meth:`CosineBank.upsert_vectors` / :meth:`CosineBank.delete`).
+  New ids only: the bank's append. Replacing or deleting rows: one new version in which the kept rows'
+  vector and metadata bytes are copied unchanged (``copy_file_range``, no decoding, no re-embedding), the
+  changed rows are written in place and new ones at the end: O(n) bytes copied per call whatever the
+  number of rows changed (1M x 512: ~2 GB), so batch changes into few calls. Atomic (renames; open readers
+  keep their version) and serialised across processes by the bank's writer lock (a writer that finds a
+  newer version applies its change on top of it). Rows identical to the stored ones are skipped first.
 
 Other handles on the same directory see a new version on their next call (a ``stat`` of the manifest).
 """
@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +32,7 @@ import numpy as np
 from .cosine_bank import BankError, CosineBank
 from .vector_store import (
     Filter,
+    ScanBatch,
     StoreError,
     StoreHit,
     StoreInfo,
@@ -171,63 +172,31 @@ class NumpyStore:
         with self._lock:
             bank = self._current()
             ids, vectors, meta = check_rows(ids, vectors, metadata, bank.dim)
-            new: list[int] = []
-            changed: dict[int, int] = {}  # bank row -> index in this call
-            for i, x in enumerate(ids):
-                if x not in bank:
-                    new.append(i)
-                    continue
-                row = bank.row_of(x)
-                if not _same_row(bank, row, vectors[i], meta[i]):
-                    changed[row] = i
-            skipped = len(ids) - len(new) - len(changed)
-            if changed:
-                self._rewrite(bank, drop=set(), replace=changed, vectors=vectors, meta=meta, ids=ids, append=new)
-            elif new:
-                bank.append_vectors([ids[i] for i in new], vectors[new], [meta[i] for i in new])
-                self._seen = self._manifest_stamp()
-            return UpsertReport(len(new) + len(changed), skipped)
+            todo = [i for i, x in enumerate(ids)
+                    if x not in bank or not _same_row(bank, bank.row_of(x), vectors[i], meta[i])]
+            if len(todo) == len(ids) and not any(x in bank for x in ids):
+                bank.append_vectors(ids, vectors, meta)  # new ids only: the plain append
+            elif todo:
+                bank.upsert_vectors([ids[i] for i in todo], vectors[todo], [meta[i] for i in todo])
+            self._seen = self._manifest_stamp()
+            return UpsertReport(len(todo), len(ids) - len(todo))
 
     def delete(self, ids: Sequence[str]) -> int:
         with self._lock:
             bank = self._current()
-            drop = {bank.row_of(x) for x in set(ids) if isinstance(x, str) and x in bank}
-            if drop:
-                self._rewrite(bank, drop=drop, replace={}, vectors=None, meta=[], ids=[], append=[])
-            return len(drop)
+            removed = bank.delete([x for x in ids if isinstance(x, str)])
+            self._seen = self._manifest_stamp()
+            return removed
 
-    def _rewrite(
-        self,
-        bank: CosineBank,
-        *,
-        drop: set[int],
-        replace: dict[int, int],
-        vectors: np.ndarray | None,
-        meta: list[dict[str, Any]],
-        ids: list[str],
-        append: list[int],
-    ) -> None:
-        """Write a new version: the bank's rows minus ``drop``, ``replace`` rows swapped in place, then ``append``."""
-        keep = np.array([r for r in range(len(bank)) if r not in drop], dtype=np.int64)
-        matrix = np.array(bank.vectors[keep], dtype=np.float32) if len(keep) else np.zeros((0, bank.dim), np.float32)
-        all_ids = bank.ids
-        out_ids = [all_ids[r] for r in keep.tolist()]
-        out_meta = [bank.metadata(r) for r in keep.tolist()]
-        if replace:
-            assert vectors is not None
-            position = {int(r): p for p, r in enumerate(keep.tolist())}
-            for row, i in replace.items():
-                matrix[position[row]] = vectors[i]
-                out_meta[position[row]] = meta[i]
-        if append:
-            assert vectors is not None
-            matrix = np.concatenate([matrix, vectors[append]])
-            out_ids += [ids[i] for i in append]
-            out_meta += [meta[i] for i in append]
-        self._bank = type(bank).from_vectors(
-            self._directory, matrix, out_ids, out_meta, embedder_id=bank.embedder_id, overwrite=True
-        )
-        self._seen = self._manifest_stamp()
+    def scan(self, batch_size: int = 1000, *, with_vectors: bool = False) -> Iterator[ScanBatch]:
+        bank = self._current()
+        for ids, metadata, vectors in bank.iter_rows(batch_size, with_vectors=with_vectors):
+            yield ScanBatch(ids, metadata, vectors)
+
+    @property
+    def bank(self) -> CosineBank:
+        """The bank this store reads (moved to the newest version first); for code inside ``retrievers/``."""
+        return self._current()
 
     def close(self) -> None:
         """Nothing to release: the bank's memory map goes with the object."""

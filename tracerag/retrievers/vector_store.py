@@ -32,7 +32,7 @@ import json
 import math
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -49,6 +49,7 @@ __all__ = [
     "StoreError",
     "StoreHit",
     "StoreInfo",
+    "ScanBatch",
     "StoreRow",
     "StoreTarget",
     "UpsertReport",
@@ -89,6 +90,22 @@ class StoreRow:
     id: str
     vector: np.ndarray = field(hash=False, compare=False)
     metadata: dict[str, Any] = field(hash=False)
+
+
+@dataclass(frozen=True, slots=True)
+class ScanBatch:
+    """One batch of :meth:`VectorStore.scan`: ids, their metadata and (only with ``with_vectors``) their
+    stored unit vectors as a (len(ids), dim) float32 array. Unpacks as ``ids, metadata = batch``."""
+
+    ids: list[str]
+    metadata: list[dict[str, Any]] = field(hash=False)
+    vectors: np.ndarray | None = field(default=None, hash=False, compare=False)
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter((self.ids, self.metadata))
+
+    def __len__(self) -> int:
+        return len(self.ids)
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,7 +154,13 @@ class VectorStore(Protocol):
         ...
 
     def get(self, ids: Sequence[str]) -> list[StoreRow]:
-        """The stored rows with these ids, in the order asked; unknown ids are left out."""
+        """The stored rows with these ids (vector and metadata), in the order asked; unknown ids are left out."""
+        ...
+
+    def scan(self, batch_size: int = 1000, *, with_vectors: bool = False) -> Iterator[ScanBatch]:
+        """Every row, ``batch_size`` at a time (numpy: row order, one version throughout; Milvus: primary-key
+        order through a query iterator). For building side indexes (the lexical channel) and copying stores;
+        rows written during a scan may or may not show."""
         ...
 
     def count(self) -> int:
