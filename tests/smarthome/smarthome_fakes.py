@@ -151,7 +151,8 @@ def capability_definitions(devices: list[dict], spec: dict[str, list[dict]]) -> 
                     "value": {"type": "number"}, "unit": {"type": "string", "enum": [unit], "default": unit}}},
                     "setter": name}
         definitions[capability] = {
-            "id": capability, "version": 1, "status": "live", "name": " ".join(w.title() for w in re.findall(r"[A-Z]?[a-z]+", capability.split(".")[-1])),
+            "id": capability, "version": 1, "status": "live",
+            "name": " ".join(w.title() for w in re.findall(r"[A-Z]?[a-z]+", capability.split(".")[-1])),
             "attributes": attributes,
             "commands": {n: {"name": n, "arguments": c["arguments"]} for n, c in cmds.items()},
             "_strings": {"tag": "zh-CN", "label": capability, "commands": {

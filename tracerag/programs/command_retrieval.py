@@ -64,6 +64,14 @@ class CommandRetrieval(dspy.Module):
         stages = Stages()
         return await stages.arun(self._pipeline(query, home, ir, stages))
 
+    def execute(self, pred: dspy.Prediction, target, dry_run: bool = True, *, query: str | None = None):
+        """Send ``pred`` to a real home's API (``tracerag.smarthome.execute``): dry-run by default, refused
+        for unsafe hints; ``query`` (the utterance) is where argument values come from. A per-device report."""
+        from ..smarthome.execute import execute
+
+        home = self.index_for(getattr(pred, "home", None)).home
+        return execute(pred, target, dry_run=dry_run, home=home, query=query)
+
     def _pipeline(self, query: str, home: str | None, ir, stages: Stages) -> Pipeline:
         index = self.index_for(home)
         if ir is not None and self.ir_source == "gold":

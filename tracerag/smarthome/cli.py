@@ -1,0 +1,118 @@
+"""Command-line pieces for real homes, wired into ``optimize.py``:
+
+- ``tracerag home pull smartthings --location ID --out DIR [--base-url URL] [--locale en]`` (token in
+  ``SMARTTHINGS_TOKEN``) and ``tracerag home pull homeassistant --url URL --out DIR`` (token in ``HA_TOKEN``):
+  ``add_home_commands(subparsers)`` and ``run_home_command(args)``;
+- ``tracerag run commands … --execute [--dry-run] [--target smartthings|homeassistant] [--home-url URL]``:
+  ``add_execute_arguments(parser)`` and ``execute_from_args(args, prediction, home=…)``.
+
+Only argparse is imported here; the API clients (httpx) load when a command runs, so ``tracerag --help``
+stays cheap.
+"""
+
+from __future__ import annotations
+
+import sys
+
+
+def add_home_commands(subparsers) -> None:
+    """Add ``home pull smartthings|homeassistant`` to the top-level subparsers."""
+    home = subparsers.add_parser("home", help="pull a real home (SmartThings, Home Assistant) into a home directory")
+    verbs = home.add_subparsers(dest="home_verb", required=True)
+    pull = verbs.add_parser("pull", help="fetch devices, rooms and commands and write devices.json, rooms.json, "
+                            "spec.jsonl (hand-written descriptions in an existing spec.jsonl are kept)")
+    sources = pull.add_subparsers(dest="source", required=True)
+    st = sources.add_parser("smartthings", help="SmartThings REST API; token in SMARTTHINGS_TOKEN (scopes "
+                            "r:devices:* r:locations:*)")
+    st.add_argument("--location", required=True, help="the location id (GET /v1/locations lists them)")
+    st.add_argument("--out", required=True, help="home directory to write")
+    st.add_argument("--base-url", default="https://api.smartthings.com")
+    st.add_argument("--locale", default="en", help="language of the capability descriptions (default en)")
+    ha = sources.add_parser("homeassistant", help="Home Assistant WebSocket + REST API; long-lived token in HA_TOKEN")
+    ha.add_argument("--url", required=True, help="the instance, e.g. http://homeassistant.local:8123")
+    ha.add_argument("--out", required=True, help="home directory to write")
+    for p in (st, ha):
+        p.add_argument("--deadline", type=float, default=60.0, help="seconds per request, retries included")
+        p.add_argument("--retries", type=int, default=4, help="retries of a 429 or 5xx answer (default 4)")
+        p.add_argument("-v", "--verbose", action="store_true")
+
+
+def run_home_command(args) -> int:
+    """Run ``home pull …``: one summary line on stdout, or one ``error:`` line and exit code 2."""
+    import logging
+
+    logging.basicConfig(level=logging.INFO if getattr(args, "verbose", False) else logging.WARNING,
+                        format="%(levelname)s %(message)s")
+    from .homeassistant import HomeAssistantError, pull_homeassistant
+    from .smartthings import SmartThingsError, pull_smartthings
+
+    try:
+        if args.source == "smartthings":
+            summary = pull_smartthings(args.location, args.out, base_url=args.base_url, locale=args.locale,
+                                       deadline=args.deadline, retries=args.retries)
+        else:
+            summary = pull_homeassistant(args.url, args.out, deadline=args.deadline, retries=args.retries)
+    except (SmartThingsError, HomeAssistantError, OSError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(summary.line())
+    return 0
+
+
+def add_execute_arguments(parser) -> None:
+    """Add ``--execute``, ``--dry-run``, ``--target`` and ``--home-url`` to ``run commands``."""
+    g = parser.add_argument_group("execute (commands)")
+    g.add_argument("--execute", action="store_true", help="send the result to the home's API (SmartThings "
+                   "commands or Home Assistant services); refused for need_clarification, too_many_targets, "
+                   "no_intent")
+    g.add_argument("--dry-run", action="store_true", help="with --execute: print the calls, send nothing")
+    g.add_argument("--target", choices=("smartthings", "homeassistant"),
+                   help="the API to send to (default: the source.json a `home pull` wrote into the home)")
+    g.add_argument("--home-url", help="the API's base URL (default: from source.json; SmartThings: "
+                   "https://api.smartthings.com)")
+
+
+def execute_from_args(args, prediction, home=None) -> tuple[dict | None, int]:
+    """(the execution report as a dict, exit code) for ``run commands``; (None, 0) without ``--execute``.
+
+    Prints the per-device report on stderr. Exit code: 0 when every device was accepted (or, with
+    ``--dry-run``, every planned call could be built), 1 when anything was refused, skipped or failed,
+    2 when the target cannot be used (no token, no home)."""
+    if not getattr(args, "execute", False):
+        return None, 0
+    from .execute import ExecutionError, HomeAssistantTarget, SmartThingsTarget, execute, target_for_home
+
+    home_dir = _home_dir(args, home)
+    try:
+        if args.target == "smartthings":
+            target = SmartThingsTarget(base_url=args.home_url or SmartThingsTarget.base_url, home_dir=home_dir)
+        elif args.target == "homeassistant":
+            if not args.home_url:
+                raise ExecutionError("--target homeassistant needs --home-url (the instance's URL)")
+            target = HomeAssistantTarget(args.home_url, home_dir=home_dir)
+        else:
+            if home_dir is None:
+                raise ExecutionError("no home directory to read source.json from: give --target")
+            target = target_for_home(home_dir, base_url=args.home_url)
+        report = execute(prediction, target, dry_run=args.dry_run, home=home, query=getattr(args, "query", None))
+    except (ExecutionError, OSError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return {"error": str(exc)}, 2
+    for line in report.lines():
+        print(line, file=sys.stderr)
+    return report.to_dict(), 0 if report.ok else 1
+
+
+def _home_dir(args, home):
+    """The directory of the home the prediction was made on, when it can be told."""
+    from pathlib import Path
+
+    dataset = getattr(args, "dataset", None)
+    if not dataset:
+        return None
+    path = Path(dataset)
+    if (path / "devices.json").exists():
+        return path
+    if home is not None and (path / home.name / "devices.json").exists():
+        return path / home.name
+    return None

@@ -1,0 +1,507 @@
+"""Send what CommandRetrieval decided to a real home: SmartThings commands or Home Assistant services.
+
+``execute(prediction_or_plan, target, dry_run=True)`` walks the plan's batches (a bulk plan) or takes the
+top candidate (a single command) and builds the calls:
+
+- SmartThings: ``POST /v1/devices/{deviceId}/commands`` with ``{"commands": [{"component": "main",
+  "capability", "command", "arguments"}]}``, one call per device;
+- Home Assistant: ``POST /api/services/{domain}/{service}`` with ``{"entity_id": [...], <field>: value}``,
+  one call per batch (the batch's devices share a command and its argument shape).
+
+Dry-run is the default: the report lists exactly the calls that would be sent, and nothing is sent.
+Nothing is sent either for a prediction that is not safe to run: hint ``no_intent``, a bulk plan with
+``need_clarification``, ``too_many_targets`` or ``no_target`` (``report.refused`` is the one line why).
+
+Arguments come only from what the user said: a command that takes a value gets the number the
+utterance sets (``QueryIR.carries_value``; "50%", "to 26 degrees", "一半", "最亮"), checked against the
+command's range and unit, or the listed value the utterance names ("cool", "HDMI 2"); a command that
+needs a value the utterance does not give is skipped with the reason, never sent with a guess.
+
+The report is per device: ``planned`` (dry run), ``accepted``, ``failed`` (with the reason: HTTP status,
+the API's answer) or ``skipped`` (not sent, with the reason), so a partial failure is visible;
+``retry(report)`` re-sends just the failed devices. Calls go out concurrently, at most
+``target.concurrency`` at a time; 429 and 5xx are retried (bounded) only for commands that are safe to
+repeat (set a value, on/off, open/close), never for steps such as "volume up" or "next track".
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import quote
+
+from ..retrievers.command_results import BulkPlan
+from ..retrievers.home import CommandSpec, Home
+from ..signatures.query_ir import QueryIR
+from .home_files import read_source
+from .rest import ApiError, RestClient
+
+REFUSED_HINTS = ("need_clarification", "too_many_targets", "no_intent", "no_target")
+DEFAULT_CONCURRENCY = 8
+_NOT_IDEMPOTENT = re.compile(r"step|next|previous|up$|down$|toggle|fastForward|rewind|volume_up|volume_down",
+                             re.IGNORECASE)
+
+
+class ExecutionError(RuntimeError):
+    """A target that cannot be used (no token, no home to read commands from); one line."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Targets
+
+@dataclass
+class SmartThingsTarget:
+    """The SmartThings API (token from ``SMARTTHINGS_TOKEN`` unless given)."""
+
+    token: str | None = None
+    base_url: str = "https://api.smartthings.com"
+    home_dir: str | Path | None = None  # where the home was pulled to (to read commands when no Home is given)
+    concurrency: int = DEFAULT_CONCURRENCY
+    retries: int = 2
+    deadline: float = 30.0
+    kind: str = field(default="smartthings", init=False)
+
+    def client(self) -> RestClient:
+        from .smartthings import TOKEN_ENV
+        return _client(self.base_url, self.token, TOKEN_ENV, self.retries, self.deadline)
+
+
+@dataclass
+class HomeAssistantTarget:
+    """A Home Assistant instance (token from ``HA_TOKEN`` unless given)."""
+
+    url: str
+    token: str | None = None
+    home_dir: str | Path | None = None
+    concurrency: int = DEFAULT_CONCURRENCY
+    retries: int = 2
+    deadline: float = 30.0
+    kind: str = field(default="homeassistant", init=False)
+
+    def client(self) -> RestClient:
+        from .homeassistant import TOKEN_ENV
+        return _client(self.url, self.token, TOKEN_ENV, self.retries, self.deadline)
+
+
+Target = SmartThingsTarget | HomeAssistantTarget
+
+
+def _client(base_url: str, token: str | None, env: str, retries: int, deadline: float) -> RestClient:
+    import os
+
+    token = token or os.environ.get(env)
+    if not token:
+        raise ExecutionError(f"no token to send commands with: set {env}")
+    return RestClient(base_url, token, retries=retries, deadline=deadline, timeout=min(20.0, deadline))
+
+
+def target_for_home(directory: str | Path, *, token: str | None = None, base_url: str | None = None) -> Target:
+    """The API a pulled home came from (its ``source.json``), with ``base_url`` overriding its URL."""
+    source = read_source(directory)
+    if source is None:
+        raise ExecutionError(f"{directory}: no source.json (a home pulled with `tracerag home pull`); "
+                             "say which API to send to")
+    if source.get("source") == "smartthings":
+        return SmartThingsTarget(token, base_url or source.get("base_url") or SmartThingsTarget.base_url,
+                                 home_dir=directory)
+    if source.get("source") == "homeassistant":
+        return HomeAssistantTarget(base_url or source["url"], token, home_dir=directory)
+    raise ExecutionError(f"{directory}/source.json: unknown source {source.get('source')!r}")
+
+
+# ---------------------------------------------------------------------------------------------
+# Report
+
+@dataclass
+class Call:
+    """One HTTP request: what dry-run prints and what execution sends."""
+
+    method: str
+    path: str
+    body: dict
+    device_ids: list[str]
+    command_id: str
+    idempotent: bool = True
+
+    def to_dict(self) -> dict:
+        return {"method": self.method, "path": self.path, "json": self.body}
+
+    def line(self) -> str:
+        return f"{self.method} {self.path} {json.dumps(self.body, ensure_ascii=False)}"
+
+
+@dataclass
+class DeviceResult:
+    device_id: str
+    label: str
+    command_id: str
+    status: str  # planned | accepted | failed | skipped
+    arguments: list = field(default_factory=list)
+    reason: str = ""
+    call: Call | None = field(default=None, repr=False)
+
+    def to_dict(self) -> dict:
+        return {"device_id": self.device_id, "label": self.label, "command_id": self.command_id,
+                "status": self.status, "arguments": self.arguments, "reason": self.reason}
+
+
+@dataclass
+class ExecutionReport:
+    target: str
+    dry_run: bool
+    refused: str = ""
+    calls: list[Call] = field(default_factory=list)
+    results: list[DeviceResult] = field(default_factory=list)
+    seconds: float = 0.0
+    source: Target | None = field(default=None, repr=False)
+
+    def _with(self, status: str) -> list[DeviceResult]:
+        return [r for r in self.results if r.status == status]
+
+    @property
+    def accepted(self) -> list[DeviceResult]:
+        return self._with("accepted")
+
+    @property
+    def failed(self) -> list[DeviceResult]:
+        return self._with("failed")
+
+    @property
+    def skipped(self) -> list[DeviceResult]:
+        return self._with("skipped")
+
+    @property
+    def planned(self) -> list[DeviceResult]:
+        return self._with("planned")
+
+    @property
+    def sent(self) -> list[DeviceResult]:
+        return [r for r in self.results if r.status in ("accepted", "failed")]
+
+    @property
+    def ok(self) -> bool:
+        return not self.refused and not self.failed and not self.skipped
+
+    def summary(self) -> str:
+        if self.refused:
+            return f"refused: {self.refused}"
+        if self.dry_run:
+            return (f"dry run ({self.target}): would send {len(self.calls)} call(s) for {len(self.planned)} "
+                    f"device(s); {len(self.skipped)} skipped")
+        return (f"{self.target}: {len(self.calls)} call(s) for {len(self.sent)} device(s) in {self.seconds:.2f} s: "
+                f"{len(self.accepted)} accepted, {len(self.failed)} failed, {len(self.skipped)} skipped")
+
+    def lines(self) -> list[str]:
+        """What a person reads: the summary, each call (dry run) and each device's outcome."""
+        out = [self.summary()]
+        if self.refused:
+            return out
+        if self.dry_run:
+            out += [f"  {call.line()}" for call in self.calls]
+        for r in self.results:
+            args = f" {json.dumps(r.arguments, ensure_ascii=False)}" if r.arguments else ""
+            reason = f": {r.reason}" if r.reason else ""
+            out.append(f"  {r.status:8} {r.device_id} ({r.label}) {r.command_id}{args}{reason}")
+        return out
+
+    def to_dict(self) -> dict:
+        return {"target": self.target, "dry_run": self.dry_run, "refused": self.refused,
+                "seconds": round(self.seconds, 3), "sent": len(self.sent), "accepted": len(self.accepted),
+                "failed": len(self.failed), "skipped": len(self.skipped),
+                "calls": [c.to_dict() for c in self.calls], "devices": [r.to_dict() for r in self.results]}
+
+
+# ---------------------------------------------------------------------------------------------
+# Planning
+
+def execute(plan_or_prediction, home_source: Target, *, dry_run: bool = True, home: Home | None = None,
+            query: str | None = None) -> ExecutionReport:
+    """Build the calls for a CommandRetrieval prediction (or a BulkPlan) and, unless ``dry_run``, send them.
+
+    ``home`` is the Home the prediction was made on (for labels and each command's argument shape); by
+    default the target's ``home_dir`` is read. ``query`` is the utterance (the source of argument
+    values); by default the prediction's ``query``, else its parse's action phrase."""
+    report = ExecutionReport(home_source.kind, dry_run, source=home_source)
+    targets, refused = _targets(plan_or_prediction)
+    if refused:
+        report.refused = refused
+        return report
+    if home is None:
+        if home_source.home_dir is None:
+            raise ExecutionError("no home to read commands from: pass home= or a target with home_dir")
+        home = Home.load(home_source.home_dir, log_warnings=False)
+    text = query or getattr(plan_or_prediction, "query", None) or _action(plan_or_prediction)
+    build = _smartthings_calls if home_source.kind == "smartthings" else _homeassistant_calls
+    report.results, report.calls = build(targets, home, text)
+    if not report.calls and not report.results:
+        report.refused = "nothing to run"
+    if not dry_run and report.calls:
+        _send(report, home_source, report.calls)
+    return report
+
+
+def retry(report: ExecutionReport, home_source: Target | None = None) -> ExecutionReport:
+    """Re-send just the devices that failed; the new report keeps the others' outcomes as they were."""
+    target = home_source or report.source
+    if target is None:
+        raise ExecutionError("retry needs the target the report was sent to")
+    failed = report.failed
+    results = [DeviceResult(r.device_id, r.label, r.command_id, r.status, r.arguments, r.reason, r.call)
+               for r in report.results]
+    new = ExecutionReport(report.target, False, results=results, source=target)
+    calls: dict[tuple, Call] = {}
+    for r in failed:
+        call = r.call
+        if call is None:
+            continue
+        if target.kind == "smartthings":
+            calls[(call.path,)] = call
+        else:  # one service call for the failed entities that shared a call
+            key = (call.path, json.dumps({k: v for k, v in call.body.items() if k != "entity_id"}, sort_keys=True))
+            if key not in calls:
+                calls[key] = Call(call.method, call.path, {**call.body, "entity_id": []}, [], call.command_id,
+                                  call.idempotent)
+            calls[key].device_ids.append(r.device_id)
+            calls[key].body["entity_id"].append(r.device_id)
+    new.calls = list(calls.values())
+    by_device = {r.device_id: r for r in new.results}
+    for call in new.calls:
+        for device_id in call.device_ids:
+            by_device[device_id].call = call
+    if new.calls:
+        _send(new, target, new.calls)
+    return new
+
+
+def _targets(obj) -> tuple[list[tuple[str, str]], str]:
+    """(device id, command id) pairs in the order to send them, or the reason nothing may be sent."""
+    if isinstance(obj, BulkPlan):
+        return _plan_targets(obj)
+    hint = getattr(obj, "hint", None)
+    if hint in REFUSED_HINTS:
+        return [], f"the prediction's hint is {hint!r}: nothing is sent"
+    plan = getattr(obj, "bulk", None)
+    if plan is not None:
+        return _plan_targets(plan)
+    candidates = getattr(obj, "candidates", None) or []
+    if not candidates:
+        return [], "no candidate to run"
+    return [(candidates[0].device_id, candidates[0].command_id)], ""
+
+
+def _plan_targets(plan: BulkPlan) -> tuple[list[tuple[str, str]], str]:
+    if plan.hint is not None:
+        why = plan.question or plan.reason
+        return [], f"the bulk plan's hint is {plan.hint!r}: nothing is sent" + (f" ({why})" if why else "")
+    command_of = {d: g.command_id for g in plan.groups for d in g.device_ids}
+    ordered = [d for batch in plan.batches for d in batch] or list(command_of)
+    return [(d, command_of[d]) for d in dict.fromkeys(ordered) if d in command_of], ""
+
+
+def _action(obj) -> str:
+    ir = getattr(obj, "ir", None)
+    return getattr(ir, "action", "") or ""
+
+
+def _resolved(home: Home, device_id: str, command_id: str, text: str, cache: dict):
+    """(device, spec, arguments, reason): arguments is None when the command cannot be sent."""
+    device = home.find(device_id)
+    if device is None:
+        return None, None, None, "not a device of this home"
+    spec = device.command(command_id)
+    if spec is None:
+        return device, None, None, f"{command_id} is not a command of this device"
+    key = (spec.compatibility, text)
+    if key not in cache:
+        cache[key] = resolve_arguments(spec, text)
+    arguments, reason = cache[key]
+    return device, spec, arguments, reason
+
+
+def _smartthings_calls(targets, home: Home, text: str) -> tuple[list[DeviceResult], list[Call]]:
+    results, calls, cache = [], [], {}
+    for device_id, command_id in targets:
+        device, spec, arguments, reason = _resolved(home, device_id, command_id, text, cache)
+        label = device.label if device else ""
+        if arguments is None:
+            results.append(DeviceResult(device_id, label, command_id, "skipped", reason=reason))
+            continue
+        body = {"commands": [{"component": "main", "capability": spec.capability, "command": spec.command,
+                              "arguments": arguments}]}
+        call = Call("POST", f"/v1/devices/{quote(device_id, safe='')}/commands", body, [device_id], command_id,
+                    not _NOT_IDEMPOTENT.search(spec.command))
+        calls.append(call)
+        results.append(DeviceResult(device_id, label, command_id, "planned", arguments, call=call))
+    return results, calls
+
+
+def _homeassistant_calls(targets, home: Home, text: str) -> tuple[list[DeviceResult], list[Call]]:
+    from .homeassistant import COMMAND_BY_ID
+
+    results, calls, cache = [], {}, {}
+    for device_id, command_id in targets:
+        device, spec, arguments, reason = _resolved(home, device_id, command_id, text, cache)
+        label = device.label if device else ""
+        command = COMMAND_BY_ID.get(command_id)
+        if arguments is not None and command is None:
+            arguments, reason = None, f"{command_id} is not a Home Assistant command this library maps"
+        if arguments is None:
+            results.append(DeviceResult(device_id, label, command_id, "skipped", reason=reason))
+            continue
+        data = {}
+        if command.field and arguments:
+            value = arguments[0]
+            if command.scale != 1 and isinstance(value, int | float) and not isinstance(value, bool):
+                value = round(value * command.scale, 4)
+            data[command.field] = value
+        path = f"/api/services/{command.domain}/{command.service}"
+        key = (path, json.dumps(data, sort_keys=True))
+        if key not in calls:  # devices of one batch share a command and argument: one call
+            calls[key] = Call("POST", path, {"entity_id": [], **data}, [], command_id,
+                              not _NOT_IDEMPOTENT.search(command.name))
+        call = calls[key]
+        call.device_ids.append(device_id)
+        call.body["entity_id"].append(device_id)
+        results.append(DeviceResult(device_id, label, command_id, "planned", arguments, call=call))
+    return results, list(calls.values())
+
+
+# ---------------------------------------------------------------------------------------------
+# Arguments
+
+_NUMBER = re.compile(r"(?<![A-Za-z0-9.])(-?\d+(?:\.\d+)?)\s*"
+                     r"(%|percent\b|per cent\b|度|℃|°\s*[CF]?|degrees?\b|kelvin\b|k\b)?", re.IGNORECASE)
+_TO_NUMBER = re.compile(r"(到|成|为|至|\bto\b|\bat\b)\s*(百分之)?\s*(-?\d+(?:\.\d+)?)", re.IGNORECASE)
+_HALF = re.compile(r"一半|半开|\bhalf(way)?\b", re.IGNORECASE)
+_MOST = re.compile(r"最(亮|大|高)|\b(max(imum)?|full)\b", re.IGNORECASE)
+_LEAST = re.compile(r"最(暗|小|低)|\bmin(imum)?\b", re.IGNORECASE)
+_PERCENT_WORD = re.compile(r"百分之\s*(\d+(?:\.\d+)?)")
+_NEGATIVE = re.compile(r"\b(off|stop|disable|no|un\w+)\b|关|停|取消", re.IGNORECASE)
+_UNIT_WORDS = {"%": ("%", "percent", "per cent"), "C": ("度", "℃", "°", "degree"), "F": ("度", "°", "degree"),
+               "K": ("k", "kelvin")}
+
+
+def needs_argument(spec: CommandSpec) -> bool:
+    return spec.type is not None or bool(spec.value_list) or spec.value_range is not None
+
+
+def resolve_arguments(spec: CommandSpec, text: str) -> tuple[list | None, str]:
+    """(arguments, "") when the utterance justifies them, else (None, why not)."""
+    if not needs_argument(spec):
+        return [], ""
+    if spec.value_list:
+        said = _squash(text)
+        named = [(len(s), o.value) for o in spec.value_list for s in {_squash(o.value), _squash(o.description)}
+                 if len(s) >= 2 and s in said]
+        if named:
+            return [max(named)[1]], ""
+        listed = ", ".join(o.value for o in spec.value_list[:8])
+        return None, f"{spec.id} needs one of: {listed}; the utterance names none"
+    if spec.type == "boolean":
+        return [not _NEGATIVE.search(text or "")], ""
+    bounds = dict(spec.value_range or ())
+    low, high, unit = bounds.get("min"), bounds.get("max"), bounds.get("unit")
+    if spec.type not in ("integer", "number") and not isinstance(high, int | float):
+        return None, f"{spec.id} takes a {spec.type or 'free'} value the utterance cannot be read for"
+    value = _number(text, unit, low, high)
+    if isinstance(value, str):
+        return None, f"{spec.id} needs a value{_range_text(low, high, unit)}: {value}"
+    if isinstance(low, int | float) and value < low or isinstance(high, int | float) and value > high:
+        return None, f"{spec.id}: {value:g} is outside{_range_text(low, high, unit)}"
+    return [int(round(value)) if spec.type == "integer" or float(value).is_integer() else value], ""
+
+
+def _number(text: str, unit: str | None, low, high) -> float | str:
+    """The value the utterance sets, or a string saying why there is none."""
+    text = text or ""
+    if not QueryIR.carries_value(text):
+        return "the utterance sets none"
+    percent = _PERCENT_WORD.search(text)
+    if percent and unit == "%":
+        return float(percent.group(1))
+    numbers = [(float(m.group(1)), (m.group(2) or "").strip().lower()) for m in _NUMBER.finditer(text)]
+    if not numbers:
+        if _HALF.search(text) and unit == "%":
+            return 50.0
+        if _MOST.search(text) and isinstance(high, int | float):
+            return float(high)
+        if _LEAST.search(text) and isinstance(low, int | float):
+            return float(low)
+        return "no number in the utterance"
+    words = _UNIT_WORDS.get(unit or "", ())
+    with_unit = {v for v, u in numbers if u and any(u.startswith(w) for w in words)}
+    targets = {float(m.group(3)) for m in _TO_NUMBER.finditer(text)}
+    for pool in (with_unit, targets, {v for v, _ in numbers}):
+        if len(pool) == 1:
+            return next(iter(pool))
+        if len(pool) > 1:
+            return f"several numbers ({', '.join(f'{v:g}' for v in sorted(pool))}) and none is clearly the value"
+    return "no number in the utterance"
+
+
+def _range_text(low, high, unit) -> str:
+    if low is None and high is None:
+        return ""
+    return f" ({'' if low is None else f'{low:g}'}..{'' if high is None else f'{high:g}'}{' ' + unit if unit else ''})"
+
+
+def _squash(text: str) -> str:
+    return re.sub(r"[\s_\-]+", "", (text or "").lower())
+
+
+# ---------------------------------------------------------------------------------------------
+# Sending
+
+def _send(report: ExecutionReport, target: Target, calls: list[Call]) -> None:
+    report.dry_run = False
+    by_device = {r.device_id: r for r in report.results}
+    started = time.perf_counter()
+    client = target.client()
+    try:
+        with ThreadPoolExecutor(max(1, min(target.concurrency, len(calls)))) as pool:
+            outcomes = list(pool.map(lambda call: (call, _send_one(client, target, call)), calls))
+    finally:
+        client.close()
+    for call, outcome in outcomes:
+        for device_id in call.device_ids:
+            status, reason = outcome.get(device_id, ("failed", "no answer"))
+            by_device[device_id].status, by_device[device_id].reason = status, reason
+    report.seconds = time.perf_counter() - started
+
+
+def _send_one(client: RestClient, target: Target, call: Call) -> dict[str, tuple[str, str]]:
+    """device id -> (status, reason) for one call (HA: a 400 on a batch is split per entity to find which)."""
+    retries = target.retries if call.idempotent else 0
+    try:
+        answer = client.post(call.path, call.body, retries=retries)
+    except ApiError as exc:
+        status = exc.status
+        if target.kind == "homeassistant" and status == 400 and len(call.device_ids) > 1:
+            out = {}
+            for device_id in call.device_ids:
+                single = Call(call.method, call.path, {**call.body, "entity_id": [device_id]}, [device_id],
+                              call.command_id, call.idempotent)
+                out.update(_send_one(client, target, single))
+            return out
+        return dict.fromkeys(call.device_ids, ("failed", _reason(exc, target)))
+    if target.kind == "smartthings":
+        failed = [r for r in (answer or {}).get("results") or [] if isinstance(r, dict)
+                  and str(r.get("status", "")).upper() == "FAILED"]
+        if failed:
+            return dict.fromkeys(call.device_ids, ("failed", f"the device reported FAILED: "
+                                                             f"{json.dumps(failed[0], ensure_ascii=False)[:200]}"))
+    return dict.fromkeys(call.device_ids, ("accepted", ""))
+
+
+def _reason(exc: ApiError, target: Target) -> str:
+    status = exc.status
+    if status in (401, 403):
+        scope = "x:devices:*" if target.kind == "smartthings" else "a valid long-lived access token"
+        return f"HTTP {status}: the token lacks {scope}"
+    if status == 404:
+        return "HTTP 404: the device (or service) is not there any more; pull the home again"
+    return str(exc)
