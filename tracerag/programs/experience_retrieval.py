@@ -38,9 +38,10 @@ from typing import Any
 import dspy
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..retrievers.cosine_bank import CosineBank, Hit
+from ..retrievers.cosine_bank import CosineBank
 from ..retrievers.rerankers import LocalReranker, Reranker
 from ..retrievers.traces import query_text
+from ..retrievers.vector_store import StoreHit, VectorStore, store_and_embedder, store_backing_bank
 from ..signatures.experience import CheckSufficiency, RewriteQuery, SummarizeExperience
 from .guarded_step import Pipeline, Stages, lm_of, lm_step, work
 from .spans import EXPERIENCE_SEARCH
@@ -100,32 +101,34 @@ class Round:
 
 
 class ExperienceRetrieval(dspy.Module):
-    """Retrieve experience from a trace bank for a new task.
+    """Retrieve experience from a trace store for a new task.
 
-    ``bank`` is a CosineBank built by ``build_experience_bank`` (or its directory) and must carry an
-    embedder. ``reranker`` is a rerank service client (``make_reranker("http://…/v1")``); without one,
-    ``enable_rerank`` uses the local fallback (dense + lexical blend over the bank's embedder).
+    ``bank`` is where the traces are: a :class:`~tracerag.retrievers.vector_store.VectorStore` (a numpy
+    bank or Milvus, see ``open_store``), a CosineBank built by ``build_experience_bank``, or a store URI /
+    bank directory. ``embedder`` must be the one the store was built with (default: a CosineBank's own,
+    else the configured one). All retrieval goes through the store protocol. ``reranker`` is a rerank
+    service client (``make_reranker("http://…/v1")``); without one, ``enable_rerank`` uses the local
+    fallback (dense + lexical blend over the embedder).
     """
 
-    def __init__(self, bank: CosineBank | str | Path | None = None, config: ExperienceConfig | dict | None = None,
-                 *, reranker: Reranker | None = None, embedder=None):
+    def __init__(self, bank: VectorStore | CosineBank | str | Path | None = None,
+                 config: ExperienceConfig | dict | None = None, *, reranker: Reranker | None = None, embedder=None):
         super().__init__()
         self.config = config if isinstance(config, ExperienceConfig) else ExperienceConfig(**(config or {}))
-        self.bank: CosineBank | None = None
+        self.store: VectorStore | None = None
+        self.embedder = None
         self.reranker = reranker
         if not self.config.enable:
             return  # dark launch: no bank loaded, no predictors built
         if bank is None:
-            raise ValueError("ExperienceRetrieval(enable=True) needs a bank (a CosineBank or its directory)")
-        if not isinstance(bank, CosineBank):
+            raise ValueError("ExperienceRetrieval(enable=True) needs a bank: a VectorStore, CosineBank or store URI")
+        if embedder is None and not isinstance(bank, CosineBank):
             from ..config import get_embedder
 
-            bank = CosineBank.load(bank, embedder or get_embedder())
-        if bank.embedder is None:
-            raise ValueError(f"{bank.directory}: the bank was loaded without an embedder; queries cannot be embedded")
-        self.bank = bank
+            embedder = get_embedder()
+        self.store, self.embedder = store_and_embedder(bank, embedder)
         if self.reranker is None and self.config.enable_rerank:
-            self.reranker = LocalReranker(bank.embedder)
+            self.reranker = LocalReranker(self.embedder)
         self.rewrite = dspy.Predict(RewriteQuery)
         self.summarize = dspy.Predict(SummarizeExperience)
         self.check = dspy.Predict(CheckSufficiency)
@@ -213,14 +216,40 @@ class ExperienceRetrieval(dspy.Module):
         return self.config.enable_rerank and self.reranker is not None
 
     def _retrieve(self, queries: list[str]) -> list[Candidate]:
-        """One embedding call for all queries, one search, best retrieval score per task_id."""
-        best: dict[str, Hit] = {}
-        for hits in self.bank.search_texts(queries, k=self.config.top_k, min_score=self.config.min_score):
+        """One embedding call for all queries, one store search, best retrieval score per task_id (ties:
+        the hit seen first, i.e. the earlier query, then the store's rank)."""
+        vectors = self.embedder.embed(queries)
+        best: dict[str, tuple[StoreHit, int]] = {}
+        seen = 0
+        for hits in self.store.search(vectors, k=self.config.top_k, min_score=self.config.min_score):
             for hit in hits:
-                if hit.id not in best or hit.score > best[hit.id].score:
-                    best[hit.id] = hit
-        ordered = sorted(best.values(), key=lambda h: (-h.score, h.row))
-        return [Candidate(h.id, h.score, None, h.metadata) for h in ordered]
+                if hit.id not in best or hit.score > best[hit.id][0].score:
+                    best[hit.id] = (hit, best[hit.id][1] if hit.id in best else seen)
+                seen += 1
+        ordered = sorted(best.values(), key=lambda pair: (-pair[0].score, pair[1]))
+        return [Candidate(h.id, h.score, None, h.metadata) for h, _ in ordered]
+
+    # -- what it runs on (for callers; retrieval itself uses only the store protocol) ------------
+
+    @property
+    def bank(self) -> Any:
+        """The CosineBank behind a numpy store; for another backend the store itself; None when disabled.
+        Kept for older callers: use :attr:`store`, :meth:`stored_ids` and :meth:`stored_metadata`."""
+        if self.store is None:
+            return None
+        return store_backing_bank(self.store) or self.store
+
+    def stored_ids(self) -> set[str]:
+        """Every task_id in the store (one scan)."""
+        if self.store is None:
+            return set()
+        return {x for batch in self.store.scan(4096) for x in batch.ids}
+
+    def stored_metadata(self, task_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """task_id -> stored metadata (reasoning, steps, index text, caption) for those present."""
+        if self.store is None:
+            return {}
+        return {row.id: row.metadata for row in self.store.get(list(task_ids))}
 
     def _rerank(self, query: str, candidates: list[Candidate]) -> list[Candidate]:
         if not (self.config.enable_rerank and len(candidates) > 1):

@@ -36,12 +36,15 @@ import math
 import re
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import dspy
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..metrics.citations import CHUNK_ID_PATTERN, extract_cited_ids
+from ..retrievers.cosine_bank import CosineBank
 from ..retrievers.hybrid import HybridRetriever, ScoredChunk
+from ..retrievers.vector_store import VectorStore, store_and_embedder
 from ..signatures.rag import AnswerWithCitations, ChunkGrade, GradeRelevance, RefineQuery, VerifyGroundedness
 from .guarded_step import Pipeline, Stages, lm_of, lm_step, work
 from .spans import CORPUS_SEARCH
@@ -96,6 +99,10 @@ class _GradingFailed(Exception):
 class SelfReflectiveRAG(dspy.Module):
     """Answer from a chunk bank with graded retrieval and verified, cited answers.
 
+    ``retriever`` is a HybridRetriever, or a chunk store it is built on: a
+    :class:`~tracerag.retrievers.vector_store.VectorStore` (numpy bank or Milvus), a CosineBank or a store
+    URI, searched with ``embedder`` (default: the bank's own, else the configured one).
+
     The prediction: ``answer``, ``verdict`` (yes/no/maybe, "" when nothing was decided), ``grounded``
     (True verified, None unverified, False unsupported), ``hint`` (None, ``no_lm``, ``lm_failed``,
     ``nothing_relevant``, ``regenerated``, ``not_grounded``), ``lm_fallbacks`` (stages that fell back:
@@ -103,8 +110,16 @@ class SelfReflectiveRAG(dspy.Module):
     kept, given as context and cited.
     """
 
-    def __init__(self, retriever: HybridRetriever, config: RAGConfig | dict | None = None):
+    def __init__(self, retriever: HybridRetriever | VectorStore | CosineBank | str | Path,
+                 config: RAGConfig | dict | None = None, *, embedder=None):
         super().__init__()
+        if not isinstance(retriever, HybridRetriever):  # a store (or its URI): hybrid search over it
+            if embedder is None and not isinstance(retriever, CosineBank):
+                from ..config import get_embedder
+
+                embedder = get_embedder()
+            store, embedder = store_and_embedder(retriever, embedder)
+            retriever = HybridRetriever(store, embedder=embedder)
         self.retriever = retriever
         self.config = config if isinstance(config, RAGConfig) else RAGConfig(**(config or {}))
         self.grade = dspy.Predict(GradeRelevance)

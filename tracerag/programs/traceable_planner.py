@@ -37,7 +37,8 @@ import dspy
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..metrics.planner import plan_cited_ids
-from ..retrievers.playbook import Bullet, Playbook, Template, as_template, parse_playbook
+from ..retrievers.playbook import Bullet, Playbook, Template, TemplateIndex, as_template, parse_playbook
+from ..retrievers.vector_store import VectorStore
 from ..signatures.planner import GeneratePlan, Plan
 from .guarded_step import Pipeline, Stages, lm_of, lm_step, work
 from .lm_meter import LMMeter
@@ -62,13 +63,22 @@ class TraceablePlanner(dspy.Module):
     """``planner(requirements=..., bullets=[Bullet...] | Playbook | playbook text, templates=[Template...])``.
 
     ``retrieve_templates(requirements)`` is used when a call passes no ``templates``; it returns
-    Templates (or dicts with ``text``/``content``, ``title``, ``score``, ``id``) best first.
+    Templates (or dicts with ``text``/``content``, ``title``, ``score``, ``id``) best first. A
+    :class:`~tracerag.retrievers.vector_store.VectorStore` of templates (rows written by
+    ``index_templates``) may be given instead, with the ``embedder`` it was built with: it is searched
+    through a :class:`~tracerag.retrievers.playbook.TemplateIndex` (``max_templates`` best).
     """
 
     def __init__(self, config: PlannerConfig | dict | None = None, *,
-                 retrieve_templates: TemplateRetriever | None = None):
+                 retrieve_templates: TemplateRetriever | VectorStore | None = None, embedder=None):
         super().__init__()
         self.config = config if isinstance(config, PlannerConfig) else PlannerConfig(**(config or {}))
+        if isinstance(retrieve_templates, VectorStore):  # templates in a store: searched through the protocol
+            if embedder is None:
+                from ..config import get_embedder
+
+                embedder = get_embedder()
+            retrieve_templates = TemplateIndex(retrieve_templates, embedder, k=max(self.config.max_templates, 1))
         self.retrieve_templates = retrieve_templates
         self.generate = dspy.Predict(GeneratePlan)
 

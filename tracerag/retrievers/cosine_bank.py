@@ -504,6 +504,13 @@ class CosineBank:
             raise KeyError(f"{id!r} is not in bank {self._directory}")
         return row
 
+    def id_at(self, row: int) -> str:
+        """The id of row ``row`` (decoded alone; no full read of ``ids.json``)."""
+        snap = self._snap
+        if not 0 <= row < snap.count:
+            raise IndexError(f"row {row} out of range for a bank of {snap.count}")
+        return snap.ids[row]
+
     def metadata(self, row: int) -> dict[str, Any]:
         snap = self._snap
         if not 0 <= row < snap.count:

@@ -6,10 +6,12 @@ against the bundled abstracts (train split), recall@10 of the source abstract is
 channel alone, 0.97 for BM25 alone and 0.995 fused; on the test split 0.92, 0.985 and 0.985
 (``benchmarks/bench_rag_retrieval.py``).
 
-The word index is built in memory from the bank's metadata ``text`` when the retriever is made: a
-compressed-sparse layout in numpy arrays (per term, the rows it occurs in and their BM25 weight), so
-a query costs one vector add per distinct query term. Tokens are NFKC-lower-cased words with English
-plurals folded, plus single characters and bigrams inside CJK runs (no word segmenter needed).
+The retriever runs on any :class:`~.vector_store.VectorStore` (a numpy bank, or Milvus by URI). The
+word index is built in memory from the rows' metadata ``text`` when the retriever is made, read with the
+store's ``scan`` (so a Milvus store keeps the lexical channel): a compressed-sparse layout in numpy
+arrays (per term, the rows it occurs in and their BM25 weight), so a query costs one vector add per
+distinct query term. Tokens are NFKC-lower-cased words with English plurals folded, plus single
+characters and bigrams inside CJK runs (no word segmenter needed).
 
 Fusion: every candidate from either channel's window is scored on both channels exactly (its cosine
 from the bank's vectors, its BM25 from the index), and the channel scores stay on the result, so a
@@ -29,6 +31,8 @@ from typing import Any, Literal
 import numpy as np
 
 from .cosine_bank import CosineBank
+from .embedders import Embedder
+from .vector_store import VectorStore
 
 __all__ = ["DEFAULT_DENSE_WEIGHT", "DEFAULT_FUSION", "DEFAULT_LEXICAL_WEIGHT", "HybridRetriever", "ScoredChunk",
            "WordIndex", "word_tokens"]
@@ -155,7 +159,13 @@ def _top(scores: np.ndarray, m: int) -> np.ndarray:
 
 
 class HybridRetriever:
-    """Dense + BM25 retrieval over a chunk bank (metadata ``text`` per row), fused by score or rank.
+    """Dense + BM25 retrieval over a chunk store (metadata ``text`` per row), fused by score or rank.
+
+    ``store`` is a :class:`~.vector_store.VectorStore` (then pass ``embedder``, which must be the one the
+    store was built with) or a :class:`~.cosine_bank.CosineBank` loaded with its embedder. On the numpy
+    bank the dense channel reads the memory-mapped matrix directly; on another store it is one batched
+    ``search`` per call plus one ``get`` per query for the candidates' vectors and metadata, and the
+    candidates are scored from those vectors exactly as on the bank (so rankings agree up to ties).
 
     ``fusion="normalized"`` (default): per query, each channel's scores over the candidates are scaled
     to [0, 1] (cosine min-max, BM25 divided by its maximum) and summed with the weights.
@@ -163,14 +173,17 @@ class HybridRetriever:
     channel contributing only where the chunk is in its window. The window per channel is
     ``max(5 * k, window)`` chunks, widened when ``dedupe_by`` leaves fewer than ``k``.
 
-    The word index covers the rows present when the retriever was made; after appending to the bank
-    call :meth:`refresh` (rows it does not cover score 0 on the lexical channel until then).
+    The word index covers the rows present when the retriever was made; after adding rows call
+    :meth:`refresh` (rows it does not cover score 0 on the lexical channel until then). After rows of a
+    numpy bank were deleted the index is rebuilt on the next search; on other stores call :meth:`refresh`
+    after replacing or deleting rows.
     """
 
     def __init__(
         self,
-        bank: CosineBank,
+        store: VectorStore | CosineBank,
         *,
+        embedder: Embedder | None = None,
         lexical_weight: float = DEFAULT_LEXICAL_WEIGHT,
         dense_weight: float = DEFAULT_DENSE_WEIGHT,
         fusion: Fusion = DEFAULT_FUSION,
@@ -181,7 +194,13 @@ class HybridRetriever:
             raise ValueError(f"unknown fusion {fusion!r}; choose 'rrf' or 'normalized'")
         if lexical_weight < 0 or dense_weight < 0 or lexical_weight + dense_weight == 0:
             raise ValueError("channel weights must be non-negative and not both zero")
-        self.bank = bank
+        self._rows = _rows_of(store)
+        self.embedder = embedder if embedder is not None else self._rows.embedder
+        if self.embedder is not None:
+            info = self._rows.store.describe()
+            if (self.embedder.id, self.embedder.dim) != (info.embedder_id, info.dim):
+                raise ValueError(f"{info.uri}: store holds vectors of embedder {info.embedder_id!r} (dim {info.dim}), "
+                                 f"not {self.embedder.id!r} (dim {self.embedder.dim})")
         self.lexical_weight = lexical_weight
         self.dense_weight = dense_weight
         self.fusion: Fusion = fusion
@@ -189,16 +208,49 @@ class HybridRetriever:
         self.text_key = text_key
         self.index = self._build_index()
 
+    # -- what it runs on -------------------------------------------------------------------------
+
+    @property
+    def store(self) -> VectorStore:
+        """The vector store the dense channel searches."""
+        return self._rows.store
+
+    @property
+    def bank(self) -> Any:
+        """The CosineBank on a numpy store; on another store, the store itself (kept for older callers;
+        use :attr:`store`)."""
+        return self._rows.bank
+
+    def describe(self) -> Any:
+        """The store's :class:`~.vector_store.StoreInfo` (backend, secret-free URI, embedder id, dim)."""
+        return self._rows.store.describe()
+
+    @property
+    def ids(self) -> list[str]:
+        """The ids of the indexed rows, in index order (the rows ``index`` refers to)."""
+        return list(self._ids)
+
+    def row_metadata(self, rows: Sequence[int]) -> list[dict[str, Any]]:
+        """Metadata of rows in index order (as in :attr:`ids`)."""
+        rows = [int(r) for r in rows]
+        self._rows.prefetch(rows, self._ids)
+        return [self._rows.metadata(r, self._ids) for r in rows]
+
     def _build_index(self) -> WordIndex:
-        self._ids = self.bank.ids
-        texts = [str(self.bank.metadata(row).get(self.text_key) or "") for row in range(len(self._ids))]
+        ids: list[str] = []
+        texts: list[str] = []
+        for batch_ids, batch_meta in self._rows.scan():
+            ids.extend(batch_ids)
+            texts.extend(str(m.get(self.text_key) or "") for m in batch_meta)
+        self._ids = ids
+        self._rows.indexed(ids)
         index = WordIndex(texts)
-        logger.info("word index over %d chunks of %s: %d terms", len(texts), self.bank.directory, len(index.vocab))
+        logger.info("word index over %d chunks of %s: %d terms", len(texts), self._rows.where, len(index.vocab))
         return index
 
     def refresh(self) -> HybridRetriever:
-        """Re-index when the bank grew since the index was built (rows are append-only)."""
-        if len(self.bank) != len(self.index):
+        """Re-index when the store's rows changed since the index was built (count, or a numpy bank's rows)."""
+        if self._rows.count() != len(self.index) or self._rows.stale(self._ids):
             self.index = self._build_index()
         return self
 
@@ -207,18 +259,22 @@ class HybridRetriever:
     def search(self, queries: Sequence[str], k: int = 10, *, dedupe_by: str | None = None) -> list[list[ScoredChunk]]:
         """Top-``k`` fused chunks per query, best first; ``dedupe_by`` (e.g. "doc_id") keeps the best per value.
 
-        The dense windows of all queries come from one batched bank search (one pass over the matrix);
-        a query whose window dedupe leaves short is widened on its own, so each result is the same as
-        searching that query alone.
+        The dense windows of all queries come from one batched store search (one pass over the matrix on
+        the numpy bank); a query whose window dedupe leaves short is widened on its own, so each result is
+        the same as searching that query alone.
         """
         queries = list(queries)
         if not queries or k <= 0:
             return [[] for _ in queries]
+        self._check_rows()
         vectors = self._embed(queries)
         window = max(5 * k, self.window)
-        dense_windows = self.bank.search_rows(vectors, k=window, min_score=None)
-        return [self._search_one(query, vector, dense_rows, window, k, dedupe_by)
-                for query, vector, (dense_rows, _) in zip(queries, vectors, dense_windows, strict=True)]
+        dense_windows = self._rows.dense_windows(vectors, window, self._ids)
+        try:
+            return [self._search_one(query, vector, dense_rows, window, k, dedupe_by)
+                    for query, vector, dense_rows in zip(queries, vectors, dense_windows, strict=True)]
+        finally:
+            self._rows.forget()
 
     def _search_one(self, query: str, vector: np.ndarray, dense_rows: list[int], window: int, k: int,
                     dedupe_by: str | None) -> list[ScoredChunk]:
@@ -226,10 +282,10 @@ class HybridRetriever:
         lexical_all = self._lexical_scores(query)
         while True:
             kept = self._chunks(self._fuse(vector, dense_rows, lexical_all, window), dedupe_by, k)
-            if len(kept) >= k or window >= len(self.bank):
+            if len(kept) >= k or window >= self._rows.count():
                 return kept
             window *= 4  # deduplication left fewer than k: look deeper
-            dense_rows = self.bank.search_rows(vector, k=window, min_score=None)[0][0]
+            dense_rows = self._rows.dense_windows(vector[None, :], window, self._ids)[0]
 
     def search_dense(
         self, queries: Sequence[str], k: int = 10, *, dedupe_by: str | None = None
@@ -238,51 +294,61 @@ class HybridRetriever:
         queries = list(queries)
         if not queries:
             return []
-        hits = self.bank.search(self._embed(queries), k=k, min_score=None, dedupe_by=dedupe_by)
-        return [[ScoredChunk(h.id, h.score, h.score, None, h.metadata) for h in row] for row in hits]
+        hits = self._rows.dense_hits(self._embed(queries), k, dedupe_by)
+        return [[ScoredChunk(x, score, score, None, meta) for x, score, meta in row] for row in hits]
 
     def search_lexical(
         self, queries: Sequence[str], k: int = 10, *, dedupe_by: str | None = None
     ) -> list[list[ScoredChunk]]:
         """Baseline: BM25 alone, no embedding (``dense`` is None); chunks without a query word are left out."""
+        self._check_rows()
         results = []
-        for query in queries:
-            scores = self._lexical_scores(query)
-            window = max(5 * k, self.window) if dedupe_by else k
-            while True:
-                rows = [int(r) for r in _top(scores, window) if scores[r] > 0]
-                ranked = [(r, float(scores[r]), None, float(scores[r])) for r in rows]
-                kept = self._chunks(ranked, dedupe_by, k)
-                if len(kept) >= k or len(rows) < window:
-                    break
-                window *= 4
-            results.append(kept)
+        try:
+            for query in queries:
+                scores = self._lexical_scores(query)
+                window = max(5 * k, self.window) if dedupe_by else k
+                while True:
+                    rows = [int(r) for r in _top(scores, window) if scores[r] > 0]
+                    ranked = [(r, float(scores[r]), None, float(scores[r])) for r in rows]
+                    self._rows.prefetch(rows, self._ids)
+                    kept = self._chunks(ranked, dedupe_by, k)
+                    if len(kept) >= k or len(rows) < window:
+                        break
+                    window *= 4
+                results.append(kept)
+        finally:
+            self._rows.forget()
         return results
 
     # -- internals -------------------------------------------------------------------------------
 
+    def _check_rows(self) -> None:
+        """Rebuild the index if rows it covers were deleted or moved (a numpy bank's splice)."""
+        if self._rows.stale(self._ids):
+            self.index = self._build_index()
+
     def _embed(self, queries: list[str]) -> np.ndarray:
-        embedder = self.bank.embedder
-        if embedder is None:
-            raise ValueError(f"bank {self.bank.directory} was loaded without an embedder; pass one to CosineBank.load")
-        return np.asarray(embedder.embed(queries), dtype=np.float32)
+        if self.embedder is None:
+            raise ValueError(f"{self._rows.where}: no embedder given (pass embedder=, or load the bank with one)")
+        return np.asarray(self.embedder.embed(queries), dtype=np.float32)
 
     def _lexical_scores(self, query: str) -> np.ndarray:
         scores = self.index.scores(query)
-        missing = len(self.bank) - len(scores)
+        missing = self._rows.count() - len(scores)
         return np.concatenate([scores, np.zeros(missing, dtype=np.float32)]) if missing > 0 else scores
 
     def _fuse(
         self, vector: np.ndarray, dense_rows: list[int], lexical_all: np.ndarray, window: int
     ) -> list[tuple[int, float, float, float]]:
-        """(row, fused, dense, lexical) for the union of both windows (dense: the bank's best ``window``
+        """(row, fused, dense, lexical) for the union of both windows (dense: the store's best ``window``
         rows, best first), best fused first."""
         lexical_rows = [int(r) for r in _top(lexical_all, window) if lexical_all[r] > 0]
         rows = np.asarray(list(dict.fromkeys(dense_rows + lexical_rows)), dtype=np.int64)
         if rows.size == 0:
             return []
-        dense = self.bank.vectors[rows] @ (vector / max(float(np.linalg.norm(vector)), 1e-12))
-        lexical = lexical_all[rows]
+        dense = self._rows.dense(rows, vector / max(float(np.linalg.norm(vector)), 1e-12), self._ids)
+        lexical = np.concatenate([lexical_all, np.zeros(max(0, int(rows.max()) + 1 - len(lexical_all)),
+                                                        dtype=np.float32)])[rows]
         if self.fusion == "rrf":
             dense_rank = {r: i for i, r in enumerate(dense_rows, start=1)}
             lexical_rank = {r: i for i, r in enumerate(lexical_rows, start=1)}
@@ -307,16 +373,14 @@ class HybridRetriever:
         out: list[ScoredChunk] = []
         seen: set[Any] = set()
         for row, score, dense, lexical in ranked:
-            metadata = self.bank.metadata(row)
+            metadata = self._rows.metadata(row, self._ids)
             if dedupe_by is not None:
                 group = metadata.get(dedupe_by, ("row", row))  # rows lacking the key are never merged
                 group = group if isinstance(group, str | int | float | tuple) else repr(group)
                 if group in seen:
                     continue
                 seen.add(group)
-            if row >= len(self._ids):  # the bank grew since the ids were read
-                self._ids = self.bank.ids
-            out.append(ScoredChunk(self._ids[row], score, dense, lexical, metadata))
+            out.append(ScoredChunk(self._rows.id_of(row, self._ids), score, dense, lexical, metadata))
             if len(out) == k:
                 break
         return out
@@ -325,6 +389,177 @@ class HybridRetriever:
         return self
 
     def __repr__(self) -> str:
-        return (f"HybridRetriever({self.bank!r}, fusion={self.fusion!r}, dense_weight={self.dense_weight}, "
+        return (f"HybridRetriever({self._rows.label()}, fusion={self.fusion!r}, dense_weight={self.dense_weight}, "
                 f"lexical_weight={self.lexical_weight})")
 
+
+# ---------------------------------------------------------------------------------------------
+# Where the rows come from: a numpy bank read directly, or any store through the protocol. Rows are
+# numbered in the order the word index was built (the bank's row order; the store's scan order), and
+# rows the dense channel finds that the index does not cover get the next numbers.
+
+
+def _rows_of(store: Any) -> _BankRows | _StoreRows:
+    from .numpy_store import NumpyStore
+
+    if isinstance(store, CosineBank):
+        return _BankRows(store, None)
+    if isinstance(store, NumpyStore):
+        return _BankRows(store.bank, store)
+    if isinstance(store, VectorStore):
+        return _StoreRows(store)
+    raise TypeError(f"HybridRetriever needs a VectorStore or a CosineBank, got {type(store).__name__}")
+
+
+class _BankRows:
+    """The numpy bank: windows from one matrix product, candidates scored from the memory-mapped rows."""
+
+    def __init__(self, bank: CosineBank, store: Any) -> None:
+        self.bank = bank
+        self._store = store
+        self.embedder = bank.embedder
+        self.where = bank.directory
+
+    @property
+    def store(self) -> VectorStore:
+        if self._store is None:
+            from .numpy_store import NumpyStore
+
+            self._store = NumpyStore(self.bank)
+        return self._store
+
+    def label(self) -> str:
+        return repr(self.bank)
+
+    def scan(self) -> Any:
+        return ((b.ids, b.metadata) for b in self.bank.iter_rows(4096))
+
+    def indexed(self, ids: list[str]) -> None:
+        pass
+
+    def count(self) -> int:
+        return len(self.bank)
+
+    def stale(self, ids: list[str]) -> bool:
+        """Rows the index covers were deleted or moved: the bank is shorter, or its last indexed id moved."""
+        n = len(ids)
+        return len(self.bank) < n or (n > 0 and self.bank.id_at(n - 1) != ids[n - 1])
+
+    def dense_windows(self, vectors: np.ndarray, window: int, ids: list[str]) -> list[list[int]]:
+        return [rows for rows, _ in self.bank.search_rows(vectors, k=window, min_score=None)]
+
+    def dense(self, rows: np.ndarray, unit: np.ndarray, ids: list[str]) -> np.ndarray:
+        return self.bank.vectors[rows] @ unit
+
+    def dense_hits(self, vectors: np.ndarray, k: int, dedupe_by: str | None) -> list[list[tuple[str, float, dict]]]:
+        return [[(h.id, h.score, h.metadata) for h in row]
+                for row in self.bank.search(vectors, k=k, min_score=None, dedupe_by=dedupe_by)]
+
+    def prefetch(self, rows: Sequence[int], ids: list[str]) -> None:
+        pass
+
+    def forget(self) -> None:
+        pass
+
+    def metadata(self, row: int, ids: list[str]) -> dict[str, Any]:
+        return self.bank.metadata(row)
+
+    def id_of(self, row: int, ids: list[str]) -> str:
+        return ids[row] if row < len(ids) else self.bank.id_at(row)
+
+
+class _StoreRows:
+    """Any VectorStore: windows from ``search``, candidates' vectors and metadata from ``get`` (one call per
+    query, cached for the duration of one retriever call)."""
+
+    def __init__(self, store: VectorStore) -> None:
+        self.store = store
+        self.bank = store
+        self.embedder = None
+        self.where = store.describe().uri
+        self._row_of: dict[str, int] = {}
+        self._vectors: dict[int, np.ndarray] = {}
+        self._meta: dict[int, dict[str, Any]] = {}
+
+    def label(self) -> str:
+        return repr(self.store)
+
+    def scan(self) -> Any:
+        return iter(self.store.scan(1000))
+
+    def indexed(self, ids: list[str]) -> None:
+        self._row_of = {x: r for r, x in enumerate(ids)}
+        self.forget()
+
+    def count(self) -> int:
+        return len(self._row_of)
+
+    def stale(self, ids: list[str]) -> bool:
+        return False
+
+    def _row(self, id: str, ids: list[str]) -> int:
+        row = self._row_of.get(id)
+        if row is None:  # added to the store after the index was built
+            row = self._row_of[id] = len(ids)
+            ids.append(id)
+        return row
+
+    def dense_windows(self, vectors: np.ndarray, window: int, ids: list[str]) -> list[list[int]]:
+        out = []
+        for hits in self.store.search(vectors, k=window):
+            rows = []
+            for hit in hits:
+                row = self._row(hit.id, ids)
+                self._meta[row] = hit.metadata
+                rows.append(row)
+            out.append(rows)
+        return out
+
+    def prefetch(self, rows: Sequence[int], ids: list[str], vectors: bool = False) -> None:
+        missing = [r for r in rows if r not in self._meta or (vectors and r not in self._vectors)]
+        if missing:
+            for got in self.store.get([ids[r] for r in missing]):
+                row = self._row_of[got.id]
+                self._vectors[row] = got.vector
+                self._meta[row] = got.metadata
+
+    def dense(self, rows: np.ndarray, unit: np.ndarray, ids: list[str]) -> np.ndarray:
+        self.prefetch(rows.tolist(), ids, vectors=True)
+        dim = len(unit)
+        matrix = np.stack([self._vectors.get(int(r), np.zeros(dim, np.float32)) for r in rows.tolist()])
+        return matrix.astype(np.float32, copy=False) @ unit  # a row deleted since the index: cosine 0
+
+    def dense_hits(self, vectors: np.ndarray, k: int, dedupe_by: str | None) -> list[list[tuple[str, float, dict]]]:
+        out = []
+        for q in vectors:
+            window = k if dedupe_by in (None, "id") else max(4 * k, 64)
+            while True:
+                hits = self.store.search(q, k=window)[0]
+                kept, seen = [], set()
+                for hit in hits:
+                    if dedupe_by not in (None, "id"):
+                        group = hit.metadata.get(dedupe_by, ("id", hit.id))
+                        group = group if isinstance(group, str | int | float | tuple) else repr(group)
+                        if group in seen:
+                            continue
+                        seen.add(group)
+                    kept.append((hit.id, hit.score, hit.metadata))
+                    if len(kept) == k:
+                        break
+                if len(kept) >= k or len(hits) < window:
+                    break
+                window *= 4
+            out.append(kept)
+        return out
+
+    def forget(self) -> None:
+        self._vectors.clear()
+        self._meta.clear()
+
+    def metadata(self, row: int, ids: list[str]) -> dict[str, Any]:
+        if row not in self._meta:
+            self.prefetch([row], ids)
+        return self._meta.get(row, {})
+
+    def id_of(self, row: int, ids: list[str]) -> str:
+        return ids[row]

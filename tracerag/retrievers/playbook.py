@@ -21,7 +21,7 @@ import hashlib
 import os
 import re
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
@@ -30,7 +30,8 @@ from typing import Any
 from .read_report import DEFAULT_MAX_BYTES, open_regular, read_capped
 
 __all__ = ["BULLET_ID_PATTERN", "TEMPLATE_ID_PATTERN", "Bullet", "Playbook", "PlaybookError", "Template",
-           "apply_feedback", "as_template", "load_playbook", "parse_playbook", "template_id"]
+           "TemplateIndex", "apply_feedback", "as_template", "index_templates", "load_playbook", "parse_playbook",
+           "template_id"]
 
 SLUG_PATTERN = r"[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*"
 BULLET_ID_PATTERN = rf"{SLUG_PATTERN}-\d{{5}}"
@@ -258,3 +259,54 @@ def as_template(value: Template | Mapping[str, Any]) -> Template:
     score = value.get("score")
     return Template(value.get("id") or None, str(value.get("title") or ""), text,
                     None if score is None else float(score))
+
+
+# -- template retrieval through a vector store ---------------------------------------------------------
+
+
+def index_templates(store: Any, embedder: Any, templates: Sequence[Template | Mapping[str, Any]],
+                    batch_size: int = 256) -> int:
+    """Embed ``title + text`` of each template and upsert it into ``store`` (a VectorStore) under its id,
+    with metadata ``{"title", "text"}``; unchanged templates are skipped. Returns the rows written."""
+    import numpy as np
+
+    items = [as_template(t) for t in templates]
+    written = 0
+    for start in range(0, len(items), batch_size):
+        batch = items[start : start + batch_size]
+        vectors = np.asarray(embedder.embed([f"{t.title}\n{t.text}".strip() for t in batch]), dtype=np.float32)
+        written += store.upsert([t.id for t in batch], vectors,
+                                [{"title": t.title, "text": t.text} for t in batch]).written
+    return written
+
+
+class TemplateIndex:
+    """Templates searched in a :class:`~.vector_store.VectorStore`: ``index(requirements)`` returns the best
+    ``k`` as Templates (``score`` = cosine), best first, so it is a TraceablePlanner ``retrieve_templates``.
+
+    Rows are what :func:`index_templates` writes (metadata ``title`` and ``text``); ``embedder`` must be
+    the one the store was built with.
+    """
+
+    def __init__(self, store: Any, embedder: Any, *, k: int = 5, min_score: float | None = None) -> None:
+        from .vector_store import store_and_embedder
+
+        self.store, self.embedder = store_and_embedder(store, embedder)
+        self.k = k
+        self.min_score = min_score
+
+    def __call__(self, requirements: str) -> list[Template]:
+        if self.k <= 0 or not requirements.strip():
+            return []
+        hits = self.store.search(self.embedder.embed([requirements]), k=self.k, min_score=self.min_score)[0]
+        return [Template(h.id, str(h.metadata.get("title") or ""), str(h.metadata.get("text") or ""), h.score)
+                for h in hits if str(h.metadata.get("text") or "").strip()]
+
+    def describe(self) -> Any:
+        return self.store.describe()
+
+    def __deepcopy__(self, memo: dict) -> TemplateIndex:
+        return self
+
+    def __repr__(self) -> str:
+        return f"TemplateIndex({self.store!r}, k={self.k})"

@@ -57,6 +57,7 @@ __all__ = [
     "check_filter",
     "open_store",
     "parse_store_uri",
+    "store_and_embedder",
 ]
 
 TOKEN_ENV = "TRACERAG_MILVUS_TOKEN"
@@ -423,3 +424,41 @@ def check_recorded(where: str, embedder_id: str, dim: int, want_embedder: str | 
         raise StoreError(f"{where}: store holds vectors of embedder {embedder_id!r} (dim {dim}), but "
                          f"{want_embedder or embedder_id!r} (dim {want_dim or dim}) was asked for; "
                          "vectors of two embedders cannot be mixed")
+
+
+def store_and_embedder(source: Any, embedder: Any = None) -> tuple[VectorStore, Any]:
+    """(store, embedder) for a program: ``source`` is a VectorStore, a CosineBank (its own embedder is used
+    when none is given) or a store URI / bank directory (opened and checked against ``embedder``).
+
+    The embedder is required (a store holds vectors, not the model that made them) and must be the one
+    the store records; a mismatch is one :class:`StoreError` line.
+    """
+    from .cosine_bank import CosineBank
+    from .numpy_store import NumpyStore
+
+    if isinstance(source, CosineBank):
+        embedder = embedder if embedder is not None else source.embedder
+        if embedder is None:
+            raise ValueError(f"{source.directory}: the bank was loaded without an embedder; queries cannot be embedded")
+        store: VectorStore = NumpyStore(source)
+    elif isinstance(source, str | Path):
+        if embedder is None:
+            raise ValueError(f"{source}: opening a store needs the embedder it was built with")
+        return open_store(source, embedder_id=embedder.id, dim=embedder.dim), embedder
+    elif isinstance(source, VectorStore):
+        if embedder is None:
+            raise ValueError(f"{source!r}: searching a store needs the embedder it was built with")
+        store = source
+    else:
+        raise TypeError(f"expected a VectorStore, a CosineBank or a store URI, got {type(source).__name__}")
+    info = store.describe()
+    check_recorded(info.uri, info.embedder_id, info.dim, embedder.id, embedder.dim)
+    return store, embedder
+
+
+def store_backing_bank(store: VectorStore) -> Any:
+    """The CosineBank behind a numpy store (None for other backends): for older callers that read a bank."""
+    bank = getattr(store, "bank", None)
+    from .cosine_bank import CosineBank
+
+    return bank if isinstance(bank, CosineBank) else None
