@@ -272,7 +272,9 @@ SECOND_FLOOR = {"Master Bedroom", "Kids Room", "Office", "Laundry Room"}
 
 
 def _slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_") or "device"
+    """An ASCII id from a name, as HA makes them ("Living Room" -> "living_room"; a Chinese name, which HA
+    transliterates, gets a stable hash here)."""
+    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_") or "x" + hashlib.md5(text.encode()).hexdigest()[:8]
 
 
 def homeassistant_home(name: str = "home_en") -> dict:

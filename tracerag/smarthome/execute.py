@@ -277,8 +277,8 @@ def retry(report: ExecutionReport, home_source: Target | None = None) -> Executi
     return new
 
 
-def _targets(obj) -> tuple[list[tuple[str, str]], str]:
-    """(device id, command id) pairs in the order to send them, or the reason nothing may be sent."""
+def _targets(obj) -> tuple[list[tuple[str, str, int]], str]:
+    """(device id, command id, batch number) in the order to send them, or the reason nothing may be sent."""
     if isinstance(obj, BulkPlan):
         return _plan_targets(obj)
     hint = getattr(obj, "hint", None)
@@ -290,16 +290,17 @@ def _targets(obj) -> tuple[list[tuple[str, str]], str]:
     candidates = getattr(obj, "candidates", None) or []
     if not candidates:
         return [], "no candidate to run"
-    return [(candidates[0].device_id, candidates[0].command_id)], ""
+    return [(candidates[0].device_id, candidates[0].command_id, 0)], ""
 
 
-def _plan_targets(plan: BulkPlan) -> tuple[list[tuple[str, str]], str]:
+def _plan_targets(plan: BulkPlan) -> tuple[list[tuple[str, str, int]], str]:
     if plan.hint is not None:
         why = plan.question or plan.reason
         return [], f"the bulk plan's hint is {plan.hint!r}: nothing is sent" + (f" ({why})" if why else "")
     command_of = {d: g.command_id for g in plan.groups for d in g.device_ids}
+    batch_of = {d: i for i, batch in reversed(list(enumerate(plan.batches))) for d in batch}
     ordered = [d for batch in plan.batches for d in batch] or list(command_of)
-    return [(d, command_of[d]) for d in dict.fromkeys(ordered) if d in command_of], ""
+    return [(d, command_of[d], batch_of.get(d, 0)) for d in dict.fromkeys(ordered) if d in command_of], ""
 
 
 def _action(obj) -> str:
@@ -324,7 +325,7 @@ def _resolved(home: Home, device_id: str, command_id: str, text: str, cache: dic
 
 def _smartthings_calls(targets, home: Home, text: str) -> tuple[list[DeviceResult], list[Call]]:
     results, calls, cache = [], [], {}
-    for device_id, command_id in targets:
+    for device_id, command_id, _ in targets:
         device, spec, arguments, reason = _resolved(home, device_id, command_id, text, cache)
         label = device.label if device else ""
         if arguments is None:
@@ -343,7 +344,7 @@ def _homeassistant_calls(targets, home: Home, text: str) -> tuple[list[DeviceRes
     from .homeassistant import COMMAND_BY_ID
 
     results, calls, cache = [], {}, {}
-    for device_id, command_id in targets:
+    for device_id, command_id, batch in targets:
         device, spec, arguments, reason = _resolved(home, device_id, command_id, text, cache)
         label = device.label if device else ""
         command = COMMAND_BY_ID.get(command_id)
@@ -359,7 +360,7 @@ def _homeassistant_calls(targets, home: Home, text: str) -> tuple[list[DeviceRes
                 value = round(value * command.scale, 4)
             data[command.field] = value
         path = f"/api/services/{command.domain}/{command.service}"
-        key = (path, json.dumps(data, sort_keys=True))
+        key = (batch, path, json.dumps(data, sort_keys=True))
         if key not in calls:  # devices of one batch share a command and argument: one call
             calls[key] = Call("POST", path, {"entity_id": [], **data}, [], command_id,
                               not _NOT_IDEMPOTENT.search(command.name))
