@@ -3,11 +3,25 @@
 `save` writes `<file>` (the predictors' instructions and demos, DSPy's own format) and
 `<file>.meta.json` (program name, config, retriever parameters, dataset, metric, scores), so
 `load` can rebuild the whole program for an app, retriever knobs included.
+
+The store a program searches is recorded as ``"store"``: a reference that reopens it on another machine
+and never holds a secret or a path into the user's cache (see :func:`store_reference`):
+
+    bundled:pubmedqa           the bundled PubMedQA abstracts, ingested into the cache on first use
+    cache:banks/<name>         a bank inside tracerag's cache directory
+    exp.json.bank              a path relative to the artifact's directory (a store saved beside it)
+    /data/banks/traces         an absolute path elsewhere (the user's own)
+    milvus:exp.db              Milvus Lite, the same rules for its file
+    milvus://host:19530        a Milvus server (the token stays in TRACERAG_MILVUS_TOKEN)
+
+``load(artifact, store=URI)`` opens another store instead. Artifacts written before stores recorded only
+``"bank"`` (an absolute directory), which is still read.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 
@@ -24,7 +38,7 @@ def save(program, path: str | Path, *, dataset: str | None = None, metric: str |
     """Write the program state and its sidecar; returns the sidecar path."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    meta = {"format_version": FORMAT_VERSION, **_describe(program), "dataset": dataset, "metric": metric,
+    meta = {"format_version": FORMAT_VERSION, **_describe(program, path.parent), "dataset": dataset, "metric": metric,
             "scores": scores or {}, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **(extra or {})}
     program.save(str(path))
     sidecar = meta_path(path)
@@ -32,13 +46,15 @@ def save(program, path: str | Path, *, dataset: str | None = None, metric: str |
     return sidecar
 
 
-def _describe(program) -> dict:
-    """What, beyond the prompts, rebuilds this program: its config and the retriever it runs on."""
+def _describe(program, where: Path | None = None) -> dict:
+    """What, beyond the prompts, rebuilds this program: its config and the retriever it runs on (store
+    references relative to ``where``, the artifact's directory)."""
     from .programs.command_retrieval import CommandRetrieval
     from .programs.experience_retrieval import ExperienceRetrieval
     from .programs.search_agent import SearchAgent
     from .programs.self_reflective_rag import SelfReflectiveRAG
     from .programs.traceable_planner import TraceablePlanner
+    from .retrievers.playbook import TemplateIndex
     from .retrievers.rerankers import HttpReranker
 
     if isinstance(program, CommandRetrieval):
@@ -48,24 +64,109 @@ def _describe(program) -> dict:
                 "index_params": index.params.model_dump(), "embedder": index.embedder.id,
                 "homes": sorted(program.indexes)}
     if isinstance(program, ExperienceRetrieval):
-        bank = program.bank
         reranker = program.reranker
-        return {"program": "ExperienceRetrieval", "config": program.config.model_dump(),
-                "embedder": bank.embedder_id if bank else None,
-                "bank": str(bank.directory.resolve()) if bank else None,
-                "reranker": {"base_url": reranker.base_url, "model": reranker.model}
-                if isinstance(reranker, HttpReranker) else None}
+        out = {"program": "ExperienceRetrieval", "config": program.config.model_dump(),
+               "embedder": program.embedder.id if program.store is not None else None,
+               **_store_fields(program.store, where),
+               "reranker": {"base_url": reranker.base_url, "model": reranker.model}
+               if isinstance(reranker, HttpReranker) else None}
+        return out
     if isinstance(program, SelfReflectiveRAG):
         retriever = program.retriever
         return {"program": "SelfReflectiveRAG", "config": program.config.model_dump(),
-                "embedder": retriever.bank.embedder_id, "bank": str(retriever.bank.directory.resolve()),
+                "embedder": retriever.describe().embedder_id, **_store_fields(retriever.store, where),
                 "retriever": {"fusion": retriever.fusion, "dense_weight": retriever.dense_weight,
                               "lexical_weight": retriever.lexical_weight}}
-    if isinstance(program, TraceablePlanner):  # bullets and templates come with each call
+    if isinstance(program, TraceablePlanner):  # bullets come with each call; templates too, or from a store
+        templates = program.retrieve_templates
+        if isinstance(templates, TemplateIndex):
+            return {"program": "TraceablePlanner", "config": program.config.model_dump(),
+                    "embedder": templates.embedder.id, **_store_fields(templates.store, where),
+                    "templates": {"k": templates.k, "min_score": templates.min_score}}
         return {"program": "TraceablePlanner", "config": program.config.model_dump(), "embedder": None}
     if isinstance(program, SearchAgent):  # the tools are the app's to give at load time
         return {"program": "SearchAgent", "config": program.config.model_dump(), "embedder": None}
     raise TypeError(f"cannot save {type(program).__name__}: no artifact format for it")
+
+
+def _store_fields(store, where: Path | None) -> dict:
+    """``{"store": reference}`` (plus ``"bank"``, the same reference, for a numpy bank: older readers)."""
+    if store is None:
+        return {"store": None, "bank": None}
+    info = store.describe()
+    reference = store_reference(info, where)
+    return {"store": reference, **({"bank": reference} if info.backend == "numpy" else {})}
+
+
+def _cache_dir() -> Path | None:
+    try:
+        from .config import Settings
+
+        return Settings.resolve().cache_dir
+    except Exception:  # no settings: nothing is in the cache
+        return None
+
+
+def _bundled_bank(directory: Path) -> str | None:
+    """``bundled:pubmedqa`` when ``directory`` is where the bundled abstracts are ingested for some embedder."""
+    if directory.name.startswith("pubmedqa-") and directory.parent.name == "banks":
+        cache = _cache_dir()
+        if cache is not None and directory.parent.resolve() == (cache / "banks").resolve():
+            return "bundled:pubmedqa"
+    return None
+
+
+def _portable_path(path: Path, where: Path | None) -> str:
+    """``path`` relative to the artifact's directory when inside it, ``cache:<relative>`` inside the cache
+    directory, else absolute."""
+    path = path.resolve()
+    if where is not None and path.is_relative_to(where.resolve()):
+        return os.path.relpath(path, where.resolve())
+    cache = _cache_dir()
+    if cache is not None and path.is_relative_to(cache.resolve()):
+        return "cache:" + path.relative_to(cache.resolve()).as_posix()
+    return str(path)
+
+
+def store_reference(info, where: Path | None = None) -> str:
+    """The reference an artifact records for the store described by ``info`` (a StoreInfo): see the module
+    docstring. ``where`` is the artifact's directory."""
+    from .retrievers.vector_store import parse_store_uri
+
+    if info.backend == "numpy":
+        directory = Path(info.uri)
+        return _bundled_bank(directory.resolve()) or _portable_path(directory, where)
+    if info.backend == "milvus-lite":
+        target = parse_store_uri(info.uri)
+        suffix = info.uri[info.uri.index("?"):] if "?" in info.uri else ""
+        return "milvus:" + _portable_path(Path(target.location), where) + suffix
+    return info.uri  # a server: host and collection only, never the token
+
+
+def resolve_store_reference(reference: str, artifact: str | Path | None, embedder=None, kind: str | None = None):
+    """A store URI (or, for ``bundled:pubmedqa``, the opened store) from a recorded reference; relative
+    paths are resolved against the artifact's directory."""
+    base = Path(artifact).resolve().parent if artifact is not None else Path.cwd()
+    if reference == "bundled:pubmedqa":
+        from .tools.pubmed_corpus import open_pubmedqa_bank
+
+        return open_pubmedqa_bank(embedder)
+    if reference.startswith("cache:"):
+        cache = _cache_dir()
+        if cache is None:
+            raise ValueError(f"{reference}: no cache directory configured")
+        return str(cache / reference[len("cache:"):])
+    if reference.startswith("milvus:") and not reference.startswith("milvus://"):
+        path, _, query = reference[len("milvus:"):].partition("?")
+        if path.startswith("cache:"):
+            cache = _cache_dir()
+            path = str(cache / path[len("cache:"):]) if cache is not None else path
+        elif not Path(path).expanduser().is_absolute():
+            path = str(base / path)
+        return f"milvus:{path}" + (f"?{query}" if query else "")
+    if "://" in reference or Path(reference).expanduser().is_absolute():
+        return reference
+    return str(base / reference)
 
 
 PROGRAMS = ("CommandRetrieval", "ExperienceRetrieval", "SelfReflectiveRAG", "TraceablePlanner", "SearchAgent")
@@ -104,12 +205,13 @@ def read_meta(path: str | Path) -> dict:
 
 
 def load(path: str | Path, home: str | Path | None = None, embedder=None, *, bank: str | Path | None = None,
-         tools=None):
+         store=None, tools=None):
     """Rebuild a compiled program for an app.
 
     CommandRetrieval: ``home`` is the app's home directory (defaults to the dataset it was compiled on).
-    ExperienceRetrieval, SelfReflectiveRAG: ``bank`` is the app's bank directory (defaults to the one it
-    was compiled with).
+    ExperienceRetrieval, SelfReflectiveRAG, TraceablePlanner with a template store: ``store`` is the app's
+    store (a URI, e.g. ``milvus://host:19530?collection=traces`` or a bank directory, or an open
+    VectorStore); it defaults to the store the artifact records. ``bank`` is the older name of ``store``.
     SearchAgent: ``tools`` is the app's Toolbox (default: the bundled local MCP server, started on first use).
     The embedder must be the one the artifact was built with.
     """
@@ -126,20 +228,29 @@ def load(path: str | Path, home: str | Path | None = None, embedder=None, *, ban
     if meta.get("embedder") and embedder.id != meta["embedder"]:
         raise ValueError(f"{path} was built with embedder {meta['embedder']!r} but {embedder.id!r} is configured; "
                          "configure the same embedder (vectors of two embedders cannot be mixed)")
+    chosen = store if store is not None else bank
     if meta["program"] == "ExperienceRetrieval":
-        program = _load_experience(path, meta, embedder, bank)
+        program = _load_experience(path, meta, embedder, chosen)
     elif meta["program"] == "SelfReflectiveRAG":
-        program = _load_rag(path, meta, embedder, bank)
+        program = _load_rag(path, meta, embedder, chosen)
     elif meta["program"] == "TraceablePlanner":
-        from .programs.traceable_planner import PlannerConfig, TraceablePlanner
-
-        program = TraceablePlanner(PlannerConfig(**meta["config"]))
+        program = _load_planner(path, meta, embedder, chosen)
     elif meta["program"] == "CommandRetrieval":
         program = _load_commands(path, meta, embedder, home)
     else:
         raise ValueError(f"{meta_path(path)}: unknown program {meta['program']!r}")
     program.load(str(path))
     return program
+
+
+def _store_source(path, meta: dict, embedder, chosen):
+    """What to open: the caller's store (as given), else the recorded reference resolved (or None)."""
+    if chosen is not None:
+        return chosen
+    recorded = meta.get("store") or meta.get("bank")
+    if not recorded:
+        return None
+    return resolve_store_reference(str(recorded), path, embedder)
 
 
 def _load_commands(path, meta: dict, embedder, home):
@@ -154,29 +265,43 @@ def _load_commands(path, meta: dict, embedder, home):
     return CommandRetrieval(indexes, **meta["config"])
 
 
-def _load_experience(path, meta: dict, embedder, bank):
+def _load_experience(path, meta: dict, embedder, chosen):
     from .programs.experience_retrieval import ExperienceConfig, ExperienceRetrieval
-    from .retrievers.cosine_bank import CosineBank
     from .retrievers.rerankers import make_reranker
 
     config = ExperienceConfig(**meta["config"])
     if not config.enable:
         return ExperienceRetrieval(None, config)
-    source = bank if bank is not None else meta.get("bank")
+    source = _store_source(path, meta, embedder, chosen)
     if source is None:
-        raise ValueError(f"{path}: no bank given and the artifact records none")
+        raise ValueError(f"{path}: no store given and the artifact records none")
     service = meta.get("reranker")
     reranker = make_reranker(service["base_url"], model=service["model"]) if service else None
-    return ExperienceRetrieval(CosineBank.load(source, embedder), config, reranker=reranker)
+    return ExperienceRetrieval(source, config, reranker=reranker, embedder=embedder)
 
 
-def _load_rag(path, meta: dict, embedder, bank):
+def _load_rag(path, meta: dict, embedder, chosen):
     from .programs.self_reflective_rag import RAGConfig, SelfReflectiveRAG
-    from .retrievers.cosine_bank import CosineBank
     from .retrievers.hybrid import HybridRetriever
+    from .retrievers.vector_store import store_and_embedder
 
-    source = bank if bank is not None else meta.get("bank")
+    source = _store_source(path, meta, embedder, chosen)
     if source is None:
-        raise ValueError(f"{path}: no bank given and the artifact records none")
-    retriever = HybridRetriever(CosineBank.load(source, embedder), **meta.get("retriever", {}))
+        raise ValueError(f"{path}: no store given and the artifact records none")
+    store, embedder = store_and_embedder(source, embedder)
+    retriever = HybridRetriever(store, embedder=embedder, **meta.get("retriever", {}))
     return SelfReflectiveRAG(retriever, RAGConfig(**meta["config"]))
+
+
+def _load_planner(path, meta: dict, embedder, chosen):
+    from .programs.traceable_planner import PlannerConfig, TraceablePlanner
+    from .retrievers.playbook import TemplateIndex
+
+    config = PlannerConfig(**meta["config"])
+    source = _store_source(path, meta, embedder, chosen)
+    if source is None:  # templates come with each call
+        return TraceablePlanner(config)
+    knobs = meta.get("templates") or {}
+    index = TemplateIndex(source, embedder, k=knobs.get("k", max(config.max_templates, 1)),
+                          min_score=knobs.get("min_score"))
+    return TraceablePlanner(config, retrieve_templates=index)
