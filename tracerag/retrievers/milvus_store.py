@@ -188,6 +188,8 @@ class MilvusStore:
         """Every row through a Milvus query iterator (primary-key order), ``batch_size`` rows per round trip."""
         if batch_size <= 0:
             raise ValueError(f"batch_size must be positive, got {batch_size}")
+        if self._target.backend == "milvus-lite":
+            _quiet_lite_iterator()
         fields = ["metadata", "vector"] if with_vectors else ["metadata"]
         iterator = self._client.query_iterator(self._collection, batch_size=min(batch_size, MAX_TOP_K),
                                                filter="", output_fields=fields)
@@ -399,6 +401,18 @@ def _check_sizes(id: str, metadata: dict[str, Any]) -> None:
     if size > METADATA_MAX_BYTES:
         raise ValueError(f"metadata of id {id!r} is {size} bytes of JSON; a Milvus JSON field holds at most "
                          f"{METADATA_MAX_BYTES}")
+
+
+def _lite_iterator_noise(record: logging.LogRecord) -> bool:
+    return "mvccTs" not in record.getMessage()
+
+
+def _quiet_lite_iterator() -> None:
+    """Milvus Lite has no MVCC timestamp to give a query iterator, and pymilvus warns about it on every scan
+    (the iterator then uses the client's clock, which is right for a local file): drop that one message."""
+    log = logging.getLogger("pymilvus.client.iterator.query_iterator")
+    if _lite_iterator_noise not in log.filters:
+        log.addFilter(_lite_iterator_noise)
 
 
 def _one_line(e: BaseException) -> str:
