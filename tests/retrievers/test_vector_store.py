@@ -438,3 +438,160 @@ def test_milvus_switches_to_hnsw_past_the_threshold(tmp_path):
         assert store.search(vectors[120], k=1)[0][0].id == "r120"
     finally:
         store.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# Scan, get with vectors, and the numpy bank's own upsert/delete.
+
+
+def test_scan_returns_every_row_in_batches_with_vectors_on_request(filled):
+    store, vectors, _ = filled
+    batches = list(store.scan(batch_size=16))
+    assert [len(b) for b in batches] == [16, 16, 8]
+    assert all(b.vectors is None for b in batches)
+    seen = {x: m for b in batches for x, m in zip(b.ids, b.metadata, strict=True)}
+    assert sorted(seen) == sorted(ids_of(40)) and seen["r7"]["i"] == 7
+    ids, metadata = batches[0]  # unpacks as (ids, metadata)
+    assert len(ids) == len(metadata) == 16
+    with_vectors = {x: v for b in store.scan(batch_size=7, with_vectors=True) for x, v in zip(b.ids, b.vectors,
+                                                                                             strict=True)}
+    assert np.allclose(np.stack([with_vectors[x] for x in ids_of(40)]), vectors, atol=1e-6)
+
+
+def test_scan_of_an_empty_store_yields_nothing(make):
+    assert list(make().scan(10)) == []
+    with pytest.raises(ValueError, match="batch_size"):
+        list(make("other").scan(0))
+
+
+def test_get_returns_the_stored_unit_vectors(filled):
+    store, vectors, _ = filled
+    rows = store.get(["r3", "r39"])
+    cosines = [float(r.vector @ vectors[i]) for r, i in zip(rows, (3, 39), strict=True)]
+    assert min(cosines) >= 0.9999 and rows[0].metadata["i"] == 3
+
+
+def _big_bank(tmp_path, n=600, pad=2_000):
+    """A bank whose ids + metadata exceed 1 MB, so it opens through the offset indexes."""
+    vectors = unit_rows(n, seed=21)
+    meta = [{"i": i, "pad": "x" * pad} for i in range(n)]
+    CosineBank.from_vectors(tmp_path / "big", vectors, ids_of(n), meta, embedder_id="emb")
+    return vectors, meta
+
+
+@pytest.mark.parametrize("big", [False, True])
+def test_numpy_upsert_and_delete_happen_inside_the_bank_without_decoding_rows(tmp_path, monkeypatch, big):
+    if big:
+        vectors, _ = _big_bank(tmp_path)
+        n = 600
+    else:
+        n = 30
+        vectors = unit_rows(n, seed=22)
+        CosineBank.from_vectors(tmp_path / "big", vectors, ids_of(n), [{"i": i} for i in range(n)],
+                                embedder_id="emb")
+    store = open_store(tmp_path / "big", embedder_id="emb", dim=DIM)
+    before = store.bank.manifest["created"]
+
+    def no_decoding(self, row):  # the kept rows are copied as bytes, never decoded through Python
+        raise AssertionError("a row was decoded during a splice")
+
+    new = unit_rows(3, seed=23)
+    store.count()  # settle the store's view of the bank
+    monkeypatch.setattr(CosineBank, "metadata", no_decoding)
+    bank = store.bank
+    assert bank.upsert_vectors(["r5", "r6", "new"], new, [{"i": -5}, {"i": -6}, {"i": 999}]) == (1, 2, 0)
+    assert bank.delete(["r0", f"r{n - 1}", "unknown"]) == 2
+    monkeypatch.undo()
+    reopened = CosineBank.load(tmp_path / "big")  # checksums and indexes verified at open
+    assert len(reopened) == n - 2 + 1
+    assert reopened.ids[:5] == ["r1", "r2", "r3", "r4", "r5"] and reopened.ids[-1] == "new"
+    assert reopened.metadata(reopened.row_of("r5"))["i"] == -5 and reopened.metadata(reopened.row_of("r7"))["i"] == 7
+    assert reopened.search(new[1], k=1)[0][0].id == "r6"
+    assert reopened.search(vectors[7], k=1)[0][0].id == "r7"
+    assert reopened.manifest["created"] == before
+    assert {b for batch in reopened.iter_rows(64) for b in batch.ids} == set(reopened.ids)
+    assert store.count() == n - 1 and store.get(["r0"]) == []
+
+
+def test_numpy_store_upsert_replaces_in_place_and_skips_unchanged(tmp_path):
+    store = open_store(tmp_path / "s", embedder_id="emb", dim=DIM, create=True)
+    vectors = unit_rows(10, seed=24)
+    store.upsert(ids_of(10), vectors, [{"i": i} for i in range(10)])
+    report = store.upsert(["r2", "r3", "r10"], vectors[[5, 3, 0]], [{"i": 2}, {"i": 3}, {"i": 10}])
+    assert report == UpsertReport(2, 1)  # r3 unchanged
+    bank = CosineBank.load(tmp_path / "s")
+    assert bank.ids == [*ids_of(10), "r10"] and float(bank.vectors[2] @ vectors[5]) > 0.9999
+
+
+def test_numpy_readers_keep_their_version_while_rows_are_replaced_and_deleted(tmp_path):
+    vectors = unit_rows(200, seed=25)
+    writer = open_store(tmp_path / "s", embedder_id="emb", dim=DIM, create=True)
+    writer.upsert(ids_of(200), vectors, [{"i": i} for i in range(200)])
+    pinned = CosineBank.load(tmp_path / "s")  # an open reader that never refreshes
+    reader = open_store(tmp_path / "s", embedder_id="emb", dim=DIM)
+    errors: list[BaseException] = []
+
+    def write() -> None:
+        try:
+            for i in range(100, 160, 6):
+                writer.upsert([f"r{i}"], vectors[i : i + 1], [{"i": -i}])
+                writer.delete([f"r{i + 1}"])
+        except BaseException as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    thread = threading.Thread(target=write)
+    thread.start()
+    while thread.is_alive():
+        for hits in reader.search(vectors[:3], k=1):
+            assert hits[0].metadata["i"] in (0, 1, 2)
+        hit = pinned.search(vectors[150], k=1)[0][0]
+        assert (hit.id, hit.metadata["i"]) == ("r150", 150)
+    thread.join()
+    assert not errors
+    assert reader.count() == 190 and reader.get(["r101"]) == [] and reader.get(["r100"])[0].metadata["i"] == -100
+
+
+_CRASHING_WRITER = """
+import sys
+import numpy as np
+from tracerag.retrievers.vector_store import open_store
+
+store = open_store(sys.argv[1], embedder_id="emb", dim=64)
+rng = np.random.default_rng(0)
+for batch in range(1000):
+    ids = [f"b{batch}-{i}" for i in range(200)]
+    vectors = rng.standard_normal((200, 64)).astype(np.float32)
+    store.upsert(ids, vectors, [{"batch": batch, "pad": "y" * 200} for _ in ids])
+    store.delete([f"b{batch - 1}-0"]) if batch else None  # a splice too
+    print(batch, flush=True)
+"""
+
+
+def test_a_writer_killed_mid_write_loses_nothing_committed(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    store = open_store(tmp_path / "s", embedder_id="emb", dim=64, create=True)
+    proc = subprocess.Popen([sys.executable, "-c", _CRASHING_WRITER, str(tmp_path / "s")], stdout=subprocess.PIPE,
+                            text=True)
+    committed = -1
+    try:
+        while committed < 4:
+            line = proc.stdout.readline()
+            assert line, "the writer ended early"
+            committed = int(line)
+        time.sleep(0.05)  # somewhere inside the next write
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+    bank = CosineBank.load(tmp_path / "s")  # recovers whatever the kill left
+    ids = set(bank.ids)
+    for batch in range(committed + 1):
+        wanted = {f"b{batch}-{i}" for i in range(1, 200)}
+        assert wanted <= ids, f"batch {batch} was committed but is missing"
+    assert f"b{committed}-0" in ids or committed + 1 in {bank.metadata(r)["batch"] for r in range(len(bank))}
+    store.upsert(["after"], unit_rows(1, seed=1, dim=64))  # the next writer finishes the leftovers and writes
+    assert "after" in set(CosineBank.load(tmp_path / "s").ids)
