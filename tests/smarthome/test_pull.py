@@ -84,6 +84,8 @@ def test_smartthings_token_without_scope_is_one_line_naming_endpoint_and_scope(t
     with FakeSmartThings(forbidden=("/v1/devices",)) as fake:
         with pytest.raises(SmartThingsError) as err:
             pull_smartthings(fake.location_id, tmp_path / "home", token=TOKEN, base_url=fake.url)
+        with pytest.raises(SmartThingsError, match="HTTP 401: the token was rejected"):
+            pull_smartthings(fake.location_id, tmp_path / "home", token="wrong", base_url=fake.url)
     message = str(err.value)
     assert "\n" not in message and "GET /v1/devices" in message and "r:devices:*" in message
     assert "403" in message and not (tmp_path / "home").exists()

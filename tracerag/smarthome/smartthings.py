@@ -43,7 +43,7 @@ class SmartThingsError(RuntimeError):
 
 
 def scope_error(method: str, path: str, status: int, scope: str) -> SmartThingsError:
-    what = "rejected" if status == 401 else "lacks the scope"
+    what = "was rejected" if status == 401 else "lacks the scope"
     return SmartThingsError(f"SmartThings {method} {path} answered HTTP {status}: the token {what}"
                             f"{'' if status == 401 else ' ' + scope}; create a personal access token with "
                             f"{scope} at {TOKENS_PAGE} and set {TOKEN_ENV}")
