@@ -83,6 +83,10 @@ def build_parser() -> argparse.ArgumentParser:
     _experience_flags(run)
     _agent_flags(run)
     _common(run)
+    from tracerag.smarthome.cli import add_execute_arguments, add_home_commands  # argparse only
+
+    add_execute_arguments(run)
+    add_home_commands(sub)
 
     bank = sub.add_parser("build-bank", help="index solved traces into an experience bank (atomic; --append adds "
                           "only new traces)")
@@ -318,8 +322,13 @@ def cmd_run(args) -> int:
            "lm_fallbacks": pred.lm_fallbacks, "lm_calls": pred.lm_calls,
            "candidates": [c.model_dump() for c in pred.candidates],
            "bulk": pred.bulk.model_dump() if pred.bulk else None}
+    from tracerag.smarthome.cli import execute_from_args
+
+    execution, code = execute_from_args(args, pred, home=program.index_for(args.home).home)
+    if execution is not None:
+        out["execution"] = execution
     print(json.dumps(out, ensure_ascii=False, indent=1))
-    return 0
+    return code
 
 
 def cmd_build(args) -> int:
@@ -760,7 +769,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     handler = {"evaluate": cmd_evaluate, "run": cmd_run, "build": cmd_build, "tune": cmd_tune,
                "compile": cmd_compile, "build-bank": cmd_build_bank, "ingest": cmd_ingest,
-               "serve": cmd_serve}[args.verb]
+               "serve": cmd_serve, "home": _run_home}[args.verb]
     try:
         return handler(args)
     except Exception as exc:
@@ -772,6 +781,12 @@ def main(argv: list[str] | None = None) -> int:
         guarded = sys.modules.get("tracerag.programs.guarded_step")  # no LM step ran if it was never imported
         for line in guarded.warning_summary() if guarded is not None else ():
             print(f"WARNING {line}", file=sys.stderr)
+
+
+def _run_home(args) -> int:
+    from tracerag.smarthome.cli import run_home_command
+
+    return run_home_command(args)
 
 
 def _user_errors() -> tuple[type[Exception], ...]:
