@@ -113,7 +113,7 @@ class SelfReflectiveRAG(dspy.Module):
     def __init__(self, retriever: HybridRetriever | VectorStore | CosineBank | str | Path,
                  config: RAGConfig | dict | None = None, *, embedder=None):
         super().__init__()
-        if not isinstance(retriever, HybridRetriever):  # a store (or its URI): hybrid search over it
+        if isinstance(retriever, VectorStore | CosineBank | str | Path):  # a store (or its URI): hybrid search
             if embedder is None and not isinstance(retriever, CosineBank):
                 from ..config import get_embedder
 
