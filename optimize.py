@@ -83,7 +83,10 @@ def build_parser() -> argparse.ArgumentParser:
     _experience_flags(run)
     _agent_flags(run)
     _common(run)
-    from tracerag.smarthome.cli import add_execute_arguments, add_home_commands  # argparse only
+    from tracerag.retrievers.store_cli import add_store_commands  # argparse only
+    from tracerag.smarthome.cli import add_execute_arguments, add_home_commands
+
+    add_store_commands(sub)
 
     add_execute_arguments(run)
     add_home_commands(sub)
@@ -201,6 +204,9 @@ def _agent_flags(p: argparse.ArgumentParser, exports: bool = True) -> None:
 def _experience_flags(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("experience")
     g.add_argument("--bank", help="experience bank directory (default: built from the dataset's traces)")
+    g.add_argument("--store", metavar="URI", help="experience and rag: the vector store to search — a bank "
+                   "directory, milvus:./file.db (Milvus Lite), milvus://host:19530 or milvus+https://host (token "
+                   "in TRACERAG_MILVUS_TOKEN); an empty store is filled from the dataset / bundled corpus first")
     g.add_argument("--reranker", help="local (default) | none | http://host:port/v1 rerank service")
     g.add_argument("--rerank-model", help="model name for a rerank service")
     g.add_argument("--rounds", type=int, default=1, help="max retrieval rounds (default 1)")
@@ -404,9 +410,13 @@ def _experience_program(args, dataset: Path | None, *, top_n: int | None = None,
     from tracerag.retrievers.rerankers import make_reranker
 
     if getattr(args, "program_file", None):
-        return tracerag.load(args.program_file, bank=args.bank)
+        return tracerag.load(args.program_file, store=args.store or args.bank)
     embedder = tracerag.get_embedder()
-    if args.bank:
+    if args.store:
+        from tracerag.retrievers.store_cli import open_program_store
+
+        bank = open_program_store("experience", args.store, embedder, fill_from=dataset)
+    elif args.bank:
         bank = CosineBank.load(args.bank, embedder)
     elif dataset is not None:
         if bank_dir is None:
@@ -420,7 +430,7 @@ def _experience_program(args, dataset: Path | None, *, top_n: int | None = None,
     config = ExperienceConfig(enable=True, enable_query_rewrite=not args.no_rewrite, enable_rerank=spec != "none",
                               max_retrieval_rounds=args.rounds, top_n=top_n or args.top_n)
     reranker = None if spec in ("local", "none") else make_reranker(spec, model=args.rerank_model)
-    return ExperienceRetrieval(bank, config, reranker=reranker)
+    return ExperienceRetrieval(bank, config, reranker=reranker, embedder=embedder)
 
 
 def _experience_examples(dataset: Path, split: str, max_skipped: float = 0.0, report=None, task_ids=None) -> list:
@@ -440,13 +450,13 @@ def _evaluate_experience(args, settings: tracerag.config.Settings) -> int:
     dataset = resolve_dataset(args.dataset)
     read = ReadReport("queries")
     program = _experience_program(args, dataset, top_n=max(args.top_n, k))
-    examples = _experience_examples(dataset, args.split, args.max_skipped, read, task_ids=program.bank)
+    examples = _experience_examples(dataset, args.split, args.max_skipped, read, task_ids=program.stored_ids())
     _print_reading(dataset / "queries.jsonl", read)
     if settings.lm:  # the usefulness judge compares against how a relevant task was really solved
-        bank = program.bank
         for ex in examples:
-            row = next((bank.row_of(t) for t in ex.relevant_task_ids if t in bank), None)
-            ex.reference_strategy = bank.metadata(row).get("reasoning") if row is not None else None
+            stored = program.stored_metadata(ex.relevant_task_ids)
+            first = next((t for t in ex.relevant_task_ids if t in stored), None)
+            ex.reference_strategy = stored[first].get("reasoning") if first is not None else None
     report = evaluate_experience(program, examples, dataset=str(args.dataset), k=k, judge=bool(settings.lm),
                                  num_threads=args.num_threads)
     report["split"] = args.split
@@ -457,6 +467,8 @@ def _run_experience(args) -> int:
     from tracerag.datasets.smarthome import resolve_dataset
 
     dataset = resolve_dataset(args.dataset) if args.dataset and not args.bank else None
+    if dataset is None and args.store and not args.bank:
+        dataset = resolve_dataset("experience")  # what fills an empty store
     program = _experience_program(args, dataset)
     pred = program(question=args.query, images=args.image, caption=args.caption, sub_task=args.sub_task)
     out = {key: pred[key] for key in ("experience", "task_ids", "used_task_ids", "queries", "rounds", "lm_calls",
@@ -496,7 +508,7 @@ def _compile_experience(args) -> int:
                                 args.num_threads)
     tracerag.save(scores.pop("program"), out, dataset=str(args.dataset), metric="experience_score", scores=scores)
     print(json.dumps(scores, indent=1))
-    print(f"compiled program written to {out} (bank: {program.bank.directory})")
+    print(f"compiled program written to {out} (store: {program.store.describe().uri})")
     return 0
 
 
@@ -512,10 +524,15 @@ def _rag_program(args, k: int = 10):
     from tracerag.tools.pubmed_corpus import open_pubmedqa_bank
 
     if getattr(args, "program_file", None):
-        return tracerag.load(args.program_file, bank=args.bank)
+        return tracerag.load(args.program_file, store=args.store or args.bank)
     embedder = tracerag.get_embedder()
-    bank = CosineBank.load(args.bank, embedder) if args.bank else open_pubmedqa_bank(embedder)
-    return SelfReflectiveRAG(HybridRetriever(bank), RAGConfig(k=k, max_rounds=args.max_rounds))
+    if args.store:
+        from tracerag.retrievers.store_cli import open_program_store
+
+        retriever = HybridRetriever(open_program_store("rag", args.store, embedder), embedder=embedder)
+    else:
+        retriever = HybridRetriever(CosineBank.load(args.bank, embedder) if args.bank else open_pubmedqa_bank(embedder))
+    return SelfReflectiveRAG(retriever, RAGConfig(k=k, max_rounds=args.max_rounds))
 
 
 def _rag_examples(dataset: str, split: str, max_skipped: float = 0.0, pmids=None) -> list:
@@ -535,7 +552,7 @@ def _evaluate_rag(args) -> int:
 
     k = args.k or 10
     program = _rag_program(args, k)
-    examples = _rag_examples(args.dataset, args.split, args.max_skipped, corpus_pmids(program.retriever.bank))
+    examples = _rag_examples(args.dataset, args.split, args.max_skipped, corpus_pmids(program.retriever))
     report = evaluate_rag(program, examples, dataset=str(args.dataset), k=k, alce=args.alce,
                           num_threads=args.num_threads)
     report["split"] = args.split
@@ -573,7 +590,7 @@ def _compile_rag(args) -> int:
                          _rag_examples(args.dataset, "dev"), args.optimizer, args.max_metric_calls, args.num_threads)
     tracerag.save(scores.pop("program"), args.out, dataset=str(args.dataset), metric="rag_score", scores=scores)
     print(json.dumps(scores, indent=1))
-    print(f"compiled program written to {args.out} (bank: {program.retriever.bank.directory})")
+    print(f"compiled program written to {args.out} (store: {program.retriever.describe().uri})")
     return 0
 
 
@@ -769,7 +786,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     handler = {"evaluate": cmd_evaluate, "run": cmd_run, "build": cmd_build, "tune": cmd_tune,
                "compile": cmd_compile, "build-bank": cmd_build_bank, "ingest": cmd_ingest,
-               "serve": cmd_serve, "home": _run_home}[args.verb]
+               "serve": cmd_serve, "home": _run_home, "store": _run_store}[args.verb]
     try:
         return handler(args)
     except Exception as exc:
@@ -789,13 +806,20 @@ def _run_home(args) -> int:
     return run_home_command(args)
 
 
+def _run_store(args) -> int:
+    from tracerag.retrievers.store_cli import cmd_store
+
+    return cmd_store(args)
+
+
 def _user_errors() -> tuple[type[Exception], ...]:
     """The errors that end a command with one ``error:`` line (exit 2) instead of a traceback; imported
     only when a command failed, so a command does not load the bank and tool modules just to name them."""
     from tracerag.retrievers.cosine_bank import BankError
+    from tracerag.retrievers.vector_store import StoreError
     from tracerag.tools.mcp_client import ToolSourceError
 
-    return FileNotFoundError, ValueError, KeyError, BankError, ToolSourceError
+    return FileNotFoundError, ValueError, KeyError, BankError, StoreError, ToolSourceError
 
 
 if __name__ == "__main__":

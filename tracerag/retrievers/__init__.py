@@ -1,23 +1,38 @@
-"""Plain-Python retrieval components (no LM): homes and the command index, the vector bank and the
-experience bank built on it, traces, embedders and rerankers."""
+"""Plain-Python retrieval components (no LM): homes and the command index, the vector bank, the store
+protocol and the experience bank built on it, traces, embedders and rerankers.
 
-from .chunking import Chunk, chunk_text
-from .command_index import CommandIndex, IndexParams
-from .command_results import BulkGroup, BulkPlan, Candidate, CapabilityOption
-from .corpus import IngestReport, ingest_documents
-from .cosine_bank import BankError, CosineBank, Hit
-from .embedders import Embedder, LexicalEmbedder, LocalUSEEmbedder, make_embedder
-from .experience_bank import BankBuildReport, build_experience_bank
-from .home import CommandSpec, Device, Home, HomeDataError
-from .hybrid import HybridRetriever, ScoredChunk
-from .playbook import Bullet, Playbook, Template, apply_feedback, load_playbook, parse_playbook
-from .rerankers import HttpReranker, LocalReranker, Reranker, make_reranker
-from .traces import Trace, TraceLoad, load_traces
+The names are imported on first use (PEP 562): the command line reads its argument definitions from
+modules here (``store_cli``) without paying for numpy and the embedder.
+"""
 
-__all__ = ["BankBuildReport", "BankError", "BulkGroup", "BulkPlan", "Bullet", "Candidate", "CapabilityOption", "Chunk",
-           "CommandIndex", "CommandSpec", "CosineBank", "Device", "Embedder", "Hit", "Home",
-           "HomeDataError", "HttpReranker", "HybridRetriever", "IndexParams", "IngestReport",
-           "LexicalEmbedder", "LocalReranker", "LocalUSEEmbedder", "Playbook", "Reranker", "ScoredChunk",
-           "Template", "Trace", "TraceLoad", "apply_feedback", "build_experience_bank", "chunk_text",
-           "ingest_documents", "load_playbook", "load_traces", "make_embedder", "make_reranker",
-           "parse_playbook"]
+import importlib
+
+_SOURCES = {
+    ".chunking": ("Chunk", "chunk_text"),
+    ".command_index": ("CommandIndex", "IndexParams"),
+    ".command_results": ("BulkGroup", "BulkPlan", "Candidate", "CapabilityOption"),
+    ".corpus": ("IngestReport", "ingest_documents"),
+    ".cosine_bank": ("BankError", "CosineBank", "Hit"),
+    ".embedders": ("Embedder", "LexicalEmbedder", "LocalUSEEmbedder", "make_embedder"),
+    ".experience_bank": ("BankBuildReport", "build_experience_bank"),
+    ".home": ("CommandSpec", "Device", "Home", "HomeDataError"),
+    ".hybrid": ("HybridRetriever", "ScoredChunk"),
+    ".playbook": ("Bullet", "Playbook", "Template", "apply_feedback", "load_playbook", "parse_playbook"),
+    ".rerankers": ("HttpReranker", "LocalReranker", "Reranker", "make_reranker"),
+    ".traces": ("Trace", "TraceLoad", "load_traces"),
+    ".vector_store": ("StoreHit", "VectorStore", "open_store"),
+}
+_MODULE_OF = {name: module for module, names in _SOURCES.items() for name in names}
+__all__ = sorted(_MODULE_OF)
+
+
+def __getattr__(name: str):
+    if name not in _MODULE_OF:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_MODULE_OF[name], __name__), name)
+    globals()[name] = value  # later look-ups are plain attribute reads
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
