@@ -170,28 +170,24 @@ def _embedder_id(name: str, program) -> str | None:
     if name == "commands":
         return next(iter(program.indexes.values())).embedder.id
     if name == "rag":
-        return program.retriever.bank.embedder_id
+        return program.retriever.describe().embedder_id
     if name == "experience":
-        return program.bank.embedder_id if program.bank is not None else None
+        return program.store.describe().embedder_id if program.store is not None else None
     return None  # the planner embeds nothing; the agent's tools bring their own
 
 
-def _bank(bank) -> dict[str, Any] | None:
-    if bank is None:
-        return None
-    describe = getattr(bank, "describe", None)
-    if callable(describe):  # a store behind the store protocol says what it is itself
-        return to_jsonable(describe())
-    return {"backend": "numpy", "directory": str(bank.directory), "rows": len(bank)}
+def _described(store) -> dict[str, Any] | None:
+    """What a store behind the store protocol says it is (backend, secret-free URI, embedder, rows)."""
+    return None if store is None else {**to_jsonable(store.describe()), "rows": store.count()}
 
 
 def _store(name: str, program) -> dict[str, Any] | None:
     if name == "commands":
         return {"homes": {home: len(index.home.devices) for home, index in sorted(program.indexes.items())}}
     if name == "rag":
-        return _bank(program.retriever.bank)
+        return _described(program.retriever.store)
     if name == "experience":
-        return _bank(program.bank)
+        return _described(program.store)
     if name == "agent":
         return {"tools": program.toolbox.names if program.toolbox is not None else []}
     return None

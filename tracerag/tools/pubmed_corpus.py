@@ -113,9 +113,9 @@ class PubMedSearch:
     def __init__(self, retriever: HybridRetriever, documents: Mapping[str, Document] | None = None) -> None:
         self.retriever = retriever
         self.documents = documents
-        bank = retriever.bank
-        doc_ids = [str(bank.metadata(row).get("doc_id") or chunk_id.rsplit("#", 1)[0])
-                   for row, chunk_id in enumerate(bank.ids)]
+        metadata = retriever.row_metadata(range(len(retriever.ids)))
+        doc_ids = [str(meta.get("doc_id") or chunk_id.rsplit("#", 1)[0])
+                   for meta, chunk_id in zip(metadata, retriever.ids, strict=True)]
         names, self._doc_of_row = np.unique(np.asarray(doc_ids, dtype=object), return_inverse=True)
         self._chunk_rows: dict[str, list[int]] = {}
         for row, doc_id in enumerate(doc_ids):
@@ -179,9 +179,10 @@ class PubMedSearch:
         return snippet
 
     def _stored_text_uncached(self, doc_id: str) -> str:
-        bank = self.retriever.bank
-        rows = sorted(self._chunk_rows.get(doc_id, []), key=lambda r: int(bank.metadata(r).get("chunk") or 0))
-        return _merge_overlapping([str(bank.metadata(r).get("text") or "") for r in rows])
+        rows = self._chunk_rows.get(doc_id, [])
+        chunks = sorted(zip(self.retriever.row_metadata(rows), rows, strict=True),
+                        key=lambda pair: int(pair[0].get("chunk") or 0))
+        return _merge_overlapping([str(meta.get("text") or "") for meta, _ in chunks])
 
     def __repr__(self) -> str:
         return f"PubMedSearch({self.retriever!r}, documents={self.document_count})"
