@@ -43,7 +43,8 @@ def parse_without_lm(utterance: str, index: CommandIndex) -> QueryIR:
         quantifier = "except"
         clause = _excluded_clause(utterance)
         words = [*index.room_words(clause), *_unknown_words(clause, index)]
-        excluded = list(dict.fromkeys(r for word in words for r in index.rooms_meant_by(word)))
+        excluded = list(dict.fromkeys(r for word in words
+                                      for r in (*index.rooms_meant_by(word), *index.room_aliases.get(word, ()))))
         wanted = utterance.replace(clause, " ") if clause.strip() else utterance
     elif _has_word(utterance, ALL_WORDS):
         quantifier = "all"

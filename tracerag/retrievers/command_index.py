@@ -249,7 +249,7 @@ class CommandIndex:
     # ----- names and rooms -------------------------------------------------------------------
 
     def _prepare_names(self) -> None:
-        self.room_aliases = _room_aliases(self.home.rooms)
+        self.room_aliases = _room_aliases(self.home.rooms, self.home.floors)
         self.room_phrases = PhraseIndex(self.room_aliases)  # longest first, as room_words reads them
         self.room_tokens = {room: tokens(room) for room in self.home.rooms}
         self._room_rank = {room: i for i, room in enumerate(self.room_tokens)}
@@ -679,9 +679,10 @@ def _content(toks: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(t for t in toks if t not in FILLER_TOKENS)
 
 
-def _room_aliases(rooms: list[str]) -> dict[tuple[str, ...], tuple[str, ...]]:
+def _room_aliases(rooms: list[str], floors: dict[str, str] | None = None) -> dict[tuple[str, ...], tuple[str, ...]]:
     """Token form -> the rooms it names, longest forms first: each full name, plus each trailing run of
-    two or more tokens ("餐厅" for "一楼餐厅"; "卫生间" for every room ending in it). People drop
+    two or more tokens ("餐厅" for "一楼餐厅"; "卫生间" for every room ending in it), plus each floor's
+    name for every room on it (``floors``: room -> floor, where the home records floors). People drop
     floors and wings, and "所有卫生间" means all of them."""
     full = {tokens(r): r for r in rooms if tokens(r)}
     aliases: dict[tuple[str, ...], set[str]] = defaultdict(set)
@@ -690,6 +691,9 @@ def _room_aliases(rooms: list[str]) -> dict[tuple[str, ...], tuple[str, ...]]:
         for start in range(1, len(toks) - 1):
             if toks[start:] not in full:
                 aliases[toks[start:]].add(room)
+    for room, floor in (floors or {}).items():
+        if room in rooms and tokens(floor) and tokens(floor) not in full:
+            aliases[tokens(floor)].add(room)
     return {alias: tuple(sorted(owners)) for alias, owners in sorted(aliases.items(), key=lambda kv: -len(kv[0]))}
 
 

@@ -110,6 +110,7 @@ class Home:
     rooms: list[str]
     warnings: list[str] = field(default_factory=list)
     report: ReadReport = field(default_factory=lambda: ReadReport("devices"))
+    floors: dict[str, str] = field(default_factory=dict)  # room -> the floor it is on, where rooms.json says
 
     def device(self, device_id: str) -> Device:
         return self._by_id[device_id]
@@ -136,11 +137,12 @@ class Home:
             raise HomeDataError(f"{directory}: not a smart-home directory (devices.json is missing)")
         report = ReadReport("devices")
         specs = load_spec(directory / "spec.jsonl", report)
-        rooms = _load_rooms(directory / "rooms.json", report)
+        floors: dict[str, str] = {}
+        rooms = _load_rooms(directory / "rooms.json", report, floors)
         devices, warnings = _load_devices(devices_path, rooms, specs, report)
         for w in warnings if log_warnings else ():
             logger.warning(w)
-        return cls(directory.name, devices, sorted(set(rooms.values())), warnings, report)
+        return cls(directory.name, devices, sorted(set(rooms.values())), warnings, report, floors)
 
 
 def iter_jsonl(path: Path):
@@ -386,7 +388,9 @@ def _value_list(cap: dict, where: str, fields: _Fields) -> tuple[ValueOption, ..
 # same result. An item's line is needed only to name it (an error, a warning, a repeated id), so lines
 # are found on demand, scanning the text once as far as the item named (``_Items.line``).
 
-def _load_rooms(path: Path, report: ReadReport) -> dict[str, str]:
+def _load_rooms(path: Path, report: ReadReport, floors: dict[str, str]) -> dict[str, str]:
+    """roomId -> room name; ``floors`` gains room name -> floor name for rooms carrying an optional
+    ``"floor"`` string (Home Assistant homes: `tracerag home pull homeassistant` writes it)."""
     if not os.path.lexists(path):
         return {}
     fields = _Fields(path, report)
@@ -403,6 +407,11 @@ def _load_rooms(path: Path, report: ReadReport) -> dict[str, str]:
             room_id, name = plain
             seen.add(room_id, i)
         rooms[room_id] = name
+        floor = item.get("floor")
+        if isinstance(floor, str) and floor.strip() and len(floor) <= LABEL_MAX and not text_problem(floor):
+            floors[name] = floor.strip()
+        elif floor not in (None, ""):
+            fields.normalise("floor that is not a name ignored")
     return rooms
 
 

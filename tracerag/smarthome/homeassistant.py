@@ -29,8 +29,8 @@ the entity directly):
   (two or more words, or Chinese), the rooms are named "<floor> <area>" ("First Floor Guest Room",
   "一楼客厅"): "guest room" then means both and "first floor guest room" the one. A single-word area
   ("Kitchen") keeps its name on every floor: prefixed, "kitchen" alone would no longer name it.
-  A whole floor as a scope ("all lights on the first floor") needs the index to read the recorded
-  ``floor``; it does not yet.
+  A whole floor is a scope too: the index reads each room's recorded ``floor`` and lets the floor's
+  name stand for all its rooms ("all lights on the first floor", "除了二楼").
 """
 
 from __future__ import annotations
