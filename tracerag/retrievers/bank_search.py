@@ -142,7 +142,7 @@ def cosine_scores(matrix: np.ndarray, queries: np.ndarray) -> Scores:
     threaded = nq == 1 and workers > 1 and matrix.nbytes >= _PARALLEL_MIN_BYTES
     # The top-k block: small enough that a query's candidate blocks hold few rows, large enough that
     # the block maxima stay a small array. The threaded GEMV keeps its ranges on block boundaries.
-    block_rows = _BLOCK_ROWS if threaded else min(_BLOCK_ROWS, max(16, count // 1024))
+    block_rows = _BLOCK_ROWS if threaded else min(_BLOCK_ROWS, max(64, count // 1024))
     values = np.empty((nq, count), dtype=np.float32)
     block_max = np.empty((nq, -(-count // block_rows)), dtype=np.float32)
     ranges = _row_blocks(count, block_rows, workers)
