@@ -94,7 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
     bank = sub.add_parser("build-bank", help="index solved traces into an experience bank (atomic; --append adds "
                           "only new traces)")
     bank.add_argument("--traces", required=True, help="directory holding tasks/<task_id>/trace.json")
-    bank.add_argument("--bank", required=True, help="bank directory to create or grow")
+    _bank_or_store(bank, "bank directory to create or grow")
     mode = bank.add_mutually_exclusive_group()
     mode.add_argument("--append", action="store_true", help="embed only traces not in the bank yet")
     mode.add_argument("--rebuild", action="store_true", help="replace an existing bank")
@@ -105,7 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     ingest = sub.add_parser("ingest", help="chunk and embed documents into a chunk bank (unchanged ones are free)")
     ingest.add_argument("--docs", required=True, help='JSONL, one document a line: {"id", "text" | "contexts", ...}')
-    ingest.add_argument("--bank", required=True)
+    _bank_or_store(ingest, "chunk bank directory to create or grow")
     ingest.add_argument("--size", type=int, default=500, help="chunk size in characters (default 500)")
     ingest.add_argument("--overlap", type=int, default=100, help="overlap in characters, whole sentences")
     _common(ingest)
@@ -199,6 +199,30 @@ def _agent_flags(p: argparse.ArgumentParser, exports: bool = True) -> None:
         return
     g.add_argument("--jsonl", help="write the trajectories here, one JSON object a line")
     g.add_argument("--traces", help="write successful runs as <dir>/tasks/<id>/trace.json (experience traces)")
+
+
+def _bank_or_store(p: argparse.ArgumentParser, bank_help: str) -> None:
+    where = p.add_mutually_exclusive_group(required=True)
+    where.add_argument("--bank", help=bank_help)
+    where.add_argument("--store", metavar="URI", help="a store URI instead (milvus:./file.db, milvus://host:19530, "
+                       "or a directory): built in a local bank first, then only new or changed rows are written")
+
+
+def _into_store(args, build) -> tuple[object, object]:
+    """Run ``build(bank_dir)`` into ``--bank``; with ``--store``, into a staging bank whose rows are then
+    copied into the store (unchanged rows are skipped, so a rerun writes only what is new). Returns
+    (what build returned, the copy report or None)."""
+    if args.bank or not str(args.store).startswith("milvus"):
+        return build(Path(args.bank or args.store)), None
+    from tracerag.retrievers.store_copy import copy_store
+
+    with tempfile.TemporaryDirectory(prefix="tracerag-staging-") as staging:
+        built = build(Path(staging) / "bank")
+        copied = copy_store(Path(staging) / "bank", args.store, progress=sys.stderr.isatty())
+    print(copied.summary(), file=sys.stderr)
+    if not copied.ok:
+        raise ValueError(f"{args.store}: the copy did not verify")
+    return built, copied
 
 
 def _experience_flags(p: argparse.ArgumentParser) -> None:
@@ -485,13 +509,14 @@ def cmd_build_bank(args) -> int:
 
     _configure(args)
     captioner = None if args.no_captions else make_captioner(args.caption_concurrency)
-    report = build_experience_bank(args.traces, args.bank, tracerag.get_embedder(), append=args.append,
-                                   rebuild=args.rebuild, captioner=captioner, progress=sys.stderr.isatty(),
-                                   max_skipped=args.max_skipped, warn=False)
+    report, copied = _into_store(args, lambda bank: build_experience_bank(
+        args.traces, bank, tracerag.get_embedder(), append=args.append, rebuild=args.rebuild, captioner=captioner,
+        progress=sys.stderr.isatty(), max_skipped=args.max_skipped, warn=False))
     print(f"{args.traces}: {report.read_summary}", file=sys.stderr)
     for problem in report.corrupt_skipped:
         print(f"  skipped: {problem}", file=sys.stderr)
-    print(json.dumps({**report.to_dict(), "corrupt_skipped": len(report.corrupt_skipped)}, ensure_ascii=False))
+    out = {**report.to_dict(), "corrupt_skipped": len(report.corrupt_skipped)}
+    print(json.dumps(out | ({"store": copied.to_dict()} if copied else {}), ensure_ascii=False))
     return 0
 
 
@@ -572,12 +597,12 @@ def cmd_ingest(args) -> int:
     from tracerag.retrievers.corpus import ingest_documents
 
     _configure(args)
-    report = ingest_documents(args.docs, args.bank, tracerag.get_embedder(), size=args.size, overlap=args.overlap,
-                              progress=sys.stderr.isatty())
+    report, copied = _into_store(args, lambda bank: ingest_documents(
+        args.docs, bank, tracerag.get_embedder(), size=args.size, overlap=args.overlap, progress=sys.stderr.isatty()))
     _print_reading(args.docs, report.reading)
     for doc in report.changed_skipped:
         print(f"  changed since it was ingested, skipped (rebuild the bank to update it): {doc}", file=sys.stderr)
-    print(json.dumps(report.to_dict(), ensure_ascii=False))
+    print(json.dumps(report.to_dict() | ({"store": copied.to_dict()} if copied else {}), ensure_ascii=False))
     return 0
 
 

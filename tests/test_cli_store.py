@@ -54,3 +54,22 @@ def test_store_copy_between_backends(tmp_path, capsys):
     assert rerun["written"] == 0 and rerun["ok"], first  # resumable: nothing left to write
     assert optimize.main(["store", "copy", "--from", str(tmp_path / "missing"), "--to", lite]) == 2
     assert capsys.readouterr().err.startswith("error: ")
+
+
+@milvus
+def test_build_bank_and_ingest_into_a_milvus_store(traces_dir, tmp_path, capsys):
+    lite = f"milvus:{tmp_path / 'traces.db'}"
+    assert optimize.main(["build-bank", "--traces", str(traces_dir), "--store", lite]) == 0
+    first = json.loads(capsys.readouterr().out)
+    assert first["added"] == first["store"]["written"] == first["store"]["target_count"] > 0
+    assert optimize.main(["build-bank", "--traces", str(traces_dir), "--store", lite]) == 0
+    again = json.loads(capsys.readouterr().out)
+    assert again["store"]["written"] == 0 and again["store"]["skipped"] == first["store"]["written"]
+
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text("".join(json.dumps({"id": f"d{i}", "text": f"Document {i} is about topic {i % 3}."}) + "\n"
+                            for i in range(20)), encoding="utf-8")
+    assert optimize.main(["ingest", "--docs", str(docs), "--store", f"milvus:{tmp_path / 'chunks.db'}"]) == 0
+    assert json.loads(capsys.readouterr().out)["store"]["target_count"] == 20
+    with pytest.raises(SystemExit):  # --bank or --store is required
+        optimize.main(["ingest", "--docs", str(docs)])
