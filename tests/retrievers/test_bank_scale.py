@@ -154,6 +154,10 @@ def test_metadata_lines_are_decoded_only_when_returned(tmp_path, lazy):
     assert bank.metadata(20)["n"] == 20
     with pytest.raises(BankError, match=r"metadata\.jsonl: line 22 is not valid JSON"):
         bank.metadata(21)
+    hits = bank.search(bank.vectors[[20, 20]], k=1, min_score=None)  # a batch's hits decoded in one parse
+    assert [h[0].metadata["n"] for h in hits] == [20, 20] and hits[0][0].metadata is not hits[1][0].metadata
+    with pytest.raises(BankError, match=r"metadata\.jsonl: line 22 is not valid JSON"):
+        bank.search(bank.vectors[[20, 21]], k=1, min_score=None)  # the broken line among them is named
 
 
 def write_as_previous_version(directory):

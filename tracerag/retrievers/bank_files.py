@@ -137,6 +137,19 @@ class IdColumn:
     def __iter__(self) -> Iterator[str]:
         return iter(self.tolist())
 
+    def take(self, rows: Sequence[int]) -> list[str]:
+        """The ids of ``rows`` decoded in one JSON parse (a search's hits), checked as ``self[row]`` is."""
+        if self._list is not None:
+            return [self._list[r] for r in rows]
+        raw = [self._buffer[int(self._starts[r]) : int(self._starts[r + 1])].rstrip(b", ") for r in rows]
+        try:
+            ids = json.loads(b"[" + b",".join(raw) + b"]") if all(x[:1] == b'"' for x in raw) else None
+        except ValueError:
+            ids = None
+        if isinstance(ids, list) and len(ids) == len(rows) and all(type(i) is str for i in ids):
+            return ids
+        return [self[r] for r in rows]  # names the entry that is wrong
+
     def tolist(self) -> list[str]:
         """Every id, decoded at once (one JSON parse of the file when it was not read at open)."""
         if self._list is not None:
@@ -187,6 +200,17 @@ class MetadataLines:
             if isinstance(values, list) and len(values) == stop - start and all(isinstance(v, dict) for v in values):
                 return values
         return [self.decode(row) for row in range(start, stop)]
+
+    def decode_rows(self, rows: Sequence[int]) -> list[dict[str, Any]]:
+        """Each row's metadata (a fresh dict per entry, repeats included) decoded in one JSON parse."""
+        lines = [self.line(r)[:-1] for r in rows]
+        try:
+            values = json.loads(b"[" + b",".join(lines) + b"]")
+        except ValueError:
+            values = None
+        if isinstance(values, list) and len(values) == len(rows) and all(type(v) is dict for v in values):
+            return values
+        return [self.decode(r) for r in rows]  # names the line that is wrong
 
     def decode(self, row: int) -> dict[str, Any]:
         raw = self.line(row)[:-1]

@@ -436,8 +436,11 @@ class CosineBank:
         dedupes by id, which is a no-op because ids are unique. A batch is scored in one matrix product.
         """
         snap = self._snap
-        return [[Hit(snap.ids[r], s, r, snap.metadata(r)) for r, s in zip(rows, scores, strict=True)]
-                for rows, scores in self.search_rows(query_vectors, k, min_score, dedupe_by)]
+        found = self.search_rows(query_vectors, k, min_score, dedupe_by)
+        every = [r for rows, _ in found for r in rows]  # all hits decoded at once: one parse for the batch
+        ids, metadata = iter(snap.ids.take(every)), iter(snap.lines.decode_rows(every))
+        return [[Hit(next(ids), s, r, next(metadata)) for r, s in zip(rows, scores, strict=True)]
+                for rows, scores in found]
 
     def search_rows(
         self,
