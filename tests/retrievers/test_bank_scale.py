@@ -54,9 +54,9 @@ def tied_bank(tmp_path):
 
 PATHS = {
     "one BLAS call": {},
-    "threaded row blocks": {"_PARALLEL_MIN_BYTES": 0, "_BLOCK_ROWS": 16},
-    "one CPU": {"_PARALLEL_MIN_BYTES": 0, "_BLOCK_ROWS": 8, "worker_count": lambda: 1},
-    "blocks larger than the bank": {"_PARALLEL_MIN_BYTES": 0, "_BLOCK_ROWS": 4096},
+    "threaded block maxima": {"_PARALLEL_MAX_BYTES": 0, "_BLOCK_ROWS": 16},
+    "one CPU": {"_PARALLEL_MAX_BYTES": 0, "_BLOCK_ROWS": 8, "worker_count": lambda: 1},
+    "blocks larger than the bank": {"_PARALLEL_MAX_BYTES": 0, "_BLOCK_ROWS": 4096},
 }
 
 

@@ -1,28 +1,25 @@
 """Exact cosine scoring and top-k selection for a CosineBank, kept apart from how the bank is stored.
 
 Scoring is where the speed is won or lost: :func:`cosine_scores` scores a whole batch of queries in
-one matrix product and decides who threads it (us or BLAS); :func:`top_rows`
+one BLAS matrix product (BLAS threads it); :func:`top_rows`
 picks the best rows of every query without sorting them all (block maxima bound the k-th score),
 optionally one per metadata group.
 """
 
 from __future__ import annotations
 
-import contextlib
-import functools
 import json
 import os
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-_BLOCK_ROWS = 1024  # at most this many rows per top-k block (and the threaded GEMV's range granularity)
+_BLOCK_ROWS = 1024  # at most this many rows per top-k block
 _RESCORE_MARGIN = 1e-4  # far above float32 rounding of a unit-vector dot product (~1e-6 at dim 4096)
-_PARALLEL_MIN_BYTES = 64 << 20  # below this the matrix is cache-resident and BLAS threads it best
 _PARALLEL_MAX_BYTES = 8 << 20  # scores of a batch from this size on get their block maxima in our threads
 
 
@@ -41,12 +38,11 @@ class Hit:
 
 _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
-_blas_limiter: Any = None  # threadpoolctl limiter while any search holds BLAS at one thread
-_blas_holders = 0
 
 
 def worker_count() -> int:
-    """Threads a large search is split across: the CPUs this process may run on, at most 8."""
+    """Threads the block maxima of a large batch are split across: the CPUs this process may run on, at
+    most 8."""
     try:
         n = len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - non-Linux
@@ -60,35 +56,6 @@ def _get_pool() -> ThreadPoolExecutor:
         if _pool is None:
             _pool = ThreadPoolExecutor(max_workers=worker_count(), thread_name_prefix="cosine-bank")
         return _pool
-
-
-@functools.cache
-def _blas_controller() -> Any:
-    from threadpoolctl import ThreadpoolController
-
-    return ThreadpoolController()  # scanning the loaded libraries costs ~0.3 ms: do it once
-
-
-@contextlib.contextmanager
-def _single_threaded_blas() -> Iterator[None]:
-    """Hold BLAS at one thread; reference-counted so overlapping searches restore the original limit once.
-
-    (Nesting plain threadpoolctl limits from several threads would restore in the wrong order and could
-    leave the process stuck at one BLAS thread.) The limit is process-wide while held.
-    """
-    global _blas_limiter, _blas_holders
-    with _pool_lock:
-        if _blas_holders == 0:
-            _blas_limiter = _blas_controller().limit(limits=1, user_api="blas")
-        _blas_holders += 1
-    try:
-        yield
-    finally:
-        with _pool_lock:
-            _blas_holders -= 1
-            if _blas_holders == 0:
-                _blas_limiter.restore_original_limits()
-                _blas_limiter = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,46 +93,29 @@ def _fill_block_max(values: np.ndarray, block_max: np.ndarray, lo: int, hi: int,
 
 
 def cosine_scores(matrix: np.ndarray, queries: np.ndarray) -> Scores:
-    """Scores of every row for every (unit) query: one matrix product per batch, whatever its size.
-
-    A batch, or any query on a cache-resident matrix or with one usable CPU: one BLAS call (GEMM, or
-    GEMV for one query), threaded by BLAS, i.e. exactly what ``queries @ matrix.T`` costs; OpenBLAS'
-    threaded GEMM streams the matrix once for the whole batch. (Splitting a batch over our own threads
-    with BLAS held at one thread measured the same when nothing else runs, and up to 1.8x slower when
-    BLAS threads from other calls still spin.) One query on a larger matrix with several CPUs (the
-    bandwidth-bound case): our own thread per core, a GEMV over a contiguous range of rows each, with
-    BLAS limited to one thread, as before. Block maxima for top-k are taken per thread range right
-    after its scores (one query) or by one pass split over the threads (a batch).
+    """Scores of every row for every (unit) query: one BLAS call (GEMM for a batch, GEMV for one query),
+    threaded by BLAS, i.e. exactly what ``queries @ matrix.T`` costs: OpenBLAS streams the matrix once
+    for the whole batch. (Splitting the rows over our own threads with BLAS held at one thread measured
+    1.6-2x slower than BLAS' own threaded GEMV for one query on 2 CPUs, and up to 1.8x slower for a batch
+    when BLAS threads from other calls still spin.) Block maxima for top-k follow in one pass, split over
+    our threads for large batches.
     """
     nq, count = queries.shape[0], matrix.shape[0]
-    workers = worker_count()
-    threaded = nq == 1 and workers > 1 and matrix.nbytes >= _PARALLEL_MIN_BYTES
     # The top-k block: small enough that a query's candidate blocks hold few rows, large enough that
-    # the block maxima stay a small array. The threaded GEMV keeps its ranges on block boundaries.
-    block_rows = _BLOCK_ROWS if threaded else min(_BLOCK_ROWS, max(64, count // 1024))
+    # the block maxima stay a small array and their pass is not a reduction over tiny runs.
+    block_rows = min(_BLOCK_ROWS, max(64, count // 1024))
     values = np.empty((nq, count), dtype=np.float32)
     block_max = np.empty((nq, -(-count // block_rows)), dtype=np.float32)
-    ranges = _row_blocks(count, block_rows, workers)
-    if not threaded:
-        if nq == 1:
-            np.matmul(matrix, queries[0], out=values[0])
-        else:
-            np.matmul(queries, matrix.T, out=values)
-        if values.nbytes < _PARALLEL_MAX_BYTES or len(ranges) < 2:
-            _fill_block_max(values, block_max, 0, count, block_rows)
-        else:
-            pool = _get_pool()
-            for fut in [pool.submit(_fill_block_max, values, block_max, lo, hi, block_rows) for lo, hi in ranges]:
-                fut.result()
-        return Scores(values, block_max, block_rows, matrix, queries)
-
-    def part(lo: int, hi: int) -> None:
-        np.matmul(matrix[lo:hi], queries[0], out=values[0, lo:hi])
-        _fill_block_max(values, block_max, lo, hi, block_rows)
-
-    pool = _get_pool()
-    with _single_threaded_blas():
-        for fut in [pool.submit(part, lo, hi) for lo, hi in ranges]:
+    if nq == 1:
+        np.matmul(matrix, queries[0], out=values[0])
+    else:
+        np.matmul(queries, matrix.T, out=values)
+    ranges = _row_blocks(count, block_rows, worker_count())
+    if values.nbytes < _PARALLEL_MAX_BYTES or len(ranges) < 2:
+        _fill_block_max(values, block_max, 0, count, block_rows)
+    else:
+        pool = _get_pool()
+        for fut in [pool.submit(_fill_block_max, values, block_max, lo, hi, block_rows) for lo, hi in ranges]:
             fut.result()
     return Scores(values, block_max, block_rows, matrix, queries)
 
