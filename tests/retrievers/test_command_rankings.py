@@ -6,7 +6,6 @@ from __future__ import annotations
 import math
 
 import pytest
-
 from command_rankings import load_snapshot, rankings
 
 SCORE_TOLERANCE = 1e-3  # scores are rounded to 4 places; summation order may move the last one
