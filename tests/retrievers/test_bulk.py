@@ -201,3 +201,9 @@ def test_a_verb_is_no_device_name(tmp_path, embedder):
     index = CommandIndex(Home.load(write_home(tmp_path / "heat", devices=devices, specs=specs)), embedder)
     plan = index.plan_bulk(parse_without_lm("所有地暖调到22度", index), "所有地暖调到22度")
     assert plan.category == "Thermostat" and {d for d, _ in plan.targets} == {"h1", "h2"}
+
+
+def test_a_category_is_named_by_its_head_word(index):
+    """"turn off all plugs": no label says plug, the category SmartPlug does (its last word)."""
+    plan = index.plan_bulk(parse_without_lm("turn off all plugs", index), "turn off all plugs")
+    assert plan.category == "SmartPlug" and plan.targets == [("plug-fridge", "main-switch-off")]

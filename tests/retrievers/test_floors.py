@@ -64,3 +64,4 @@ def test_english_floor_names(tmp_path, embedder):
 def test_a_floor_named_in_a_single_target_query_favours_its_rooms(floors_program):
     top = floors_program(query="打开二楼的台灯").candidates[0]
     assert top.device_id == "light-bed" and top.channels["room"] == 1.0
+

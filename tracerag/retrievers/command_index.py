@@ -498,7 +498,7 @@ class CommandIndex:
                 evidence[self._categories[code]] += float(sums[code])
         said = set(_content(tokens(utterance)))
         for category in self.categories:
-            if set(_category_words(category)) <= said:
+            if _category_words(category)[-1:] and _category_words(category)[-1] in said:
                 evidence[category] += float(self._category_size[self._category_code[category]])
         total = sum(evidence.values())
         if not total:
