@@ -11,7 +11,7 @@ import time
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from tracerag.retrievers import bank_files, bank_search
@@ -181,14 +181,19 @@ def random_bank(tmp_path_factory):
 
 @settings(max_examples=60, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), k=st.integers(1, 320), min_score=st.one_of(st.none(), st.floats(-1, 0.9)))
+@example(seed=35, k=58, min_score=None)  # rows 236 and 256 differ by 2.5e-8: a float32 tie at the 58th place
 def test_search_matches_brute_force(random_bank, seed, k, min_score):
     bank, vectors = random_bank
     q = np.random.default_rng(seed).standard_normal(DIM).astype(np.float32)
     (hits,) = bank.search(q, k=k, min_score=min_score)
     expected, scores = brute_force(vectors, q, k, min_score)
-    assert [h.row for h in hits] == expected
-    assert [h.id for h in hits] == [f"r{r}" for r in expected]
-    np.testing.assert_allclose([h.score for h in hits], scores[expected], atol=1e-5)
+    rows = [h.row for h in hits]
+    # the i-th hit is the i-th best row; rows whose float64 scores differ by less than float32 can
+    # resolve (~1e-7 here) may come in either order
+    assert len(rows) == len(expected) and len(set(rows)) == len(rows)
+    np.testing.assert_allclose(scores[rows], scores[expected], atol=1e-6)
+    assert [h.id for h in hits] == [f"r{r}" for r in rows]
+    np.testing.assert_allclose([h.score for h in hits], scores[rows], atol=1e-5)
     assert all(h.metadata["n"] == h.row for h in hits)
 
 
