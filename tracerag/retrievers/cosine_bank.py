@@ -575,12 +575,13 @@ def _check_text_rows(
     return ids, texts, meta
 
 
-def _progress_callback(progress: Progress, total: int) -> tuple[Callable[[int], None], Callable[[], None]]:
+def progress_callback(progress: Progress, total: int, *, unit: str = "text",
+                      desc: str = "embedding") -> tuple[Callable[[int], None], Callable[[], None]]:
     """(advance(n_done), close) for a user callback, a tqdm bar on stderr, or nothing."""
     if progress is True:
         from tqdm import tqdm
 
-        bar = tqdm(total=total, file=sys.stderr, unit="text", desc="embedding")
+        bar = tqdm(total=total, file=sys.stderr, unit=unit, desc=desc)
         return (lambda done: bar.update(done - bar.n)), bar.close
     if callable(progress):
         return (lambda done: progress(done, total)), lambda: None
@@ -592,7 +593,7 @@ def _embed_into(
 ) -> None:
     if batch_size <= 0:
         raise ValueError(f"batch_size must be positive, got {batch_size}")
-    advance, close = _progress_callback(progress, len(texts))
+    advance, close = progress_callback(progress, len(texts))
     try:
         for start in range(0, len(texts), batch_size):
             batch = texts[start : start + batch_size]

@@ -24,13 +24,13 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from .cosine_bank import Progress, progress_callback
 from .vector_store import StoreError, VectorStore, open_store
 
 __all__ = ["CopyReport", "copy_store", "verify_copy"]
@@ -39,8 +39,6 @@ logger = logging.getLogger(__name__)
 
 NUMPY_WRITE_ROWS = 65_536  # rows per append when the destination is a numpy bank (bounds the copies)
 MIN_COSINE = 0.9999
-
-Progress = Callable[[int, int], None] | bool | None
 
 
 @dataclass
@@ -85,19 +83,6 @@ def _open(store: VectorStore | str | Path, **kwargs: Any) -> tuple[VectorStore, 
     return open_store(store, **kwargs), True
 
 
-def _progress(progress: Progress, total: int) -> tuple[Callable[[int], None], Callable[[], None]]:
-    if progress is True:
-        import sys
-
-        from tqdm import tqdm
-
-        bar = tqdm(total=total, file=sys.stderr, unit="row", desc="copying")
-        return (lambda done: bar.update(done - bar.n)), bar.close
-    if callable(progress):
-        return (lambda done: progress(done, total)), lambda: None
-    return (lambda done: None), lambda: None
-
-
 def copy_store(
     src: VectorStore | str | Path,
     dst: VectorStore | str | Path,
@@ -129,7 +114,7 @@ def copy_store(
             reservoir: list[str] = []
             group = NUMPY_WRITE_ROWS if target_info.backend == "numpy" else batch_size
             pending: list[Any] = []
-            advance, close_bar = _progress(progress, report.source_count)
+            advance, close_bar = progress_callback(progress, report.source_count, unit="row", desc="copying")
             try:
                 for batch in source.scan(batch_size, with_vectors=True):
                     _keep_sample(reservoir, batch.ids, report.rows_read, sample, rng)
