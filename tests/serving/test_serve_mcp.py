@@ -8,6 +8,7 @@ import sys
 
 import anyio
 import pytest
+from http_tool_server import http_tool_server
 from serve_helpers import stable
 
 QUERY, HOME = "把主卧空调调到26度", "home_small"
@@ -87,10 +88,6 @@ def test_bad_arguments_are_tool_errors_naming_the_field(session_results):
 
 def test_program_tools_over_streamable_http(cache_dir, tmp_path):
     """The same tools reached as a desktop assistant or a remote agent would: streamable HTTP."""
-    import socket
-    import subprocess
-    import time
-
     from mcp import ClientSession
     from mcp.client.streamable_http import streamable_http_client
 
@@ -99,36 +96,15 @@ def test_program_tools_over_streamable_http(cache_dir, tmp_path):
     from tracerag.retrievers.embedders import make_embedder
     from tracerag.serving.programs import prediction_json
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    env = {k: v for k, v in os.environ.items() if k not in ("TRACERAG_LM", "TRACERAG_API_BASE")}
-    log = open(tmp_path / "server.log", "wb")  # noqa: SIM115 - closed below, after the process
-    server = subprocess.Popen([sys.executable, "-m", "tracerag.tools", "--transport", "http", "--port", str(port),
-                               "--embedder", "lexical", "--programs", "commands"], env=env, stdout=log, stderr=log)
-
-    async def call():
-        async with streamable_http_client(f"http://127.0.0.1:{port}/mcp") as streams, \
-                ClientSession(streams[0], streams[1]) as session:
+    async def call(url):
+        async with streamable_http_client(url) as streams, ClientSession(streams[0], streams[1]) as session:
             await session.initialize()
             with anyio.fail_after(60):
                 return await session.call_tool("find_smart_home_command", {"query": QUERY, "home": HOME})
 
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert server.poll() is None, (tmp_path / "server.log").read_text()
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                assert time.monotonic() < deadline, "the HTTP server did not start"
-                time.sleep(0.1)
-        reply = anyio.run(call)
-    finally:
-        server.terminate()
-        server.wait(10)
-        log.close()
+    env = {k: v for k, v in os.environ.items() if k not in ("TRACERAG_LM", "TRACERAG_API_BASE")}
+    with http_tool_server(["--embedder", "lexical", "--programs", "commands"], tmp_path, env) as url:
+        reply = anyio.run(call, url)
     embedder = make_embedder("lexical", cache_dir=cache_dir)
     commands = CommandRetrieval(build_indexes(home_dirs(resolve_dataset("smarthome")), embedder), ir_source="none")
     assert not reply.is_error and reply.structured_content == prediction_json(commands(query=QUERY, home=HOME))

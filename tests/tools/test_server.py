@@ -7,12 +7,10 @@ starts its own on a free 127.0.0.1 port.
 from __future__ import annotations
 
 import os
-import socket
-import subprocess
-import sys
 import time
 
 import pytest
+from http_tool_server import http_tool_server
 
 from tracerag.datasets.pubmedqa import load_pubmedqa_questions
 from tracerag.tools.mcp_client import MCPToolSource, Toolbox, ToolSourceError
@@ -151,37 +149,14 @@ def test_a_server_that_cannot_start_raises_when_opened(cache_dir, tmp_path):
     assert time.perf_counter() - started < 20
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_streamable_http_transport(cache_dir, tmp_path):
-    port = _free_port()
-    log = open(tmp_path / "server.log", "wb")  # noqa: SIM115 - closed below, after the process
-    server = subprocess.Popen([sys.executable, "-m", "tracerag.tools", "--transport", "http", "--port", str(port),
-                               "--embedder", "lexical"], env=dict(os.environ), stdout=log, stderr=log)
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert server.poll() is None, (tmp_path / "server.log").read_text()
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                assert time.monotonic() < deadline, "the HTTP server did not start"
-                time.sleep(0.1)
-        with MCPToolSource.http(f"http://127.0.0.1:{port}/mcp", connect_timeout=30) as source:
-            assert sorted(source.tool_schemas()) == ["pubmed_search"]  # no --browse-root: no browse tool
-            q = load_pubmedqa_questions("pubmedqa", "dev")[0]
-            result = source.call("pubmed_search", {"query": q.question, "limit": 3})
-            assert q.pmid in result.ids and len(result.ids) == 3
-            assert "limit must be" in source.call("pubmed_search", {"query": "x", "limit": 0}).error
-    finally:
-        server.terminate()
-        server.wait(10)
-        log.close()
+    with http_tool_server(["--embedder", "lexical"], tmp_path) as url, \
+            MCPToolSource.http(url, connect_timeout=30) as source:
+        assert sorted(source.tool_schemas()) == ["pubmed_search"]  # no --browse-root: no browse tool
+        q = load_pubmedqa_questions("pubmedqa", "dev")[0]
+        result = source.call("pubmed_search", {"query": q.question, "limit": 3})
+        assert q.pmid in result.ids and len(result.ids) == 3
+        assert "limit must be" in source.call("pubmed_search", {"query": "x", "limit": 0}).error
 
 
 # -- in-process units -------------------------------------------------------------------------------
