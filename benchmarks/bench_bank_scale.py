@@ -46,13 +46,9 @@ WORDS = ("cell protein gene tumor patient dose trial risk blood heart liver brai
 
 
 def _median_s(fn, repeats: int) -> float:
-    fn()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+    from bench_cosine_bank import median_ms
+
+    return median_ms(fn, repeats, warmup=1) / 1e3
 
 
 def _random_unit(n: int, seed: int = 0):
