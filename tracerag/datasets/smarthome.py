@@ -34,6 +34,8 @@ from ..retrievers.read_report import ReadReport, Unreadable, text_problem
 from ..signatures.query_ir import DEVICE_CATEGORIES, UNKNOWN_CATEGORY, QueryIR
 
 BUNDLED_ROOT = Path(__file__).parent / "data"
+QUERIES_FILE = "queries.jsonl"
+HELDOUT_FILE = "heldout.jsonl"  # hand-written queries of the bundled homes, kept out of tuning
 SPLITS = {"train": (0, 40), "dev": (40, 60), "test": (60, 100)}  # percent buckets of the id hash
 
 
@@ -246,8 +248,13 @@ def _kind(value) -> str:
 
 
 def load_dataset(name_or_path: str | Path, split: str | None = None, report: ReadReport | None = None, *,
-                 homes: Mapping[str, Home] | None = None) -> dict[Path, list[LabelledQuery]]:
+                 homes: Mapping[str, Home] | None = None,
+                 queries_file: str = QUERIES_FILE) -> dict[Path, list[LabelledQuery]]:
     """Home directory -> its labelled queries (optionally one split).
+
+    ``queries_file`` names the query file read in each home directory: ``queries.jsonl``, or another
+    file of the same format such as the bundled homes' ``heldout.jsonl`` (queries written by hand,
+    never used to tune the retriever; a home without the file has no queries).
 
     With a ``report``, skipped query lines are counted there and the caller checks it (the CLI prints
     ``report.summary()`` and fails above ``--max-skipped``); without one, any skipped line is an error.
@@ -261,7 +268,7 @@ def load_dataset(name_or_path: str | Path, split: str | None = None, report: Rea
     out = {}
     dataset = resolve_dataset(name_or_path)
     for home_dir in home_dirs(dataset):
-        path = home_dir / "queries.jsonl"
+        path = home_dir / queries_file
         if not os.path.lexists(path):
             out[home_dir] = []
             continue
