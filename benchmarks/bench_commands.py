@@ -1,6 +1,10 @@
 """Measure CommandRetrieval on the bundled smart-home dataset and print the BENCHMARKS.md tables.
 
-    python benchmarks/bench_commands.py [--split test] [--repeats 5] [--json out/bench.json]
+    python benchmarks/bench_commands.py [--split test] [--queries heldout.jsonl] [--repeats 5] [--json out/bench.json]
+
+``--queries`` names the query file read in each home (default queries.jsonl; ``heldout.jsonl`` holds the
+hand-written held-out queries, which take ``--split all``). Recall and bulk precision are also printed
+per home and language.
 
 Quality: recall@10 / bulk precision with the no-LM parse (`none`) and the gold parse (`gold`), next to
 a baseline measured in the same run: one flat top-10 list from the dense embedder over "label room
@@ -80,9 +84,9 @@ def baseline_report(indexes, queries_by_home, k=10):
     return statistics.fmean(r for _, r in rows), {k_: statistics.fmean(v) for k_, v in sorted(by_q.items())}
 
 
-def quality(indexes, split):
+def quality(indexes, split, queries_file="queries.jsonl"):
     dspy.configure(lm=None)
-    data = load_dataset("smarthome", None if split == "all" else split)
+    data = load_dataset("smarthome", None if split == "all" else split, queries_file=queries_file)
     out = {}
     for ir in ("none", "gold"):
         program = CommandRetrieval(indexes, ir_source=ir)
@@ -124,6 +128,25 @@ def build_times(home_path, repeats):
     return {"cold_s": statistics.median(cold), "warm_s": statistics.median(warm), "documents": len(texts)}
 
 
+def language(query: str) -> str:
+    return "zh" if any("\u3400" <= ch <= "\u9fff" for ch in query) else "en"
+
+
+def per_language(report) -> dict[tuple[str, str], dict]:
+    """(home or "all", language or "all") -> recall@10, bulk precision (mean over bulk plans), n."""
+    groups: dict[tuple[str, str], list[dict]] = {}
+    for row in report["per_query"]:
+        lang = language(row["query"])
+        for key in ((row["home"], lang), (row["home"], "all"), ("all", lang), ("all", "all")):
+            groups.setdefault(key, []).append(row)
+    out = {}
+    for key, rows in sorted(groups.items()):
+        bulk = [r["bulk_precision"] for r in rows if r["bulk_precision"] is not None]
+        out[key] = {"recall@10": statistics.fmean(r["recall"] for r in rows),
+                    "bulk_precision": statistics.fmean(bulk) if bulk else "-", "n": len(rows), "bulk_n": len(bulk)}
+    return out
+
+
 def table(title, header, rows):
     print(f"\n### {title}\n")
     print("| " + " | ".join(header) + " |")
@@ -134,9 +157,12 @@ def table(title, header, rows):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--split", default="test")
+    ap.add_argument("--split", default="test", help="train | dev | test | all")
+    ap.add_argument("--queries", default="queries.jsonl",
+                    help="the query file read in each home (heldout.jsonl: the hand-written held-out queries)")
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--json")
+    ap.add_argument("--misses", action="store_true", help="list the queries not fully recalled or precise")
     args = ap.parse_args()
 
     root = resolve_dataset("smarthome")
@@ -144,12 +170,13 @@ def main():
         embedder = CachedEmbedder(LocalUSEEmbedder(), Path(tmp) / "e.sqlite")
         homes = sorted(p for p in root.iterdir() if (p / "devices.json").is_file())
         indexes = build_indexes(homes, embedder)
-        q = quality(indexes, args.split)
+        q = quality(indexes, args.split, args.queries)
         none, gold = q["none"], q["gold"]
         base_all, base_q = q["baseline"]
         mm = lambda r, g, key, col: r["breakdown"][g].get(key, {}).get(col)  # noqa: E731
 
-        table(f"Quality ({args.split} split, k=10)", ["parse", "recall@10", "hit@10", "MRR", "bulk precision",
+        source = "" if args.queries == "queries.jsonl" else f"{args.queries}, "
+        table(f"Quality ({source}{args.split} split, k=10)", ["parse", "recall@10", "hit@10", "MRR", "bulk precision",
                                                        "clarification rate", "n"],
               [["flat top-10 baseline", base_all, "-", "-", "-", "-", none["n"]]] +
               [[name, r["metrics"]["recall@10"], r["metrics"]["hit@10"], r["metrics"]["mrr"],
@@ -167,6 +194,20 @@ def main():
         table("recall@10 per home", ["home", "none", "gold", "n"],
               [[k, mm(none, "home", k, "recall@10"), mm(gold, "home", k, "recall@10"), mm(none, "home", k, "n")]
                for k in sorted(none["breakdown"]["home"])])
+
+        lang_none, lang_gold = per_language(none), per_language(gold)
+        table("recall@10 and bulk precision per home and language", ["home", "language", "recall@10 none",
+                                                                      "recall@10 gold", "bulk precision none",
+                                                                      "bulk precision gold", "n", "bulk n none"],
+              [[home, lang, r["recall@10"], lang_gold[home, lang]["recall@10"], r["bulk_precision"],
+                lang_gold[home, lang]["bulk_precision"], r["n"], r["bulk_n"]]
+               for (home, lang), r in lang_none.items()])
+        if args.misses:
+            for name, report in (("none", none), ("gold", gold)):
+                for row in report["per_query"]:
+                    if row["recall"] < 1 or (row["bulk_precision"] is not None and row["bulk_precision"] < 1):
+                        print(f"miss {name} {row['id']} {row['query']!r} recall={row['recall']:.2f} "
+                              f"bulk_precision={row['bulk_precision']} hint={row['hint']}")
 
         rows = []
         for home, query, category, command in FAILURE_CASES:
