@@ -53,10 +53,12 @@ def tied_bank(tmp_path):
 
 
 PATHS = {
-    "one BLAS call": {},
-    "threaded block maxima": {"_PARALLEL_MAX_BYTES": 0, "_BLOCK_ROWS": 16},
-    "one CPU": {"_PARALLEL_MAX_BYTES": 0, "_BLOCK_ROWS": 8, "worker_count": lambda: 1},
-    "blocks larger than the bank": {"_PARALLEL_MAX_BYTES": 0, "_BLOCK_ROWS": 4096},
+    "small bank: sampled threshold": {},
+    "small bank: sample of every 2nd score": {"_SAMPLE_STRIDE": 2},
+    "block maxima": {"_SMALL_ROWS": 0},
+    "threaded block maxima": {"_SMALL_ROWS": 0, "_PARALLEL_MAX_BYTES": 0, "_BLOCK_ROWS": 16},
+    "one CPU": {"_SMALL_ROWS": 0, "_PARALLEL_MAX_BYTES": 0, "_BLOCK_ROWS": 8, "worker_count": lambda: 1},
+    "blocks larger than the bank": {"_SMALL_ROWS": 0, "_PARALLEL_MAX_BYTES": 0, "_BLOCK_ROWS": 4096},
 }
 
 

@@ -251,7 +251,8 @@ def test_batch_search_equals_per_query(random_bank, monkeypatch):
 
     same(bank.search(queries[:4], k=7, min_score=0.0, dedupe_by="doc_id"))  # per-query GEMV path
     same(bank.search(queries, k=7, min_score=0.0, dedupe_by="doc_id"))  # one GEMM (>= 64 queries)
-    monkeypatch.setattr(bank_search, "_PARALLEL_MAX_BYTES", 0)  # force the threaded block-maximum pass
+    monkeypatch.setattr(bank_search, "_SMALL_ROWS", 0)  # force the threaded block-maximum pass
+    monkeypatch.setattr(bank_search, "_PARALLEL_MAX_BYTES", 0)
     monkeypatch.setattr(bank_search, "_BLOCK_ROWS", 32)
     same(bank.search(queries[:4], k=7, min_score=0.0, dedupe_by="doc_id"))
     same([bank.search(q, k=7, min_score=0.0, dedupe_by="doc_id")[0] for q in queries[:3]])
@@ -266,6 +267,7 @@ def test_concurrent_threaded_searches_agree_and_leave_blas_threads_alone(random_
 
     bank, vectors = random_bank
     before = blas_threads()
+    monkeypatch.setattr(bank_search, "_SMALL_ROWS", 0)
     monkeypatch.setattr(bank_search, "_PARALLEL_MAX_BYTES", 0)
     monkeypatch.setattr(bank_search, "_BLOCK_ROWS", 16)
     def ids(results):

@@ -141,7 +141,9 @@ class IdColumn:
         """The ids of ``rows`` decoded in one JSON parse (a search's hits), checked as ``self[row]`` is."""
         if self._list is not None:
             return [self._list[r] for r in rows]
-        raw = [self._buffer[int(self._starts[r]) : int(self._starts[r + 1])].rstrip(b", ") for r in rows]
+        buffer, rows = self._buffer, np.asarray(rows, dtype=np.int64)
+        raw = [buffer[a:b].rstrip(b", ") for a, b in zip(self._starts[rows].tolist(), self._starts[rows + 1].tolist(),
+                                                         strict=True)]
         try:
             ids = json.loads(b"[" + b",".join(raw) + b"]") if all(x[:1] == b'"' for x in raw) else None
         except ValueError:
@@ -203,11 +205,16 @@ class MetadataLines:
 
     def decode_rows(self, rows: Sequence[int]) -> list[dict[str, Any]]:
         """Each row's metadata (a fresh dict per entry, repeats included) decoded in one JSON parse."""
-        lines = [self.line(r)[:-1] for r in rows]
-        try:
-            values = json.loads(b"[" + b",".join(lines) + b"]")
-        except ValueError:
-            values = None
+        buffer, rows = self.buffer, np.asarray(rows, dtype=np.int64)
+        lines = [buffer[a:b] for a, b in zip(self.starts[rows].tolist(), self.starts[rows + 1].tolist(), strict=True)]
+        joined = b"".join(lines)
+        values = None
+        # Each entry is exactly one line when every one ends with a newline and there are no others.
+        if joined.count(b"\n") == len(lines) and all(line[-1:] == b"\n" for line in lines):
+            try:
+                values = json.loads(b"[" + joined[:-1].replace(b"\n", b",") + b"]")
+            except ValueError:
+                pass
         if isinstance(values, list) and len(values) == len(rows) and all(type(v) is dict for v in values):
             return values
         return [self.decode(r) for r in rows]  # names the line that is wrong

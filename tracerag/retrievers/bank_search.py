@@ -1,9 +1,10 @@
 """Exact cosine scoring and top-k selection for a CosineBank, kept apart from how the bank is stored.
 
 Scoring is where the speed is won or lost: :func:`cosine_scores` scores a whole batch of queries in
-one BLAS matrix product (BLAS threads it); :func:`top_rows`
-picks the best rows of every query without sorting them all (block maxima bound the k-th score),
-optionally one per metadata group.
+one BLAS matrix product (BLAS threads it); :func:`top_rows` picks the best rows of every query without
+sorting them all, optionally one per metadata group. It needs a lower bound of each query's k-th best
+score: on a small bank the k-th best of a sample of the scores (then one pass over all scores finds the
+rows reaching it), on a large one the k-th best block maximum (then only the blocks reaching it are read).
 """
 
 from __future__ import annotations
@@ -19,13 +20,19 @@ from typing import Any
 import numpy as np
 
 _BLOCK_ROWS = 1024  # at most this many rows per top-k block
+_SMALL_ROWS = 32_768  # up to this many rows a bank has no block maxima: a pass over its scores is cheaper
+_SAMPLE_STRIDE = 8  # a small bank's threshold is the k-th best of every 8th score
 _RESCORE_MARGIN = 1e-4  # far above float32 rounding of a unit-vector dot product (~1e-6 at dim 4096)
 _PARALLEL_MAX_BYTES = 8 << 20  # scores of a batch from this size on get their block maxima in our threads
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Hit:
-    """One search result; ``metadata`` is a fresh dict decoded for this hit (safe to mutate)."""
+    """One search result; ``metadata`` is a fresh dict decoded for this hit (safe to mutate).
+
+    A plain (not frozen) record: a frozen dataclass costs ~1 us more per hit to build, which is a third
+    of a small bank's whole search when a batch returns hundreds of hits.
+    """
 
     id: str
     score: float
@@ -60,14 +67,15 @@ def _get_pool() -> ThreadPoolExecutor:
 
 @dataclass(frozen=True, slots=True)
 class Scores:
-    """Cosine scores of a batch of queries, plus each query's maximum per block of rows.
+    """Cosine scores of a batch of queries, plus (on a large bank) each query's maximum per block of rows.
 
     The block maxima make top-k cheap on large banks: the m-th largest block maximum is a lower bound of
-    the m-th largest score, so only the few blocks reaching it need to be looked at row by row.
+    the m-th largest score, so only the few blocks reaching it need to be looked at row by row. A small
+    bank has none (``block_max`` is None): computing them would cost more than the pass they save.
     """
 
     values: np.ndarray  # (q, count) float32
-    block_max: np.ndarray  # (q, ceil(count / block_rows)) float32
+    block_max: np.ndarray | None  # (q, ceil(count / block_rows)) float32, None up to _SMALL_ROWS rows
     block_rows: int
     matrix: np.ndarray  # what was scored, to rescore the few rows top-k returns
     queries: np.ndarray
@@ -101,17 +109,19 @@ def cosine_scores(matrix: np.ndarray, queries: np.ndarray) -> Scores:
     our threads for large batches.
     """
     nq, count = queries.shape[0], matrix.shape[0]
-    # The top-k block: small enough that a query's candidate blocks hold few rows, large enough that
-    # the block maxima stay a small array and their pass is not a reduction over tiny runs.
-    block_rows = min(_BLOCK_ROWS, max(64, count // 1024))
     values = np.empty((nq, count), dtype=np.float32)
-    block_max = np.empty((nq, -(-count // block_rows)), dtype=np.float32)
     if nq == 1:
         np.matmul(matrix, queries[0], out=values[0])
     else:
         np.matmul(queries, matrix.T, out=values)
-    ranges = _row_blocks(count, block_rows, worker_count())
-    if values.nbytes < _PARALLEL_MAX_BYTES or len(ranges) < 2:
+    if count <= _SMALL_ROWS:
+        return Scores(values, None, 0, matrix, queries)
+    # The top-k block: small enough that a query's candidate blocks hold few rows, large enough that
+    # the block maxima stay a small array and their pass is not a reduction over tiny runs.
+    block_rows = min(_BLOCK_ROWS, max(64, count // 1024))
+    block_max = np.empty((nq, -(-count // block_rows)), dtype=np.float32)
+    ranges = _row_blocks(count, block_rows, worker_count()) if values.nbytes >= _PARALLEL_MAX_BYTES else []
+    if len(ranges) < 2:
         _fill_block_max(values, block_max, 0, count, block_rows)
     else:
         pool = _get_pool()
@@ -140,16 +150,22 @@ def _group_key(metadata: Callable[[int], dict[str, Any]], row: int, key: str) ->
 def _thresholds(scores: Scores, m: int) -> np.ndarray:
     """Per query, a value at most its ``m``-th largest score (-inf when ``m`` covers every row).
 
-    With more blocks than ``m``: the ``m``-th largest block maximum (``m`` blocks reach it, so ``m``
-    rows do), found by one partition of the small (q, blocks) array. Otherwise the exact ``m``-th
-    largest score, by one partition of the (q, count) scores.
+    With block maxima and more blocks than ``m``: the ``m``-th largest block maximum (``m`` blocks reach
+    it, so ``m`` rows do). Without them, on a bank large enough for the sample to hold ``4 m`` scores: the
+    ``m``-th largest of every :data:`_SAMPLE_STRIDE`-th score (``m`` rows reach it). Otherwise the exact
+    ``m``-th largest score. Each is one partition of a (q, n) array.
     """
     nq, count = scores.values.shape
-    blocks = scores.block_max.shape[1]
     if m >= count:
         return np.full(nq, -np.inf, dtype=np.float32)
-    if m < blocks:
-        return np.partition(scores.block_max, blocks - m, axis=1)[:, blocks - m]
+    if scores.block_max is not None:
+        blocks = scores.block_max.shape[1]
+        if m < blocks:
+            return np.partition(scores.block_max, blocks - m, axis=1)[:, blocks - m]
+    elif count >= 4 * m * _SAMPLE_STRIDE:
+        sample = scores.values[:, ::_SAMPLE_STRIDE]
+        width = sample.shape[1]
+        return np.partition(sample, width - m, axis=1)[:, width - m]
     return np.partition(scores.values, count - m, axis=1)[:, count - m]
 
 
@@ -166,6 +182,8 @@ def _rows_from(scores: Scores, query: int, threshold: float, floor: float) -> tu
     low = threshold - _RESCORE_MARGIN
     if low == -np.inf:
         rows = np.arange(values.shape[0])
+    elif scores.block_max is None:
+        rows = np.flatnonzero(values >= low)
     else:
         blocks = np.flatnonzero(scores.block_max[query] >= low)
         if len(blocks) * 4 >= scores.block_max.shape[1]:  # most blocks: one pass over all rows is cheaper
@@ -187,12 +205,16 @@ def _rescore(scores: Scores, query_of: np.ndarray, rows: np.ndarray) -> np.ndarr
     return np.einsum("ij,ij->i", scores.matrix[rows], scores.queries[query_of])
 
 
-def _top_rows_of_batch(scores: Scores, k: int, floor: float, thresholds: np.ndarray) -> list | None:
-    """:func:`top_rows` without dedupe for the whole batch at once (a handful of numpy calls, no loop per
-    query); None when the thresholds leave too many candidate blocks for that to pay."""
-    values, block_rows = scores.values, scores.block_rows
+def _candidates(scores: Scores, low: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """(query, row) pairs whose score reaches the query's ``low``, ordered by query; None when block
+    maxima leave too many candidate blocks for a batch to pay."""
+    values = scores.values
     nq, count = values.shape
-    low = np.maximum(thresholds.astype(np.float64), floor) - _RESCORE_MARGIN
+    if scores.block_max is None:  # one pass; flat indices (2-D nonzero costs ~5x more)
+        flat = np.flatnonzero(values >= low.astype(np.float32)[:, None])
+        query_of = flat // count
+        return query_of, flat - query_of * count
+    block_rows = scores.block_rows
     query_of, block = np.nonzero(scores.block_max >= low[:, None])
     if len(block) * block_rows > 2 * count + 64 * nq * block_rows:
         return None
@@ -201,7 +223,31 @@ def _top_rows_of_batch(scores: Scores, k: int, floor: float, thresholds: np.ndar
     inside = rows < count
     rows, query_of = rows[inside], query_of[inside]
     reach = values[query_of, rows] >= low[query_of]
-    rows, query_of = rows[reach], query_of[reach]
+    return query_of[reach], rows[reach]
+
+
+def _top_rows_of_batch(scores: Scores, k: int, floor: float, thresholds: np.ndarray) -> list | None:
+    """:func:`top_rows` without dedupe for the whole batch at once (a handful of numpy calls, no loop per
+    query); None when the thresholds leave too many candidate blocks for that to pay.
+
+    The candidates' own k-th best score then tightens each query's threshold, so that only about k rows
+    per query are rescored however loose the first bound was.
+    """
+    nq = scores.values.shape[0]
+    low = np.maximum(thresholds.astype(np.float64), floor) - _RESCORE_MARGIN
+    found = _candidates(scores, low)
+    if found is None:
+        return None
+    query_of, rows = found
+    value = scores.values[query_of, rows]
+    if len(rows) > k * nq:
+        order = np.argsort(query_of * 4.0 - value)  # by query, best first (scores lie in [-1, 1])
+        query_of, rows, value = query_of[order], rows[order], value[order]
+        starts = np.searchsorted(query_of, np.arange(nq + 1))
+        kth = starts[:-1] + k - 1
+        tight = np.where(kth < starts[1:], value[np.minimum(kth, len(value) - 1)], -np.inf) - _RESCORE_MARGIN
+        keep = value >= tight[query_of]
+        query_of, rows = query_of[keep], rows[keep]
     exact = _rescore(scores, query_of, rows)
     if floor > -np.inf:
         keep = exact >= floor
@@ -249,7 +295,8 @@ def top_rows(
                 results.append((kept, [score_of[r] for r in kept]))
                 break
             window *= 4
-            one = Scores(scores.values[query : query + 1], scores.block_max[query : query + 1], scores.block_rows,
+            block_max = None if scores.block_max is None else scores.block_max[query : query + 1]
+            one = Scores(scores.values[query : query + 1], block_max, scores.block_rows,
                          scores.matrix, scores.queries[query : query + 1])
             threshold = max(float(_thresholds(one, window)[0]), floor)
     return results
