@@ -535,3 +535,17 @@ def agent_lm():
 
     yield make
     dspy.configure(lm=None)
+
+
+@pytest.fixture(scope="session")
+def milvus_server(tmp_path_factory):
+    """A real Milvus engine serving gRPC on a free 127.0.0.1 port for the whole session (tests/milvus_server.py);
+    every call must carry its ``token`` (put it in TRACERAG_MILVUS_TOKEN). Skipped without the Milvus extra."""
+    import importlib.util
+
+    if any(importlib.util.find_spec(m) is None for m in ("pymilvus", "milvus_lite")):
+        pytest.skip('needs pip install -e ".[milvus]"')
+    from milvus_server import milvus_server as serve
+
+    with serve(tmp_path_factory.mktemp("milvus-server") / "data") as server:
+        yield server

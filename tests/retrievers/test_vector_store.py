@@ -1,14 +1,19 @@
-"""The vector-store protocol, run against every backend: the numpy bank and Milvus Lite.
+"""The vector-store protocol, run against every backend: the numpy bank, Milvus Lite in a local file, and a
+Milvus server reached as ``milvus://127.0.0.1:PORT``.
 
-The same assertions hold for both; Milvus is skipped when pymilvus / milvus-lite are not installed
+The same assertions hold for all; Milvus is skipped when pymilvus / milvus-lite are not installed
 (``pip install -e ".[milvus]"``). Milvus Lite stores live in one ``store.db`` per test, one collection
-per store, so a test pays one engine start.
+per store, so a test pays one engine start. The server is the Milvus Lite engine run as its own process
+on a free port for the whole session (``tests/milvus_server.py``), refusing calls without its token:
+each test uses its own collections there and sends the token through ``TRACERAG_MILVUS_TOKEN``.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import itertools
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -30,7 +35,8 @@ DIM = 16
 HAVE_MILVUS = all(importlib.util.find_spec(m) is not None for m in ("pymilvus", "milvus_lite"))
 milvus = pytest.mark.skipif(not HAVE_MILVUS, reason='needs pip install -e ".[milvus]"')
 
-BACKENDS = ["numpy", pytest.param("milvus", marks=milvus)]
+BACKENDS = ["numpy", pytest.param("milvus", marks=milvus), pytest.param("milvus-server", marks=milvus)]
+_SERVER_TESTS = itertools.count()
 
 
 def unit_rows(n: int, seed: int = 0, dim: int = DIM) -> np.ndarray:
@@ -48,12 +54,19 @@ def backend(request) -> str:
 
 
 @pytest.fixture
-def uri_for(backend, tmp_path):
-    """name -> the URI of a store of that name for this backend (all Milvus ones in one Lite file)."""
+def uri_for(backend, tmp_path, request, monkeypatch):
+    """name -> the URI of a store of that name for this backend (all Milvus Lite ones in one file; on the
+    server, collections named for this test, so tests sharing the session's server never meet)."""
+    if backend == "milvus-server":
+        server = request.getfixturevalue("milvus_server")
+        monkeypatch.setenv(TOKEN_ENV, server.token or "")
+        prefix = f"t{next(_SERVER_TESTS)}_"
 
     def uri(name: str = "s") -> str:
         if backend == "numpy":
             return str(tmp_path / name)
+        if backend == "milvus-server":
+            return server.uri(prefix + name)
         return f"milvus:{tmp_path / 'store.db'}?collection={name}"
 
     return uri
@@ -286,7 +299,7 @@ def test_readers_keep_working_while_a_writer_upserts(make):
 def test_describe_names_backend_embedder_and_dim(make, backend):
     info = make().describe()
     assert (info.embedder_id, info.dim) == ("emb-a", DIM)
-    assert info.backend == ("numpy" if backend == "numpy" else "milvus-lite")
+    assert info.backend == {"numpy": "numpy", "milvus": "milvus-lite", "milvus-server": "milvus"}[backend]
     assert str(parse_store_uri(info.uri)) == info.uri  # describe's URI reopens the store
 
 
@@ -374,6 +387,45 @@ def test_the_token_goes_to_the_server_and_not_into_errors(monkeypatch):
         open_store("milvus+https://db.example", embedder_id="e", dim=4)
     assert seen == {"uri": "https://db.example", "token": "s3cret-token"}
     assert "s3cret" not in str(err.value) and "\n" not in str(err.value)
+
+
+@milvus
+def test_the_token_reaches_a_real_server_and_a_wrong_one_is_one_line(milvus_server, monkeypatch):
+    from milvus_server import checks_tokens
+
+    monkeypatch.setenv(TOKEN_ENV, milvus_server.token or "")
+    uri = milvus_server.uri("token_check")
+    store = open_store(uri, embedder_id="e", dim=4, create=True)  # the right token: every call goes through
+    try:
+        assert store.upsert(["a"], np.ones((1, 4))) == UpsertReport(1, 0) and store.count() == 1
+    finally:
+        store.close()
+    if not checks_tokens():
+        pytest.skip("this Milvus Lite engine serves without checking tokens")
+    for wrong in ("not-the-token", ""):
+        monkeypatch.setenv(TOKEN_ENV, wrong)
+        with pytest.raises(StoreError) as err:
+            open_store(uri, embedder_id="e", dim=4)
+        message = str(err.value)
+        assert "\n" not in message and message.startswith(uri) and TOKEN_ENV in message
+        assert (wrong or milvus_server.token) not in message
+
+
+@milvus
+def test_a_host_where_no_milvus_listens_is_one_line_soon(monkeypatch):
+    import socket
+
+    with socket.socket() as s:  # a port that was free a moment ago: nothing listens there
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setenv(TOKEN_ENV, "s3cret-token")
+    started = time.monotonic()
+    with pytest.raises(StoreError) as err:
+        open_store(f"milvus://127.0.0.1:{port}?collection=c", embedder_id="e", dim=4)
+    assert time.monotonic() - started < 15  # pymilvus gives up connecting after 10 s at most
+    message = str(err.value)
+    assert "\n" not in message and message.startswith(f"milvus://127.0.0.1:{port}?collection=c: cannot connect")
+    assert "s3cret" not in message
 
 
 def test_filter_expression_escapes_every_string():

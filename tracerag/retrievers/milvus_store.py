@@ -314,7 +314,23 @@ def _connect(target: StoreTarget, create: bool) -> Any:
     try:
         return pymilvus.MilvusClient(uri=target.location, token=os.environ.get(TOKEN_ENV, ""))
     except Exception as e:
-        raise StoreError(f"{target}: cannot connect to Milvus: {_one_line(e)}") from None
+        hint = f"; the server refused the credentials: check {TOKEN_ENV}" if _refused_credentials(e) else ""
+        raise StoreError(f"{target}: cannot connect to Milvus: {_one_line(e)}{hint}") from None
+
+
+_AUTH_WORDS = ("unauthenticated", "permission_denied", "auth check fail", "authenticat")
+
+
+def _refused_credentials(e: BaseException) -> bool:
+    """Whether a connect failure (or what caused it: pymilvus wraps the gRPC error) is the server refusing the
+    token rather than an unreachable server."""
+    seen: set[int] = set()
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        if any(word in str(e).lower() for word in _AUTH_WORDS):
+            return True
+        e = e.__cause__ or e.__context__
+    return False
 
 
 def _create_collection(client: Any, name: str, embedder_id: str, dim: int) -> None:
