@@ -228,9 +228,10 @@ def _into_store(args, build) -> tuple[object, object]:
 def _experience_flags(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("experience")
     g.add_argument("--bank", help="experience bank directory (default: built from the dataset's traces)")
-    g.add_argument("--store", metavar="URI", help="experience and rag: the vector store to search — a bank "
-                   "directory, milvus:./file.db (Milvus Lite), milvus://host:19530 or milvus+https://host (token "
-                   "in TRACERAG_MILVUS_TOKEN); an empty store is filled from the dataset / bundled corpus first")
+    g.add_argument("--store", metavar="URI", help="experience, rag and planner: the vector store to search — a "
+                   "bank directory, milvus:./file.db (Milvus Lite), milvus://host:19530 or milvus+https://host "
+                   "(token in TRACERAG_MILVUS_TOKEN); an empty store is filled from the dataset / bundled corpus / "
+                   "dataset's templates first; planner: templates are searched there instead of handed over")
     g.add_argument("--reranker", help="local (default) | none | http://host:port/v1 rerank service")
     g.add_argument("--rerank-model", help="model name for a rerank service")
     g.add_argument("--rounds", type=int, default=1, help="max retrieval rounds (default 1)")
@@ -622,14 +623,26 @@ def _compile_rag(args) -> int:
 # -- planner ---------------------------------------------------------------------------------------
 
 
-def _planner_program(args):
+def _planner_program(args, store: str | None = None):
+    """TraceablePlanner from an artifact or the defaults. With ``store`` (``--store`` of evaluate and compile)
+    it searches its templates in that store, which is filled from the dataset's templates when empty."""
     from tracerag.programs.traceable_planner import TraceablePlanner
 
-    return tracerag.load(args.program_file) if getattr(args, "program_file", None) else TraceablePlanner()
+    if getattr(args, "program_file", None):
+        return tracerag.load(args.program_file, store=store)
+    if not store:
+        return TraceablePlanner()
+    from tracerag.datasets.smarthome import resolve_dataset
+    from tracerag.retrievers.store_cli import open_program_store
+
+    embedder = tracerag.get_embedder()
+    templates = open_program_store("planner", store, embedder, fill_from=resolve_dataset(args.dataset))
+    return TraceablePlanner(retrieve_templates=templates, embedder=embedder)
 
 
-def _planner_examples(dataset: str, split: str, max_skipped: float = 0.0) -> list:
-    """The cases as examples; prints what reading them did and fails when too many were skipped."""
+def _planner_examples(dataset: str, split: str, max_skipped: float = 0.0, program=None) -> list:
+    """The cases as examples; prints what reading them did and fails when too many were skipped. For a
+    ``program`` that retrieves its templates, the cases' templates are not handed over (only the labels stay)."""
     from tracerag.datasets.planner import CASES_FILE, load_planner_cases
     from tracerag.datasets.smarthome import resolve_dataset
     from tracerag.retrievers.read_report import ReadReport
@@ -637,13 +650,17 @@ def _planner_examples(dataset: str, split: str, max_skipped: float = 0.0) -> lis
     read = ReadReport("cases")
     cases = load_planner_cases(dataset, None if split == "all" else split, report=read)
     _print_reading(resolve_dataset(dataset) / CASES_FILE, read, max_skipped)
-    return [c.to_example() for c in cases]
+    examples = [c.to_example() for c in cases]
+    if getattr(program, "retrieve_templates", None) is not None:
+        examples = [ex.with_inputs("requirements", "bullets") for ex in examples]
+    return examples
 
 
 def _evaluate_planner(args) -> int:
     from tracerag.evaluation import evaluate_planner
 
-    report = evaluate_planner(_planner_program(args), _planner_examples(args.dataset, args.split, args.max_skipped),
+    program = _planner_program(args, args.store)
+    report = evaluate_planner(program, _planner_examples(args.dataset, args.split, args.max_skipped, program),
                               dataset=str(args.dataset), num_threads=args.num_threads)
     report["split"] = args.split
     return _finish_report(report, args.out, ("used_recall", "used_precision", "used_f1", "citation_validity",
@@ -653,10 +670,11 @@ def _evaluate_planner(args) -> int:
 def _compile_planner(args) -> int:
     from tracerag.compiling import compile_planner
 
-    trainset = _planner_examples(args.dataset, "train")
-    scores = compile_planner(_planner_program(args), trainset[: args.max_train] if args.max_train else trainset,
-                             _planner_examples(args.dataset, "dev"), args.optimizer, args.max_metric_calls,
-                             args.num_threads)
+    program = _planner_program(args, args.store)
+    trainset = _planner_examples(args.dataset, "train", program=program)
+    scores = compile_planner(program, trainset[: args.max_train] if args.max_train else trainset,
+                             _planner_examples(args.dataset, "dev", program=program), args.optimizer,
+                             args.max_metric_calls, args.num_threads)
     tracerag.save(scores.pop("program"), args.out, dataset=str(args.dataset), metric="planner_score", scores=scores)
     print(json.dumps(scores, indent=1))
     print(f"compiled program written to {args.out}")

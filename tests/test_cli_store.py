@@ -1,10 +1,12 @@
-"""--store on the command line: evaluate and run on a store named by URI (filled when empty), and
-`tracerag store copy` between backends."""
+"""--store on the command line: evaluate and run on a store named by URI (filled when empty), the planner's
+templates searched in a store, and `tracerag store copy` between backends."""
 
 import importlib.util
 import json
 
+import dspy
 import pytest
+from conftest import PlannerEngine
 
 import optimize
 import tracerag
@@ -73,3 +75,55 @@ def test_build_bank_and_ingest_into_a_milvus_store(traces_dir, tmp_path, capsys)
     assert json.loads(capsys.readouterr().out)["store"]["target_count"] == 20
     with pytest.raises(SystemExit):  # --bank or --store is required
         optimize.main(["ingest", "--docs", str(docs)])
+
+
+def _evaluate_planner(tmp_path, name, *extra):
+    out = tmp_path / f"{name}.json"
+    assert optimize.main(["evaluate", "planner", "--dataset", "planner", "--split", "test", "--lm", "fake/x",
+                          "--out", str(out), *extra]) == 0
+    return json.loads(out.read_text(encoding="utf-8"))
+
+
+@pytest.fixture
+def planner_lm(monkeypatch):
+    monkeypatch.setattr(tracerag.config, "make_lm", lambda *a, **k: dspy.LM(
+        "fake/model", engine=PlannerEngine(invent=False), cache=False, num_retries=0))
+    yield
+    dspy.configure(lm=None)
+
+
+def test_evaluate_planner_searches_its_templates_in_a_store(tmp_path, planner_lm):
+    from tracerag.datasets.planner import load_templates
+    from tracerag.datasets.smarthome import resolve_dataset
+    from tracerag.retrievers.vector_store import open_store
+
+    handed = _evaluate_planner(tmp_path, "handed")  # no --store: each case's templates are handed over
+    uris = [str(tmp_path / "templates")] + ([f"milvus:{tmp_path / 'templates.db'}"] if HAVE_MILVUS else [])
+    retrieved = {}
+    for uri in uris:
+        report = _evaluate_planner(tmp_path, "store", "--store", uri)  # empty: filled from templates.jsonl first
+        assert report["metrics"]["errors"] == 0 and report["metrics"]["n"] == handed["metrics"]["n"]
+        retrieved[uri] = [row["metadata"]["retrieved_template_ids"] for row in report["per_query"]]
+        again = _evaluate_planner(tmp_path, "again", "--store", uri)  # now full: used as it is
+        assert [row["metadata"]["retrieved_template_ids"] for row in again["per_query"]] == retrieved[uri]
+    all_templates = load_templates(resolve_dataset("planner") / "templates.jsonl")
+    store = open_store(uris[0])
+    try:
+        assert store.count() == len(all_templates)
+    finally:
+        store.close()
+    first = retrieved[uris[0]]
+    assert all(len(ids) == 5 and set(ids) <= set(all_templates) for ids in first)  # max_templates from the store
+    assert first != [row["metadata"]["retrieved_template_ids"] for row in handed["per_query"]]
+    assert all(ids == first for ids in retrieved.values())  # numpy and Milvus Lite find the same templates
+
+
+def test_compile_planner_on_a_store_records_it_in_the_artifact(tmp_path, planner_lm):
+    bank = tmp_path / "templates"
+    artifact = tmp_path / "planner.json"
+    assert optimize.main(["compile", "planner", "--dataset", "planner", "--lm", "fake/x", "--optimizer", "bootstrap",
+                          "--max-train", "4", "--store", str(bank), "--out", str(artifact)]) == 0
+    meta = json.loads((tmp_path / "planner.json.meta.json").read_text(encoding="utf-8"))
+    assert meta["program"] == "TraceablePlanner" and meta["store"] and meta["templates"]["k"] == 5
+    loaded = tracerag.load(artifact)  # reopens the recorded store: templates are searched, not handed over
+    assert loaded.retrieve_templates("Set up a PCR for 12 samples.")
