@@ -276,7 +276,7 @@ def top_rows(
     # the first row of each group inside the window is that group's best row overall.
     m = k if dedupe_by is None else 4 * k
     thresholds = _thresholds(scores, m)
-    if dedupe_by is None:
+    if dedupe_by is None and len(thresholds) > 1:  # one query: the loop below is fewer numpy calls
         batch = _top_rows_of_batch(scores, k, floor, thresholds)
         if batch is not None:
             return batch
