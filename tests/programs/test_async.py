@@ -6,12 +6,16 @@ overlap their LM calls instead of queueing them."""
 from __future__ import annotations
 
 import asyncio
+import json
 import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 
 import dspy
 import pytest
 from conftest import ABSTRACTS, AgentEngine, FakeEngine, PlannerEngine, ToolResult
 from lm_server import StubLMServer
+from remote_services import RemoteService
 
 from tracerag.programs.command_retrieval import CommandRetrieval
 from tracerag.programs.experience_retrieval import ExperienceConfig, ExperienceRetrieval
@@ -20,9 +24,13 @@ from tracerag.programs.search_agent import SearchAgent
 from tracerag.programs.self_reflective_rag import RAGConfig, SelfReflectiveRAG
 from tracerag.programs.traceable_planner import TraceablePlanner
 from tracerag.retrievers.command_index import IndexParams
+from tracerag.retrievers.corpus import ingest_documents
 from tracerag.retrievers.cosine_bank import CosineBank
 from tracerag.retrievers.experience_bank import build_experience_bank
-from tracerag.retrievers.playbook import Template, parse_playbook
+from tracerag.retrievers.http_embedder import EmbeddingServiceError
+from tracerag.retrievers.hybrid import HybridRetriever
+from tracerag.retrievers.playbook import Template, index_templates, parse_playbook
+from tracerag.retrievers.vector_store import open_store
 
 RAG_QUESTION = "Do statins lower cholesterol in diabetes patients?"
 AGENT_QUESTION = "Does aspirin prevent stroke in older adults?"
@@ -240,3 +248,103 @@ def test_concurrent_questions_overlap_their_lm_calls(retriever):
     assert single >= 0.2 * rounds
     # sequentially this would be about len(questions) * single; concurrently about one single
     assert together < single + 0.2 * rounds + 0.6, (single, together)
+
+
+# -- remote embedder, reranker: awaited on the event loop (aembed / arerank), not in a thread each ----------
+
+
+@pytest.fixture
+def remote():
+    with RemoteService() as service:
+        yield service
+
+
+def remote_retriever(service, tmp_path) -> HybridRetriever:
+    embedder = service.embedder()
+    path = tmp_path / "docs.jsonl"
+    path.write_text("".join(json.dumps({"id": k, "text": v}) + "\n" for k, v in ABSTRACTS.items()), encoding="utf-8")
+    ingest_documents(path, tmp_path / "remote-bank", embedder, size=120, overlap=0)
+    return HybridRetriever(CosineBank.load(tmp_path / "remote-bank", embedder))
+
+
+def remote_experience(service, traces_dir, tmp_path, **config) -> Callable[[], ExperienceRetrieval]:
+    embedder = service.embedder()
+    build_experience_bank(traces_dir, tmp_path / "remote-exp", embedder)
+    bank = CosineBank.load(tmp_path / "remote-exp", embedder)
+    return lambda reranker=None: ExperienceRetrieval(bank, ExperienceConfig(enable=True, **config), reranker=reranker)
+
+
+def on_one_worker_thread(calls):
+    """Await ``calls()`` (a gather) on a fresh loop whose ``asyncio.to_thread`` has a single worker thread;
+    (result, seconds)."""
+    async def run():
+        asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(1))
+        started = time.perf_counter()
+        result = await calls()
+        return result, time.perf_counter() - started
+
+    return asyncio.run(run())
+
+
+def test_rag_and_planner_with_a_remote_embedder_async_equals_sync(remote, tmp_path):
+    retriever = remote_retriever(remote, tmp_path)
+    before = remote.counts["/v1/embeddings"]
+    same(lambda: SelfReflectiveRAG(retriever), question=RAG_QUESTION)
+    assert remote.counts["/v1/embeddings"] - before == 2  # one query embedding each way: none repeated in the thread
+    pred, _ = same(lambda: SelfReflectiveRAG(retriever, RAGConfig(min_quality=1.0, max_rounds=2)),
+                   lambda: FakeEngine(grounded=[False]), question=RAG_QUESTION)
+    assert pred.rounds == 2 and pred.retrieved_ids
+    embedder = remote.embedder()
+    store = open_store(tmp_path / "tpl", embedder_id=embedder.id, dim=embedder.dim, create=True)
+    index_templates(store, embedder, [{"id": t.id, "title": t.title, "text": t.text} for t in TEMPLATES])
+    pred, _ = same(lambda: TraceablePlanner(retrieve_templates=store, embedder=embedder), PlannerEngine,
+                   requirements="Set up a high-fidelity PCR.", bullets=PLAYBOOK)
+    assert pred.retrieved_template_ids and pred.plan is not None
+
+
+def test_experience_with_a_remote_embedder_and_reranker_async_equals_sync(remote, traces_dir, tmp_path):
+    make = remote_experience(remote, traces_dir, tmp_path, max_retrieval_rounds=2)
+    for reranker in (remote.reranker(), None):  # the rerank service; the local blend over the remote embedder
+        pred, _ = same(lambda reranker=reranker: make(reranker), question=TASK)
+        assert pred.retrieved_task_ids and pred.error is None
+        pred, _ = same(lambda reranker=reranker: make(reranker), lambda: FakeEngine(sufficiency=[False]), question=TASK)
+        assert pred.rounds == 2 and pred.used_task_ids
+
+
+def test_a_remote_failure_takes_the_same_fallback(remote, traces_dir, tmp_path):
+    make = remote_experience(remote, traces_dir, tmp_path)
+    with RemoteService() as down:
+        down.down = True
+        pred, _ = same(lambda: make(down.reranker(max_retries=1)), question=TASK)  # rerank down: retrieval order
+        assert pred.retrieved_task_ids and pred.error is None and down.counts["/v1/rerank"] == 4
+    retriever = remote_retriever(remote, tmp_path)
+    remote.down = True
+    pred, _ = same(lambda: make(remote.reranker()), question=TASK)  # embedder down: no experience, the error
+    assert pred.experience == "" and "EmbeddingServiceError" in pred.error and "HTTP 503" in pred.error
+    errors = []
+    for run in (lambda p: p(question=RAG_QUESTION), lambda p: asyncio.run(p.acall(question=RAG_QUESTION))):
+        with pytest.raises(EmbeddingServiceError) as info:
+            run(SelfReflectiveRAG(retriever))
+        errors.append(str(info.value))
+    assert errors[0] == errors[1]
+
+
+def test_concurrent_calls_wait_for_the_remote_services_without_a_thread_each(remote, traces_dir, tmp_path):
+    """16 calls against 200 ms services, with ONE worker thread for the CPU-bound searches: about one
+    latency per remote step, where a thread per remote call would queue them (16 x 200 ms)."""
+    retriever = remote_retriever(remote, tmp_path)
+    make = remote_experience(remote, traces_dir, tmp_path, enable_query_rewrite=False)
+    rag, experience = SelfReflectiveRAG(retriever), make(remote.reranker())
+    questions = [f"What did the study of {text.split()[0].lower()} find? ({i})" for i, text in
+                 enumerate(list(ABSTRACTS.values()) * 2)]
+    sync_rag = [comparable(rag(question=q)) for q in questions]
+    sync_exp = [comparable(experience(question=q)) for q in questions]
+    remote.latency, remote.in_flight_max = 0.2, 0
+    preds, elapsed = on_one_worker_thread(lambda: asyncio.gather(*(rag.acall(question=q) for q in questions)))
+    assert [comparable(p) for p in preds] == sync_rag
+    assert elapsed < 0.2 + 0.6 and remote.in_flight_max == 16, elapsed  # one embedding latency
+    remote.in_flight_max = 0
+    preds, elapsed = on_one_worker_thread(
+        lambda: asyncio.gather(*(experience.acall(question=q) for q in questions)))
+    assert [comparable(p) for p in preds] == sync_exp
+    assert elapsed < 2 * 0.2 + 0.8 and remote.in_flight_max == 16, elapsed  # embed, then rerank

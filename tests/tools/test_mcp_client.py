@@ -7,12 +7,15 @@ one, and one that kills its own process mid-call.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shlex
 import signal
 import sys
 import textwrap
 import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -29,7 +32,7 @@ from tracerag.tools.mcp_client import (
 from tracerag.tools.protocol import ToolCall, parse_reply
 
 SERVER = textwrap.dedent('''
-    import os, time
+    import asyncio, os, time
     from typing import Any
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
@@ -68,6 +71,12 @@ SERVER = textwrap.dedent('''
     @server.tool()
     def whoami(question: str) -> str:
         return str(os.getpid())
+
+    @server.tool()
+    async def nap_search(query: str, limit: int = 2) -> dict[str, Any]:
+        """A search that takes 0.3 s without blocking the server (calls overlap)."""
+        await asyncio.sleep(0.3)
+        return {"results": [{"id": f"nap-{i}", "text": f"{query}: finding {i}."} for i in range(limit)]}
 
     server.run("stdio")
 ''')
@@ -260,3 +269,57 @@ def test_optimizers_deep_copies_share_the_open_toolbox(box):
 
     agent = SearchAgent(box)
     assert copy.deepcopy(box) is box and agent.deepcopy().toolbox is box
+
+
+# -- acall: the same calls awaited from the caller's event loop, no thread waiting for them ----------------
+
+
+def _unnumbered(result: ToolResult) -> ToolResult:
+    """A result with its snippets' numbered ids (``echo_text-3``) left out: they count calls."""
+    return replace(result, snippets=[{k: v for k, v in s.items() if k != "id" or "-" not in v or "/" in v}
+                                     for s in result.snippets])
+
+
+@pytest.mark.parametrize("call", [
+    ToolCall("google_search", {"num_results": "3"}, "mcp transports"),
+    ToolCall("browse_webpage", {}, "https://example.org/page"),
+    ToolCall("echo_text", {"loud": "yes", "times": "2", "ratio": "0.5"}, "hi"),
+    ToolCall("image_search", {}, "cats"),
+    ToolCall("google_search", {"k": "3"}, "x"),
+    ToolCall("fail", {}, "no"),
+])
+def test_acall_gives_what_call_gives(box, call):
+    assert _unnumbered(asyncio.run(box.acall(call))) == _unnumbered(box.call(call))
+
+
+def test_an_awaited_timeout_is_a_result_and_the_session_survives(script):
+    with MCPToolSource.stdio(sys.executable, [str(script)], timeout=0.5) as source:
+        started = time.perf_counter()
+        assert asyncio.run(source.acall("slow", {"seconds": 1.5})).error == "slow timed out after 0.5s"
+        assert time.perf_counter() - started < 1.4
+        assert asyncio.run(source.acall("slow", {"seconds": 0})).snippets[0]["text"] == "done"
+    assert "connection is closed" in asyncio.run(source.acall("slow", {"seconds": 0})).error
+
+
+def test_agent_tool_calls_are_awaited_without_a_thread_each(script):
+    """The SearchAgent's aforward awaits ``Toolbox.acall``: 6 agents whose search takes 0.3 s finish in
+    about one search with ONE worker thread for the loop, the same predictions as the sync path."""
+    from tracerag.programs.search_agent import SearchAgent
+
+    with MCPToolSource.stdio(sys.executable, [str(script)]) as source:
+        agent = SearchAgent(Toolbox([source], aliases={"pubmed_search": "nap_search"}))  # no LM: one search
+        questions = [f"Does treatment {i} help?" for i in range(6)]
+        sync = [agent(question=q) for q in questions]
+
+        async def together():
+            asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(1))
+            started = time.perf_counter()
+            preds = await asyncio.gather(*(agent.acall(question=q) for q in questions))
+            return preds, time.perf_counter() - started
+
+        preds, elapsed = asyncio.run(together())
+    assert elapsed < 0.3 + 0.6, elapsed  # a worker thread per call would queue them: 6 x 0.3 s
+    for a, s in zip(preds, sync, strict=True):
+        assert (a.answer, a.returned_ids, a.ids_cited, a.trajectory.interleaved_text) == \
+            (s.answer, s.returned_ids, s.ids_cited, s.trajectory.interleaved_text)
+        assert a.returned_ids[0] == "nap-0" and a.stop_reason == "no_lm"

@@ -28,6 +28,7 @@ calls actually made (a stage the circuit breaker skips costs none).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 from collections.abc import Sequence
@@ -39,6 +40,7 @@ import dspy
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..retrievers.cosine_bank import CosineBank
+from ..retrievers.http_embedder import with_embeddings
 from ..retrievers.rerankers import LocalReranker, Reranker
 from ..retrievers.traces import query_text
 from ..retrievers.vector_store import StoreHit, VectorStore, store_and_embedder, store_backing_bank
@@ -143,7 +145,8 @@ class ExperienceRetrieval(dspy.Module):
     async def aforward(self, question: str, images: Sequence[Any] | None = None, caption: str | None = None,
                        sub_task: str | None = None) -> dspy.Prediction:
         """``forward`` for ``await program.acall(...)``: LM stages through the LM's async path, the bank
-        search, the reranker and image reading in a worker thread; the same prediction."""
+        search and image reading in a worker thread, a remote embedder's and reranker's calls awaited
+        natively (``aembed``, ``arerank``: no thread waits for them); the same prediction."""
         stages = Stages()
         return await stages.arun(self._pipeline(question, images, caption, sub_task, stages))
 
@@ -173,7 +176,7 @@ class ExperienceRetrieval(dspy.Module):
                                                                   search_context)
             rerank_query = f"{question}\n{round_caption}".strip()
             candidates, reranked = yield work(
-                self._search, queries, rerank_query, span=EXPERIENCE_SEARCH, outputs=_search_outputs,
+                self._search, queries, rerank_query, afn=self._asearch, span=EXPERIENCE_SEARCH, outputs=_search_outputs,
                 inputs={"queries": queries, "k": cfg.top_k, "min_score": cfg.min_score,
                         "rerank_query": rerank_query if self._reranks() else None})
             selected = reranked[: cfg.top_n]
@@ -211,6 +214,20 @@ class ExperienceRetrieval(dspy.Module):
         """The bank search and the rerank of one round: (candidates in retrieval order, reranked)."""
         candidates = self._retrieve(queries)
         return candidates, self._rerank(rerank_query, candidates)
+
+    async def _asearch(self, queries: list[str], rerank_query: str) -> tuple[list[Candidate], list[Candidate]]:
+        """``_search`` on the event loop: the query rows awaited (``with_embeddings``), the store search in
+        a worker thread, the rerank awaited through ``arerank`` when the reranker has one."""
+        candidates = await with_embeddings(self.embedder, queries, self._retrieve, queries)
+        if not self._rerank_wanted(candidates):
+            return candidates, candidates
+        arerank = getattr(self.reranker, "arerank", None)
+        if arerank is None:
+            return candidates, await asyncio.to_thread(self._rerank, rerank_query, candidates)
+        try:
+            return candidates, _reordered(candidates, await arerank(rerank_query, _documents(candidates)))
+        except Exception as exc:
+            return candidates, _rerank_failed(exc, candidates)
 
     def _reranks(self) -> bool:
         return self.config.enable_rerank and self.reranker is not None
@@ -251,16 +268,16 @@ class ExperienceRetrieval(dspy.Module):
             return {}
         return {row.id: row.metadata for row in self.store.get(list(task_ids))}
 
+    def _rerank_wanted(self, candidates: list[Candidate]) -> bool:
+        return self.config.enable_rerank and len(candidates) > 1
+
     def _rerank(self, query: str, candidates: list[Candidate]) -> list[Candidate]:
-        if not (self.config.enable_rerank and len(candidates) > 1):
+        if not self._rerank_wanted(candidates):
             return candidates
         try:
-            order = self.reranker.rerank(query, [c.meta.get("index_text", c.task_id) for c in candidates])
-            return [Candidate(candidates[i].task_id, candidates[i].retrieval_score, score, candidates[i].meta)
-                    for i, score in order]
+            return _reordered(candidates, self.reranker.rerank(query, _documents(candidates)))
         except Exception as exc:
-            logger.warning("reranker failed (%s: %s); keeping retrieval order", type(exc).__name__, exc)
-            return candidates
+            return _rerank_failed(exc, candidates)
 
     def _summarize(self, question: str, caption: str, selected: list[Candidate]) -> Pipeline:
         """The LM's experience and the offered ids it drew on; on failure the extractive experience of
@@ -279,6 +296,20 @@ class ExperienceRetrieval(dspy.Module):
         out = yield lm_step("check", self.check, check=_verdict, fallback="accepting the experience",
                             question=question, experience=experience)
         return out if out is not None else (True, "")
+
+
+def _documents(candidates: list[Candidate]) -> list[str]:
+    return [c.meta.get("index_text", c.task_id) for c in candidates]
+
+
+def _reordered(candidates: list[Candidate], order: list[tuple[int, float]]) -> list[Candidate]:
+    return [Candidate(candidates[i].task_id, candidates[i].retrieval_score, score, candidates[i].meta)
+            for i, score in order]
+
+
+def _rerank_failed(exc: Exception, candidates: list[Candidate]) -> list[Candidate]:
+    logger.warning("reranker failed (%s: %s); keeping retrieval order", type(exc).__name__, exc)
+    return candidates
 
 
 def _search_outputs(result: tuple[list[Candidate], list[Candidate]]) -> dict[str, Any]:

@@ -19,7 +19,9 @@ must take its fallback. Why one mechanism instead of a try/except per program:
 same admission, counting, breaker and fallbacks. A program writes its pipeline once, as a generator that
 yields ``lm_step(...)`` (a guarded stage) and ``work(...)`` (retrieval, a tool call; optionally reported
 as a span, see ``spans``) requests; ``Stages.run`` drives it for ``forward``, ``Stages.arun`` for
-``aforward`` (work in a worker thread), so both give the same prediction.
+``aforward``, so both give the same prediction. On the async path a work request runs in a worker thread,
+unless it names an async twin (``work(fn, ..., afn=...)``: the same result, awaited on the event loop):
+remote embedders, rerankers and MCP tools are awaited there, so waiting for a service holds no thread.
 
 Timeouts and retries belong to the LM client (``config.make_lm`` passes ``--lm-timeout`` and
 ``--lm-retries`` to ``dspy.LM``); this module only sees the failure that comes out of them.
@@ -32,7 +34,7 @@ import logging
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Generator
+from collections.abc import Awaitable, Callable, Generator
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
@@ -186,8 +188,9 @@ class LMStep:
 @dataclass(frozen=True)
 class Work:
     """A pipeline's request for non-LM work (``work``): retrieval, a tool call. ``Stages.run`` runs it in
-    line, ``Stages.arun`` in a worker thread; with a ``span`` name it is reported to DSPy's callbacks as
-    one span (``spans.span``) with ``span_inputs`` and ``span_outputs(result)``."""
+    line, ``Stages.arun`` awaits ``afn`` when given (the same result as ``fn``, e.g. a remote call over
+    an async client), else runs ``fn`` in a worker thread; with a ``span`` name it is reported to DSPy's
+    callbacks as one span (``spans.span``) with ``span_inputs`` and ``span_outputs(result)``."""
 
     fn: Callable[..., Any]
     args: tuple
@@ -195,6 +198,7 @@ class Work:
     span: str | None = None
     span_inputs: dict[str, Any] = field(default_factory=dict)
     span_outputs: Callable[[Any], dict[str, Any]] | None = None
+    afn: Callable[..., Awaitable[Any]] | None = None
 
 
 def lm_step(stage: str, predictor, *, check: Callable[[Any], Any] | None = None,
@@ -204,10 +208,12 @@ def lm_step(stage: str, predictor, *, check: Callable[[Any], Any] | None = None,
 
 
 def work(fn: Callable[..., Any], *args, span: str | None = None, inputs: dict[str, Any] | None = None,
-         outputs: Callable[[Any], dict[str, Any]] | None = None, **kwargs) -> Work:
-    """``result = yield work(fn, ...)`` in a pipeline: ``fn(*args, **kwargs)``; an exception it raises is
-    raised at the ``yield``."""
-    return Work(fn, args, kwargs, span, dict(inputs or {}), outputs)
+         outputs: Callable[[Any], dict[str, Any]] | None = None, afn: Callable[..., Awaitable[Any]] | None = None,
+         **kwargs) -> Work:
+    """``result = yield work(fn, ...)`` in a pipeline: ``fn(*args, **kwargs)`` (on the async path ``await
+    afn(*args, **kwargs)`` when given, else ``fn`` in a worker thread); an exception it raises is raised
+    at the ``yield``."""
+    return Work(fn, args, kwargs, span, dict(inputs or {}), outputs, afn)
 
 
 Pipeline = Generator[LMStep | Work, Any, Any]
@@ -327,7 +333,8 @@ class Stages:
                 error = exc
 
     async def arun(self, pipeline: Pipeline) -> Any:
-        """Drive a pipeline asynchronously: LM stages through ``acall``, work in a worker thread."""
+        """Drive a pipeline asynchronously: LM stages through ``acall``, work through its ``afn`` or in a
+        worker thread."""
         value, error = None, None
         while True:
             try:
@@ -341,7 +348,10 @@ class Stages:
                                              **step.inputs)
                 else:
                     with _span(step) as handle:
-                        value = await asyncio.to_thread(step.fn, *step.args, **step.kwargs)
+                        if step.afn is not None:
+                            value = await step.afn(*step.args, **step.kwargs)
+                        else:
+                            value = await asyncio.to_thread(step.fn, *step.args, **step.kwargs)
                         _set_outputs(handle, step, value)
             except Exception as exc:
                 error = exc

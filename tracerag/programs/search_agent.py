@@ -279,7 +279,7 @@ class SearchAgent(dspy.Module):
 
     async def aforward(self, question: str) -> dspy.Prediction:
         """``forward`` for ``await program.acall(...)``: each step through the LM's async path, each tool
-        call in a worker thread; the same prediction."""
+        call awaited through ``Toolbox.acall`` (an MCP call holds no thread); the same prediction."""
         stages = Stages()
         return await stages.arun(self._pipeline(question, stages))
 
@@ -380,11 +380,12 @@ class SearchAgent(dspy.Module):
         return answer
 
     def _execute(self, call: ToolCall) -> Pipeline:
-        """Run one tool call (a worker thread on the async path), reported as a span named after the tool."""
+        """Run one tool call (awaited through the toolbox's ``acall`` on the async path, a worker thread for a
+        toolbox without one), reported as a span named after the tool."""
         stamp = _now()
         started = time.perf_counter()
-        result = yield work(self.toolbox.call, call, span=call.name, outputs=_tool_outputs,
-                            inputs={"query": call.query, "params": dict(call.params)})
+        result = yield work(self.toolbox.call, call, afn=getattr(self.toolbox, "acall", None), span=call.name,
+                            outputs=_tool_outputs, inputs={"query": call.query, "params": dict(call.params)})
         record = ToolCallRecord(tool=call.name, parameters=dict(call.params), query=call.query,
                                 result=list(result.snippets or []), error=result.error, timestamp=stamp,
                                 duration_ms=round((time.perf_counter() - started) * 1000, 2))

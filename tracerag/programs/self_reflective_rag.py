@@ -43,6 +43,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..metrics.citations import CHUNK_ID_PATTERN, extract_cited_ids
 from ..retrievers.cosine_bank import CosineBank
+from ..retrievers.http_embedder import with_embeddings
 from ..retrievers.hybrid import HybridRetriever, ScoredChunk
 from ..retrievers.vector_store import VectorStore, store_and_embedder
 from ..signatures.rag import AnswerWithCitations, ChunkGrade, GradeRelevance, RefineQuery, VerifyGroundedness
@@ -133,7 +134,8 @@ class SelfReflectiveRAG(dspy.Module):
 
     async def aforward(self, question: str) -> dspy.Prediction:
         """``forward`` for ``await program.acall(...)``: LM stages through the LM's async path, the
-        corpus search in a worker thread; the same prediction."""
+        corpus search in a worker thread (a remote embedder's query row awaited first, holding no
+        thread); the same prediction."""
         run = _Run()
         return await run.stages.arun(self._pipeline(question, run))
 
@@ -177,9 +179,12 @@ class SelfReflectiveRAG(dspy.Module):
     def _search(self, query: str) -> list[ScoredChunk]:
         return self.retriever.search([query], k=self.config.k)[0]
 
+    async def _asearch(self, query: str) -> list[ScoredChunk]:
+        return await with_embeddings(getattr(self.retriever, "embedder", None), [query], self._search, query)
+
     def _retrieve(self, query: str, run: _Run) -> Pipeline:
-        chunks = yield work(self._search, query, span=CORPUS_SEARCH, inputs={"query": query, "k": self.config.k},
-                            outputs=_search_outputs)
+        chunks = yield work(self._search, query, afn=self._asearch, span=CORPUS_SEARCH,
+                            inputs={"query": query, "k": self.config.k}, outputs=_search_outputs)
         run.queries.append(query)
         run.retrieved.append([c.id for c in chunks])
         run.chunks.update({c.id: c for c in chunks})

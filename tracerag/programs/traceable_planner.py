@@ -37,6 +37,7 @@ import dspy
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..metrics.planner import plan_cited_ids
+from ..retrievers.http_embedder import with_embeddings
 from ..retrievers.playbook import Bullet, Playbook, Template, TemplateIndex, as_template, parse_playbook
 from ..retrievers.vector_store import VectorStore
 from ..signatures.planner import GeneratePlan, Plan
@@ -147,7 +148,8 @@ class TraceablePlanner(dspy.Module):
         if self.retrieve_templates is None:
             return []
         try:
-            return (yield work(self._retrieve, requirements, span=TEMPLATE_SEARCH, outputs=_template_outputs,
+            return (yield work(self._retrieve, requirements, afn=self._aretrieve, span=TEMPLATE_SEARCH,
+                               outputs=_template_outputs,
                                inputs={"query": requirements, "k": self.config.max_templates}))
         except Exception as exc:
             logger.warning("template retrieval failed (%s: %s); planning without templates", type(exc).__name__, exc)
@@ -155,6 +157,11 @@ class TraceablePlanner(dspy.Module):
 
     def _retrieve(self, requirements: str) -> list[Template]:
         return [as_template(t) for t in self.retrieve_templates(requirements)]
+
+    async def _aretrieve(self, requirements: str) -> list[Template]:
+        """``_retrieve`` in a worker thread, a remote embedder's row awaited first (``with_embeddings``)."""
+        embedder = getattr(self.retrieve_templates, "embedder", None)
+        return await with_embeddings(embedder, [requirements], self._retrieve, requirements)
 
 
 def _template_outputs(templates: list[Template]) -> dict[str, Any]:

@@ -5,22 +5,61 @@ exponential backoff; everything else fails loudly with the URL, status and a bod
 misconfigured endpoint is diagnosable from the exception alone. Each batch's POST is bounded by a
 total ``deadline`` (retries included; default ``timeout * (max_retries + 1)``) and its decoded answer
 by ``max_bytes`` (see :mod:`.http_json`).
+
+``aembed`` is ``embed`` awaited on an event loop (``httpx.AsyncClient``; the same batching, bounds,
+retries, errors and response checks), so an ``aforward`` waiting for the service holds no thread.
+CPU-bound search that embeds its query itself (a bank search in a worker thread) gets the awaited rows
+through :func:`with_embeddings`: the rows are awaited first, then ``embed`` of those same texts inside
+the worker thread returns them without a second request.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
 import logging
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 import numpy as np
 
 from .embedders import l2_normalize
 from .http_json import MAX_BYTES, JsonEndpoint
 
-__all__ = ["EmbeddingServiceError", "HttpEmbedder"]
+__all__ = ["EmbeddingServiceError", "HttpEmbedder", "with_embeddings"]
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
+
+# (embedder, {text: row}) awaited by `with_embeddings` for the work it runs in a worker thread
+_awaited: contextvars.ContextVar[tuple[Any, dict[str, np.ndarray]] | None] = contextvars.ContextVar(
+    "tracerag_awaited_embeddings", default=None)
+
+
+async def with_embeddings(embedder: Any, texts: Sequence[str], fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """``fn(*args, **kwargs)`` in a worker thread, for CPU-bound work (a bank search) that embeds ``texts``.
+
+    When ``embedder`` has a native async path (``aembed``, e.g. :class:`HttpEmbedder`), their rows are
+    awaited first on the event loop and ``embedder.embed(texts)`` inside ``fn`` returns them without a
+    request, so the service's latency holds no thread; an embedding failure is raised as ``embed`` would
+    raise it. Any other embedder (a local model) is simply called inside ``fn``, in the thread."""
+    texts = list(texts)
+    aembed = getattr(embedder, "aembed", None)
+    if aembed is None or not texts:
+        return await asyncio.to_thread(fn, *args, **kwargs)
+    rows = await aembed(texts)
+    token = _awaited.set((embedder, dict(zip(texts, rows, strict=True))))
+    try:
+        return await asyncio.to_thread(fn, *args, **kwargs)  # the thread runs in a copy of this context
+    finally:
+        _awaited.reset(token)
+
+
+def _awaited_rows(embedder: Any, texts: list[str]) -> np.ndarray | None:
+    awaited = _awaited.get()
+    if awaited is None or awaited[0] is not embedder or not all(t in awaited[1] for t in texts):
+        return None
+    return np.stack([awaited[1][t] for t in texts])
 
 
 
@@ -66,13 +105,28 @@ class HttpEmbedder(JsonEndpoint):
         texts = list(texts)
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        parts = [
-            self._embed_batch(texts[i : i + self.batch_size]) for i in range(0, len(texts), self.batch_size)
-        ]
-        return l2_normalize(np.concatenate(parts))
+        awaited = _awaited_rows(self, texts)
+        if awaited is not None:
+            return awaited
+        return self._rows([self._parse(self._post(payload), n) for payload, n in self._batches(texts)])
 
-    def _embed_batch(self, batch: list[str]) -> np.ndarray:
-        return self._parse(self._post({"model": self.model, "input": batch}), len(batch))
+    async def aembed(self, texts: Sequence[str]) -> np.ndarray:
+        """``embed`` awaited on an event loop: the same requests, bounds, retries, errors and rows."""
+        texts = list(texts)
+        if not texts:
+            if self._dim is None:
+                await self.aembed(["dimension probe"])
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return self._rows([self._parse(await self._apost(payload), n) for payload, n in self._batches(texts)])
+
+    def _batches(self, texts: list[str]) -> list[tuple[dict[str, Any], int]]:
+        """(request payload, number of texts) per batch of ``batch_size``."""
+        return [({"model": self.model, "input": texts[i : i + self.batch_size]}, len(texts[i : i + self.batch_size]))
+                for i in range(0, len(texts), self.batch_size)]
+
+    @staticmethod
+    def _rows(parts: list[np.ndarray]) -> np.ndarray:
+        return l2_normalize(np.concatenate(parts))
 
     def _parse(self, body: Any, n: int) -> np.ndarray:
         def bad(what: str) -> EmbeddingServiceError:

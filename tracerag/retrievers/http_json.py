@@ -1,4 +1,5 @@
-"""One bounded, retrying HTTP request for every HTTP client of the project (embeddings, rerank, E-utilities).
+"""One bounded, retrying HTTP request for every HTTP client of the project (embeddings, rerank, E-utilities),
+blocking (`request`) or awaited on an event loop (`arequest`), with one retry and error logic (`_attempts`).
 
 Every call has two hard limits besides the per-read ``timeout``:
 
@@ -18,12 +19,16 @@ left); everything else fails at once with one line naming the method, URL, statu
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import json
 import logging
 import threading
 import time
+import weakref
 import zlib
+from collections.abc import Generator
+from dataclasses import dataclass
 from typing import Any
 
 import httpcore
@@ -109,6 +114,12 @@ def bounded_client(timeout: float, headers: dict[str, str] | None = None) -> htt
                         headers={"Accept-Encoding": "gzip, deflate", **(headers or {})})
 
 
+def bounded_async_client(timeout: float, headers: dict[str, str] | None = None) -> httpx.AsyncClient:
+    """`bounded_client` for an event loop: `arequest` cuts each attempt at the call's deadline itself
+    (a cancellation), so no network-backend hook is needed."""
+    return httpx.AsyncClient(timeout=timeout, headers={"Accept-Encoding": "gzip, deflate", **(headers or {})})
+
+
 class _Decoder:
     """Content-Encoding gzip/deflate/identity, decoded at most `_STEP` bytes at a time."""
 
@@ -147,29 +158,87 @@ class _Decoder:
                 self._new()
 
 
-def _read_body(response: httpx.Response, limit: int, end: float, *, truncate: bool = False) -> bytes:
-    """The decoded body, at most `limit` bytes; _TooLarge past the limit (unless `truncate`),
-    _DeadlineExceeded past `end`, ValueError for an unsupported or undecodable encoding."""
-    decoder = _Decoder(response.headers.get("Content-Encoding", ""))
-    parts: list[bytes] = []
-    total = 0
+class _Reader:
+    """One answer's body, fed chunk by chunk by a sync or an async loop (`_exchange` / `_aexchange`).
+
+    A success is read up to `max_bytes` (past it: the "too large" problem); an error answer up to
+    `_ERROR_BODY` bytes, truncated, for its excerpt. An unsupported or undecodable encoding is a problem
+    of a success and an empty excerpt of an error. Reading past `end` raises _DeadlineExceeded."""
+
+    def __init__(self, response: httpx.Response, max_bytes: int, end: float) -> None:
+        self.status = response.status_code
+        self.ok = response.is_success
+        self.retry_after = _retry_after(response)
+        self.limit = max_bytes if self.ok else min(_ERROR_BODY, max_bytes)
+        self.end = end
+        self.parts: list[bytes] = []
+        self.total = 0
+        self.problem: str | None = None  # why a success's body is unusable
+        self.done = False
+        try:
+            self.decoder = _Decoder(response.headers.get("Content-Encoding", ""))
+        except ValueError as exc:
+            self._stop(str(exc))
+
+    def _stop(self, problem: str | None) -> bool:
+        self.done = True
+        self.problem = problem if self.ok else None  # an error answer keeps what it has as its excerpt
+        return True
+
+    def feed(self, raw: bytes) -> bool:
+        """Take one raw chunk; True when the body is complete enough (stop reading)."""
+        try:
+            for piece in self.decoder.decode(raw):
+                self.total += len(piece)
+                if self.total > self.limit:
+                    if not self.ok:  # an excerpt: keep what fits
+                        self.parts.append(piece[: len(piece) - (self.total - self.limit)])
+                        return self._stop(None)
+                    return self._stop(_TOO_LARGE)
+                self.parts.append(piece)
+        except zlib.error as exc:
+            if not self.ok:  # an excerpt: what was decoded so far
+                self.done = True
+                return True
+            return self._stop(f"undecodable {self.decoder.coding} body ({exc})")
+        if time.monotonic() > self.end:
+            raise _DeadlineExceeded
+        return False
+
+    @property
+    def body(self) -> bytes:
+        return b"".join(self.parts)
+
+
+_TOO_LARGE = "too large"
+
+
+def _exchange(client: httpx.Client, method: str, url: str, timeout: float, max_bytes: int, end: float,
+              kwargs: dict[str, Any]) -> _Reader:
+    """One attempt, synchronously: the status and the (bounded) body."""
+    with client.stream(method, url, timeout=timeout, **kwargs) as response:
+        reader = _Reader(response, max_bytes, end)
+        if not reader.done:
+            for raw in response.iter_raw(_STEP):
+                if reader.feed(raw):
+                    break
+        return reader
+
+
+async def _aexchange(client: httpx.AsyncClient, method: str, url: str, timeout: float, max_bytes: int, end: float,
+                     kwargs: dict[str, Any]) -> _Reader:
+    """One attempt on an event loop, the whole of it cut at the call's deadline (no thread held)."""
     try:
-        for raw in response.iter_raw(_STEP):
-            for piece in decoder.decode(raw):
-                total += len(piece)
-                if total > limit:
-                    if truncate:
-                        parts.append(piece[: len(piece) - (total - limit)])
-                        return b"".join(parts)
-                    raise _TooLarge
-                parts.append(piece)
-            if time.monotonic() > end:
-                raise _DeadlineExceeded
-    except zlib.error as exc:
-        if truncate:
-            return b"".join(parts)
-        raise ValueError(f"undecodable {decoder.coding} body ({exc})") from None
-    return b"".join(parts)
+        async with asyncio.timeout(max(end - time.monotonic(), 0.0)):
+            async with client.stream(method, url, timeout=timeout, **kwargs) as response:
+                reader = _Reader(response, max_bytes, end)
+                if not reader.done:
+                    async for raw in response.aiter_raw(_STEP):
+                        if reader.feed(raw):
+                            break
+                return reader
+    except TimeoutError:
+        raise _DeadlineExceeded from None
 
 
 def _retry_after(response: httpx.Response) -> float | None:
@@ -177,6 +246,71 @@ def _retry_after(response: httpx.Response) -> float | None:
         return float(response.headers["Retry-After"])
     except (KeyError, ValueError):
         return None  # absent, or an HTTP date: fall back to exponential backoff
+
+
+@dataclass(frozen=True)
+class _Attempt:
+    timeout: float  # the attempt's per-read timeout (never past the deadline)
+
+
+@dataclass(frozen=True)
+class _Wait:
+    seconds: float
+
+
+_BEFORE = object()  # run the caller's `before()` (e.g. a rate limiter)
+
+
+def _attempts(method: str, url: str, *, read_timeout: float | None, error: type[Exception], deadline: float,
+              start: float, max_bytes: int, max_retries: int, backoff: float) -> Generator[Any, Any, bytes]:
+    """The retry, backoff, deadline and error logic of one call, written once for `request` and
+    `arequest`: yields `_BEFORE`, `_Attempt` (answered with the attempt's `_Reader`; a transport error or
+    `_DeadlineExceeded` is thrown in) and `_Wait`; returns the decoded body of a success."""
+    end = start + deadline
+    attempts = 0
+    cause = ""  # what the last failed attempt ran into
+    try:
+        for attempt in range(max_retries + 1):
+            attempts = attempt + 1
+            last = attempt == max_retries
+            delay = min(backoff * 2**attempt, MAX_DELAY)
+            try:
+                yield _BEFORE
+                left = end - time.monotonic()
+                if left <= 0:
+                    raise _DeadlineExceeded
+                reply: _Reader = yield _Attempt(min(read_timeout or left, left))
+                if reply.ok:
+                    if reply.problem == _TOO_LARGE:
+                        raise error(f"{method} {url}: answer larger than the {max_bytes}-byte limit (max_bytes)")
+                    if reply.problem is not None:
+                        raise error(f"{method} {url}: {reply.problem}")
+                    return reply.body
+                excerpt_text = reply.body.decode("utf-8", "replace").strip()[:EXCERPT]
+                retryable = reply.status == 429 or reply.status >= 500
+                cause = f"HTTP {reply.status}"
+                if last or not retryable:
+                    raise error(f"{method} {url} answered HTTP {reply.status} after {attempts} "
+                                f"attempt(s): {excerpt_text!r}")
+                if reply.retry_after is not None:
+                    delay = min(max(reply.retry_after, 0.0), MAX_DELAY)
+                logger.warning("%s %s: HTTP %d (attempt %d), retrying", method, url, reply.status, attempts)
+            except httpx.TransportError as exc:  # includes connect/read timeouts
+                if time.monotonic() >= end:  # a read cut by the deadline itself
+                    raise _DeadlineExceeded from None
+                cause = type(exc).__name__
+                if last:
+                    raise error(f"{method} {url} failed after {attempts} attempt(s): {type(exc).__name__}: "
+                                f"{exc}") from None
+                logger.warning("%s %s: %s (attempt %d), retrying", method, url, type(exc).__name__, attempts)
+            if time.monotonic() + delay >= end:
+                raise _DeadlineExceeded
+            yield _Wait(delay)
+    except _DeadlineExceeded:
+        last = f"; last: {cause}" if cause else ""
+        raise error(f"{method} {url}: no complete answer within the {deadline:g} s deadline "
+                    f"({attempts} attempt(s) in {time.monotonic() - start:.1f} s{last})") from None
+    raise AssertionError("unreachable")
 
 
 def request(client: httpx.Client, method: str, url: str, *, error: type[Exception], deadline: float,
@@ -190,63 +324,55 @@ def request(client: httpx.Client, method: str, url: str, *, error: type[Exceptio
     `time.monotonic()` value, default now) is when the deadline began, for a deadline that spans
     several requests."""
     start = time.monotonic() if started is None else started
-    end = start + deadline
-    token = _deadline.set(end)
-    attempts = 0
-    cause = ""  # what the last failed attempt ran into
+    token = _deadline.set(start + deadline)
+    steps = _attempts(method, url, read_timeout=client.timeout.read, error=error, deadline=deadline, start=start,
+                      max_bytes=max_bytes, max_retries=max_retries, backoff=backoff)
+    value: Any = None
+    thrown: BaseException | None = None
     try:
-        for attempt in range(max_retries + 1):
-            attempts = attempt + 1
-            last = attempt == max_retries
-            delay = min(backoff * 2**attempt, MAX_DELAY)
+        while True:
             try:
-                if before is not None:
-                    before()
-                left = end - time.monotonic()
-                if left <= 0:
-                    raise _DeadlineExceeded
-                with client.stream(method, url, timeout=min(client.timeout.read or left, left), **kwargs) as response:
-                    if response.is_success:
-                        try:
-                            return _read_body(response, max_bytes, end)
-                        except _TooLarge:
-                            raise error(f"{method} {url}: answer larger than the {max_bytes}-byte limit "
-                                        f"(max_bytes)") from None
-                        except ValueError as exc:
-                            raise error(f"{method} {url}: {exc}") from None
-                    try:
-                        excerpt = _read_body(response, min(_ERROR_BODY, max_bytes), end, truncate=True)
-                    except ValueError:
-                        excerpt = b""
-                    excerpt_text = excerpt.decode("utf-8", "replace").strip()[:EXCERPT]
-                    retryable = response.status_code == 429 or response.status_code >= 500
-                    cause = f"HTTP {response.status_code}"
-                    if last or not retryable:
-                        raise error(f"{method} {url} answered HTTP {response.status_code} after {attempts} "
-                                    f"attempt(s): {excerpt_text!r}")
-                    retry_after = _retry_after(response)
-                    if retry_after is not None:
-                        delay = min(max(retry_after, 0.0), MAX_DELAY)
-                    logger.warning("%s %s: HTTP %d (attempt %d), retrying", method, url, response.status_code,
-                                   attempts)
-            except httpx.TransportError as exc:  # includes connect/read timeouts
-                if time.monotonic() >= end:  # a read cut by the deadline itself
-                    raise _DeadlineExceeded from None
-                cause = type(exc).__name__
-                if last:
-                    raise error(f"{method} {url} failed after {attempts} attempt(s): {type(exc).__name__}: "
-                                f"{exc}") from None
-                logger.warning("%s %s: %s (attempt %d), retrying", method, url, type(exc).__name__, attempts)
-            if time.monotonic() + delay >= end:
-                raise _DeadlineExceeded
-            time.sleep(delay)
-    except _DeadlineExceeded:
-        last = f"; last: {cause}" if cause else ""
-        raise error(f"{method} {url}: no complete answer within the {deadline:g} s deadline "
-                    f"({attempts} attempt(s) in {time.monotonic() - start:.1f} s{last})") from None
+                step = steps.throw(thrown) if thrown is not None else steps.send(value)
+            except StopIteration as done:
+                return done.value
+            value, thrown = None, None
+            try:
+                if step is _BEFORE:
+                    if before is not None:
+                        before()
+                elif isinstance(step, _Wait):
+                    time.sleep(step.seconds)
+                else:
+                    value = _exchange(client, method, url, step.timeout, max_bytes, start + deadline, kwargs)
+            except (httpx.TransportError, _DeadlineExceeded) as exc:
+                thrown = exc
     finally:
         _deadline.reset(token)
-    raise AssertionError("unreachable")
+
+
+async def arequest(client: httpx.AsyncClient, method: str, url: str, *, error: type[Exception], deadline: float,
+                   max_bytes: int = MAX_BYTES, max_retries: int = 0, backoff: float = 0.5,
+                   started: float | None = None, **kwargs: Any) -> bytes:
+    """`request` on an event loop (an `httpx.AsyncClient`): the same retries, backoff, deadline, size cap
+    and errors (one logic, `_attempts`); waiting for the server holds no thread."""
+    start = time.monotonic() if started is None else started
+    steps = _attempts(method, url, read_timeout=client.timeout.read, error=error, deadline=deadline, start=start,
+                      max_bytes=max_bytes, max_retries=max_retries, backoff=backoff)
+    value: Any = None
+    thrown: BaseException | None = None
+    while True:
+        try:
+            step = steps.throw(thrown) if thrown is not None else steps.send(value)
+        except StopIteration as done:
+            return done.value
+        value, thrown = None, None
+        try:
+            if isinstance(step, _Wait):
+                await asyncio.sleep(step.seconds)
+            elif isinstance(step, _Attempt):
+                value = await _aexchange(client, method, url, step.timeout, max_bytes, start + deadline, kwargs)
+        except (httpx.TransportError, _DeadlineExceeded) as exc:
+            thrown = exc
 
 
 def post_json(client: httpx.Client, url: str, payload: dict[str, Any], *, max_retries: int, backoff: float,
@@ -254,6 +380,14 @@ def post_json(client: httpx.Client, url: str, payload: dict[str, Any], *, max_re
     """POST `payload` and return the decoded JSON answer; raise `error` when it cannot be had."""
     body = request(client, "POST", url, json=payload, error=error, deadline=deadline, max_bytes=max_bytes,
                    max_retries=max_retries, backoff=backoff)
+    return _json(body, "POST", url, error)
+
+
+async def apost_json(client: httpx.AsyncClient, url: str, payload: dict[str, Any], *, max_retries: int,
+                     backoff: float, error: type[Exception], deadline: float, max_bytes: int = MAX_BYTES) -> Any:
+    """`post_json` on an event loop."""
+    body = await arequest(client, "POST", url, json=payload, error=error, deadline=deadline, max_bytes=max_bytes,
+                          max_retries=max_retries, backoff=backoff)
     return _json(body, "POST", url, error)
 
 
@@ -270,7 +404,8 @@ class JsonEndpoint:
 
     ``timeout`` bounds each read; ``deadline`` (default ``timeout * (max_retries + 1)``) bounds a whole
     POST, retries included; ``max_bytes`` caps a decoded answer. Subclasses set `error`, the exception
-    their callers catch."""
+    their callers catch. `_post` is the blocking call, `_apost` the same call awaited on an event loop
+    (one `httpx.AsyncClient` per running loop, opened on first use there)."""
 
     error: type[Exception] = RuntimeError
 
@@ -287,19 +422,41 @@ class JsonEndpoint:
             raise ValueError(f"deadline and max_bytes must be positive, got {self.deadline}, {max_bytes}")
         self._api_key = api_key
         self._client: httpx.Client | None = None
+        self._aclients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = \
+            weakref.WeakKeyDictionary()
         self._lock = threading.Lock()
 
+    def _headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
+
     def close(self) -> None:
+        """Close the blocking client; async clients are dropped (``aclose`` closes the running loop's)."""
         with self._lock:
             if self._client is not None:
                 self._client.close()
                 self._client = None
+            self._aclients.clear()
+
+    async def aclose(self) -> None:
+        """Close the running loop's async client."""
+        with self._lock:
+            client = self._aclients.pop(asyncio.get_running_loop(), None)
+        if client is not None:
+            await client.aclose()
 
     def _post(self, payload: dict[str, Any]) -> Any:
         with self._lock:
             if self._client is None:
-                headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
-                self._client = bounded_client(self.timeout, headers)
+                self._client = bounded_client(self.timeout, self._headers())
             client = self._client
         return post_json(client, self.url, payload, max_retries=self.max_retries, backoff=self.backoff,
                          error=self.error, deadline=self.deadline, max_bytes=self.max_bytes)
+
+    async def _apost(self, payload: dict[str, Any]) -> Any:
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            client = self._aclients.get(loop)
+            if client is None:
+                client = self._aclients[loop] = bounded_async_client(self.timeout, self._headers())
+        return await apost_json(client, self.url, payload, max_retries=self.max_retries, backoff=self.backoff,
+                                error=self.error, deadline=self.deadline, max_bytes=self.max_bytes)

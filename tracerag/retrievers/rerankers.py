@@ -15,6 +15,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from .embedders import Embedder, LexicalEmbedder, LocalUSEEmbedder
+from .http_embedder import with_embeddings
 from .http_json import MAX_BYTES, JsonEndpoint
 
 __all__ = ["HttpReranker", "LocalReranker", "RerankServiceError", "Reranker", "make_reranker"]
@@ -76,6 +77,14 @@ class LocalReranker:
                 scores += weight * (vectors[1:] @ vectors[0])
         return _ranked(scores.tolist(), range(len(documents)), top_n)
 
+    async def arerank(self, query: str, documents: Sequence[str], top_n: int | None = None) -> list[tuple[int, float]]:
+        """``rerank`` for an event loop: in a worker thread, with a remote embedder's rows for the query and
+        documents awaited first without holding it (``with_embeddings``); the same scores."""
+        _check_top_n(top_n)
+        documents = list(documents)
+        embedder = self.embedder if documents and top_n != 0 and self.dense_weight else None
+        return await with_embeddings(embedder, [query, *documents], self.rerank, query, documents, top_n)
+
     def __deepcopy__(self, memo: dict) -> LocalReranker:
         return self
 
@@ -118,10 +127,25 @@ class HttpReranker(JsonEndpoint):
         documents = list(documents)
         if not documents or top_n == 0:
             return []
+        payload = self._payload(query, documents, top_n)
+        return self._ranked(self._post(payload), len(documents), payload["top_n"])
+
+    async def arerank(self, query: str, documents: Sequence[str], top_n: int | None = None) -> list[tuple[int, float]]:
+        """``rerank`` awaited on an event loop (no thread held): the same request, bounds, errors, order."""
+        _check_top_n(top_n)
+        documents = list(documents)
+        if not documents or top_n == 0:
+            return []
+        payload = self._payload(query, documents, top_n)
+        return self._ranked(await self._apost(payload), len(documents), payload["top_n"])
+
+    def _payload(self, query: str, documents: list[str], top_n: int | None) -> dict[str, Any]:
         n = len(documents) if top_n is None else min(top_n, len(documents))
-        body = self._post({"model": self.model, "query": query, "documents": documents, "top_n": n})
-        indices, scores = self._parse(body, len(documents))
-        return _ranked(scores, indices, n)
+        return {"model": self.model, "query": query, "documents": documents, "top_n": n}
+
+    def _ranked(self, body: Any, n_documents: int, top_n: int) -> list[tuple[int, float]]:
+        indices, scores = self._parse(body, n_documents)
+        return _ranked(scores, indices, top_n)
 
     def _parse(self, body: Any, n: int) -> tuple[list[int], list[float]]:
         def bad(what: str) -> RerankServiceError:

@@ -4,7 +4,8 @@ onto them.
 Why a background event loop: the agent loop is synchronous (DSPy modules), but an MCP session is
 asynchronous and costly to open (a subprocess, a handshake, a bank load). :class:`MCPToolSource` keeps
 one ``ClientSession`` open in a daemon thread running its own asyncio loop; each ``call`` is submitted
-to that loop and waited for, so a warm call costs one round trip.
+to that loop and waited for, so a warm call costs one round trip. ``acall`` submits it the same way and
+awaits it from the caller's own event loop (``SearchAgent.aforward``), so no thread waits for the tool.
 
 Why ``call`` never raises: a tool failure is information for the model, not a crash of the agent. A
 tool error, a timeout, a dead server or a closed connection all come back as ``ToolResult(error=…)``,
@@ -277,31 +278,56 @@ class MCPToolSource:
 
     def call(self, name: str, arguments: dict[str, Any]) -> ToolResult:
         """Run one tool; every failure is a ToolResult with ``error`` (see the module docstring)."""
+        future = self._submit(name, arguments)
+        if isinstance(future, ToolResult):
+            return future
+        try:
+            outcome = future.result(self.timeout + 5.0)  # the session's own timeout fires first
+        except Exception as e:
+            outcome = e
+        return self._settle(name, arguments, outcome, future)
+
+    async def acall(self, name: str, arguments: dict[str, Any]) -> ToolResult:
+        """``call`` awaited from any event loop: the call runs on the connection's loop and the caller's
+        loop waits for it without holding a thread; the same results and errors. Cancelling the caller
+        cancels the call."""
+        future = self._submit(name, arguments)
+        if isinstance(future, ToolResult):
+            return future
+        try:
+            outcome = await asyncio.wait_for(asyncio.wrap_future(future), self.timeout + 5.0)
+        except Exception as e:
+            outcome = e
+        return self._settle(name, arguments, outcome, future)
+
+    def _submit(self, name: str, arguments: dict[str, Any]) -> concurrent.futures.Future | ToolResult:
+        if self._session is None:
+            return ToolResult(name, error=f"tool server {self.label} is unavailable: {self._down or 'not connected'}")
+        return asyncio.run_coroutine_threadsafe(self._call(name, dict(arguments)), self._loop)
+
+    def _settle(self, name: str, arguments: dict[str, Any], outcome: Any, future: concurrent.futures.Future
+                ) -> ToolResult:
+        """The ToolResult of a call's outcome (the SDK's result, or the exception the wait raised)."""
         from mcp.shared.exceptions import MCPError
         from mcp.types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
-        if self._session is None:
-            return ToolResult(name, error=f"tool server {self.label} is unavailable: {self._down or 'not connected'}")
-        future = asyncio.run_coroutine_threadsafe(self._call(name, dict(arguments)), self._loop)
-        try:
-            result = future.result(self.timeout + 5.0)  # the session's own timeout fires first
-        except concurrent.futures.TimeoutError:
+        if isinstance(outcome, TimeoutError):
             future.cancel()
             return ToolResult(name, error=f"{name} timed out after {self.timeout:g}s")
-        except MCPError as e:
-            if e.code == REQUEST_TIMEOUT:
+        if isinstance(outcome, MCPError):
+            if outcome.code == REQUEST_TIMEOUT:
                 return ToolResult(name, error=f"{name} timed out after {self.timeout:g}s")
-            if e.code == CONNECTION_CLOSED:
+            if outcome.code == CONNECTION_CLOSED:
                 self._down = "the server closed the connection (it exited or crashed)"
                 return ToolResult(name, error=f"tool server {self.label} is unavailable: {self._down}")
-            return ToolResult(name, error=f"{name} failed: {e.message}")
-        except Exception as e:
-            return ToolResult(name, error=f"{name} failed: {_describe(e)}")
-        texts = [block.text for block in result.content if getattr(block, "type", None) == "text"]
-        if result.is_error:
+            return ToolResult(name, error=f"{name} failed: {outcome.message}")
+        if isinstance(outcome, Exception):
+            return ToolResult(name, error=f"{name} failed: {_describe(outcome)}")
+        texts = [block.text for block in outcome.content if getattr(block, "type", None) == "text"]
+        if outcome.is_error:
             return ToolResult(name, error=" ".join(texts).strip() or f"{name} reported an error without a message")
         counter = self._counters.setdefault(name, itertools.count(1))
-        snippets, total = snippets_from(result.structured_content, texts, name, arguments, f"{name}-{next(counter)}")
+        snippets, total = snippets_from(outcome.structured_content, texts, name, arguments, f"{name}-{next(counter)}")
         return ToolResult(name, snippets, total)
 
     def close(self) -> None:
@@ -417,6 +443,26 @@ class Toolbox:
 
     def call(self, call: ToolCall) -> ToolResult:
         """Run a parsed protocol call; unknown tools, bad parameters and tool failures come back as errors."""
+        routed = self._route(call)
+        if isinstance(routed, ToolResult):
+            return routed
+        source, tool, arguments = routed
+        return replace(source.call(tool, arguments), tool=call.name)
+
+    async def acall(self, call: ToolCall) -> ToolResult:
+        """``call`` awaited: a source with ``acall`` (an MCP connection) is awaited without a thread; another
+        (an in-process adapter such as E-utilities) runs in a worker thread. The same results."""
+        routed = self._route(call)
+        if isinstance(routed, ToolResult):
+            return routed
+        source, tool, arguments = routed
+        acall = getattr(source, "acall", None)
+        result = await acall(tool, arguments) if acall is not None else await asyncio.to_thread(source.call, tool,
+                                                                                                  arguments)
+        return replace(result, tool=call.name)
+
+    def _route(self, call: ToolCall) -> tuple[ToolSource, str, dict[str, Any]] | ToolResult:
+        """(source, its tool name, the call's arguments), or the error a bad call gets."""
         route = self._routes.get(call.name)
         if route is None:
             return ToolResult(call.name, error=f"unknown tool {call.name!r}; available: {', '.join(self.names)}")
@@ -433,7 +479,7 @@ class Toolbox:
                 arguments[key] = cast_parameter(value, types[key])
             except ValueError as e:
                 return ToolResult(call.name, error=f"parameter {key!r} of {call.name} must be {e}, got {value!r}")
-        return replace(source.call(tool, arguments), tool=call.name)
+        return source, tool, arguments
 
     def close(self) -> None:
         for source in self.sources:
