@@ -129,6 +129,8 @@ def verb_phrases(command: str) -> frozenset[tuple[str, ...]]:
 
 _VERBS = tuple(set().union(*map(verb_phrases, VERB_SYNONYMS),
                            {tokens(w) for w in (*_SET_SYNONYMS[0].split(), *_SET_SYNONYMS[1].split(","), "set")}))
+# the words that ask for a value to be set ("设置", "调到", "set"): a command taking a value is meant
+SET_VERBS = tuple({tokens(w) for w in (*_SET_SYNONYMS[0].split(), *_SET_SYNONYMS[1].split(","), "set")} - {()})
 # the verb phrases of two or more tokens ("调到", "下一首", "turn on"): said, they name no device
 VERB_RUNS = tuple(v for v in _VERBS if len(v) >= 2)
 

@@ -34,7 +34,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from ..signatures.query_ir import QueryIR
-from .command_docs import VERB_RUNS, command_texts, is_chinese, subject_phrases, verb_phrases
+from .command_docs import SET_VERBS, VERB_RUNS, command_texts, is_chinese, subject_phrases, verb_phrases
 from .command_results import BulkGroup, BulkPlan, Candidate, CapabilityOption
 from .embedders import Embedder, LexicalEmbedder
 from .home import CommandSpec, Home
@@ -170,7 +170,8 @@ class CommandIndex:
                                     if (len(t) >= 2 or (len(t) == 1 and len(t[0]) >= 3))
                                     and t not in verbs and not set(t) <= FILLER_TOKENS}))
             numeric = spec.value_range is not None or (spec.type is not None and not spec.value_list)
-            slot_shape.append(shapes.setdefault((phrases, numeric, _changes_by_amount(spec)), len(shapes)))
+            takes = numeric or bool(spec.value_list)
+            slot_shape.append(shapes.setdefault((phrases, numeric, _changes_by_amount(spec), takes), len(shapes)))
             subject = tuple(run for run in subject_phrases(spec, device.commands)
                             if not set(run) & kind_tokens.get(device.category, set()))
             slot_subject.append(subjects.setdefault(subject, len(subjects)))
@@ -195,17 +196,25 @@ class CommandIndex:
         self.subject_sets = list(subjects)
         self.slot_subject = np.asarray(slot_subject, dtype=np.int64)
 
-    def argument_scores(self, utterance: str) -> np.ndarray:
+    def argument_scores(self, utterance: str, action: str = "") -> np.ndarray:
         """Per slot: 1 when a listed value is named, 0.5 when a number is set and the command takes one.
 
         A command that changes a value by an amount (a step of -100..100%) cannot take a target
-        ("调到40%" is setLevel, not a 40% step of the colour temperature)."""
+        ("调到40%" is setLevel, not a 40% step of the colour temperature), and a command that takes no
+        value cannot either: -0.5 for it when the utterance sets one ("窗帘位置设到30" is not the
+        preset position). Without a value, a set verb in the utterance or the parsed action ("set the
+        volume", "设置音量") still asks for a command that takes one: -0.25 for those that take none, so
+        setVolume beats volumeUp; commands that take values keep their order among themselves."""
         said = tokens(utterance)
         has_value = QueryIR.carries_value(utterance)
         target = QueryIR.sets_target(utterance)
+        set_verb = not has_value and any(contains(text, verb) for text in (said, tokens(action)) for verb in SET_VERBS)
         per_shape = np.asarray([1.0 if any(contains(said, p) for p in phrases)
-                                else 0.5 if numeric and has_value and not (relative and target) else 0.0
-                                for phrases, numeric, relative in self.argument_shapes] or [0.0], dtype=np.float32)
+                                else 0.5 if numeric and has_value and not (relative and target)
+                                else -0.5 if not takes and target
+                                else -0.25 if not takes and set_verb else 0.0
+                                for phrases, numeric, relative, takes in self.argument_shapes] or [0.0],
+                               dtype=np.float32)
         return per_shape[self.slot_shape] if self.slots else np.zeros(0, dtype=np.float32)
 
     def _kind_tokens(self) -> dict[str, set[str]]:
@@ -397,8 +406,10 @@ class CommandIndex:
     def _command_scores(self, ir: QueryIR, utterance: str) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         """Per slot: how well its command does what is asked: text match, argument fit, subject named."""
         text, vector, lexical = self._text_scores(ir.search_texts(utterance))
-        argument = self.argument_scores(utterance)
-        subject = self.subject_scores(ir.search_text(utterance))  # the intent, without device words
+        argument = self.argument_scores(utterance, ir.action)
+        # the intent, without device words; a command that cannot take the value set is not what the
+        # words name: "位置设到30" is no request for the preset position, whose subject 位置 is
+        subject = np.where(argument < 0, 0.0, self.subject_scores(ir.search_text(utterance))).astype(np.float32)
         verb = self.verb_scores(utterance, ir.action)
         p = self.params
         return text + p.w_argument * argument + p.w_subject * subject + p.w_verb * verb, \
