@@ -37,3 +37,18 @@ def test_a_position_set_to_a_number_is_the_level_not_the_preset(indexes):
         top = ask(indexes, "home_medium", "主卧窗帘位置设到30", ir).candidates[0]
         assert (label(indexes, "home_medium", top.device_id), top.command_id) == \
             ("主卧窗帘", "main-windowShadeLevel-setShadeLevel")
+
+
+def test_a_value_named_in_one_language_reaches_a_profile_described_in_the_other(indexes):
+    # 次卧空调's oscillation command is described in English ("vertical swing"); another air conditioner
+    # of the home calls the same value 上下扫风. The gold parse's 开启 must not make it switch-on.
+    ir = {"action": "开启上下扫风", "type_hint": "AirConditioner", "scope_include": ["二楼次卧"]}
+    top = ask(indexes, "home_large", "次卧空调上下扫风", ir).candidates[0]
+    assert (label(indexes, "home_large", top.device_id), top.command_id) == \
+        ("次卧空调", "main-fanOscillationMode-setFanOscillationMode")
+
+
+def test_a_mode_word_qualifying_a_number_set_is_the_setpoint_not_the_mode(indexes):
+    for ir in ({"action": "制热温度设成27度", "type_hint": "AirConditioner", "scope_include": ["主卧"]}, None):
+        top = ask(indexes, "home_medium", "把主卧空调制热温度设成27度", ir).candidates[0]
+        assert top.command_id == "main-thermostatHeatingSetpoint-setHeatingSetpoint"

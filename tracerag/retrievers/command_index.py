@@ -156,6 +156,14 @@ class CommandIndex:
     def _prepare_arguments(self) -> None:
         """Per slot: the value phrases its command lists, whether it takes a free value, and its subject."""
         kind_tokens = self._kind_tokens()
+        # a value's words in every profile of the home that lists it for the same command: the value
+        # "vertical" of setFanOscillationMode is 上下扫风 on one air conditioner and "vertical swing" on
+        # another, so "上下扫风" names it on both, whichever language each profile is described in
+        value_words: dict[tuple[str, str], set[tuple[str, ...]]] = defaultdict(set)
+        for device in self.home.devices:
+            for command in device.commands:
+                for v in command.value_list:
+                    value_words[command.id, v.value].update(t for t in (tokens(v.description), tokens(v.value)) if t)
         shapes: dict[tuple, int] = {}
         subjects: dict[tuple, int] = {}
         slot_shape, slot_subject = [], []
@@ -166,7 +174,7 @@ class CommandIndex:
             # a value that is also the word for one of the device's verb commands names that command
             # ("turn off the fan" is the fan's off command, not its oscillation value "off"), and a
             # filler word names nothing ("turn off all speakers" does not ask for repeat mode "all")
-            phrases = tuple(sorted({t for v in spec.value_list for t in (tokens(v.description), tokens(v.value))
+            phrases = tuple(sorted({t for v in spec.value_list for t in value_words[spec.id, v.value]
                                     if (len(t) >= 2 or (len(t) == 1 and len(t[0]) >= 3))
                                     and t not in verbs and not set(t) <= FILLER_TOKENS}))
             numeric = spec.value_range is not None or (spec.type is not None and not spec.value_list)
@@ -204,12 +212,13 @@ class CommandIndex:
         value cannot either: -0.5 for it when the utterance sets one ("窗帘位置设到30" is not the
         preset position). Without a value, a set verb in the utterance or the parsed action ("set the
         volume", "设置音量") still asks for a command that takes one: -0.25 for those that take none, so
-        setVolume beats volumeUp; commands that take values keep their order among themselves."""
+        setVolume beats volumeUp; commands that take values keep their order among themselves. A listed
+        value named next to a number set counts half: "制热温度调到26度" sets a temperature, not the mode."""
         said = tokens(utterance)
         has_value = QueryIR.carries_value(utterance)
         target = QueryIR.sets_target(utterance)
         set_verb = not has_value and any(contains(text, verb) for text in (said, tokens(action)) for verb in SET_VERBS)
-        per_shape = np.asarray([1.0 if any(contains(said, p) for p in phrases)
+        per_shape = np.asarray([(0.5 if target and not numeric else 1.0) if any(contains(said, p) for p in phrases)
                                 else 0.5 if numeric and has_value and not (relative and target)
                                 else -0.5 if not takes and target
                                 else -0.25 if not takes and set_verb else 0.0
