@@ -129,3 +129,19 @@ def test_with_embeddings_awaits_the_rows_and_runs_the_work_in_a_thread(service):
     assert service.counts["/v1/embeddings"] == 4 and np.array_equal(other, embedder.embed(["c"]))
     _, local = asyncio.run(with_embeddings(LexicalEmbedder(64), ["a"], lambda: ("", LexicalEmbedder(64).embed(["a"]))))
     assert local.shape == (1, 64)
+
+
+def test_one_async_client_per_running_loop_and_none_kept_for_closed_loops(service):
+    embedder = service.embedder()
+    for _ in range(3):  # asyncio.run per call, as a script does
+        asyncio.run(embedder.aembed(["x"]))
+    assert len(embedder._aclients) <= 1
+
+    async def twice():
+        await embedder.aembed(["x"])
+        await embedder.aembed(["y"])
+        return len(embedder._aclients)
+
+    with asyncio.Runner() as runner:
+        assert runner.run(twice()) == 1 and runner.run(embedder.aclose()) is None
+        assert embedder._aclients == {}

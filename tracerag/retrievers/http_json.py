@@ -25,7 +25,6 @@ import json
 import logging
 import threading
 import time
-import weakref
 import zlib
 from collections.abc import Generator
 from dataclasses import dataclass
@@ -422,8 +421,7 @@ class JsonEndpoint:
             raise ValueError(f"deadline and max_bytes must be positive, got {self.deadline}, {max_bytes}")
         self._api_key = api_key
         self._client: httpx.Client | None = None
-        self._aclients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = \
-            weakref.WeakKeyDictionary()
+        self._aclients: dict[asyncio.AbstractEventLoop, httpx.AsyncClient] = {}  # per running loop
         self._lock = threading.Lock()
 
     def _headers(self) -> dict[str, str]:
@@ -455,6 +453,8 @@ class JsonEndpoint:
     async def _apost(self, payload: dict[str, Any]) -> Any:
         loop = asyncio.get_running_loop()
         with self._lock:
+            for closed in [other for other in self._aclients if other.is_closed()]:  # asyncio.run() per call
+                del self._aclients[closed]  # (its connections went with its loop)
             client = self._aclients.get(loop)
             if client is None:
                 client = self._aclients[loop] = bounded_async_client(self.timeout, self._headers())
