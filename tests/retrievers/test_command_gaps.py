@@ -52,3 +52,22 @@ def test_a_mode_word_qualifying_a_number_set_is_the_setpoint_not_the_mode(indexe
     for ir in ({"action": "制热温度设成27度", "type_hint": "AirConditioner", "scope_include": ["主卧"]}, None):
         top = ask(indexes, "home_medium", "把主卧空调制热温度设成27度", ir).candidates[0]
         assert top.command_id == "main-thermostatHeatingSetpoint-setHeatingSetpoint"
+
+
+@pytest.mark.parametrize("home, query, locks", [
+    ("home_en", "lock all the doors", {"Front Door Lock"}),  # "door" names the lock and the garage door
+    ("home_large", "把所有门都锁上", {"前门门锁", "花园门锁"}),  # no device word at all: 门 names nothing alone
+])
+def test_the_verb_settles_which_doors_all_means(indexes, home, query, locks):
+    plan = ask(indexes, home, query).bulk
+    assert plan.hint is None and plan.category == "Lock" and plan.command_id == "main-lock-lock"
+    assert {label(indexes, home, d) for d, _ in plan.targets} == locks
+
+
+@pytest.mark.parametrize("query, command", [("turn off all air conditioners", "main-switch-off"),
+                                            ("set all air conditioners to cool mode",
+                                             "main-airConditionerMode-setAirConditionerMode")])
+def test_all_air_conditioners_are_the_air_conditioners_not_the_air_purifier(indexes, query, command):
+    plan = ask(indexes, "home_en", query).bulk
+    assert plan.hint is None and plan.category == "AirConditioner" and plan.command_id == command
+    assert [label(indexes, "home_en", d) for d, _ in plan.targets] == ["Window AC"]

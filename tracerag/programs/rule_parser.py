@@ -111,7 +111,7 @@ def _action(utterance: str, index: CommandIndex) -> str:
     mention 空调 ("设置空调模式")."""
     said = tokens(utterance)
     rest = remove_phrases(said, [*index.room_phrases.possible_in(said), *_device_words(utterance, index),
-                                 *_QUANTIFIER_TOKENS])
+                                 *_QUANTIFIER_TOKENS, *((t,) for t in index.category_words_said(said))])
     # a filler inside a verb phrase is part of it: 一 of "下一首" stays, or 下首 would mean nothing
     in_verb = phrase_mask(rest, VERB_RUNS)
     return _join(tuple(t for t, verb in zip(rest, in_verb, strict=True) if verb or t not in FILLER_TOKENS))

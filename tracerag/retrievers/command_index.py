@@ -500,14 +500,21 @@ class CommandIndex:
         """
         if ir.has_category and ir.type_hint in self.categories:
             return ir.type_hint
+        acting = self.verb_devices(utterance, ir.action)  # devices that can do what the verb says
         word = self.device_word(utterance, ir.name_hint)
         if word:  # a device word the user said ("热水器", "风扇") is the strongest evidence there is
             carriers = device_ok & self._carrying(word)
-            categories, counts = np.unique(self.device_categories[carriers].astype(str), return_counts=True)
-            if counts.size and counts.max() >= self.params.category_share * counts.sum():
-                return str(categories[np.argmax(counts)])
+            # "lock all the doors": the word names a lock and a garage door, the verb only the lock
+            found = self._one_category(carriers) or (self._one_category(carriers & acting) if acting.any() else None)
+            if found:
+                return found
         evidence: dict[str, float] = defaultdict(float)
-        names = self.name_scores(utterance, ir.name_hint)
+        said = _content(tokens(utterance))
+        # a category named in full ("air conditioners") is not a name: its words do not make the Air
+        # Purifier a candidate by name
+        category_words = self.category_words_said(said)
+        names = self.name_scores(" ".join(t for t in said if t not in category_words) if category_words
+                                 else utterance, ir.name_hint)
         named = np.flatnonzero(device_ok & (names > 0))
         # summed device by device, as a loop would: bincount adds its weights in input order
         sums = np.bincount(self.device_category_codes[named], weights=names[named].astype(np.float64),
@@ -516,15 +523,42 @@ class CommandIndex:
         for code in codes[np.argsort(first)]:  # in the order the named devices come, as ties fall
             if self._categories[code]:
                 evidence[self._categories[code]] += float(sums[code])
-        said = set(_content(tokens(utterance)))
         for category in self.categories:
-            if _category_words(category)[-1:] and _category_words(category)[-1] in said:
+            if _category_words(category)[-1:] and any(_same_word(t, _category_words(category)[-1]) for t in said):
                 evidence[category] += float(self._category_size[self._category_code[category]])
         total = sum(evidence.values())
-        if not total:
-            return None
-        best = max(evidence, key=evidence.get)
-        return best if evidence[best] / total >= self.params.category_share else None
+        best = max(evidence, key=evidence.get) if total else None
+        if best is not None and evidence[best] / total >= self.params.category_share:
+            return best
+        # the verb settles it when one category can do what it says ("把所有门都锁上": only locks lock)
+        return self._one_category(device_ok & acting) if acting.any() else None
+
+    def category_words_said(self, said: tuple[str, ...]) -> set[str]:
+        """The words of the said tokens that name one of the home's categories of two or more words
+        in full ("air conditioners" of AirConditioner)."""
+        return {t for c in self.categories if len(_category_words(c)) > 1 and _says_all(said, _category_words(c))
+                for t in said if any(_same_word(t, w) for w in _category_words(c))}
+
+    def _one_category(self, devices: np.ndarray) -> str | None:
+        """The category holding `category_share` of these devices, if one does."""
+        categories, counts = np.unique(self.device_categories[devices].astype(str), return_counts=True)
+        if counts.size and counts.max() >= self.params.category_share * counts.sum():
+            return str(categories[np.argmax(counts)])
+        return None
+
+    def verb_devices(self, *texts: str) -> np.ndarray:
+        """Per device: whether it has a verb command (lock, open, mute ...) the texts name by its words;
+        none for a negated utterance (see `verb_scores`)."""
+        out = np.zeros(len(self.home.devices), dtype=bool)
+        if not self.slots or any(_NEGATION.search(text.lower()) for text in texts):
+            return out
+        matched = set().union(*(self.verb_phrases.found_in(tokens(text)) for text in texts))
+        spoken = {v for v in matched if not any(len(w) > len(v) and contains(w, v) for w in matched)}
+        if not spoken:
+            return out
+        named = np.asarray([bool(verbs & spoken) for verbs in self.verb_sets])[self.slot_verb_set]
+        out[self.row_device[named[self.row_slot]]] = True
+        return out
 
     def _carrying(self, word: tuple[str, ...]) -> np.ndarray:
         """Per device: whether its name contains the word."""
@@ -715,6 +749,15 @@ def _room_aliases(rooms: list[str], floors: dict[str, str] | None = None) -> dic
         if room in rooms and tokens(floor) and tokens(floor) not in full:
             aliases[tokens(floor)].add(room)
     return {alias: tuple(sorted(owners)) for alias, owners in sorted(aliases.items(), key=lambda kv: -len(kv[0]))}
+
+
+def _same_word(said: str, word: str) -> bool:
+    """An English word or its plural ("conditioners" for conditioner, "switches" for switch)."""
+    return said == word or (said.isascii() and said in (word + "s", word + "es"))
+
+
+def _says_all(said: tuple[str, ...], words: tuple[str, ...]) -> bool:
+    return bool(words) and all(any(_same_word(t, w) for t in said) for w in words)
 
 
 def _category_words(category: str) -> tuple[str, ...]:
