@@ -19,6 +19,7 @@ and read consistently is in :mod:`.bank_files`; scoring and top-k selection are 
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import sys
@@ -438,9 +439,10 @@ class CosineBank:
         snap = self._snap
         found = self.search_rows(query_vectors, k, min_score, dedupe_by)
         every = [r for rows, _ in found for r in rows]  # all hits decoded at once: one parse for the batch
-        ids, metadata = iter(snap.ids.take(every)), iter(snap.lines.decode_rows(every))
-        return [[Hit(next(ids), s, r, next(metadata)) for r, s in zip(rows, scores, strict=True)]
-                for rows, scores in found]
+        scores = [s for _, of_query in found for s in of_query]
+        hits = list(map(Hit, snap.ids.take(every), scores, every, snap.lines.decode_rows(every)))
+        bounds = list(itertools.accumulate((len(rows) for rows, _ in found), initial=0))
+        return [hits[a:b] for a, b in itertools.pairwise(bounds)]
 
     def search_rows(
         self,
