@@ -71,3 +71,24 @@ def test_all_air_conditioners_are_the_air_conditioners_not_the_air_purifier(inde
     plan = ask(indexes, "home_en", query).bulk
     assert plan.hint is None and plan.category == "AirConditioner" and plan.command_id == command
     assert [label(indexes, "home_en", d) for d, _ in plan.targets] == ["Window AC"]
+
+
+@pytest.mark.parametrize("home, query, device, command", [
+    ("home_en", "set the bedside lamp to 2700 K", "Bedside Lamp", "main-colorTemperature-setColorTemperature"),
+    ("home_large", "书桌台灯调到4000K", "书桌台灯", "main-colorTemperature-setColorTemperature"),
+    ("home_en", "desk lamp to 4000K please", "Desk Lamp", "main-colorTemperature-setColorTemperature"),
+    ("home_en", "set the charger to 16 amps", "EV Charger", "main-evseChargingSession-setMaxCurrent"),
+])
+def test_the_unit_of_the_number_picks_the_command(indexes, home, query, device, command):
+    top = ask(indexes, home, query).candidates[0]
+    assert (label(indexes, home, top.device_id), top.command_id) == (device, command)
+
+
+def test_degrees_are_a_setpoint_in_either_scale_and_never_a_setting_out_of_range(indexes):
+    # a Fahrenheit thermostat told "22 degrees" (Celsius) still gets a setpoint, not its mode
+    top = ask(indexes, "home_en", "make it 22 degrees on the thermostat").candidates[:2]
+    assert {c.command_id for c in top} == {"main-thermostatCoolingSetpoint-setCoolingSetpoint",
+                                           "main-thermostatHeatingSetpoint-setHeatingSetpoint"}
+    # 26度 is no fridge temperature (1-7 °C): the fridge's setting takes no argument credit
+    fridge = [c for c in ask(indexes, "home_medium", "温度调到26度").candidates if c.category == "Refrigerator"]
+    assert all(c.channels["argument"] == 0 for c in fridge)

@@ -179,7 +179,8 @@ class CommandIndex:
                                     and t not in verbs and not set(t) <= FILLER_TOKENS}))
             numeric = spec.value_range is not None or (spec.type is not None and not spec.value_list)
             takes = numeric or bool(spec.value_list)
-            slot_shape.append(shapes.setdefault((phrases, numeric, _changes_by_amount(spec), takes), len(shapes)))
+            slot_shape.append(shapes.setdefault((phrases, numeric, _changes_by_amount(spec), takes, *_scale(spec)),
+                                                len(shapes)))
             subject = tuple(run for run in subject_phrases(spec, device.commands)
                             if not set(run) & kind_tokens.get(device.category, set()))
             slot_subject.append(subjects.setdefault(subject, len(subjects)))
@@ -208,7 +209,10 @@ class CommandIndex:
         """Per slot: 1 when a listed value is named, 0.5 when a number is set and the command takes one.
 
         A command that changes a value by an amount (a step of -100..100%) cannot take a target
-        ("调到40%" is setLevel, not a 40% step of the colour temperature), and a command that takes no
+        ("调到40%" is setLevel, not a 40% step of the colour temperature), and the number's unit and
+        size pick among the commands that take one: 1 where the unit is the command's own ("2700 K" for
+        the colour temperature, "22 degrees" for a setpoint), 0 where it is another unit or the number
+        lies outside the command's range (4000 is no brightness, 26度 no fridge setting); a command that takes no
         value cannot either: -0.5 for it when the utterance sets one ("窗帘位置设到30" is not the
         preset position). Without a value, a set verb in the utterance or the parsed action ("set the
         volume", "设置音量") still asks for a command that takes one: -0.25 for those that take none, so
@@ -218,12 +222,14 @@ class CommandIndex:
         has_value = QueryIR.carries_value(utterance)
         target = QueryIR.sets_target(utterance)
         set_verb = not has_value and any(contains(text, verb) for text in (said, tokens(action)) for verb in SET_VERBS)
+        value = _value_set(utterance) if has_value else None
         per_shape = np.asarray([(0.5 if target and not numeric else 1.0) if any(contains(said, p) for p in phrases)
-                                else 0.5 if numeric and has_value and not (relative and target)
+                                else _number_fit(value, unit, low, high) if numeric and has_value
+                                and not (relative and target)
                                 else -0.5 if not takes and target
                                 else -0.25 if not takes and set_verb else 0.0
-                                for phrases, numeric, relative, takes in self.argument_shapes] or [0.0],
-                               dtype=np.float32)
+                                for phrases, numeric, relative, takes, unit, low, high in self.argument_shapes]
+                               or [0.0], dtype=np.float32)
         return per_shape[self.slot_shape] if self.slots else np.zeros(0, dtype=np.float32)
 
     def _kind_tokens(self) -> dict[str, set[str]]:
@@ -720,6 +726,58 @@ def _group_max(values: np.ndarray, starts: np.ndarray, mask: np.ndarray | None =
     if mask is not None:
         values = np.where(mask, values, -np.inf)
     return np.maximum.reduceat(values, starts) if len(values) else values
+
+
+# The unit a number is said in, by family: the families of SmartThings' value_range units.
+_UNIT_FAMILY = {"%": "percent", "percent": "percent", "百分之": "percent", "k": "kelvin", "kelvin": "kelvin",
+                "c": "temperature", "f": "temperature", "℃": "temperature", "℉": "temperature",
+                "°c": "temperature", "°f": "temperature", "°": "temperature", "度": "temperature",
+                "degree": "temperature", "degrees": "temperature", "摄氏度": "temperature", "华氏度": "temperature",
+                "ma": "current", "amp": "current", "amps": "current", "ampere": "current", "amperes": "current",
+                "安": "current", "安培": "current"}
+_NUMBER_UNIT = re.compile(r"(百分之)?(\d+(?:\.\d+)?)\s*(%|percent\b|°\s*[cf]\b|℃|℉|°|摄氏度|华氏度|度|degrees?\b|"
+                          r"k\b|kelvin\b|ma\b|amps?\b|amperes?\b|安培|安)?", re.IGNORECASE)
+_TARGET_NUMBER = re.compile(r"(?:到|成|为|至|\bto\b|\bat\b)\s*(?:百分之)?(\d+(?:\.\d+)?)", re.IGNORECASE)
+
+
+def _value_set(utterance: str) -> tuple[float, str | None] | None:
+    """The number the utterance sets and its unit family: the first number said with a unit, else the
+    number after "到/成/to/at"; None when neither (an ordinal in a name, "筒灯3", is no value)."""
+    for match in _NUMBER_UNIT.finditer(utterance):
+        unit = "百分之" if match.group(1) else re.sub(r"\s+", "", match.group(3) or "").lower()
+        if unit:
+            return float(match.group(2)), _UNIT_FAMILY.get(unit.rstrip("s") if unit.startswith("degree") else unit,
+                                                           _UNIT_FAMILY.get(unit))
+    match = _TARGET_NUMBER.search(utterance)
+    return (float(match.group(1)), None) if match else None
+
+
+def _scale(spec: CommandSpec) -> tuple[str | None, float | None, float | None]:
+    """(unit family, min, max) of a numeric command's value range; None where the spec does not say."""
+    bounds = dict(spec.value_range or ())
+    unit = bounds.get("unit")
+    family = _UNIT_FAMILY.get(unit.strip().lower()) if isinstance(unit, str) else None
+    low, high = bounds.get("min"), bounds.get("max")
+    number = lambda v: float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None  # noqa: E731
+    return family, number(low), number(high)
+
+
+def _number_fit(value: tuple[float, str | None] | None, unit: str | None, low: float | None,
+                high: float | None) -> float:
+    """How well a numeric command takes the value set: 1 in its own unit, 0 in another unit or outside its
+    range, 0.5 otherwise (a number without a unit, or a command whose unit is unknown). A temperature
+    fits in either scale ("22 degrees" on a Fahrenheit thermostat means Celsius), a current in A or mA."""
+    if value is None:
+        return 0.5
+    number, said = value
+    if said is not None and unit is not None and said != unit:
+        return 0.0
+    if low is not None and high is not None:
+        readings = (number, number * 9 / 5 + 32, (number - 32) * 5 / 9) if unit == "temperature" else \
+            (number, number * 1000, number / 1000) if unit == "current" else (number,)  # A or mA
+        if not any(low <= n <= high for n in readings):
+            return 0.0
+    return 1.0 if said is not None and said == unit else 0.5
 
 
 def _changes_by_amount(spec: CommandSpec) -> bool:
