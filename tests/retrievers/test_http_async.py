@@ -145,3 +145,29 @@ def test_one_async_client_per_running_loop_and_none_kept_for_closed_loops(servic
     with asyncio.Runner() as runner:
         assert runner.run(twice()) == 1 and runner.run(embedder.aclose()) is None
         assert embedder._aclients == {}
+
+
+def test_the_cached_remote_embedder_is_awaited_and_fills_the_cache(tmp_path):
+    """``--embedder URL`` / ``configure(embedder="http://...")`` wrap the HTTP embedder in the on-disk cache:
+    its misses are awaited without a thread each, its hits cost no request, and a local model has no
+    async path (its work belongs in a worker thread)."""
+    from tracerag.retrievers.embedding_cache import CachedEmbedder
+
+    assert CachedEmbedder(LexicalEmbedder(64), tmp_path / "local.sqlite").aembed is None
+    with RemoteService(latency=0.2) as service:
+        cached = CachedEmbedder(service.embedder(), tmp_path / "cache.sqlite")
+        asyncio.run(cached.aembed(["warm"]))
+
+        async def burst():
+            started = time.perf_counter()
+            rows = await asyncio.gather(*(cached.aembed([f"query {i}", "warm"]) for i in range(16)))
+            return rows, time.perf_counter() - started, worker_threads()
+
+        rows, elapsed, threads = asyncio.run(burst())
+        assert elapsed < 0.2 * 3, elapsed
+        assert threads == [] and service.in_flight_max == 16
+        requests = service.counts["/v1/embeddings"]
+        again = cached.embed([f"query {i}" for i in range(16)] + ["warm"])  # all cached now: no request
+        assert service.counts["/v1/embeddings"] == requests
+        assert all(np.array_equal(r, again[[i, 16]]) for i, r in enumerate(rows))
+        assert np.array_equal(asyncio.run(cached.aembed([])), np.zeros((0, cached.dim), np.float32))

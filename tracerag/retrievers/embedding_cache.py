@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import threading
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +18,7 @@ from .embedders import Embedder
 
 __all__ = ["CachedEmbedder", "default_cache_path"]
 
+Rows = dict[bytes, np.ndarray]  # embedding by text key
 _CHUNK = 500  # bound parameters per lookup query (SQLite's limit is 999 on old builds)
 
 
@@ -62,34 +63,55 @@ class CachedEmbedder:
         return self._conn
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        texts = list(texts)
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
+        keys, unique, found, misses = self._lookup(texts)
+        if misses:
+            self._store(found, misses, self.inner.embed([unique[k] for k in misses]))
+        return self._rows(keys, found)
+
+    @property
+    def aembed(self) -> Callable[[Sequence[str]], Awaitable[np.ndarray]] | None:
+        """``embed`` for an event loop when the wrapped embedder has one (a remote service): the misses
+        are awaited without holding a thread; the cache's SQLite lookups and writes stay local and short.
+        None for a local model, whose work belongs in a worker thread."""
+        return self._aembed if getattr(self.inner, "aembed", None) is not None else None
+
+    async def _aembed(self, texts: Sequence[str]) -> np.ndarray:
+        keys, unique, found, misses = self._lookup(texts)
+        if misses:
+            self._store(found, misses, await self.inner.aembed([unique[k] for k in misses]))
+        return self._rows(keys, found)
+
+    def _lookup(self, texts: Sequence[str]) -> tuple[list[bytes], dict[bytes, str], Rows, list[bytes]]:
+        """(key per text, text per unique key, cached rows by key, keys not cached)."""
         keys = [_key(t) for t in texts]
         unique = dict(zip(keys, texts, strict=True))
-        model = self.inner.id
-        found: dict[bytes, np.ndarray] = {}
-        with self._lock:
-            conn = self._connect()
-            pending = list(unique)
-            for i in range(0, len(pending), _CHUNK):
-                chunk = pending[i : i + _CHUNK]
-                marks = ",".join("?" * len(chunk))
-                rows = conn.execute(
-                    f"SELECT hash, vec FROM embeddings WHERE model = ? AND hash IN ({marks})", [model, *chunk]
-                )
-                found.update((h, np.frombuffer(v, dtype=np.float32)) for h, v in rows)
-        misses = [k for k in unique if k not in found]
-        if misses:
-            fresh = np.asarray(self.inner.embed([unique[k] for k in misses]), dtype=np.float32)
-            found.update(zip(misses, fresh, strict=True))
+        found: Rows = {}
+        if unique:
             with self._lock:
                 conn = self._connect()
-                with conn:  # one transaction
-                    conn.executemany(
-                        "INSERT OR REPLACE INTO embeddings (model, hash, vec) VALUES (?, ?, ?)",
-                        [(model, k, v.tobytes()) for k, v in zip(misses, fresh, strict=True)],
-                    )
+                pending = list(unique)
+                for i in range(0, len(pending), _CHUNK):
+                    chunk = pending[i : i + _CHUNK]
+                    marks = ",".join("?" * len(chunk))
+                    query = f"SELECT hash, vec FROM embeddings WHERE model = ? AND hash IN ({marks})"
+                    rows = conn.execute(query, [self.inner.id, *chunk])
+                    found.update((h, np.frombuffer(v, dtype=np.float32)) for h, v in rows)
+        return keys, unique, found, [k for k in unique if k not in found]
+
+    def _store(self, found: Rows, misses: list[bytes], fresh: np.ndarray) -> None:
+        fresh = np.asarray(fresh, dtype=np.float32)
+        found.update(zip(misses, fresh, strict=True))
+        with self._lock:
+            conn = self._connect()
+            with conn:  # one transaction
+                conn.executemany(
+                    "INSERT OR REPLACE INTO embeddings (model, hash, vec) VALUES (?, ?, ?)",
+                    [(self.inner.id, k, v.tobytes()) for k, v in zip(misses, fresh, strict=True)],
+                )
+
+    def _rows(self, keys: list[bytes], found: Rows) -> np.ndarray:
+        if not keys:
+            return np.zeros((0, self.dim), dtype=np.float32)
         return np.stack([found[k] for k in keys])
 
     def close(self) -> None:
