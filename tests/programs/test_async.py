@@ -348,3 +348,18 @@ def test_concurrent_calls_wait_for_the_remote_services_without_a_thread_each(rem
         lambda: asyncio.gather(*(experience.acall(question=q) for q in questions)))
     assert [comparable(p) for p in preds] == sync_exp
     assert elapsed < 2 * 0.2 + 0.8 and remote.in_flight_max == 16, elapsed  # embed, then rerank
+
+
+def test_command_search_awaits_a_remote_embedder_without_a_thread_each(remote, home_dir):
+    """CommandRetrieval over a remote embedder: the texts its index search embeds are awaited first, so 16
+    calls on ONE worker thread take about one latency, with the predictions of the sync path."""
+    from tracerag.retrievers.command_index import CommandIndex
+    from tracerag.retrievers.home import Home
+
+    program = CommandRetrieval(CommandIndex(Home.load(home_dir), remote.embedder()))
+    queries = [f"打开客厅的灯 {i}" for i in range(8)] + [f"所有灯都关掉 {i}" for i in range(8)]
+    expected = [comparable(program(query=q)) for q in queries]
+    remote.latency, remote.in_flight_max = 0.2, 0
+    preds, elapsed = on_one_worker_thread(lambda: asyncio.gather(*(program.acall(query=q) for q in queries)))
+    assert [comparable(p) for p in preds] == expected
+    assert elapsed < 0.2 + 0.6 and remote.in_flight_max == 16, elapsed

@@ -17,6 +17,7 @@ import dspy
 
 from ..retrievers.command_index import CommandIndex
 from ..retrievers.command_results import BulkPlan
+from ..retrievers.http_embedder import with_embeddings
 from ..signatures.command import ArbitrateCapability, CommandOption, ParseCommand
 from ..signatures.query_ir import QueryIR
 from .guarded_step import Pipeline, Stages, lm_of, lm_step, work
@@ -59,8 +60,9 @@ class CommandRetrieval(dspy.Module):
 
     async def aforward(self, query: str, home: str | None = None,
                        ir: QueryIR | dict | None = None) -> dspy.Prediction:
-        """``forward`` for ``await program.acall(...)``: the parse through the LM's async path, the rule
-        parser and the index search in a worker thread; the same prediction."""
+        """``forward`` for ``await program.acall(...)``: the parse through the LM's async path, a remote
+        embedder's rows for the search awaited, the rule parser and the index search in a worker thread;
+        the same prediction."""
         stages = Stages()
         return await stages.arun(self._pipeline(query, home, ir, stages))
 
@@ -83,14 +85,17 @@ class CommandRetrieval(dspy.Module):
                 ((yield work(parse_without_lm, query, index)), "rules_fallback")
         else:
             parsed, source = (yield work(parse_without_lm, query, index)), "rules"
-        candidates = yield work(index.search, parsed, query, k=self.k, span=COMMAND_SEARCH,
+        candidates = yield work(index.search, parsed, query, k=self.k, afn=_awaiting_embeddings(index, index.search),
+                                span=COMMAND_SEARCH,
                                 inputs={"query": query, "k": self.k, "home": index.home.name,
                                         "ir": parsed.model_dump()},
                                 outputs=_candidate_outputs)
         if not _has_intent(query, parsed, candidates):
             return self._prediction([], None, parsed, source, stages, index, hint="no_intent")
-        bulk = (yield work(index.plan_bulk, parsed, query, span=COMMAND_BULK, inputs={"query": query},
-                           outputs=_bulk_outputs)) if parsed.is_bulk else None
+        bulk = None
+        if parsed.is_bulk:
+            bulk = yield work(index.plan_bulk, parsed, query, afn=_awaiting_embeddings(index, index.plan_bulk),
+                              span=COMMAND_BULK, inputs={"query": query}, outputs=_bulk_outputs)
         if bulk is not None and bulk.hint == "need_clarification" and bulk.options and self.arbitration \
                 and lm_of(self.arbitrate) is not None:
             bulk = yield from self._arbitrate(query, parsed, bulk, index)
@@ -158,3 +163,14 @@ def build_indexes(home_paths, embedder, params=None) -> dict[str, CommandIndex]:
         home = Home.load(path)
         indexes[home.name] = CommandIndex(home, embedder, params)
     return indexes
+
+
+def _awaiting_embeddings(index: CommandIndex, fn):
+    """``fn(parsed, query, ...)`` (the index search, the bulk plan) for the async path: the texts it embeds
+    are awaited first when the embedder is remote (``with_embeddings``), so its thread does not wait for
+    the service."""
+
+    async def call(parsed: QueryIR, query: str, **kwargs):
+        return await with_embeddings(index.embedder, parsed.search_texts(query), fn, parsed, query, **kwargs)
+
+    return call
