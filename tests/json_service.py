@@ -32,10 +32,14 @@ class ScriptedService:
         raise NotImplementedError
 
 
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 128  # socketserver's 5 would make a burst of clients wait for SYN retries
+
+
 @contextmanager
 def on_localhost(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
     """Serve ``handler`` on 127.0.0.1 (a free port) from a daemon thread; yields ``http://127.0.0.1:PORT``."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server = _Server(("127.0.0.1", 0), handler)
     server.daemon_threads = True
     threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True).start()
     try:

@@ -144,7 +144,7 @@ def test_one_async_client_per_running_loop_and_none_kept_for_closed_loops(servic
 
     with asyncio.Runner() as runner:
         assert runner.run(twice()) == 1 and runner.run(embedder.aclose()) is None
-        assert embedder._aclients == {}
+        assert len(embedder._aclients) == 0
 
 
 def test_the_cached_remote_embedder_is_awaited_and_fills_the_cache(tmp_path):

@@ -6,8 +6,10 @@ request; E-utilities is GET with query parameters, hence its own small handler h
 
 from __future__ import annotations
 
+import asyncio
 import json
 import socket
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -54,6 +56,7 @@ class EUtilsService:
         self.ranking = ["222", "111", "333"]
         self.efetch_body: str | None = None
         self.base_url = ""
+        self.latency = 0.0  # seconds before each answer
 
 
 @contextmanager
@@ -73,6 +76,7 @@ def serving(state: EUtilsService) -> Iterator[EUtilsService]:
             self.wfile.write(data)
 
         def do_GET(self):
+            time.sleep(state.latency)
             url = urlparse(self.path)
             query = {k: v[0] for k, v in parse_qs(url.query).items()}
             state.requests.append({"path": url.path, **query})
@@ -211,3 +215,58 @@ def test_open_with_eutils_and_no_browse_root_starts_no_local_server():
     with Toolbox.open(pubmed="eutils") as box:  # no request is made until a call
         assert box.names == ["pubmed_search"]
         assert box.schemas() == {"pubmed_search": {"limit": int, "offset": int}}
+
+
+# -- on an event loop: asearch / acall ---------------------------------------------------------------
+
+
+def test_asearch_gives_the_answers_requests_and_errors_of_search(client, service):
+    for args in (("statins  LDL", 2), ("x", 5, 2), ("x", 5, 10)):
+        service.requests = []
+        awaited = asyncio.run(client.asearch(*args))
+        sent = service.requests
+        service.requests = []
+        assert awaited == client.search(*args) and sent == service.requests
+    service.failures = [(429, {"Retry-After": "0"}, "slow down"), (500, {}, "boom"), (500, {}, "boom")]
+    with pytest.raises(EUtilsError) as info:
+        asyncio.run(client.asearch("x"))
+    assert str(info.value) == f"GET {service.base_url}/esearch.fcgi answered HTTP 500 after 3 attempt(s): 'boom'"
+    with pytest.raises(ValueError, match="limit must be"):
+        asyncio.run(client.asearch("x", limit=0))
+
+
+def test_async_requests_share_the_spacing_of_sync_ones(service):
+    with PubMedEUtils(service.base_url, min_interval=0.15) as client:
+        started = time.perf_counter()
+
+        async def both():
+            await asyncio.gather(client.asearch("x", limit=1), asyncio.to_thread(client.search, "x", limit=1))
+
+        asyncio.run(both())  # four requests, one slot each
+    assert time.perf_counter() - started >= 0.45
+
+
+def test_many_acalls_wait_together_without_a_thread_each(service):
+    """16 tool calls against a 200 ms E-utilities service: two latencies (esearch, then efetch), where a
+    worker thread per call would queue them behind the pool."""
+    source = EUtilsToolSource(PubMedEUtils(service.base_url, min_interval=0))
+    expected = source.call("pubmed_search", {"query": "statins", "limit": 2})
+    service.latency = 0.2
+
+    async def burst():
+        started = time.perf_counter()
+        results = await asyncio.gather(*(source.acall("pubmed_search", {"query": "statins", "limit": 2})
+                                         for _ in range(16)))
+        threads = [t.name for t in threading.enumerate() if t.name.startswith("asyncio_")]
+        return results, time.perf_counter() - started, threads
+
+    results, elapsed, threads = asyncio.run(burst())
+    assert all(r.ids == expected.ids and r.total == expected.total for r in results)
+    assert elapsed < 2 * 0.2 + 0.4 and threads == [], (elapsed, threads)
+    box = Toolbox([source])
+    result = asyncio.run(box.acall(ToolCall("pubmed_search", {"limit": "2"}, "statins")))
+    assert result.ids == ["222", "111"]
+    assert "unknown tool" in asyncio.run(source.acall("google_search", {"query": "statins"})).error
+    service.latency, service.failures = 0.0, [(404, {}, "gone")]
+    assert "answered HTTP 404" in asyncio.run(source.acall("pubmed_search", {"query": "statins"})).error
+    source.close()

@@ -351,9 +351,10 @@ def request(client: httpx.Client, method: str, url: str, *, error: type[Exceptio
 
 async def arequest(client: httpx.AsyncClient, method: str, url: str, *, error: type[Exception], deadline: float,
                    max_bytes: int = MAX_BYTES, max_retries: int = 0, backoff: float = 0.5,
-                   started: float | None = None, **kwargs: Any) -> bytes:
+                   before: Any = None, started: float | None = None, **kwargs: Any) -> bytes:
     """`request` on an event loop (an `httpx.AsyncClient`): the same retries, backoff, deadline, size cap
-    and errors (one logic, `_attempts`); waiting for the server holds no thread."""
+    and errors (one logic, `_attempts`); waiting for the server holds no thread. `before` is awaited
+    before each attempt."""
     start = time.monotonic() if started is None else started
     steps = _attempts(method, url, read_timeout=client.timeout.read, error=error, deadline=deadline, start=start,
                       max_bytes=max_bytes, max_retries=max_retries, backoff=backoff)
@@ -366,9 +367,12 @@ async def arequest(client: httpx.AsyncClient, method: str, url: str, *, error: t
             return done.value
         value, thrown = None, None
         try:
-            if isinstance(step, _Wait):
+            if step is _BEFORE:
+                if before is not None:
+                    await before()
+            elif isinstance(step, _Wait):
                 await asyncio.sleep(step.seconds)
-            elif isinstance(step, _Attempt):
+            else:
                 value = await _aexchange(client, method, url, step.timeout, max_bytes, start + deadline, kwargs)
         except (httpx.TransportError, _DeadlineExceeded) as exc:
             thrown = exc
@@ -398,6 +402,40 @@ def _json(body: bytes, method: str, url: str, error: type[Exception]) -> Any:
         raise error(f"{method} {url} returned invalid JSON: {excerpt!r}") from exc
 
 
+class LoopClients:
+    """One `httpx.AsyncClient` per running event loop, opened there on first use by `make()`; the clients
+    of loops that have closed are dropped (a script calling `asyncio.run()` per request leaves no pile)."""
+
+    def __init__(self, make: Any) -> None:
+        self._make = make
+        self._clients: dict[asyncio.AbstractEventLoop, httpx.AsyncClient] = {}
+        self._lock = threading.Lock()
+
+    def get(self) -> httpx.AsyncClient:
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            for closed in [other for other in self._clients if other.is_closed()]:
+                del self._clients[closed]  # (its connections went with its loop)
+            client = self._clients.get(loop)
+            if client is None:
+                client = self._clients[loop] = self._make()
+            return client
+
+    def __len__(self) -> int:
+        return len(self._clients)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._clients.clear()
+
+    async def aclose(self) -> None:
+        """Close the running loop's client."""
+        with self._lock:
+            client = self._clients.pop(asyncio.get_running_loop(), None)
+        if client is not None:
+            await client.aclose()
+
+
 class JsonEndpoint:
     """A lazily opened, thread-safe client for one JSON endpoint (`base_url + path`) with retries.
 
@@ -421,7 +459,7 @@ class JsonEndpoint:
             raise ValueError(f"deadline and max_bytes must be positive, got {self.deadline}, {max_bytes}")
         self._api_key = api_key
         self._client: httpx.Client | None = None
-        self._aclients: dict[asyncio.AbstractEventLoop, httpx.AsyncClient] = {}  # per running loop
+        self._aclients = LoopClients(lambda: bounded_async_client(self.timeout, self._headers()))
         self._lock = threading.Lock()
 
     def _headers(self) -> dict[str, str]:
@@ -437,10 +475,7 @@ class JsonEndpoint:
 
     async def aclose(self) -> None:
         """Close the running loop's async client."""
-        with self._lock:
-            client = self._aclients.pop(asyncio.get_running_loop(), None)
-        if client is not None:
-            await client.aclose()
+        await self._aclients.aclose()
 
     def _post(self, payload: dict[str, Any]) -> Any:
         with self._lock:
@@ -451,12 +486,6 @@ class JsonEndpoint:
                          error=self.error, deadline=self.deadline, max_bytes=self.max_bytes)
 
     async def _apost(self, payload: dict[str, Any]) -> Any:
-        loop = asyncio.get_running_loop()
-        with self._lock:
-            for closed in [other for other in self._aclients if other.is_closed()]:  # asyncio.run() per call
-                del self._aclients[closed]  # (its connections went with its loop)
-            client = self._aclients.get(loop)
-            if client is None:
-                client = self._aclients[loop] = bounded_async_client(self.timeout, self._headers())
-        return await apost_json(client, self.url, payload, max_retries=self.max_retries, backoff=self.backoff,
-                                error=self.error, deadline=self.deadline, max_bytes=self.max_bytes)
+        return await apost_json(self._aclients.get(), self.url, payload, max_retries=self.max_retries,
+                                backoff=self.backoff, error=self.error, deadline=self.deadline,
+                                max_bytes=self.max_bytes)

@@ -15,13 +15,14 @@ through the project's one bounded HTTP call, :func:`tracerag.retrievers.http_jso
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 import time
 import xml.etree.ElementTree as ET
 from typing import Any
 
-from ..retrievers.http_json import MAX_BYTES, bounded_client, request
+from ..retrievers.http_json import MAX_BYTES, LoopClients, arequest, bounded_async_client, bounded_client, request
 from .mcp_client import ToolResult, parameter_types
 from .pubmed_corpus import MAX_LIMIT, Snippet, check_search_arguments
 
@@ -115,7 +116,9 @@ class PubMedEUtils:
         self.min_interval = (0.1 if api_key else 0.34) if min_interval is None else min_interval
         identity = {"tool": tool, "email": email, "api_key": api_key}  # NCBI asks callers to say who they are
         self._identity = {k: v for k, v in identity.items() if v}
-        self._client = bounded_client(timeout, {"User-Agent": f"{tool} (PubMed search tool)"})
+        headers = {"User-Agent": f"{tool} (PubMed search tool)"}
+        self._client = bounded_client(timeout, headers)
+        self._aclients = LoopClients(lambda: bounded_async_client(timeout, headers))
         self._lock = threading.Lock()
         self._last_request = 0.0
 
@@ -123,20 +126,45 @@ class PubMedEUtils:
         """(total hits, snippets of the page ``offset`` … ``offset + limit - 1``), most relevant first."""
         check_search_arguments(query, limit, offset)
         started = time.monotonic()
-        found = self._get("esearch.fcgi", {"db": "pubmed", "term": " ".join(query.split()), "retmode": "json",
-                                           "retmax": limit, "retstart": offset, "sort": "relevance"}, started)
+        total, ids = self._found(self._get("esearch.fcgi", self._esearch(query, limit, offset), started))
+        if not ids:
+            return total, []
+        return total, self._snippets(ids, self._get("efetch.fcgi", self._efetch(ids), started))
+
+    async def asearch(self, query: str, limit: int = 5, offset: int = 0) -> tuple[int, list[Snippet]]:
+        """:meth:`search` on an event loop: the same requests, spacing, retries, deadline and errors;
+        waiting for NCBI (or for the next request slot) holds no thread."""
+        check_search_arguments(query, limit, offset)
+        started = time.monotonic()
+        total, ids = self._found(await self._aget("esearch.fcgi", self._esearch(query, limit, offset), started))
+        if not ids:
+            return total, []
+        return total, self._snippets(ids, await self._aget("efetch.fcgi", self._efetch(ids), started))
+
+    @staticmethod
+    def _esearch(query: str, limit: int, offset: int) -> dict[str, Any]:
+        return {"db": "pubmed", "term": " ".join(query.split()), "retmode": "json", "retmax": limit,
+                "retstart": offset, "sort": "relevance"}
+
+    @staticmethod
+    def _efetch(ids: list[str]) -> dict[str, Any]:
+        return {"db": "pubmed", "id": ",".join(ids), "retmode": "xml"}
+
+    def _found(self, body: bytes) -> tuple[int, list[str]]:
+        """(total, PMIDs of the page) from an esearch answer."""
         try:
-            result = json.loads(found)["esearchresult"]
+            result = json.loads(body)["esearchresult"]
             total, ids = int(result.get("count", 0)), [str(i) for i in result.get("idlist", [])]
         except (ValueError, KeyError, TypeError) as e:
             raise EUtilsError(f"{self.base_url}/esearch.fcgi answered with unexpected JSON ({e!r})") from None
         if "ERROR" in result and not ids:
             raise EUtilsError(f"{self.base_url}/esearch.fcgi: {result['ERROR']}")
-        if not ids:
-            return total, []
-        fetched = self._get("efetch.fcgi", {"db": "pubmed", "id": ",".join(ids), "retmode": "xml"}, started)
-        articles = parse_pubmed_xml(fetched)
-        return total, [articles[pmid] for pmid in ids if pmid in articles]
+        return total, ids
+
+    @staticmethod
+    def _snippets(ids: list[str], body: bytes) -> list[Snippet]:
+        articles = parse_pubmed_xml(body)
+        return [articles[pmid] for pmid in ids if pmid in articles]
 
     def _get(self, endpoint: str, params: dict[str, Any], started: float) -> bytes:
         """The body of one E-utilities answer, within the deadline of the search ``started`` then."""
@@ -144,15 +172,30 @@ class PubMedEUtils:
                        error=EUtilsError, deadline=self.deadline, started=started, max_bytes=self.max_bytes,
                        max_retries=self.retries, backoff=self.backoff, before=self._wait_turn)
 
-    def _wait_turn(self) -> None:
+    async def _aget(self, endpoint: str, params: dict[str, Any], started: float) -> bytes:
+        return await arequest(self._aclients.get(), "GET", f"{self.base_url}/{endpoint}",
+                              params={**params, **self._identity}, error=EUtilsError, deadline=self.deadline,
+                              started=started, max_bytes=self.max_bytes, max_retries=self.retries,
+                              backoff=self.backoff, before=self._await_turn)
+
+    def _next_turn(self) -> float:
+        """Seconds until this caller's request slot, ``min_interval`` after the last one (reserved now,
+        so sync and async callers share one spacing without holding a lock while they wait)."""
         with self._lock:
-            wait = self._last_request + self.min_interval - time.monotonic()
-            if wait > 0:
-                time.sleep(wait)
-            self._last_request = time.monotonic()
+            now = time.monotonic()
+            turn = max(now, self._last_request + self.min_interval)
+            self._last_request = turn
+            return turn - now
+
+    def _wait_turn(self) -> None:
+        time.sleep(self._next_turn())
+
+    async def _await_turn(self) -> None:
+        await asyncio.sleep(self._next_turn())
 
     def close(self) -> None:
         self._client.close()
+        self._aclients.clear()
 
     def __enter__(self) -> PubMedEUtils:
         return self
@@ -191,19 +234,43 @@ class EUtilsToolSource:
 
     def call(self, name: str, arguments: dict[str, Any]) -> ToolResult:
         """Never raises: a bad argument, an HTTP failure or unparsable answer is ``ToolResult(error=…)``."""
+        refused = self._refused(name, arguments)
+        if refused is not None:
+            return refused
+        try:
+            total, snippets = self.client.search(*self._search_arguments(arguments))
+        except Exception as e:
+            return self._failed(name, e)
+        return ToolResult(name, [dict(s) for s in snippets], total)
+
+    async def acall(self, name: str, arguments: dict[str, Any]) -> ToolResult:
+        """:meth:`call` awaited on an event loop (``PubMedEUtils.asearch``): no thread waits for NCBI."""
+        refused = self._refused(name, arguments)
+        if refused is not None:
+            return refused
+        try:
+            total, snippets = await self.client.asearch(*self._search_arguments(arguments))
+        except Exception as e:
+            return self._failed(name, e)
+        return ToolResult(name, [dict(s) for s in snippets], total)
+
+    def _refused(self, name: str, arguments: dict[str, Any]) -> ToolResult | None:
         if name != self.name:
             return ToolResult(name, error=f"unknown tool {name!r}; this source offers {self.name}")
         unknown = set(arguments) - set(_SEARCH_SCHEMA["properties"])
         if unknown:
             return ToolResult(name, error=f"{name} has no parameter {sorted(unknown)[0]!r}")
-        try:
-            total, snippets = self.client.search(arguments.get("query", ""), arguments.get("limit", 5),
-                                                 arguments.get("offset", 0))
-        except (ValueError, EUtilsError) as e:
+        return None
+
+    @staticmethod
+    def _search_arguments(arguments: dict[str, Any]) -> tuple[Any, Any, Any]:
+        return arguments.get("query", ""), arguments.get("limit", 5), arguments.get("offset", 0)
+
+    @staticmethod
+    def _failed(name: str, e: Exception) -> ToolResult:
+        if isinstance(e, ValueError | EUtilsError):
             return ToolResult(name, error=str(e))
-        except Exception as e:  # never let the agent loop die on a tool
-            return ToolResult(name, error=f"{name} failed: {type(e).__name__}: {e}")
-        return ToolResult(name, [dict(s) for s in snippets], total)
+        return ToolResult(name, error=f"{name} failed: {type(e).__name__}: {e}")  # never let the agent loop die
 
     def close(self) -> None:
         self.client.close()
