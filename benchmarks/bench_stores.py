@@ -19,6 +19,7 @@ import argparse
 import os
 import platform
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -42,6 +43,11 @@ def clustered_unit_vectors(n: int, dim: int, seed: int, centres: int = 2_000) ->
         rows = centre[rng.integers(0, centres, m)] + 0.06 * rng.standard_normal((m, dim)).astype(np.float32)
         out[start : start + m] = rows / np.linalg.norm(rows, axis=1, keepdims=True)
     return out
+
+
+def log(message: str) -> None:
+    """A progress line on stderr (a 1M-row run takes tens of minutes)."""
+    print(time.strftime("%H:%M:%S"), message, file=sys.stderr, flush=True)
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -79,9 +85,11 @@ def run_size(n: int, dim: int, n_queries: int, workdir: Path) -> list[dict]:
     rows = []
 
     numpy_store = open_store(workdir / f"bank-{n}", embedder_id="synthetic", dim=dim, create=True)
+    log(f"{n:,} rows: numpy insert")
     t = time.perf_counter()
     numpy_store.upsert(ids, vectors, meta)
     insert = time.perf_counter() - t
+    log(f"{n:,} rows: numpy inserted in {insert:.1f} s; searching")
     exact = top_ids(numpy_store, queries)
     rows.append({"backend": "numpy bank", "n": n, "index": "exact", "insert_rows_s": n / insert, "build_s": 0.0,
                  "recall": 1.0, **latencies(numpy_store, queries)})
@@ -90,12 +98,15 @@ def run_size(n: int, dim: int, n_queries: int, workdir: Path) -> list[dict]:
     # Insert into a FLAT collection, then build the index the store would choose at this size, timed apart.
     milvus = MilvusStore.open(f"milvus:{workdir / f'lite-{n}.db'}", embedder_id="synthetic", dim=dim, create=True,
                               hnsw_threshold=10**12)
+    log(f"{n:,} rows: Milvus Lite insert")
     t = time.perf_counter()
     milvus.upsert(ids, vectors, meta)
     insert = time.perf_counter() - t
+    log(f"{n:,} rows: Milvus Lite inserted in {insert:.1f} s; building the index")
     t = time.perf_counter()
     index = milvus.ensure_index(HNSW_THRESHOLD)
     build = time.perf_counter() - t
+    log(f"{n:,} rows: {index} built in {build:.1f} s; searching")
     found = top_ids(milvus, queries)
     recall = float(np.mean([len(a & b) / K for a, b in zip(found, exact, strict=True)]))
     rows.append({"backend": "Milvus Lite", "n": n, "index": index, "insert_rows_s": n / insert, "build_s": build,
@@ -148,7 +159,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench-stores-") as tmp:
         for n in sizes:
             rows += run_size(n, args.dim, args.queries, Path(tmp))
-    command = "python benchmarks/bench_stores.py" + (" --million" if args.million else "")
+    command = "python benchmarks/bench_stores.py" + (" --sizes " + " ".join(map(str, args.sizes))
+                                                     if args.sizes != [10_000, 100_000] else "")
+    command += " --million" if args.million else ""
     text = table(rows, args.dim, args.queries, command)
     print(text)
     if args.out:
