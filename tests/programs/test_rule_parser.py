@@ -57,7 +57,9 @@ def test_a_lamp_named_after_a_room_word_does_not_hide_the_rooms(tmp_path, embedd
                ("c", "吸顶灯", "r2", "Light", "p-light")]
     index = CommandIndex(Home.load(write_home(tmp_path / "home", devices=devices, rooms=rooms)), embedder)
     assert sorted(parse_without_lm("除了卧室，其他灯都关了", index).scope_exclude) == ["二楼主卧", "二楼次卧"]
-    assert parse_without_lm("除了卧室小夜灯，其他灯都关了", index).scope_exclude == []
+    # the whole name excepts that one lamp (by name), not the bedrooms
+    assert parse_without_lm("除了卧室小夜灯，其他灯都关了", index).scope_exclude == ["卧室小夜灯"]
+    assert index.excepted_devices(parse_without_lm("除了卧室小夜灯，其他灯都关了", index)) == ["卧室小夜灯"]
 
 
 def test_a_device_named_as_the_exception_is_not_the_name_hint(index):

@@ -92,3 +92,33 @@ def test_degrees_are_a_setpoint_in_either_scale_and_never_a_setting_out_of_range
     # 26度 is no fridge temperature (1-7 °C): the fridge's setting takes no argument credit
     fridge = [c for c in ask(indexes, "home_medium", "温度调到26度").candidates if c.category == "Refrigerator"]
     assert all(c.channels["argument"] == 0 for c in fridge)
+
+
+@pytest.mark.parametrize("home, query, left_out", [
+    ("home_en", "turn off all lights except the desk lamp", "Desk Lamp"),
+    ("home_en", "switch on every light but the porch light", "Porch Light"),
+    ("home_small", "关掉除了床头灯以外的所有灯", "床头灯"),
+    ("home_large", "关掉茶室的所有灯，茶台射灯除外", "茶台射灯"),
+])
+def test_a_single_device_can_be_excepted(indexes, home, query, left_out):
+    pred = ask(indexes, home, query)
+    plan = pred.bulk
+    assert pred.ir.scope_exclude and plan.hint is None and plan.category == "Light"
+    labels = [label(indexes, home, d) for d, _ in plan.targets]
+    assert left_out not in labels and len(labels) >= 3
+
+
+def test_a_device_excepted_with_its_room_leaves_the_rest_of_that_room_in(indexes):
+    # "书房台灯除外" excepts the study's desk lamp, not every study light
+    pred = ask(indexes, "home_medium", "关闭所有灯，书房台灯除外")
+    assert pred.ir.scope_exclude == ["书房台灯"] and pred.ir.scope_include == []
+    targets = {label(indexes, "home_medium", d) for d, _ in pred.bulk.targets}
+    assert "台灯" not in targets and {"客厅老伙计", "吸顶灯", "玄关灯"} <= targets
+    assert len(pred.bulk.targets) == 23
+
+
+def test_a_gold_parse_can_except_a_device_by_name(indexes):
+    ir = {"action": "关闭", "type_hint": "Light", "scope_exclude": ["Desk Lamp"], "quantifier": "except"}
+    plan = ask(indexes, "home_en", "turn off all lights except the desk lamp", ir).bulk
+    assert "Desk Lamp" not in {label(indexes, "home_en", d) for d, _ in plan.targets}
+    assert len(plan.targets) == 11

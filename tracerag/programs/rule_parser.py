@@ -35,20 +35,25 @@ def _has_word(text: str, words: tuple[str, ...]) -> bool:
 
 def parse_without_lm(utterance: str, index: CommandIndex) -> QueryIR:
     """Deterministic QueryIR: rooms, device name, quantifier; type_hint Unknown."""
-    rooms = index.mentioned_rooms(utterance)
     excluded: list[str] = []
     quantifier = "one"
     wanted = utterance  # the part that says what to act on
     if _has_word(utterance, EXCEPT_WORDS):
         quantifier = "except"
         clause = _excluded_clause(utterance)
-        words = [*index.room_words(clause), *_unknown_words(clause, index)]
-        excluded = list(dict.fromkeys(r for word in words
-                                      for r in (*index.rooms_meant_by(word), *index.room_aliases.get(word, ()))))
+        # a whole device name ("except the desk lamp", "书房台灯除外") excepts that device, room words and
+        # all; part of a name does not (卧室 of a lamp called 卧室小夜灯 still names the bedrooms)
+        if any(len("".join(name)) >= 2 for name in index.name_phrases.found_in(tokens(clause))):
+            excluded = [_join(_content_tokens(clause))]  # a device name: the index excepts that device
+        else:
+            words = [*index.room_words(clause), *_unknown_words(clause, index)]
+            excluded = list(dict.fromkeys(r for word in words
+                                          for r in (*index.rooms_meant_by(word), *index.room_aliases.get(word, ()))))
         wanted = utterance.replace(clause, " ") if clause.strip() else utterance
     elif _has_word(utterance, ALL_WORDS):
         quantifier = "all"
-    included = [r for r in rooms if r not in excluded]
+    # a room said inside the excluded clause qualifies what is excluded ("书房台灯除外"), never the scope
+    included = [r for r in index.mentioned_rooms(wanted) if r not in excluded]
     # a device named in the excluded clause ("except the desk lamp") is the one device not wanted:
     # it must not become the name hint that bulk mode narrows the targets to
     return QueryIR(action=_action(utterance, index), type_hint="Unknown", name_hint=_name_hint(wanted, index),
@@ -69,6 +74,10 @@ def _excluded_clause(utterance: str) -> str:
             starts = [m.end() for m in _CLAUSE_START.finditer(utterance, 0, at)]
             return utterance[(starts[-1] if starts else 0):at]
     return ""
+
+
+def _content_tokens(text: str) -> tuple[str, ...]:
+    return tuple(t for t in tokens(text) if t not in FILLER_TOKENS)
 
 
 def _unknown_words(text: str, index: CommandIndex) -> list[tuple[str, ...]]:

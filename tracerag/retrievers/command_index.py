@@ -307,6 +307,8 @@ class CommandIndex:
                           for j in range(i + 2, min(i + NAME_RUN_MAX, len(key)) + 1)}
         self.name_runs.update(key for key in self.name_keys if len(key) >= 2)
         self.names = NameIndex(self.name_keys, self.label_ordinals)
+        self._whole_names = frozenset(key for key in self.name_keys if key)
+        self._labels = frozenset(_content(tokens(d.label)) for d in self.home.devices)
         self.name_phrases = PhraseIndex(self.name_keys)
         self.run_phrases = PhraseIndex(self.name_runs)
         # rows are stored device by device: a device's rows start where its number first appears
@@ -388,14 +390,43 @@ class CommandIndex:
         return self.device_category_codes == code if code is not None else np.zeros(len(self.home.devices), bool)
 
     def _device_mask(self, ir: QueryIR) -> np.ndarray:
-        """Hard prefilter: devices in excluded rooms never appear."""
+        """Hard prefilter: devices in excluded rooms, and single devices excepted by name (a scope_exclude
+        entry that names no room of the home: "desk lamp"), never appear."""
         mask = np.ones(len(self.home.devices), dtype=bool)
         if ir.scope_exclude:
             mask &= ~self._in_rooms(self._room_set(ir.scope_exclude))
+        for name in self.excepted_devices(ir):
+            mask &= ~self.devices_named(name)
         return mask
 
+    def excepted_devices(self, ir: QueryIR) -> list[str]:
+        """The scope_exclude entries that name no room of the home: names of single devices excepted."""
+        # a device's whole name or label: 卧室 is the bedrooms, not part of the lamp 卧室小夜灯
+        return [name for name in ir.scope_exclude if name not in self._room_code
+                and (self.room_tokens.get(name) or tokens(name)) not in self.room_aliases
+                and (self.name_key(name) in self._whole_names or _content(tokens(name)) in self._labels)]
+
+    def _said_rooms(self, ir: QueryIR, utterance: str) -> list[str]:
+        """The rooms the utterance names, outside the names of devices it excepts ("书房台灯除外")."""
+        return self.mentioned_rooms(_without_excluded(self.excepted_devices(ir), utterance))
+
+    def devices_named(self, name: str) -> np.ndarray:
+        """Per device: whether ``name`` refers to it: its full label ("Living Room Lamp", wherever it
+        stands), else its name words in the rooms the name says ("书房台灯": the 台灯 of 书房), else its
+        name words anywhere ("the desk lamp")."""
+        said = _content(tokens(name))
+        if not said:
+            return np.zeros(len(self.home.devices), dtype=bool)
+        labelled = np.asarray([_content(tokens(d.label)) == said for d in self.home.devices], dtype=bool)
+        if labelled.any():
+            return labelled
+        carriers = self._carrying(self.name_key(name))
+        rooms = self.mentioned_rooms(name)
+        in_rooms = carriers & self._in_rooms(rooms) if rooms else carriers
+        return in_rooms if in_rooms.any() else carriers
+
     def _room_hits(self, ir: QueryIR, utterance: str) -> np.ndarray:
-        wanted = set(self._room_set(ir.scope_include)) | set(self.mentioned_rooms(utterance))
+        wanted = set(self._room_set(ir.scope_include)) | set(self._said_rooms(ir, utterance))
         wanted -= set(self._room_set(ir.scope_exclude))
         return self._in_rooms(wanted).astype(np.float32)
 
@@ -600,7 +631,7 @@ class CommandIndex:
                 self._names_the_kind(hint, category, named.sum() / device_ok.sum())
             if named.any() and not kind_word:
                 device_ok = named
-        rooms = set(self._room_set(ir.scope_include) or self.mentioned_rooms(utterance))
+        rooms = set(self._room_set(ir.scope_include) or self._said_rooms(ir, utterance))
         rooms -= set(self._room_set(ir.scope_exclude))
         if rooms:
             device_ok &= self._in_rooms(rooms)
@@ -778,6 +809,13 @@ def _number_fit(value: tuple[float, str | None] | None, unit: str | None, low: f
         if not any(low <= n <= high for n in readings):
             return 0.0
     return 1.0 if said is not None and said == unit else 0.5
+
+
+def _without_excluded(names: list[str], utterance: str) -> str:
+    """The utterance without the names of the devices it excepts: the room of "书房台灯除外" is no scope."""
+    for name in names:
+        utterance = re.sub(re.escape(name), " ", utterance, flags=re.IGNORECASE)
+    return utterance
 
 
 def _changes_by_amount(spec: CommandSpec) -> bool:

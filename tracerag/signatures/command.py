@@ -17,6 +17,8 @@ class ParseCommand(dspy.Signature):
       the user names a device by a custom name or the kind of device is not clear.
     - name_hint: the device name words the user said, else empty.
     - scope_include / scope_exclude: room names, spelled as in `rooms`, the user limited to or excluded.
+      A single device the user excepts goes to scope_exclude by its name as said ("except the desk lamp":
+      desk lamp; "书房台灯除外": 书房台灯).
     - quantifier: all for every device of a kind (所有/全部/都/all/every), except when some are excluded
       (除了…/except), any when any one device will do, else one.
     """

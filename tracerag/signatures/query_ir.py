@@ -75,7 +75,9 @@ class QueryIR(BaseModel):
     type_hint: CategoryName = Field(UNKNOWN_CATEGORY, description="the device category, or Unknown")
     name_hint: str = Field("", description="device name words the user said, else empty")
     scope_include: list[str] = Field(default_factory=list, description="room names the user limited to")
-    scope_exclude: list[str] = Field(default_factory=list, description="room names the user excluded")
+    scope_exclude: list[str] = Field(default_factory=list,
+                                     description="room names the user excluded, or the name of a single device "
+                                                 "excepted (except the desk lamp)")
     quantifier: Quantifier = Field("one", description="one | any | all | except")
 
     @field_validator("action", "name_hint", mode="before")
