@@ -122,3 +122,33 @@ def test_a_gold_parse_can_except_a_device_by_name(indexes):
     plan = ask(indexes, "home_en", "turn off all lights except the desk lamp", ir).bulk
     assert "Desk Lamp" not in {label(indexes, "home_en", d) for d, _ in plan.targets}
     assert len(plan.targets) == 11
+
+
+def _lights_in(indexes, home, rooms):
+    h = indexes[home].home
+    return {d.device_id for d in h.devices if d.category == "Light" and d.room in rooms}
+
+
+def test_a_floor_named_without_a_quantifier_means_every_device_of_the_kind_there(indexes):
+    # 一楼 is no room of home_large: it is the word its first-floor rooms start with
+    pred = ask(indexes, "home_large", "一楼的亮度调到50%")
+    assert pred.ir.quantifier == "one" and pred.bulk is not None and pred.bulk.hint is None
+    first_floor = {d for d in _lights_in(indexes, "home_large", {"一楼客厅", "一楼餐厅", "一楼卫生间"})
+                   if indexes["home_large"].home.device(d).command("main-switchLevel-setLevel")}
+    assert {d for d, _ in pred.bulk.targets} == first_floor and len(first_floor) > 10
+    assert {c for _, c in pred.bulk.targets} == {"main-switchLevel-setLevel"}
+    plan = ask(indexes, "home_large", "二楼的灯全部关掉").bulk
+    assert {d for d, _ in plan.targets} == _lights_in(indexes, "home_large", {"二楼主卧", "二楼次卧", "二楼卫生间"})
+
+
+def test_a_room_named_without_a_quantifier_means_every_device_of_the_kind_in_it(indexes):
+    ir = {"action": "set to 50%", "type_hint": "Light", "scope_include": ["Living Room"], "quantifier": "one"}
+    pred = ask(indexes, "home_en", "set the living room lights to 50%", ir)
+    assert {d for d, _ in pred.bulk.targets} == _lights_in(indexes, "home_en", {"Living Room"})
+    assert len(pred.bulk.targets) == 2
+
+
+def test_a_device_named_in_a_room_stays_one_device(indexes):
+    # 小夜灯 is part of one lamp's name (卧室小夜灯): that lamp, not every light of the children's room
+    pred = ask(indexes, "home_medium", "关掉儿童房的小夜灯")
+    assert pred.bulk is None and label(indexes, "home_medium", pred.candidates[0].device_id) == "卧室小夜灯"

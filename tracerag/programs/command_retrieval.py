@@ -93,9 +93,16 @@ class CommandRetrieval(dspy.Module):
         if not _has_intent(query, parsed, candidates):
             return self._prediction([], None, parsed, source, stages, index, hint="no_intent")
         bulk = None
-        if parsed.is_bulk:
-            bulk = yield work(index.plan_bulk, parsed, query, afn=_awaiting_embeddings(index, index.plan_bulk),
+        area = not parsed.is_bulk and index.names_an_area(parsed, query)
+        if parsed.is_bulk or area:
+            # an area's kind, where the parse gives none, is the kind of the device the search ranks
+            # first; with the kind given, a name said there ("客厅窗帘") is a name and narrows the plan
+            scoped = parsed if parsed.is_bulk or parsed.has_category else \
+                parsed.model_copy(update={"type_hint": candidates[0].category})
+            bulk = yield work(index.plan_bulk, scoped, query, afn=_awaiting_embeddings(index, index.plan_bulk),
                               span=COMMAND_BULK, inputs={"query": query}, outputs=_bulk_outputs)
+        if area and not _agrees(bulk, candidates):
+            bulk = None  # the ranked candidates answer: no confident plan over several devices there
         if bulk is not None and bulk.hint == "need_clarification" and bulk.options and self.arbitration \
                 and lm_of(self.arbitrate) is not None:
             bulk = yield from self._arbitrate(query, parsed, bulk, index)
@@ -118,6 +125,13 @@ class CommandRetrieval(dspy.Module):
         if decision.choice_index is not None and 0 <= decision.choice_index < len(plan.options):
             return (yield work(index.choose, plan, plan.options[decision.choice_index].command_id, ir, query))
         return plan.model_copy(update={"question": (decision.question or "").strip()})
+
+
+def _agrees(plan: BulkPlan, candidates: list) -> bool:
+    """Whether a plan over every device of an area is one the ranked search backs: executable, over
+    several devices, the best candidate's device among them."""
+    devices = {device for device, _ in plan.targets}
+    return len(devices) >= 2 and bool(candidates) and candidates[0].device_id in devices
 
 
 def _candidate_outputs(candidates: list) -> dict:

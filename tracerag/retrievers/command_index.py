@@ -646,6 +646,16 @@ class CommandIndex:
         return share >= self.params.kind_word_share or contains(_category_words(category), hint) or \
             any(contains(words, hint) for words in self.category_descriptions.get(category, ()))
 
+    def names_an_area(self, ir: QueryIR, utterance: str) -> bool:
+        """Whether a one-device parse names a room, floor or wing: "set the first floor brightness to 50%",
+        "客厅灯光调到50%", "客厅筒灯调到30%" mean every device of the kind (or the name) there."""
+        if ir.quantifier != "one":
+            return False
+        # three or more words of one device's name ("小夜灯" of 卧室小夜灯) single that device out
+        if any(len(run) >= 3 for run in self.run_phrases.found_in(tokens(utterance))):
+            return False
+        return bool(self._room_set(ir.scope_include) or self._said_rooms(ir, utterance))
+
     def plan_bulk(self, ir: QueryIR, utterance: str) -> BulkPlan:
         """Choose the command from aggregated evidence, then expand it to every target."""
         p = self.params
@@ -831,9 +841,10 @@ def _content(toks: tuple[str, ...]) -> tuple[str, ...]:
 
 def _room_aliases(rooms: list[str], floors: dict[str, str] | None = None) -> dict[tuple[str, ...], tuple[str, ...]]:
     """Token form -> the rooms it names, longest forms first: each full name, plus each trailing run of
-    two or more tokens ("餐厅" for "一楼餐厅"; "卫生间" for every room ending in it), plus each floor's
-    name for every room on it (``floors``: room -> floor, where the home records floors). People drop
-    floors and wings, and "所有卫生间" means all of them."""
+    two or more tokens ("餐厅" for "一楼餐厅"; "卫生间" for every room ending in it), each leading run of
+    two or more tokens several rooms share ("二楼"), plus each floor's name for every room on it
+    (``floors``: room -> floor, where the home records floors). People drop floors and wings, and
+    "所有卫生间" means all of them."""
     full = {tokens(r): r for r in rooms if tokens(r)}
     aliases: dict[tuple[str, ...], set[str]] = defaultdict(set)
     for toks, room in full.items():
@@ -841,6 +852,15 @@ def _room_aliases(rooms: list[str], floors: dict[str, str] | None = None) -> dic
         for start in range(1, len(toks) - 1):
             if toks[start:] not in full:
                 aliases[toks[start:]].add(room)
+    # a leading run of two or more tokens that several rooms share is their floor or wing ("二楼" of
+    # 二楼主卧 and 二楼次卧), even where the home records no floors
+    starts: dict[tuple[str, ...], set[str]] = defaultdict(set)
+    for toks, room in full.items():
+        for end in range(2, len(toks)):
+            starts[toks[:end]].add(room)
+    for run, owners in starts.items():
+        if len(owners) >= 2 and run not in full:
+            aliases[run] |= owners
     for room, floor in (floors or {}).items():
         if room in rooms and tokens(floor) and tokens(floor) not in full:
             aliases[tokens(floor)].add(room)
