@@ -152,3 +152,10 @@ def test_a_device_named_in_a_room_stays_one_device(indexes):
     # 小夜灯 is part of one lamp's name (卧室小夜灯): that lamp, not every light of the children's room
     pred = ask(indexes, "home_medium", "关掉儿童房的小夜灯")
     assert pred.bulk is None and label(indexes, "home_medium", pred.candidates[0].device_id) == "卧室小夜灯"
+
+
+def test_part_of_several_names_narrows_a_bulk_plan_to_them(indexes):
+    # 床头灯 is no whole label (床头灯左, 床头灯右): "all bedside lamps" is those two, not every light
+    pred = ask(indexes, "home_medium", "所有床头灯调暗一点")
+    assert pred.ir.name_hint == "床头灯"
+    assert sorted(label(indexes, "home_medium", d) for d, _ in pred.bulk.targets) == ["床头灯右", "床头灯左"]

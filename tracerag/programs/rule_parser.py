@@ -98,13 +98,16 @@ def _device_words(text: str, index: CommandIndex) -> list[tuple[str, ...]]:
 
 
 def _name_hint(utterance: str, index: CommandIndex) -> str:
-    """The longest device name (of two or more characters) the utterance contains in full.
+    """The longest device name (of two or more characters) the utterance contains in full, else the
+    longest run of three or more words of device names it contains.
 
     One-character names such as "灯" (what "客厅灯" is called once its room is removed) are left
     out: they name a kind of device, not a device. A Latin word is a word: "lamp" names the lamps.
     """
     said = tokens(utterance)
     named = {key for key in index.name_phrases.found_in(said) if len("".join(key)) >= 2}
+    if not named:  # three or more words of names ("床头灯" of 床头灯左 and 床头灯右) name those devices
+        named = {run for run in index.run_phrases.found_in(said) if len(run) >= 3}
     return _join(max(named, key=len)) if named else ""
 
 

@@ -649,12 +649,7 @@ class CommandIndex:
     def names_an_area(self, ir: QueryIR, utterance: str) -> bool:
         """Whether a one-device parse names a room, floor or wing: "set the first floor brightness to 50%",
         "客厅灯光调到50%", "客厅筒灯调到30%" mean every device of the kind (or the name) there."""
-        if ir.quantifier != "one":
-            return False
-        # three or more words of one device's name ("小夜灯" of 卧室小夜灯) single that device out
-        if any(len(run) >= 3 for run in self.run_phrases.found_in(tokens(utterance))):
-            return False
-        return bool(self._room_set(ir.scope_include) or self._said_rooms(ir, utterance))
+        return ir.quantifier == "one" and bool(self._room_set(ir.scope_include) or self._said_rooms(ir, utterance))
 
     def plan_bulk(self, ir: QueryIR, utterance: str) -> BulkPlan:
         """Choose the command from aggregated evidence, then expand it to every target."""
