@@ -159,3 +159,12 @@ def test_part_of_several_names_narrows_a_bulk_plan_to_them(indexes):
     pred = ask(indexes, "home_medium", "所有床头灯调暗一点")
     assert pred.ir.name_hint == "床头灯"
     assert sorted(label(indexes, "home_medium", d) for d, _ in pred.bulk.targets) == ["床头灯右", "床头灯左"]
+
+
+def test_an_unseen_word_for_a_subject_is_read_through_the_command_documents(indexes):
+    # home_large's documents say 风速 (fan speed), never 风量; 自动 is also a value of the mode command
+    top = ask(indexes, "home_large", "主卧空调风量调到自动").candidates[0]
+    assert (label(indexes, "home_large", top.device_id), top.command_id) == \
+        ("主卧空调", "main-airConditionerFanMode-setFanMode")
+    # without a value set, a word near a subject ("照明" near 亮度) is still no subject: it means on
+    assert ask(indexes, "home_large", "开启茶室的照明").candidates[0].command_id == "main-switch-on"

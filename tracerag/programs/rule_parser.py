@@ -13,7 +13,7 @@ import re
 
 from ..retrievers.command_docs import VERB_RUNS
 from ..retrievers.command_index import FILLER_TOKENS, CommandIndex
-from ..retrievers.text_match import phrase_mask, remove_phrases, split_on_phrases, tokens
+from ..retrievers.text_match import join_tokens, phrase_mask, remove_phrases, split_on_phrases, tokens
 from ..signatures.query_ir import QueryIR
 
 ALL_WORDS = ("所有", "全部", "全都", "都", "每个", "每一个", "整个", "全屋", "一切", "统统",
@@ -44,7 +44,7 @@ def parse_without_lm(utterance: str, index: CommandIndex) -> QueryIR:
         # a whole device name ("except the desk lamp", "书房台灯除外") excepts that device, room words and
         # all; part of a name does not (卧室 of a lamp called 卧室小夜灯 still names the bedrooms)
         if any(len("".join(name)) >= 2 for name in index.name_phrases.found_in(tokens(clause))):
-            excluded = [_join(_content_tokens(clause))]  # a device name: the index excepts that device
+            excluded = [join_tokens(_content_tokens(clause))]  # a device name: the index excepts that device
         else:
             words = [*index.room_words(clause), *_unknown_words(clause, index)]
             excluded = list(dict.fromkeys(r for word in words
@@ -108,12 +108,7 @@ def _name_hint(utterance: str, index: CommandIndex) -> str:
     named = {key for key in index.name_phrases.found_in(said) if len("".join(key)) >= 2}
     if not named:  # three or more words of names ("床头灯" of 床头灯左 and 床头灯右) name those devices
         named = {run for run in index.run_phrases.found_in(said) if len(run) >= 3}
-    return _join(max(named, key=len)) if named else ""
-
-
-def _join(toks: tuple[str, ...]) -> str:
-    """Tokens back to text: no space between CJK characters, one between words."""
-    return re.sub(r"(?<=[\u3400-\u9fff]) (?=[\u3400-\u9fff])", "", " ".join(toks))
+    return join_tokens(max(named, key=len)) if named else ""
 
 
 def _action(utterance: str, index: CommandIndex) -> str:
@@ -126,4 +121,4 @@ def _action(utterance: str, index: CommandIndex) -> str:
                                  *_QUANTIFIER_TOKENS, *((t,) for t in index.category_words_said(said))])
     # a filler inside a verb phrase is part of it: 一 of "下一首" stays, or 下首 would mean nothing
     in_verb = phrase_mask(rest, VERB_RUNS)
-    return _join(tuple(t for t, verb in zip(rest, in_verb, strict=True) if verb or t not in FILLER_TOKENS))
+    return join_tokens(tuple(t for t, verb in zip(rest, in_verb, strict=True) if verb or t not in FILLER_TOKENS))

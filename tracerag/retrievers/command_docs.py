@@ -12,7 +12,7 @@ import re
 from functools import cache
 
 from .home import CommandSpec
-from .text_match import contains, split_on_phrases, tokens
+from .text_match import contains, join_tokens, split_on_phrases, tokens
 
 _CJK = re.compile(r"[\u3400-\u9fff]")
 
@@ -159,3 +159,13 @@ def subject_phrases(spec: CommandSpec, siblings: tuple[CommandSpec, ...]) -> tup
                         and not any(contains(o, run) for o in others) and not any(contains(run, f) for f in found):
                     found.append(run)
     return tuple(found)
+
+
+def subject_text(spec: CommandSpec, kind: set[str]) -> str:
+    """What a command's description says it acts on, in its own words: the description without verbs
+    or the words of the device's kind ("设置空调风速" -> 风速, "set AC fan speed" -> fan speed); empty
+    for a command that is its verb."""
+    if spec.command in VERB_SYNONYMS:
+        return ""
+    return join_tokens([t for segment in split_on_phrases(tokens(spec.description), _VERBS) for t in segment
+                        if t not in kind])

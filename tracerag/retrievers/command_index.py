@@ -34,12 +34,12 @@ import numpy as np
 from pydantic import BaseModel
 
 from ..signatures.query_ir import QueryIR
-from .command_docs import SET_VERBS, VERB_RUNS, command_texts, is_chinese, subject_phrases, verb_phrases
+from .command_docs import SET_VERBS, VERB_RUNS, command_texts, is_chinese, subject_phrases, subject_text, verb_phrases
 from .command_results import BulkGroup, BulkPlan, Candidate, CapabilityOption
-from .embedders import Embedder, LexicalEmbedder
+from .embedders import Embedder, LexicalEmbedder, l2_normalize
 from .home import CommandSpec, Home
 from .name_index import NameIndex, PhraseIndex, ordered
-from .text_match import contains, phrase_mask, remove_phrases, tokens
+from .text_match import contains, join_tokens, phrase_mask, remove_phrases, split_on_phrases, tokens
 
 logger = logging.getLogger(__name__)
 
@@ -83,6 +83,7 @@ class IndexParams(BaseModel):
     min_top1_ratio: float = 0.5
     min_margin: float = 0.15
     name_specificity: float = 4.0  # IDF weight a name match needs to count in full
+    similar_subject: float = 0.6  # cosine from which an unknown word names a subject (风量 for 风速)
     kind_word_share: float = 0.4  # a name word this common in its category names the kind (bulk hints, subjects)
     category_share: float = 0.75  # share of name evidence one category needs to be "established"
     max_targets: int = 200
@@ -132,6 +133,8 @@ class CommandIndex:
         self._prepare_arguments()
         self.doc_vectors = embedder.embed(self.doc_texts) if self.doc_texts else np.zeros((0, embedder.dim))
         self.doc_lexical = self.lexical.embed(self.doc_texts) if self.doc_texts else np.zeros((0, self.lexical.dim))
+        self.subject_vectors = l2_normalize(embedder.embed(self.subject_texts)) if self.subject_texts else \
+            np.zeros((0, embedder.dim), dtype=np.float32)
         logger.info("indexed %s: %d devices, %d commands, %d distinct documents (%s)", home.name,
                     len(home.devices), len(self.rows), len(self.doc_texts), embedder.id)
 
@@ -204,6 +207,19 @@ class CommandIndex:
         self.slot_shape = np.asarray(slot_shape, dtype=np.int64)
         self.subject_sets = list(subjects)
         self.slot_subject = np.asarray(slot_subject, dtype=np.int64)
+        # for words no command document says: what each slot's command acts on, in its own words
+        texts: dict[str, int] = {}
+        self.slot_subject_text = np.asarray(
+            [texts.setdefault(subject_text(self._command_of(*slot), self._kind_words(kind_tokens, di)), len(texts))
+             for slot in self.slots for di in slot[:1]], dtype=np.int64)
+        self.subject_texts = list(texts)
+        self._known_phrases = PhraseIndex({p for shape in shapes for p in shape[0]} | set(self.verb_phrases.phrases)
+                                          | set(SET_VERBS) | {(t,) for t in FILLER_TOKENS})
+
+    def _kind_words(self, kind_tokens: dict[str, set[str]], device: int) -> set[str]:
+        """The words that say a device's kind: its category's name ("air conditioner") and name words."""
+        category = self.home.devices[device].category
+        return kind_tokens.get(category, set()) | set(_category_words(category))
 
     def argument_scores(self, utterance: str, action: str = "") -> np.ndarray:
         """Per slot: 1 when a listed value is named, 0.5 when a number is set and the command takes one.
@@ -246,12 +262,37 @@ class CommandIndex:
                            if count >= self.params.kind_word_share * n}
                 for category, n in names.items()}
 
-    def subject_scores(self, text: str) -> np.ndarray:
-        """Per slot: 1 where the text names its command's subject (see `subject_phrases`)."""
+    def subject_scores(self, text: str, similar: bool = False) -> np.ndarray:
+        """Per slot: 1 where the text names its command's subject (see `subject_phrases`), or, when it
+        names none and ``similar`` is set, says a word the embedder puts next to it (`_similar_subjects`)."""
         said = tokens(text)
+        if not self.slots:
+            return np.zeros(0, dtype=np.float32)
         per_set = np.asarray([1.0 if any(contains(said, p) for p in phrases) else 0.0
-                              for phrases in self.subject_sets] or [0.0], dtype=np.float32)
-        return per_set[self.slot_subject] if self.slots else np.zeros(0, dtype=np.float32)
+                              for phrases in self.subject_sets], dtype=np.float32)
+        if per_set.any() or not similar:
+            return per_set[self.slot_subject]
+        return self._similar_subjects(said)
+
+    def _similar_subjects(self, said: tuple[str, ...]) -> np.ndarray:
+        """Per slot: 1 where a word of the text that no room, name, value or verb of this home explains
+        ("风量") is as near what the slot's command acts on ("风速", see `subject_text`) as anything
+        (cosine >= `similar_subject`; within 0.03 of the nearest counts, the other channels decide).
+        The command documents say what a command acts on and the embedder knows their other words, so
+        no synonym list is kept."""
+        explained = [*self.room_phrases.found_in(said), *self.name_phrases.found_in(said),
+                     *self.run_phrases.found_in(said), *self._known_phrases.found_in(said)]
+        runs = split_on_phrases(said, explained)  # a Latin run is words, each its own; a CJK run one word
+        words = [join_tokens(w) for run in runs for w in ([(t,) for t in run] if run[0].isascii() else [run])
+                 if (len(w) >= 2 or len(w[0]) >= 3) and not any(t.isdigit() for t in w)]
+        if not words or not self.subject_texts:
+            return np.zeros(len(self.slots), dtype=np.float32)
+        near = (l2_normalize(self.embedder.embed(words)) @ self.subject_vectors.T).max(axis=0)
+        near[[i for i, t in enumerate(self.subject_texts) if len(t) < 2]] = 0.0
+        best = float(near.max())
+        if best < self.params.similar_subject:
+            return np.zeros(len(self.slots), dtype=np.float32)
+        return (near >= best - 0.03).astype(np.float32)[self.slot_subject_text]
 
     def verb_scores(self, *texts: str) -> np.ndarray:
         """Per slot: -1 for a verb command (on, mute, stop ...) whose device has another one the texts
@@ -455,7 +496,10 @@ class CommandIndex:
         argument = self.argument_scores(utterance, ir.action)
         # the intent, without device words; a command that cannot take the value set is not what the
         # words name: "位置设到30" is no request for the preset position, whose subject 位置 is
-        subject = np.where(argument < 0, 0.0, self.subject_scores(ir.search_text(utterance))).astype(np.float32)
+        # an unknown word names a subject only next to a value it is set to ("风量调到自动"): alone,
+        # "照明" or "亮起来" are the embedder's neighbours of 亮度 and still mean "on"
+        subject = np.where(argument < 0, 0.0, self.subject_scores(ir.search_text(utterance), similar=bool(
+            (argument > 0).any()))).astype(np.float32)
         verb = self.verb_scores(utterance, ir.action)
         p = self.params
         return text + p.w_argument * argument + p.w_subject * subject + p.w_verb * verb, \

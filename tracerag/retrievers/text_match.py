@@ -20,6 +20,11 @@ def tokens(text: str) -> tuple[str, ...]:
     return tuple(_stem(t) for t in _TOKEN.findall(text))
 
 
+def join_tokens(toks: Sequence[str]) -> str:
+    """Tokens back to text: no space between CJK characters, one between words."""
+    return re.sub(r"(?<=[\u3400-\u9fff]) (?=[\u3400-\u9fff])", "", " ".join(toks))
+
+
 def _stem(token: str) -> str:
     if len(token) >= 3 and token.isalpha() and token.endswith("s") and not token.endswith("ss"):
         return token[:-1]
