@@ -124,23 +124,36 @@ def pull_smartthings(location_id: str, out: str | Path, *, token: str | None = N
     try:
         devices = client.devices(location_id)
         rooms = client.rooms(location_id)
-        used = sorted({cap for device in devices for cap in _main_capabilities(device)})
+        used = used_capabilities(devices)
         with ThreadPoolExecutor(max(1, workers)) as pool:
             definitions = list(pool.map(lambda cv: client.capability(*cv), used))
             strings = list(pool.map(lambda cv: client.capability_strings(*cv, locale), used))
     finally:
         client.close()
+    source = {"source": "smartthings", "base_url": base_url.rstrip("/"), "location_id": location_id,
+              "locale": locale}
+    return write_smartthings_home(out, devices, rooms, dict(zip(used, zip(definitions, strings, strict=True))),
+                                  source)
+
+
+def used_capabilities(devices: list[dict]) -> list[tuple[str, int]]:
+    """(capability id, version) of every capability the devices' main components use, sorted."""
+    return sorted({cap for device in devices for cap in _main_capabilities(device)})
+
+
+def write_smartthings_home(out: str | Path, devices: list[dict], rooms: list[dict],
+                           definitions: dict[tuple[str, int], tuple[dict | None, dict | None]],
+                           source: dict) -> WriteSummary:
+    """Write a home from SmartThings' answers: devices, rooms and, per used capability, its definition
+    and localized strings (None where SmartThings has none)."""
     commands = {}
-    for (capability_id, version), definition, text in zip(used, definitions, strings, strict=True):
+    for (capability_id, version), (definition, text) in definitions.items():
         if definition is None:
             logger.warning("SmartThings has no definition of capability %s/%s; its commands are left out",
                            capability_id, version)
             continue
         commands[(capability_id, version)] = capability_commands(capability_id, definition, text)
-    profiles = _profiles(devices, commands)
-    source = {"source": "smartthings", "base_url": base_url.rstrip("/"), "location_id": location_id,
-              "locale": locale}
-    return write_home(out, devices, rooms, profiles, source)
+    return write_home(out, devices, rooms, _profiles(devices, commands), source)
 
 
 def _main_capabilities(device: dict) -> list[tuple[str, int]]:
