@@ -84,9 +84,9 @@ def baseline_report(indexes, queries_by_home, k=10):
     return statistics.fmean(r for _, r in rows), {k_: statistics.fmean(v) for k_, v in sorted(by_q.items())}
 
 
-def quality(indexes, split, queries_file="queries.jsonl"):
+def quality(indexes, split, queries_file="queries.jsonl", dataset="smarthome"):
     dspy.configure(lm=None)
-    data = load_dataset("smarthome", None if split == "all" else split, queries_file=queries_file)
+    data = load_dataset(dataset, None if split == "all" else split, queries_file=queries_file)
     out = {}
     for ir in ("none", "gold"):
         program = CommandRetrieval(indexes, ir_source=ir)
@@ -163,14 +163,17 @@ def main():
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--json")
     ap.add_argument("--misses", action="store_true", help="list the queries not fully recalled or precise")
+    ap.add_argument("--dataset", default="smarthome",
+                    help="a directory of homes to measure instead of the bundled ones (quality tables only), "
+                         "e.g. benchmarks/data/smarthome_untuned")
     args = ap.parse_args()
 
-    root = resolve_dataset("smarthome")
+    root = resolve_dataset(args.dataset) if args.dataset == "smarthome" else Path(args.dataset)
     with tempfile.TemporaryDirectory() as tmp:
         embedder = CachedEmbedder(LocalUSEEmbedder(), Path(tmp) / "e.sqlite")
         homes = sorted(p for p in root.iterdir() if (p / "devices.json").is_file())
         indexes = build_indexes(homes, embedder)
-        q = quality(indexes, args.split, args.queries)
+        q = quality(indexes, args.split, args.queries, root)
         none, gold = q["none"], q["gold"]
         base_all, base_q = q["baseline"]
         mm = lambda r, g, key, col: r["breakdown"][g].get(key, {}).get(col)  # noqa: E731
@@ -209,6 +212,8 @@ def main():
                         print(f"miss {name} {row['id']} {row['query']!r} recall={row['recall']:.2f} "
                               f"bulk_precision={row['bulk_precision']} hint={row['hint']}")
 
+        if args.dataset != "smarthome":
+            return
         rows = []
         for home, query, category, command in FAILURE_CASES:
             pred = CommandRetrieval(indexes[home], ir_source="none")(query=query)

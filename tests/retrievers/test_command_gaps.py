@@ -3,6 +3,8 @@ utterance and what it must act on (the held-out queries, heldout.jsonl, measure 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tracerag.datasets.smarthome import resolve_dataset
@@ -168,3 +170,26 @@ def test_an_unseen_word_for_a_subject_is_read_through_the_command_documents(inde
         ("主卧空调", "main-airConditionerFanMode-setFanMode")
     # without a value set, a word near a subject ("照明" near 亮度) is still no subject: it means on
     assert ask(indexes, "home_large", "开启茶室的照明").candidates[0].command_id == "main-switch-on"
+
+
+@pytest.fixture(scope="module")
+def sample_home(embedder):
+    """The SmartThings sample account (benchmarks/data/smarthome_untuned): generated English
+    descriptions ("set level", "set hue"), labels such as "Bureau" and "Sink", two lights named "Bed"."""
+    root = Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "smarthome_untuned"
+    return build_indexes([root / "home_st_sample"], embedder)
+
+
+def test_english_verbs_are_no_subjects_in_an_untuned_home(sample_home):
+    # "dim" and "brighten" sit next to "hue" for the embedder, but share no word with it
+    for query, name in (("dim the bureau to 20%", "Bureau"), ("brighten the sink to 70 percent", "Sink")):
+        top = ask(sample_home, "home_st_sample", query).candidates[0]
+        assert (label(sample_home, "home_st_sample", top.device_id), top.command_id) == \
+            (name, "main-switchLevel-setLevel")
+
+
+def test_a_name_two_devices_share_is_excepted_for_both(sample_home):
+    pred = ask(sample_home, "home_st_sample", "switch off every light except the bed lights")
+    assert pred.ir.scope_exclude == ["bed"]
+    labels = [label(sample_home, "home_st_sample", d) for d, _ in pred.bulk.targets]
+    assert "Bed" not in labels and len(labels) == 12

@@ -43,8 +43,10 @@ def parse_without_lm(utterance: str, index: CommandIndex) -> QueryIR:
         clause = _excluded_clause(utterance)
         # a whole device name ("except the desk lamp", "书房台灯除外") excepts that device, room words and
         # all; part of a name does not (卧室 of a lamp called 卧室小夜灯 still names the bedrooms)
-        if any(len("".join(name)) >= 2 for name in index.name_phrases.found_in(tokens(clause))):
-            excluded = [join_tokens(_content_tokens(clause))]  # a device name: the index excepts that device
+        names = [name for name in index.name_phrases.found_in(tokens(clause)) if len("".join(name)) >= 2]
+        if names:  # a device name, with the room words before it: the index excepts that device
+            content = _content_tokens(clause)  # up to the name's end: "the bed lights" excepts "bed"
+            excluded = [join_tokens(content[:max(_end_of(content, name) for name in names)])]
         else:
             words = [*index.room_words(clause), *_unknown_words(clause, index)]
             excluded = list(dict.fromkeys(r for word in words
@@ -74,6 +76,12 @@ def _excluded_clause(utterance: str) -> str:
             starts = [m.end() for m in _CLAUSE_START.finditer(utterance, 0, at)]
             return utterance[(starts[-1] if starts else 0):at]
     return ""
+
+
+def _end_of(toks: tuple[str, ...], phrase: tuple[str, ...]) -> int:
+    """Where the last occurrence of ``phrase`` in ``toks`` ends (``len(toks)`` if it does not occur)."""
+    ends = [i + len(phrase) for i in range(len(toks) - len(phrase) + 1) if toks[i:i + len(phrase)] == phrase]
+    return max(ends, default=len(toks))
 
 
 def _content_tokens(text: str) -> tuple[str, ...]:

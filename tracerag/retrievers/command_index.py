@@ -276,8 +276,9 @@ class CommandIndex:
 
     def _similar_subjects(self, said: tuple[str, ...]) -> np.ndarray:
         """Per slot: 1 where a word of the text that no room, name, value or verb of this home explains
-        ("风量") is as near what the slot's command acts on ("风速", see `subject_text`) as anything
-        (cosine >= `similar_subject`; within 0.03 of the nearest counts, the other channels decide).
+        ("风量") shares a token with what the slot's command acts on ("风速", see `subject_text`) and is
+        as near it as anything (cosine >= `similar_subject`; within 0.03 of the nearest counts, the other
+        channels decide).
         The command documents say what a command acts on and the embedder knows their other words, so
         no synonym list is kept."""
         explained = [*self.room_phrases.found_in(said), *self.name_phrases.found_in(said),
@@ -287,8 +288,12 @@ class CommandIndex:
                  if (len(w) >= 2 or len(w[0]) >= 3) and not any(t.isdigit() for t in w)]
         if not words or not self.subject_texts:
             return np.zeros(len(self.slots), dtype=np.float32)
-        near = (l2_normalize(self.embedder.embed(words)) @ self.subject_vectors.T).max(axis=0)
-        near[[i for i, t in enumerate(self.subject_texts) if len(t) < 2]] = 0.0
+        cosines = l2_normalize(self.embedder.embed(words)) @ self.subject_vectors.T
+        # a word and a subject must share a token: a character of a Chinese compound (风量, 风速) or a
+        # word. The embedder alone puts "dim" and "brighten" next to "hue", 地方 next to 位置.
+        shares = np.asarray([[bool(set(tokens(w)) & set(tokens(t))) and len(t) >= 2 for t in self.subject_texts]
+                             for w in words])
+        near = np.where(shares, cosines, 0.0).max(axis=0)
         best = float(near.max())
         if best < self.params.similar_subject:
             return np.zeros(len(self.slots), dtype=np.float32)

@@ -132,8 +132,8 @@ def pull_smartthings(location_id: str, out: str | Path, *, token: str | None = N
         client.close()
     source = {"source": "smartthings", "base_url": base_url.rstrip("/"), "location_id": location_id,
               "locale": locale}
-    return write_smartthings_home(out, devices, rooms, dict(zip(used, zip(definitions, strings, strict=True))),
-                                  source)
+    answers = dict(zip(used, zip(definitions, strings, strict=True), strict=True))
+    return write_smartthings_home(out, devices, rooms, answers, source)
 
 
 def used_capabilities(devices: list[dict]) -> list[tuple[str, int]]:
