@@ -492,6 +492,22 @@ def test_milvus_switches_to_hnsw_past_the_threshold(tmp_path):
         store.close()
 
 
+@milvus
+def test_an_index_build_the_server_already_finished_is_read_back_not_taken_for_a_failure(tmp_path):
+    """A re-sent create_index (its first call outlived the connection) is refused as "already exists":
+    the HNSW index in place is reported, not a fall back to FLAT."""
+    from tracerag.retrievers.milvus_store import create_best_index
+
+    store = MilvusStore.open(f"milvus:{tmp_path / 'store.db'}", embedder_id="emb", dim=DIM, create=True,
+                             hnsw_threshold=100)
+    try:
+        store.upsert(ids_of(150), unit_rows(150, seed=9))
+        assert store.describe().index in ("HNSW", "AUTOINDEX")
+        assert create_best_index(store._client, store._collection, "test") == store.describe().index
+    finally:
+        store.close()
+
+
 # ---------------------------------------------------------------------------------------------
 # Scan, get with vectors, and the numpy bank's own upsert/delete.
 

@@ -394,20 +394,30 @@ def rebuild_index(client: Any, name: str, where: str) -> str:
     """Replace the vector index with HNSW (or the best the engine accepts); returns the index type in use."""
     client.release_collection(name)
     client.drop_index(name, "vector")
-    chosen = "FLAT"
+    chosen = create_best_index(client, name, where)
+    client.load_collection(name)
+    logger.info("%s: vector index is now %s", where, chosen)
+    return chosen
+
+
+def create_best_index(client: Any, name: str, where: str) -> str:
+    """Create HNSW on the vector field, else AUTOINDEX, else FLAT; returns the index type in place.
+
+    A long build can outlive its connection (a 1M-row HNSW build takes ~15 min) and pymilvus re-sends
+    the call, which the server then refuses as "index already exists": the index it names is the one
+    in place, read back rather than taken for a failure."""
     for index_type, params in (("HNSW", HNSW_BUILD), ("AUTOINDEX", {}), ("FLAT", {})):
         index = client.prepare_index_params()
         index.add_index(field_name="vector", index_type=index_type, metric_type="COSINE", params=params)
         try:
             client.create_index(name, index)
         except Exception as e:
+            if "already exists" in str(e):
+                return str(client.describe_index(name, "vector").get("index_type", index_type))
             logger.warning("%s: index %s not supported here (%s); trying the next", where, index_type, _one_line(e))
             continue
-        chosen = index_type
-        break
-    client.load_collection(name)
-    logger.info("%s: vector index is now %s", where, chosen)
-    return chosen
+        return index_type
+    return "FLAT"
 
 
 def _check_sizes(id: str, metadata: dict[str, Any]) -> None:
