@@ -193,3 +193,13 @@ def test_a_name_two_devices_share_is_excepted_for_both(sample_home):
     assert pred.ir.scope_exclude == ["bed"]
     labels = [label(sample_home, "home_st_sample", d) for d, _ in pred.bulk.targets]
     assert "Bed" not in labels and len(labels) == 12
+
+
+def test_latin_name_words_in_order_name_the_devices_that_hold_them(sample_home):
+    # "hue spots": Hue ambiance spot 1-5, not the command setHue and not every light
+    for query, command in (("set all hue spots to 40%", "main-switchLevel-setLevel"),
+                           ("turn off all the hue spots", "main-switch-off")):
+        pred = ask(sample_home, "home_st_sample", query)
+        assert pred.ir.name_hint == "hue spot" and {c for _, c in pred.bulk.targets} == {command}
+        assert sorted(label(sample_home, "home_st_sample", d) for d, _ in pred.bulk.targets) == \
+            [f"Hue ambiance spot {i}" for i in range(1, 6)]

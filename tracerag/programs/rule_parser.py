@@ -13,7 +13,7 @@ import re
 
 from ..retrievers.command_docs import VERB_RUNS
 from ..retrievers.command_index import FILLER_TOKENS, CommandIndex
-from ..retrievers.text_match import join_tokens, phrase_mask, remove_phrases, split_on_phrases, tokens
+from ..retrievers.text_match import contains, join_tokens, phrase_mask, remove_phrases, split_on_phrases, tokens
 from ..signatures.query_ir import QueryIR
 
 ALL_WORDS = ("所有", "全部", "全都", "都", "每个", "每一个", "整个", "全屋", "一切", "统统",
@@ -100,9 +100,24 @@ def _unknown_words(text: str, index: CommandIndex) -> list[tuple[str, ...]]:
 
 
 def _device_words(text: str, index: CommandIndex) -> list[tuple[str, ...]]:
-    """The device names and name runs ("风扇" of 小米风扇) the text contains."""
+    """The device names and name runs ("风扇" of 小米风扇) the text contains, and runs of Latin words a
+    name holds in order ("hue spots" of Hue ambiance spot)."""
     said = tokens(text)
-    return [*index.name_phrases.found_in(said), *index.run_phrases.found_in(said)]
+    return [*index.name_phrases.found_in(said), *index.run_phrases.found_in(said), *_words_of_names(said, index)]
+
+
+def _words_of_names(said: tuple[str, ...], index: CommandIndex) -> list[tuple[str, ...]]:
+    """Runs of two or more Latin words of the text that some device name holds in order, others allowed
+    between them ("hue spots": "Hue ambiance spot 3"), longest first; fillers end a run."""
+    found: list[tuple[str, ...]] = []
+    for start in range(len(said)):
+        for end in range(len(said), start + 1, -1):
+            run = said[start:end]
+            if all(t.isascii() and t not in FILLER_TOKENS for t in run) and index.names.carrying(run).any() \
+                    and not any(contains(f, run) for f in found):
+                found.append(run)
+                break
+    return sorted(found, key=len, reverse=True)
 
 
 def _name_hint(utterance: str, index: CommandIndex) -> str:
@@ -116,6 +131,8 @@ def _name_hint(utterance: str, index: CommandIndex) -> str:
     named = {key for key in index.name_phrases.found_in(said) if len("".join(key)) >= 2}
     if not named:  # three or more words of names ("床头灯" of 床头灯左 and 床头灯右) name those devices
         named = {run for run in index.run_phrases.found_in(said) if len(run) >= 3}
+    if not named:  # Latin words a name holds in order ("hue spots")
+        named = set(_words_of_names(said, index))
     return join_tokens(max(named, key=len)) if named else ""
 
 

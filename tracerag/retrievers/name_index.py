@@ -18,7 +18,7 @@ from itertools import pairwise
 
 import numpy as np
 
-from .text_match import contains, heaviest_common_run
+from .text_match import contains, contains_words_in_order, heaviest_common_run
 
 Phrase = tuple[str, ...]
 _UNSAID = "\x00"  # stands in for a name word the query does not say: no query token is ever this
@@ -133,7 +133,8 @@ class NameIndex:
         return out
 
     def carrying(self, word: Phrase) -> np.ndarray:
-        """Per device: whether its name contains the word."""
+        """Per device: whether its name contains the word (Latin words also with others between them:
+        "hue spot" in "Hue ambiance spot 3")."""
         found = np.zeros(len(self.keys), dtype=bool)
         if word:
             candidates = None
@@ -143,7 +144,7 @@ class NameIndex:
                     return found[self.device_key]
                 candidates = ids if candidates is None else np.intersect1d(candidates, ids, assume_unique=True)
             for i in candidates.tolist():
-                found[i] = contains(self.keys[i], word)
+                found[i] = contains(self.keys[i], word) or contains_words_in_order(self.keys[i], word)
         return found[self.device_key]
 
 

@@ -36,6 +36,13 @@ def contains(haystack: Sequence[str], needle: Sequence[str]) -> bool:
     return n > 0 and any(tuple(haystack[i:i + n]) == tuple(needle) for i in range(len(haystack) - n + 1))
 
 
+def contains_words_in_order(haystack: Sequence[str], needle: Sequence[str]) -> bool:
+    """Whether the needle's words all occur in the haystack, in order, others allowed between them: "hue
+    spot" in "hue ambiance spot". For Latin words only; a Chinese character in order means nothing."""
+    rest = iter(haystack)
+    return bool(needle) and all(w.isascii() for w in needle) and all(w in rest for w in needle)
+
+
 def remove_phrases(toks: Sequence[str], phrases: Iterable[Sequence[str]]) -> tuple[str, ...]:
     """Drop every occurrence of each phrase (longest phrases first)."""
     out = list(toks)
