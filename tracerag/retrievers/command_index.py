@@ -210,8 +210,8 @@ class CommandIndex:
         # for words no command document says: what each slot's command acts on, in its own words
         texts: dict[str, int] = {}
         self.slot_subject_text = np.asarray(
-            [texts.setdefault(subject_text(self._command_of(*slot), self._kind_words(kind_tokens, di)), len(texts))
-             for slot in self.slots for di in slot[:1]], dtype=np.int64)
+            [texts.setdefault(subject_text(self._command_of(*slot), self._kind_words(kind_tokens, slot[0])),
+                              len(texts)) for slot in self.slots], dtype=np.int64)
         self.subject_texts = list(texts)
         self._known_phrases = PhraseIndex({p for shape in shapes for p in shape[0]} | set(self.verb_phrases.phrases)
                                           | set(SET_VERBS) | {(t,) for t in FILLER_TOKENS})
@@ -278,9 +278,8 @@ class CommandIndex:
         """Per slot: 1 where a word of the text that no room, name, value or verb of this home explains
         ("风量") shares a token with what the slot's command acts on ("风速", see `subject_text`) and is
         as near it as anything (cosine >= `similar_subject`; within 0.03 of the nearest counts, the other
-        channels decide).
-        The command documents say what a command acts on and the embedder knows their other words, so
-        no synonym list is kept."""
+        channels decide). The command documents say what a command acts on and the embedder knows their
+        other words, so no synonym list is kept."""
         explained = [*self.room_phrases.found_in(said), *self.name_phrases.found_in(said),
                      *self.run_phrases.found_in(said), *self._known_phrases.found_in(said)]
         runs = split_on_phrases(said, explained)  # a Latin run is words, each its own; a CJK run one word
