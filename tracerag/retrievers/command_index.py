@@ -131,6 +131,7 @@ class CommandIndex:
             for lang in (True, False)}
         self._prepare_names()
         self._prepare_arguments()
+        self._last_command_scores: tuple | None = None  # ((utterance, action), text, channels)
         self.doc_vectors = embedder.embed(self.doc_texts) if self.doc_texts else np.zeros((0, embedder.dim))
         self.doc_lexical = self.lexical.embed(self.doc_texts) if self.doc_texts else np.zeros((0, self.lexical.dim))
         self.subject_vectors = l2_normalize(embedder.embed(self.subject_texts)) if self.subject_texts else \
@@ -495,7 +496,20 @@ class CommandIndex:
         return combined[pick], vector[pick], lexical[pick]
 
     def _command_scores(self, ir: QueryIR, utterance: str) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-        """Per slot: how well its command does what is asked: text match, argument fit, subject named."""
+        """Per slot: how well its command does what is asked: text match, argument fit, subject named.
+
+        They depend on the utterance and the parsed action only, and a query that both searches and
+        plans asks twice: the last answer is kept (its arrays are never written to; callers get their
+        own dict)."""
+        key = (utterance, ir.action)
+        last = self._last_command_scores
+        if last is not None and last[0] == key:
+            return last[1], dict(last[2])
+        text, channels = self._score_commands(ir, utterance)
+        self._last_command_scores = (key, text, channels)
+        return text, dict(channels)
+
+    def _score_commands(self, ir: QueryIR, utterance: str) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         text, vector, lexical = self._text_scores(ir.search_texts(utterance))
         argument = self.argument_scores(utterance, ir.action)
         # the intent, without device words; a command that cannot take the value set is not what the
