@@ -6,9 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from conftest import write_home
 
 from tracerag.datasets.smarthome import resolve_dataset
 from tracerag.programs.command_retrieval import CommandRetrieval, build_indexes
+from tracerag.retrievers.command_index import CommandIndex
+from tracerag.retrievers.home import Home
 
 HOMES = ("home_en", "home_small", "home_medium", "home_large")
 
@@ -203,3 +206,9 @@ def test_latin_name_words_in_order_name_the_devices_that_hold_them(sample_home):
         assert pred.ir.name_hint == "hue spot" and {c for _, c in pred.bulk.targets} == {command}
         assert sorted(label(sample_home, "home_st_sample", d) for d, _ in pred.bulk.targets) == \
             [f"Hue ambiance spot {i}" for i in range(1, 6)]
+
+
+def test_a_room_named_in_a_home_without_commands_gives_no_plan_and_no_error(tmp_path, embedder):
+    index = CommandIndex(Home.load(write_home(tmp_path / "home", specs={})), embedder)  # no commands
+    pred = CommandRetrieval(index, ir_source="none")(query="打开客厅的灯")
+    assert pred.candidates == [] and pred.bulk is None

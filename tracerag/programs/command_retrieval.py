@@ -93,7 +93,7 @@ class CommandRetrieval(dspy.Module):
         if not _has_intent(query, parsed, candidates):
             return self._prediction([], None, parsed, source, stages, index, hint="no_intent")
         bulk = None
-        area = not parsed.is_bulk and index.names_an_area(parsed, query)
+        area = not parsed.is_bulk and bool(candidates) and index.names_an_area(parsed, query)
         if parsed.is_bulk or area:
             # an area's kind, where the parse gives none, is the kind of the device the search ranks
             # first; with the kind given, a name said there ("客厅窗帘") is a name and narrows the plan
@@ -128,10 +128,10 @@ class CommandRetrieval(dspy.Module):
 
 
 def _agrees(plan: BulkPlan, candidates: list) -> bool:
-    """Whether a plan over every device of an area is one the ranked search backs: executable, over
-    several devices, the best candidate's device among them."""
+    """Whether a plan over every device of an area is one the ranked search (some candidates) backs:
+    executable, over several devices, the best candidate's device among them."""
     devices = {device for device, _ in plan.targets}
-    return len(devices) >= 2 and bool(candidates) and candidates[0].device_id in devices
+    return len(devices) >= 2 and candidates[0].device_id in devices
 
 
 def _candidate_outputs(candidates: list) -> dict:
