@@ -110,19 +110,20 @@ def _words_of_names(said: tuple[str, ...], index: CommandIndex) -> list[tuple[st
     """Runs of two or more Latin words of the text that some device name holds in order, others allowed
     between them ("hue spots": "Hue ambiance spot 3"), longest first; fillers end a run."""
     found: list[tuple[str, ...]] = []
-    for start in range(len(said)):
-        for end in range(len(said), start + 1, -1):
-            run = said[start:end]
-            if all(t.isascii() and t not in FILLER_TOKENS for t in run) and index.names.carrying(run).any() \
-                    and not any(contains(f, run) for f in found):
-                found.append(run)
-                break
+    for span in split_on_phrases(said, [(t,) for t in said if not t.isascii() or t in FILLER_TOKENS]):
+        for start in range(len(span) - 1):
+            for end in range(len(span), start + 1, -1):
+                run = span[start:end]
+                if not any(contains(f, run) for f in found) and index.names.carrying(run).any():
+                    found.append(run)
+                    break
     return sorted(found, key=len, reverse=True)
 
 
 def _name_hint(utterance: str, index: CommandIndex) -> str:
     """The longest device name (of two or more characters) the utterance contains in full, else the
-    longest run of three or more words of device names it contains.
+    longest run of three or more words of device names it contains, else the longest run of Latin
+    words a name holds in order ("hue spots").
 
     One-character names such as "灯" (what "客厅灯" is called once its room is removed) are left
     out: they name a kind of device, not a device. A Latin word is a word: "lamp" names the lamps.
