@@ -212,3 +212,9 @@ def test_a_room_named_in_a_home_without_commands_gives_no_plan_and_no_error(tmp_
     index = CommandIndex(Home.load(write_home(tmp_path / "home", specs={})), embedder)  # no commands
     pred = CommandRetrieval(index, ir_source="none")(query="打开客厅的灯")
     assert pred.candidates == [] and pred.bulk is None
+
+
+def test_a_negated_utterance_gets_no_plan_over_the_room(indexes):
+    # its verb says the opposite of what is wanted: a plan would carry that to every light of the room
+    pred = ask(indexes, "home_large", "老人房的灯不用开了")
+    assert pred.ir.scope_include == ["老人房"] and pred.bulk is None

@@ -710,8 +710,11 @@ class CommandIndex:
 
     def names_an_area(self, ir: QueryIR, utterance: str) -> bool:
         """Whether a one-device parse names a room, floor or wing: "set the first floor brightness to 50%",
-        "客厅灯光调到50%", "客厅筒灯调到30%" mean every device of the kind (or the name) there."""
-        return ir.quantifier == "one" and bool(self._room_set(ir.scope_include) or self._said_rooms(ir, utterance))
+        "客厅灯光调到50%", "客厅筒灯调到30%" mean every device of the kind (or the name) there. Not when the
+        utterance is negated ("老人房的灯不用开了"): its verb says the opposite of what is wanted, and a
+        plan would carry that to every device of the room."""
+        return ir.quantifier == "one" and not _NEGATION.search(utterance.lower()) and \
+            bool(self._room_set(ir.scope_include) or self._said_rooms(ir, utterance))
 
     def plan_bulk(self, ir: QueryIR, utterance: str) -> BulkPlan:
         """Choose the command from aggregated evidence, then expand it to every target."""
