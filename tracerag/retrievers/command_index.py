@@ -354,7 +354,8 @@ class CommandIndex:
         self.name_runs.update(key for key in self.name_keys if len(key) >= 2)
         self.names = NameIndex(self.name_keys, self.label_ordinals)
         self._whole_names = frozenset(key for key in self.name_keys if key)
-        self._labels = frozenset(_content(tokens(d.label)) for d in self.home.devices)
+        self._label_words = [_content(tokens(d.label)) for d in self.home.devices]  # per device
+        self._labels = frozenset(self._label_words)
         self.name_phrases = PhraseIndex(self.name_keys)
         self.run_phrases = PhraseIndex(self.name_runs)
         # rows are stored device by device: a device's rows start where its number first appears
@@ -463,7 +464,7 @@ class CommandIndex:
         said = _content(tokens(name))
         if not said:
             return np.zeros(len(self.home.devices), dtype=bool)
-        labelled = np.asarray([_content(tokens(d.label)) == said for d in self.home.devices], dtype=bool)
+        labelled = np.asarray([words == said for words in self._label_words], dtype=bool)
         if labelled.any():
             return labelled
         carriers = self._carrying(self.name_key(name))

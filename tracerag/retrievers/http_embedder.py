@@ -121,8 +121,8 @@ class HttpEmbedder(JsonEndpoint):
 
     def _batches(self, texts: list[str]) -> list[tuple[dict[str, Any], int]]:
         """(request payload, number of texts) per batch of ``batch_size``."""
-        return [({"model": self.model, "input": texts[i : i + self.batch_size]}, len(texts[i : i + self.batch_size]))
-                for i in range(0, len(texts), self.batch_size)]
+        batches = [texts[i : i + self.batch_size] for i in range(0, len(texts), self.batch_size)]
+        return [({"model": self.model, "input": batch}, len(batch)) for batch in batches]
 
     @staticmethod
     def _rows(parts: list[np.ndarray]) -> np.ndarray:

@@ -450,8 +450,8 @@ class Toolbox:
         return replace(source.call(tool, arguments), tool=call.name)
 
     async def acall(self, call: ToolCall) -> ToolResult:
-        """``call`` awaited: a source with ``acall`` (an MCP connection) is awaited without a thread; another
-        (an in-process adapter such as E-utilities) runs in a worker thread. The same results."""
+        """``call`` awaited: a source with ``acall`` (an MCP connection, E-utilities) is awaited without a
+        thread; another runs in a worker thread. The same results."""
         routed = self._route(call)
         if isinstance(routed, ToolResult):
             return routed
