@@ -5,6 +5,7 @@ index is reported."""
 
 import json
 import tracemalloc
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -76,6 +77,30 @@ def test_batch_equals_single_queries_and_the_documented_order(tied_bank, monkeyp
         assert [h.id for h in hits] == [h.id for h in single] == brute_force(tied_bank, query, k, min_score, dedupe_by)
         np.testing.assert_allclose([h.score for h in hits], [h.score for h in single], atol=1e-5)
         assert all(h.metadata == tied_bank.metadata(h.row) for h in hits)
+
+
+def test_searches_at_once_in_threads_each_get_their_own_results(tied_bank, monkeypatch):
+    """Score buffers are reused between searches: concurrent searches of every batch size must still
+    each see only their own scores, and the spares kept stay within their bound."""
+    monkeypatch.setattr(bank_search, "_spare_buffers", [])
+    monkeypatch.setattr(bank_search, "_SPARE_BUFFERS", 2)
+    monkeypatch.setattr(bank_search, "_SPARE_MAX_BYTES", 12 * len(tied_bank) * 4)  # batches of 13+ not kept
+    rng = np.random.default_rng(9)
+    batches = [rng.standard_normal((n, DIM)).astype(np.float32) for n in (1, 3, 12, 20, 5, 1, 16, 2)]
+    expected = [[[h.id for h in hits] for hits in tied_bank.search(b, k=6, min_score=None)] for b in batches]
+
+    def run(offset):
+        for i in range(40):
+            j = (i + offset) % len(batches)
+            got = [[h.id for h in hits] for hits in tied_bank.search(batches[j], k=6, min_score=None)]
+            assert got == expected[j], f"batch {j} got another search's results"
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        for future in [pool.submit(run, offset) for offset in range(4)]:
+            future.result()
+    spares = bank_search._spare_buffers
+    assert 1 <= len(spares) <= 2
+    assert all(b.nbytes <= 12 * len(tied_bank) * 4 for b in spares)
 
 
 def test_hybrid_batch_equals_queries_one_by_one(tmp_path):

@@ -49,7 +49,7 @@ from .bank_files import (
     write_version,
     writer_lock,
 )
-from .bank_search import Hit, cosine_scores, top_rows
+from .bank_search import Hit, cosine_scores, score_buffer, top_rows
 from .embedders import Embedder, l2_normalize
 
 __all__ = ["BankError", "BankRows", "CosineBank", "Hit", "Progress", "SpliceReport"]
@@ -462,9 +462,10 @@ class CosineBank:
             raise ValueError("query vectors contain NaN or infinity")
         if k <= 0 or snap.count == 0 or q.shape[0] == 0:
             return [([], []) for _ in range(q.shape[0])]
-        scores = cosine_scores(snap.matrix, np.ascontiguousarray(l2_normalize(q)))
         key = None if dedupe_by in (None, "id") else dedupe_by
-        return top_rows(scores, k, min_score, key, snap.metadata)
+        with score_buffer(q.shape[0], snap.count) as out:  # top_rows returns lists: nothing refers to it after
+            scores = cosine_scores(snap.matrix, np.ascontiguousarray(l2_normalize(q)), out)
+            return top_rows(scores, k, min_score, key, snap.metadata)
 
     def search_texts(
         self, texts: Sequence[str], k: int = 10, min_score: float | None = 0.1, dedupe_by: str | None = None
