@@ -23,7 +23,6 @@ import json
 import os
 import sys
 import tempfile
-from dataclasses import dataclass, field
 from pathlib import Path
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -44,6 +43,7 @@ from tracerag.retrievers.experience_bank import build_experience_bank  # noqa: E
 from tracerag.retrievers.hybrid import HybridRetriever  # noqa: E402
 from tracerag.retrievers.playbook import index_templates  # noqa: E402
 from tracerag.retrievers.vector_store import open_store  # noqa: E402
+from tracerag.tools.mcp_client import ToolResult  # noqa: E402
 
 ABSTRACTS = {
     "100": "Statins lower LDL cholesterol in adults with diabetes. Cardiovascular events fell by a quarter.",
@@ -52,17 +52,6 @@ ABSTRACTS = {
 }
 TEMPLATES = [{"id": "tpl-pcr", "title": "Routine PCR", "text": "Mix master mix with primers and template."},
              {"id": "tpl-elisa", "title": "ELISA", "text": "Coat the plate, block, add samples and antibody."}]
-
-
-@dataclass
-class Snippets:
-    tool: str
-    snippets: list = field(default_factory=list)
-    error: str | None = None
-
-    def to_output(self) -> str:
-        body = "\n".join(f"[{s['id']}] {s['text']}" for s in self.snippets)
-        return f"<tool_output>{body}</tool_output>"
 
 
 class Tools:
@@ -74,7 +63,7 @@ class Tools:
     def call(self, call):
         docs = [{"id": "111", "text": "Aspirin lowered stroke risk in older adults.", "score": 0.9},
                 {"id": "222", "text": "A second abstract about aspirin.", "score": 0.5}]
-        return Snippets(call.name, docs[: call.params.get("limit", 5)])
+        return ToolResult(call.name, docs[: call.params.get("limit", 5)])
 
 
 def traces_dir(root: Path) -> Path:
