@@ -513,10 +513,10 @@ class CommandIndex:
     def _score_commands(self, ir: QueryIR, utterance: str) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         text, vector, lexical = self._text_scores(ir.search_texts(utterance))
         argument = self.argument_scores(utterance, ir.action)
-        # the intent, without device words; a command that cannot take the value set is not what the
-        # words name: "位置设到30" is no request for the preset position, whose subject 位置 is
-        # an unknown word names a subject only next to a value it is set to ("风量调到自动"): alone,
-        # "照明" or "亮起来" are the embedder's neighbours of 亮度 and still mean "on"
+        # the subject is named in the intent, without device words. A command that cannot take the value
+        # set is not what the words name ("位置设到30" is no request for the preset position, whose
+        # subject is 位置). An unknown word names a subject only next to a value it is set to
+        # ("风量调到自动"): alone, "照明" or "亮起来" are the embedder's neighbours of 亮度 and still mean "on"
         subject = np.where(argument < 0, 0.0, self.subject_scores(ir.search_text(utterance), similar=bool(
             (argument > 0).any()))).astype(np.float32)
         verb = self.verb_scores(utterance, ir.action)
@@ -624,7 +624,7 @@ class CommandIndex:
             if self._categories[code]:
                 evidence[self._categories[code]] += float(sums[code])
         for category in self.categories:
-            if _category_words(category)[-1:] and any(_same_word(t, _category_words(category)[-1]) for t in said):
+            if _category_words(category)[-1:] and _category_words(category)[-1] in said:
                 evidence[category] += float(self._category_size[self._category_code[category]])
         total = sum(evidence.values())
         best = max(evidence, key=evidence.get) if total else None
@@ -635,9 +635,13 @@ class CommandIndex:
 
     def category_words_said(self, said: tuple[str, ...]) -> set[str]:
         """The words of the said tokens that name one of the home's categories of two or more words
-        in full ("air conditioners" of AirConditioner)."""
-        return {t for c in self.categories if len(_category_words(c)) > 1 and _says_all(said, _category_words(c))
-                for t in said if any(_same_word(t, w) for w in _category_words(c))}
+        in full ("air conditioners" of AirConditioner: tokens are singular already)."""
+        found: set[str] = set()
+        for category in self.categories:
+            words = _category_words(category)
+            if len(words) > 1 and set(words) <= set(said):
+                found.update(words)
+        return found
 
     def _one_category(self, devices: np.ndarray) -> str | None:
         """The category holding `category_share` of these devices, if one does."""
@@ -926,15 +930,6 @@ def _room_aliases(rooms: list[str], floors: dict[str, str] | None = None) -> dic
         if room in rooms and tokens(floor) and tokens(floor) not in full:
             aliases[tokens(floor)].add(room)
     return {alias: tuple(sorted(owners)) for alias, owners in sorted(aliases.items(), key=lambda kv: -len(kv[0]))}
-
-
-def _same_word(said: str, word: str) -> bool:
-    """An English word or its plural ("conditioners" for conditioner, "switches" for switch)."""
-    return said == word or (said.isascii() and said in (word + "s", word + "es"))
-
-
-def _says_all(said: tuple[str, ...], words: tuple[str, ...]) -> bool:
-    return bool(words) and all(any(_same_word(t, w) for t in said) for w in words)
 
 
 def _category_words(category: str) -> tuple[str, ...]:
