@@ -33,7 +33,7 @@ import numpy as np  # noqa: E402
 from tracerag.datasets.smarthome import load_dataset, resolve_dataset  # noqa: E402
 from tracerag.evaluation import evaluate_commands  # noqa: E402
 from tracerag.programs.command_retrieval import CommandRetrieval, build_indexes  # noqa: E402
-from tracerag.retrievers.command_docs import command_text  # noqa: E402
+from tracerag.retrievers.command_docs import command_text, is_chinese  # noqa: E402
 from tracerag.retrievers.embedders import LocalUSEEmbedder  # noqa: E402
 from tracerag.retrievers.embedding_cache import CachedEmbedder  # noqa: E402
 from tracerag.retrievers.home import Home  # noqa: E402
@@ -128,15 +128,11 @@ def build_times(home_path, repeats):
     return {"cold_s": statistics.median(cold), "warm_s": statistics.median(warm), "documents": len(texts)}
 
 
-def language(query: str) -> str:
-    return "zh" if any("\u3400" <= ch <= "\u9fff" for ch in query) else "en"
-
-
 def per_language(report) -> dict[tuple[str, str], dict]:
     """(home or "all", language or "all") -> recall@10, bulk precision (mean over bulk plans), n."""
     groups: dict[tuple[str, str], list[dict]] = {}
     for row in report["per_query"]:
-        lang = language(row["query"])
+        lang = "zh" if is_chinese(row["query"]) else "en"
         for key in ((row["home"], lang), (row["home"], "all"), ("all", lang), ("all", "all")):
             groups.setdefault(key, []).append(row)
     out = {}
