@@ -32,15 +32,17 @@ class ScriptedService:
         raise NotImplementedError
 
 
-class _Server(ThreadingHTTPServer):
+class BurstServer(ThreadingHTTPServer):
+    """A thread per request, and a listen backlog that takes a burst of concurrent clients."""
+
     request_queue_size = 128  # socketserver's 5 would make a burst of clients wait for SYN retries
+    daemon_threads = True
 
 
 @contextmanager
 def on_localhost(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
     """Serve ``handler`` on 127.0.0.1 (a free port) from a daemon thread; yields ``http://127.0.0.1:PORT``."""
-    server = _Server(("127.0.0.1", 0), handler)
-    server.daemon_threads = True
+    server = BurstServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True).start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}"

@@ -25,9 +25,10 @@ import json
 import re
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import dspy
+from json_service import BurstServer
 
 MODES = ("good", "garbage", "empty", "null", "http500", "bad_json", "slow", "wrong_types", "fenced")
 _FIELD = re.compile(r"(\[\[ ## (\w+) ## \]\]\n)(.*?)(?=\n\n\[\[ ## |\Z)", re.S)
@@ -86,11 +87,7 @@ class StubLMServer:
                 except (BrokenPipeError, ConnectionResetError):  # the client gave up (its timeout)
                     pass
 
-        class Server(ThreadingHTTPServer):
-            request_queue_size = 128  # socketserver's 5 would make a burst of clients wait for SYN retries
-            daemon_threads = True
-
-        self._server = Server(("127.0.0.1", 0), Handler)
+        self._server = BurstServer(("127.0.0.1", 0), Handler)
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     @property

@@ -15,9 +15,10 @@ import json
 import threading
 import time
 from collections import Counter
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import numpy as np
+from json_service import BurstServer
 
 from tracerag.retrievers.embedders import LexicalEmbedder
 from tracerag.retrievers.http_embedder import HttpEmbedder
@@ -65,11 +66,7 @@ class RemoteService:
                 except (BrokenPipeError, ConnectionResetError):
                     pass
 
-        class Server(ThreadingHTTPServer):
-            request_queue_size = 128  # socketserver's 5 would make a burst of clients wait for SYN retries
-            daemon_threads = True
-
-        self._server = Server(("127.0.0.1", 0), Handler)
+        self._server = BurstServer(("127.0.0.1", 0), Handler)
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.01},
                                         daemon=True)
 
