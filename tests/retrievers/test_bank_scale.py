@@ -84,6 +84,7 @@ def test_searches_at_once_in_threads_each_get_their_own_results(tied_bank, monke
     each see only their own scores, and the spares kept stay within their bound."""
     monkeypatch.setattr(bank_search, "_spare_buffers", [])
     monkeypatch.setattr(bank_search, "_SPARE_BUFFERS", 2)
+    monkeypatch.setattr(bank_search, "_SPARE_MIN_BYTES", 0)  # this bank's buffers are all small
     monkeypatch.setattr(bank_search, "_SPARE_MAX_BYTES", 12 * len(tied_bank) * 4)  # batches of 13+ not kept
     rng = np.random.default_rng(9)
     batches = [rng.standard_normal((n, DIM)).astype(np.float32) for n in (1, 3, 12, 20, 5, 1, 16, 2)]

@@ -25,7 +25,8 @@ _SMALL_ROWS = 32_768  # up to this many rows a bank has no block maxima: a pass 
 _SAMPLE_STRIDE = 8  # a small bank's threshold is the k-th best of every 8th score
 _RESCORE_MARGIN = 1e-4  # far above float32 rounding of a unit-vector dot product (~1e-6 at dim 4096)
 _PARALLEL_MAX_BYTES = 8 << 20  # scores of a batch from this size on get their block maxima in our threads
-_SPARE_MAX_BYTES = 16 << 20  # score buffers up to this size are kept for later searches ...
+_SPARE_MIN_BYTES = 128 << 10  # score buffers from this size (below it malloc reuses its heap) ...
+_SPARE_MAX_BYTES = 16 << 20  # ... up to this size are kept for later searches ...
 _SPARE_BUFFERS = 4  # ... at most this many (64 MiB held at most)
 
 
@@ -117,7 +118,7 @@ def score_buffer(queries: int, rows: int) -> Iterator[np.ndarray]:
     searches never share one.
     """
     size = queries * rows
-    if size * 4 > _SPARE_MAX_BYTES:
+    if not _SPARE_MIN_BYTES <= size * 4 <= _SPARE_MAX_BYTES:
         yield np.empty((queries, rows), dtype=np.float32)
         return
     with _spare_lock:  # the smallest spare that fits (arrays compare elementwise: pick by index)
