@@ -67,30 +67,41 @@ def worker(directory: str, cpus: int, calls: int) -> list[dict]:
     return out
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def rows_or_worker(doc: str, script: str, worker, calls: int) -> list[dict] | None:
+    """The command line these bank scripts share (``--rows``, ``--cpus``, ``--calls``). In a worker process:
+    run ``worker(directory, cpus, calls)``, print its JSON and return None. Otherwise: write a bank of
+    random unit rows to a temporary directory, run ``script`` as a fresh worker process per CPU count,
+    and return all their rows."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rows", type=int, default=10_000)
     parser.add_argument("--cpus", default="1,2")
-    parser.add_argument("--calls", type=int, default=21)
+    parser.add_argument("--calls", type=int, default=calls)
     parser.add_argument("--worker", nargs=3, metavar=("DIR", "CPUS", "CALLS"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
         directory, cpus, calls = args.worker
         print(json.dumps(worker(directory, int(cpus), int(calls))))
-        return
+        return None
     import numpy as np
     from bench_cosine_bank import random_unit
 
     from tracerag.retrievers.cosine_bank import CosineBank
 
-    with tempfile.TemporaryDirectory(prefix="bench-in-a-row-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="bench-bank-") as tmp:
         vectors = random_unit(np.random.default_rng(0), args.rows, DIM)
         CosineBank.from_vectors(Path(tmp) / "bank", vectors, [f"r{i}" for i in range(args.rows)],
                                 [{"doc_id": f"d{i // 4}"} for i in range(args.rows)], embedder_id="random")
-        rows = []
-        for cpus in [int(c) for c in args.cpus.split(",")]:
-            cmd = [sys.executable, __file__, "--worker", str(Path(tmp) / "bank"), str(cpus), str(args.calls)]
-            rows += json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
+        out = []
+        for n in [int(c) for c in args.cpus.split(",")]:
+            cmd = [sys.executable, script, "--worker", str(Path(tmp) / "bank"), str(n), str(args.calls)]
+            out += json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
+    return out
+
+
+def main() -> None:
+    rows = rows_or_worker(__doc__, __file__, worker, calls=21)
+    if rows is None:
+        return
     print("| CPUs | rows | queries | bank ms | faults / search | numpy GEMM ms | faults / GEMM | bank / numpy |")
     print("|---|---|---|---|---|---|---|---|")
     for r in rows:
