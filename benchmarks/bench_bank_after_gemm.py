@@ -56,7 +56,7 @@ def worker(directory: str, cpus: int, calls: int) -> list[dict]:
         scores = cosine_scores(matrix, queries)
         rows = [r for found, _ in top_rows(scores, K, None, None, snap.metadata) for r in found]
 
-        def checks(x=queries):
+        def checks(x=queries):  # what CosineBank.search_rows does to the queries before scoring
             if not np.isfinite(x).all():
                 raise ValueError
             return np.ascontiguousarray(l2_normalize(x))
