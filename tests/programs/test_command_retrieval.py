@@ -50,6 +50,20 @@ def test_malformed_or_failed_lm_takes_the_no_lm_path(index, fake_lm, mode, caplo
     assert len(warnings) == 1 and "\n" not in warnings[0] and "(ParseCommand) failed" in warnings[0]
 
 
+def test_an_utterance_of_negated_verbs_only_asks_for_nothing_without_an_lm_call(index, fake_lm):
+    engine = fake_lm(irs={"客厅的灯别关": {**LIGHT_ON, "action": "关闭"}})
+    pred = CommandRetrieval(index)(query="客厅的灯别关")
+    assert engine.calls == [] and pred.lm_calls == 0
+    assert pred.candidates == [] and pred.bulk is None and pred.hint == "no_intent"
+
+
+def test_the_lm_reads_a_negation_as_said_and_the_search_as_read(index, fake_lm):
+    engine = fake_lm(irs={"客厅的灯不用开了": {**LIGHT_ON, "action": "关闭"}})
+    pred = CommandRetrieval(index)(query="客厅的灯不用开了")
+    assert engine.calls == ["ParseCommand"] and pred.parse_source == "lm"
+    assert set(pairs(pred, 2)) == {("light-living-1", "main-switch-off"), ("light-living-2", "main-switch-off")}
+
+
 def test_gold_ir_skips_the_lm(index, fake_lm):
     engine = fake_lm()
     pred = CommandRetrieval(index, ir_source="gold")(query="打开客厅的灯", ir=LIGHT_ON)

@@ -214,7 +214,31 @@ def test_a_room_named_in_a_home_without_commands_gives_no_plan_and_no_error(tmp_
     assert pred.candidates == [] and pred.bulk is None
 
 
-def test_a_negated_utterance_gets_no_plan_over_the_room(indexes):
-    # its verb says the opposite of what is wanted: a plan would carry that to every light of the room
+def test_a_negated_on_verb_turns_the_room_off(indexes):
+    # "the lights of 老人房 need not be on any more": off, over every light of that room, never on
     pred = ask(indexes, "home_large", "老人房的灯不用开了")
-    assert pred.ir.scope_include == ["老人房"] and pred.bulk is None
+    assert pred.ir.scope_include == ["老人房"] and pred.candidates[0].command_id == "main-switch-off"
+    lights = [d.device_id for d in indexes["home_large"].home.devices
+              if d.room == "老人房" and d.category == "Light"]
+    assert len(lights) == 5 and sorted(pred.bulk.targets) == sorted((d, "main-switch-off") for d in lights)
+
+
+@pytest.mark.parametrize(("home", "query"), [("home_en", "don't turn on the kitchen lights"),
+                                             ("home_large", "别把客厅的灯打开")])
+def test_a_negated_on_verb_is_never_on(indexes, home, query):
+    commands = {c.command_id for c in ask(indexes, home, query).candidates[:3]}
+    assert commands == {"main-switch-off"}
+
+
+@pytest.mark.parametrize(("home", "query"), [("home_large", "别锁门"), ("home_large", "客厅灯别关"),
+                                             ("home_en", "don't turn off the living room lights")])
+def test_a_negated_verb_that_starts_nothing_asks_for_nothing(indexes, home, query):
+    pred = ask(indexes, home, query)
+    assert pred.candidates == [] and pred.bulk is None and pred.hint == "no_intent"
+
+
+def test_a_negation_word_before_no_verb_leaves_the_plan(indexes):
+    # 没 of 没人 (nobody is in the kitchen) negates no verb: the plan over the kitchen's lights stands
+    pred = ask(indexes, "home_large", "厨房没人了，灯关掉吧")
+    assert pred.bulk is not None and {c for _, c in pred.bulk.targets} == {"main-switch-off"}
+    assert len(pred.bulk.targets) == 6

@@ -4,8 +4,10 @@ parse (one LM call) -> CommandIndex -> optional arbitration (a second call, only
 is ambiguous and arbitration is enabled). At most two LM calls per utterance. Without an LM, or when
 the LM call fails or returns garbage, the deterministic no-LM parser takes over (``hint="lm_failed"``,
 ``lm_fallbacks=["parse"]``): the app always gets an answer, and never a worse one than without an LM.
-An utterance that asks for nothing (empty, punctuation, words no command of the home is close to)
-gets no candidates and ``hint="no_intent"``, never a confident command to execute.
+An utterance that asks for nothing (empty, punctuation, words no command of the home is close to,
+only negated verbs that start nothing: "别锁门", "don't turn off the fan") gets no candidates and
+``hint="no_intent"``, never a confident command to execute. A negated verb that starts something asks
+for its opposite: "老人房的灯不用开了" is searched as "老人房的灯关闭了" (see ``retrievers.negation``).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import dspy
 from ..retrievers.command_index import CommandIndex
 from ..retrievers.command_results import BulkPlan
 from ..retrievers.http_embedder import with_embeddings
+from ..retrievers.negation import read_negation
 from ..signatures.command import ArbitrateCapability, CommandOption, ParseCommand
 from ..signatures.query_ir import QueryIR
 from .guarded_step import Pipeline, Stages, lm_of, lm_step, work
@@ -76,36 +79,42 @@ class CommandRetrieval(dspy.Module):
 
     def _pipeline(self, query: str, home: str | None, ir, stages: Stages) -> Pipeline:
         index = self.index_for(home)
+        # The LM reads the utterance as said; the rules and the search read its negations first
+        # ("灯不用开了" asks for the lights off, "别锁门" for nothing to be done).
+        said = read_negation(query)
+        text = said.text
         if ir is not None and self.ir_source == "gold":
             parsed, source = QueryIR.model_validate(ir), "gold"
-        elif self.ir_source == "lm" and lm_of(self.parse) is not None:
+        elif self.ir_source == "lm" and lm_of(self.parse) is not None and not said.asks_nothing:
             parsed = yield lm_step("parse", self.parse, check=_as_ir, fallback="using the no-LM parser",
                                    utterance=query, rooms=index.home.rooms)
             parsed, source = (parsed, "lm") if parsed is not None else \
-                ((yield work(parse_without_lm, query, index)), "rules_fallback")
+                ((yield work(parse_without_lm, text, index)), "rules_fallback")
         else:
-            parsed, source = (yield work(parse_without_lm, query, index)), "rules"
-        candidates = yield work(index.search, parsed, query, k=self.k, afn=_awaiting_embeddings(index, index.search),
+            parsed, source = (yield work(parse_without_lm, text, index)), "rules"
+        if said.asks_nothing:
+            return self._prediction([], None, parsed, source, stages, index, hint="no_intent")
+        candidates = yield work(index.search, parsed, text, k=self.k, afn=_awaiting_embeddings(index, index.search),
                                 span=COMMAND_SEARCH,
                                 inputs={"query": query, "k": self.k, "home": index.home.name,
                                         "ir": parsed.model_dump()},
                                 outputs=_candidate_outputs)
-        if not _has_intent(query, parsed, candidates):
+        if not _has_intent(text, parsed, candidates):
             return self._prediction([], None, parsed, source, stages, index, hint="no_intent")
         bulk = None
-        area = not parsed.is_bulk and bool(candidates) and index.names_an_area(parsed, query)
+        area = not parsed.is_bulk and bool(candidates) and index.names_an_area(parsed, text)
         if parsed.is_bulk or area:
             # an area's kind, where the parse gives none, is the kind of the device the search ranks
             # first; with the kind given, a name said there ("客厅窗帘") is a name and narrows the plan
             scoped = parsed if parsed.is_bulk or parsed.has_category else \
                 parsed.model_copy(update={"type_hint": candidates[0].category})
-            bulk = yield work(index.plan_bulk, scoped, query, afn=_awaiting_embeddings(index, index.plan_bulk),
+            bulk = yield work(index.plan_bulk, scoped, text, afn=_awaiting_embeddings(index, index.plan_bulk),
                               span=COMMAND_BULK, inputs={"query": query}, outputs=_bulk_outputs)
         if area and not _agrees(bulk, candidates):
             bulk = None  # the ranked candidates answer: no confident plan over several devices there
         if bulk is not None and bulk.hint == "need_clarification" and bulk.options and self.arbitration \
                 and lm_of(self.arbitrate) is not None:
-            bulk = yield from self._arbitrate(query, parsed, bulk, index)
+            bulk = yield from self._arbitrate(query, text, parsed, bulk, index)
         return self._prediction(candidates, bulk, parsed, source, stages, index, hint=stages.hint)
 
     @staticmethod
@@ -114,16 +123,17 @@ class CommandRetrieval(dspy.Module):
                                lm_fallbacks=stages.fallbacks, lm_errors=stages.errors, lm_calls=stages.calls,
                                home=index.home.name)
 
-    def _arbitrate(self, query: str, ir: QueryIR, plan: BulkPlan, index: CommandIndex) -> Pipeline:
-        """One closed-set LM call: an option index to expand, or a question for the user (on failure:
-        the plan as it was, asking the user)."""
+    def _arbitrate(self, query: str, text: str, ir: QueryIR, plan: BulkPlan, index: CommandIndex) -> Pipeline:
+        """One closed-set LM call on the utterance as said (``query``): an option index to expand with the
+        values of the utterance as read (``text``), or a question for the user (on failure: the plan as it
+        was, asking the user)."""
         options = [CommandOption(index=i, **o.model_dump(exclude={"p"})) for i, o in enumerate(plan.options)]
         decision = yield lm_step("arbitrate", self.arbitrate, check=lambda out: out.decision,
                                  fallback="asking the user", utterance=query, options=options)
         if decision is None:
             return plan
         if decision.choice_index is not None and 0 <= decision.choice_index < len(plan.options):
-            return (yield work(index.choose, plan, plan.options[decision.choice_index].command_id, ir, query))
+            return (yield work(index.choose, plan, plan.options[decision.choice_index].command_id, ir, text))
         return plan.model_copy(update={"question": (decision.question or "").strip()})
 
 

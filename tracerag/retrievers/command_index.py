@@ -39,6 +39,7 @@ from .command_results import BulkGroup, BulkPlan, Candidate, CapabilityOption
 from .embedders import Embedder, LexicalEmbedder, l2_normalize
 from .home import CommandSpec, Home
 from .name_index import NameIndex, PhraseIndex, ordered
+from .negation import is_negated
 from .text_match import contains, join_tokens, phrase_mask, remove_phrases, split_on_phrases, tokens
 
 logger = logging.getLogger(__name__)
@@ -49,7 +50,6 @@ FILLER_TOKENS = frozenset("的 了 把 将 给 帮 我 请 一 下 都 吧 呢 �
 }
 
 
-_NEGATION = re.compile(r"[不别没勿]|\b(?:not|never|don'?t|no longer)\b")
 _MASKED = "|"  # stands in for a masked phrase: tokens() never yields it, so no name run spans it
 # The name index reads at most NAME_TOKENS_MAX words of a label and keeps runs of at most NAME_RUN_MAX of
 # them (plus each whole name), so it grows linearly with the labels, not with the cube of their length.
@@ -305,9 +305,10 @@ class CommandIndex:
 
         Whole verb words decide between verb commands where the embedder cannot: it puts "mute" nearer
         the unmute document. A phrase inside a longer one said counts only as the longer one: "取消静音"
-        names unmute, not mute, and "停止播放" stop, not off. A negated utterance ("灯不用开了") is
-        left to the other channels: its verb says the opposite of what is wanted."""
-        if not self.slots or any(_NEGATION.search(text.lower()) for text in texts):
+        names unmute, not mute, and "停止播放" stop, not off. A text that says a negated verb ("灯不用开了",
+        not read with `negation.read_negation` first) is left to the other channels: its verb says the
+        opposite of what is wanted."""
+        if not self.slots or any(map(is_negated, texts)):
             return np.zeros(len(self.slots), dtype=np.float32)
         matched = set().union(*(self.verb_phrases.found_in(tokens(text)) for text in texts))
         spoken = {v for v in matched if not any(len(w) > len(v) and contains(w, v) for w in matched)}
@@ -652,9 +653,9 @@ class CommandIndex:
 
     def verb_devices(self, *texts: str) -> np.ndarray:
         """Per device: whether it has a verb command (lock, open, mute ...) the texts name by its words;
-        none for a negated utterance (see `verb_scores`)."""
+        none for a text that says a negated verb (see `verb_scores`)."""
         out = np.zeros(len(self.home.devices), dtype=bool)
-        if not self.slots or any(_NEGATION.search(text.lower()) for text in texts):
+        if not self.slots or any(map(is_negated, texts)):
             return out
         matched = set().union(*(self.verb_phrases.found_in(tokens(text)) for text in texts))
         spoken = {v for v in matched if not any(len(w) > len(v) and contains(w, v) for w in matched)}
@@ -715,10 +716,11 @@ class CommandIndex:
 
     def names_an_area(self, ir: QueryIR, utterance: str) -> bool:
         """Whether a one-device parse names a room, floor or wing: "set the first floor brightness to 50%",
-        "客厅灯光调到50%", "客厅筒灯调到30%" mean every device of the kind (or the name) there. Not when the
-        utterance is negated ("老人房的灯不用开了"): its verb says the opposite of what is wanted, and a
-        plan would carry that to every device of the room."""
-        return ir.quantifier == "one" and not _NEGATION.search(utterance.lower()) and \
+        "客厅灯光调到50%", "客厅筒灯调到30%" mean every device of the kind (or the name) there. Not while the
+        utterance says a negated verb: its verb says the opposite of what is wanted, and a plan would carry
+        that to every device of the room (CommandRetrieval reads negations first: "老人房的灯不用开了"
+        arrives here as "老人房的灯关闭了")."""
+        return ir.quantifier == "one" and not is_negated(utterance) and \
             bool(self._room_set(ir.scope_include) or self._said_rooms(ir, utterance))
 
     def plan_bulk(self, ir: QueryIR, utterance: str) -> BulkPlan:
