@@ -36,6 +36,7 @@ from ..signatures.query_ir import DEVICE_CATEGORIES, UNKNOWN_CATEGORY, QueryIR
 BUNDLED_ROOT = Path(__file__).parent / "data"
 QUERIES_FILE = "queries.jsonl"
 HELDOUT_FILE = "heldout.jsonl"  # hand-written queries of the bundled homes, kept out of tuning
+NEGATED_FILE = "negated.jsonl"  # hand-written negated commands ("别开厨房的灯"), home_large and home_en
 SPLITS = {"train": (0, 40), "dev": (40, 60), "test": (60, 100)}  # percent buckets of the id hash
 
 
@@ -254,7 +255,8 @@ def load_dataset(name_or_path: str | Path, split: str | None = None, report: Rea
 
     ``queries_file`` names the query file read in each home directory: ``queries.jsonl``, or another
     file of the same format such as the bundled homes' ``heldout.jsonl`` (queries written by hand,
-    never used to tune the retriever; a home without the file has no queries).
+    never used to tune the retriever) or ``negated.jsonl`` (negated commands: "don't turn on the
+    kitchen lights" asks for them off); a home without the file has no queries.
 
     With a ``report``, skipped query lines are counted there and the caller checks it (the CLI prints
     ``report.summary()`` and fails above ``--max-skipped``); without one, any skipped line is an error.
