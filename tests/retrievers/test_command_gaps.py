@@ -242,3 +242,22 @@ def test_a_negation_word_before_no_verb_leaves_the_plan(indexes):
     pred = ask(indexes, "home_large", "厨房没人了，灯关掉吧")
     assert pred.bulk is not None and {c for _, c in pred.bulk.targets} == {"main-switch-off"}
     assert len(pred.bulk.targets) == 6
+
+
+@pytest.mark.parametrize(("query", "rooms", "command"), [("卫生间的灯都关了", {"主卫", "客卫"}, "main-switch-off"),
+                                                         ("洗手间的灯关了", {"主卫", "客卫"}, "main-switch-off"),
+                                                         ("卧室的灯都打开", {"主卧", "次卧"}, "main-switch-on")])
+def test_a_word_for_a_kind_of_room_means_the_rooms_of_that_kind(indexes, query, rooms, command):
+    # home_medium has no room called 卫生间 or 卧室: its bathrooms are 主卫 and 客卫, its bedrooms 主卧 and 次卧
+    pred = ask(indexes, "home_medium", query)
+    home = indexes["home_medium"].home
+    lights = {d.device_id for d in home.devices if d.room in rooms and d.category == "Light"}
+    assert set(pred.ir.scope_include) == rooms
+    assert set(pred.bulk.targets) == {(d, command) for d in lights}
+
+
+def test_a_room_word_inside_a_device_name_said_stays_that_device(indexes):
+    # 卧室小夜灯 is a lamp in 儿童房: naming it is no request for every bedroom light
+    pred = ask(indexes, "home_medium", "打开卧室小夜灯")
+    assert pred.ir.scope_include == [] and pred.bulk is None
+    assert label(indexes, "home_medium", pred.candidates[0].device_id) == "卧室小夜灯"

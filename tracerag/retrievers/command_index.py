@@ -372,13 +372,23 @@ class CommandIndex:
     def mentioned_rooms(self, utterance: str) -> list[str]:
         """Rooms named in the utterance, by full name or short form (餐厅 for 一楼餐厅).
 
-        A short form means every room of its kind: "所有卫生间" is 一楼卫生间, 二楼卫生间 and 主卫."""
+        A short form means every room of its kind: "所有卫生间" is 一楼卫生间, 二楼卫生间 and 主卫. So does
+        a word for a kind of room where no room is called so ("卫生间", "洗手间" where the bathrooms are
+        主卫 and 客卫), unless it is part of a device name said (卧室 of the lamp 卧室小夜灯)."""
         full_names = set(self.room_tokens.values())
         found: list[str] = []
-        for alias in self.room_words(utterance):
+        said_rooms = self.room_words(utterance)
+        for alias in said_rooms:
             meant = self.room_aliases[alias] if alias in full_names else \
                 (*self.room_aliases[alias], *self.rooms_meant_by(alias))
             found.extend(r for r in meant if r not in found)
+        said = tokens(utterance)
+        kinds = [(word, kind) for word, kind in _ROOM_KINDS if contains(said, word)]
+        if kinds:
+            inside = [*said_rooms, *self.name_phrases.found_in(said)]  # whole names only: 卧室 of 卧室的灯 is a room
+            for word, kind in kinds:
+                if not any(contains(other, word) for other in inside):
+                    found.extend(r for r in self.rooms_meant_by(kind) if r not in found)
         return found
 
     def room_words(self, utterance: str) -> list[tuple[str, ...]]:
@@ -904,6 +914,13 @@ def _changes_by_amount(spec: CommandSpec) -> bool:
 
 def _content(toks: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(t for t in toks if t not in FILLER_TOKENS)
+
+
+# Words for a kind of room -> the word whose first character the short forms of such rooms end in
+# (主卫, 客卫: 卫生间; 主卧, 次卧: 卧室). See `CommandIndex.mentioned_rooms`.
+_ROOM_KINDS = tuple((tokens(word), tokens(kind)) for word, kind in (
+    ("卫生间", "卫生间"), ("洗手间", "卫生间"), ("厕所", "卫生间"), ("浴室", "卫生间"),
+    ("卧室", "卧室"), ("卧房", "卧室")))
 
 
 def _room_aliases(rooms: list[str], floors: dict[str, str] | None = None) -> dict[tuple[str, ...], tuple[str, ...]]:
