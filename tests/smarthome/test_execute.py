@@ -102,13 +102,14 @@ def test_unsafe_plans_are_refused_and_nothing_is_sent(st_home, hint):
     assert report.refused.startswith(f"the bulk plan's hint is {hint!r}") and "\n" not in report.refused
 
 
-def test_no_intent_is_refused(st_home, st_program):
-    pred = st_program(query="你好")
-    assert pred.hint == "no_intent"
+@pytest.mark.parametrize(("query", "hint"), [("你好", "no_intent"), ("打开客厅的灯。" * 200, "too_long")])
+def test_no_intent_and_too_long_are_refused(st_home, st_program, query, hint):
+    pred = st_program(query=query)
+    assert pred.hint == hint
     with FakeSmartThings("home_medium") as fake:
         report = execute(pred, SmartThingsTarget(TOKEN, fake.url, home_dir=st_home), dry_run=False)
         assert fake.posts() == []
-    assert report.refused == "the prediction's hint is 'no_intent': nothing is sent"
+    assert report.refused == f"the prediction's hint is {hint!r}: nothing is sent"
     assert report.summary().startswith("refused:")
 
 

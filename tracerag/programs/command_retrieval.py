@@ -8,6 +8,8 @@ An utterance that asks for nothing (empty, punctuation, words no command of the 
 only negated verbs that start nothing: "别锁门", "don't turn off the fan") gets no candidates and
 ``hint="no_intent"``, never a confident command to execute. A negated verb that starts something asks
 for its opposite: "老人房的灯不用开了" is searched as "老人房的灯关闭了" (see ``retrievers.negation``).
+An utterance longer than ``MAX_UTTERANCE_CHARS`` is no command (the longest bundled one has 58
+characters; the search costs ~0.1 ms a character): no candidates, ``hint="too_long"``, no LM call.
 """
 
 from __future__ import annotations
@@ -27,12 +29,15 @@ from .guarded_step import Pipeline, Stages, lm_of, lm_step, work
 from .rule_parser import parse_without_lm
 from .spans import COMMAND_BULK, COMMAND_SEARCH
 
+MAX_UTTERANCE_CHARS = 1_000
+
 
 class CommandRetrieval(dspy.Module):
     """Find the commands an utterance asks for in one of the homes it was given.
 
     The prediction: ``candidates``, ``bulk`` (a BulkPlan for all/except), ``ir``, ``parse_source``
-    (lm, rules, rules_fallback, gold), ``hint`` (None, ``lm_failed``, ``no_intent``), ``lm_fallbacks``
+    (lm, rules, rules_fallback, gold; none when nothing was read), ``hint`` (None, ``lm_failed``,
+    ``no_intent``, ``too_long``), ``lm_fallbacks``
     (stages that fell back: parse, arbitrate), ``lm_calls``.
 
     `indexes` maps a home name to its CommandIndex (a single index is accepted too). `ir_source`
@@ -79,6 +84,8 @@ class CommandRetrieval(dspy.Module):
 
     def _pipeline(self, query: str, home: str | None, ir, stages: Stages) -> Pipeline:
         index = self.index_for(home)
+        if len(query) > MAX_UTTERANCE_CHARS:
+            return self._prediction([], None, QueryIR(), "none", stages, index, hint="too_long")
         # The LM reads the utterance as said; the rules and the search read its negations first
         # ("灯不用开了" asks for the lights off, "别锁门" for nothing to be done).
         said = read_negation(query)

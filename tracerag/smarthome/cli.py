@@ -64,7 +64,7 @@ def add_execute_arguments(parser) -> None:
     g = parser.add_argument_group("execute (commands)")
     g.add_argument("--execute", action="store_true", help="send the result to the home's API (SmartThings "
                    "commands or Home Assistant services); refused for need_clarification, too_many_targets, "
-                   "no_intent")
+                   "no_intent, too_long")
     g.add_argument("--dry-run", action="store_true", help="with --execute: print the calls, send nothing")
     g.add_argument("--target", choices=("smartthings", "homeassistant"),
                    help="the API to send to (default: the source.json a `home pull` wrote into the home)")

@@ -9,8 +9,9 @@ top candidate (a single command) and builds the calls:
   one call per batch (the batch's devices share a command and its argument shape).
 
 Dry-run is the default: the report lists exactly the calls that would be sent, and nothing is sent.
-Nothing is sent either for a prediction that is not safe to run: hint ``no_intent``, a bulk plan with
-``need_clarification``, ``too_many_targets`` or ``no_target`` (``report.refused`` is the one line why).
+Nothing is sent either for a prediction that is not safe to run: hint ``no_intent`` or ``too_long``, a
+bulk plan with ``need_clarification``, ``too_many_targets`` or ``no_target`` (``report.refused`` is the
+one line why).
 
 Arguments come only from what the user said: a command that takes a value gets the number the
 utterance sets (``QueryIR.carries_value``; "50%", "to 26 degrees", "一半", "最亮"), checked against the
@@ -40,7 +41,7 @@ from ..signatures.query_ir import QueryIR
 from .home_files import read_source
 from .rest import ApiError, RestClient
 
-REFUSED_HINTS = ("need_clarification", "too_many_targets", "no_intent", "no_target")
+REFUSED_HINTS = ("need_clarification", "too_many_targets", "no_intent", "too_long", "no_target")
 DEFAULT_CONCURRENCY = 8
 _NOT_IDEMPOTENT = re.compile(r"step|next|previous|up$|down$|toggle|fastForward|rewind|volume_up|volume_down",
                              re.IGNORECASE)
