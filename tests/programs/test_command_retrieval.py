@@ -65,7 +65,7 @@ def test_the_lm_reads_a_negation_as_said_and_the_search_as_read(index, fake_lm):
 
 
 def test_an_utterance_past_the_length_cap_is_no_command_and_costs_nothing(index, fake_lm):
-    """A pasted page is not a command: refused at once (the search would take ~0.1 ms a character and the
+    """A pasted page is not a command: refused at once (the search's cost grows with the length and the
     LM would be sent all of it), while an utterance of exactly the cap is still read."""
     import time
 

@@ -9,7 +9,7 @@ only negated verbs that start nothing: "别锁门", "don't turn off the fan") ge
 ``hint="no_intent"``, never a confident command to execute. A negated verb that starts something asks
 for its opposite: "老人房的灯不用开了" is searched as "老人房的灯关闭了" (see ``retrievers.negation``).
 An utterance longer than ``MAX_UTTERANCE_CHARS`` is no command (the longest bundled one has 58
-characters; the search costs ~0.1 ms a character): no candidates, ``hint="too_long"``, no LM call.
+characters, and the search's cost grows with the length): no candidates, ``hint="too_long"``, no LM call.
 """
 
 from __future__ import annotations
