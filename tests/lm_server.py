@@ -100,6 +100,12 @@ class StubLMServer:
 
         return make_lm("openai/stub-model", self.url, "test-key", timeout=timeout, retries=retries, cache=False)
 
+    def user_lm(self, **kwargs) -> dspy.LM:
+        """A dspy.LM for this endpoint built the way a user builds one (``dspy.LM(model, ...)``: no timeout
+        unless given; no retries or response cache, so a test sees each call)."""
+        return dspy.LM("openai/stub-model", api_base=self.url, api_key="test-key", cache=False,
+                       **{"num_retries": 0, **kwargs})
+
     def _respond(self, body: dict) -> tuple[int, bytes]:
         messages = body.get("messages") or []
         system = "\n".join(_flatten(m.get("content")) for m in messages if m.get("role") == "system")

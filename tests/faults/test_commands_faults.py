@@ -2,6 +2,7 @@
 endpoints do: the result is never worse than without an LM, the fallback is marked, at most two LM
 calls per utterance, and an endpoint that is down costs a few timeouts per run, not one per query."""
 
+import asyncio
 import time
 
 import dspy
@@ -11,7 +12,7 @@ from lm_server import StubLMServer
 
 import tracerag
 from tracerag.programs.command_retrieval import CommandRetrieval
-from tracerag.programs.guarded_step import BREAKER, set_policy
+from tracerag.programs.guarded_step import BREAKER, policy, set_policy
 
 LIGHT_ON = {"action": "打开", "type_hint": "Light", "name_hint": "", "scope_include": ["客厅"],
             "scope_exclude": [], "quantifier": "one"}
@@ -100,6 +101,37 @@ def test_a_slow_endpoint_is_bounded_by_the_timeout(index):
         pred = CommandRetrieval(index)(query="打开客厅的灯")
         took = time.perf_counter() - started
     assert pred.hint == "lm_failed" and took < 3.0  # two attempts of 0.3 s and a 1 s backoff
+
+
+@pytest.fixture
+def lm_timeout():
+    """Set the process-wide LM timeout for one test; the policy as it was afterwards."""
+    before = policy()
+    yield lambda seconds: set_policy(timeout=seconds)
+    set_policy(**before.__dict__)
+
+
+def test_a_users_own_lm_without_a_timeout_gets_the_policys(index, no_lm_results, lm_timeout):
+    """``dspy.LM(model)`` as users build it sets no timeout: a stalled endpoint would hold each call for
+    the client's default (LiteLLM: 6,000 s). Each stage passes it the policy's, sync and async."""
+    lm_timeout(0.3)
+    with StubLMServer(FakeEngine(irs={"打开客厅的灯": LIGHT_ON}), "slow", delay=3.0) as stub:
+        dspy.configure(lm=stub.user_lm())
+        program = CommandRetrieval(index)
+        for run in (lambda: program(query="打开客厅的灯"), lambda: asyncio.run(program.acall(query="打开客厅的灯"))):
+            started = time.perf_counter()
+            pred = run()
+            assert time.perf_counter() - started < 2.0
+            assert pred.hint == "lm_failed" and outcome(pred) == no_lm_results["打开客厅的灯"]
+            assert "no reply within 0.3 s" in pred.lm_errors[0]
+
+
+def test_a_users_own_lm_keeps_its_own_timeout(index, lm_timeout):
+    lm_timeout(0.3)
+    with StubLMServer(FakeEngine(irs={"打开客厅的灯": LIGHT_ON}), "slow", delay=1.0) as stub:
+        dspy.configure(lm=stub.user_lm(timeout=10))
+        pred = CommandRetrieval(index)(query="打开客厅的灯")
+    assert pred.parse_source == "lm" and pred.hint is None and pred.ir.type_hint == "Light"
 
 
 def test_the_predictors_own_lm_is_used(index):

@@ -18,7 +18,7 @@ import dspy
 from ..retrievers.experience_bank import Captioner
 from ..retrievers.traces import Trace
 from ..signatures.experience import CaptionImages
-from .guarded_step import BREAKER, failure_line
+from .guarded_step import BREAKER, call_config, failure_line
 
 __all__ = ["make_captioner"]
 
@@ -44,7 +44,7 @@ def make_captioner(concurrency: int = 8) -> Captioner | None:
             return trace.task_id, None, "skipped"
         try:
             with dspy.context(lm=lm, adapter=adapter):  # worker threads do not inherit the caller's context
-                caption = predict(question=trace.question, images=images).caption
+                caption = predict(question=trace.question, images=images, config=call_config(lm)).caption
         except Exception as exc:
             BREAKER.record(lm, ok=False)
             logger.warning("%s: captioning failed (%s); indexing it without a caption", trace.task_id,

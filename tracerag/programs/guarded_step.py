@@ -24,7 +24,10 @@ unless it names an async twin (``work(fn, ..., afn=...)``: the same result, awai
 remote embedders, rerankers and MCP tools are awaited there, so waiting for a service holds no thread.
 
 Timeouts and retries belong to the LM client (``config.make_lm`` passes ``--lm-timeout`` and
-``--lm-retries`` to ``dspy.LM``); this module only sees the failure that comes out of them.
+``--lm-retries`` to ``dspy.LM``); this module only sees the failure that comes out of them. A user's own
+``dspy.LM`` that sets no ``timeout`` would wait for a stalled endpoint as long as its client does
+(LiteLLM: 6,000 s an attempt), so each stage passes it the policy's timeout for that call
+(``call_config``); one that sets its own keeps it.
 """
 
 from __future__ import annotations
@@ -41,7 +44,8 @@ from typing import Any
 
 import dspy
 
-__all__ = ["BREAKER", "LMPolicy", "LMStep", "Pipeline", "Stages", "Work", "failure_line", "lm_of", "lm_step",
+__all__ = ["BREAKER", "LMPolicy", "LMStep", "Pipeline", "Stages", "Work", "call_config", "failure_line", "lm_of",
+           "lm_step",
            "policy", "reset_lm_guard", "set_policy", "warning_summary", "work"]
 
 logger = logging.getLogger("tracerag.lm")
@@ -219,6 +223,25 @@ def work(fn: Callable[..., Any], *args, span: str | None = None, inputs: dict[st
 Pipeline = Generator[LMStep | Work, Any, Any]
 
 
+def call_config(lm) -> dict[str, Any]:
+    """Per-call settings for ``lm`` (a Predict's ``config``): the policy's timeout for a ``dspy.LM`` over a
+    model string that sets none itself; nothing for any other LM (a custom engine refuses client settings,
+    another ``BaseLM`` may not know the key)."""
+    if isinstance(lm, dspy.LM) and isinstance(getattr(lm, "_engine_spec", "auto"), str) \
+            and lm.kwargs.get("timeout") is None:
+        return {"timeout": policy().timeout}
+    return {}
+
+
+def _with_config(predictor, lm, inputs: dict[str, Any]) -> dict[str, Any]:
+    """``inputs`` plus ``config=call_config(lm)`` for a predictor that takes a ``config`` (a Predict, or one
+    that says so with ``takes_config``), merged over one the caller gave."""
+    extra = call_config(lm)
+    if not extra or not (isinstance(predictor, dspy.Predict) or getattr(predictor, "takes_config", False)):
+        return inputs
+    return {**inputs, "config": {**extra, **inputs.get("config", {})}}
+
+
 def _async_capable(lm) -> bool:
     """Whether ``lm`` has an async path of its own. A ``dspy.LM`` over a model string has one; one over a
     custom engine object only with an ``async_engine``; another ``BaseLM`` when it implements ``aforward``
@@ -258,7 +281,7 @@ class Stages:
         if lm is None:
             return None
         try:
-            out = predictor(**inputs)
+            out = predictor(**_with_config(predictor, lm, inputs))
             value = check(out) if check is not None else out
         except Exception as exc:  # any failure of the LM or of its reply: the stage's fallback
             return self._failed(stage, predictor, lm, exc, fallback)
@@ -272,7 +295,7 @@ class Stages:
         if lm is None:
             return None
         try:
-            out = await _ainvoke(predictor, lm, inputs)
+            out = await _ainvoke(predictor, lm, _with_config(predictor, lm, inputs))
             value = check(out) if check is not None else out
         except Exception as exc:  # cancellation (a BaseException) is not a failure: it propagates
             return self._failed(stage, predictor, lm, exc, fallback)

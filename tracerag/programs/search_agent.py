@@ -202,6 +202,8 @@ class _ProtocolStep:
     empty one is a failure. ``lm`` and ``signature`` are the policy's (its own LM, warnings). After each
     call ``finish`` says how the LM stopped (``_finish``), read from the LM's response."""
 
+    takes_config = True  # per-call LM settings (the guard's timeout) go to the policy with the stops
+
     def __init__(self, policy: dspy.Predict):
         self.policy = policy
         self.finish: str | None = None
@@ -214,23 +216,24 @@ class _ProtocolStep:
     def signature(self):
         return self.policy.signature
 
-    def __call__(self, **inputs) -> str:
+    def __call__(self, config: dict | None = None, **inputs) -> str:
         self.finish = None
         recorder = _Recorder()
         with self._recording(recorder):
             try:
-                reply = self.policy(**inputs, config={"stop": list(STOP_SEQUENCES)}).reply or ""
+                reply = self.policy(**inputs, config={**(config or {}), "stop": list(STOP_SEQUENCES)}).reply or ""
             except AdapterParseError as exc:
                 reply = _unparsed_reply(exc)
         return self._finished(recorder, reply)
 
-    async def acall(self, **inputs) -> str:
+    async def acall(self, config: dict | None = None, **inputs) -> str:
         """``__call__`` through the policy's async path (``Predict.acall``)."""
         self.finish = None
         recorder = _Recorder()
         with self._recording(recorder):
             try:
-                reply = (await self.policy.acall(**inputs, config={"stop": list(STOP_SEQUENCES)})).reply or ""
+                config = {**(config or {}), "stop": list(STOP_SEQUENCES)}
+                reply = (await self.policy.acall(**inputs, config=config)).reply or ""
             except AdapterParseError as exc:
                 reply = _unparsed_reply(exc)
         return self._finished(recorder, reply)
