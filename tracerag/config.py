@@ -147,7 +147,8 @@ def configure(lm: str | dspy.BaseLM | None = None, embedder: str | Embedder | No
     the no-LM path of every program). ``timeout`` / ``retries`` (env ``TRACERAG_LM_TIMEOUT``,
     ``TRACERAG_LM_RETRIES``) bound every call of an LM built from a model string; your own dspy LM
     keeps its own settings, except that one which sets no ``timeout`` gets ``timeout`` on each call
-    of a program stage (else a stalled endpoint holds a call for the client's default, 6,000 s).
+    of a program stage (else a stalled endpoint holds a call for the client's default: 600 s a read with
+    DSPy's native engine, 6,000 s with LiteLLM).
     ``embedder`` and its options replace the embedder only when given.
 
     The adapter is set only when none is configured: ChatAdapter without the JSON fallback, so a

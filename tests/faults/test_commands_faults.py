@@ -113,7 +113,7 @@ def lm_timeout():
 
 def test_a_users_own_lm_without_a_timeout_gets_the_policys(index, no_lm_results, lm_timeout):
     """``dspy.LM(model)`` as users build it sets no timeout: a stalled endpoint would hold each call for
-    the client's default (LiteLLM: 6,000 s). Each stage passes it the policy's, sync and async."""
+    the client's default (600 s a read; LiteLLM 6,000 s). Each stage passes it the policy's, sync and async."""
     lm_timeout(0.3)
     with StubLMServer(FakeEngine(irs={"打开客厅的灯": LIGHT_ON}), "slow", delay=3.0) as stub:
         dspy.configure(lm=stub.user_lm())

@@ -26,7 +26,7 @@ remote embedders, rerankers and MCP tools are awaited there, so waiting for a se
 Timeouts and retries belong to the LM client (``config.make_lm`` passes ``--lm-timeout`` and
 ``--lm-retries`` to ``dspy.LM``); this module only sees the failure that comes out of them. A user's own
 ``dspy.LM`` that sets no ``timeout`` would wait for a stalled endpoint as long as its client does
-(LiteLLM: 6,000 s an attempt), so each stage passes it the policy's timeout for that call
+(DSPy's native engine: 600 s a read; LiteLLM: 6,000 s), so each stage passes it the policy's timeout for that call
 (``call_config``); one that sets its own keeps it.
 """
 
