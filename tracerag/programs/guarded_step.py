@@ -26,8 +26,8 @@ remote embedders, rerankers and MCP tools are awaited there, so waiting for a se
 Timeouts and retries belong to the LM client (``config.make_lm`` passes ``--lm-timeout`` and
 ``--lm-retries`` to ``dspy.LM``); this module only sees the failure that comes out of them. A user's own
 ``dspy.LM`` that sets no ``timeout`` would wait for a stalled endpoint as long as its client does
-(DSPy's native engine: 600 s a read; LiteLLM: 6,000 s), so each stage passes it the policy's timeout for that call
-(``call_config``); one that sets its own keeps it.
+(DSPy's native engine: 600 s a read; LiteLLM: 6,000 s), so each stage passes it the policy's timeout
+for that call (``call_config``); one that sets its own keeps it.
 """
 
 from __future__ import annotations
@@ -45,8 +45,7 @@ from typing import Any
 import dspy
 
 __all__ = ["BREAKER", "LMPolicy", "LMStep", "Pipeline", "Stages", "Work", "call_config", "failure_line", "lm_of",
-           "lm_step",
-           "policy", "reset_lm_guard", "set_policy", "warning_summary", "work"]
+           "lm_step", "policy", "reset_lm_guard", "set_policy", "warning_summary", "work"]
 
 logger = logging.getLogger("tracerag.lm")
 

@@ -221,7 +221,8 @@ class _ProtocolStep:
         recorder = _Recorder()
         with self._recording(recorder):
             try:
-                reply = self.policy(**inputs, config={**(config or {}), "stop": list(STOP_SEQUENCES)}).reply or ""
+                config = {**(config or {}), "stop": list(STOP_SEQUENCES)}
+                reply = self.policy(**inputs, config=config).reply or ""
             except AdapterParseError as exc:
                 reply = _unparsed_reply(exc)
         return self._finished(recorder, reply)
