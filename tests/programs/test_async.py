@@ -274,12 +274,10 @@ def remote_experience(service, traces_dir, tmp_path, **config) -> Callable[[], E
     return lambda reranker=None: ExperienceRetrieval(bank, ExperienceConfig(enable=True, **config), reranker=reranker)
 
 
-def timed(call):
-    """(result, seconds) of ``call()``: the CPU a bound on the concurrent run allows for, measured on this
-    machine (the services answer at once here), so a slow machine does not fail the test."""
-    started = time.perf_counter()
-    result = call()
-    return result, time.perf_counter() - started
+# 16 calls queued behind one worker thread wait 16 x 0.2 s for one remote step. Awaited, all 16 are in
+# flight at once (the service counts them) and take about one latency; the bound is half the queued time,
+# so a loaded machine's set-up costs do not fail a test whose point is the overlap.
+QUEUED = 16 * 0.2
 
 
 def on_one_worker_thread(calls):
@@ -345,17 +343,17 @@ def test_concurrent_calls_wait_for_the_remote_services_without_a_thread_each(rem
     rag, experience = SelfReflectiveRAG(retriever), make(remote.reranker())
     questions = [f"What did the study of {text.split()[0].lower()} find? ({i})" for i, text in
                  enumerate(list(ABSTRACTS.values()) * 2)]
-    (sync_rag, rag_cpu), (sync_exp, exp_cpu) = (timed(lambda p=p: [comparable(p(question=q)) for q in questions])
-                                                for p in (rag, experience))
+    sync_rag = [comparable(rag(question=q)) for q in questions]
+    sync_exp = [comparable(experience(question=q)) for q in questions]
     remote.latency, remote.in_flight_max = 0.2, 0
     preds, elapsed = on_one_worker_thread(lambda: asyncio.gather(*(rag.acall(question=q) for q in questions)))
     assert [comparable(p) for p in preds] == sync_rag
-    assert elapsed < 0.2 + rag_cpu + 0.4 and remote.in_flight_max == 16, elapsed  # one embedding latency
+    assert remote.in_flight_max == 16 and elapsed < QUEUED / 2, elapsed  # about one embedding latency
     remote.in_flight_max = 0
     preds, elapsed = on_one_worker_thread(
         lambda: asyncio.gather(*(experience.acall(question=q) for q in questions)))
     assert [comparable(p) for p in preds] == sync_exp
-    assert elapsed < 2 * 0.2 + exp_cpu + 0.6 and remote.in_flight_max == 16, elapsed  # embed, then rerank
+    assert remote.in_flight_max == 16 and elapsed < 2 * QUEUED / 2, elapsed  # embed, then rerank
 
 
 def test_command_search_awaits_a_remote_embedder_without_a_thread_each(remote, home_dir):
@@ -366,8 +364,8 @@ def test_command_search_awaits_a_remote_embedder_without_a_thread_each(remote, h
 
     program = CommandRetrieval(CommandIndex(Home.load(home_dir), remote.embedder()))
     queries = [f"打开客厅的灯 {i}" for i in range(8)] + [f"所有灯都关掉 {i}" for i in range(8)]
-    expected, cpu = timed(lambda: [comparable(program(query=q)) for q in queries])
+    expected = [comparable(program(query=q)) for q in queries]
     remote.latency, remote.in_flight_max = 0.2, 0
     preds, elapsed = on_one_worker_thread(lambda: asyncio.gather(*(program.acall(query=q) for q in queries)))
     assert [comparable(p) for p in preds] == expected
-    assert elapsed < 0.2 + cpu + 0.4 and remote.in_flight_max == 16, elapsed  # queued: 16 x 0.2 s
+    assert remote.in_flight_max == 16 and elapsed < QUEUED / 2, elapsed

