@@ -305,15 +305,12 @@ class CommandIndex:
 
         Whole verb words decide between verb commands where the embedder cannot: it puts "mute" nearer
         the unmute document. A phrase inside a longer one said counts only as the longer one: "取消静音"
-        names unmute, not mute, and "停止播放" stop, not off. A text that says a negated verb ("灯不用开了",
-        not read with `negation.read_negation` first) is left to the other channels: its verb says the
-        opposite of what is wanted."""
-        if not self.slots or any(map(is_negated, texts)):
+        names unmute, not mute, and "停止播放" stop, not off. A text that says a negated verb is left to the
+        other channels (see `_verb_sets_named`)."""
+        named = self._verb_sets_named(texts)
+        if named is None:
             return np.zeros(len(self.slots), dtype=np.float32)
-        matched = set().union(*(self.verb_phrases.found_in(tokens(text)) for text in texts))
-        spoken = {v for v in matched if not any(len(w) > len(v) and contains(w, v) for w in matched)}
-        named = np.asarray([1.0 if verbs & spoken else 0.0 for verbs in self.verb_sets], dtype=np.float32)
-        per_slot = named[self.slot_verb_set]
+        per_slot = named.astype(np.float32)[self.slot_verb_set]
         best = self._per_profile_best(per_slot, self.slot_is_verb)
         return np.where(self.slot_is_verb, per_slot - best, 0.0).astype(np.float32)
 
@@ -663,17 +660,24 @@ class CommandIndex:
 
     def verb_devices(self, *texts: str) -> np.ndarray:
         """Per device: whether it has a verb command (lock, open, mute ...) the texts name by its words;
-        none for a text that says a negated verb (see `verb_scores`)."""
+        none for a text that says a negated verb (see `_verb_sets_named`)."""
         out = np.zeros(len(self.home.devices), dtype=bool)
-        if not self.slots or any(map(is_negated, texts)):
+        named = self._verb_sets_named(texts)
+        if named is None or not named.any():
             return out
+        out[self.row_device[named[self.slot_verb_set][self.row_slot]]] = True
+        return out
+
+    def _verb_sets_named(self, texts: tuple[str, ...]) -> np.ndarray | None:
+        """Per verb set: whether the texts say one of its verbs (a phrase inside a longer one said counts
+        only as the longer one). None without verb commands, or for a text that says a negated verb
+        ("灯不用开了", not read with `negation.read_negation` first): its verb says the opposite of what is
+        wanted."""
+        if not self.slots or any(map(is_negated, texts)):
+            return None
         matched = set().union(*(self.verb_phrases.found_in(tokens(text)) for text in texts))
         spoken = {v for v in matched if not any(len(w) > len(v) and contains(w, v) for w in matched)}
-        if not spoken:
-            return out
-        named = np.asarray([bool(verbs & spoken) for verbs in self.verb_sets])[self.slot_verb_set]
-        out[self.row_device[named[self.row_slot]]] = True
-        return out
+        return np.asarray([bool(verbs & spoken) for verbs in self.verb_sets], dtype=bool)
 
     def _carrying(self, word: tuple[str, ...]) -> np.ndarray:
         """Per device: whether its name contains the word."""
