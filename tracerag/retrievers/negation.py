@@ -40,7 +40,8 @@ _ZH_OTHER = (_chinese(*VERB_SYNONYMS) - _ZH_STARTING) | {join_tokens(t) for t in
 _ZH_NEGATOR = r"(?<![特分区类级告识性差辨鉴个派离])" \
     r"(?:不用|不要|不需要|不必|无需|无须|没必要|用不着|不许|不准|不再|别|甭|勿)"
 _ZH_BETWEEN = r"(?:再|去|给我|帮我|一直|先)*(?P<object>把[^，,。.!！?？;；]{1,12}?)?"
-_ZH = re.compile(rf"{_ZH_NEGATOR}{_ZH_BETWEEN}(?P<verb>{_alternation(_ZH_STARTING | _ZH_OTHER)})")
+_ZH_VERB = re.compile(_alternation(_ZH_STARTING | _ZH_OTHER))
+_ZH = re.compile(rf"{_ZH_NEGATOR}{_ZH_BETWEEN}(?P<verb>{_ZH_VERB.pattern})")
 
 _EN_NEGATOR = r"\b(?:don'?t|do not|never|no need to|not|no longer)(?:\s+(?:need|have|bother|want)(?:\s+to)?)?\s+"
 # "turn the lights on", "leave the door open": a verb whose state word may follow its object
@@ -51,7 +52,6 @@ _EN = re.compile(rf"{_EN_NEGATOR}(?:{_EN_PARTICLE_VERB}\s+(?P<middle>(?:[\w'-]+\
                  rf"(?P<state>on|off|open|closed|shut)\b|(?P<starting>open|start)\b|(?:{'|'.join(_EN_OTHER)})\b)",
                  re.IGNORECASE)
 _EN_VERB = re.compile(rf"\b(?:{_EN_PARTICLE_VERB}|open|start|{'|'.join(_EN_OTHER)})\b", re.IGNORECASE)
-_ZH_VERB = re.compile(_alternation(_ZH_STARTING | _ZH_OTHER))
 _VALUE = re.compile(r"\d")
 
 
