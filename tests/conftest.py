@@ -107,6 +107,16 @@ def write_home(directory: Path, devices=DEVICES, specs=SPECS, rooms=ROOMS) -> Pa
     return directory
 
 
+@pytest.fixture
+def lm_timeout():
+    """Set the process-wide LM timeout for one test (``lm_timeout(0.3)``); the policy as it was afterwards."""
+    from tracerag.programs.guarded_step import policy, set_policy
+
+    before = policy()
+    yield lambda seconds: set_policy(timeout=seconds)
+    set_policy(**before.__dict__)
+
+
 @pytest.fixture(autouse=True)
 def fresh_lm_state():
     """Each test starts as a new process would: no LM or adapter configured, a closed circuit breaker

@@ -13,7 +13,7 @@ import pytest
 from conftest import AgentEngine, ToolResult
 from lm_server import StubLMServer
 
-from tracerag.programs.guarded_step import BREAKER, policy, set_policy
+from tracerag.programs.guarded_step import BREAKER
 from tracerag.programs.search_agent import EVIDENCE_LEAD, AgentConfig, SearchAgent
 
 FAULTS = ["garbage", "empty", "null", "http500", "bad_json", "slow", "wrong_types"]
@@ -112,24 +112,20 @@ def test_a_fault_after_a_good_step_answers_from_the_evidence_so_far(fault, stop_
     assert pred.trajectory.interleaved_text.endswith(f"<answer>{pred.answer}</answer>")
 
 
-def test_a_users_own_lm_without_a_timeout_is_bounded_and_keeps_the_stop_sequences(no_lm_results):
+def test_a_users_own_lm_without_a_timeout_is_bounded_and_keeps_the_stop_sequences(no_lm_results, lm_timeout):
     """The policy's timeout reaches the protocol step with its stop sequences: a user's ``dspy.LM`` that sets
     no timeout falls back within it, and over a good endpoint the stops still cut each reply."""
-    before = policy()
-    set_policy(timeout=0.3)
-    try:
-        with StubLMServer(AgentEngine(), "slow", delay=3.0) as stub:
-            use(stub.user_lm())
-            started = time.perf_counter()
-            pred = SearchAgent(Library())(question=QUESTIONS[0])
-            assert time.perf_counter() - started < 2.0
-        assert outcome(pred) == no_lm_results[QUESTIONS[0]] and pred.stop_reason == "lm_error"
-        with StubLMServer(AgentEngine()) as stub:
-            use(stub.user_lm())
-            pred = SearchAgent(Library())(question=QUESTIONS[0])
-        assert pred.stop_reason == "answered" and pred.ids_cited == ["101"] and pred.lm_calls == 2
-    finally:
-        set_policy(**before.__dict__)
+    lm_timeout(0.3)
+    with StubLMServer(AgentEngine(), "slow", delay=3.0) as stub:
+        use(stub.user_lm())
+        started = time.perf_counter()
+        pred = SearchAgent(Library())(question=QUESTIONS[0])
+        assert time.perf_counter() - started < 2.0
+    assert outcome(pred) == no_lm_results[QUESTIONS[0]] and pred.stop_reason == "lm_error"
+    with StubLMServer(AgentEngine()) as stub:
+        use(stub.user_lm())
+        pred = SearchAgent(Library())(question=QUESTIONS[0])
+    assert pred.stop_reason == "answered" and pred.ids_cited == ["101"] and pred.lm_calls == 2
 
 
 def test_a_good_endpoint_answers_through_the_protocol():

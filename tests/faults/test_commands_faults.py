@@ -12,7 +12,7 @@ from lm_server import StubLMServer
 
 import tracerag
 from tracerag.programs.command_retrieval import CommandRetrieval
-from tracerag.programs.guarded_step import BREAKER, policy, set_policy
+from tracerag.programs.guarded_step import BREAKER, set_policy
 
 LIGHT_ON = {"action": "打开", "type_hint": "Light", "name_hint": "", "scope_include": ["客厅"],
             "scope_exclude": [], "quantifier": "one"}
@@ -101,14 +101,6 @@ def test_a_slow_endpoint_is_bounded_by_the_timeout(index):
         pred = CommandRetrieval(index)(query="打开客厅的灯")
         took = time.perf_counter() - started
     assert pred.hint == "lm_failed" and took < 3.0  # two attempts of 0.3 s and a 1 s backoff
-
-
-@pytest.fixture
-def lm_timeout():
-    """Set the process-wide LM timeout for one test; the policy as it was afterwards."""
-    before = policy()
-    yield lambda seconds: set_policy(timeout=seconds)
-    set_policy(**before.__dict__)
 
 
 def test_a_users_own_lm_without_a_timeout_gets_the_policys(index, no_lm_results, lm_timeout):
