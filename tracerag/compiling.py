@@ -14,6 +14,13 @@ the ones bootstrapped from its own successful traces stay.
 
 ``preflight`` fails fast, before any LM call, on an optimizer that cannot run: MIPROv2 without optuna,
 a GEPA budget below one iteration.
+
+An optimizer's own LM calls (MIPROv2's data summary and instruction proposals, GEPA's reflection) do not
+go through the program's guarded stages, so compile bounds and reports them itself: a ``dspy.LM`` that
+sets no ``timeout`` runs the whole compile as a copy with the policy's timeout (``--lm-timeout``); the
+optimizer's calls are counted, failures included (``optimizer_lm`` in the scores); and an LM failure that
+ends the optimizer (MIPROv2 raises when a proposal fails) leaves the no-LM result, the program with its
+labelled demos (``"fell_back": true``).
 """
 
 from __future__ import annotations
@@ -22,10 +29,13 @@ import functools
 import importlib.util
 import logging
 import random
+import threading
 from collections.abc import Callable
 from typing import Any
 
 import dspy
+from dspy.utils.callback import BaseCallback
+from dspy.utils.exceptions import DSPyError
 from pydantic import TypeAdapter, ValidationError
 
 from .datasets.smarthome import load_dataset
@@ -34,6 +44,7 @@ from .metrics.commands import parse_recall_at_10, parse_recall_feedback
 from .metrics.experience import experience_feedback, experience_score
 from .metrics.planner import planner_feedback, planner_score
 from .metrics.rag import rag_feedback, rag_score
+from .programs.guarded_step import call_config, failure_line
 
 logger = logging.getLogger(__name__)
 
@@ -185,30 +196,87 @@ def compile_program(program, trainset: list, devset: list, optimizer: str, metri
     """``max_metric_calls`` bounds GEPA's budget (default: its "light" preset, often 1,000+ rollouts);
     ``num_threads`` runs the dev scoring and MIPROv2's / GEPA's evaluations on that many threads.
 
-    Returns the compiled program, the dev scores before and after, and ``demos``: the demos each
-    predictor kept (all well-formed for its signature)."""
+    Returns the compiled program, the dev scores before and after, ``demos``: the demos each predictor
+    kept (all well-formed for its signature), and ``optimizer_lm``: the optimizer's own LM calls."""
     preflight(optimizer, devset, max_metric_calls)
-    before = _score(program, devset, metric, num_threads)
-    labelled = labelled_demos(program, trainset)
-    max_labeled = MAX_DEMOS if any(labelled.values()) else 0  # no slots for examples that are no demo
-    teacher = _labelled_teacher(program, labelled, MAX_DEMOS - MAX_BOOTSTRAPPED_DEMOS) if max_labeled else None
+    lm = _bounded_lm(dspy.settings.lm)
+    own_calls = _OptimizerCalls(lm)
+    with dspy.context(lm=lm):
+        before = _score(program, devset, metric, num_threads)
+        labelled = labelled_demos(program, trainset)
+        max_labeled = MAX_DEMOS if any(labelled.values()) else 0  # no slots for examples that are no demo
+        teacher = _labelled_teacher(program, labelled, MAX_DEMOS - MAX_BOOTSTRAPPED_DEMOS) if max_labeled else None
+        try:
+            compiled = _optimize(program, trainset, devset, optimizer, metric, feedback, teacher, max_labeled,
+                                 max_metric_calls, num_threads, own_calls.lm)
+        except DSPyError as exc:  # the LM failed or answered unusably where the optimizer does not recover
+            own_calls.fell_back(exc)
+            compiled = _labelled_teacher(program, labelled, MAX_DEMOS) if max_labeled else program.deepcopy()
+        after = _score(compiled, devset, metric, num_threads)
+    own_calls.warn(optimizer)
+    demos = keep_well_formed_demos(compiled)
+    return {"program": compiled, "optimizer": optimizer, f"dev_{metric_name}_before": before,
+            f"dev_{metric_name}_after": after, "train_examples": len(trainset), "demos": demos,
+            "optimizer_lm": own_calls.report()}
+
+
+def _bounded_lm(lm):
+    """``lm``, or a copy of it with the policy's timeout when it sets none (``call_config``)."""
+    extra = call_config(lm)
+    return lm.copy(**extra) if extra else lm
+
+
+class _OptimizerCalls(BaseCallback):
+    """Counts the optimizer's own LM calls: ``lm`` is a copy of the configured LM that only the optimizer
+    proposes or reflects with, and this callback (on that copy and the copies the optimizer makes of it)
+    sees each of its calls end. The program's stage calls are counted by the guarded stages instead."""
+
+    def __init__(self, configured_lm) -> None:
+        self._lock = threading.Lock()
+        self.calls = self.failed = 0
+        self.first_failure: str | None = None
+        self.fallback = False
+        self.lm = configured_lm.copy() if configured_lm is not None else None
+        if self.lm is not None:
+            self.lm.callbacks.append(self)
+
+    def on_lm_end(self, call_id, outputs, exception=None) -> None:
+        with self._lock:
+            self.calls += 1
+            if exception is not None:
+                self.failed += 1
+                self.first_failure = self.first_failure or failure_line(exception, self.lm)
+
+    def fell_back(self, exc: BaseException) -> None:
+        """The optimizer stopped on ``exc``: the program keeps the no-LM result."""
+        self.fallback = True
+        self.first_failure = self.first_failure or failure_line(exc, self.lm)
+
+    def warn(self, optimizer: str) -> None:
+        if self.failed or self.fallback:
+            logger.warning("compile: %d of %d %s LM calls failed (first: %s); %s", self.failed, self.calls,
+                           optimizer, self.first_failure, "keeping the no-LM result (the labelled demos)"
+                           if self.fallback else f"{optimizer} went on without them")
+
+    def report(self) -> dict[str, Any]:
+        return {"calls": self.calls, "failed": self.failed, "first_failure": self.first_failure,
+                "fell_back": self.fallback}
+
+
+def _optimize(program, trainset, devset, optimizer, metric, feedback, teacher, max_labeled, max_metric_calls,
+              num_threads, optimizer_lm):
     if optimizer == "bootstrap":
         opt = _WellFormedBootstrap(metric=metric, max_bootstrapped_demos=MAX_BOOTSTRAPPED_DEMOS,
                                    max_labeled_demos=max_labeled)
-        compiled = opt.compile(program, teacher=teacher, trainset=trainset)
-    elif optimizer == "mipro":
-        opt = _WellFormedMIPROv2(metric=metric, auto="light", num_threads=num_threads,
+        return opt.compile(program, teacher=teacher, trainset=trainset)
+    if optimizer == "mipro":
+        opt = _WellFormedMIPROv2(metric=metric, auto="light", num_threads=num_threads, prompt_model=optimizer_lm,
                                  max_bootstrapped_demos=MAX_BOOTSTRAPPED_DEMOS, max_labeled_demos=max_labeled)
-        compiled = opt.compile(program, trainset=trainset, valset=devset, teacher=teacher)
-    else:
-        budget = {"max_metric_calls": max_metric_calls} if max_metric_calls else {"auto": "light"}
-        opt = dspy.GEPA(metric=feedback, reflection_lm=dspy.settings.lm, num_threads=num_threads,
-                        reflection_minibatch_size=GEPA_MINIBATCH, **budget)
-        compiled = opt.compile(program, trainset=trainset, valset=devset)
-    demos = keep_well_formed_demos(compiled)
-    return {"program": compiled, "optimizer": optimizer, f"dev_{metric_name}_before": before,
-            f"dev_{metric_name}_after": _score(compiled, devset, metric, num_threads),
-            "train_examples": len(trainset), "demos": demos}
+        return opt.compile(program, trainset=trainset, valset=devset, teacher=teacher)
+    budget = {"max_metric_calls": max_metric_calls} if max_metric_calls else {"auto": "light"}
+    opt = dspy.GEPA(metric=feedback, reflection_lm=optimizer_lm, num_threads=num_threads,
+                    reflection_minibatch_size=GEPA_MINIBATCH, **budget)
+    return opt.compile(program, trainset=trainset, valset=devset)
 
 
 def command_examples(program, dataset, split: str) -> list[dspy.Example]:

@@ -1,0 +1,95 @@
+"""compile against a real OpenAI-compatible endpoint on 127.0.0.1 whose answers to the optimizer's own
+calls (MIPROv2's proposals, GEPA's reflection) stall or fail while the program's stages are answered:
+each call is bounded by the policy's timeout even for a user's ``dspy.LM`` without one, the failures are
+counted in the scores, and an optimizer that stops on them leaves the no-LM result (the labelled demos)
+instead of an exception."""
+
+import json
+import time
+from pathlib import Path
+
+import dspy
+import pytest
+import test_compile
+from conftest import FakeEngine
+from lm_server import StubLMServer
+from test_compile import LM_IRS, QUERIES
+
+import optimize
+from tracerag.compiling import compile_commands, gepa_minimum_metric_calls
+from tracerag.datasets.smarthome import home_dirs, load_dataset
+from tracerag.programs.command_retrieval import CommandRetrieval, build_indexes
+from tracerag.signatures.query_ir import QueryIR
+
+commands_dataset = test_compile.commands_dataset  # the tiny labelled home compile's own tests use
+STALL = 8.0  # seconds the endpoint holds an optimizer call; every bound below is under one stall
+
+
+def _program(dataset, embedder) -> CommandRetrieval:
+    return CommandRetrieval(build_indexes(home_dirs(dataset), embedder), ir_source="lm")
+
+
+def test_mipro_whose_proposals_stall_keeps_the_labelled_demos_within_the_policy_timeout(
+        commands_dataset, embedder, lm_timeout):
+    lm_timeout(0.3)
+    with StubLMServer(FakeEngine(irs=LM_IRS), modes={"other": "slow"}, delay=STALL) as stub:
+        user_lm = stub.user_lm()  # as users build it: no timeout (the client's default is 600 s a read)
+        dspy.configure(lm=user_lm)
+        started = time.perf_counter()
+        scores = compile_commands(_program(commands_dataset, embedder), str(commands_dataset), "mipro", max_train=6)
+        took = time.perf_counter() - started
+    assert took < STALL  # before: each of the 3 proposal calls waited out the stall, then MIPROv2 raised
+    own = scores["optimizer_lm"]
+    assert own["fell_back"] and own["calls"] == own["failed"] == 3
+    assert own["first_failure"].startswith("LMTransportError: no reply within 0.3 s")
+    gold = {q: QueryIR.model_validate(ir).model_dump() for q, _, ir in QUERIES if ir}
+    demos = scores["program"].parse.demos
+    assert scores["demos"]["parse"] == len(demos) > 0
+    assert all(demo["ir"] == gold[demo["utterance"]] and not demo.get("augmented") for demo in demos)
+    assert scores["dev_parse_recall@10_after"] >= scores["dev_parse_recall@10_before"]
+    assert "timeout" not in user_lm.kwargs and user_lm.callbacks == []  # the user's LM is left as it was
+
+
+def test_gepa_whose_reflection_stalls_finishes_on_its_budget_and_counts_the_failures(
+        commands_dataset, embedder, lm_timeout):
+    lm_timeout(0.3)
+    program = _program(commands_dataset, embedder)
+    seed = program.parse.signature.instructions
+    budget = gepa_minimum_metric_calls(sum(map(len, load_dataset(str(commands_dataset), "dev").values())))
+    with StubLMServer(FakeEngine(irs=LM_IRS), modes={"other": "slow"}, delay=STALL) as stub:
+        dspy.configure(lm=stub.user_lm())
+        started = time.perf_counter()
+        scores = compile_commands(program, str(commands_dataset), "gepa", max_train=6, max_metric_calls=budget)
+        took = time.perf_counter() - started
+        reflections = [mode for name, mode in stub.requests if name == "other"]
+    own = scores["optimizer_lm"]
+    assert not own["fell_back"] and own["calls"] == own["failed"] == len(reflections) > 0
+    assert took < STALL  # before: every reflection call waited out the stall
+    assert scores["program"].parse.signature.instructions == seed  # no proposal came back
+
+
+@pytest.mark.parametrize("optimizer", ["mipro", "gepa"])
+def test_compile_from_the_cli_with_a_good_endpoint_counts_the_optimizer_calls(commands_dataset, optimizer):
+    with StubLMServer(FakeEngine(irs=LM_IRS)) as stub:
+        budget = ["--max-metric-calls", "60"] if optimizer == "gepa" else []
+        assert optimize.main(["compile", "commands", "--dataset", str(commands_dataset), "--lm", "openai/stub",
+                              "--api-base", stub.url, "--api-key", "k", "--optimizer", optimizer, *budget,
+                              "--max-train", "6", "--out", "c.json"]) == 0
+        asked = sum(name == "other" for name, _ in stub.requests)
+    own = json.loads(Path("c.json.meta.json").read_text(encoding="utf-8"))["scores"]["optimizer_lm"]
+    assert own == {"calls": asked, "failed": 0, "first_failure": None, "fell_back": False} and asked > 0
+
+
+def test_compile_from_the_cli_against_a_proposer_that_fails_writes_the_no_lm_result(commands_dataset, capsys,
+                                                                                     caplog):
+    with StubLMServer(FakeEngine(irs=LM_IRS), modes={"other": "http500"}) as stub:
+        assert optimize.main(["compile", "commands", "--dataset", str(commands_dataset), "--lm", "openai/stub",
+                              "--api-base", stub.url, "--api-key", "k", "--lm-retries", "0", "--optimizer",
+                              "mipro", "--max-train", "6", "--out", "c.json"]) == 0  # before: LMServerError
+    scores = json.loads(Path("c.json.meta.json").read_text(encoding="utf-8"))["scores"]
+    assert scores["optimizer_lm"]["fell_back"] and scores["demos"]["parse"] > 0
+    assert '"fell_back": true' in capsys.readouterr().out
+    warnings = [r.getMessage() for r in caplog.records if r.name == "tracerag.compiling"]
+    assert warnings == ["compile: 3 of 3 mipro LM calls failed (first: LMServerError: [openai/stub] upstream "
+                        "model crashed (after 0 retries; --lm-retries or TRACERAG_LM_RETRIES)); keeping the "
+                        "no-LM result (the labelled demos)"]
