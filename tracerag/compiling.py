@@ -18,7 +18,8 @@ a GEPA budget below one iteration.
 An optimizer's own LM calls (MIPROv2's data summary and instruction proposals, GEPA's reflection) do not
 go through the program's guarded stages, so compile bounds and reports them itself: a ``dspy.LM`` that
 sets no ``timeout`` runs the whole compile as a copy with the policy's timeout (``--lm-timeout``); the
-optimizer's calls are counted, failures included (``optimizer_lm`` in the scores); and an LM failure that
+optimizer's calls are counted, failures included (``optimizer_lm`` in the scores); GEPA stops, keeping its
+best program so far, once as many of them failed in a row as open the LM breaker; and an LM failure that
 ends the optimizer (MIPROv2 raises when a proposal fails) leaves the no-LM result, the program with its
 labelled demos (``"fell_back": true``).
 """
@@ -44,7 +45,7 @@ from .metrics.commands import parse_recall_at_10, parse_recall_feedback
 from .metrics.experience import experience_feedback, experience_score
 from .metrics.planner import planner_feedback, planner_score
 from .metrics.rag import rag_feedback, rag_score
-from .programs.guarded_step import call_config, failure_line
+from .programs.guarded_step import call_config, failure_line, policy
 
 logger = logging.getLogger(__name__)
 
@@ -208,7 +209,7 @@ def compile_program(program, trainset: list, devset: list, optimizer: str, metri
         teacher = _labelled_teacher(program, labelled, MAX_DEMOS - MAX_BOOTSTRAPPED_DEMOS) if max_labeled else None
         try:
             compiled = _optimize(program, trainset, devset, optimizer, metric, feedback, teacher, max_labeled,
-                                 max_metric_calls, num_threads, own_calls.lm)
+                                 max_metric_calls, num_threads, own_calls)
         except DSPyError as exc:  # the LM failed or answered unusably where the optimizer does not recover
             own_calls.fell_back(exc)
             compiled = _labelled_teacher(program, labelled, MAX_DEMOS) if max_labeled else program.deepcopy()
@@ -229,13 +230,17 @@ def _bounded_lm(lm):
 class _OptimizerCalls(BaseCallback):
     """Counts the optimizer's own LM calls: ``lm`` is a copy of the configured LM that only the optimizer
     proposes or reflects with, and this callback (on that copy and the copies the optimizer makes of it)
-    sees each of its calls end. The program's stage calls are counted by the guarded stages instead."""
+    sees each of its calls end. The program's stage calls are counted by the guarded stages instead.
+
+    Called as a GEPA stopper, it ends the search once as many calls failed in a row as open the LM
+    breaker: GEPA goes on without a failed reflection, so an endpoint that stalls would otherwise cost a
+    timeout per iteration for the whole budget."""
 
     def __init__(self, configured_lm) -> None:
         self._lock = threading.Lock()
-        self.calls = self.failed = 0
+        self.calls = self.failed = self.in_a_row = 0
         self.first_failure: str | None = None
-        self.fallback = False
+        self.fallback = self.stopped = False
         self.lm = configured_lm.copy() if configured_lm is not None else None
         if self.lm is not None:
             self.lm.callbacks.append(self)
@@ -243,9 +248,14 @@ class _OptimizerCalls(BaseCallback):
     def on_lm_end(self, call_id, outputs, exception=None) -> None:
         with self._lock:
             self.calls += 1
+            self.in_a_row = 0 if exception is None else self.in_a_row + 1
             if exception is not None:
                 self.failed += 1
                 self.first_failure = self.first_failure or failure_line(exception, self.lm)
+
+    def __call__(self, gepa_state=None) -> bool:
+        self.stopped = self.stopped or self.in_a_row >= policy().breaker_failures
+        return self.stopped
 
     def fell_back(self, exc: BaseException) -> None:
         """The optimizer stopped on ``exc``: the program keeps the no-LM result."""
@@ -253,29 +263,35 @@ class _OptimizerCalls(BaseCallback):
         self.first_failure = self.first_failure or failure_line(exc, self.lm)
 
     def warn(self, optimizer: str) -> None:
-        if self.failed or self.fallback:
-            logger.warning("compile: %d of %d %s LM calls failed (first: %s); %s", self.failed, self.calls,
-                           optimizer, self.first_failure, "keeping the no-LM result (the labelled demos)"
-                           if self.fallback else f"{optimizer} went on without them")
+        if not (self.failed or self.fallback):
+            return
+        if self.fallback:
+            outcome = "keeping the no-LM result (the labelled demos)"
+        elif self.stopped:
+            outcome = f"{optimizer} stopped after {self.in_a_row} in a row with its best program so far"
+        else:
+            outcome = f"{optimizer} went on without them"
+        logger.warning("compile: %d of %d %s LM calls failed (first: %s); %s", self.failed, self.calls, optimizer,
+                       self.first_failure, outcome)
 
     def report(self) -> dict[str, Any]:
         return {"calls": self.calls, "failed": self.failed, "first_failure": self.first_failure,
-                "fell_back": self.fallback}
+                "stopped_early": self.stopped, "fell_back": self.fallback}
 
 
 def _optimize(program, trainset, devset, optimizer, metric, feedback, teacher, max_labeled, max_metric_calls,
-              num_threads, optimizer_lm):
+              num_threads, own_calls: _OptimizerCalls):
     if optimizer == "bootstrap":
         opt = _WellFormedBootstrap(metric=metric, max_bootstrapped_demos=MAX_BOOTSTRAPPED_DEMOS,
                                    max_labeled_demos=max_labeled)
         return opt.compile(program, teacher=teacher, trainset=trainset)
     if optimizer == "mipro":
-        opt = _WellFormedMIPROv2(metric=metric, auto="light", num_threads=num_threads, prompt_model=optimizer_lm,
+        opt = _WellFormedMIPROv2(metric=metric, auto="light", num_threads=num_threads, prompt_model=own_calls.lm,
                                  max_bootstrapped_demos=MAX_BOOTSTRAPPED_DEMOS, max_labeled_demos=max_labeled)
         return opt.compile(program, trainset=trainset, valset=devset, teacher=teacher)
     budget = {"max_metric_calls": max_metric_calls} if max_metric_calls else {"auto": "light"}
-    opt = dspy.GEPA(metric=feedback, reflection_lm=optimizer_lm, num_threads=num_threads,
-                    reflection_minibatch_size=GEPA_MINIBATCH, **budget)
+    opt = dspy.GEPA(metric=feedback, reflection_lm=own_calls.lm, num_threads=num_threads,
+                    reflection_minibatch_size=GEPA_MINIBATCH, gepa_kwargs={"stop_callbacks": own_calls}, **budget)
     return opt.compile(program, trainset=trainset, valset=devset)
 
 
