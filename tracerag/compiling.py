@@ -15,13 +15,10 @@ the ones bootstrapped from its own successful traces stay.
 ``preflight`` fails fast, before any LM call, on an optimizer that cannot run: MIPROv2 without optuna,
 a GEPA budget below one iteration.
 
-An optimizer's own LM calls (MIPROv2's data summary and instruction proposals, GEPA's reflection) do not
-go through the program's guarded stages, so compile bounds and reports them itself: a ``dspy.LM`` that
-sets no ``timeout`` runs the whole compile as a copy with the policy's timeout (``--lm-timeout``); the
-optimizer's calls are counted, failures included (``optimizer_lm`` in the scores); GEPA stops, keeping its
-best program so far, once as many of them failed in a row as open the LM breaker; and an LM failure that
-ends the optimizer (MIPROv2 raises when a proposal fails) leaves the no-LM result, the program with its
-labelled demos (``"fell_back": true``).
+An optimizer's own LM calls (MIPROv2's proposals, GEPA's reflection) do not go through the program's
+guarded stages: compile bounds, counts and stops them (``optimizer_lm.py``), and an LM failure that ends
+the optimizer (MIPROv2 raises when a proposal fails) leaves the no-LM result, the program with its
+labelled demos (``"fell_back": true`` in the scores' ``optimizer_lm``).
 """
 
 from __future__ import annotations
@@ -30,12 +27,10 @@ import functools
 import importlib.util
 import logging
 import random
-import threading
 from collections.abc import Callable
 from typing import Any
 
 import dspy
-from dspy.utils.callback import BaseCallback
 from dspy.utils.exceptions import DSPyError
 from pydantic import TypeAdapter, ValidationError
 
@@ -45,7 +40,7 @@ from .metrics.commands import parse_recall_at_10, parse_recall_feedback
 from .metrics.experience import experience_feedback, experience_score
 from .metrics.planner import planner_feedback, planner_score
 from .metrics.rag import rag_feedback, rag_score
-from .programs.guarded_step import call_config, failure_line, policy
+from .optimizer_lm import OptimizerCalls, bounded_lm
 
 logger = logging.getLogger(__name__)
 
@@ -200,8 +195,8 @@ def compile_program(program, trainset: list, devset: list, optimizer: str, metri
     Returns the compiled program, the dev scores before and after, ``demos``: the demos each predictor
     kept (all well-formed for its signature), and ``optimizer_lm``: the optimizer's own LM calls."""
     preflight(optimizer, devset, max_metric_calls)
-    lm = _bounded_lm(dspy.settings.lm)
-    own_calls = _OptimizerCalls(lm)
+    lm = bounded_lm(dspy.settings.lm)
+    own_calls = OptimizerCalls(lm)
     with dspy.context(lm=lm):
         before = _score(program, devset, metric, num_threads)
         labelled = labelled_demos(program, trainset)
@@ -221,66 +216,8 @@ def compile_program(program, trainset: list, devset: list, optimizer: str, metri
             "optimizer_lm": own_calls.report()}
 
 
-def _bounded_lm(lm):
-    """``lm``, or a copy of it with the policy's timeout when it sets none (``call_config``)."""
-    extra = call_config(lm)
-    return lm.copy(**extra) if extra else lm
-
-
-class _OptimizerCalls(BaseCallback):
-    """Counts the optimizer's own LM calls: ``lm`` is a copy of the configured LM that only the optimizer
-    proposes or reflects with, and this callback (on that copy and the copies the optimizer makes of it)
-    sees each of its calls end. The program's stage calls are counted by the guarded stages instead.
-
-    Called as a GEPA stopper, it ends the search once as many calls failed in a row as open the LM
-    breaker: GEPA goes on without a failed reflection, so an endpoint that stalls would otherwise cost a
-    timeout per iteration for the whole budget."""
-
-    def __init__(self, configured_lm) -> None:
-        self._lock = threading.Lock()
-        self.calls = self.failed = self.in_a_row = 0
-        self.first_failure: str | None = None
-        self.fallback = self.stopped = False
-        self.lm = configured_lm.copy() if configured_lm is not None else None
-        if self.lm is not None:
-            self.lm.callbacks.append(self)
-
-    def on_lm_end(self, call_id, outputs, exception=None) -> None:
-        with self._lock:
-            self.calls += 1
-            self.in_a_row = 0 if exception is None else self.in_a_row + 1
-            if exception is not None:
-                self.failed += 1
-                self.first_failure = self.first_failure or failure_line(exception, self.lm)
-
-    def __call__(self, gepa_state=None) -> bool:
-        self.stopped = self.stopped or self.in_a_row >= policy().breaker_failures
-        return self.stopped
-
-    def fell_back(self, exc: BaseException) -> None:
-        """The optimizer stopped on ``exc``: the program keeps the no-LM result."""
-        self.fallback = True
-        self.first_failure = self.first_failure or failure_line(exc, self.lm)
-
-    def warn(self, optimizer: str) -> None:
-        if not (self.failed or self.fallback):
-            return
-        if self.fallback:
-            outcome = "keeping the no-LM result (the labelled demos)"
-        elif self.stopped:
-            outcome = f"{optimizer} stopped after {self.in_a_row} in a row with its best program so far"
-        else:
-            outcome = f"{optimizer} went on without them"
-        logger.warning("compile: %d of %d %s LM calls failed (first: %s); %s", self.failed, self.calls, optimizer,
-                       self.first_failure, outcome)
-
-    def report(self) -> dict[str, Any]:
-        return {"calls": self.calls, "failed": self.failed, "first_failure": self.first_failure,
-                "stopped_early": self.stopped, "fell_back": self.fallback}
-
-
 def _optimize(program, trainset, devset, optimizer, metric, feedback, teacher, max_labeled, max_metric_calls,
-              num_threads, own_calls: _OptimizerCalls):
+              num_threads, own_calls: OptimizerCalls):
     if optimizer == "bootstrap":
         opt = _WellFormedBootstrap(metric=metric, max_bootstrapped_demos=MAX_BOOTSTRAPPED_DEMOS,
                                    max_labeled_demos=max_labeled)

@@ -93,7 +93,7 @@ def test_compile_from_the_cli_against_a_proposer_that_fails_writes_the_no_lm_res
     scores = json.loads(Path("c.json.meta.json").read_text(encoding="utf-8"))["scores"]
     assert scores["optimizer_lm"]["fell_back"] and scores["demos"]["parse"] > 0
     assert '"fell_back": true' in capsys.readouterr().out
-    warnings = [r.getMessage() for r in caplog.records if r.name == "tracerag.compiling"]
+    warnings = [r.getMessage() for r in caplog.records if r.name == "tracerag.optimizer_lm"]
     assert warnings == ["compile: 3 of 3 mipro LM calls failed (first: LMServerError: [openai/stub] upstream "
                         "model crashed (after 0 retries; --lm-retries or TRACERAG_LM_RETRIES)); keeping the "
                         "no-LM result (the labelled demos)"]

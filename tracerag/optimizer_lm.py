@@ -1,0 +1,81 @@
+"""The optimizer's own LM calls during compile: bounded, counted, and stopped when they keep failing.
+
+MIPROv2's data summary and instruction proposals and GEPA's reflection call the LM directly, not
+through a program's guarded stages, so they get none of the stages' bounds. Compile gives them the
+same ones: a ``dspy.LM`` that sets no ``timeout`` runs the compile as a copy with the policy's timeout
+(``--lm-timeout``), the optimizer proposes and reflects with a copy whose calls are counted (failures
+included, reported as ``optimizer_lm`` in the scores), and GEPA, which goes on without a failed
+reflection, stops once as many calls failed in a row as open the LM breaker.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any
+
+from dspy.utils.callback import BaseCallback
+
+from .programs.guarded_step import call_config, failure_line, policy
+
+__all__ = ["OptimizerCalls", "bounded_lm"]
+
+logger = logging.getLogger(__name__)
+
+
+def bounded_lm(lm):
+    """``lm``, or a copy of it with the policy's timeout when it sets none (``call_config``)."""
+    extra = call_config(lm)
+    return lm.copy(**extra) if extra else lm
+
+
+class OptimizerCalls(BaseCallback):
+    """Counts the optimizer's own LM calls: ``lm`` is a copy of the configured LM that only the optimizer
+    proposes or reflects with, and this callback (on that copy and the copies the optimizer makes of it)
+    sees each of its calls end. The program's stage calls are counted by the guarded stages instead.
+
+    Called as a GEPA stopper, it ends the search once as many calls failed in a row as open the LM
+    breaker: GEPA goes on without a failed reflection, so an endpoint that stalls would otherwise cost a
+    timeout per iteration for the whole budget."""
+
+    def __init__(self, configured_lm) -> None:
+        self._lock = threading.Lock()
+        self.calls = self.failed = self.in_a_row = 0
+        self.first_failure: str | None = None
+        self.fallback = self.stopped = False
+        self.lm = configured_lm.copy() if configured_lm is not None else None
+        if self.lm is not None:
+            self.lm.callbacks.append(self)
+
+    def on_lm_end(self, call_id, outputs, exception=None) -> None:
+        with self._lock:
+            self.calls += 1
+            self.in_a_row = 0 if exception is None else self.in_a_row + 1
+            if exception is not None:
+                self.failed += 1
+                self.first_failure = self.first_failure or failure_line(exception, self.lm)
+
+    def __call__(self, gepa_state=None) -> bool:
+        self.stopped = self.stopped or self.in_a_row >= policy().breaker_failures
+        return self.stopped
+
+    def fell_back(self, exc: BaseException) -> None:
+        """The optimizer stopped on ``exc``: the program keeps the no-LM result."""
+        self.fallback = True
+        self.first_failure = self.first_failure or failure_line(exc, self.lm)
+
+    def warn(self, optimizer: str) -> None:
+        if not (self.failed or self.fallback):
+            return
+        if self.fallback:
+            outcome = "keeping the no-LM result (the labelled demos)"
+        elif self.stopped:
+            outcome = f"{optimizer} stopped after {self.in_a_row} in a row with its best program so far"
+        else:
+            outcome = f"{optimizer} went on without them"
+        logger.warning("compile: %d of %d %s LM calls failed (first: %s); %s", self.failed, self.calls, optimizer,
+                       self.first_failure, outcome)
+
+    def report(self) -> dict[str, Any]:
+        return {"calls": self.calls, "failed": self.failed, "first_failure": self.first_failure,
+                "stopped_early": self.stopped, "fell_back": self.fallback}
