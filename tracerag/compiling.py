@@ -197,7 +197,7 @@ def compile_program(program, trainset: list, devset: list, optimizer: str, metri
     preflight(optimizer, devset, max_metric_calls)
     lm = bounded_lm(dspy.settings.lm)
     own_calls = OptimizerCalls(lm)
-    with dspy.context(lm=lm):
+    with dspy.context(lm=lm, callbacks=[*dspy.settings.callbacks, own_calls]):
         before = _score(program, devset, metric, num_threads)
         labelled = labelled_demos(program, trainset)
         max_labeled = MAX_DEMOS if any(labelled.values()) else 0  # no slots for examples that are no demo

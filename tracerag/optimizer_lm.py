@@ -14,6 +14,7 @@ import logging
 import threading
 from typing import Any
 
+import dspy
 from dspy.utils.callback import BaseCallback
 
 from .programs.guarded_step import call_config, failure_line, policy
@@ -30,9 +31,11 @@ def bounded_lm(lm):
 
 
 class OptimizerCalls(BaseCallback):
-    """Counts the optimizer's own LM calls: ``lm`` is a copy of the configured LM that only the optimizer
-    proposes or reflects with, and this callback (on that copy and the copies the optimizer makes of it)
-    sees each of its calls end. The program's stage calls are counted by the guarded stages instead.
+    """Counts the optimizer's own LM calls and those that failed: the call raised (transport, timeout) or
+    its reply did not parse. ``lm`` is a copy of the configured LM that only the optimizer proposes or
+    reflects with; it and the copies the optimizer makes of it carry ``optimizer_calls`` (this object),
+    which tells their calls and parses apart from the program's stage calls (counted by the guarded
+    stages instead). Compile runs with this object among DSPy's callbacks.
 
     Called as a GEPA stopper, it ends the search once as many calls failed in a row as open the LM
     breaker: GEPA goes on without a failed reflection, so an endpoint that stalls would otherwise cost a
@@ -40,20 +43,48 @@ class OptimizerCalls(BaseCallback):
 
     def __init__(self, configured_lm) -> None:
         self._lock = threading.Lock()
+        self._open: set[str] = set()  # ids of our LM calls under way
         self.calls = self.failed = self.in_a_row = 0
         self.first_failure: str | None = None
         self.fallback = self.stopped = False
         self.lm = configured_lm.copy() if configured_lm is not None else None
         if self.lm is not None:
-            self.lm.callbacks.append(self)
+            self.lm.optimizer_calls = self  # copied along by the LM's copy()
+
+    def _ours(self, lm) -> bool:
+        return getattr(lm, "optimizer_calls", None) is self
+
+    def on_lm_start(self, call_id, instance, inputs) -> None:
+        if self._ours(instance):
+            with self._lock:
+                self._open.add(call_id)
 
     def on_lm_end(self, call_id, outputs, exception=None) -> None:
         with self._lock:
+            if call_id not in self._open:
+                return
+            self._open.discard(call_id)
             self.calls += 1
-            self.in_a_row = 0 if exception is None else self.in_a_row + 1
-            if exception is not None:
-                self.failed += 1
-                self.first_failure = self.first_failure or failure_line(exception, self.lm)
+        if exception is not None:
+            self._failed(failure_line(exception, self.lm))
+        elif not any(_text(output) for output in outputs or ()):
+            self._failed("the reply was empty or null")
+
+    def on_adapter_parse_end(self, call_id, outputs, exception=None) -> None:
+        """A reply of ours parsed (the call is answered) or did not (it failed)."""
+        if not self._ours(dspy.settings.lm):
+            return
+        if exception is not None:
+            self._failed(failure_line(exception, self.lm))
+        else:
+            with self._lock:
+                self.in_a_row = 0
+
+    def _failed(self, line: str) -> None:
+        with self._lock:
+            self.failed += 1
+            self.in_a_row += 1
+            self.first_failure = self.first_failure or line
 
     def __call__(self, gepa_state=None) -> bool:
         self.stopped = self.stopped or self.in_a_row >= policy().breaker_failures
@@ -79,3 +110,8 @@ class OptimizerCalls(BaseCallback):
     def report(self) -> dict[str, Any]:
         return {"calls": self.calls, "failed": self.failed, "first_failure": self.first_failure,
                 "stopped_early": self.stopped, "fell_back": self.fallback}
+
+
+def _text(output) -> str | None:
+    """The text of one LM output (a string, or a dict with ``text`` when it carries logprobs or tools)."""
+    return output.get("text") if isinstance(output, dict) else output

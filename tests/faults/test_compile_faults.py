@@ -48,16 +48,23 @@ def test_mipro_whose_proposals_stall_keeps_the_labelled_demos_within_the_policy_
     assert all(demo["ir"] == gold[demo["utterance"]] and not demo.get("augmented") for demo in demos)
     assert scores["dev_parse_recall@10_after"] >= scores["dev_parse_recall@10_before"]
     assert "timeout" not in user_lm.kwargs and user_lm.callbacks == []  # the user's LM is left as it was
+    assert not hasattr(user_lm, "optimizer_calls") and dspy.settings.callbacks == []
 
 
-def test_gepa_whose_reflection_stalls_stops_after_the_breakers_count_of_failures(commands_dataset, embedder,
-                                                                                   lm_timeout):
+@pytest.mark.parametrize(("fault", "first_failure"), [
+    ("slow", "LMTransportError: no reply within 0.3 s"),
+    ("garbage", "AdapterParseError: the reply did not have the expected fields"),
+    ("empty", "the reply was empty or null"),
+])
+def test_gepa_whose_reflection_fails_stops_after_the_breakers_count_of_failures(commands_dataset, embedder,
+                                                                                  lm_timeout, fault, first_failure):
     """GEPA goes on without a failed reflection (its seed stays the best program); left alone it would pay
-    a timeout per iteration for its whole budget (benchmarks/bench_compile_faults.py measures both)."""
+    a timeout per iteration for its whole budget (benchmarks/bench_compile_faults.py measures both). A
+    reply that does not parse, or is empty, is a failed call too."""
     lm_timeout(0.3)
     program = _program(commands_dataset, embedder)
     seed = program.parse.signature.instructions
-    with StubLMServer(FakeEngine(irs=LM_IRS), modes={"other": "slow"}, delay=STALL) as stub:
+    with StubLMServer(FakeEngine(irs=LM_IRS), modes={"other": fault}, delay=STALL) as stub:
         dspy.configure(lm=stub.user_lm())
         started = time.perf_counter()
         scores = compile_commands(program, str(commands_dataset), "gepa", max_train=6, max_metric_calls=300)
@@ -66,9 +73,20 @@ def test_gepa_whose_reflection_stalls_stops_after_the_breakers_count_of_failures
     own = scores["optimizer_lm"]
     assert own["stopped_early"] and not own["fell_back"]
     assert own["calls"] == own["failed"] == reflections and 5 <= reflections <= 6  # GEPA retries a failed batch once
-    assert own["first_failure"].startswith("LMTransportError: no reply within 0.3 s")
-    assert took < STALL  # before: every reflection call waited out the stall
+    assert own["first_failure"].startswith(first_failure)
+    assert took < STALL  # before: every reflection call waited out the stall, or GEPA ran its whole budget
     assert scores["program"].parse.signature.instructions == seed
+
+
+def test_mipro_whose_proposals_do_not_parse_keeps_the_labelled_demos(commands_dataset, embedder):
+    with StubLMServer(FakeEngine(irs=LM_IRS), modes={"other": "garbage"}) as stub:
+        dspy.configure(lm=stub.user_lm())
+        scores = compile_commands(_program(commands_dataset, embedder), str(commands_dataset), "mipro", max_train=6)
+        asked = sum(name == "other" for name, _ in stub.requests)
+    own = scores["optimizer_lm"]
+    assert own["fell_back"] and own["calls"] == own["failed"] == asked > 0
+    assert own["first_failure"] == "AdapterParseError: the reply did not have the expected fields"
+    assert scores["demos"]["parse"] > 0
 
 
 @pytest.mark.parametrize("optimizer", ["mipro", "gepa"])
