@@ -31,11 +31,13 @@ def bounded_lm(lm):
 
 
 class OptimizerCalls(BaseCallback):
-    """Counts the optimizer's own LM calls and those that failed: the call raised (transport, timeout) or
-    its reply did not parse. ``lm`` is a copy of the configured LM that only the optimizer proposes or
-    reflects with; it and the copies the optimizer makes of it carry ``optimizer_calls`` (this object),
-    which tells their calls and parses apart from the program's stage calls (counted by the guarded
-    stages instead). Compile runs with this object among DSPy's callbacks.
+    """Counts the optimizer's own LM calls and those that failed: the call raised (transport, timeout), or
+    its reply was empty or did not parse; a call counts as answered once its reply parses.
+
+    ``lm`` is a copy of the configured LM that only the optimizer proposes or reflects with; it and the
+    copies the optimizer makes of it carry ``optimizer_calls`` (this object), which tells their calls and
+    parses apart from the program's stage calls (counted by the guarded stages instead). Compile runs
+    with this object among DSPy's callbacks.
 
     Called as a GEPA stopper, it ends the search once as many calls failed in a row as open the LM
     breaker: GEPA goes on without a failed reflection, so an endpoint that stalls would otherwise cost a
