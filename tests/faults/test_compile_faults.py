@@ -22,7 +22,7 @@ from tracerag.programs.command_retrieval import CommandRetrieval, build_indexes
 from tracerag.signatures.query_ir import QueryIR
 
 commands_dataset = test_compile.commands_dataset  # the tiny labelled home compile's own tests use
-STALL = 8.0  # seconds the endpoint holds an optimizer call; every bound below is under one stall
+STALL = 15.0  # seconds the endpoint holds an optimizer call; every bound below is under one stall
 
 
 def _program(dataset, embedder) -> CommandRetrieval:
@@ -38,7 +38,7 @@ def test_mipro_whose_proposals_stall_keeps_the_labelled_demos_within_the_policy_
         started = time.perf_counter()
         scores = compile_commands(_program(commands_dataset, embedder), str(commands_dataset), "mipro", max_train=6)
         took = time.perf_counter() - started
-    assert took < STALL  # before: each of the 3 proposal calls waited out the stall, then MIPROv2 raised
+    assert took < STALL  # before: about 20 proposal calls, each waiting the stall out
     own = scores["optimizer_lm"]
     assert own["fell_back"] and own["calls"] == own["failed"] == 3
     assert own["first_failure"].startswith("LMTransportError: no reply within 0.3 s")
