@@ -133,6 +133,12 @@ def build_parser() -> argparse.ArgumentParser:
                       "at least 2 x dev examples + 6, one iteration)")
     _threads_flag(comp, "examples the dev scoring, mipro and gepa run at once (default 1)")
     comp.add_argument("--out", required=True)
+    g = comp.add_argument_group("prompt LM (mipro, gepa)")
+    g.add_argument("--prompt-lm", help="the model that proposes mipro's instructions and gepa's reflections, "
+                   "e.g. a stronger one than --lm, which still runs the program (default: --lm)")
+    g.add_argument("--prompt-api-base", help="its endpoint (default: the --lm endpoint)")
+    g.add_argument("--prompt-api-key", help="its key (default: --lm's key on the --lm endpoint, else the "
+                   "provider's environment variable)")
     _experience_flags(comp)
     _agent_flags(comp)
     _common(comp)
@@ -395,6 +401,20 @@ def cmd_tune(args) -> int:
     return 0
 
 
+def _optimizer_options(args) -> dict:
+    """What every compile takes from the flags: GEPA's budget, threads, and the prompt LM (built like --lm,
+    with the same timeout and retries, on the --lm endpoint unless --prompt-api-base names another)."""
+    prompt_lm = None
+    if args.prompt_lm:
+        from tracerag.config import Settings, make_lm
+
+        lm_settings = Settings.resolve(api_base=args.api_base, api_key=args.api_key)
+        own_base = args.prompt_api_base is not None
+        prompt_lm = make_lm(args.prompt_lm, args.prompt_api_base if own_base else lm_settings.api_base,
+                            args.prompt_api_key or (None if own_base else lm_settings.api_key))
+    return {"max_metric_calls": args.max_metric_calls, "num_threads": args.num_threads, "prompt_lm": prompt_lm}
+
+
 def cmd_compile(args) -> int:
     from tracerag.compiling import compile_commands, preflight
 
@@ -402,7 +422,8 @@ def cmd_compile(args) -> int:
     if not settings.lm:
         print("error: compile needs an LM (--lm or TRACERAG_LM)", file=sys.stderr)
         return 2
-    preflight(args.optimizer)  # before building anything; the GEPA budget is checked once the dev set is read
+    # before building anything; the GEPA budget is checked once the dev set is read
+    preflight(args.optimizer, prompt_lm=args.prompt_lm)
     if args.program == "experience":
         return _compile_experience(args)
     if args.program == "rag":
@@ -413,7 +434,7 @@ def cmd_compile(args) -> int:
         return _compile_agent(args)
     program = _program(args, "lm")
     scores = compile_commands(program, args.dataset, args.optimizer, max_train=args.max_train,
-                              max_metric_calls=args.max_metric_calls, num_threads=args.num_threads)
+                              **_optimizer_options(args))
     tracerag.save(scores.pop("program"), args.out, dataset=str(args.dataset), metric="parse_recall@10",
                   scores=scores)
     print(json.dumps(scores, indent=1))
@@ -530,8 +551,7 @@ def _compile_experience(args) -> int:
     program = _experience_program(args, dataset, bank_dir=out.with_name(out.name + ".bank"))
     trainset = _experience_examples(dataset, "train")
     scores = compile_experience(program, trainset[: args.max_train] if args.max_train else trainset,
-                                _experience_examples(dataset, "dev"), args.optimizer, args.max_metric_calls,
-                                args.num_threads)
+                                _experience_examples(dataset, "dev"), args.optimizer, **_optimizer_options(args))
     tracerag.save(scores.pop("program"), out, dataset=str(args.dataset), metric="experience_score", scores=scores)
     print(json.dumps(scores, indent=1))
     print(f"compiled program written to {out} (store: {program.store.describe().uri})")
@@ -613,7 +633,7 @@ def _compile_rag(args) -> int:
     program = _rag_program(args)
     trainset = _rag_examples(args.dataset, "train")
     scores = compile_rag(program, trainset[: args.max_train] if args.max_train else trainset,
-                         _rag_examples(args.dataset, "dev"), args.optimizer, args.max_metric_calls, args.num_threads)
+                         _rag_examples(args.dataset, "dev"), args.optimizer, **_optimizer_options(args))
     tracerag.save(scores.pop("program"), args.out, dataset=str(args.dataset), metric="rag_score", scores=scores)
     print(json.dumps(scores, indent=1))
     print(f"compiled program written to {args.out} (store: {program.retriever.describe().uri})")
@@ -674,7 +694,7 @@ def _compile_planner(args) -> int:
     trainset = _planner_examples(args.dataset, "train", program=program)
     scores = compile_planner(program, trainset[: args.max_train] if args.max_train else trainset,
                              _planner_examples(args.dataset, "dev", program=program), args.optimizer,
-                             args.max_metric_calls, args.num_threads)
+                             **_optimizer_options(args))
     tracerag.save(scores.pop("program"), args.out, dataset=str(args.dataset), metric="planner_score", scores=scores)
     print(json.dumps(scores, indent=1))
     print(f"compiled program written to {args.out}")
@@ -772,7 +792,7 @@ def _compile_agent(args) -> int:
     try:
         trainset = _rag_examples(args.dataset, "train")
         scores = compile_agent(program, trainset[: args.max_train] if args.max_train else trainset,
-                               _agent_examples(args, "dev"), args.optimizer, args.max_metric_calls, args.num_threads)
+                               _agent_examples(args, "dev"), args.optimizer, **_optimizer_options(args))
     finally:
         program.toolbox.close()
     tracerag.save(scores.pop("program"), args.out, dataset=str(args.dataset), metric="agent_score", scores=scores)

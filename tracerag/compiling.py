@@ -13,12 +13,14 @@ drops one silently. A program whose examples are no predictor's demo gets no lab
 the ones bootstrapped from its own successful traces stay.
 
 ``preflight`` fails fast, before any LM call, on an optimizer that cannot run: MIPROv2 without optuna,
-a GEPA budget below one iteration.
+a GEPA budget below one iteration, a prompt LM for BootstrapFewShot (which proposes nothing).
 
 An optimizer's own LM calls (MIPROv2's proposals, GEPA's reflection) do not go through the program's
-guarded stages: compile bounds, counts and stops them (``optimizer_lm.py``), and an LM failure that ends
-the optimizer (MIPROv2 raises when a proposal fails) leaves the no-LM result, the program with its
-labelled demos (``"fell_back": true`` in the scores' ``optimizer_lm``).
+guarded stages. They go to ``prompt_lm`` when given (a stronger model proposing for a smaller one:
+MIPROv2's ``prompt_model``, GEPA's ``reflection_lm``), else to the configured LM. Compile bounds,
+counts and stops them (``optimizer_lm.py``), and an LM failure that ends the optimizer (MIPROv2 raises
+when a proposal fails) leaves the no-LM result, the program with its labelled demos (``"fell_back":
+true`` in the scores' ``optimizer_lm``).
 """
 
 from __future__ import annotations
@@ -162,11 +164,15 @@ def _installed(module: str) -> bool:
         return False
 
 
-def preflight(optimizer: str, devset: list | None = None, max_metric_calls: int | None = None) -> None:
-    """Raise ValueError (one line) when ``optimizer`` cannot run: unknown, MIPROv2 without optuna, or a GEPA
-    ``max_metric_calls`` below one iteration on ``devset``. Makes no LM call."""
+def preflight(optimizer: str, devset: list | None = None, max_metric_calls: int | None = None,
+              prompt_lm=None) -> None:
+    """Raise ValueError (one line) when ``optimizer`` cannot run: unknown, MIPROv2 without optuna, a GEPA
+    ``max_metric_calls`` below one iteration on ``devset``, or a ``prompt_lm`` that BootstrapFewShot would
+    ignore. Makes no LM call."""
     if optimizer not in OPTIMIZERS:
         raise ValueError(f"unknown optimizer {optimizer!r}; choose from {list(OPTIMIZERS)}")
+    if optimizer == "bootstrap" and prompt_lm is not None:
+        raise ValueError("--prompt-lm (prompt_lm) is for mipro and gepa; bootstrap proposes no instructions")
     if optimizer == "mipro" and not _installed("optuna"):
         raise ValueError(f"the mipro optimizer needs optuna: {MIPRO_INSTALL} (from a checkout: "
                          f"pip install -e \".[mipro]\")")
@@ -188,15 +194,17 @@ def _score(program, examples, metric, num_threads: int = 1) -> float:
 
 def compile_program(program, trainset: list, devset: list, optimizer: str, metric: Callable,
                     feedback: Callable, metric_name: str, max_metric_calls: int | None = None,
-                    num_threads: int = 1) -> dict[str, Any]:
+                    num_threads: int = 1, prompt_lm: dspy.BaseLM | None = None) -> dict[str, Any]:
     """``max_metric_calls`` bounds GEPA's budget (default: its "light" preset, often 1,000+ rollouts);
-    ``num_threads`` runs the dev scoring and MIPROv2's / GEPA's evaluations on that many threads.
+    ``num_threads`` runs the dev scoring and MIPROv2's / GEPA's evaluations on that many threads;
+    ``prompt_lm`` proposes MIPROv2's instructions and GEPA's reflections (default: the configured LM,
+    which always runs the program), bounded like it.
 
     Returns the compiled program, the dev scores before and after, ``demos``: the demos each predictor
     kept (all well-formed for its signature), and ``optimizer_lm``: the optimizer's own LM calls."""
-    preflight(optimizer, devset, max_metric_calls)
+    preflight(optimizer, devset, max_metric_calls, prompt_lm)
     lm = bounded_lm(dspy.settings.lm)
-    own_calls = OptimizerCalls(lm)
+    own_calls = OptimizerCalls(lm if prompt_lm is None else bounded_lm(prompt_lm))
     with dspy.context(lm=lm, callbacks=[*dspy.settings.callbacks, own_calls]):
         before = _score(program, devset, metric, num_threads)
         labelled = labelled_demos(program, trainset)
@@ -239,37 +247,39 @@ def command_examples(program, dataset, split: str) -> list[dspy.Example]:
 
 
 def compile_commands(program, dataset, optimizer: str, *, max_train: int = 0,
-                     max_metric_calls: int | None = None, num_threads: int = 1) -> dict:
+                     max_metric_calls: int | None = None, num_threads: int = 1,
+                     prompt_lm: dspy.BaseLM | None = None) -> dict:
     """The metric is parse_recall_at_10: recall@10, with the parse checked against the gold IR."""
     trainset = command_examples(program, dataset, "train")
     return compile_program(program, trainset[:max_train] if max_train else trainset,
                            command_examples(program, dataset, "dev"), optimizer, parse_recall_at_10,
-                           parse_recall_feedback, "parse_recall@10", max_metric_calls, num_threads)
+                           parse_recall_feedback, "parse_recall@10", max_metric_calls, num_threads,
+                           prompt_lm)
 
 
-def compile_experience(program, trainset: list, devset: list, optimizer: str,
-                       max_metric_calls: int | None = None, num_threads: int = 1) -> dict:
+def compile_experience(program, trainset: list, devset: list, optimizer: str, max_metric_calls: int | None = None,
+                       num_threads: int = 1, prompt_lm: dspy.BaseLM | None = None) -> dict:
     """The metric is experience_score: recall@5 of the retrieval plus precision of the traces drawn on."""
     return compile_program(program, trainset, devset, optimizer, experience_score, experience_feedback,
-                           "experience_score", max_metric_calls, num_threads)
+                           "experience_score", max_metric_calls, num_threads, prompt_lm)
 
 
 def compile_rag(program, trainset: list, devset: list, optimizer: str, max_metric_calls: int | None = None,
-                num_threads: int = 1) -> dict:
+                num_threads: int = 1, prompt_lm: dspy.BaseLM | None = None) -> dict:
     """The metric is rag_score: right decision, valid citations, verified grounded (a third each)."""
     return compile_program(program, trainset, devset, optimizer, rag_score, rag_feedback, "rag_score",
-                           max_metric_calls, num_threads)
+                           max_metric_calls, num_threads, prompt_lm)
 
 
 def compile_planner(program, trainset: list, devset: list, optimizer: str, max_metric_calls: int | None = None,
-                    num_threads: int = 1) -> dict:
+                    num_threads: int = 1, prompt_lm: dspy.BaseLM | None = None) -> dict:
     """The metric is planner_score: used-id F1 against the gold ids, plus citation coverage and validity."""
     return compile_program(program, trainset, devset, optimizer, planner_score, planner_feedback, "planner_score",
-                           max_metric_calls, num_threads)
+                           max_metric_calls, num_threads, prompt_lm)
 
 
 def compile_agent(program, trainset: list, devset: list, optimizer: str, max_metric_calls: int | None = None,
-                  num_threads: int = 1) -> dict:
+                  num_threads: int = 1, prompt_lm: dspy.BaseLM | None = None) -> dict:
     """The metric is agent_score: right decision, valid citations and their coverage (a third each)."""
     return compile_program(program, trainset, devset, optimizer, agent_score, agent_feedback, "agent_score",
-                           max_metric_calls, num_threads)
+                           max_metric_calls, num_threads, prompt_lm)

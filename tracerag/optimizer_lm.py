@@ -3,9 +3,10 @@
 MIPROv2's data summary and instruction proposals and GEPA's reflection call the LM directly, not
 through a program's guarded stages, so they get none of the stages' bounds. Compile gives them the
 same ones: a ``dspy.LM`` that sets no ``timeout`` runs the compile as a copy with the policy's timeout
-(``--lm-timeout``), the optimizer proposes and reflects with a copy whose calls are counted (failures
-included, reported as ``optimizer_lm`` in the scores), and GEPA, which goes on without a failed
-reflection, stops once as many calls failed in a row as open the LM breaker.
+(``--lm-timeout``; so does a separate prompt LM), the optimizer proposes and reflects with a copy of its
+LM whose calls are counted (failures included, reported as ``optimizer_lm`` in the scores), and GEPA,
+which goes on without a failed reflection, stops once as many calls failed in a row as open the LM
+breaker.
 """
 
 from __future__ import annotations
@@ -34,22 +35,22 @@ class OptimizerCalls(BaseCallback):
     """Counts the optimizer's own LM calls and those that failed: the call raised (transport, timeout), or
     its reply was empty or did not parse; a call counts as answered once its reply parses.
 
-    ``lm`` is a copy of the configured LM that only the optimizer proposes or reflects with; it and the
-    copies the optimizer makes of it carry ``optimizer_calls`` (this object), which tells their calls and
-    parses apart from the program's stage calls (counted by the guarded stages instead). Compile runs
-    with this object among DSPy's callbacks.
+    ``lm`` is a copy of the prompt LM (the configured one unless compile got another) that only the
+    optimizer proposes or reflects with; it and the copies the optimizer makes of it carry
+    ``optimizer_calls`` (this object), which tells their calls and parses apart from the program's stage
+    calls (counted by the guarded stages instead). Compile runs with this object among DSPy's callbacks.
 
     Called as a GEPA stopper, it ends the search once as many calls failed in a row as open the LM
     breaker: GEPA goes on without a failed reflection, so an endpoint that stalls would otherwise cost a
     timeout per iteration for the whole budget."""
 
-    def __init__(self, configured_lm) -> None:
+    def __init__(self, prompt_lm) -> None:
         self._lock = threading.Lock()
         self._open: set[str] = set()  # ids of our LM calls under way
         self.calls = self.failed = self.in_a_row = 0
         self.first_failure: str | None = None
         self.fallback = self.stopped = False
-        self.lm = configured_lm.copy() if configured_lm is not None else None
+        self.lm = prompt_lm.copy() if prompt_lm is not None else None
         if self.lm is not None:
             self.lm.optimizer_calls = self  # copied along by the LM's copy()
 

@@ -115,3 +115,74 @@ def test_compile_from_the_cli_against_a_proposer_that_fails_writes_the_no_lm_res
     assert warnings == ["compile: 3 of 3 mipro LM calls failed (first: LMServerError: [openai/stub] upstream "
                         "model crashed (after 0 retries; --lm-retries or TRACERAG_LM_RETRIES)); keeping the "
                         "no-LM result (the labelled demos)"]
+
+
+def test_a_prompt_lm_proposes_while_the_configured_lm_runs_the_program(commands_dataset, embedder):
+    """A stronger model proposing for a smaller one: every optimizer call goes to the prompt LM's endpoint
+    and is counted there, and the program's own calls stay on the configured LM."""
+    with StubLMServer(FakeEngine(irs=LM_IRS)) as task, StubLMServer(FakeEngine(irs=LM_IRS)) as proposer:
+        dspy.configure(lm=task.user_lm())
+        scores = compile_commands(_program(commands_dataset, embedder), str(commands_dataset), "mipro", max_train=6,
+                                  prompt_lm=proposer.user_lm())
+        task_asked = {name for name, _ in task.requests}
+        proposed = [name for name, _ in proposer.requests]
+    assert task_asked == {"ParseCommand"}
+    assert proposed and set(proposed) == {"other"}
+    assert scores["optimizer_lm"] == {"calls": len(proposed), "failed": 0, "first_failure": None,
+                                      "stopped_early": False, "fell_back": False}
+
+
+def test_a_prompt_lm_that_stalls_is_bounded_and_the_labelled_demos_stay(commands_dataset, embedder, lm_timeout):
+    lm_timeout(0.3)
+    with StubLMServer(FakeEngine(irs=LM_IRS)) as task, \
+            StubLMServer(FakeEngine(irs=LM_IRS), mode="slow", delay=STALL) as proposer:
+        dspy.configure(lm=task.user_lm())
+        prompt_lm = proposer.user_lm()  # no timeout, as users build it
+        started = time.perf_counter()
+        scores = compile_commands(_program(commands_dataset, embedder), str(commands_dataset), "gepa", max_train=6,
+                                  max_metric_calls=300, prompt_lm=prompt_lm)
+        took = time.perf_counter() - started
+    own = scores["optimizer_lm"]
+    assert took < STALL
+    assert own["stopped_early"] and own["calls"] == own["failed"] == len(proposer.requests)
+    assert own["first_failure"].startswith("LMTransportError: no reply within 0.3 s")
+    assert "timeout" not in prompt_lm.kwargs and not hasattr(prompt_lm, "optimizer_calls")
+
+
+def test_compile_from_the_cli_sends_the_optimizer_calls_to_the_prompt_lm(commands_dataset):
+    with StubLMServer(FakeEngine(irs=LM_IRS)) as task, StubLMServer(FakeEngine(irs=LM_IRS)) as proposer:
+        assert optimize.main(["compile", "commands", "--dataset", str(commands_dataset), "--lm", "openai/small",
+                              "--api-base", task.url, "--api-key", "k", "--optimizer", "gepa",
+                              "--max-metric-calls", "60", "--prompt-lm", "openai/large", "--prompt-api-base",
+                              proposer.url, "--prompt-api-key", "k2", "--max-train", "6", "--out", "c.json"]) == 0
+        task_asked = {name for name, _ in task.requests}
+        proposed = [name for name, _ in proposer.requests]
+    own = json.loads(Path("c.json.meta.json").read_text(encoding="utf-8"))["scores"]["optimizer_lm"]
+    assert task_asked == {"ParseCommand"} and proposed and set(proposed) == {"other"}
+    assert own["calls"] == len(proposed) and own["failed"] == 0
+
+
+def test_compile_from_the_cli_refuses_a_prompt_lm_that_bootstrap_would_ignore(commands_dataset, capsys):
+    assert optimize.main(["compile", "commands", "--dataset", str(commands_dataset), "--lm", "openai/small",
+                          "--prompt-lm", "openai/large", "--out", "c.json"]) == 2
+    assert capsys.readouterr().err == ("error: --prompt-lm (prompt_lm) is for mipro and gepa; bootstrap proposes no "
+                                       "instructions\n")
+    assert not Path("c.json").exists()
+
+
+@pytest.mark.parametrize(("flags", "endpoint", "key"), [
+    ([], "http://127.0.0.1:9/v1", "k"),  # a bigger model on the --lm endpoint
+    (["--prompt-api-base", "https://api.example.com/v1"], "https://api.example.com/v1", None),  # provider's env key
+    (["--prompt-api-base", "https://api.example.com/v1", "--prompt-api-key", "k2"], "https://api.example.com/v1", "k2"),
+])
+def test_the_prompt_lm_uses_the_lm_endpoint_unless_it_names_its_own(flags, endpoint, key, lm_timeout):
+    """(``lm_timeout`` puts the policy back after ``--lm-timeout`` set it.)"""
+    args = optimize.build_parser().parse_args(
+        ["compile", "commands", "--dataset", "smarthome", "--lm", "openai/small", "--api-base", "http://127.0.0.1:9/v1",
+         "--api-key", "k", "--lm-timeout", "7", "--optimizer", "gepa", "--prompt-lm", "openai/large", *flags,
+         "--out", "c.json"])
+    optimize._configure(args)
+    prompt_lm = optimize._optimizer_options(args)["prompt_lm"]
+    assert (prompt_lm.model, prompt_lm.kwargs.get("api_base"), prompt_lm.kwargs.get("api_key")) == (
+        "openai/large", endpoint, key)
+    assert prompt_lm.kwargs["timeout"] == 7  # bounded like --lm
