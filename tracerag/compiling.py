@@ -200,8 +200,9 @@ def compile_program(program, trainset: list, devset: list, optimizer: str, metri
     ``prompt_lm`` proposes MIPROv2's instructions and GEPA's reflections (default: the configured LM,
     which always runs the program), bounded like it.
 
-    Returns the compiled program, the dev scores before and after, ``demos``: the demos each predictor
-    kept (all well-formed for its signature), and ``optimizer_lm``: the optimizer's own LM calls."""
+    Returns the compiled program, ``lm``: the model that ran it, the dev scores before and after,
+    ``demos``: the demos each predictor kept (all well-formed for its signature), and ``optimizer_lm``:
+    the model the optimizer proposed with and its calls."""
     preflight(optimizer, devset, max_metric_calls, prompt_lm)
     lm = bounded_lm(dspy.settings.lm)
     own_calls = OptimizerCalls(lm if prompt_lm is None else bounded_lm(prompt_lm))
@@ -219,7 +220,8 @@ def compile_program(program, trainset: list, devset: list, optimizer: str, metri
         after = _score(compiled, devset, metric, num_threads)
     own_calls.warn(optimizer)
     demos = keep_well_formed_demos(compiled)
-    return {"program": compiled, "optimizer": optimizer, f"dev_{metric_name}_before": before,
+    return {"program": compiled, "optimizer": optimizer, "lm": getattr(lm, "model", None),
+            f"dev_{metric_name}_before": before,
             f"dev_{metric_name}_after": after, "train_examples": len(trainset), "demos": demos,
             "optimizer_lm": own_calls.report()}
 

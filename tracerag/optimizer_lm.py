@@ -111,7 +111,8 @@ class OptimizerCalls(BaseCallback):
                        self.first_failure, outcome)
 
     def report(self) -> dict[str, Any]:
-        return {"calls": self.calls, "failed": self.failed, "first_failure": self.first_failure,
+        return {"model": getattr(self.lm, "model", None), "calls": self.calls, "failed": self.failed,
+                "first_failure": self.first_failure,
                 "stopped_early": self.stopped, "fell_back": self.fallback}
 
 

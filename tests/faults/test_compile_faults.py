@@ -98,7 +98,8 @@ def test_compile_from_the_cli_with_a_good_endpoint_counts_the_optimizer_calls(co
                               "--max-train", "6", "--out", "c.json"]) == 0
         asked = sum(name == "other" for name, _ in stub.requests)
     own = json.loads(Path("c.json.meta.json").read_text(encoding="utf-8"))["scores"]["optimizer_lm"]
-    assert own == {"calls": asked, "failed": 0, "first_failure": None, "stopped_early": False, "fell_back": False}
+    assert own == {"model": "openai/stub", "calls": asked, "failed": 0, "first_failure": None, "stopped_early": False,
+                   "fell_back": False}
     assert asked > 0
 
 
@@ -128,8 +129,9 @@ def test_a_prompt_lm_proposes_while_the_configured_lm_runs_the_program(commands_
         proposed = [name for name, _ in proposer.requests]
     assert task_asked == {"ParseCommand"}
     assert proposed and set(proposed) == {"other"}
-    assert scores["optimizer_lm"] == {"calls": len(proposed), "failed": 0, "first_failure": None,
-                                      "stopped_early": False, "fell_back": False}
+    assert scores["lm"] == "openai/stub-model"  # the two stubs' LMs share a name; the requests tell them apart
+    assert scores["optimizer_lm"] == {"model": "openai/stub-model", "calls": len(proposed), "failed": 0,
+                                      "first_failure": None, "stopped_early": False, "fell_back": False}
 
 
 def test_a_prompt_lm_that_stalls_is_bounded_and_the_labelled_demos_stay(commands_dataset, embedder, lm_timeout):
@@ -157,9 +159,10 @@ def test_compile_from_the_cli_sends_the_optimizer_calls_to_the_prompt_lm(command
                               proposer.url, "--prompt-api-key", "k2", "--max-train", "6", "--out", "c.json"]) == 0
         task_asked = {name for name, _ in task.requests}
         proposed = [name for name, _ in proposer.requests]
-    own = json.loads(Path("c.json.meta.json").read_text(encoding="utf-8"))["scores"]["optimizer_lm"]
+    scores = json.loads(Path("c.json.meta.json").read_text(encoding="utf-8"))["scores"]
     assert task_asked == {"ParseCommand"} and proposed and set(proposed) == {"other"}
-    assert own["calls"] == len(proposed) and own["failed"] == 0
+    assert (scores["lm"], scores["optimizer_lm"]["model"]) == ("openai/small", "openai/large")
+    assert scores["optimizer_lm"]["calls"] == len(proposed) and scores["optimizer_lm"]["failed"] == 0
 
 
 def test_compile_from_the_cli_refuses_a_prompt_lm_that_bootstrap_would_ignore(commands_dataset, capsys):
