@@ -63,8 +63,7 @@ def main() -> None:
         set_policy(timeout=timeout, breaker_failures=breaker)
         reset_lm_guard()
         with StubLMServer(FakeEngine(), modes={"other": "slow"}, delay=args.stall) as stub:
-            dspy.configure(lm=dspy.LM("openai/stub-model", api_base=stub.url, api_key="k", cache=False,
-                                      num_retries=0))
+            dspy.configure(lm=stub.user_lm())  # as users build it: no timeout of its own
             started = time.perf_counter()
             with contextlib.redirect_stdout(io.StringIO()):  # the optimizers' own progress prints
                 scores = compile_commands(CommandRetrieval(indexes, ir_source="lm"), dataset, optimizer,
