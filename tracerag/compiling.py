@@ -221,9 +221,8 @@ def compile_program(program, trainset: list, devset: list, optimizer: str, metri
     own_calls.warn(optimizer)
     demos = keep_well_formed_demos(compiled)
     return {"program": compiled, "optimizer": optimizer, "lm": getattr(lm, "model", None),
-            f"dev_{metric_name}_before": before,
-            f"dev_{metric_name}_after": after, "train_examples": len(trainset), "demos": demos,
-            "optimizer_lm": own_calls.report()}
+            f"dev_{metric_name}_before": before, f"dev_{metric_name}_after": after,
+            "train_examples": len(trainset), "demos": demos, "optimizer_lm": own_calls.report()}
 
 
 def _optimize(program, trainset, devset, optimizer, metric, feedback, teacher, max_labeled, max_metric_calls,
