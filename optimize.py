@@ -329,6 +329,9 @@ def print_report(report: dict, extra_cols: tuple[str, ...] = ()) -> None:
     fell_back = round(metrics.get("lm_fallback_rate", 0.0) * report["n"])
     stages = ", ".join(f"{stage} {n}" for stage, n in metrics.get("lm_fallbacks", {}).items())
     fallbacks = f"; {fell_back} of {report['n']} fell back to the no-LM path ({stages})" if fell_back else ""
+    overruled = round(metrics.get("lm_overruled_rate", 0.0) * report["n"])
+    checks = ", ".join(f"{check} {n}" for check, n in metrics.get("lm_overruled", {}).items())
+    fallbacks += f"; {overruled} LM parse(s) overruled by the utterance ({checks})" if overruled else ""
     print(f"{report['program']} on {report['dataset']} ({report.get('split', 'all')}{how}){fallbacks}")
     print(f"{'':28}" + "".join(f"{c:>22}" for c in cols))
     rows = [("ALL", report["metrics"])]
@@ -356,9 +359,11 @@ def cmd_run(args) -> int:
     program = _program(args, "lm" if settings.lm else "none", arbitration=args.arbitration)
     pred = program(query=args.query, home=args.home)
     out = {"ir": pred.ir.model_dump(), "parse_source": pred.parse_source, "hint": pred.hint,
-           "lm_fallbacks": pred.lm_fallbacks, "lm_calls": pred.lm_calls,
+           "lm_fallbacks": pred.lm_fallbacks, "lm_overruled": pred.lm_overruled, "lm_calls": pred.lm_calls,
+           "lm_parse": pred.lm_parse.model_dump() if pred.lm_parse is not None else None,
            "candidates": [c.model_dump() for c in pred.candidates],
-           "bulk": pred.bulk.model_dump() if pred.bulk else None}
+           "bulk": pred.bulk.model_dump() if pred.bulk else None,
+           "withheld": [w.model_dump() for w in pred.withheld]}
     from tracerag.smarthome.cli import execute_from_args
 
     execution, code = execute_from_args(args, pred, home=program.index_for(args.home).home)

@@ -89,7 +89,9 @@ def test_the_parse_metric_rejects_the_trace_recall_alone_keeps(commands_dataset,
     program = CommandRetrieval(build_indexes([commands_dataset], embedder))
     example = next(ex for ex in command_examples(program, commands_dataset, "train") if ex.query == PLUG)
     pred = program(**example.inputs())
-    assert pred.ir.action == "打开" and recall_at_10(example, pred, trace=[]) is True
+    # the program overrules the reading ("关闭" is said), but the metric judges the LM's own parse
+    assert pred.lm_parse.action == "打开" and pred.lm_overruled == ["polarity"] and pred.ir.action != "打开"
+    assert recall_at_10(example, pred, trace=[]) is True
     assert parse_recall_at_10(example, pred, trace=[]) is False and parse_recall_at_10(example, pred) == 0.0
 
 

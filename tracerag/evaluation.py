@@ -74,12 +74,24 @@ def _latency(rows: list[dict]) -> dict:
 def fallback_metrics(rows: list[dict]) -> dict:
     """``lm_fallback_rate``: the share of examples where any LM stage fell back to its no-LM result;
     ``lm_fallbacks``: how many times each stage did. Zero with no LM (no LM is not a failure)."""
+    rate, counts = _tally(rows, "lm_fallbacks")
+    return {"lm_fallback_rate": rate, "lm_fallbacks": counts}
+
+
+def overruled_metrics(rows: list[dict]) -> dict:
+    """``lm_overruled_rate``: the share of queries whose LM parse failed a check against the utterance and
+    the home (``command_safety.CommandSafety.check_parse``); ``lm_overruled``: how often each check did."""
+    rate, counts = _tally(rows, "lm_overruled")
+    return {"lm_overruled_rate": rate, "lm_overruled": counts}
+
+
+def _tally(rows: list[dict], key: str) -> tuple[float, dict[str, int]]:
+    """(the share of rows whose ``key`` lists anything, how often each name is listed)."""
     counts = defaultdict(int)
     for row in rows:
-        for stage in row.get("lm_fallbacks") or ():
-            counts[stage] += 1
-    return {"lm_fallback_rate": _mean(float(bool(row.get("lm_fallbacks"))) for row in rows) or 0.0,
-            "lm_fallbacks": dict(sorted(counts.items()))}
+        for name in row.get(key) or ():
+            counts[name] += 1
+    return _mean(float(bool(row.get(key))) for row in rows) or 0.0, dict(sorted(counts.items()))
 
 
 def _fallbacks(pred) -> list[str]:
@@ -118,7 +130,8 @@ def evaluate_commands(program, queries_by_home: dict, *, dataset: str, k: int = 
             "rr": m.reciprocal_rank(example, pred, k), "bulk_precision": m.bulk_precision(example, pred),
             "bulk": bulk is not None, "hint": bulk.hint if bulk else None,
             "parse_source": pred.parse_source, "lm_calls": pred.lm_calls, "ms": round(elapsed_ms, 2),
-            "lm_fallbacks": _fallbacks(pred),
+            "lm_fallbacks": _fallbacks(pred), "lm_overruled": list(getattr(pred, "lm_overruled", None) or []),
+            "withheld": [f"{w.device_id}/{w.command_id}" for w in getattr(pred, "withheld", None) or []],
             "ir": pred.ir.model_dump(),
             "expected": [{"device_id": t.device_id, "command_id": list(t.command_ids)} for t in q.expected],
             "returned": [list(p) for p in m.returned_pairs(pred, k)][:50],
@@ -135,6 +148,7 @@ def evaluate_commands(program, queries_by_home: dict, *, dataset: str, k: int = 
     metrics = _summary(rows, k)
     metrics["lm_calls_per_query"] = _mean(r["lm_calls"] for r in rows)
     metrics.update(fallback_metrics(rows))
+    metrics.update(overruled_metrics(rows))
     metrics.update(_latency(rows))
     return {"program": "CommandRetrieval", "dataset": dataset, "k": k, "ir": program.ir_source, "n": len(rows),
             "metrics": metrics, "breakdown": breakdown, "per_query": rows}

@@ -28,6 +28,7 @@ def pred(**ir):
     ("打开", "on"), ("开启", "on"), ("开", "on"), ("turn on", "on"), ("通电", "on"),
     ("关闭", "off"), ("关掉", "off"), ("关", "off"), ("断电", "off"), ("turn off", "off"), ("暂停播放", "off"),
     ("调到制冷模式", None), ("亮度调到50%", None), ("", None), ("打开开关", "on"),
+    ("锁上", "off"), ("上锁", "off"), ("lock", "off"), ("解锁", "on"), ("开锁", "on"), ("unlock", "on"),
 ])
 def test_action_polarity(action, polarity):
     assert m.action_polarity(action) == polarity

@@ -129,6 +129,31 @@ def test_argument_comes_from_the_utterance_or_the_command_is_not_sent(st_home, s
         assert all("needs a value (0..100 %)" in r.reason for r in report.skipped)
 
 
+def test_a_sensitive_command_is_sent_only_when_confirmed(st_home, st_program):
+    pred = st_program(query="把门锁打开")
+    top = pred.candidates[0]
+    assert (top.command_id, top.sensitive) == ("main-lock-unlock", True)
+    with FakeSmartThings("home_medium") as fake:
+        target = SmartThingsTarget(TOKEN, fake.url, home_dir=st_home)
+        report = execute(pred, target, dry_run=False, query="把门锁打开")
+        assert fake.posts() == [] and report.calls == [] and not report.ok
+        assert [(r.device_id, r.status) for r in report.results] == [(top.device_id, "needs_confirmation")]
+        assert "confirm_sensitive=True" in report.results[0].reason and "1 need confirmation" in report.summary()
+        report = st_program.execute(pred, target, dry_run=False, query="把门锁打开", confirm_sensitive=True)
+        assert [body["commands"][0]["command"] for _, body in fake.posts()] == ["unlock"]
+        assert [r.status for r in report.results] == ["accepted"]
+
+
+def test_a_value_in_another_unit_or_outside_the_range_is_never_sent(st_home):
+    light = next(d for d in Home.load(st_home).devices if d.command("main-switchLevel-setLevel"))
+    plan = BulkPlan(command_id="main-switchLevel-setLevel", batches=[[light.device_id]], groups=[BulkGroup(
+        command_id="main-switchLevel-setLevel", signature="s", device_ids=[light.device_id])])
+    for query, reason in (("把客厅所有的灯调到26度", "takes a percent value; the utterance sets 26 as a temperature"),
+                          ("把客厅所有的灯调到400", "400 is outside (0..100 %)")):
+        report = execute(plan, SmartThingsTarget(TOKEN, "http://127.0.0.1:9", home_dir=st_home), query=query)
+        assert report.calls == [] and len(report.skipped) == 1 and reason in report.skipped[0].reason, query
+
+
 def test_command_retrieval_execute_is_the_same_call(st_home, st_program):
     pred = st_program(query="把所有的灯都关掉")
     with FakeSmartThings("home_medium") as fake:
@@ -204,6 +229,17 @@ def test_cli_pieces(st_home, capsys, monkeypatch):
         report, code = execute_from_args(args, pred, home=home)
         assert code == 0 and report["accepted"] == 1 and len(fake.posts()) == 1
         assert execute_from_args(parser.parse_args(["run", "--query", "q"]), pred) == (None, 0)
+        lock = next(d for d in home.devices if d.category == "Lock")
+        unlock = argparse.Namespace(hint=None, bulk=None, candidates=[argparse.Namespace(
+            device_id=lock.device_id, command_id="main-lock-unlock")])
+        fake.requests.clear()
+        report, code = execute_from_args(args, unlock, home=home)  # not confirmed: nothing sent, exit code 1
+        assert code == 1 and report["needs_confirmation"] == 1 and fake.posts() == []
+        assert "needs_confirmation" in capsys.readouterr().err
+        confirmed = parser.parse_args(["run", "--query", "q", "--dataset", str(out), "--execute",
+                                       "--confirm-sensitive"])
+        report, code = execute_from_args(confirmed, unlock, home=home)
+        assert code == 0 and report["accepted"] == 1 and len(fake.posts()) == 1
         monkeypatch.delenv("SMARTTHINGS_TOKEN")
         _, code = execute_from_args(args, pred, home=home)
         assert code == 2 and "SMARTTHINGS_TOKEN" in capsys.readouterr().err

@@ -11,12 +11,10 @@ recall alone keeps a parse of "主卧的灯都关掉" as 打开 whenever both co
 
 from __future__ import annotations
 
-import re
-
 import dspy
 from pydantic import ValidationError
 
-from ..signatures.query_ir import QueryIR
+from ..signatures.query_ir import QueryIR, action_polarity
 
 
 def returned_pairs(pred, k: int = 10) -> list[tuple[str, str]]:
@@ -91,19 +89,6 @@ def recall_feedback(gold, pred, trace=None, pred_name=None, pred_trace=None) -> 
 
 # -- the parse itself, against the gold IR ----------------------------------------------------------
 
-# Words that switch something on or off, in the action phrase (Chinese by contract, English tolerated).
-# "开关" is the noun "switch", not a polarity. A phrase with both kinds of word (or neither) has none.
-_ON = re.compile(r"开|启动|通电|\b(on|open|start|enable)\b", re.IGNORECASE)
-_OFF = re.compile(r"关|停|断电|\b(off|close|stop|pause|disable|shut)\b", re.IGNORECASE)
-
-
-def action_polarity(action: str) -> str | None:
-    """"on" (打开, 开启, 启动, turn on …), "off" (关闭, 关掉, 停止, 断电, turn off …) or None."""
-    text = (action or "").replace("开关", "")
-    on, off = bool(_ON.search(text)), bool(_OFF.search(text))
-    return "on" if on and not off else "off" if off and not on else None
-
-
 def _as_query_ir(value) -> QueryIR | None:
     if isinstance(value, QueryIR):
         return value
@@ -154,18 +139,25 @@ def parse_agreement(gold_ir, ir) -> float:
     return (checked - len(problems)) / checked
 
 
+def lm_parse(pred):
+    """The parse the LM gave, before any field was overruled by the utterance (``pred.lm_parse``), else the
+    prediction's parse: what an optimizer teaches is the LM's own reading, and a reading the program had to
+    correct must never become a demo."""
+    return getattr(pred, "lm_parse", None) or getattr(pred, "ir", None)
+
+
 def parse_recall_at_10(example, pred, trace=None) -> float | bool:
     """The commands optimisation metric: recall@10 and the parse checked against the example's gold IR.
 
-    With ``trace`` (bootstrapping): every gold target found AND the parse agrees with the gold IR (polarity,
-    type_hint, scopes, quantifier), so a demo that reads "关掉" as 打开 is never kept however good its
-    recall. Otherwise recall@10 x parse_agreement, in [0, 1]. Without a gold IR (or one that does not
-    validate): recall_at_10."""
+    With ``trace`` (bootstrapping): every gold target found AND the LM's own parse (``lm_parse``) agrees with
+    the gold IR (polarity, type_hint, scopes, quantifier), so a demo that reads "关掉" as 打开 is never kept
+    however good its recall, even when the program overruled that reading. Otherwise recall@10 x
+    parse_agreement, in [0, 1]. Without a gold IR (or one that does not validate): recall_at_10."""
     gold = _as_query_ir(getattr(example, "ir", None))
     if gold is None:
         return recall_at_10(example, pred, trace)
     score = recall(example, pred, 10)
-    parsed = getattr(pred, "ir", None)
+    parsed = lm_parse(pred)
     if trace is not None:
         return score >= 1.0 and not parse_disagreements(gold, parsed)
     return score * parse_agreement(gold, parsed)
@@ -178,7 +170,7 @@ def parse_recall_feedback(gold, pred, trace=None, pred_name=None, pred_trace=Non
     gold_ir = _as_query_ir(getattr(gold, "ir", None))
     if gold_ir is None:
         return base
-    parsed = getattr(pred, "ir", None)
+    parsed = lm_parse(pred)
     problems = parse_disagreements(gold_ir, parsed)
     score = parse_recall_at_10(gold, pred)
     lines = [f"score = {score:.2f} (recall@10 x parse agreement {parse_agreement(gold_ir, parsed):.2f})",

@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from functools import partial
 
 import dspy
 
 from ..retrievers.command_index import CommandIndex
 from ..retrievers.command_results import BulkPlan
+from ..retrievers.command_safety import Screen, safety_of
 from ..retrievers.http_embedder import with_embeddings
 from ..retrievers.negation import read_negation
 from ..signatures.command import ArbitrateCapability, CommandOption, ParseCommand
@@ -74,38 +76,50 @@ class CommandRetrieval(dspy.Module):
         stages = Stages()
         return await stages.arun(self._pipeline(query, home, ir, stages))
 
-    def execute(self, pred: dspy.Prediction, target, dry_run: bool = True, *, query: str | None = None):
+    def execute(self, pred: dspy.Prediction, target, dry_run: bool = True, *, query: str | None = None,
+                confirm_sensitive: bool = False):
         """Send ``pred`` to a real home's API (``tracerag.smarthome.execute``): dry-run by default, refused
-        for unsafe hints; ``query`` (the utterance) is where argument values come from. A per-device report."""
+        for unsafe hints; ``query`` (the utterance) is where argument values come from; a sensitive command
+        (unlock, open a door …) is sent only with ``confirm_sensitive=True``. A per-device report."""
         from ..smarthome.execute import execute
 
         home = self.index_for(getattr(pred, "home", None)).home
-        return execute(pred, target, dry_run=dry_run, home=home, query=query)
+        return execute(pred, target, dry_run=dry_run, home=home, query=query, confirm_sensitive=confirm_sensitive)
 
     def _pipeline(self, query: str, home: str | None, ir, stages: Stages) -> Pipeline:
         index = self.index_for(home)
         if len(query) > MAX_UTTERANCE_CHARS:
             return self._prediction([], None, QueryIR(), "none", stages, index, hint="too_long")
-        # The LM reads the utterance as said; the rules and the search read its negations first
-        # ("灯不用开了" asks for the lights off, "别锁门" for nothing to be done).
+        # The LM reads the utterance as said; the rules, the safety checks and the search read its negations
+        # first ("灯不用开了" asks for the lights off, "别锁门" for nothing to be done).
         said = read_negation(query)
         text = said.text
+        safety = safety_of(index)
+        screen = safety.screen(text)
+        search = partial(self._search, index, screen, query)
+        overruled: list[str] = []
         if ir is not None and self.ir_source == "gold":
             parsed, source = QueryIR.model_validate(ir), "gold"
-        elif self.ir_source == "lm" and lm_of(self.parse) is not None and not said.asks_nothing:
-            parsed = yield lm_step("parse", self.parse, check=_as_ir, fallback="using the no-LM parser",
-                                   utterance=query, rooms=index.home.rooms)
-            parsed, source = (parsed, "lm") if parsed is not None else \
-                ((yield work(parse_without_lm, text, index)), "rules_fallback")
         else:
             parsed, source = (yield work(parse_without_lm, text, index)), "rules"
         if said.asks_nothing:
             return self._prediction([], None, parsed, source, stages, index, hint="no_intent")
-        candidates = yield work(index.search, parsed, text, k=self.k, afn=_awaiting_embeddings(index, index.search),
-                                span=COMMAND_SEARCH,
-                                inputs={"query": query, "k": self.k, "home": index.home.name,
-                                        "ir": parsed.model_dump()},
-                                outputs=_candidate_outputs)
+        ranked, lm_ir = None, None
+        if source == "rules" and self.ir_source == "lm" and lm_of(self.parse) is not None:
+            # what asks this home for nothing costs no LM call ("hello", "", "今天天气怎么样"): where the rule
+            # parse alone shows no intent, its search decides
+            if not _parse_shows_intent(parsed):
+                ranked = yield from search(parsed, text)
+                if not _has_intent(text, parsed, ranked[0]):
+                    return self._prediction([], None, parsed, source, stages, index, hint="no_intent")
+            lm_parse = yield lm_step("parse", self.parse, check=_as_ir, fallback="using the no-LM parser",
+                                     utterance=query, rooms=index.home.rooms)
+            if lm_parse is None:
+                source = "rules_fallback"
+            else:
+                (parsed, overruled), source, ranked = safety.check_parse(lm_parse, parsed, text), "lm", None
+                lm_ir = lm_parse
+        candidates, withheld = ranked if ranked is not None else (yield from search(parsed, text))
         if not _has_intent(text, parsed, candidates):
             return self._prediction([], None, parsed, source, stages, index, hint="no_intent")
         bulk = None
@@ -115,22 +129,36 @@ class CommandRetrieval(dspy.Module):
             # first; with the kind given, a name said there ("客厅窗帘") is a name and narrows the plan
             scoped = parsed if parsed.is_bulk or parsed.has_category else \
                 parsed.model_copy(update={"type_hint": candidates[0].category})
-            bulk = yield work(index.plan_bulk, scoped, text, afn=_awaiting_embeddings(index, index.plan_bulk),
+            bulk = yield work(index.plan_bulk, scoped, text, blocked=screen.blocked,
+                              afn=_awaiting_embeddings(index, index.plan_bulk),
                               span=COMMAND_BULK, inputs={"query": query}, outputs=_bulk_outputs)
         if area and not _agrees(bulk, candidates):
             bulk = None  # the ranked candidates answer: no confident plan over several devices there
         if bulk is not None and bulk.hint == "need_clarification" and bulk.options and self.arbitration \
                 and lm_of(self.arbitrate) is not None:
-            bulk = yield from self._arbitrate(query, text, parsed, bulk, index)
-        return self._prediction(candidates, bulk, parsed, source, stages, index, hint=stages.hint)
+            bulk = yield from self._arbitrate(query, text, parsed, bulk, index, screen)
+        bulk = _guarded(bulk, safety.blocked_targets(bulk.targets, screen) if bulk is not None else [])
+        hint = stages.hint or ("lm_overruled" if overruled else None)
+        return self._prediction(safety.marked(candidates), bulk, parsed, source, stages, index, hint=hint,
+                                withheld=safety.withheld(withheld, text), overruled=overruled, lm_ir=lm_ir)
+
+    def _search(self, index: CommandIndex, screen: Screen, query: str, parsed: QueryIR, text: str) -> Pipeline:
+        """The ranked candidates for one parse, and the rows the safety screen held back from them."""
+        return (yield work(index.rank, parsed, text, k=self.k, blocked=screen.blocked, demoted=screen.demoted,
+                           afn=_awaiting_embeddings(index, index.rank), span=COMMAND_SEARCH,
+                           inputs={"query": query, "k": self.k, "home": index.home.name, "ir": parsed.model_dump()},
+                           outputs=_candidate_outputs))
 
     @staticmethod
-    def _prediction(candidates, bulk, parsed, source, stages: Stages, index: CommandIndex, hint) -> dspy.Prediction:
+    def _prediction(candidates, bulk, parsed, source, stages: Stages, index: CommandIndex, hint, withheld=(),
+                    overruled=(), lm_ir=None) -> dspy.Prediction:
         return dspy.Prediction(candidates=candidates, bulk=bulk, ir=parsed, parse_source=source, hint=hint,
+                               withheld=list(withheld), lm_overruled=list(overruled), lm_parse=lm_ir,
                                lm_fallbacks=stages.fallbacks, lm_errors=stages.errors, lm_calls=stages.calls,
                                home=index.home.name)
 
-    def _arbitrate(self, query: str, text: str, ir: QueryIR, plan: BulkPlan, index: CommandIndex) -> Pipeline:
+    def _arbitrate(self, query: str, text: str, ir: QueryIR, plan: BulkPlan, index: CommandIndex,
+                   screen: Screen) -> Pipeline:
         """One closed-set LM call on the utterance as said (``query``): an option index to expand with the
         values of the utterance as read (``text``), or a question for the user (on failure: the plan as it
         was, asking the user)."""
@@ -140,7 +168,8 @@ class CommandRetrieval(dspy.Module):
         if decision is None:
             return plan
         if decision.choice_index is not None and 0 <= decision.choice_index < len(plan.options):
-            return (yield work(index.choose, plan, plan.options[decision.choice_index].command_id, ir, text))
+            return (yield work(index.choose, plan, plan.options[decision.choice_index].command_id, ir, text,
+                               blocked=screen.blocked))
         return plan.model_copy(update={"question": (decision.question or "").strip()})
 
 
@@ -151,8 +180,20 @@ def _agrees(plan: BulkPlan, candidates: list) -> bool:
     return len(devices) >= 2 and candidates[0].device_id in devices
 
 
-def _candidate_outputs(candidates: list) -> dict:
-    return {"ids": [f"{c.device_id}/{c.command_id}" for c in candidates], "scores": [c.score for c in candidates]}
+def _guarded(plan: BulkPlan | None, blocked: list[tuple[str, str]]) -> BulkPlan | None:
+    """A plan holding a (device, command) the safety screen blocks is not executed: it asks the user. The
+    index never builds one (blocked rows are neither options nor targets); this holds whatever path built it."""
+    if plan is None or not blocked:
+        return plan
+    device, command = blocked[0]
+    return plan.model_copy(update={"hint": "need_clarification", "reason": f"the plan holds {command} on {device}, "
+                                   "which the utterance does not ask for"})
+
+
+def _candidate_outputs(ranked: tuple[list, list]) -> dict:
+    candidates, withheld = ranked
+    return {"ids": [f"{c.device_id}/{c.command_id}" for c in candidates], "scores": [c.score for c in candidates],
+            "withheld_rows": len(withheld)}
 
 
 def _bulk_outputs(plan: BulkPlan | None) -> dict:
@@ -173,13 +214,18 @@ _NO_INTENT_LEXICAL = 0.3  # labelled queries with no other evidence score >= 0.6
 _EVIDENCE_CHANNELS = ("name", "room", "argument", "subject", "within_device")
 
 
+def _parse_shows_intent(ir: QueryIR) -> bool:
+    """A category, device name, room or quantifier in the parse: the utterance asks the home for something."""
+    return ir.has_category or bool(ir.name_hint or ir.scope_include or ir.scope_exclude) or ir.is_bulk
+
+
 def _has_intent(query: str, ir: QueryIR, candidates: list) -> bool:
     """Whether the utterance asks this home for anything: a category, device, room, value or quantifier
     the parse found, or words a command document shares (lexical channel). The dense channel alone
     does not count: it ranks any text, "hello" and "" included, against the nearest command."""
     if not _WORD.search(query or ""):
         return False
-    if ir.type_hint != "Unknown" or ir.name_hint or ir.scope_include or ir.scope_exclude or ir.is_bulk:
+    if _parse_shows_intent(ir):
         return True
     return any(c.channels.get(name, 0.0) > 0 for c in candidates for name in _EVIDENCE_CHANNELS) or \
         any(c.channels.get("lexical", 0.0) >= _NO_INTENT_LEXICAL for c in candidates)

@@ -57,6 +57,9 @@ _MASKED = "|"  # stands in for a masked phrase: tokens() never yields it, so no 
 NAME_TOKENS_MAX = 64
 NAME_RUN_MAX = 8
 
+# What a demoted row (one that cannot take the value the utterance sets) loses: more than any score spans.
+DEMOTED = 1_000.0
+
 # Categories whose devices power something else ("排气扇" and "浴霸" are both Switches).
 CARRIER_CATEGORIES = frozenset({"Switch", "SmartPlug"})
 
@@ -183,7 +186,7 @@ class CommandIndex:
                                     and t not in verbs and not set(t) <= FILLER_TOKENS}))
             numeric = spec.value_range is not None or (spec.type is not None and not spec.value_list)
             takes = numeric or bool(spec.value_list)
-            slot_shape.append(shapes.setdefault((phrases, numeric, _changes_by_amount(spec), takes, *_scale(spec)),
+            slot_shape.append(shapes.setdefault((phrases, numeric, _changes_by_amount(spec), takes, *unit_scale(spec)),
                                                 len(shapes)))
             subject = tuple(run for run in subject_phrases(spec, device.commands)
                             if not set(run) & kind_tokens.get(device.category, set()))
@@ -239,9 +242,9 @@ class CommandIndex:
         has_value = QueryIR.carries_value(utterance)
         target = QueryIR.sets_target(utterance)
         set_verb = not has_value and any(contains(text, verb) for text in (said, tokens(action)) for verb in SET_VERBS)
-        value = _value_set(utterance) if has_value else None
+        value = value_set(utterance) if has_value else None
         per_shape = np.asarray([(0.5 if target and not numeric else 1.0) if any(contains(said, p) for p in phrases)
-                                else _number_fit(value, unit, low, high) if numeric and has_value
+                                else number_fit(value, unit, low, high) if numeric and has_value
                                 and not (relative and target)
                                 else -0.5 if not takes and target
                                 else -0.25 if not takes and set_verb else 0.0
@@ -387,6 +390,13 @@ class CommandIndex:
                 if not any(contains(other, word) for other in inside):
                     found.extend(r for r in self.rooms_meant_by(kind) if r not in found)
         return found
+
+    def names_a_room(self, name: str) -> bool:
+        """Whether a name (a parse's scope entry) means some room of this home: a room's name, a short form,
+        a floor, or a word for a kind of room ("卧室" where the rooms are 主卧 and 次卧)."""
+        said = self.room_tokens.get(name) or tokens(name)
+        return name in self._room_code or said in self.room_aliases or bool(self.rooms_meant_by(said)) or \
+            any(contains(said, word) and self.rooms_meant_by(kind) for word, kind in _ROOM_KINDS)
 
     def room_words(self, utterance: str) -> list[tuple[str, ...]]:
         """The room names and short forms the utterance says, longest first, none inside another."""
@@ -567,27 +577,51 @@ class CommandIndex:
         return {name: round(float(values[device if name in ("name", "room") else slot]), 4)
                 for name, values in channels.items()}
 
-    def search(self, ir: QueryIR, utterance: str, k: int = 10) -> list[Candidate]:
-        """Top-k (device, command) candidates for a single-target query."""
+    def search(self, ir: QueryIR, utterance: str, k: int = 10, **screen) -> list[Candidate]:
+        """Top-k (device, command) candidates for a single-target query (``screen``: see ``rank``)."""
+        return self.rank(ir, utterance, k, **screen)[0]
+
+    def rank(self, ir: QueryIR, utterance: str, k: int = 10, *, blocked: np.ndarray | None = None,
+             demoted: np.ndarray | None = None) -> tuple[list[Candidate], list[int]]:
+        """Top-k candidates, and the ``blocked`` rows that would have ranked among them (best first).
+
+        ``blocked`` rows (per row) are never candidates; ``demoted`` rows rank after every other row.
+        Both come from the safety rules (``command_safety.Screen``): the index itself knows no policy."""
         fused, channels = self.score_rows(ir, utterance)
-        finite = np.flatnonzero(np.isfinite(fused))
+        order_key = fused
+        if blocked is not None:
+            order_key = np.where(blocked, -np.inf, order_key)
+        if demoted is not None:
+            order_key = order_key - DEMOTED * demoted
+        top = self._top_rows(order_key, k)
+        candidates = [self._candidate(int(r), float(fused[r]), channels) for r in top]
+        passed_over: list[int] = []
+        if blocked is not None and blocked.any():
+            held = np.flatnonzero(blocked & np.isfinite(fused))
+            if len(top) == k:
+                held = held[fused[held] >= order_key[top[-1]]]
+            passed_over = held[np.argsort(-fused[held], kind="stable")][:k].tolist()
+        return candidates, passed_over
+
+    def _top_rows(self, scores: np.ndarray, k: int) -> np.ndarray:
+        """The k best rows by score, a device's n-th command paying n * ``repeat_penalty``."""
+        finite = np.flatnonzero(np.isfinite(scores))
         if finite.size == 0:
-            return []
+            return finite
         # Only rows at least as good as the k-th best device's best row can make the top k: that row and
         # k - 1 better ones keep their scores, and the penalty only lowers a score.
-        device_best = _group_max(fused, self._device_row_starts)
+        device_best = _group_max(scores, self._device_row_starts)
         if 0 < k < len(device_best):
-            finite = np.flatnonzero(np.isfinite(fused) & (fused >= -np.partition(-device_best, k - 1)[k - 1]))
-        order = finite[np.argsort(-fused[finite], kind="stable")]
+            finite = np.flatnonzero(np.isfinite(scores) & (scores >= -np.partition(-device_best, k - 1)[k - 1]))
+        order = finite[np.argsort(-scores[finite], kind="stable")]
         # a device's n-th command in this order pays n * repeat_penalty
         devices = self.row_device[order]
         by_device = np.argsort(devices, kind="stable")
         starts = np.flatnonzero(np.r_[True, np.diff(devices[by_device]) != 0])
         nth = np.empty(len(order), dtype=np.int64)
         nth[by_device] = np.arange(len(order)) - np.repeat(starts, np.diff(np.r_[starts, len(order)]))
-        adjusted = fused[order].astype(np.float64) - self.params.repeat_penalty * nth
-        top = order[np.argsort(-adjusted, kind="stable")[:k]]
-        return [self._candidate(int(r), float(fused[r]), channels) for r in top]
+        adjusted = scores[order].astype(np.float64) - self.params.repeat_penalty * nth
+        return order[np.argsort(-adjusted, kind="stable")[:k]]
 
     def _candidate(self, row: int, score: float, channels: dict[str, np.ndarray]) -> Candidate:
         di, ci = self.rows[row]
@@ -737,9 +771,11 @@ class CommandIndex:
         return ir.quantifier == "one" and not is_negated(utterance) and \
             bool(self._room_set(ir.scope_include) or self._said_rooms(ir, utterance))
 
-    def plan_bulk(self, ir: QueryIR, utterance: str) -> BulkPlan:
-        """Choose the command from aggregated evidence, then expand it to every target."""
+    def plan_bulk(self, ir: QueryIR, utterance: str, *, blocked: np.ndarray | None = None) -> BulkPlan:
+        """Choose the command from aggregated evidence, then expand it to every target. ``blocked`` rows (the
+        safety rules') are neither options nor targets."""
         p = self.params
+        allowed = None if blocked is None else ~blocked
         category, device_ok = self.bulk_scope(ir, utterance)
         if category is None:
             return BulkPlan(hint="need_clarification",
@@ -747,7 +783,8 @@ class CommandIndex:
         if not device_ok.any():
             return BulkPlan(category=category, hint="no_target", reason=f"no {category} device in scope")
         text, _ = self._command_scores(ir, utterance)
-        options = self._options(np.where(device_ok[self.row_device], text[self.row_slot], -np.inf), device_ok)
+        in_scope = device_ok[self.row_device] if allowed is None else device_ok[self.row_device] & allowed
+        options = self._options(np.where(in_scope, text[self.row_slot], -np.inf), device_ok, allowed)
         if not options:
             return BulkPlan(category=category, hint="no_target", reason=f"no {category} device has commands")
         top1 = options[0].p
@@ -756,13 +793,15 @@ class CommandIndex:
         if top1 < p.min_top1_ratio or margin < p.min_margin:
             return plan.model_copy(update={"hint": "need_clarification", "options": options[:3],
                                            "reason": "low confidence between the top commands"})
-        return self._expand(plan, options[0].command_id, device_ok)
+        return self._expand(plan, options[0].command_id, device_ok, allowed)
 
-    def choose(self, plan: BulkPlan, command_id: str, ir: QueryIR, utterance: str) -> BulkPlan:
+    def choose(self, plan: BulkPlan, command_id: str, ir: QueryIR, utterance: str, *,
+               blocked: np.ndarray | None = None) -> BulkPlan:
         """Expand a command picked outside the index (an arbiter or the user's answer)."""
-        return self._expand(plan, command_id, self.bulk_scope(ir, utterance)[1])
+        return self._expand(plan, command_id, self.bulk_scope(ir, utterance)[1], None if blocked is None else ~blocked)
 
-    def _expand(self, plan: BulkPlan, command_id: str, device_ok: np.ndarray) -> BulkPlan:
+    def _expand(self, plan: BulkPlan, command_id: str, device_ok: np.ndarray,
+                allowed: np.ndarray | None = None) -> BulkPlan:
         """Targets of `command_id`, grouped by argument shape, split into batches.
 
         A device in scope that lacks the chosen command takes the best other option it supports
@@ -777,7 +816,7 @@ class CommandIndex:
                      and chosen.evidence - o.evidence <= p.fallback_margin]
         row_of = np.full(len(self.home.devices), -1, dtype=np.int64)  # per device: the command it gets
         for command in reversed((command_id, *fallbacks)):  # the first one a device has wins
-            rows = self._supporting(command, device_ok)
+            rows = self._supporting(command, device_ok, allowed)
             row_of[self.row_device[rows]] = rows
         targets = np.flatnonzero(row_of >= 0)
         shapes = self.slot_compatibility_code[self.row_slot[row_of[targets]]]
@@ -787,7 +826,7 @@ class CommandIndex:
         targets = sum(len(ids) for ids in groups.values())
         plan = plan.model_copy(update={
             "command_id": command_id, "hint": None, "reason": "",
-            "coverage": round(len(self._supporting(command_id, device_ok)) / pool, 4) if pool else 0.0,
+            "coverage": round(len(self._supporting(command_id, device_ok, allowed)) / pool, 4) if pool else 0.0,
             "groups": [BulkGroup(command_id=sig[0], signature=_signature_text(sig), device_ids=ids)
                        for sig, ids in groups.items()],
             "batches": [ids[i:i + p.batch_size] for ids in groups.values()
@@ -801,7 +840,8 @@ class CommandIndex:
                            f"targets, {p.max_groups} groups): narrow by room, category or name, or confirm")
         return plan
 
-    def _options(self, scores: np.ndarray, device_ok: np.ndarray) -> list[CapabilityOption]:
+    def _options(self, scores: np.ndarray, device_ok: np.ndarray,
+                 allowed: np.ndarray | None = None) -> list[CapabilityOption]:
         """Top commands by aggregated evidence: best M hits each, plus a bonus for coverage."""
         p = self.params
         finite = np.flatnonzero(np.isfinite(scores))
@@ -815,7 +855,7 @@ class CommandIndex:
             if len(hits[command_id]) < p.options_per_command:
                 hits[command_id].append(float(scores[r]))
         pool = int(device_ok.sum())
-        supporting = {c: self._supporting(c, device_ok) for c in hits}
+        supporting = {c: self._supporting(c, device_ok, allowed) for c in hits}
         evidence = {c: float(np.mean(v)) + p.w_coverage * len(supporting[c]) / pool for c, v in hits.items()}
         ranked = sorted(evidence, key=evidence.get, reverse=True)[:p.options_top_n]
         if not ranked:
@@ -831,10 +871,11 @@ class CommandIndex:
             sample_rooms=sorted(filter(None, set(self.device_rooms[self.row_device[supporting[c]]])))[:3])
             for c, prob in zip(ranked, probs, strict=True)]
 
-    def _supporting(self, command_id: str, device_ok: np.ndarray) -> np.ndarray:
-        """The rows of ``command_id`` on the devices in ``device_ok``, one per device (its first), in
-        device order."""
-        rows = np.flatnonzero((self.row_command == self._command_code.get(command_id, -1)) & device_ok[self.row_device])
+    def _supporting(self, command_id: str, device_ok: np.ndarray, allowed: np.ndarray | None = None) -> np.ndarray:
+        """The rows of ``command_id`` on the devices in ``device_ok`` (and among the ``allowed`` rows), one per
+        device (its first), in device order."""
+        wanted = (self.row_command == self._command_code.get(command_id, -1)) & device_ok[self.row_device]
+        rows = np.flatnonzero(wanted if allowed is None else wanted & allowed)
         return rows[np.unique(self.row_device[rows], return_index=True)[1]]
 
     def _command_of(self, device: int, position: int) -> CommandSpec:
@@ -862,7 +903,7 @@ _NUMBER_UNIT = re.compile(r"(百分之)?(\d+(?:\.\d+)?)\s*(%|percent\b|°\s*[cf]
 _TARGET_NUMBER = re.compile(r"(?:到|成|为|至|\bto\b|\bat\b)\s*(?:百分之)?(\d+(?:\.\d+)?)", re.IGNORECASE)
 
 
-def _value_set(utterance: str) -> tuple[float, str | None] | None:
+def value_set(utterance: str) -> tuple[float, str | None] | None:
     """The number the utterance sets and its unit family: the first number said with a unit, else the
     number after "到/成/to/at"; None when neither (an ordinal in a name, "筒灯3", is no value)."""
     for match in _NUMBER_UNIT.finditer(utterance):
@@ -874,7 +915,7 @@ def _value_set(utterance: str) -> tuple[float, str | None] | None:
     return (float(match.group(1)), None) if match else None
 
 
-def _scale(spec: CommandSpec) -> tuple[str | None, float | None, float | None]:
+def unit_scale(spec: CommandSpec) -> tuple[str | None, float | None, float | None]:
     """(unit family, min, max) of a numeric command's value range; None where the spec does not say."""
     bounds = dict(spec.value_range or ())
     unit = bounds.get("unit")
@@ -884,7 +925,7 @@ def _scale(spec: CommandSpec) -> tuple[str | None, float | None, float | None]:
     return family, number(low), number(high)
 
 
-def _number_fit(value: tuple[float, str | None] | None, unit: str | None, low: float | None,
+def number_fit(value: tuple[float, str | None] | None, unit: str | None, low: float | None,
                 high: float | None) -> float:
     """How well a numeric command takes the value set: 1 in its own unit, 0 in another unit or outside its
     range, 0.5 otherwise (a number without a unit, or a command whose unit is unknown). A temperature
@@ -910,10 +951,12 @@ def _without_excluded(names: list[str], utterance: str) -> str:
 
 
 def _changes_by_amount(spec: CommandSpec) -> bool:
-    """A numeric command whose range runs from below zero to above it: it takes a change, not a target."""
+    """A numeric command whose range runs as far below zero as above it (a step of -100..100): it takes a
+    change, not a target. A temperature's range (-460..10000 °F) may cross zero and still be a target."""
     bounds = dict(spec.value_range or ())
     low, high = bounds.get("min"), bounds.get("max")
-    return isinstance(low, int | float) and isinstance(high, int | float) and low < 0 < high
+    return isinstance(low, int | float) and isinstance(high, int | float) and low < 0 < high \
+        and abs(low + high) <= 0.1 * (high - low)
 
 
 def _content(toks: tuple[str, ...]) -> tuple[str, ...]:

@@ -23,6 +23,17 @@ class Candidate(BaseModel):
     score: float
     channels: dict[str, float] = Field(
         description="vector, lexical, argument, subject, within_device, name, room: the fused score's parts")
+    sensitive: bool = Field(False, description="a sensitive command (unlock, open a door ...) the utterance asked "
+                                               "for: executing it needs an explicit confirmation")
+
+
+class Withheld(BaseModel):
+    """A (device, command) the search would have ranked but the safety rules held back, and why."""
+
+    device_id: str
+    command_id: str
+    label: str
+    reason: str
 
 
 class CapabilityOption(BaseModel):

@@ -12,7 +12,9 @@ liberal in what real files look like and strict about what it cannot understand:
   characters, command and value descriptions at ``DESCRIPTION_MAX`` (a 1 MB label would otherwise
   stall indexing, whose name runs grow with the square of a name's length);
 - what cannot be understood is a ``HomeDataError`` naming ``file:line: field: what was expected``, at
-  load time, never at query time;
+  load time, never at query time; so is a ``value_range`` that bounds nothing (NaN, ±Infinity, 1e400,
+  a bound past ``MAX_BOUND``, a ``min`` above its ``max``): values are checked against it before they are sent;
+- an optional ``policy.json`` (``home_policy``) adds what the home marks sensitive or never to act on;
 - an id given twice (a ``profileId`` in spec.jsonl, a command id within one profile, a ``roomId``, a
   ``deviceId``) is a ``HomeDataError`` naming both places: the later one would silently replace or
   shadow the earlier one and change what is indexed;
@@ -28,11 +30,13 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
+from .home_policy import HomePolicy, load_policy
 from .jsonl import iter_json_lines
 from .read_report import (
     DEFAULT_MAX_BYTES,
@@ -48,6 +52,7 @@ logger = logging.getLogger(__name__)
 MAIN_COMPONENT = "main"
 LABEL_MAX = 200  # characters of a device label or a room name; longer ones are cut (and counted)
 DESCRIPTION_MAX = 500  # characters of a command or value description
+MAX_BOUND = 1e12  # a value_range bound past this (or NaN, Infinity) is an error: no device takes such values
 MAX_FILE_BYTES = DEFAULT_MAX_BYTES  # one home file
 
 
@@ -111,6 +116,7 @@ class Home:
     warnings: list[str] = field(default_factory=list)
     report: ReadReport = field(default_factory=lambda: ReadReport("devices"))
     floors: dict[str, str] = field(default_factory=dict)  # room -> the floor it is on, where rooms.json says
+    policy: HomePolicy = field(default_factory=HomePolicy)  # policy.json: what the home marks sensitive
 
     def device(self, device_id: str) -> Device:
         return self._by_id[device_id]
@@ -140,9 +146,11 @@ class Home:
         floors: dict[str, str] = {}
         rooms = _load_rooms(directory / "rooms.json", report, floors)
         devices, warnings = _load_devices(devices_path, rooms, specs, report)
+        policy = load_policy(directory, {d.device_id for d in devices}, HomeDataError)
+        warnings += policy.warnings
         for w in warnings if log_warnings else ():
             logger.warning(w)
-        return cls(directory.name, devices, sorted(set(rooms.values())), warnings, report, floors)
+        return cls(directory.name, devices, sorted(set(rooms.values())), warnings, report, floors, policy)
 
 
 def iter_jsonl(path: Path):
@@ -262,10 +270,12 @@ def _plain_command(cap: dict, command_id: str) -> CommandSpec | None:
             return None
         for key, v in value_range.items():
             if key in _NUMERIC_KEYS and v is not None:
-                if type(v) is not int and type(v) is not float:
-                    return None
+                if type(v) not in (int, float) or not _bounded(v):
+                    return None  # the full reader says why
             elif not (type(v) in (int, float, bool) or _plain_text(v, required=False)):
                 return None
+        if _bounds_problem(value_range):
+            return None
         value_range = tuple(sorted(value_range.items())) or None
     options = ()
     if value_list is not None:
@@ -325,7 +335,10 @@ def _value_range(value, where: str, fields: _Fields) -> tuple[tuple[str, object]
         if key in _NUMERIC_KEYS and v is not None:
             number = _number(v)
             if number is None:
-                raise HomeDataError(f"{where}: field 'value_range.{key}': expected a number, got {_kind(v)}")
+                if not _number_like(v):
+                    raise HomeDataError(f"{where}: field 'value_range.{key}': expected a number, got {_kind(v)}")
+                raise HomeDataError(f"{where}: field 'value_range.{key}': expected a finite number of at most "
+                                    f"{MAX_BOUND:g} in size, got {repr(v)[:24]}")
             if number is not v:
                 fields.normalise("value_range number as a string")
             v = number
@@ -335,13 +348,26 @@ def _value_range(value, where: str, fields: _Fields) -> tuple[tuple[str, object]
         elif isinstance(v, str) and text_problem(v):
             raise HomeDataError(f"{where}: field 'value_range.{key}' {text_problem(v)}")
         out[key] = v
+    problem = _bounds_problem(out)
+    if problem:
+        raise HomeDataError(f"{where}: field 'value_range': {problem}")
     return tuple(sorted(out.items())) or None
 
 
+def _bounds_problem(bounds: dict) -> str:
+    """Why a range cannot bound a value (its min above its max), else "": a value is checked against it
+    before it is sent."""
+    low, high = bounds.get("min"), bounds.get("max")
+    if isinstance(low, int | float) and isinstance(high, int | float) and low > high:
+        return f"min {low!r} is above max {high!r}"
+    return ""
+
+
 def _number(value) -> int | float | None:
-    """An int or float as is; a string holding one parsed; anything else None."""
+    """A bounded int or float as is (``_bounded``); a string holding one parsed; anything else None (NaN,
+    ±Infinity and 1e400, which JSON readers turn into infinity, bound nothing)."""
     if isinstance(value, int | float) and not isinstance(value, bool):
-        return value
+        return value if _bounded(value) else None
     if isinstance(value, str):
         text = value.strip()
         for parse in (int, float):
@@ -349,8 +375,24 @@ def _number(value) -> int | float | None:
                 number = parse(text)
             except ValueError:
                 continue
-            return number if number == number and abs(number) != float("inf") else None
+            return number if _bounded(number) else None
     return None
+
+
+def _number_like(value) -> bool:
+    """A number, or a string that reads as one (NaN and 1e400 included): refused for its size, not its type."""
+    if isinstance(value, str):
+        try:
+            float(value.strip())
+        except ValueError:
+            return False
+        return True
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _bounded(number: int | float) -> bool:
+    """A range bound a value can be checked against: finite and at most ``MAX_BOUND`` in size."""
+    return (math.isfinite(number) if isinstance(number, float) else True) and abs(number) <= MAX_BOUND
 
 
 def _value_list(cap: dict, where: str, fields: _Fields) -> tuple[ValueOption, ...]:

@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from ..retrievers.command_results import BulkPlan, Candidate
+from ..retrievers.command_results import BulkPlan, Candidate, Withheld
 from ..signatures.planner import Plan
 from ..signatures.query_ir import QueryIR
 from ..tools.trajectory import Trajectory
@@ -104,6 +104,9 @@ class CommandsResponse(_Response):
     ir: QueryIR
     parse_source: str
     hint: str | None
+    withheld: list[Withheld]
+    lm_overruled: list[str]
+    lm_parse: QueryIR | None
     lm_fallbacks: list[str]
     lm_errors: list[str]
     lm_calls: int

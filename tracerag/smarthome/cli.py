@@ -3,7 +3,8 @@
 - ``tracerag home pull smartthings --location ID --out DIR [--base-url URL] [--locale en]`` (token in
   ``SMARTTHINGS_TOKEN``) and ``tracerag home pull homeassistant --url URL --out DIR`` (token in ``HA_TOKEN``):
   ``add_home_commands(subparsers)`` and ``run_home_command(args)``;
-- ``tracerag run commands … --execute [--dry-run] [--target smartthings|homeassistant] [--home-url URL]``:
+- ``tracerag run commands … --execute [--dry-run] [--confirm-sensitive] [--target smartthings|homeassistant]
+  [--home-url URL]``:
   ``add_execute_arguments(parser)`` and ``execute_from_args(args, prediction, home=…)``.
 
 Only argparse is imported here; the API clients (httpx) load when a command runs, so ``tracerag --help``
@@ -60,12 +61,16 @@ def run_home_command(args) -> int:
 
 
 def add_execute_arguments(parser) -> None:
-    """Add ``--execute``, ``--dry-run``, ``--target`` and ``--home-url`` to ``run commands``."""
+    """Add ``--execute``, ``--dry-run``, ``--confirm-sensitive``, ``--target`` and ``--home-url`` to
+    ``run commands``."""
     g = parser.add_argument_group("execute (commands)")
     g.add_argument("--execute", action="store_true", help="send the result to the home's API (SmartThings "
                    "commands or Home Assistant services); refused for need_clarification, too_many_targets, "
                    "no_intent, too_long")
     g.add_argument("--dry-run", action="store_true", help="with --execute: print the calls, send nothing")
+    g.add_argument("--confirm-sensitive", action="store_true", help="with --execute: also send sensitive commands "
+                   "(unlock, open a door or garage door, disarm, open a valve, an oven on, what policy.json marks); "
+                   "without it they are listed as needs_confirmation and not sent")
     g.add_argument("--target", choices=("smartthings", "homeassistant"),
                    help="the API to send to (default: the source.json a `home pull` wrote into the home)")
     g.add_argument("--home-url", help="the API's base URL (default: from source.json; SmartThings: "
@@ -76,7 +81,8 @@ def execute_from_args(args, prediction, home=None) -> tuple[dict | None, int]:
     """(the execution report as a dict, exit code) for ``run commands``; (None, 0) without ``--execute``.
 
     Prints the per-device report on stderr. Exit code: 0 when every device was accepted (or, with
-    ``--dry-run``, every planned call could be built), 1 when anything was refused, skipped or failed,
+    ``--dry-run``, every planned call could be built), 1 when anything was refused, skipped, failed or
+    needs a confirmation,
     2 when the target cannot be used (no token, no home)."""
     if not getattr(args, "execute", False):
         return None, 0
@@ -94,7 +100,8 @@ def execute_from_args(args, prediction, home=None) -> tuple[dict | None, int]:
             if home_dir is None:
                 raise ExecutionError("no home directory to read source.json from: give --target")
             target = target_for_home(home_dir, base_url=args.home_url)
-        report = execute(prediction, target, dry_run=args.dry_run, home=home, query=getattr(args, "query", None))
+        report = execute(prediction, target, dry_run=args.dry_run, home=home, query=getattr(args, "query", None),
+                         confirm_sensitive=args.confirm_sensitive)
     except (ExecutionError, OSError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return {"error": str(exc)}, 2

@@ -36,6 +36,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from ..retrievers.command_results import BulkPlan
+from ..retrievers.command_safety import execution_hold, unit_conflict
 from ..retrievers.home import CommandSpec, Home
 from ..signatures.query_ir import QueryIR
 from .home_files import read_source
@@ -140,7 +141,7 @@ class DeviceResult:
     device_id: str
     label: str
     command_id: str
-    status: str  # planned | accepted | failed | skipped
+    status: str  # planned | accepted | failed | skipped | needs_confirmation
     arguments: list = field(default_factory=list)
     reason: str = ""
     call: Call | None = field(default=None, repr=False)
@@ -180,21 +181,26 @@ class ExecutionReport:
         return self._with("planned")
 
     @property
+    def needs_confirmation(self) -> list[DeviceResult]:
+        return self._with("needs_confirmation")
+
+    @property
     def sent(self) -> list[DeviceResult]:
         return [r for r in self.results if r.status in ("accepted", "failed")]
 
     @property
     def ok(self) -> bool:
-        return not self.refused and not self.failed and not self.skipped
+        return not self.refused and not self.failed and not self.skipped and not self.needs_confirmation
 
     def summary(self) -> str:
         if self.refused:
             return f"refused: {self.refused}"
+        held = f"; {len(self.needs_confirmation)} need confirmation" if self.needs_confirmation else ""
         if self.dry_run:
             return (f"dry run ({self.target}): would send {len(self.calls)} call(s) for {len(self.planned)} "
-                    f"device(s); {len(self.skipped)} skipped")
+                    f"device(s); {len(self.skipped)} skipped{held}")
         return (f"{self.target}: {len(self.calls)} call(s) for {len(self.sent)} device(s) in {self.seconds:.2f} s: "
-                f"{len(self.accepted)} accepted, {len(self.failed)} failed, {len(self.skipped)} skipped")
+                f"{len(self.accepted)} accepted, {len(self.failed)} failed, {len(self.skipped)} skipped{held}")
 
     def lines(self) -> list[str]:
         """What a person reads: the summary, each call (dry run) and each device's outcome."""
@@ -213,6 +219,7 @@ class ExecutionReport:
         return {"target": self.target, "dry_run": self.dry_run, "refused": self.refused,
                 "seconds": round(self.seconds, 3), "sent": len(self.sent), "accepted": len(self.accepted),
                 "failed": len(self.failed), "skipped": len(self.skipped),
+                "needs_confirmation": len(self.needs_confirmation),
                 "calls": [c.to_dict() for c in self.calls], "devices": [r.to_dict() for r in self.results]}
 
 
@@ -220,12 +227,15 @@ class ExecutionReport:
 # Planning
 
 def execute(plan_or_prediction, home_source: Target, *, dry_run: bool = True, home: Home | None = None,
-            query: str | None = None) -> ExecutionReport:
+            query: str | None = None, confirm_sensitive: bool = False) -> ExecutionReport:
     """Build the calls for a CommandRetrieval prediction (or a BulkPlan) and, unless ``dry_run``, send them.
 
-    ``home`` is the Home the prediction was made on (for labels and each command's argument shape); by
-    default the target's ``home_dir`` is read. ``query`` is the utterance (the source of argument
-    values); by default the prediction's ``query``, else its parse's action phrase."""
+    ``home`` is the Home the prediction was made on (for labels, each command's argument shape and the
+    home's policy.json); by default the target's ``home_dir`` is read. ``query`` is the utterance (the
+    source of argument values); by default the prediction's ``query``, else its parse's action phrase.
+    A sensitive command (``command_safety``: unlock, open a door, disarm, open a valve, an oven on, what
+    policy.json marks) is sent only with ``confirm_sensitive=True``; without it the device is reported
+    ``needs_confirmation`` and nothing is sent for it."""
     report = ExecutionReport(home_source.kind, dry_run, source=home_source)
     targets, refused = _targets(plan_or_prediction)
     if refused:
@@ -237,7 +247,7 @@ def execute(plan_or_prediction, home_source: Target, *, dry_run: bool = True, ho
         home = Home.load(home_source.home_dir, log_warnings=False)
     text = query or getattr(plan_or_prediction, "query", None) or _action(plan_or_prediction)
     build = _smartthings_calls if home_source.kind == "smartthings" else _homeassistant_calls
-    report.results, report.calls = build(targets, home, text)
+    report.results, report.calls = build(targets, home, text, confirm_sensitive)
     if not report.calls and not report.results:
         report.refused = "nothing to run"
     if not dry_run and report.calls:
@@ -309,28 +319,32 @@ def _action(obj) -> str:
     return getattr(ir, "action", "") or ""
 
 
-def _resolved(home: Home, device_id: str, command_id: str, text: str, cache: dict):
-    """(device, spec, arguments, reason): arguments is None when the command cannot be sent."""
+def _resolved(home: Home, device_id: str, command_id: str, text: str, cache: dict, confirmed: bool):
+    """(device, spec, arguments, status, reason): arguments is None when the command is not sent, and the
+    status (``skipped``, ``needs_confirmation``) and reason say why."""
     device = home.find(device_id)
     if device is None:
-        return None, None, None, "not a device of this home"
+        return None, None, None, "skipped", "not a device of this home"
     spec = device.command(command_id)
     if spec is None:
-        return device, None, None, f"{command_id} is not a command of this device"
+        return device, None, None, "skipped", f"{command_id} is not a command of this device"
+    hold = execution_hold(device, spec, home.policy, confirmed)
+    if hold is not None:
+        return device, spec, None, *hold
     key = (spec.compatibility, text)
     if key not in cache:
         cache[key] = resolve_arguments(spec, text)
     arguments, reason = cache[key]
-    return device, spec, arguments, reason
+    return device, spec, arguments, "skipped", reason
 
 
-def _smartthings_calls(targets, home: Home, text: str) -> tuple[list[DeviceResult], list[Call]]:
+def _smartthings_calls(targets, home: Home, text: str, confirmed: bool) -> tuple[list[DeviceResult], list[Call]]:
     results, calls, cache = [], [], {}
     for device_id, command_id, _ in targets:
-        device, spec, arguments, reason = _resolved(home, device_id, command_id, text, cache)
+        device, spec, arguments, status, reason = _resolved(home, device_id, command_id, text, cache, confirmed)
         label = device.label if device else ""
         if arguments is None:
-            results.append(DeviceResult(device_id, label, command_id, "skipped", reason=reason))
+            results.append(DeviceResult(device_id, label, command_id, status, reason=reason))
             continue
         body = {"commands": [{"component": "main", "capability": spec.capability, "command": spec.command,
                               "arguments": arguments}]}
@@ -341,18 +355,18 @@ def _smartthings_calls(targets, home: Home, text: str) -> tuple[list[DeviceResul
     return results, calls
 
 
-def _homeassistant_calls(targets, home: Home, text: str) -> tuple[list[DeviceResult], list[Call]]:
+def _homeassistant_calls(targets, home: Home, text: str, confirmed: bool) -> tuple[list[DeviceResult], list[Call]]:
     from .homeassistant import COMMAND_BY_ID
 
     results, calls, cache = [], {}, {}
     for device_id, command_id, batch in targets:
-        device, spec, arguments, reason = _resolved(home, device_id, command_id, text, cache)
+        device, spec, arguments, status, reason = _resolved(home, device_id, command_id, text, cache, confirmed)
         label = device.label if device else ""
         command = COMMAND_BY_ID.get(command_id)
         if arguments is not None and command is None:
             arguments, reason = None, f"{command_id} is not a Home Assistant command this library maps"
         if arguments is None:
-            results.append(DeviceResult(device_id, label, command_id, "skipped", reason=reason))
+            results.append(DeviceResult(device_id, label, command_id, status, reason=reason))
             continue
         data = {}
         if command.field and arguments:
@@ -407,8 +421,13 @@ def resolve_arguments(spec: CommandSpec, text: str) -> tuple[list | None, str]:
         return [not _NEGATIVE.search(text or "")], ""
     bounds = dict(spec.value_range or ())
     low, high, unit = bounds.get("min"), bounds.get("max"), bounds.get("unit")
+    if unit == "%":  # a percentage is 0..100 where the spec gives no bound
+        low, high = 0 if low is None else low, 100 if high is None else high
     if spec.type not in ("integer", "number") and not isinstance(high, int | float):
         return None, f"{spec.id} takes a {spec.type or 'free'} value the utterance cannot be read for"
+    conflict = unit_conflict(spec, text)
+    if conflict:
+        return None, conflict
     value = _number(text, unit, low, high)
     if isinstance(value, str):
         return None, f"{spec.id} needs a value{_range_text(low, high, unit)}: {value}"

@@ -1,0 +1,217 @@
+"""Never act on what was not asked: sensitive commands, parses checked against the utterance, safe values.
+
+The home is the small test home plus a front-door lock in the living room whose unlatch command is
+described as a SmartThings pull describes it ("lock: unlatch", next to hand-written 锁门 / 开锁), a garage
+door, a water valve and an oven: the shapes in which "打开客厅的灯" once chose the lock's unlatch.
+"""
+
+import json
+
+import pytest
+from conftest import DEVICES, SPECS, write_home
+
+from tracerag.programs.command_retrieval import CommandRetrieval
+from tracerag.retrievers.command_index import CommandIndex
+from tracerag.retrievers.command_safety import safety_of, sensitive_kind
+from tracerag.retrievers.home import Home, HomeDataError
+
+SENSITIVE_SPECS = {
+    "p-lock": [{"id": "main-lock-lock", "description": "锁门", "type": None, "value_range": None},
+               {"id": "main-lock-unlock", "description": "开锁", "type": None, "value_range": None},
+               {"id": "main-lock-unlatch", "description": "lock: unlatch", "type": None, "value_range": None}],
+    "p-garage": [{"id": "main-garageDoorControl-open", "description": "garage door control: open", "type": None,
+                  "value_range": None},
+                 {"id": "main-garageDoorControl-close", "description": "garage door control: close", "type": None,
+                  "value_range": None}],
+    "p-valve": [{"id": "main-valve-open", "description": "valve: open", "type": None, "value_range": None},
+                {"id": "main-valve-close", "description": "valve: close", "type": None, "value_range": None}],
+    "p-oven": [{"id": "main-switch-on", "description": "打开", "type": None, "value_range": None},
+               {"id": "main-switch-off", "description": "关闭", "type": None, "value_range": None}],
+}
+SENSITIVE_DEVICES = [
+    ("lock-front", "前门门锁", "r-living", "Lock", "p-lock"),
+    ("garage", "车库门", "r-living", "GarageDoor", "p-garage"),
+    ("valve", "总水阀", "r-kitchen", "WaterValve", "p-valve"),
+    ("oven", "烤箱", "r-kitchen", "Oven", "p-oven"),
+]
+UNLOCKING = {"main-lock-unlock", "main-lock-unlatch"}
+
+
+def safe_home(directory, policy: dict | None = None):
+    write_home(directory, devices=DEVICES + SENSITIVE_DEVICES, specs={**SPECS, **SENSITIVE_SPECS})
+    if policy is not None:
+        (directory / "policy.json").write_text(json.dumps(policy, indent=1), encoding="utf-8")
+    return directory
+
+
+@pytest.fixture
+def program(tmp_path, embedder):
+    return CommandRetrieval(CommandIndex(Home.load(safe_home(tmp_path / "safe")), embedder), ir_source="none")
+
+
+def pairs(pred) -> list[tuple[str, str]]:
+    return [(c.device_id, c.command_id) for c in pred.candidates]
+
+
+def test_the_table_names_unlock_open_disarm_valves_and_ovens(tmp_path):
+    home = Home.load(safe_home(tmp_path / "safe"))
+    kinds = {(d.device_id, c.id): sensitive_kind(d, c, home.policy) for d in home.devices for c in d.commands}
+    assert {k for k, v in kinds.items() if v} == {
+        ("lock-front", "main-lock-unlock"), ("lock-front", "main-lock-unlatch"),
+        ("garage", "main-garageDoorControl-open"), ("valve", "main-valve-open"), ("oven", "main-switch-on")}
+    assert kinds[("light-living-1", "main-switch-on")] is None  # the same command on a light is not
+
+
+@pytest.mark.parametrize("query", ["打开客厅的灯", "开灯", "打开客厅", "开", "打开", "把前门锁上", "锁门", "关门",
+                                   "打开客厅的窗帘", "开门见山", "打开车库的灯", "关闭总水阀", "烤箱关了"])
+def test_an_ordinary_command_never_reaches_a_sensitive_one(program, query):
+    pred = program(query=query)
+    assert not any(c.sensitive for c in pred.candidates)
+    assert not {c for _, c in pairs(pred)} & (UNLOCKING | {"main-garageDoorControl-open", "main-valve-open"})
+    assert ("oven", "main-switch-on") not in pairs(pred)
+    assert not (pred.bulk and any(d in {"lock-front", "garage", "valve", "oven"} for d, _ in pred.bulk.targets))
+
+
+def test_what_was_held_back_is_reported_with_the_reason(program):
+    pred = program(query="打开客厅的灯")
+    assert pred.candidates[0].category == "Light"
+    held = {(w.device_id, w.command_id): w.reason for w in pred.withheld}
+    assert ("lock-front", "main-lock-unlatch") in held or ("lock-front", "main-lock-unlock") in held
+    assert all("does not ask for it" in reason for reason in held.values())
+
+
+@pytest.mark.parametrize(("query", "device", "commands"), [
+    ("开锁", "lock-front", UNLOCKING), ("把前门门锁打开", "lock-front", UNLOCKING), ("解锁", "lock-front", UNLOCKING),
+    ("打开车库门", "garage", {"main-garageDoorControl-open"}), ("打开总水阀", "valve", {"main-valve-open"}),
+    ("打开烤箱", "oven", {"main-switch-on"}),
+])
+def test_a_sensitive_command_the_utterance_asks_for_is_found_and_marked(program, query, device, commands):
+    top = program(query=query).candidates[0]
+    assert (top.device_id, top.command_id in commands, top.sensitive) == (device, True, True)
+
+
+def test_locking_never_yields_unlock_or_unlatch(program):
+    for query in ("把前门锁上", "锁上前门门锁", "把门锁上", "前门门锁锁好"):
+        assert not {c for _, c in pairs(program(query=query))} & UNLOCKING, query
+
+
+def test_a_temperature_is_never_a_colour_temperature_and_a_setpoint_never_off(program):
+    pred = program(query="把主卧空调设为26摄氏度")
+    assert (pred.candidates[0].device_id, pred.candidates[0].command_id) == \
+        ("ac-bed", "main-thermostatCoolingSetpoint-setCoolingSetpoint")
+    pred = program(query="把温度调到26度")
+    commands = [c.command_id for c in pred.candidates]
+    assert "main-colorTemperature-setColorTemperature" not in commands
+    assert commands[0] == "main-thermostatCoolingSetpoint-setCoolingSetpoint"
+    assert {w.command_id for w in pred.withheld} >= {"main-colorTemperature-setColorTemperature"}
+
+
+# -- an LM's parse, checked against the utterance and the home --------------------------------------------
+
+LIGHT_ON = {"action": "打开", "type_hint": "Light", "name_hint": "", "scope_include": ["客厅"], "scope_exclude": [],
+            "quantifier": "one"}
+
+
+@pytest.fixture
+def lm_program(tmp_path, embedder):
+    return CommandRetrieval(CommandIndex(Home.load(safe_home(tmp_path / "safe")), embedder))
+
+
+@pytest.mark.parametrize(("parse", "check"), [
+    ({**LIGHT_ON, "type_hint": "Lock"}, "type_hint"),
+    ({**LIGHT_ON, "action": "关闭"}, "polarity"),
+    ({**LIGHT_ON, "scope_include": ["地下室"]}, "scope_include"),
+    ({**LIGHT_ON, "name_hint": "前门门锁", "type_hint": "Unknown"}, "name_hint"),
+])
+def test_a_parse_that_contradicts_the_utterance_is_overruled_field_by_field(lm_program, fake_lm, parse, check):
+    fake_lm(irs={"打开客厅的灯": parse})
+    pred = lm_program(query="打开客厅的灯")
+    assert pred.hint == "lm_overruled" and pred.lm_overruled == [check] and pred.parse_source == "lm"
+    assert pred.candidates[0].category == "Light" and pred.candidates[0].command_id == "main-switch-on"
+    assert not (pred.bulk and pred.bulk.command_id != "main-switch-on")  # no plan switching anything off
+
+
+def test_a_parse_the_utterance_agrees_with_stands(lm_program, fake_lm):
+    fake_lm(irs={"打开客厅的灯": LIGHT_ON})
+    pred = lm_program(query="打开客厅的灯")
+    assert pred.hint is None and pred.lm_overruled == [] and pred.ir.type_hint == "Light"
+
+
+def test_a_lock_parse_of_a_light_command_never_unlocks(lm_program, fake_lm):
+    fake_lm(irs={"打开客厅的灯": {"action": "解锁", "type_hint": "Lock", "name_hint": "前门门锁",
+                                  "scope_include": ["客厅"], "scope_exclude": [], "quantifier": "all"}})
+    pred = lm_program(query="打开客厅的灯")
+    assert not {c for _, c in pairs(pred)} & UNLOCKING
+    assert not (pred.bulk and {c for _, c in pred.bulk.targets} & UNLOCKING)
+
+
+@pytest.mark.parametrize("query", ["hello", "今天天气怎么样", "", "。。。", "?!"])
+def test_what_asks_the_home_for_nothing_costs_no_lm_call_whatever_it_would_say(lm_program, fake_lm, query):
+    engine = fake_lm(irs={query: {**LIGHT_ON, "scope_include": [], "quantifier": "all"}})
+    pred = lm_program(query=query)
+    assert engine.calls == [] and pred.lm_calls == 0
+    assert pred.hint == "no_intent" and pred.candidates == [] and pred.bulk is None
+
+
+# -- policy.json ---------------------------------------------------------------------------------------
+
+
+def test_a_device_the_policy_never_acts_on_is_never_a_candidate(tmp_path, embedder):
+    home = Home.load(safe_home(tmp_path / "safe", {"never": ["light-living-1"]}))
+    pred = CommandRetrieval(CommandIndex(home, embedder), ir_source="none")(query="打开客厅吸顶灯")
+    assert "light-living-1" not in {d for d, _ in pairs(pred)}
+    assert any(w.device_id == "light-living-1" and "never" in w.reason for w in pred.withheld)
+
+
+def test_a_device_the_policy_marks_is_chosen_only_when_named(tmp_path, embedder):
+    home = Home.load(safe_home(tmp_path / "safe", {"sensitive_devices": ["plug-fridge"]}))
+    program = CommandRetrieval(CommandIndex(home, embedder), ir_source="none")
+    top = program(query="打开冰箱插座").candidates[0]
+    assert (top.device_id, top.command_id, top.sensitive) == ("plug-fridge", "main-switch-on", True)
+    assert "plug-fridge" not in {d for d, _ in pairs(program(query="打开"))}
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ('{"never": "lock-front"}', "policy.json:1: field 'never': expected a list of device ids"),
+    ('{\n  "sensitive_commands": [1]\n}', "policy.json:2: field 'sensitive_commands': expected a list of command ids"),
+    ('{"never": [', "policy.json:1: invalid JSON"),
+])
+def test_a_policy_that_cannot_be_read_is_one_clear_line(tmp_path, text, message):
+    directory = safe_home(tmp_path / "safe")
+    (directory / "policy.json").write_text(text, encoding="utf-8")
+    with pytest.raises(HomeDataError) as err:
+        Home.load(directory)
+    assert message in str(err.value) and "\n" not in str(err.value)
+
+
+def test_unknown_keys_and_devices_in_a_policy_are_warnings(tmp_path):
+    home = Home.load(safe_home(tmp_path / "safe", {"never": ["nope"], "nevr": []}))
+    assert any("'nevr'" in w for w in home.warnings) and any("'nope' is no device" in w for w in home.warnings)
+
+
+# -- values --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("bound", ["NaN", "Infinity", "-Infinity", "1e400", '"NaN"', "1" + "0" * 40])
+def test_a_range_bound_that_bounds_nothing_is_refused_at_load(tmp_path, bound):
+    directory = safe_home(tmp_path / "safe")
+    spec = directory / "spec.jsonl"
+    spec.write_text(spec.read_text(encoding="utf-8").replace('"min": 0', f'"min": {bound}', 1), encoding="utf-8")
+    with pytest.raises(HomeDataError) as err:
+        Home.load(directory)
+    assert f"{spec}:1: capabilities[2] (main-switchLevel-setLevel): field 'value_range.min': expected a finite " \
+           "number" in str(err.value)
+
+
+def test_a_range_whose_min_is_above_its_max_is_refused(tmp_path):
+    directory = safe_home(tmp_path / "safe")
+    spec = directory / "spec.jsonl"
+    spec.write_text(spec.read_text(encoding="utf-8").replace('"min": 0, "max": 100', '"min": 100, "max": 0', 1),
+                    encoding="utf-8")
+    with pytest.raises(HomeDataError, match="field 'value_range': min 100 is above max 0"):
+        Home.load(directory)
+
+
+def test_screens_are_built_once_per_index(program):
+    index = program.index_for(None)
+    assert safety_of(index) is safety_of(index)

@@ -1,0 +1,107 @@
+"""The words people use for a kind of device, in Chinese and English, per SmartThings category.
+
+The index never needs them to rank (device names and command documents carry the home's own words),
+but two checks do: whether an LM's ``type_hint`` contradicts the kind the utterance itself names
+("打开客厅的灯" is about a Light, never a Lock), and whether an utterance names the kind of a sensitive
+device at all (see ``command_safety``). A word may name several categories ("门": a door, a garage door
+or a lock; "音箱": NetworkAudio or Speaker), so every lookup answers a set.
+
+Chinese words match as substrings, except where a compound means something else: 门 in 门铃 (doorbell),
+门廊 (porch), 门厅 (hall), 门口 (entrance), 门帘 and 门灯 is no door. English words match whole, plural
+or not.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import cache
+
+# category -> (Chinese words, English words)
+CATEGORY_WORDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "Light": (("灯", "照明"), ("light", "lights", "lamp", "bulb", "lighting", "chandelier", "sconce")),
+    "AirConditioner": (("空调", "冷气"), ("air conditioner", "air conditioning", "ac", "a/c", "aircon")),
+    "Thermostat": (("温控", "恒温器", "地暖", "暖气"), ("thermostat", "heating")),
+    "Blind": (("窗帘", "百叶", "卷帘", "遮阳帘", "纱帘", "布帘"), ("blind", "curtain", "shade", "shutter", "drape")),
+    "Television": (("电视",), ("tv", "television")),
+    "NetworkAudio": (("音箱", "音响", "喇叭"), ("speaker", "stereo", "soundbar")),
+    "Speaker": (("音箱", "音响", "喇叭"), ("speaker", "stereo", "soundbar")),
+    "Fan": (("风扇", "电扇", "吊扇"), ("fan",)),
+    "RobotCleaner": (("扫地机", "扫地机器人", "拖地机"), ("vacuum", "robot cleaner", "roomba")),
+    "Refrigerator": (("冰箱",), ("fridge", "refrigerator", "freezer")),
+    "SmartPlug": (("插座", "插头"), ("plug", "outlet", "socket")),
+    "Switch": (("开关",), ("switch",)),
+    "AirPurifier": (("净化器", "空气净化"), ("purifier",)),
+    "Humidifier": (("加湿器",), ("humidifier",)),
+    "Dehumidifier": (("除湿机", "抽湿机", "除湿器"), ("dehumidifier",)),
+    "Washer": (("洗衣机",), ("washer", "washing machine")),
+    "Dryer": (("烘干机", "干衣机"), ("dryer",)),
+    "Dishwasher": (("洗碗机",), ("dishwasher",)),
+    "Lock": (("锁", "门锁"), ("lock", "deadbolt", "latch", "door lock")),
+    "Door": (("门",), ("door", "gate")),
+    "GarageDoor": (("车库门", "车库", "卷帘门"), ("garage", "garage door")),
+    "WaterValve": (("阀", "总闸", "进水", "供水"), ("valve", "water main", "water supply")),
+    "GasValve": (("燃气", "煤气", "天然气", "气阀"), ("gas", "gas valve")),
+    "Oven": (("烤箱", "烤炉"), ("oven",)),
+    "Cooktop": (("灶", "电磁炉", "炉头"), ("cooktop", "stove", "hob", "range")),
+    "Microwave": (("微波炉",), ("microwave",)),
+    "WaterHeater": (("热水器",), ("water heater", "boiler")),
+    "Camera": (("摄像头", "摄像机", "监控"), ("camera", "cam")),
+    "Doorbell": (("门铃",), ("doorbell",)),
+    "Projector": (("投影",), ("projector",)),
+    "Charger": (("充电桩", "充电器"), ("charger", "wallbox")),
+    "Vent": (("新风", "通风"), ("vent", "ventilation")),
+    "Siren": (("警报", "报警器", "警铃", "蜂鸣器"), ("siren", "alarm")),
+    "SecurityPanel": (("安防", "警戒", "防盗"), ("security", "alarm")),
+    "MotionSensor": (("人体传感器", "人体感应"), ("motion sensor",)),
+    "ContactSensor": (("门磁", "窗磁"), ("contact sensor",)),
+    "TempHumiditySensor": (("温湿度", "温度计"), ("thermometer",)),
+    "Hub": (("网关",), ("hub", "bridge")),
+}
+# 门 inside these is no door: doorbell, porch, hall, entrance, door curtain, door light, door/window sensor
+_NOT_A_DOOR = "铃廊厅口帘灯磁禁"
+
+
+def normalised(text: str) -> str:
+    """NFKC, lower-cased: what every word here is matched against."""
+    return unicodedata.normalize("NFKC", text or "").lower()
+
+
+def word_pattern(zh: tuple[str, ...], en: tuple[str, ...]) -> re.Pattern:
+    """One pattern for Chinese words (substrings; 门 not in 门铃, 门厅 ...) and English ones (whole words,
+    plural or not)."""
+    parts = [re.escape(w) + (f"(?![{_NOT_A_DOOR}])" if w.endswith("门") else "")
+             for w in sorted(zh, key=len, reverse=True)]
+    if en:
+        words = "|".join(re.escape(w) for w in sorted(en, key=len, reverse=True))
+        parts.append(rf"(?<![\w/])(?:{words})(?:e?s)?(?![\w/])")
+    return re.compile("|".join(parts) or r"(?!)")
+
+
+@cache
+def _patterns() -> tuple[tuple[str, re.Pattern], ...]:
+    return tuple((category, word_pattern(zh, en)) for category, (zh, en) in CATEGORY_WORDS.items())
+
+
+def categories_said(text: str) -> dict[str, list[str]]:
+    """The categories the text names by a word for their kind, each with the words said ("客厅的灯" ->
+    {"Light": ["灯"]}). A word inside a longer one said is not said ("车库门" names a garage door, not a door;
+    "门锁" a lock), nor is one that only qualifies the word for another kind after it ("车库的灯", "the garage
+    light": a light)."""
+    text = normalised(text)
+    matches = [(m.start(), m.end(), category) for category, pattern in _patterns() for m in pattern.finditer(text)]
+    words = [(s, e, c) for s, e, c in matches
+             if not any(s2 <= s and e <= e2 and e2 - s2 > e - s for s2, e2, _ in matches)]
+    found: dict[str, list[str]] = {}
+    for start, end, category in words:
+        if not any(c != category and s >= end and qualifies(text[end:s]) for s, _, c in words):
+            found.setdefault(category, []).append(text[start:end])
+    return found
+
+
+def qualifies(between: str) -> bool:
+    """Whether the text between two words makes the first qualify the second: nothing, 的, 's or spaces."""
+    return _QUALIFIER.fullmatch(between) is not None
+
+
+_QUALIFIER = re.compile(r"(?:\s|的|'s)*")

@@ -1,0 +1,417 @@
+"""Never act on what was not asked: which commands are sensitive, and what one utterance may reach.
+
+A wrong light is an annoyance; an unlocked door is a betrayal. This module decides, deterministically
+and whatever an LM said, what a command search may answer:
+
+- **Sensitive commands** (``SENSITIVE_KINDS``, plus what a home's ``policy.json`` marks): unlocking or
+  unlatching a lock, opening a door or garage door, disarming an alarm or security system, opening a
+  water or gas valve, turning on an oven or cooktop. One is chosen only when the utterance itself asks
+  for it: its verb ("unlock", "开锁", "open") is said, its opposite ("lock", "锁上", "close") is not, and
+  its device is named: by its name, else by a word for its kind ("锁", "garage"; a verb that names the kind
+  on its own: "解锁", "unlock") in its room when a room is said. Otherwise it is blocked: never a candidate,
+  never in a plan.
+- **Devices never to act on** (``policy.json`` ``never``) are blocked outright.
+- **Values**: a number said with a unit only reaches commands of that unit ("26度" is a temperature,
+  never a colour temperature in kelvin, never a brightness in %): the others are blocked. When the
+  utterance sets a value ("调到26度"), commands that cannot take it (no value: off; a range it lies
+  outside) rank after every command that can, so a setpoint is never answered with ``off``.
+
+The command index takes the result as plain masks over its rows (``Screen.blocked``, ``Screen.demoted``);
+``CommandRetrieval`` reports what was held back (``withheld``) and marks the sensitive candidates it
+keeps; ``smarthome.execute`` asks ``needs_confirmation`` before sending anything sensitive.
+"""
+
+from __future__ import annotations
+
+import re
+import weakref
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..signatures.query_ir import QueryIR, action_polarity
+from .category_words import CATEGORY_WORDS, categories_said, normalised, qualifies, word_pattern
+from .command_docs import verb_phrases
+from .command_index import number_fit, unit_scale, value_set
+from .command_results import Candidate, Withheld
+from .home import CommandSpec, Device
+from .home_policy import HomePolicy
+from .text_match import contains, join_tokens, remove_phrases, tokens
+
+_NOTHING = re.compile(r"(?!)")
+
+
+@dataclass(frozen=True)
+class SensitiveKind:
+    """One kind of command whose effect is security- or safety-relevant, and the words that ask for it."""
+
+    name: str
+    effect: str  # what it does, as a report says it: "unlocks a door"
+    commands: frozenset[str]  # "capability.command", sensitive on any device
+    categories: frozenset[str]  # devices of these categories ...
+    category_commands: frozenset[str]  # ... are sensitive for these command names too
+    verbs: re.Pattern  # words that ask for it
+    opposite: re.Pattern  # words that ask for its opposite: with them said it is never asked for
+    nouns: frozenset[str]  # the categories whose words name the devices it acts on
+    self_naming: re.Pattern = _NOTHING  # verbs that name the kind by themselves ("unlock", "解锁")
+
+    def covers(self, spec: CommandSpec, category: str) -> bool:
+        return f"{spec.capability}.{spec.command}" in self.commands or \
+            (category in self.categories and spec.command in self.category_commands)
+
+
+def _words(zh: str, en: str) -> re.Pattern:
+    return word_pattern(tuple(zh.split()), tuple(w.strip() for w in en.split(",") if w.strip()))
+
+
+SENSITIVE_KINDS: tuple[SensitiveKind, ...] = (
+    SensitiveKind(
+        "unlock", "unlocks a door", frozenset({"lock.unlock", "lock.unlatch", "lock.open"}),
+        frozenset(), frozenset(),
+        verbs=_words("解锁 开锁 打开 开", "unlock, unlatch, open"),
+        opposite=_words("锁上 上锁 锁门 锁好 锁住 反锁 关", "lock, close, shut"),
+        nouns=frozenset({"Lock", "Door"}), self_naming=_words("解锁 开锁", "unlock, unlatch")),
+    SensitiveKind(
+        "open_door", "opens a door", frozenset({"doorControl.open", "garageDoorControl.open"}),
+        frozenset({"Door", "GarageDoor"}),
+        frozenset({"open", "open_cover", "set_cover_position", "setShadeLevel", "setLevel", "on", "turn_on"}),
+        verbs=_words("打开 开 升起 拉起 抬起", "open, raise, lift"),
+        opposite=_words("关 合上 放下 降下 锁", "close, shut, lower, lock"),
+        nouns=frozenset({"Door", "GarageDoor"})),
+    SensitiveKind(
+        "disarm", "disarms the alarm",
+        frozenset({"securitySystem.disarm", "alarm.off", "alarm_control_panel.alarm_disarm"}),
+        frozenset({"Siren", "SecurityPanel"}), frozenset({"off", "turn_off", "disarm"}),
+        verbs=_words("撤防 解除 关闭 关掉 关 停",
+                     "disarm, deactivate, turn off, switch off, silence, stop, off, disable"),
+        opposite=_words("布防 开启 打开 启动", "arm, activate, enable, turn on, switch on"),
+        nouns=frozenset({"Siren", "SecurityPanel"}), self_naming=_words("撤防", "disarm")),
+    SensitiveKind(
+        "open_valve", "opens a water or gas valve", frozenset({"valve.open", "valve.open_valve"}),
+        frozenset({"WaterValve", "GasValve"}), frozenset({"open", "on", "turn_on", "open_valve"}),
+        verbs=_words("打开 开启 开 放水 通水 通气", "open, turn on, switch on, on"),
+        opposite=_words("关", "close, shut, off"),
+        nouns=frozenset({"WaterValve", "GasValve"})),
+    SensitiveKind(
+        "heat_on", "turns on an oven or cooktop",
+        frozenset({"ovenOperatingState.start"}), frozenset({"Oven", "Cooktop", "Microwave"}),
+        frozenset({"on", "turn_on", "start"}),
+        verbs=_words("打开 开启 开 启动 预热 加热 烤 开火 点火", "turn on, switch on, on, start, preheat, heat, bake"),
+        opposite=_words("关 停", "off, stop, cancel"),
+        nouns=frozenset({"Oven", "Cooktop", "Microwave"}), self_naming=_words("预热", "preheat")),
+)
+# The kinds whose words name a device of a category (a door's words name its lock: "开门"; "valve" names either
+# valve); any other category is named by its own words. A device whose category the table does not list (a lock
+# filed as "Others") is named by any word of its kind's categories.
+_NAMED_BY = {"Lock": {"Lock", "Door"}, "GasValve": {"GasValve", "WaterValve"}, "Siren": {"Siren", "SecurityPanel"},
+             "SecurityPanel": {"SecurityPanel", "Siren"}}
+MARKED = "marked"  # a command or device the home's policy.json marks sensitive
+# any word for a kind of device: what a name said just before it qualifies ("车库的灯")
+_KIND_WORD = word_pattern(tuple(w for zh, _ in CATEGORY_WORDS.values() for w in zh),
+                          tuple(w for _, en in CATEGORY_WORDS.values() for w in en))
+# Idioms that say a verb and a device word and ask for nothing ("开门见山": to come straight to the point)
+_IDIOMS = re.compile("开门见山|开门红|开门大吉|开门揖盗|关门大吉|闭门造车|门可罗雀")
+
+
+def sensitive_kind(device: Device, spec: CommandSpec, policy: HomePolicy | None = None) -> str | None:
+    """The name of the sensitive kind this command is on this device (``MARKED`` for what the home's
+    policy marks), or None."""
+    for kind in SENSITIVE_KINDS:
+        if kind.covers(spec, device.category):
+            return kind.name
+    if policy is not None and (spec.id in policy.sensitive_commands or device.device_id in policy.sensitive_devices):
+        return MARKED
+    return None
+
+
+def execution_hold(device: Device, spec: CommandSpec, policy: HomePolicy, confirmed: bool) -> tuple[str, str] | None:
+    """(status, reason) when a call must not be sent as it stands, else None: ``skipped`` for a device the
+    policy says never to act on; ``needs_confirmation`` for a sensitive command sent without an explicit
+    confirmation (unless the policy lets the device go without one)."""
+    if device.device_id in policy.never:
+        return "skipped", "policy.json: never act on this device"
+    kind = sensitive_kind(device, spec, policy)
+    if kind is None or confirmed or device.device_id in policy.no_confirmation:
+        return None
+    effect = next((k.effect for k in SENSITIVE_KINDS if k.name == kind), "is marked sensitive in policy.json")
+    return "needs_confirmation", f"sensitive ({kind}: {effect}): send it with confirm_sensitive=True " \
+                                 "(--confirm-sensitive)"
+
+
+def unit_conflict(spec: CommandSpec, text: str) -> str:
+    """Why the value the text sets cannot go to this command by its unit ("26度" is a temperature, never a
+    colour temperature in K or a level in %), else ""."""
+    value = value_set(text) if QueryIR.carries_value(text) else None
+    unit, _, _ = unit_scale(spec)
+    if value is None or value[1] is None or unit is None or value[1] == unit:
+        return ""
+    return f"{spec.id} takes a {unit} value; the utterance sets {value[0]:g} as a {value[1]}"
+
+
+def _qualifier_only(word: str, text: str) -> bool:
+    """Whether every time the text says ``word``, a word for a kind of device follows it that it qualifies."""
+    at = [m.end() for m in re.finditer(re.escape(word), text)]
+    return bool(at) and all(any(qualifies(text[end:m.start()]) for m in _KIND_WORD.finditer(text, end)) for end in at)
+
+
+def _said(pattern: re.Pattern, text: str) -> bool:
+    return bool(pattern.search(text))
+
+
+@dataclass(frozen=True)
+class Screen:
+    """What one utterance may reach in one home, per row of the command index."""
+
+    blocked: np.ndarray  # never a candidate, never in a plan
+    demoted: np.ndarray  # ranked after every row that is not: it cannot take the value the utterance sets
+
+
+class CommandSafety:
+    """The safety rules applied to one home's command index (built once per index; cheap per query)."""
+
+    def __init__(self, index):
+        self.index = index
+        home = index.home
+        self.policy = home.policy
+        self._kinds = [k.name for k in SENSITIVE_KINDS] + [MARKED]
+        # per slot the built-in kind (slots share a category and commands), then per row with the policy
+        slot_kind = np.asarray([self._kind_code(home.devices[d], home.devices[d].commands[c])
+                                for d, c in index.slots] or [-1], dtype=np.int64)[:len(index.slots)]
+        self.row_kind = slot_kind[index.row_slot] if len(index.rows) else np.zeros(0, dtype=np.int64)
+        device_ids = index.device_ids
+        if self.policy.sensitive_commands or self.policy.sensitive_devices:
+            marked_device = np.isin(device_ids, list(self.policy.sensitive_devices))[index.row_device]
+            marked_command = np.asarray([index._command_of(*index.rows[r]).id in self.policy.sensitive_commands
+                                         for r in range(len(index.rows))], dtype=bool) \
+                if self.policy.sensitive_commands else np.zeros(len(index.rows), dtype=bool)
+            self.row_kind = np.where((self.row_kind < 0) & (marked_device | marked_command), len(self._kinds) - 1,
+                                     self.row_kind)
+        self.never = np.isin(device_ids, list(self.policy.never)) if self.policy.never else \
+            np.zeros(len(home.devices), dtype=bool)
+        self.sensitive_devices = np.zeros(len(home.devices), dtype=bool)
+        self.sensitive_devices[index.row_device[self.row_kind >= 0]] = True
+        self._sensitive_rows = np.flatnonzero(self.row_kind >= 0)
+        self._device_position = {device.device_id: i for i, device in enumerate(home.devices)}
+
+    def _kind_code(self, device: Device, spec: CommandSpec) -> int:
+        name = sensitive_kind(device, spec)
+        return -1 if name is None else self._kinds.index(name)
+
+    def __deepcopy__(self, memo):
+        return self
+
+    # ----- one utterance -------------------------------------------------------------------------
+
+    def screen(self, text: str) -> Screen:
+        """The rows ``text`` (the utterance with its negations read) may not reach, or reaches last."""
+        index = self.index
+        n = len(index.rows)
+        blocked = self.never[index.row_device] if n else np.zeros(0, dtype=bool)
+        if self._sensitive_rows.size:
+            blocked = blocked.copy()
+            blocked[self._sensitive_rows] |= ~self._asked_rows(text, self._sensitive_rows)
+        unit_conflict, cannot_take = self._value_fit(text)
+        blocked = blocked | unit_conflict[index.row_slot]
+        return Screen(blocked=blocked, demoted=cannot_take[index.row_slot] & ~blocked)
+
+    def _asked_rows(self, text: str, rows: np.ndarray) -> np.ndarray:
+        """Per sensitive row: whether the text asks for its command on its device.
+
+        The verb is said and its opposite is not; and the device is named (the longest run of a sensitive
+        device's name said: "打开前门门锁" names the front-door lock, so no other lock is asked for), or, where
+        no sensitive device is named, a word for its kind is said (or a verb that names the kind: "解锁") and
+        any room said is the device's room ("打开阳台门" asks nothing of the lock in the living room)."""
+        index = self.index
+        text = _IDIOMS.sub(" ", text)
+        said = normalised(text).replace("开关", " ")  # the noun "switch" holds both 开 and 关
+        named = self._named_lengths(text)
+        best = named.max(initial=0)
+        kinds_said = self._kinds_said(text)
+        rooms = set(index.mentioned_rooms(text))
+        out = np.zeros(len(rows), dtype=bool)
+        for i, row in enumerate(rows.tolist()):
+            kind_code, device = int(self.row_kind[row]), int(index.row_device[row])
+            if best:
+                by_words = named[device] == best
+            else:
+                by_words = not rooms or index.home.devices[device].room in rooms
+            if kind_code < len(SENSITIVE_KINDS):
+                kind = SENSITIVE_KINDS[kind_code]
+                category = index.home.devices[device].category
+                words = _NAMED_BY.get(category, {category}) if category in kind.nouns else kind.nouns
+                self_named = _said(kind.self_naming, said)  # "unlock the door lock": its "lock" is a noun
+                out[i] = by_words and _said(kind.verbs, said) and (self_named or not _said(kind.opposite, said)) \
+                    and (bool(best) or self_named or bool(words & kinds_said))
+            else:
+                out[i] = by_words and self._asked_marked(said, row, bool(best))
+        return out
+
+    def _asked_marked(self, said: str, row: int, named: bool) -> bool:
+        """A command the home marks sensitive: its own verbs (or its description) and its device (by name or
+        a word for its kind) are said."""
+        index = self.index
+        spec = index._command_of(*index.rows[row])
+        device = index.home.devices[index.rows[row][0]]
+        words = tokens(said)
+        verb = any(contains(words, v) for v in verb_phrases(spec.command)) or contains(words, tokens(spec.description))
+        kind = CATEGORY_WORDS.get(device.category)
+        return verb and (named or (kind is not None and _said(word_pattern(*kind), said)))
+
+    def _named_lengths(self, text: str) -> np.ndarray:
+        """Per device: the length (in characters) of the longest run of its name the text says that no device
+        outside the sensitive ones carries ("前门" of 前门门锁, "front door" of Front Door Lock); 0 for none.
+        A single character is no name, and a run that only qualifies the word for another kind of device after
+        it ("车库的灯": the light of the garage) names nothing."""
+        index = self.index
+        named = np.zeros(len(index.home.devices), dtype=np.int64)
+        said = tokens(text)
+        plain = normalised(text)
+        for run in {*index.name_phrases.found_in(said), *index.run_phrases.found_in(said)}:
+            length = len("".join(run))
+            if length < 2 or _qualifier_only(join_tokens(run), plain):
+                continue
+            carriers = index.names.carrying(run)
+            if carriers.any() and not (carriers & ~self.sensitive_devices).any():
+                named[carriers] = np.maximum(named[carriers], length)
+        return named
+
+    def _kinds_said(self, text: str) -> set[str]:
+        """The kinds of device the text names as what to act on: the categories of its words for a kind, outside
+        the whole names of devices that are not sensitive ("门廊灯" is a light's name, its 门 no door) and, when
+        it names two kinds or more, outside the rooms it names ("打开车库的灯": 车库 is where the light is)."""
+        index = self.index
+        said = tokens(text)
+        if len(categories_said(text)) > 1:
+            said = remove_phrases(said, index.room_phrases.possible_in(said))
+        ordinary = [name for name in index.name_phrases.found_in(said)
+                    if not (index.names.carrying(name) & self.sensitive_devices).any()]
+        return set(categories_said(join_tokens(remove_phrases(said, ordinary))))
+
+    def _value_fit(self, text: str) -> tuple[np.ndarray, np.ndarray]:
+        """Per slot: (the value said has a unit the command's is not; the utterance sets a value the command
+        cannot take: it takes none, only changes one by an amount, or the number lies outside its range)."""
+        index = self.index
+        none = np.zeros(len(index.slots), dtype=bool)
+        value = value_set(text) if QueryIR.carries_value(text) else None
+        if value is None or not len(index.slots):
+            return none, none
+        target = QueryIR.sets_target(text)
+        said = tokens(text)
+        conflict, cannot = [], []
+        for phrases, numeric, relative, takes, unit, low, high in index.argument_shapes:
+            clash = bool(numeric and value[1] and unit and value[1] != unit)
+            conflict.append(clash)
+            # a number in a unit ("26度", "50%") is none of a listed set of values, unless one is named
+            listed = not numeric and takes and value[1] is not None and not any(contains(said, p) for p in phrases)
+            cannot.append(target and not clash and (not takes or listed or (numeric and (
+                relative or number_fit(value, unit, low, high) == 0))))
+        return np.asarray(conflict)[index.slot_shape], np.asarray(cannot)[index.slot_shape]
+
+    # ----- an LM's parse ---------------------------------------------------------------------------
+
+    def check_parse(self, parsed: QueryIR, rules: QueryIR, text: str) -> tuple[QueryIR, list[str]]:
+        """The LM's parse with every field that fails a check replaced by the rule parse's, and the names of
+        the checks that failed (empty: the parse stands as the LM gave it).
+
+        - ``polarity``: the action must not switch the other way than the utterance's own words (打开 /
+          关闭, open / close, lock / unlock, negations read: ``text``);
+        - ``type_hint``: a category the home has, and not one the utterance's words for a kind contradict
+          ("打开客厅的灯" names a Light: Lock is overruled; "排气扇" may be a Switch whose name says 扇);
+        - ``name_hint``: words the utterance says (room words aside): an LM must not name another device;
+        - ``scope_include`` / ``scope_exclude``: rooms of this home (or, excluded, a device it names)."""
+        index = self.index
+        update: dict[str, object] = {}
+        said = action_polarity(text)
+        if said is not None and action_polarity(parsed.action) not in (None, said):
+            update["action"] = rules.action
+        if parsed.has_category and not self._category_fits(parsed.type_hint, text):
+            update["type_hint"] = rules.type_hint
+        if parsed.name_hint and not set(index.name_key(parsed.name_hint)) <= set(tokens(text)):
+            update["name_hint"] = rules.name_hint
+        if any(not index.names_a_room(room) for room in parsed.scope_include):
+            update["scope_include"] = rules.scope_include
+        if any(not index.names_a_room(name) and name not in index.excepted_devices(parsed)
+               for name in parsed.scope_exclude):
+            update["scope_exclude"] = rules.scope_exclude
+        failed = ["polarity" if key == "action" else key for key in update]
+        return (parsed.model_copy(update=update) if update else parsed), failed
+
+    def _category_fits(self, category: str, text: str) -> bool:
+        """Whether the home has the category and the text names no other kind of device than it (a device of
+        the category whose name holds the word said counts as that kind; a room named like a kind, "Garage",
+        is where the kind said next to it is)."""
+        index = self.index
+        if category not in index.categories:
+            return False
+        said = categories_said(text)
+        if len(said) > 1:
+            toks = tokens(text)
+            said = categories_said(join_tokens(remove_phrases(toks, index.room_phrases.possible_in(toks)))) or said
+        if not said or category in said:
+            return True
+        return any(category in set(index.device_categories[index.names.carrying(tokens(word))])
+                   for words in said.values() for word in words)
+
+    # ----- what the search answered --------------------------------------------------------------
+
+    def reason(self, row: int, text: str) -> str:
+        """Why a blocked row was held back, in one line."""
+        index = self.index
+        device = int(index.row_device[row])
+        if self.never[device]:
+            return "policy.json: never act on this device"
+        kind = int(self.row_kind[row])
+        if kind >= 0:
+            effect = SENSITIVE_KINDS[kind].effect if kind < len(SENSITIVE_KINDS) else "is marked sensitive"
+            return f"sensitive ({self._kinds[kind]}: {effect}); the utterance does not ask for it"
+        spec = index._command_of(*index.rows[row])
+        value = value_set(text)
+        unit = index.argument_shapes[int(index.slot_shape[index.row_slot[row]])][4]
+        return f"{spec.id} takes a {unit} value; the utterance sets a {value[1] if value else 'different'} one"
+
+    def withheld(self, rows: list[int], text: str) -> list[Withheld]:
+        index = self.index
+        out = []
+        for row in rows:
+            device = index.home.devices[int(index.row_device[row])]
+            out.append(Withheld(device_id=device.device_id, command_id=index._command_of(*index.rows[row]).id,
+                                label=device.label, reason=self.reason(row, text)))
+        return out
+
+    def marked(self, candidates: list[Candidate]) -> list[Candidate]:
+        """The candidates, each sensitive one marked ``sensitive=True`` (executing it needs a confirmation)."""
+        if not self._sensitive_rows.size:
+            return candidates
+        return [c.model_copy(update={"sensitive": True}) if self.is_sensitive(c.device_id, c.command_id) else c
+                for c in candidates]
+
+    def is_sensitive(self, device_id: str, command_id: str) -> bool:
+        device = self.index.home.find(device_id)
+        spec = device.command(command_id) if device is not None else None
+        return spec is not None and sensitive_kind(device, spec, self.policy) is not None
+
+    def blocked_targets(self, targets: list[tuple[str, str]], screen: Screen) -> list[tuple[str, str]]:
+        """The (device, command) pairs of a plan that the screen blocks: a plan holding any is not executed."""
+        index = self.index
+        out = []
+        for device_id, command_id in targets:
+            position = self._device_position.get(device_id)
+            device = index.home.devices[position] if position is not None else None
+            spec = device.command(command_id) if device is not None else None
+            if spec is None:
+                continue
+            row = int(np.searchsorted(index.row_device, position)) + device.commands.index(spec)
+            if screen.blocked[row]:
+                out.append((device_id, command_id))
+        return out
+
+
+_BUILT: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def safety_of(index) -> CommandSafety:
+    """The safety rules of one command index, built once and kept as long as the index."""
+    safety = _BUILT.get(index)
+    if safety is None:
+        safety = _BUILT[index] = CommandSafety(index)
+    return safety
