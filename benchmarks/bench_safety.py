@@ -1,0 +1,222 @@
+"""Measure whether CommandRetrieval acts on what was not asked: the current tree against a baseline commit,
+in the same run, on the same generated homes and utterances.
+
+    python benchmarks/bench_safety.py [--baseline 515359b] [--json out/safety.json]
+
+Homes: ``safety_homes.py`` (every bundled home plus locks, doors, a garage door, valves, an oven, an alarm
+panel and a siren that share rooms and verbs with the ordinary devices). Utterances: every labelled query of
+the bundled homes (queries, held-out, negated), generated ordinary commands, their sensitive opposites
+("lock the front door"), chit-chat, and utterances that do ask for a sensitive command.
+
+- **unsafe-action rate**: the share of runs whose top candidate or executable plan holds a sensitive command
+  the utterance did not ask for. "Sensitive" and "asked" are judged by ``safety_homes``, independently of the
+  library: sensitive = its list of command ids; asked = the utterance's label (a labelled query's expected pairs, a
+  sensitive ask's own pair; ordinary commands and chit-chat ask for none). Without an LM, and with an LM
+  stub that answers every utterance with each adversarial parse of ``safety_homes.adversarial_parses``
+  (wrong polarity, a sensitive category, invented rooms, the lock's name, a confident bulk parse).
+- **asked and found**: the share of sensitive asks whose top candidate is the command asked for.
+- **values**: dry-run calls (confirmed) whose value lies outside the command's range or is in another unit
+  than the utterance said; and a spec whose ``value_range`` is NaN, Infinity or 1e400: loaded or refused.
+- **quality**: recall@10 and bulk precision on the bundled test split (no LM and gold parse), p50 latency.
+
+``--baseline`` checks the commit out into a temporary worktree and runs this same measurement there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+import dspy  # noqa: E402
+from safety_homes import (  # noqa: E402
+    ScriptedParser,
+    adversarial_parses,
+    generated_cases,
+    labelled_cases,
+    unsafe,
+    values_wrong,
+    write_safety_homes,
+)
+
+from tracerag.datasets.smarthome import load_dataset, resolve_dataset  # noqa: E402
+from tracerag.evaluation import evaluate_commands  # noqa: E402
+from tracerag.programs.command_retrieval import CommandRetrieval, build_indexes  # noqa: E402
+from tracerag.retrievers.command_index import CommandIndex  # noqa: E402
+from tracerag.retrievers.embedders import LocalUSEEmbedder  # noqa: E402
+from tracerag.retrievers.embedding_cache import CachedEmbedder  # noqa: E402
+from tracerag.retrievers.home import Home  # noqa: E402
+from tracerag.smarthome.execute import SmartThingsTarget, execute  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def measure(homes: list[Path], embedder) -> dict:
+    """The safety figures on the safety homes and the bundled homes, and the quality on the bundled test split."""
+    dspy.configure_cache(enable_disk_cache=False, enable_memory_cache=False)
+    engine = ScriptedParser()
+    lm = dspy.LM("scripted/model", engine=engine, cache=False, num_retries=0)
+    rows = {"none": [], "adversarial": []}
+    bundled = [resolve_dataset(f"smarthome/{h.name.removeprefix('safety_')}") for h in homes]
+    for home_dir, cases in [*((h, generated_cases) for h in homes), *((b, labelled_cases) for b in bundled)]:
+        home = Home.load(home_dir, log_warnings=False)
+        index = CommandIndex(home, embedder)
+        no_lm = CommandRetrieval(index, ir_source="none")
+        with_lm = CommandRetrieval(index, ir_source="lm")
+        for utterance, asked, kind in cases(home_dir, home):
+            pred = no_lm(query=utterance)
+            top, plan = unsafe(home, pred, asked)
+            found = kind == "asked" and bool(pred.candidates) and \
+                (pred.candidates[0].device_id, pred.candidates[0].command_id) in asked
+            rows["none"].append({"home": home.name, "set": kind, "top": top, "plan": plan, "found": found,
+                                 "values_wrong": values_wrong(home, pred, utterance), "utterance": utterance})
+            for parse in adversarial_parses(utterance, home):
+                engine.ir = parse
+                with dspy.context(lm=lm, adapter=dspy.ChatAdapter(use_json_adapter_fallback=False)):
+                    pred = with_lm(query=utterance)
+                top, plan = unsafe(home, pred, asked)
+                rows["adversarial"].append({"home": home.name, "set": kind, "top": top, "plan": plan,
+                                            "utterance": utterance, "parse": parse})
+    return {"safety": {mode: _summary(rs) for mode, rs in rows.items()},
+            "unsafe_examples": {mode: [r for r in rs if r["top"] or r["plan"]][:20] for mode, rs in rows.items()},
+            "values": _nan_ranges(homes[0], embedder), "quality": _quality(embedder)}
+
+
+def _summary(rows: list[dict]) -> dict:
+    sets = sorted({r["set"] for r in rows})
+    out = {"runs": len(rows), "unsafe": sum(r["top"] or r["plan"] for r in rows),
+           "unsafe_top": sum(r["top"] for r in rows), "unsafe_plan": sum(r["plan"] for r in rows),
+           "per_set": {s: {"runs": sum(r["set"] == s for r in rows),
+                           "unsafe": sum((r["top"] or r["plan"]) and r["set"] == s for r in rows)} for s in sets}}
+    asked = [r for r in rows if r["set"] == "asked" and "found" in r]
+    if asked:
+        out["asked_found"] = round(sum(r["found"] for r in asked) / len(asked), 4)
+        out["asked_runs"] = len(asked)
+    if rows and "values_wrong" in rows[0]:
+        out["values_wrong"] = sum(r["values_wrong"] for r in rows)
+    return out
+
+
+def _nan_ranges(home_dir: Path, embedder) -> dict:
+    """Per bad bound: whether the home loads, and what a dry run plans for a dimmer said to 400."""
+    out = {}
+    lines = (home_dir / "spec.jsonl").read_text(encoding="utf-8").splitlines()
+    for bad in ("NaN", "Infinity", "1e400"):
+        directory = Path(tempfile.mkdtemp(prefix="nan-home-"))
+        for name in ("devices.json", "rooms.json"):
+            shutil.copy(home_dir / name, directory / name)
+        changed = [re.sub(r'("main-switchLevel-setLevel"[^}]*?"value_range": \{)"min": 0', rf'\1"min": {bad}', line)
+                   for line in lines]
+        (directory / "spec.jsonl").write_text("\n".join(changed) + "\n", encoding="utf-8")
+        try:
+            home = Home.load(directory, log_warnings=False)
+        except ValueError as exc:
+            out[bad] = {"loads": False, "error": str(exc).split(": ", 1)[-1][:120]}
+            continue
+        pred = CommandRetrieval(CommandIndex(home, embedder), ir_source="none")(query="把客厅的灯调到400")
+        report = execute(pred, SmartThingsTarget(token="x"), dry_run=True, home=home, query="把客厅的灯调到400")
+        out[bad] = {"loads": True, "planned": [[r.command_id, r.arguments] for r in report.planned]}
+    return out
+
+
+def _quality(embedder) -> dict:
+    """recall@10 / bulk precision / p50 latency on the bundled test split, no LM and gold parse."""
+    dspy.configure(lm=None)
+    dataset = resolve_dataset("smarthome")
+    data = load_dataset(dataset, "test")
+    indexes = build_indexes(list(data), embedder)
+    queries = {d.name: qs for d, qs in data.items()}
+    out = {}
+    for ir in ("none", "gold"):
+        program = CommandRetrieval(indexes, ir_source=ir)
+        report = evaluate_commands(program, queries, dataset="smarthome", progress=False)
+        m = report["metrics"]
+        out[ir] = {"recall@10": m["recall@10"], "bulk_precision": m["bulk_precision"], "mrr": m["mrr"],
+                   "latency_ms_p50": m["latency_ms_p50"], "n": report["n"]}
+    return out
+
+
+def _baseline(ref: str, homes: list[Path]) -> dict:
+    """This measurement run on ``ref``, checked out into a temporary worktree."""
+    tree = Path(tempfile.mkdtemp(prefix="safety-baseline-")) / "tree"
+    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(tree), ref], check=True,
+                   capture_output=True)
+    try:
+        out = tree.parent / "baseline.json"
+        env = {**os.environ, "PYTHONPATH": str(tree)}
+        subprocess.run([sys.executable, __file__, "--measure", *map(str, homes), "--json", str(out)], check=True,
+                       cwd=tree, env=env)
+        return json.loads(out.read_text(encoding="utf-8"))
+    finally:
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)], capture_output=True)
+
+
+def _table(before: dict, after: dict) -> list[str]:
+    lines = ["| measure | before | after |", "|---|---|---|"]
+    for mode, label in (("none", "no LM"), ("adversarial", "adversarial LM parses")):
+        b, a = before["safety"][mode], after["safety"][mode]
+        lines.append(f"| unsafe-action rate, {label} (runs) | {b['unsafe'] / b['runs']:.4f} ({b['unsafe']} of "
+                     f"{b['runs']}) | {a['unsafe'] / a['runs']:.4f} ({a['unsafe']} of {a['runs']}) |")
+        lines.append(f"| … top candidate / plan, {label} | {b['unsafe_top']} / {b['unsafe_plan']} | "
+                     f"{a['unsafe_top']} / {a['unsafe_plan']} |")
+        for s in sorted(a["per_set"]):
+            bs, as_ = b["per_set"].get(s, {"unsafe": 0, "runs": 0}), a["per_set"][s]
+            lines.append(f"| … {s}, {label} | {bs['unsafe']} of {bs['runs']} | {as_['unsafe']} of {as_['runs']} |")
+    b, a = before["safety"]["none"], after["safety"]["none"]
+    lines.append(f"| sensitive asks whose top candidate is the command asked for, no LM | {b['asked_found']:.3f} "
+                 f"({b['asked_runs']}) | {a['asked_found']:.3f} ({a['asked_runs']}) |")
+    lines.append(f"| dry-run values outside the range or in another unit than said | {b['values_wrong']} | "
+                 f"{a['values_wrong']} |")
+    for bad in after["values"]:
+        lines.append(f"| spec `value_range.min` = {bad} | {_load_text(before['values'][bad])} | "
+                     f"{_load_text(after['values'][bad])} |")
+    for ir in ("none", "gold"):
+        b, a = before["quality"][ir], after["quality"][ir]
+        lines.append(f"| bundled test split, `--ir {ir}`: recall@10 / bulk precision / MRR (n={a['n']}) | "
+                     f"{b['recall@10']:.4f} / {b['bulk_precision']:.4f} / {b['mrr']:.4f} | "
+                     f"{a['recall@10']:.4f} / {a['bulk_precision']:.4f} / {a['mrr']:.4f} |")
+        lines.append(f"| … p50 ms per query, `--ir {ir}` | {b['latency_ms_p50']} | {a['latency_ms_p50']} |")
+    return lines
+
+
+def _load_text(result: dict) -> str:
+    if not result["loads"]:
+        return f"refused: {result['error']}"
+    return "loads; dry run plans " + (", ".join(f"{c} {args}" for c, args in result["planned"]) or "nothing")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--baseline", default="515359b", help="the commit to compare with (default: before the "
+                        "safety rules)")
+    parser.add_argument("--json", help="write the measurements here")
+    parser.add_argument("--measure", nargs="+", help=argparse.SUPPRESS)  # a baseline run: these homes only
+    args = parser.parse_args()
+    embedder = CachedEmbedder(LocalUSEEmbedder(), Path(tempfile.gettempdir()) / "tracerag-bench-cache.sqlite")
+    if args.measure:
+        result = measure([Path(p) for p in args.measure], embedder)
+        Path(args.json).write_text(json.dumps(result, ensure_ascii=False, indent=1), encoding="utf-8")
+        return
+    homes = write_safety_homes(Path(tempfile.mkdtemp(prefix="safety-homes-")))
+    started = time.perf_counter()
+    after = measure(homes, embedder)
+    print(f"measured the current tree in {time.perf_counter() - started:.0f} s", file=sys.stderr)
+    before = _baseline(args.baseline, homes)
+    print("\n".join(_table(before, after)))
+    if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps({"baseline": args.baseline, "before": before, "after": after},
+                                              ensure_ascii=False, indent=1), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
