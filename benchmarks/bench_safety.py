@@ -107,23 +107,25 @@ def _summary(rows: list[dict]) -> dict:
 
 
 def _nan_ranges(home_dir: Path, embedder) -> dict:
-    """Per bad bound: whether the home loads, and what a dry run plans for a dimmer said to 400."""
+    """Per bad bound (a dimmer's min and max both set to it): whether the home loads, and what a dry run plans
+    for the dimmer said to 400."""
     out = {}
     lines = (home_dir / "spec.jsonl").read_text(encoding="utf-8").splitlines()
     for bad in ("NaN", "Infinity", "1e400"):
         directory = Path(tempfile.mkdtemp(prefix="nan-home-"))
         for name in ("devices.json", "rooms.json"):
             shutil.copy(home_dir / name, directory / name)
-        changed = [re.sub(r'("main-switchLevel-setLevel"[^}]*?"value_range": \{)"min": 0', rf'\1"min": {bad}', line)
-                   for line in lines]
+        changed = [re.sub(r'("main-switchLevel-setLevel"[^}]*?"value_range": \{)"min": 0, "max": 100',
+                          rf'\1"min": {bad}, "max": {bad}', line) for line in lines]
         (directory / "spec.jsonl").write_text("\n".join(changed) + "\n", encoding="utf-8")
         try:
             home = Home.load(directory, log_warnings=False)
         except ValueError as exc:
             out[bad] = {"loads": False, "error": str(exc).split(": ", 1)[-1][:120]}
             continue
-        pred = CommandRetrieval(CommandIndex(home, embedder), ir_source="none")(query="把客厅的灯调到400")
-        report = execute(pred, SmartThingsTarget(token="x"), dry_run=True, home=home, query="把客厅的灯调到400")
+        query = "把客厅的灯亮度调到400"
+        pred = CommandRetrieval(CommandIndex(home, embedder), ir_source="none")(query=query)
+        report = execute(pred, SmartThingsTarget(token="x"), dry_run=True, home=home, query=query)
         out[bad] = {"loads": True, "planned": [[r.command_id, r.arguments] for r in report.planned]}
     return out
 

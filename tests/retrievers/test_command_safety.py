@@ -145,6 +145,16 @@ def test_a_lock_parse_of_a_light_command_never_unlocks(lm_program, fake_lm):
     assert not (pred.bulk and {c for _, c in pred.bulk.targets} & UNLOCKING)
 
 
+def test_a_plan_whose_command_is_held_back_asks_instead_of_running_another(lm_program, fake_lm):
+    """"Open everything in the living room", parsed as the locks: the words point to unlock, which was not
+    asked for; the plan asks the user rather than locking the door instead."""
+    fake_lm(irs={"把客厅的都打开": {"action": "打开", "type_hint": "Lock", "name_hint": "", "scope_include": ["客厅"],
+                                  "scope_exclude": [], "quantifier": "all"}})
+    pred = lm_program(query="把客厅的都打开")
+    assert pred.bulk is not None and pred.bulk.hint == "need_clarification" and pred.bulk.targets == []
+    assert "held back" in pred.bulk.reason and all(o.command_id not in UNLOCKING for o in pred.bulk.options)
+
+
 @pytest.mark.parametrize("query", ["hello", "今天天气怎么样", "", "。。。", "?!"])
 def test_what_asks_the_home_for_nothing_costs_no_lm_call_whatever_it_would_say(lm_program, fake_lm, query):
     engine = fake_lm(irs={query: {**LIGHT_ON, "scope_include": [], "quantifier": "all"}})
@@ -161,6 +171,13 @@ def test_a_device_the_policy_never_acts_on_is_never_a_candidate(tmp_path, embedd
     pred = CommandRetrieval(CommandIndex(home, embedder), ir_source="none")(query="打开客厅吸顶灯")
     assert "light-living-1" not in {d for d, _ in pairs(pred)}
     assert any(w.device_id == "light-living-1" and "never" in w.reason for w in pred.withheld)
+
+
+def test_a_plan_leaves_out_a_device_the_policy_never_acts_on(tmp_path, embedder):
+    home = Home.load(safe_home(tmp_path / "safe", {"never": ["light-living-1"]}))
+    pred = CommandRetrieval(CommandIndex(home, embedder), ir_source="none")(query="关掉所有的灯")
+    assert pred.bulk.hint is None and pred.bulk.command_id == "main-switch-off"
+    assert {d for d, _ in pred.bulk.targets} == {"light-living-2", "light-bed", "lamp-study"}
 
 
 def test_a_device_the_policy_marks_is_chosen_only_when_named(tmp_path, embedder):

@@ -129,7 +129,7 @@ class CommandRetrieval(dspy.Module):
             # first; with the kind given, a name said there ("客厅窗帘") is a name and narrows the plan
             scoped = parsed if parsed.is_bulk or parsed.has_category else \
                 parsed.model_copy(update={"type_hint": candidates[0].category})
-            bulk = yield work(index.plan_bulk, scoped, text, blocked=screen.blocked,
+            bulk = yield work(index.plan_bulk, scoped, text, blocked=screen.blocked, skipped=screen.skipped,
                               afn=_awaiting_embeddings(index, index.plan_bulk),
                               span=COMMAND_BULK, inputs={"query": query}, outputs=_bulk_outputs)
         if area and not _agrees(bulk, candidates):

@@ -771,25 +771,38 @@ class CommandIndex:
         return ir.quantifier == "one" and not is_negated(utterance) and \
             bool(self._room_set(ir.scope_include) or self._said_rooms(ir, utterance))
 
-    def plan_bulk(self, ir: QueryIR, utterance: str, *, blocked: np.ndarray | None = None) -> BulkPlan:
-        """Choose the command from aggregated evidence, then expand it to every target. ``blocked`` rows (the
-        safety rules') are neither options nor targets."""
+    def plan_bulk(self, ir: QueryIR, utterance: str, *, blocked: np.ndarray | None = None,
+                  skipped: np.ndarray | None = None) -> BulkPlan:
+        """Choose the command from aggregated evidence, then expand it to every target.
+
+        The safety rules' rows: ``skipped`` ones (devices never to act on) are left out of the plan;
+        ``blocked`` ones are never targets, and when the command the evidence chooses is blocked on a device
+        in scope (an unlock the utterance did not ask for, a level for "26度") the plan asks the user
+        (``need_clarification``) instead of running the next best command."""
         p = self.params
-        allowed = None if blocked is None else ~blocked
         category, device_ok = self.bulk_scope(ir, utterance)
         if category is None:
             return BulkPlan(hint="need_clarification",
                             reason="the target category cannot be established from this home's devices")
+        if skipped is not None:
+            device_ok = device_ok & ~np.bincount(self.row_device[skipped], minlength=len(device_ok)).astype(bool)
         if not device_ok.any():
             return BulkPlan(category=category, hint="no_target", reason=f"no {category} device in scope")
         text, _ = self._command_scores(ir, utterance)
-        in_scope = device_ok[self.row_device] if allowed is None else device_ok[self.row_device] & allowed
-        options = self._options(np.where(in_scope, text[self.row_slot], -np.inf), device_ok, allowed)
+        options = self._options(np.where(device_ok[self.row_device], text[self.row_slot], -np.inf), device_ok)
         if not options:
             return BulkPlan(category=category, hint="no_target", reason=f"no {category} device has commands")
         top1 = options[0].p
         margin = top1 - (options[1].p if len(options) > 1 else 0.0)
         plan = BulkPlan(category=category, options=options, top1_ratio=round(top1, 4), margin=round(margin, 4))
+        allowed = None if blocked is None else ~blocked
+        if allowed is not None:  # the options shown are those some device in scope may run
+            plan.options = [o for o in options if allowed[self._supporting(o.command_id, device_ok)].any()]
+            if not allowed[self._supporting(options[0].command_id, device_ok)].all():
+                return plan.model_copy(update={"hint": "need_clarification", "options": plan.options[:3], "reason":
+                                               f"{options[0].command_id} is what the words point to, and it is held "
+                                               "back: the utterance does not ask for it"})
+            options = plan.options
         if top1 < p.min_top1_ratio or margin < p.min_margin:
             return plan.model_copy(update={"hint": "need_clarification", "options": options[:3],
                                            "reason": "low confidence between the top commands"})
@@ -840,8 +853,7 @@ class CommandIndex:
                            f"targets, {p.max_groups} groups): narrow by room, category or name, or confirm")
         return plan
 
-    def _options(self, scores: np.ndarray, device_ok: np.ndarray,
-                 allowed: np.ndarray | None = None) -> list[CapabilityOption]:
+    def _options(self, scores: np.ndarray, device_ok: np.ndarray) -> list[CapabilityOption]:
         """Top commands by aggregated evidence: best M hits each, plus a bonus for coverage."""
         p = self.params
         finite = np.flatnonzero(np.isfinite(scores))
@@ -855,7 +867,7 @@ class CommandIndex:
             if len(hits[command_id]) < p.options_per_command:
                 hits[command_id].append(float(scores[r]))
         pool = int(device_ok.sum())
-        supporting = {c: self._supporting(c, device_ok, allowed) for c in hits}
+        supporting = {c: self._supporting(c, device_ok) for c in hits}
         evidence = {c: float(np.mean(v)) + p.w_coverage * len(supporting[c]) / pool for c, v in hits.items()}
         ranked = sorted(evidence, key=evidence.get, reverse=True)[:p.options_top_n]
         if not ranked:

@@ -164,6 +164,7 @@ class Screen:
 
     blocked: np.ndarray  # never a candidate, never in a plan
     demoted: np.ndarray  # ranked after every row that is not: it cannot take the value the utterance sets
+    skipped: np.ndarray  # (blocked too) the rows of devices the policy never acts on: left out of plans
 
 
 class CommandSafety:
@@ -205,14 +206,13 @@ class CommandSafety:
     def screen(self, text: str) -> Screen:
         """The rows ``text`` (the utterance with its negations read) may not reach, or reaches last."""
         index = self.index
-        n = len(index.rows)
-        blocked = self.never[index.row_device] if n else np.zeros(0, dtype=bool)
+        skipped = self.never[index.row_device]
+        blocked = skipped.copy()
         if self._sensitive_rows.size:
-            blocked = blocked.copy()
             blocked[self._sensitive_rows] |= ~self._asked_rows(text, self._sensitive_rows)
         unit_conflict, cannot_take = self._value_fit(text)
-        blocked = blocked | unit_conflict[index.row_slot]
-        return Screen(blocked=blocked, demoted=cannot_take[index.row_slot] & ~blocked)
+        blocked |= unit_conflict[index.row_slot]
+        return Screen(blocked=blocked, demoted=cannot_take[index.row_slot] & ~blocked, skipped=skipped)
 
     def _asked_rows(self, text: str, rows: np.ndarray) -> np.ndarray:
         """Per sensitive row: whether the text asks for its command on its device.
@@ -224,6 +224,9 @@ class CommandSafety:
         index = self.index
         text = _IDIOMS.sub(" ", text)
         said = normalised(text).replace("开关", " ")  # the noun "switch" holds both 开 and 关
+        kinds = {int(k) for k in np.unique(self.row_kind[rows])}
+        if not any(k == len(SENSITIVE_KINDS) or _said(SENSITIVE_KINDS[k].verbs, said) for k in kinds):
+            return np.zeros(len(rows), dtype=bool)  # no verb of any sensitive kind here is said
         named = self._named_lengths(text)
         best = named.max(initial=0)
         kinds_said = self._kinds_said(text)
