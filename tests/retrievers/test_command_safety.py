@@ -8,7 +8,7 @@ door, a water valve and an oven: the shapes in which "打开客厅的灯" once c
 import json
 
 import pytest
-from conftest import DEVICES, SPECS, write_home
+from conftest import DEVICES, ROOMS, SPECS, write_home
 
 from tracerag.programs.command_retrieval import CommandRetrieval
 from tracerag.retrievers.command_index import CommandIndex
@@ -30,15 +30,19 @@ SENSITIVE_SPECS = {
 }
 SENSITIVE_DEVICES = [
     ("lock-front", "前门门锁", "r-living", "Lock", "p-lock"),
+    ("lock-side", "侧门门锁", "r-hall", "Lock", "p-lock"),
+    ("light-hall", "玄关灯", "r-hall", "Light", "p-light"),
     ("garage", "车库门", "r-living", "GarageDoor", "p-garage"),
     ("valve", "总水阀", "r-kitchen", "WaterValve", "p-valve"),
     ("oven", "烤箱", "r-kitchen", "Oven", "p-oven"),
 ]
 UNLOCKING = {"main-lock-unlock", "main-lock-unlatch"}
+SENSITIVE = UNLOCKING | {"main-garageDoorControl-open", "main-valve-open"}
 
 
 def safe_home(directory, policy: dict | None = None):
-    write_home(directory, devices=DEVICES + SENSITIVE_DEVICES, specs={**SPECS, **SENSITIVE_SPECS})
+    write_home(directory, devices=DEVICES + SENSITIVE_DEVICES, specs={**SPECS, **SENSITIVE_SPECS},
+               rooms={**ROOMS, "r-hall": "玄关"})
     if policy is not None:
         (directory / "policy.json").write_text(json.dumps(policy, indent=1), encoding="utf-8")
     return directory
@@ -58,6 +62,7 @@ def test_the_table_names_unlock_open_disarm_valves_and_ovens(tmp_path):
     kinds = {(d.device_id, c.id): sensitive_kind(d, c, home.policy) for d in home.devices for c in d.commands}
     assert {k for k, v in kinds.items() if v} == {
         ("lock-front", "main-lock-unlock"), ("lock-front", "main-lock-unlatch"),
+        ("lock-side", "main-lock-unlock"), ("lock-side", "main-lock-unlatch"),
         ("garage", "main-garageDoorControl-open"), ("valve", "main-valve-open"), ("oven", "main-switch-on")}
     assert kinds[("light-living-1", "main-switch-on")] is None  # the same command on a light is not
 
@@ -70,6 +75,59 @@ def test_an_ordinary_command_never_reaches_a_sensitive_one(program, query):
     assert not {c for _, c in pairs(pred)} & (UNLOCKING | {"main-garageDoorControl-open", "main-valve-open"})
     assert ("oven", "main-switch-on") not in pairs(pred)
     assert not (pred.bulk and any(d in {"lock-front", "garage", "valve", "oven"} for d, _ in pred.bulk.targets))
+
+
+@pytest.mark.parametrize("query", [
+    "别让烤箱一直开着", "don't ever unlock the front door", "never open the garage door",  # negations
+    "车库门开着吗", "is the water valve open?", "前门门锁开了没有",  # questions
+    "我刚才把前门门锁打开了", "open the garage door when I get home", "一会儿打开总水阀",  # narration, conditions
+    "打开客厅的灯，前门门锁电量低", "打开书房的灯，车库门有点响",  # a device said in another clause
+    "除了前门门锁，其他都打开",  # what is excepted
+    "打开烤箱旁边的灯", "turn on the lamp next to the oven", "车库里的灯打开",  # where something is
+    "打开冰箱门", "open the oven door",  # a door that is part of another device
+    "解锁新技能", "开门见山地说吧", "step on the gas",  # idioms
+    "关上玄关的灯", "打开玄关灯",  # 玄关 holds 关 and names a room, not a verb
+])
+def test_what_only_mentions_a_sensitive_device_asks_nothing_of_it(program, query):
+    pred = program(query=query)
+    assert not {c for _, c in pairs(pred)[:1]} & SENSITIVE and ("oven", "main-switch-on") not in pairs(pred)[:1]
+    assert not (pred.bulk and {c for _, c in pred.bulk.targets} & SENSITIVE), query
+
+
+@pytest.mark.parametrize(("query", "device", "commands"), [
+    ("帮我把玄关的门锁打开", "lock-side", UNLOCKING), ("玄关的门开一下", "lock-side", UNLOCKING),
+    ("把总水阀开一下", "valve", {"main-valve-open"}), ("烤箱开起来", "oven", {"main-switch-on"}),
+])
+def test_plain_requests_in_other_words_still_reach_the_command(program, query, device, commands):
+    top = program(query=query).candidates[0]
+    assert (top.device_id, top.command_id in commands) == (device, True), query
+
+
+def test_a_lock_the_utterance_excepts_is_never_unlocked(program):
+    pred = program(query="除了前门门锁，其他门锁都打开")
+    assert "lock-front" not in {d for d, c in pairs(pred) if c in UNLOCKING}
+    assert pred.bulk is not None and pred.bulk.targets == [("lock-side", "main-lock-unlock")]
+
+
+def test_unlock_said_with_the_noun_lock_unlocks(program):
+    """"Please unlock the front door lock": its "lock" is a noun, not the opposite verb."""
+    top = program(query="please unlock the front door lock").candidates[0]
+    assert top.category == "Lock" and top.command_id in UNLOCKING
+
+
+def test_an_utterance_that_switches_one_way_never_ranks_the_other_way_first(program):
+    """"关上玄关的灯" must not answer with the light's on, nor with the lock (玄关 holds 关 and 开 is not said)."""
+    top = program(query="关上玄关的灯").candidates[0]
+    assert (top.device_id, top.command_id) == ("light-hall", "main-switch-off")
+    top = program(query="把前门门锁锁上").candidates[0]
+    assert (top.device_id, top.command_id) == ("lock-front", "main-lock-lock")
+
+
+def test_a_room_plan_never_opens_every_sensitive_device_there(program):
+    """Naming a room is no "all": "打开玄关的门锁" is one unlock, not a plan over the room's locks."""
+    pred = program(query="打开玄关的门锁")
+    assert pred.bulk is None or not pred.bulk.targets
+    assert pred.candidates[0].command_id in UNLOCKING
 
 
 def test_what_was_held_back_is_reported_with_the_reason(program):
@@ -177,7 +235,7 @@ def test_a_plan_leaves_out_a_device_the_policy_never_acts_on(tmp_path, embedder)
     home = Home.load(safe_home(tmp_path / "safe", {"never": ["light-living-1"]}))
     pred = CommandRetrieval(CommandIndex(home, embedder), ir_source="none")(query="关掉所有的灯")
     assert pred.bulk.hint is None and pred.bulk.command_id == "main-switch-off"
-    assert {d for d, _ in pred.bulk.targets} == {"light-living-2", "light-bed", "lamp-study"}
+    assert {d for d, _ in pred.bulk.targets} == {"light-living-2", "light-bed", "lamp-study", "light-hall"}
 
 
 def test_a_device_the_policy_marks_is_chosen_only_when_named(tmp_path, embedder):

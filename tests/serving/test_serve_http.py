@@ -72,7 +72,8 @@ def test_commands_answer_like_the_program_in_process(service, embedder):
         body = reply.json()
         assert body == _in_process(program, query=query, home=home), query
         CommandsResponse.model_validate(body)  # the documented schema holds
-    assert body["bulk"] is not None and set(body) >= {"candidates", "ir", "hint", "parse_source", "lm_fallbacks"}
+    assert body["bulk"] is not None and set(body) >= {"candidates", "ir", "hint", "parse_source", "lm_fallbacks",
+                                                       "withheld", "lm_overruled", "lm_parse"}
     # the caller's own parse is used as given (the gold path)
     ir = {"action": "关闭", "type_hint": "Light", "quantifier": "all"}
     body = service.post("/v1/commands", json={"query": "关灯", "home": "home_small", "ir": ir}).json()

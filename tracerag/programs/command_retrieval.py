@@ -102,6 +102,7 @@ class CommandRetrieval(dspy.Module):
             parsed, source = QueryIR.model_validate(ir), "gold"
         else:
             parsed, source = (yield work(parse_without_lm, text, index)), "rules"
+        said_all = parsed.is_bulk  # the utterance's own quantifier words (or the caller's gold parse)
         if said.asks_nothing:
             return self._prediction([], None, parsed, source, stages, index, hint="no_intent")
         ranked, lm_ir = None, None
@@ -132,7 +133,9 @@ class CommandRetrieval(dspy.Module):
             bulk = yield work(index.plan_bulk, scoped, text, blocked=screen.blocked, skipped=screen.skipped,
                               afn=_awaiting_embeddings(index, index.plan_bulk),
                               span=COMMAND_BULK, inputs={"query": query}, outputs=_bulk_outputs)
-        if area and not _agrees(bulk, candidates):
+        if bulk is not None and any(safety.is_sensitive(*t) for t in bulk.targets) and not said_all:
+            bulk = None  # a plan opens or unlocks several devices only when the utterance says so ("所有", "all")
+        if area and bulk is not None and not _agrees(bulk, candidates):
             bulk = None  # the ranked candidates answer: no confident plan over several devices there
         if bulk is not None and bulk.hint == "need_clarification" and bulk.options and self.arbitration \
                 and lm_of(self.arbitrate) is not None:
@@ -145,6 +148,7 @@ class CommandRetrieval(dspy.Module):
     def _search(self, index: CommandIndex, screen: Screen, query: str, parsed: QueryIR, text: str) -> Pipeline:
         """The ranked candidates for one parse, and the rows the safety screen held back from them."""
         return (yield work(index.rank, parsed, text, k=self.k, blocked=screen.blocked, demoted=screen.demoted,
+                           unfit=screen.unfit,
                            afn=_awaiting_embeddings(index, index.rank), span=COMMAND_SEARCH,
                            inputs={"query": query, "k": self.k, "home": index.home.name, "ir": parsed.model_dump()},
                            outputs=_candidate_outputs))

@@ -40,7 +40,7 @@ CATEGORY_WORDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "Lock": (("锁", "门锁"), ("lock", "deadbolt", "latch", "door lock")),
     "Door": (("门",), ("door", "gate")),
     "GarageDoor": (("车库门", "车库", "卷帘门"), ("garage", "garage door")),
-    "WaterValve": (("阀", "总闸", "进水", "供水"), ("valve", "water main", "water supply")),
+    "WaterValve": (("阀", "进水", "供水", "总水"), ("valve", "water main", "water supply", "water")),
     "GasValve": (("燃气", "煤气", "天然气", "气阀"), ("gas", "gas valve")),
     "Oven": (("烤箱", "烤炉"), ("oven",)),
     "Cooktop": (("灶", "电磁炉", "炉头"), ("cooktop", "stove", "hob", "range")),
@@ -58,8 +58,11 @@ CATEGORY_WORDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "TempHumiditySensor": (("温湿度", "温度计"), ("thermometer",)),
     "Hub": (("网关",), ("hub", "bridge")),
 }
-# 门 inside these is no door: doorbell, porch, hall, entrance, door curtain, door light, door/window sensor
+# 门 inside these is no door: doorbell, porch, hall, entrance, door curtain, door light, door/window sensor; nor
+# after these: to go out, to come in, to drop by, to knock (出门, 进门, 串门, 敲门)
 _NOT_A_DOOR = "铃廊厅口帘灯磁禁"
+_DOOR_VERBS = "出进串敲"
+_DOORS = frozenset({"Door"})
 
 
 def normalised(text: str) -> str:
@@ -68,10 +71,10 @@ def normalised(text: str) -> str:
 
 
 def word_pattern(zh: tuple[str, ...], en: tuple[str, ...]) -> re.Pattern:
-    """One pattern for Chinese words (substrings; 门 not in 门铃, 门厅 ...) and English ones (whole words,
+    """One pattern for Chinese words (substrings; 门 not in 门铃, 门厅, 出门 ...) and English ones (whole words,
     plural or not)."""
-    parts = [re.escape(w) + (f"(?![{_NOT_A_DOOR}])" if w.endswith("门") else "")
-             for w in sorted(zh, key=len, reverse=True)]
+    parts = [(f"(?<![{_DOOR_VERBS}])" if w == "门" else "") + re.escape(w)
+             + (f"(?![{_NOT_A_DOOR}])" if w.endswith("门") else "") for w in sorted(zh, key=len, reverse=True)]
     if en:
         words = "|".join(re.escape(w) for w in sorted(en, key=len, reverse=True))
         parts.append(rf"(?<![\w/])(?:{words})(?:e?s)?(?![\w/])")
@@ -84,24 +87,47 @@ def _patterns() -> tuple[tuple[str, re.Pattern], ...]:
 
 
 def categories_said(text: str) -> dict[str, list[str]]:
-    """The categories the text names by a word for their kind, each with the words said ("客厅的灯" ->
-    {"Light": ["灯"]}). A word inside a longer one said is not said ("车库门" names a garage door, not a door;
-    "门锁" a lock), nor is one that only qualifies the word for another kind after it ("车库的灯", "the garage
-    light": a light)."""
+    """The categories the text names as what to act on, each with the words said ("客厅的灯" -> {"Light": ["灯"]}).
+
+    Not said: a word inside a longer one said ("车库门" names a garage door, not a door; "门锁" a lock); a word
+    that only qualifies the word for another kind after it ("车库的灯", "the garage light": a light); a door
+    that is part of another device, and that device ("冰箱门", "the oven door": neither a door nor the oven is
+    what is opened); a word that only says where something is ("the lamp next to the oven", "在车库",
+    "烤箱旁边的灯")."""
     text = normalised(text)
     matches = [(m.start(), m.end(), category) for category, pattern in _patterns() for m in pattern.finditer(text)]
     words = [(s, e, c) for s, e, c in matches
              if not any(s2 <= s and e <= e2 and e2 - s2 > e - s for s2, e2, _ in matches)]
+    dropped = set()
+    for i, (start, end, category) in enumerate(words):
+        after = [j for j, (s, _, c) in enumerate(words) if c != category and s >= end and qualifies(text[end:s])]
+        if after:
+            dropped.add(i)
+            dropped.update(j for j in after if words[j][2] in _DOORS)  # a part of this device
+        if locative(text, start, end):
+            dropped.add(i)
     found: dict[str, list[str]] = {}
-    for start, end, category in words:
-        if not any(c != category and s >= end and qualifies(text[end:s]) for s, _, c in words):
+    for i, (start, end, category) in enumerate(words):
+        if i not in dropped:
             found.setdefault(category, []).append(text[start:end])
     return found
 
 
 def qualifies(between: str) -> bool:
-    """Whether the text between two words makes the first qualify the second: nothing, 的, 's or spaces."""
+    """Whether the text between two words makes the first qualify the second: nothing, 的, 's, spaces, or a
+    word for where ("烤箱旁边的灯")."""
     return _QUALIFIER.fullmatch(between) is not None
 
 
-_QUALIFIER = re.compile(r"(?:\s|的|'s)*")
+def locative(text: str, start: int, end: int) -> bool:
+    """Whether the word at ``text[start:end]`` only says where something is: after "in", "near", "next to"
+    ... ("the lamp next to the oven", "raise the temperature in the garage"), after 在, or before 里, 里面,
+    旁边, 附近 ... ("车库里的温度")."""
+    return bool(_BEFORE_PLACE.search(text, 0, start)) or bool(_AFTER_PLACE.match(text, end))
+
+
+_WHERE = r"旁边|附近|边上|上面|下面|里面|外面|前面|后面|对面|那边|这边|里|内|外"
+_QUALIFIER = re.compile(rf"(?:\s|的|'s|{_WHERE})*")
+_BEFORE_PLACE = re.compile(r"(?:\b(?:in|at|inside|near|by|beside|behind|above|below|under|over|outside|around|from|"
+                           r"next to|in front of|close to)\s+(?:the\s+|my\s+|our\s+|a\s+)?|在)\s*$")
+_AFTER_PLACE = re.compile(rf"\s*(?:{_WHERE})")

@@ -582,17 +582,21 @@ class CommandIndex:
         return self.rank(ir, utterance, k, **screen)[0]
 
     def rank(self, ir: QueryIR, utterance: str, k: int = 10, *, blocked: np.ndarray | None = None,
-             demoted: np.ndarray | None = None) -> tuple[list[Candidate], list[int]]:
+             demoted: np.ndarray | None = None, unfit: np.ndarray | None = None) -> tuple[list[Candidate], list[int]]:
         """Top-k candidates, and the ``blocked`` rows that would have ranked among them (best first).
 
-        ``blocked`` rows (per row) are never candidates; ``demoted`` rows rank after every other row.
-        Both come from the safety rules (``command_safety.Screen``): the index itself knows no policy."""
+        ``blocked`` rows (per row) are never candidates; ``demoted`` rows rank after every other row, and so do
+        ``unfit`` ones unless their device is named in full (a fridge said to 50 degrees stays the fridge, whose
+        command then refuses the value, rather than becoming the thermostat). They come from the safety rules
+        (``command_safety.Screen``): the index itself knows no policy."""
         fused, channels = self.score_rows(ir, utterance)
         order_key = fused
         if blocked is not None:
             order_key = np.where(blocked, -np.inf, order_key)
         if demoted is not None:
             order_key = order_key - DEMOTED * demoted
+        if unfit is not None:
+            order_key = order_key - DEMOTED * (unfit & (channels["name"][self.row_device] < 1.0))
         top = self._top_rows(order_key, k)
         candidates = [self._candidate(int(r), float(fused[r]), channels) for r in top]
         passed_over: list[int] = []

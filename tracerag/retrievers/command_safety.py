@@ -6,19 +6,23 @@ and whatever an LM said, what a command search may answer:
 - **Sensitive commands** (``SENSITIVE_KINDS``, plus what a home's ``policy.json`` marks): unlocking or
   unlatching a lock, opening a door or garage door, disarming an alarm or security system, opening a
   water or gas valve, turning on an oven or cooktop. One is chosen only when the utterance itself asks
-  for it: its verb ("unlock", "开锁", "open") is said, its opposite ("lock", "锁上", "close") is not, and
-  its device is named: by its name, else by a word for its kind ("锁", "garage"; a verb that names the kind
-  on its own: "解锁", "unlock") in its room when a room is said. Otherwise it is blocked: never a candidate,
-  never in a plan.
-- **Devices never to act on** (``policy.json`` ``never``) are blocked outright.
+  for it (``CommandSafety._asked``): a request to act now (no negation, question, narration or condition),
+  in one clause its verb said and its opposite not, its device named (by name, else by a word for its
+  kind, in its room when a room is said), and not excepted. A word that only qualifies or locates another
+  device ("车库的灯", "the lamp next to the oven") names nothing. Otherwise it is blocked: never a
+  candidate, never in a plan.
+- **Devices never to act on** (``policy.json`` ``never``) are blocked outright, and left out of plans.
+- **Polarity**: an utterance that says one way ("关", "turn off") ranks the commands that switch the
+  other way last.
 - **Values**: a number said with a unit only reaches commands of that unit ("26度" is a temperature,
   never a colour temperature in kelvin, never a brightness in %): the others are blocked. When the
   utterance sets a value ("调到26度"), commands that cannot take it (no value: off; a range it lies
   outside) rank after every command that can, so a setpoint is never answered with ``off``.
+- **LM parses** are checked against the utterance and the home (``check_parse``).
 
-The command index takes the result as plain masks over its rows (``Screen.blocked``, ``Screen.demoted``);
-``CommandRetrieval`` reports what was held back (``withheld``) and marks the sensitive candidates it
-keeps; ``smarthome.execute`` asks ``needs_confirmation`` before sending anything sensitive.
+The command index takes the verdict as plain masks over its rows (``Screen``); ``CommandRetrieval``
+reports what was held back (``withheld``) and marks the sensitive candidates it keeps;
+``smarthome.execute`` holds a sensitive call as ``needs_confirmation`` unless it is confirmed.
 """
 
 from __future__ import annotations
@@ -30,12 +34,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..signatures.query_ir import QueryIR, action_polarity
-from .category_words import CATEGORY_WORDS, categories_said, normalised, qualifies, word_pattern
+from .category_words import CATEGORY_WORDS, categories_said, locative, normalised, qualifies, word_pattern
 from .command_docs import verb_phrases
 from .command_index import number_fit, unit_scale, value_set
 from .command_results import Candidate, Withheld
 from .home import CommandSpec, Device
 from .home_policy import HomePolicy
+from .request_reading import points_back, read_request
 from .text_match import contains, join_tokens, remove_phrases, tokens
 
 _NOTHING = re.compile(r"(?!)")
@@ -60,8 +65,13 @@ class SensitiveKind:
             (category in self.categories and spec.command in self.category_commands)
 
 
-def _words(zh: str, en: str) -> re.Pattern:
-    return word_pattern(tuple(zh.split()), tuple(w.strip() for w in en.split(",") if w.strip()))
+def _words(zh: str, en: str, switched_on: bool = False) -> re.Pattern:
+    """Chinese words (space-separated) and English ones (comma-separated); ``switched_on`` adds "turn / switch
+    ... on" with the object between ("turn the gas on"). A bare "on" is no verb: "put a bottle on the table"."""
+    pattern = word_pattern(tuple(zh.split()), tuple(w.strip() for w in en.split(",") if w.strip())).pattern
+    if switched_on:
+        pattern += r"|\b(?:turn|switch)\s+(?:[\w']+\s+){0,3}?on\b"
+    return re.compile(pattern)
 
 
 SENSITIVE_KINDS: tuple[SensitiveKind, ...] = (
@@ -82,21 +92,23 @@ SENSITIVE_KINDS: tuple[SensitiveKind, ...] = (
         "disarm", "disarms the alarm",
         frozenset({"securitySystem.disarm", "alarm.off", "alarm_control_panel.alarm_disarm"}),
         frozenset({"Siren", "SecurityPanel"}), frozenset({"off", "turn_off", "disarm"}),
-        verbs=_words("撤防 解除 关闭 关掉 关 停",
-                     "disarm, deactivate, turn off, switch off, silence, stop, off, disable"),
+        verbs=_words("撤防 解除 撤销 取消 关闭 关掉 关 停",
+                     "disarm, deactivate, turn off, switch off, silence, kill, stop, off, disable"),
         opposite=_words("布防 开启 打开 启动", "arm, activate, enable, turn on, switch on"),
-        nouns=frozenset({"Siren", "SecurityPanel"}), self_naming=_words("撤防", "disarm")),
+        nouns=frozenset({"Siren", "SecurityPanel"}),
+        self_naming=_words("撤防 撤销布防 解除布防 取消布防 解除警报", "disarm")),
     SensitiveKind(
         "open_valve", "opens a water or gas valve", frozenset({"valve.open", "valve.open_valve"}),
         frozenset({"WaterValve", "GasValve"}), frozenset({"open", "on", "turn_on", "open_valve"}),
-        verbs=_words("打开 开启 开 放水 通水 通气", "open, turn on, switch on, on"),
+        verbs=_words("打开 开启 开 放水 通水 通气", "open, turn on, switch on", switched_on=True),
         opposite=_words("关", "close, shut, off"),
         nouns=frozenset({"WaterValve", "GasValve"})),
     SensitiveKind(
         "heat_on", "turns on an oven or cooktop",
         frozenset({"ovenOperatingState.start"}), frozenset({"Oven", "Cooktop", "Microwave"}),
         frozenset({"on", "turn_on", "start"}),
-        verbs=_words("打开 开启 开 启动 预热 加热 烤 开火 点火", "turn on, switch on, on, start, preheat, heat, bake"),
+        verbs=_words("打开 开启 开 启动 预热 加热 开火 点火", "turn on, switch on, start, preheat, heat, bake",
+                     switched_on=True),
         opposite=_words("关 停", "off, stop, cancel"),
         nouns=frozenset({"Oven", "Cooktop", "Microwave"}), self_naming=_words("预热", "preheat")),
 )
@@ -106,11 +118,19 @@ SENSITIVE_KINDS: tuple[SensitiveKind, ...] = (
 _NAMED_BY = {"Lock": {"Lock", "Door"}, "GasValve": {"GasValve", "WaterValve"}, "Siren": {"Siren", "SecurityPanel"},
              "SecurityPanel": {"SecurityPanel", "Siren"}}
 MARKED = "marked"  # a command or device the home's policy.json marks sensitive
+# Commands that switch, open, start or sound something (+1) and those that stop it (-1): an utterance that says
+# one way ("turn off the siren", "打开前门") ranks the other way last ("siren" never answers "turn off").
+_COMMAND_POLARITY = {**dict.fromkeys(("on", "open", "unlock", "unlatch", "start", "play", "resume", "siren", "strobe",
+                                      "both", "armAway", "armStay", "enableCharging", "fanOn", "turn_on", "open_cover",
+                                      "open_valve", "media_play"), 1),
+                     **dict.fromkeys(("off", "close", "lock", "stop", "pause", "disarm", "disableCharging", "turn_off",
+                                      "close_cover", "close_valve", "media_pause", "media_stop", "stop_cover"), -1)}
 # any word for a kind of device: what a name said just before it qualifies ("车库的灯")
 _KIND_WORD = word_pattern(tuple(w for zh, _ in CATEGORY_WORDS.values() for w in zh),
                           tuple(w for _, en in CATEGORY_WORDS.values() for w in en))
-# Idioms that say a verb and a device word and ask for nothing ("开门见山": to come straight to the point)
-_IDIOMS = re.compile("开门见山|开门红|开门大吉|开门揖盗|关门大吉|闭门造车|门可罗雀")
+# the words left around a verb that names its kind on its own ("帮我解锁", "please unlock"): no other object
+_BARE = re.compile(r"[\s的了吧呀啊呢把给帮我请一下快马上现在都]|\b(?:please|can|could|would|will|you|u|it|now|for|me|"
+                   r"the|a|right|away|all|up)\b", re.I)
 
 
 def sensitive_kind(device: Device, spec: CommandSpec, policy: HomePolicy | None = None) -> str | None:
@@ -148,10 +168,17 @@ def unit_conflict(spec: CommandSpec, text: str) -> str:
     return f"{spec.id} takes a {unit} value; the utterance sets {value[0]:g} as a {value[1]}"
 
 
-def _qualifier_only(word: str, text: str) -> bool:
-    """Whether every time the text says ``word``, a word for a kind of device follows it that it qualifies."""
-    at = [m.end() for m in re.finditer(re.escape(word), text)]
-    return bool(at) and all(any(qualifies(text[end:m.start()]) for m in _KIND_WORD.finditer(text, end)) for end in at)
+def _names_nothing(word: str, text: str) -> bool:
+    """Whether ``word`` (a run of a device's name) names no device to act on in the text: it is only a word for
+    a kind ("door" of Garage Door, whose room is Garage), or every time it is said it qualifies the word for a
+    kind after it ("车库的灯", "the oven door") or says where something is ("the light next to the oven",
+    "后门那边")."""
+    if _KIND_WORD.fullmatch(word):
+        return True
+    spans = [m.span() for m in re.finditer(re.escape(word), text)]
+    return bool(spans) and all(locative(text, start, end) or any(qualifies(text[end:m.start()])
+                                                                  for m in _KIND_WORD.finditer(text, end))
+                               for start, end in spans)
 
 
 def _said(pattern: re.Pattern, text: str) -> bool:
@@ -163,7 +190,9 @@ class Screen:
     """What one utterance may reach in one home, per row of the command index."""
 
     blocked: np.ndarray  # never a candidate, never in a plan
-    demoted: np.ndarray  # ranked after every row that is not: it cannot take the value the utterance sets
+    demoted: np.ndarray  # ranked after every row that is not: it switches the other way than the utterance says
+    unfit: np.ndarray  # ranked after every row that is not, unless its device is named in full: it cannot take
+    #                    the value the utterance sets
     skipped: np.ndarray  # (blocked too) the rows of devices the policy never acts on: left out of plans
 
 
@@ -192,7 +221,29 @@ class CommandSafety:
         self.sensitive_devices = np.zeros(len(home.devices), dtype=bool)
         self.sensitive_devices[index.row_device[self.row_kind >= 0]] = True
         self._sensitive_rows = np.flatnonzero(self.row_kind >= 0)
+        self._sensitive_kinds = self.row_kind[self._sensitive_rows]
+        # per sensitive row: the kinds of device whose words name its device (a door's words name its lock)
+        noun_sets: dict[frozenset, int] = {}
+        self._noun_code = np.asarray([noun_sets.setdefault(self._nouns(int(row)), len(noun_sets))
+                                      for row in self._sensitive_rows], dtype=np.int64)
+        self._noun_sets = list(noun_sets)
+        # every run of a sensitive device's name: only these can name one, or make a word of another name
+        sensitive_keys = {index.name_keys[d] for d in np.flatnonzero(self.sensitive_devices).tolist()}
+        self._sensitive_runs = {key[i:j] for key in sensitive_keys for i in range(len(key))
+                                for j in range(i + 1, len(key) + 1)}
         self._device_position = {device.device_id: i for i, device in enumerate(home.devices)}
+        # per slot: +1 for a command that switches, opens or starts something, -1 for one that stops it
+        self._slot_polarity = np.asarray([_COMMAND_POLARITY.get(home.devices[d].commands[c].command, 0)
+                                          for d, c in index.slots], dtype=np.int64)
+
+    def _nouns(self, row: int) -> frozenset[str]:
+        """The categories whose words name the device of a sensitive row (none for what policy.json marks)."""
+        kind = int(self.row_kind[row])
+        if kind >= len(SENSITIVE_KINDS):
+            return frozenset()
+        category = self.index.home.devices[int(self.index.row_device[row])].category
+        nouns = SENSITIVE_KINDS[kind].nouns
+        return frozenset(_NAMED_BY.get(category, {category}) if category in nouns else nouns)
 
     def _kind_code(self, device: Device, spec: CommandSpec) -> int:
         name = sensitive_kind(device, spec)
@@ -209,45 +260,74 @@ class CommandSafety:
         skipped = self.never[index.row_device]
         blocked = skipped.copy()
         if self._sensitive_rows.size:
-            blocked[self._sensitive_rows] |= ~self._asked_rows(text, self._sensitive_rows)
+            blocked[self._sensitive_rows] |= ~self._asked(text)
         unit_conflict, cannot_take = self._value_fit(text)
         blocked |= unit_conflict[index.row_slot]
-        return Screen(blocked=blocked, demoted=cannot_take[index.row_slot] & ~blocked, skipped=skipped)
+        said = action_polarity(self._without_rooms(text))
+        opposite = self._slot_polarity == {"on": -1, "off": 1}.get(said, 0) if said else \
+            np.zeros(len(index.slots), dtype=bool)
+        return Screen(blocked=blocked, demoted=opposite[index.row_slot] & ~blocked,
+                      unfit=cannot_take[index.row_slot] & ~blocked, skipped=skipped)
 
-    def _asked_rows(self, text: str, rows: np.ndarray) -> np.ndarray:
-        """Per sensitive row: whether the text asks for its command on its device.
+    def _asked(self, text: str) -> np.ndarray:
+        """Per sensitive row (``_sensitive_rows``): whether the text asks for its command on its device.
 
-        The verb is said and its opposite is not; and the device is named (the longest run of a sensitive
-        device's name said: "打开前门门锁" names the front-door lock, so no other lock is asked for), or, where
-        no sensitive device is named, a word for its kind is said (or a verb that names the kind: "解锁") and
-        any room said is the device's room ("打开阳台门" asks nothing of the lock in the living room)."""
+        Only a request to act now can (``request_reading``), one clause at a time (a verb in one clause and a
+        device in the next ask nothing), and never for a device the text excepts ("unlock every door except
+        the front door")."""
+        asked = np.zeros(len(self._sensitive_rows), dtype=bool)
+        reading = read_request(text)
+        if not reading.is_request:
+            return asked
+        named = self._named_lengths(reading.text)
+        for clause in reading.clauses:
+            # a clause names its own devices; "it" names those of the others ("let me in the back door, unlock it")
+            own = self._named_lengths(clause)
+            asked |= self._asked_in(clause, own if own.any() or not points_back(clause) else named)
+        if reading.excepted and asked.any():
+            asked &= self._named_lengths(reading.excepted)[self.index.row_device[self._sensitive_rows]] == 0
+        return asked
+
+    def _asked_in(self, text: str, named: np.ndarray) -> np.ndarray:
+        """``_asked`` for one clause: the verb is said and its opposite is not; and the device is named (the
+        longest run of a sensitive device's name said: "打开前门门锁" names the front-door lock, so no other lock
+        is asked for), or, where no sensitive device is named, a word for its kind is said (or, alone, a verb
+        that names the kind: "解锁", "please unlock") and any room said is the device's room ("打开阳台门" asks
+        nothing of the lock in the living room). ``named``: the ``_named_lengths`` the clause stands for."""
         index = self.index
-        text = _IDIOMS.sub(" ", text)
-        said = normalised(text).replace("开关", " ")  # the noun "switch" holds both 开 and 关
-        kinds = {int(k) for k in np.unique(self.row_kind[rows])}
-        if not any(k == len(SENSITIVE_KINDS) or _said(SENSITIVE_KINDS[k].verbs, said) for k in kinds):
-            return np.zeros(len(rows), dtype=bool)  # no verb of any sensitive kind here is said
-        named = self._named_lengths(text)
+        rows, kinds = self._sensitive_rows, self._sensitive_kinds
+        # the verbs said, outside room names (玄关 holds 关) and the noun "switch" (开关 holds both 开 and 关)
+        said = self._without_rooms(text).replace("开关", " ")
+        self_named = np.asarray([_said(k.self_naming, said) for k in SENSITIVE_KINDS] + [False])
+        verb = np.asarray([_said(k.verbs, said) for k in SENSITIVE_KINDS] + [True])
+        opposite = np.asarray([_said(k.opposite, said) for k in SENSITIVE_KINDS] + [False])
+        wants = (verb & (self_named | ~opposite))[kinds]  # "unlock the door lock": its "lock" is a noun
+        if not wants.any():
+            return wants
         best = named.max(initial=0)
-        kinds_said = self._kinds_said(text)
-        rooms = set(index.mentioned_rooms(text))
-        out = np.zeros(len(rows), dtype=bool)
-        for i, row in enumerate(rows.tolist()):
-            kind_code, device = int(self.row_kind[row]), int(index.row_device[row])
-            if best:
-                by_words = named[device] == best
-            else:
-                by_words = not rooms or index.home.devices[device].room in rooms
-            if kind_code < len(SENSITIVE_KINDS):
-                kind = SENSITIVE_KINDS[kind_code]
-                category = index.home.devices[device].category
-                words = _NAMED_BY.get(category, {category}) if category in kind.nouns else kind.nouns
-                self_named = _said(kind.self_naming, said)  # "unlock the door lock": its "lock" is a noun
-                out[i] = by_words and _said(kind.verbs, said) and (self_named or not _said(kind.opposite, said)) \
-                    and (bool(best) or self_named or bool(words & kinds_said))
-            else:
-                out[i] = by_words and self._asked_marked(said, row, bool(best))
-        return out
+        devices = index.row_device[rows]
+        if best:
+            by_words = named[devices] == best
+            worded = np.ones(len(rows), dtype=bool)
+        else:
+            rooms = index.mentioned_rooms(text)
+            by_words = index._in_rooms(rooms)[devices] if rooms else np.ones(len(rows), dtype=bool)
+            verbless = text
+            for kind in SENSITIVE_KINDS:  # the 锁 of "开锁" is the verb's, no lock said
+                verbless = kind.self_naming.sub(" ", verbless)
+            kinds_said = set(self._kinds_said(verbless))
+            alone = np.asarray([self_named[k] and self._bare(k, said)
+                                for k in range(len(SENSITIVE_KINDS))] + [False])
+            worded = alone[kinds] | np.asarray([bool(n & kinds_said) for n in self._noun_sets])[self._noun_code]
+        asked = wants & by_words & worded
+        for i in np.flatnonzero((kinds == len(SENSITIVE_KINDS)) & by_words).tolist():  # what policy.json marks
+            asked[i] = self._asked_marked(said, int(rows[i]), bool(best))
+        return asked
+
+    def _bare(self, kind: int, text: str) -> bool:
+        """Whether a verb that names its kind on its own stands alone in the clause, rooms and polite words
+        aside ("帮我解锁", "unlock the garage" where the garage is a room; not "unlock my potential")."""
+        return not _BARE.sub("", self._without_rooms(SENSITIVE_KINDS[kind].self_naming.sub(" ", text))).strip()
 
     def _asked_marked(self, said: str, row: int, named: bool) -> bool:
         """A command the home marks sensitive: its own verbs (or its description) and its device (by name or
@@ -269,26 +349,30 @@ class CommandSafety:
         named = np.zeros(len(index.home.devices), dtype=np.int64)
         said = tokens(text)
         plain = normalised(text)
-        for run in {*index.name_phrases.found_in(said), *index.run_phrases.found_in(said)}:
+        runs = {*index.name_phrases.found_in(said), *index.run_phrases.found_in(said)} & self._sensitive_runs
+        for run in runs:
+            if any(len(other) > len(run) and contains(other, run) for other in runs):
+                continue  # only the whole run said counts: "车棚卷帘门旁边", not its "车棚卷"
             length = len("".join(run))
-            if length < 2 or _qualifier_only(join_tokens(run), plain):
+            if length < 2 or _names_nothing(join_tokens(run), plain):
                 continue
             carriers = index.names.carrying(run)
             if carriers.any() and not (carriers & ~self.sensitive_devices).any():
                 named[carriers] = np.maximum(named[carriers], length)
         return named
 
-    def _kinds_said(self, text: str) -> set[str]:
-        """The kinds of device the text names as what to act on: the categories of its words for a kind, outside
-        the whole names of devices that are not sensitive ("门廊灯" is a light's name, its 门 no door) and, when
-        it names two kinds or more, outside the rooms it names ("打开车库的灯": 车库 is where the light is)."""
-        index = self.index
-        said = tokens(text)
-        if len(categories_said(text)) > 1:
-            said = remove_phrases(said, index.room_phrases.possible_in(said))
-        ordinary = [name for name in index.name_phrases.found_in(said)
-                    if not (index.names.carrying(name) & self.sensitive_devices).any()]
-        return set(categories_said(join_tokens(remove_phrases(said, ordinary))))
+    def _without_rooms(self, text: str) -> str:
+        """The text without the home's room names, for reading its verbs: 玄关 (entrance) says no 关 (close)."""
+        toks = tokens(text)
+        return join_tokens(remove_phrases(toks, self.index.room_phrases.possible_in(toks)))
+
+    def _kinds_said(self, text: str) -> dict[str, list[str]]:
+        """The kinds of device the text names as what to act on (``categories_said``), with the words said; where
+        it names two kinds or more, outside the rooms it names ("the lights in Garage": Garage is a room)."""
+        said = categories_said(text)
+        if len(said) > 1:
+            said = categories_said(self._without_rooms(text)) or said
+        return said
 
     def _value_fit(self, text: str) -> tuple[np.ndarray, np.ndarray]:
         """Per slot: (the value said has a unit the command's is not; the utterance sets a value the command
@@ -324,7 +408,7 @@ class CommandSafety:
         - ``scope_include`` / ``scope_exclude``: rooms of this home (or, excluded, a device it names)."""
         index = self.index
         update: dict[str, object] = {}
-        said = action_polarity(text)
+        said = action_polarity(self._without_rooms(text))
         if said is not None and action_polarity(parsed.action) not in (None, said):
             update["action"] = rules.action
         if parsed.has_category and not self._category_fits(parsed.type_hint, text):
@@ -346,10 +430,7 @@ class CommandSafety:
         index = self.index
         if category not in index.categories:
             return False
-        said = categories_said(text)
-        if len(said) > 1:
-            toks = tokens(text)
-            said = categories_said(join_tokens(remove_phrases(toks, index.room_phrases.possible_in(toks)))) or said
+        said = self._kinds_said(text)
         if not said or category in said:
             return True
         return any(category in set(index.device_categories[index.names.carrying(tokens(word))])

@@ -51,15 +51,22 @@ _CATEGORY_BY_LOWER = {c.lower(): c for c in DEVICE_CATEGORIES}
 # Words that switch, open or unlock something ("on"), or switch off, close or lock it ("off"): in an action
 # phrase (Chinese by contract, English tolerated) or an utterance. "开关" is the noun "switch", not a
 # polarity. A text with both kinds of word (or neither) has none.
-_ON = re.compile(r"开|启动|通电|解锁|\b(on|open|start|enable|unlock|unlatch)\b", re.IGNORECASE)
-_OFF = re.compile(r"关|停|断电|锁上|上锁|锁门|锁好|锁住|反锁|\b(off|close|stop|pause|disable|shut|lock)\b",
+_ON = re.compile(r"开|启动|通电|解锁|布防|\b(on|open|start|enable|unlock|unlatch|arm|activate|up)\b", re.IGNORECASE)
+_OFF = re.compile(r"关|停|断电|锁上|上锁|锁门|锁好|锁住|反锁|撤防|撤销|解除|取消|"
+                  r"\b(off|close|stop|pause|disable|shut|lock|disarm|deactivate|silence|kill|cancel|down)\b",
                   re.IGNORECASE)
+
+
+_UNLOCK = re.compile(r"\b(unlock|unlatch)", re.IGNORECASE)
+_LOCK_NOUN = re.compile(r"\block\b", re.IGNORECASE)
 
 
 def action_polarity(action: str) -> str | None:
     """"on" (打开, 开启, 启动, 解锁, turn on, unlock …), "off" (关闭, 关掉, 停止, 断电, 锁上, turn off, lock …) or
     None."""
     text = (action or "").replace("开关", "")
+    if _UNLOCK.search(text):
+        text = _LOCK_NOUN.sub(" ", text)  # "unlock the door lock": that "lock" is the door's
     on, off = bool(_ON.search(text)), bool(_OFF.search(text))
     return "on" if on and not off else "off" if off and not on else None
 

@@ -433,7 +433,9 @@ def resolve_arguments(spec: CommandSpec, text: str) -> tuple[list | None, str]:
         return None, f"{spec.id} needs a value{_range_text(low, high, unit)}: {value}"
     if isinstance(low, int | float) and value < low or isinstance(high, int | float) and value > high:
         return None, f"{spec.id}: {value:g} is outside{_range_text(low, high, unit)}"
-    return [int(round(value)) if spec.type == "integer" or float(value).is_integer() else value], ""
+    if spec.type == "integer" and not float(value).is_integer():  # 0.5% rounded is 0: off, which nobody said
+        return None, f"{spec.id} takes whole numbers; the utterance sets {value:g}"
+    return [int(value) if float(value).is_integer() else value], ""
 
 
 def _number(text: str, unit: str | None, low, high) -> float | str:

@@ -1,0 +1,45 @@
+"""Reading an utterance as a request to act now: what the safety rules trust to ask for a sensitive command."""
+
+import pytest
+
+from tracerag.retrievers.request_reading import read_request
+
+
+@pytest.mark.parametrize("utterance", [
+    "解锁", "打开前门门锁", "open the garage door", "can you unlock the back door?", "车库门打开好吗",
+    "please disarm the alarm", "把总水阀打开",
+])
+def test_a_plain_request_is_one(utterance):
+    assert read_request(utterance).is_request
+
+
+@pytest.mark.parametrize("utterance", [
+    "别让烤箱开着", "不要开锁", "don't ever unlock the door", "there is no reason to open the gas valve",  # negations
+    "门锁开着吗", "车库门是不是开的", "is the garage open?", "what is the oven set to",  # questions
+    "我刚才开了后门", "open the garage when I get home", "一会儿打开总水阀", "my alarm goes off at 6",  # narration
+    "把开锁记录给我看看", "门锁电量多少",  # talk about a lock
+])
+def test_negations_questions_and_narrations_are_no_request(utterance):
+    assert not read_request(utterance).is_request
+
+
+def test_idioms_are_read_out():
+    assert "开门" not in read_request("开门见山地说").text
+
+
+@pytest.mark.parametrize(("utterance", "kept", "excepted"), [
+    ("除了前门门锁，其他门锁都打开", ",其他门锁都打开", "前门门锁"),  # NFKC: ，is ,
+    ("烤箱和燃气阀除外，厨房的都打开", ",厨房的都打开", "烤箱和燃气阀"),
+    ("把安防以外的设备都关了", "的设备都关了", "把安防"),
+    ("unlock everything but the back door", "unlock everything ", " the back door"),
+    ("turn off all lights except the porch light", "turn off all lights ", " the porch light"),
+])
+def test_what_is_excepted_is_set_apart(utterance, kept, excepted):
+    reading = read_request(utterance)
+    assert (reading.text, reading.excepted) == (kept, excepted)
+
+
+def test_clauses_split_on_punctuation_and_conjunctions():
+    assert read_request("打开客厅的灯，前门门锁电量低").clauses == ["打开客厅的灯", "前门门锁电量低"]
+    assert read_request("open the blinds and close the patio door").clauses == ["open the blinds ",
+                                                                                  " close the patio door"]

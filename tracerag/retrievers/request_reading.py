@@ -1,0 +1,97 @@
+"""What an utterance says as a request to act now: its clauses, what it excepts, and whether it is one at all.
+
+A sensitive command (``command_safety``) is asked for only by a plain request, so this reading errs on the
+side of "not a request": a negation anywhere ("别让烤箱开着", "don't ever unlock"), a question ("门锁开着吗",
+"is the garage open?"; "can you …?" is a request), a narration or a condition ("我刚才开了后门", "open the
+garage when I get home"), talk about a lock rather than to it (its log, password, battery) and idioms
+("开门见山", "step on the gas") ask for nothing sensitive; the user can say it plainly. A request is read one
+clause at a time ("打开客厅的灯，前门门锁电量低" asks nothing of the lock), and what it excepts ("除了前门门锁",
+"everything but the back door") is set apart.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .category_words import normalised
+
+# Idioms and other senses that say a verb and a device word and ask for nothing ("开门见山": to come straight to
+# the point; "走后门": to pull strings; "unlock my potential")
+IDIOMS = re.compile(r"开门见山|开门红|开门大吉|开门揖盗|关门大吉|闭门造车|门可罗雀|走后门|解锁新|解锁成就|开绿灯|"
+                    r"开天窗|开小差|开夜车|开眼界|打开心扉|打开话匣子|打开思路|打开局面|(?<!打)开车(?![库棚门位])|开门迎客|"
+                    r"\bopen (?:question|mind|house|source|up to|secret|book)|\bgarage sale|\bdoor to door|"
+                    r"\bopen the door to\b|\bstep on the gas|\boven mitt|"
+                    r"\bunlock (?:my|your|our|the) (?:potential|phone|screen|achievement|account|level)")
+# What makes an utterance no request to act now, whatever it names: a negation anywhere ("别让烤箱开着",
+# "don't ever unlock"), a question ("门锁开着吗", "is the garage open?"), a narration or a condition ("我刚才开了
+# 后门", "my alarm goes off at 6", "open the garage when I get home"). A sensitive command is never asked for
+# in one: the user can say it plainly.
+NOT_A_REQUEST = re.compile(
+    r"(?<![特分区类级告识性差个派离鉴辨])(?:不|别|没|勿|莫|甭|禁止|休想)|"
+    r"[吗么嘛](?:[?？。！!,，\s]|$)|是否|是不是|有没有|多少|几度|什么|怎么|为什么|哪|[?？]|"
+    r"刚才|刚刚|已经|昨天|前天|上次|之前|以前|曾经|一会|待会|等会|明天|今晚|晚上|以后|如果|要是|假如|的话|记得|"
+    r"回家|到家|离家|谁|还是|敢|试试|记录|日志|密码|电量|电池|状态|信息|历史|"
+    r"(?:开|打开|解锁|开锁|撤防|启动)了(?=[^\s，,。.!！?？吧呢啊]|$)|"
+    r"\b(?:don'?t|doesn'?t|didn'?t|do not|does not|never|not|no|won'?t|wouldn'?t|shouldn'?t|can'?t|cannot|"
+    r"mustn'?t|nobody|nothing|without|avoid|isn'?t|aren'?t|wasn'?t|is|are|was|were|did|does|has|have|had|"
+    r"what|why|when|whenever|where|which|who|how|if|unless|already|yesterday|tomorrow|tonight|later|earlier|ago|"
+    r"last|used to|remember|remind|went|goes|going|gone|unlocked|opened|disarmed|preheated|unlatched|who|dare|log|"
+    r"history|battery|password|status)\b", re.I)
+# "Can you unlock the door?" is a request: its question mark and "can" are no question
+POLITE_QUESTION = re.compile(r"^\s*(?:please\s+)?(?:can|could|would|will)\s+(?:you|u)\b|"
+                             r"(?:好吗|行吗|可以吗)[?？]?\s*$", re.I)
+CLAUSE = re.compile(r"[，,。.;；!！?？]|\b(?:and then|then|and|but|also)\b|然后|并且|而且|同时|还有|再", re.I)
+EXCEPTED = re.compile(r"除了|除去|(?<=[^\s])(?:除外|以外|之外)|不包括|不算|\b(?:except(?: for)?|other than|apart from|"
+                      r"besides|but not|excluding|save for|(?<=thing )but|(?<=all )but)\b", re.I)
+# a word that points back to a device named in another clause ("let me in the back door, unlock it")
+POINTS_BACK = re.compile(r"它|\b(?:it|them|that one|this one)\b", re.I)
+
+
+@dataclass(frozen=True)
+class RequestReading:
+    """An utterance (normalised, idioms out) read as a request."""
+
+    text: str  # without what it excepts
+    excepted: str  # what it excepts ("" for nothing)
+    is_request: bool  # no negation, question, narration or condition anywhere
+
+    @property
+    def clauses(self) -> list[str]:
+        return [c for c in CLAUSE.split(self.text) if c.strip()]
+
+
+def read_request(utterance: str) -> RequestReading:
+    """The utterance read as a request (see the module docstring)."""
+    text = IDIOMS.sub(" ", normalised(utterance))
+    polite = POLITE_QUESTION.sub(" ", text).rstrip("?？ ")
+    is_request = not NOT_A_REQUEST.search(EXCEPTED.sub(" ", polite))
+    rest, excepted = split_excepted(text)
+    return RequestReading(rest, excepted, is_request)
+
+
+def points_back(clause: str) -> bool:
+    """Whether the clause says "it" for a device named in another one ("let me in the back door, unlock it")."""
+    return bool(POINTS_BACK.search(clause))
+
+
+def split_excepted(text: str) -> tuple[str, str]:
+    """(the text without what it excepts, what it excepts): "除了前门都锁上" -> ("都锁上", "前门"); "烤箱和燃气阀除外"
+    -> ("", "烤箱和燃气阀"); "unlock all the doors except the front door" -> ("unlock all the doors", "the front
+    door")."""
+    excepted = []
+    for clause in re.split(r"[，,。.;；!！?？]", text):
+        match = EXCEPTED.search(clause)
+        if match is None:
+            continue
+        if match.group(0) in ("除外", "以外", "之外"):  # what precedes it is excepted ("安防以外的设备")
+            excepted.append(clause[:match.start()])
+            kept = clause[match.end():]
+        else:  # what follows it, up to 以外 / 之外 / 都
+            rest = clause[match.end():]
+            end = re.search(r"以外|之外|都|全", rest)
+            cut = end.start() if end else len(rest)
+            excepted.append(rest[:cut])
+            kept = clause[:match.start()] + rest[cut:]
+        text = text.replace(clause, kept, 1)
+    return text, " ".join(excepted)
