@@ -232,6 +232,8 @@ class CommandSafety:
         self._sensitive_runs = {key[i:j] for key in sensitive_keys for i in range(len(key))
                                 for j in range(i + 1, len(key) + 1)}
         self._device_position = {device.device_id: i for i, device in enumerate(home.devices)}
+        self._sensitive_pairs = {(home.devices[d].device_id, home.devices[d].commands[c].id)
+                                 for d, c in (index.rows[r] for r in self._sensitive_rows.tolist())}
         # per slot: +1 for a command that switches, opens or starts something, -1 for one that stops it
         self._slot_polarity = np.asarray([_COMMAND_POLARITY.get(home.devices[d].commands[c].command, 0)
                                           for d, c in index.slots], dtype=np.int64)
@@ -279,10 +281,11 @@ class CommandSafety:
         reading = read_request(text)
         if not reading.is_request:
             return asked
+        clauses = reading.clauses
         named = self._named_lengths(reading.text)
-        for clause in reading.clauses:
+        for clause in clauses:
             # a clause names its own devices; "it" names those of the others ("let me in the back door, unlock it")
-            own = self._named_lengths(clause)
+            own = self._named_lengths(clause) if len(clauses) > 1 else named
             asked |= self._asked_in(clause, own if own.any() or not points_back(clause) else named)
         if reading.excepted and asked.any():
             asked &= self._named_lengths(reading.excepted)[self.index.row_device[self._sensitive_rows]] == 0
@@ -470,9 +473,7 @@ class CommandSafety:
                 for c in candidates]
 
     def is_sensitive(self, device_id: str, command_id: str) -> bool:
-        device = self.index.home.find(device_id)
-        spec = device.command(command_id) if device is not None else None
-        return spec is not None and sensitive_kind(device, spec, self.policy) is not None
+        return (device_id, command_id) in self._sensitive_pairs
 
     def blocked_targets(self, targets: list[tuple[str, str]], screen: Screen) -> list[tuple[str, str]]:
         """The (device, command) pairs of a plan that the screen blocks: a plan holding any is not executed."""
