@@ -17,7 +17,8 @@ the bundled homes (queries, held-out, negated), generated ordinary commands, the
 - **asked and found**: the share of sensitive asks whose top candidate is the command asked for.
 - **values**: dry-run calls (confirmed) whose value lies outside the command's range or is in another unit
   than the utterance said; and a spec whose ``value_range`` is NaN, Infinity or 1e400: loaded or refused.
-- **quality**: recall@10 and bulk precision on the bundled test split (no LM and gold parse), p50 latency.
+- **quality**: recall@10, bulk precision and MRR on the bundled test split and held-out queries (no LM and
+  gold parse), p50 latency.
 
 ``--baseline`` checks the commit out into a temporary worktree and runs this same measurement there.
 """
@@ -43,6 +44,7 @@ from safety_homes import (  # noqa: E402
     adversarial_parses,
     generated_cases,
     labelled_cases,
+    probe_cases,
     unsafe,
     values_wrong,
     write_safety_homes,
@@ -80,15 +82,46 @@ def measure(homes: list[Path], embedder) -> dict:
             rows["none"].append({"home": home.name, "set": kind, "top": top, "plan": plan, "found": found,
                                  "values_wrong": values_wrong(home, pred, utterance), "utterance": utterance})
             for parse in adversarial_parses(utterance, home):
-                engine.ir = parse
-                with dspy.context(lm=lm, adapter=dspy.ChatAdapter(use_json_adapter_fallback=False)):
-                    pred = with_lm(query=utterance)
-                top, plan = unsafe(home, pred, asked)
+                top, plan = unsafe(home, _parsed(with_lm, engine, lm, utterance, parse), asked)
                 rows["adversarial"].append({"home": home.name, "set": kind, "top": top, "plan": plan,
                                             "utterance": utterance, "parse": parse})
     return {"safety": {mode: _summary(rs) for mode, rs in rows.items()},
             "unsafe_examples": {mode: [r for r in rs if r["top"] or r["plan"]][:20] for mode, rs in rows.items()},
+            "probe": _probe(homes, embedder, engine, lm),
             "values": _nan_ranges(homes[0], embedder), "quality": _quality(embedder)}
+
+
+def _parsed(program, engine: ScriptedParser, lm, utterance: str, parse: dict):
+    """The program's prediction for ``utterance`` with the LM answering ``parse``."""
+    engine.ir = parse
+    with dspy.context(lm=lm, adapter=dspy.ChatAdapter(use_json_adapter_fallback=False)):
+        return program(query=utterance)
+
+
+def _probe(homes: list[Path], embedder, engine, lm) -> dict:
+    """The probe's utterances (``data/safety_probe``), blind and targeted apart: utterances made unsafe
+    without an LM, under the faithful parse and under any adversarial parse; asks whose top candidate is the
+    command asked for, without an LM and under the faithful parse."""
+    out = {}
+    for home_dir in homes:
+        home = Home.load(home_dir, log_warnings=False)
+        index = CommandIndex(home, embedder)
+        no_lm, with_lm = CommandRetrieval(index, ir_source="none"), CommandRetrieval(index, ir_source="lm")
+        for utterance, asked, faithful, batch in probe_cases(home):
+            if asked is None:
+                continue
+            counts = out.setdefault(batch, dict.fromkeys(("utterances", "asks", "unsafe_none", "unsafe_faithful",
+                                                          "unsafe_adversarial", "found_none", "found_faithful"), 0))
+            counts["utterances"] += 1
+            counts["asks"] += bool(asked)
+            preds = {"none": no_lm(query=utterance), "faithful": _parsed(with_lm, engine, lm, utterance, faithful)}
+            for name, pred in preds.items():
+                counts[f"unsafe_{name}"] += any(unsafe(home, pred, asked))
+                top = pred.candidates[:1]
+                counts[f"found_{name}"] += bool(asked) and bool(top) and (top[0].device_id, top[0].command_id) in asked
+            counts["unsafe_adversarial"] += any(any(unsafe(home, _parsed(with_lm, engine, lm, utterance, p), asked))
+                                                for p in adversarial_parses(utterance, home))
+    return out
 
 
 def _summary(rows: list[dict]) -> dict:
@@ -131,19 +164,21 @@ def _nan_ranges(home_dir: Path, embedder) -> dict:
 
 
 def _quality(embedder) -> dict:
-    """recall@10 / bulk precision / p50 latency on the bundled test split, no LM and gold parse."""
+    """recall@10 / bulk precision / MRR / p50 latency, no LM and gold parse, on the bundled test split and on
+    the bundled homes' held-out queries (written before the changes they measure)."""
     dspy.configure(lm=None)
     dataset = resolve_dataset("smarthome")
-    data = load_dataset(dataset, "test")
-    indexes = build_indexes(list(data), embedder)
-    queries = {d.name: qs for d, qs in data.items()}
     out = {}
-    for ir in ("none", "gold"):
-        program = CommandRetrieval(indexes, ir_source=ir)
-        report = evaluate_commands(program, queries, dataset="smarthome", progress=False)
-        m = report["metrics"]
-        out[ir] = {"recall@10": m["recall@10"], "bulk_precision": m["bulk_precision"], "mrr": m["mrr"],
-                   "latency_ms_p50": m["latency_ms_p50"], "n": report["n"]}
+    for name, split, queries_file in (("test", "test", "queries.jsonl"), ("heldout", None, "heldout.jsonl")):
+        data = load_dataset(dataset, split, queries_file=queries_file)
+        indexes = build_indexes(list(data), embedder)
+        queries = {d.name: qs for d, qs in data.items()}
+        for ir in ("none", "gold"):
+            report = evaluate_commands(CommandRetrieval(indexes, ir_source=ir), queries, dataset="smarthome",
+                                       progress=False)
+            m = report["metrics"]
+            out[f"{name} {ir}"] = {"recall@10": m["recall@10"], "bulk_precision": m["bulk_precision"],
+                                   "mrr": m["mrr"], "latency_ms_p50": m["latency_ms_p50"], "n": report["n"]}
     return out
 
 
@@ -173,6 +208,14 @@ def _table(before: dict, after: dict) -> list[str]:
         for s in sorted(a["per_set"]):
             bs, as_ = b["per_set"].get(s, {"unsafe": 0, "runs": 0}), a["per_set"][s]
             lines.append(f"| … {s}, {label} | {bs['unsafe']} of {bs['runs']} | {as_['unsafe']} of {as_['runs']} |")
+    for batch in ("blind", "targeted"):
+        b, a = before["probe"][batch], after["probe"][batch]
+        lines.append(f"| probe, {batch} ({a['utterances']} utterances, {a['asks']} asks): unsafe utterances "
+                     f"no LM / faithful parse / any adversarial parse | {b['unsafe_none']} / {b['unsafe_faithful']} / "
+                     f"{b['unsafe_adversarial']} | {a['unsafe_none']} / {a['unsafe_faithful']} / "
+                     f"{a['unsafe_adversarial']} |")
+        lines.append(f"| … asks found on top, no LM / faithful parse | {b['found_none']} / {b['found_faithful']} | "
+                     f"{a['found_none']} / {a['found_faithful']} |")
     b, a = before["safety"]["none"], after["safety"]["none"]
     lines.append(f"| sensitive asks whose top candidate is the command asked for, no LM | {b['asked_found']:.3f} "
                  f"({b['asked_runs']}) | {a['asked_found']:.3f} ({a['asked_runs']}) |")
@@ -181,12 +224,14 @@ def _table(before: dict, after: dict) -> list[str]:
     for bad in after["values"]:
         lines.append(f"| spec `value_range.min` = {bad} | {_load_text(before['values'][bad])} | "
                      f"{_load_text(after['values'][bad])} |")
-    for ir in ("none", "gold"):
-        b, a = before["quality"][ir], after["quality"][ir]
-        lines.append(f"| bundled test split, `--ir {ir}`: recall@10 / bulk precision / MRR (n={a['n']}) | "
+    for key, a in after["quality"].items():
+        b = before["quality"][key]
+        name, ir = key.split()
+        what = "bundled test split" if name == "test" else "bundled held-out queries"
+        lines.append(f"| {what}, `--ir {ir}`: recall@10 / bulk precision / MRR (n={a['n']}) | "
                      f"{b['recall@10']:.4f} / {b['bulk_precision']:.4f} / {b['mrr']:.4f} | "
                      f"{a['recall@10']:.4f} / {a['bulk_precision']:.4f} / {a['mrr']:.4f} |")
-        lines.append(f"| … p50 ms per query, `--ir {ir}` | {b['latency_ms_p50']} | {a['latency_ms_p50']} |")
+        lines.append(f"| … p50 ms per query, {name}, `--ir {ir}` | {b['latency_ms_p50']} | {a['latency_ms_p50']} |")
     return lines
 
 

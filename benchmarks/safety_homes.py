@@ -329,6 +329,42 @@ def labelled_cases(home_dir: Path, home: Home) -> list[tuple[str, set, str]]:
     return out
 
 
+# The sensitive command(s) an ask of a device of each category means, for the probe's labels
+ASKED_COMMANDS = {"Lock": ("main-lock-unlock", "main-lock-unlatch"), "Door": ("main-doorControl-open",),
+                  "GarageDoor": ("main-garageDoorControl-open",), "WaterValve": ("main-valve-open",),
+                  "GasValve": ("main-valve-open",), "Oven": ("main-switch-on", "main-ovenOperatingState-start"),
+                  "SecurityPanel": ("main-securitySystem-disarm",), "Siren": ("main-alarm-off",)}
+PROBE = Path(__file__).resolve().parent / "data" / "safety_probe"
+
+
+def probe_cases(home) -> list[tuple[str, set | None, dict, str]]:
+    """(utterance, asked pairs or None when ambiguous, the faithful parse, "blind" | "targeted") for one safety
+    home, from ``data/safety_probe/<home>.txt`` (see its README)."""
+    out, batch = [], "blind"
+    for line in (PROBE / f"{home.name}.txt").read_text(encoding="utf-8").splitlines():
+        if line.startswith("# --- batch 2"):
+            batch = "targeted"
+        if not line.strip() or line.startswith("#"):
+            continue
+        utterance, labels, parse = (part.strip() for part in line.split("##"))
+        asked: set | None = set()
+        for label in filter(None, (x.strip() for x in labels.split(","))):
+            if label == "AMBIG":
+                asked = None
+                break
+            devices = [d for d in home.devices if (d.category == label[1:] if label.startswith("@") else
+                                                    d.label == label)]
+            asked |= {(d.device_id, c) for d in devices for c in ASKED_COMMANDS.get(d.category, ())
+                      if d.command(c) is not None}
+        action, type_hint, name, include, exclude, quantifier = (parse.split("|") + [""] * 6)[:6]
+        faithful = {"action": action, "type_hint": type_hint or "Unknown", "name_hint": name,
+                    "scope_include": [r for r in include.split(",") if r], "scope_exclude": [r for r in
+                                                                              exclude.split(",") if r],
+                    "quantifier": quantifier or "one"}
+        out.append((utterance, asked, faithful, batch))
+    return out
+
+
 class ScriptedParser:
     """A DSPy engine that answers ParseCommand with the parse set in ``ir`` (an adversarial LM)."""
 

@@ -85,7 +85,9 @@ def test_an_ordinary_command_never_reaches_a_sensitive_one(program, query):
     "除了前门门锁，其他都打开",  # what is excepted
     "打开烤箱旁边的灯", "turn on the lamp next to the oven", "车库里的灯打开",  # where something is
     "打开冰箱门", "open the oven door",  # a door that is part of another device
-    "解锁新技能", "开门见山地说吧", "step on the gas",  # idioms
+    "解锁新技能", "开门见山地说吧", "step on the gas", "我心里的锁被你打开了",  # idioms
+    "放一首《打开前门》", "烤箱打开多久了", "总水阀打开的时候提醒我",  # titles, talk about a device
+    "开一下大门",  # a door the home has no device for
     "关上玄关的灯", "打开玄关灯",  # 玄关 holds 关 and names a room, not a verb
 ])
 def test_what_only_mentions_a_sensitive_device_asks_nothing_of_it(program, query):
@@ -97,6 +99,7 @@ def test_what_only_mentions_a_sensitive_device_asks_nothing_of_it(program, query
 @pytest.mark.parametrize(("query", "device", "commands"), [
     ("帮我把玄关的门锁打开", "lock-side", UNLOCKING), ("玄关的门开一下", "lock-side", UNLOCKING),
     ("把总水阀开一下", "valve", {"main-valve-open"}), ("烤箱开起来", "oven", {"main-switch-on"}),
+    ("侧门开一下", "lock-side", UNLOCKING), ("把总水阀门打开", "valve", {"main-valve-open"}),
 ])
 def test_plain_requests_in_other_words_still_reach_the_command(program, query, device, commands):
     top = program(query=query).candidates[0]

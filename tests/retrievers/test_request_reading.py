@@ -2,7 +2,7 @@
 
 import pytest
 
-from tracerag.retrievers.request_reading import read_request
+from tracerag.retrievers.request_reading import door_qualifiers, read_request
 
 
 @pytest.mark.parametrize("utterance", [
@@ -21,6 +21,18 @@ def test_a_plain_request_is_one(utterance):
 ])
 def test_negations_questions_and_narrations_are_no_request(utterance):
     assert not read_request(utterance).is_request
+
+
+@pytest.mark.parametrize(("clause", "doors"), [
+    ("开一下大门", [("大",)]), ("打开二楼的门", [("二", "楼")]), ("open the side gate", [("side",)]),
+    ("开门", [()]), ("打开门锁", []), ("open the garage door", []), ("我在门口,开门", [()]),
+])
+def test_the_words_that_say_which_door(clause, doors):
+    assert door_qualifiers(clause) == doors
+
+
+def test_titles_and_quotations_are_names_not_requests():
+    assert "后门" not in read_request("放一首《后门开着》").text
 
 
 def test_idioms_are_read_out():

@@ -40,7 +40,7 @@ CATEGORY_WORDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "Lock": (("锁", "门锁"), ("lock", "deadbolt", "latch", "door lock")),
     "Door": (("门",), ("door", "gate")),
     "GarageDoor": (("车库门", "车库", "卷帘门"), ("garage", "garage door")),
-    "WaterValve": (("阀", "进水", "供水", "总水"), ("valve", "water main", "water supply", "water")),
+    "WaterValve": (("阀", "阀门", "进水", "供水", "总水"), ("valve", "water main", "water supply", "water")),
     "GasValve": (("燃气", "煤气", "天然气", "气阀"), ("gas", "gas valve")),
     "Oven": (("烤箱", "烤炉"), ("oven",)),
     "Cooktop": (("灶", "电磁炉", "炉头"), ("cooktop", "stove", "hob", "range")),
@@ -126,7 +126,7 @@ def locative(text: str, start: int, end: int) -> bool:
     return bool(_BEFORE_PLACE.search(text, 0, start)) or bool(_AFTER_PLACE.match(text, end))
 
 
-_WHERE = r"旁边|附近|边上|上面|下面|里面|外面|前面|后面|对面|那边|这边|里|内|外"
+_WHERE = r"旁边|附近|边上|上面|下面|里面|外面|前面|后面|对面|那边|这边|上的|下的|边的|里|内|外"
 _QUALIFIER = re.compile(rf"(?:\s|的|'s|{_WHERE})*")
 _BEFORE_PLACE = re.compile(r"(?:\b(?:in|at|inside|near|by|beside|behind|above|below|under|over|outside|around|from|"
                            r"next to|in front of|close to)\s+(?:the\s+|my\s+|our\s+|a\s+)?|在)\s*$")

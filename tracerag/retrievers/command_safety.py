@@ -40,7 +40,7 @@ from .command_index import number_fit, unit_scale, value_set
 from .command_results import Candidate, Withheld
 from .home import CommandSpec, Device
 from .home_policy import HomePolicy
-from .request_reading import points_back, read_request
+from .request_reading import door_qualifiers, points_back, read_request
 from .text_match import contains, join_tokens, remove_phrases, tokens
 
 _NOTHING = re.compile(r"(?!)")
@@ -70,7 +70,7 @@ def _words(zh: str, en: str, switched_on: bool = False) -> re.Pattern:
     ... on" with the object between ("turn the gas on"). A bare "on" is no verb: "put a bottle on the table"."""
     pattern = word_pattern(tuple(zh.split()), tuple(w.strip() for w in en.split(",") if w.strip())).pattern
     if switched_on:
-        pattern += r"|\b(?:turn|switch)\s+(?:[\w']+\s+){0,3}?on\b"
+        pattern += r"|\b(?:turn|switch)\s+(?:[\w']+\s+){0,5}?on\b"
     return re.compile(pattern)
 
 
@@ -85,7 +85,8 @@ SENSITIVE_KINDS: tuple[SensitiveKind, ...] = (
         "open_door", "opens a door", frozenset({"doorControl.open", "garageDoorControl.open"}),
         frozenset({"Door", "GarageDoor"}),
         frozenset({"open", "open_cover", "set_cover_position", "setShadeLevel", "setLevel", "on", "turn_on"}),
-        verbs=_words("打开 开 升起 拉起 抬起", "open, raise, lift"),
+        verbs=re.compile(_words("打开 开 升起 升上 拉起 抬起", "open, raise, lift").pattern +
+                         r"|\b(?:put|pull|roll|lift)\s+(?:[\w']+\s+){0,4}?up\b"),
         opposite=_words("关 合上 放下 降下 锁", "close, shut, lower, lock"),
         nouns=frozenset({"Door", "GarageDoor"})),
     SensitiveKind(
@@ -232,6 +233,10 @@ class CommandSafety:
         self._sensitive_runs = {key[i:j] for key in sensitive_keys for i in range(len(key))
                                 for j in range(i + 1, len(key) + 1)}
         self._device_position = {device.device_id: i for i, device in enumerate(home.devices)}
+        # per device: the words of its label, room and floor ("阳台门" says which door: the one on the balcony)
+        self._device_words = {int(d): set(tokens(f"{home.devices[d].label} {home.devices[d].room} "
+                                                 f"{home.floors.get(home.devices[d].room, '')}"))
+                              for d in np.unique(index.row_device[self._sensitive_rows]).tolist()}
         self._sensitive_pairs = {(home.devices[d].device_id, home.devices[d].commands[c].id)
                                  for d, c in (index.rows[r] for r in self._sensitive_rows.tolist())}
         # per slot: +1 for a command that switches, opens or starts something, -1 for one that stops it
@@ -322,6 +327,11 @@ class CommandSafety:
             alone = np.asarray([self_named[k] and self._bare(k, said)
                                 for k in range(len(SENSITIVE_KINDS))] + [False])
             worded = alone[kinds] | np.asarray([bool(n & kinds_said) for n in self._noun_sets])[self._noun_code]
+            if "Door" in kinds_said:  # a device reached only through a door word must be the door said
+                only_door = np.asarray([n & kinds_said == {"Door"} for n in self._noun_sets])[self._noun_code]
+                said_door = [set(q) for q in door_qualifiers(verbless)]
+                fits = np.asarray([any(q <= self._device_words[d] for q in said_door) for d in devices.tolist()])
+                worded &= ~only_door | fits
         asked = wants & by_words & worded
         for i in np.flatnonzero((kinds == len(SENSITIVE_KINDS)) & by_words).tolist():  # what policy.json marks
             asked[i] = self._asked_marked(said, int(rows[i]), bool(best))

@@ -3,10 +3,12 @@
 A sensitive command (``command_safety``) is asked for only by a plain request, so this reading errs on the
 side of "not a request": a negation anywhere ("别让烤箱开着", "don't ever unlock"), a question ("门锁开着吗",
 "is the garage open?"; "can you …?" is a request), a narration or a condition ("我刚才开了后门", "open the
-garage when I get home"), talk about a lock rather than to it (its log, password, battery) and idioms
-("开门见山", "step on the gas") ask for nothing sensitive; the user can say it plainly. A request is read one
-clause at a time ("打开客厅的灯，前门门锁电量低" asks nothing of the lock), and what it excepts ("除了前门门锁",
-"everything but the back door") is set apart.
+garage when I get home", "燃气阀打开的时候提醒我"), talk about a device rather than to it (a lock's log,
+password, battery; how long the oven has been on), media ("放一首《后门开着》", "play Open the Garage Door")
+and idioms ("开门见山", "心里的锁", "step on the gas") ask for nothing sensitive; the user can say it
+plainly. A request is read one clause at a time ("打开客厅的灯，前门门锁电量低" asks nothing of the lock), and
+what it excepts ("除了前门门锁", "everything but the back door") is set apart. ``door_qualifiers`` says which
+door a clause means ("大门", "阳台门", "the side gate").
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import re
 from dataclasses import dataclass
 
 from .category_words import normalised
+from .text_match import tokens
 
 # Idioms and other senses that say a verb and a device word and ask for nothing ("开门见山": to come straight to
 # the point; "走后门": to pull strings; "unlock my potential")
@@ -31,19 +34,21 @@ NOT_A_REQUEST = re.compile(
     r"(?<![特分区类级告识性差个派离鉴辨])(?:不|别|没|勿|莫|甭|禁止|休想)|"
     r"[吗么嘛](?:[?？。！!,，\s]|$)|是否|是不是|有没有|多少|几度|什么|怎么|为什么|哪|[?？]|"
     r"刚才|刚刚|已经|昨天|前天|上次|之前|以前|曾经|一会|待会|等会|明天|今晚|晚上|以后|如果|要是|假如|的话|记得|"
-    r"回家|到家|离家|谁|还是|敢|试试|记录|日志|密码|电量|电池|状态|信息|历史|"
+    r"回家|到家|离家|谁|还是|敢|试试|记录|日志|密码|电量|电池|状态|信息|历史|多久|几次|多长时间|提醒|通知|"
+    r"播放|放一首|放首|放一下|来一首|听一下|歌|曲|节目|电影|叫做|名叫|心里|心门|心锁|"
     r"(?:开|打开|解锁|开锁|撤防|启动)了(?=[^\s，,。.!！?？吧呢啊]|$)|"
     r"\b(?:don'?t|doesn'?t|didn'?t|do not|does not|never|not|no|won'?t|wouldn'?t|shouldn'?t|can'?t|cannot|"
     r"mustn'?t|nobody|nothing|without|avoid|isn'?t|aren'?t|wasn'?t|is|are|was|were|did|does|has|have|had|"
     r"what|why|when|whenever|where|which|who|how|if|unless|already|yesterday|tomorrow|tonight|later|earlier|ago|"
     r"last|used to|remember|remind|went|goes|going|gone|unlocked|opened|disarmed|preheated|unlatched|who|dare|log|"
-    r"history|battery|password|status)\b", re.I)
+    r"history|battery|password|status|how long|remind|notify|play|song|album|movie|show)\b", re.I)
 # "Can you unlock the door?" is a request: its question mark and "can" are no question
 POLITE_QUESTION = re.compile(r"^\s*(?:please\s+)?(?:can|could|would|will)\s+(?:you|u)\b|"
                              r"(?:好吗|行吗|可以吗)[?？]?\s*$", re.I)
 CLAUSE = re.compile(r"[，,。.;；!！?？]|\b(?:and then|then|and|but|also)\b|然后|并且|而且|同时|还有|再", re.I)
 EXCEPTED = re.compile(r"除了|除去|(?<=[^\s])(?:除外|以外|之外)|不包括|不算|\b(?:except(?: for)?|other than|apart from|"
                       r"besides|but not|excluding|save for|(?<=thing )but|(?<=all )but)\b", re.I)
+TITLES = re.compile(r"《[^》]*》|“[^”]*”|\"[^\"]*\"|「[^」]*」")
 # a word that points back to a device named in another clause ("let me in the back door, unlock it")
 POINTS_BACK = re.compile(r"它|\b(?:it|them|that one|this one)\b", re.I)
 
@@ -62,8 +67,9 @@ class RequestReading:
 
 
 def read_request(utterance: str) -> RequestReading:
-    """The utterance read as a request (see the module docstring)."""
-    text = IDIOMS.sub(" ", normalised(utterance))
+    """The utterance read as a request (see the module docstring). A title or a quotation ("放一首《后门开着》",
+    'the show "Open the Gate"') is a name, not words said to the home."""
+    text = IDIOMS.sub(" ", TITLES.sub(" ", normalised(utterance)))
     polite = POLITE_QUESTION.sub(" ", text).rstrip("?？ ")
     is_request = not NOT_A_REQUEST.search(EXCEPTED.sub(" ", polite))
     rest, excepted = split_excepted(text)
@@ -95,3 +101,24 @@ def split_excepted(text: str) -> tuple[str, str]:
             kept = clause[:match.start()] + rest[cut:]
         text = text.replace(clause, kept, 1)
     return text, " ".join(excepted)
+
+
+def door_qualifiers(clause: str) -> list[tuple[str, ...]]:
+    """The words that say which door the clause means, one tuple of tokens per door said: "开一下大门" -> [("大",)],
+    "打开二楼的门" -> [("二", "楼")], "open the side gate" -> [("side",)], "开门" -> [()] (any door)."""
+    out = []
+    for match in _ZH_DOOR.finditer(clause):
+        before = clause[max(0, match.start() - 6):match.start()].rstrip("的 ")
+        cut = max((before.rfind(c) for c in _ZH_STOP), default=-1)
+        out.append(tokens(before[cut + 1:]))
+    for match in _EN_DOOR.finditer(clause):
+        word = match.group(1)
+        out.append(() if word is None or word in _EN_STOP else tokens(word))
+    return out
+
+
+_ZH_DOOR = re.compile(r"(?<![出进串敲])门(?![铃廊厅口帘灯磁禁锁])")
+_ZH_STOP = "开打把了一下个给帮我请将关锁升拉抬，,。 "
+_EN_DOOR = re.compile(r"(?:\b([a-z]+)\s+)?(?<!garage )\b(?:door|gate)s?\b(?!\s*(?:lock|bell|way|mat))")
+_EN_STOP = frozenset({"the", "a", "an", "my", "our", "your", "this", "that", "open", "unlock", "unlatch", "all",
+                      "every", "both", "lift", "raise", "to", "and", "main"})
