@@ -10,6 +10,12 @@ only negated verbs that start nothing: "别锁门", "don't turn off the fan") ge
 for its opposite: "老人房的灯不用开了" is searched as "老人房的灯关闭了" (see ``retrievers.negation``).
 An utterance longer than ``MAX_UTTERANCE_CHARS`` is no command (the longest bundled one has 58
 characters, and the search's cost grows with the length): no candidates, ``hint="too_long"``, no LM call.
+An utterance that asks the home for nothing costs no LM call either.
+
+Every path goes through ``retrievers.command_safety``: a sensitive command (unlock, open a door or a valve,
+disarm, an oven on) the utterance did not ask for is never a candidate or in a plan (``withheld`` says what
+was held back), and the LM's parse is checked against the utterance and the home field by field
+(``hint="lm_overruled"``, ``lm_overruled`` names the checks, ``lm_parse`` keeps the parse as the LM gave it).
 """
 
 from __future__ import annotations
@@ -39,8 +45,8 @@ class CommandRetrieval(dspy.Module):
 
     The prediction: ``candidates``, ``bulk`` (a BulkPlan for all/except), ``ir``, ``parse_source``
     (lm, rules, rules_fallback, gold; none when nothing was read), ``hint`` (None, ``lm_failed``,
-    ``no_intent``, ``too_long``), ``lm_fallbacks``
-    (stages that fell back: parse, arbitrate), ``lm_calls``.
+    ``lm_overruled``, ``no_intent``, ``too_long``), ``withheld``, ``lm_overruled``, ``lm_parse``,
+    ``lm_fallbacks`` (stages that fell back: parse, arbitrate), ``lm_calls``.
 
     `indexes` maps a home name to its CommandIndex (a single index is accepted too). `ir_source`
     is "lm" (parse with the configured LM, falling back to rules), "none" (rules only) or "gold"
