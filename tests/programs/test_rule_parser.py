@@ -92,3 +92,37 @@ def test_a_short_room_form_means_every_room_of_that_kind(tmp_path, embedder):
 def test_a_filler_inside_a_verb_phrase_stays_in_the_action(index):
     assert parse_without_lm("下一首", index).action == "下一首"  # not 下首
     assert parse_without_lm("开一下客厅的灯", index).action == "开灯"
+
+
+_PARSE_SCRIPT = """
+import json, sys
+from tracerag.datasets.smarthome import resolve_dataset
+from tracerag.programs.command_retrieval import CommandRetrieval
+from tracerag.retrievers.command_index import CommandIndex
+from tracerag.retrievers.embedders import LocalUSEEmbedder
+from tracerag.retrievers.home import Home
+out = []
+for home, query in [("home_en", "deactivate Kitchen Pendant 2 lights"), ("home_large", "打开茶室筒灯1的插座"),
+                    ("home_large", "开一楼餐厅的餐厅筒灯5插座")]:
+    program = CommandRetrieval(CommandIndex(Home.load(resolve_dataset("smarthome/" + home)), LocalUSEEmbedder()),
+                               ir_source="none")
+    pred = program(query=query)
+    out.append([pred.ir.model_dump(), [[c.device_id, c.command_id] for c in pred.candidates],
+                pred.bulk.targets if pred.bulk else None])
+print(json.dumps(out))
+"""
+
+
+def test_the_same_utterance_gets_the_same_answer_in_every_process():
+    """Two names said with as many words ("pendant", "light") once tied in a set's order, which Python
+    changes per process: the same command got a plan in one run and a single device in the next."""
+    import os
+    import subprocess
+    import sys
+
+    answers = set()
+    for seed in ("1", "2", "3"):
+        run = subprocess.run([sys.executable, "-c", _PARSE_SCRIPT], capture_output=True, text=True, check=True,
+                             env={**os.environ, "PYTHONHASHSEED": seed})
+        answers.add(run.stdout)
+    assert len(answers) == 1

@@ -134,7 +134,13 @@ def _name_hint(utterance: str, index: CommandIndex) -> str:
         named = {run for run in index.run_phrases.found_in(said) if len(run) >= 3}
     if not named:  # Latin words a name holds in order ("hue spots")
         named = set(_words_of_names(said, index))
-    return join_tokens(max(named, key=len)) if named else ""
+    # ties go to more characters (more specific), then to the one said first: never to a set's order
+    return join_tokens(max(sorted(named, key=lambda run: _position(said, run)),
+                           key=lambda run: (len(run), len("".join(run))))) if named else ""
+
+
+def _position(said: tuple[str, ...], run: tuple[str, ...]) -> int:
+    return next((i for i in range(len(said)) if said[i:i + len(run)] == run), len(said))
 
 
 def _action(utterance: str, index: CommandIndex) -> str:
