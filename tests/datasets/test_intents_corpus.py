@@ -1,0 +1,88 @@
+"""The intents dev corpus and the regression gate: labels a user of the gate can trust, a gate that fails."""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import intents_corpus as ic  # noqa: E402
+import regression_gate as gate  # noqa: E402
+
+from tracerag.datasets.smarthome import load_queries  # noqa: E402
+from tracerag.retrievers.home import Home  # noqa: E402
+from tracerag.signatures.query_ir import QueryIR  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def homes(tmp_path_factory):
+    return {name: (lang, Home.load(d, log_warnings=False))
+            for name, (lang, d) in ic.corpus_homes(tmp_path_factory.mktemp("homes")).items()}
+
+
+def test_every_checked_in_label_names_a_device_and_command_of_its_home(homes):
+    langs = Counter()
+    for name, (lang, home) in homes.items():
+        path = ic.CORPUS / name / "queries.jsonl"
+        queries = load_queries(path, name, devices=home)  # raises on a target the home does not have
+        rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+        assert len(queries) == len(rows) > 0
+        for row in rows:
+            QueryIR.model_validate(row["ir"])
+            assert row["lang"] == lang and row["split"] == ic.split_of(row["id"])
+        langs[lang] += len(rows)
+    assert langs["zh"] >= 2000 and langs["en"] >= 1000
+
+
+def test_about_three_in_ten_rows_are_blind():
+    ids = [json.loads(line)["id"] for p in ic.CORPUS.glob("*/queries.jsonl")
+           for line in p.read_text(encoding="utf-8").splitlines()]
+    share = sum(ic.split_of(i) == "blind" for i in ids) / len(ids)
+    assert 0.25 < share < 0.35
+
+
+def test_generated_gold_follows_intent_and_slots(homes):
+    lang, home = homes["home_en"]
+    rows = ic.generate("home_en", lang, home, ic.Sampler(lang, random.Random(7)), 2, random.Random(7), Counter())
+    assert {r["intent"] for r in rows} >= {"HassTurnOn", "HassTurnOff", "HassLightSet", "HassMediaPause"}
+    for row in rows:
+        for target in row["expected"]:
+            device = home.device(target["device_id"])
+            ids = target["command_id"] if isinstance(target["command_id"], list) else [target["command_id"]]
+            assert set(ids) <= {c.id for c in device.commands}
+            if row["intent"] == "HassTurnOff" and device.category == "Light":
+                assert ids == ["main-switch-off"]
+        if row["slots"].startswith("name"):
+            assert row["quantifier"] == "one" and len(row["expected"]) == 1
+        if "here" in row["query"].split():
+            pytest.fail(f"a sentence that needs the speaker's room was written: {row['query']}")
+
+
+def test_the_gate_fails_on_a_drop_or_a_missing_slice_and_passes_within_tolerance():
+    baseline = {"corpus none en HassTurnOn all home_en": {"n": 20, "recall@10": 0.9, "bulk_precision": 0.8},
+                "test none home_small one": {"n": 30, "recall@10": 1.0, "bulk_precision": None}}
+    same = json.loads(json.dumps(baseline))
+    assert gate.compare(baseline, same, 0.01) == []
+    within = json.loads(json.dumps(baseline))
+    within["corpus none en HassTurnOn all home_en"]["recall@10"] = 0.895
+    assert gate.compare(baseline, within, 0.01) == []
+    dropped = json.loads(json.dumps(baseline))
+    dropped["corpus none en HassTurnOn all home_en"]["bulk_precision"] = 0.75
+    assert gate.compare(baseline, dropped, 0.01) == ["corpus none en HassTurnOn all home_en: bulk_precision 0.8 -> "
+                                                     "0.75 (n=20)"]
+    missing = {k: v for k, v in baseline.items() if k.startswith("corpus")}
+    assert gate.compare(baseline, missing, 0.01) == ["test none home_small one: missing (baseline n=30)"]
+
+
+def test_the_checked_in_baseline_covers_every_corpus_home_in_both_modes():
+    baseline = json.loads(gate.BASELINE.read_text(encoding="utf-8"))
+    seen = {(k.split()[1], k.split()[-1]) for k in baseline if k.startswith("corpus ")}
+    homes = {p.parent.name for p in ic.CORPUS.glob("*/queries.jsonl")}
+    assert seen == {(mode, h) for mode in gate.MODES for h in homes}
