@@ -145,3 +145,18 @@ def test_a_fifo_in_place_of_queries_is_refused_without_blocking(home_dir):
     worker.start()
     worker.join(timeout=5)
     assert done and str(done[0].value) == f"{home_dir / 'queries.jsonl'}: is a FIFO, not a regular file"
+
+
+def test_null_in_an_optional_field_of_a_gold_ir_means_empty_and_a_null_action_is_still_wrong(home_dir):
+    ir = {"action": "打开", "type_hint": None, "name_hint": None, "scope_include": None, "scope_exclude": None,
+          "quantifier": None}
+    line = {**_target("light-living-1", "main-switch-on"), "ir": ir}
+    path = home_dir / "queries.jsonl"
+    path.write_text(json.dumps(line, ensure_ascii=False) + "\n", encoding="utf-8")
+    (query,) = load_dataset(home_dir)[home_dir]
+    assert query.to_example().ir == {"action": "打开", "type_hint": "Unknown", "name_hint": "", "scope_include": [],
+                                     "scope_exclude": [], "quantifier": "one"}
+    path.write_text(json.dumps({**line, "ir": {**ir, "action": None}}) + "\n", encoding="utf-8")
+    with pytest.raises(HomeDataError, match=r":1: field 'ir.action': expected a string without outer spaces, "
+                                            r"got None"):
+        load_dataset(home_dir)

@@ -371,3 +371,41 @@ def test_a_repeated_device_id_is_an_error_naming_both_places(home_dir):
         Home.load(home_dir)
     assert str(err.value) == (f"{path}:{len(items) + 2}: items[{len(items)}]: deviceId {items[1]['deviceId']!r} "
                               "repeats line 3 (items[1])")
+
+
+def test_smartthings_category_aliases_read_as_the_projects_names_and_unknown_ones_are_kept(home_dir):
+    def change(doc):
+        _main(doc).update(categories=[{"name": "SmartLock"}])
+        doc["items"][1]["components"][0].update(categories=[{"name": "Shade"}])
+        doc["items"][2]["components"][0].update(categories=[{"name": "Elevator"}])
+        doc["items"][3]["components"][0].update(categories=[{"name": "BluRayPlayer"}])
+
+    _write_devices(home_dir, change)
+    home = Home.load(home_dir)
+    assert [d.category for d in home.devices[:4]] == ["Lock", "Blind", "Elevator", "BluRayPlayer"]
+    assert home.report.normalised == {"devices.json: category alias read as the project's name": 2}
+
+
+def test_a_spec_type_that_is_no_argument_type_reads_as_not_stated_and_the_command_still_executes(home_dir,
+                                                                                                 embedder):
+    from conftest import SPECS
+
+    from tracerag.programs.command_retrieval import CommandRetrieval
+    from tracerag.retrievers.command_index import CommandIndex
+    from tracerag.smarthome.execute import SmartThingsTarget, execute
+
+    specs = json.loads(json.dumps(SPECS))
+    for command in specs["p-light"]:
+        command["type"] = "command"  # what some exports write for every command
+    write_home(home_dir, specs=specs)
+    home = Home.load(home_dir)
+    level = home.device("light-bed").command("main-switchLevel-setLevel")
+    assert level.type is None and home.device("light-bed").command("main-switch-on").type is None
+    # one per command of p-light
+    assert home.report.normalised == {"spec.jsonl: type that is no argument type read as not stated": 4}
+    program = CommandRetrieval(CommandIndex(home, embedder), ir_source="none")
+    for query, command, arguments in (("把主卧台灯调到50%", "setLevel", [50]), ("打开主卧台灯", "on", [])):
+        report = execute(program(query=query), SmartThingsTarget("token", "http://127.0.0.1:9", home_dir=home_dir),
+                         query=query)
+        assert [c.body["commands"][0]["command"] for c in report.calls] == [command]
+        assert report.calls[0].body["commands"][0]["arguments"] == arguments

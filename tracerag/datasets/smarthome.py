@@ -162,13 +162,20 @@ _IR_CATEGORIES = frozenset((*DEVICE_CATEGORIES, UNKNOWN_CATEGORY))
 _IR_QUANTIFIERS = ("one", "any", "all", "except")
 
 
+# What null means in an optional field of a labelled IR (exports write null for "not said").
+_IR_NULL_MEANS = {"name_hint": "", "scope_include": [], "scope_exclude": [], "type_hint": UNKNOWN_CATEGORY}
+
+
 def _gold_ir(ir) -> dict | None:
     """The gold IR as written when it is a valid QueryIR as is; anything QueryIR would have to
-    normalise (as it does for an LM's parse) is a wrong label."""
+    normalise (as it does for an LM's parse) is a wrong label. Null in an optional field is its empty
+    value (a null quantifier is the default)."""
     if ir is None:
         return None
     if not isinstance(ir, dict):
         raise _Wrong(f"field 'ir': expected a QueryIR object or null, got {_kind(ir)}")
+    ir = {key: _IR_NULL_MEANS.get(key, value) if value is None else value for key, value in ir.items()
+          if not (key == "quantifier" and value is None)}
     for key, value in ir.items():
         name = f"ir.{key}"
         if key in _IR_TEXT:

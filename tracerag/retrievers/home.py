@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
+from ..device_categories import known_category
 from .home_policy import HomePolicy, load_policy
 from .jsonl import iter_json_lines
 from .read_report import (
@@ -263,7 +264,8 @@ def _plain_command(cap: dict, command_id: str) -> CommandSpec | None:
     normalising anything), else None."""
     description, type_name = cap.get("description"), cap.get("type")
     value_range, value_list = cap.get("value_range"), cap.get("value_list")
-    if not (_plain_text(description, DESCRIPTION_MAX) and (type_name is None or type(type_name) is str)):
+    plain_type = type_name is None or (type(type_name) is str and type_name in ARGUMENT_TYPES)
+    if not (_plain_text(description, DESCRIPTION_MAX) and plain_type):
         return None
     if value_range is not None:
         if type(value_range) is not dict:
@@ -306,14 +308,24 @@ def _command(cap: dict, command_id: str, where: str, fields: _Fields) -> Command
                        value_list=_value_list(cap, where, fields))
 
 
+# JSON schema's names for an argument's type. Exports also write what the command is ("command"): that
+# says nothing of its argument, whose kind then comes from value_range / value_list.
+ARGUMENT_TYPES = frozenset({"integer", "number", "string", "boolean", "object", "array"})
+
+
 def _type(value, where: str, fields: _Fields) -> str | None:
-    """A JSON-schema-like type name; a list (``["integer", "null"]``) becomes its first non-null name."""
+    """A JSON-schema-like type name; a list (``["integer", "null"]``) becomes its first non-null name, and
+    a name that is no argument type (``"command"``) reads as not stated."""
     if isinstance(value, list) and all(isinstance(t, str) for t in value):
         fields.normalise("type as a list")
         value = next((t for t in value if t != "null"), None)
     if value is not None and not isinstance(value, str):
         raise HomeDataError(f"{where}: field 'type': expected a type name string or null, got {_kind(value)}")
-    return value or None
+    if value and value.strip().lower() in ARGUMENT_TYPES:
+        return value.strip().lower()
+    if value:
+        fields.normalise("type that is no argument type read as not stated")
+    return None
 
 
 _SCALARS = (str, int, float, bool, type(None))
@@ -487,6 +499,9 @@ def _load_devices(path: Path, rooms: dict[str, str], specs: dict[str, tuple[Comm
                 "device kept but has no commands"
             )
             commands = ()
+        if category and known_category(category) != category:
+            category = known_category(category)
+            fields.normalise("category alias read as the project's name")
         devices.append(Device(device_id, label, rooms.get(room_id or "", ""), category, profile_id, commands))
     return devices, warnings
 

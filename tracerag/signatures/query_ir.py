@@ -12,16 +12,10 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, field_validator
 
-# SmartThings' standard device categories (the `components[].categories[].name` values). The LM must
-# choose from this list; anything else is normalised to "Unknown", which disables category gating.
-DEVICE_CATEGORIES: tuple[str, ...] = (
-    "AirConditioner", "AirPurifier", "Blind", "Camera", "Charger", "ContactSensor", "Dishwasher",
-    "Door", "Doorbell", "Dryer", "Fan", "GarageDoor", "Hub", "Humidifier", "Dehumidifier", "Light",
-    "Lock", "MotionSensor", "NetworkAudio", "Oven", "Projector", "Refrigerator", "RobotCleaner",
-    "SmartPlug", "Speaker", "Switch", "Television", "TempHumiditySensor", "Thermostat", "Vent",
-    "Washer", "WaterHeater", "WaterValve",
-)
-UNKNOWN_CATEGORY = "Unknown"
+from ..device_categories import DEVICE_CATEGORIES, UNKNOWN_CATEGORY, known_category
+
+# The device categories and their aliases live with the home model (tracerag/device_categories.py); the LM
+# must choose from this list, and anything else is normalised to "Unknown", which disables category gating.
 Quantifier = Literal["one", "any", "all", "except"]
 CategoryName = Literal[(*DEVICE_CATEGORIES, UNKNOWN_CATEGORY)]  # shown to the LM as an enum
 BULK_QUANTIFIERS = frozenset({"all", "except"})
@@ -47,7 +41,6 @@ _VALUE = re.compile(r"\d\s*(%|度|℃|°|档|级|percent|degrees?)|百分之|一
 # ... and when it says "to" that value ("调到50%", "set to 40%", "一半"), the value is a target, which a
 # command that only changes a value by an amount (range -100..100) cannot reach.
 _TARGET = re.compile(r"(到|成|为|至|\bto\b|\bat\b)\s*(百分之)?\d|百分之|一半|\bhalf(way)?\b", re.IGNORECASE)
-_CATEGORY_BY_LOWER = {c.lower(): c for c in DEVICE_CATEGORIES}
 # Words that switch, open or unlock something ("on"), or switch off, close or lock it ("off"): in an action
 # phrase (Chinese by contract, English tolerated) or an utterance. "开关" is the noun "switch", not a
 # polarity. A text with both kinds of word (or neither) has none.
@@ -72,11 +65,12 @@ def action_polarity(action: str) -> str | None:
 
 
 def normalize_category(value: object) -> str:
-    """Map a free-form category to its canonical spelling, or "Unknown"."""
+    """Map a free-form category (or a SmartThings alias: SmartLock, Shade) to its canonical spelling, or
+    "Unknown"."""
     if not isinstance(value, str):
         return UNKNOWN_CATEGORY
-    key = re.sub(r"[\s_\-]", "", value).lower()
-    return _CATEGORY_BY_LOWER.get(key, UNKNOWN_CATEGORY)
+    known = known_category(value)
+    return known if known in DEVICE_CATEGORIES else UNKNOWN_CATEGORY
 
 
 def _as_name_list(value: object) -> list[str]:
