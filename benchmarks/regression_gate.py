@@ -81,9 +81,12 @@ def measure(corpus_dir: Path = CORPUS) -> dict:
 
 
 def _figures(rows: list[dict]) -> dict:
+    """recall@10; bulk precision over the rows that got a plan; ``plans``: the share that got one (for a
+    one-device command, a plan is a wrong answer)."""
     bulk = [r["bulk_precision"] for r in rows if r["bulk_precision"] is not None]
     return {"n": len(rows), "recall@10": round(statistics.fmean(r["recall"] for r in rows), 4),
-            "bulk_precision": round(statistics.fmean(bulk), 4) if bulk else None}
+            "bulk_precision": round(statistics.fmean(bulk), 4) if bulk else None,
+            "plans": round(len(bulk) / len(rows), 4)}
 
 
 def slices(measured: dict) -> dict:
@@ -99,16 +102,19 @@ def slices(measured: dict) -> dict:
 
 
 def compare(baseline: dict, current: dict, tolerance: float) -> list[str]:
-    """One line per slice that dropped by more than ``tolerance`` or went missing."""
+    """One line per slice that dropped by more than ``tolerance`` or went missing: recall@10; for a slice of
+    one-device commands the share answered with a plan (up is worse), else the bulk precision of the plans
+    made (a slice that makes none now loses recall instead, which is checked)."""
     problems = []
     for key, before in baseline.items():
         now = current.get(key)
         if now is None:
             problems.append(f"{key}: missing (baseline n={before['n']})")
             continue
-        for metric in ("recall@10", "bulk_precision"):
+        checks = [("recall@10", 1)] + ([("plans", -1)] if " one" in f" {key} " else [("bulk_precision", 1)])
+        for metric, direction in checks:
             b, a = before.get(metric), now.get(metric)
-            if b is not None and (a is None or a < b - tolerance):
+            if b is not None and a is not None and (a - b) * direction < -tolerance:
                 problems.append(f"{key}: {metric} {b} -> {a} (n={now['n']})")
     return problems
 

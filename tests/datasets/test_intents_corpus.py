@@ -66,8 +66,9 @@ def test_generated_gold_follows_intent_and_slots(homes):
 
 
 def test_the_gate_fails_on_a_drop_or_a_missing_slice_and_passes_within_tolerance():
-    baseline = {"corpus none en HassTurnOn all home_en": {"n": 20, "recall@10": 0.9, "bulk_precision": 0.8},
-                "test none home_small one": {"n": 30, "recall@10": 1.0, "bulk_precision": None}}
+    baseline = {"corpus none en HassTurnOn all home_en": {"n": 20, "recall@10": 0.9, "bulk_precision": 0.8,
+                                                          "plans": 0.9},
+                "test none home_small one": {"n": 30, "recall@10": 1.0, "bulk_precision": 0.5, "plans": 0.1}}
     same = json.loads(json.dumps(baseline))
     assert gate.compare(baseline, same, 0.01) == []
     within = json.loads(json.dumps(baseline))
@@ -77,6 +78,12 @@ def test_the_gate_fails_on_a_drop_or_a_missing_slice_and_passes_within_tolerance
     dropped["corpus none en HassTurnOn all home_en"]["bulk_precision"] = 0.75
     assert gate.compare(baseline, dropped, 0.01) == ["corpus none en HassTurnOn all home_en: bulk_precision 0.8 -> "
                                                      "0.75 (n=20)"]
+    fewer_plans = json.loads(json.dumps(baseline))  # for one-device commands, fewer plans is better
+    fewer_plans["test none home_small one"].update(plans=0.0, bulk_precision=None)
+    assert gate.compare(baseline, fewer_plans, 0.01) == []
+    more_plans = json.loads(json.dumps(baseline))
+    more_plans["test none home_small one"]["plans"] = 0.2
+    assert gate.compare(baseline, more_plans, 0.01) == ["test none home_small one: plans 0.1 -> 0.2 (n=30)"]
     missing = {k: v for k, v in baseline.items() if k.startswith("corpus")}
     assert gate.compare(baseline, missing, 0.01) == ["test none home_small one: missing (baseline n=30)"]
 
