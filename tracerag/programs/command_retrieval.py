@@ -130,14 +130,15 @@ class CommandRetrieval(dspy.Module):
         if not _has_intent(text, parsed, candidates):
             return self._prediction([], None, parsed, source, stages, index, hint="no_intent")
         bulk = None
-        area = not parsed.is_bulk and bool(candidates) and index.names_an_area(parsed, text)
+        area = not parsed.is_bulk and bool(candidates) and index.names_an_area(parsed, text) and \
+            not index.says_one_device(candidates[0].device_id, text)
         if parsed.is_bulk or area:
             # an area's kind, where the parse gives none, is the kind of the device the search ranks
             # first; with the kind given, a name said there ("客厅窗帘") is a name and narrows the plan
             scoped = parsed if parsed.is_bulk or parsed.has_category else \
                 parsed.model_copy(update={"type_hint": candidates[0].category})
             bulk = yield work(index.plan_bulk, scoped, text, blocked=screen.blocked, skipped=screen.skipped,
-                              afn=_awaiting_embeddings(index, index.plan_bulk),
+                              other_kind=screen.other_kind, afn=_awaiting_embeddings(index, index.plan_bulk),
                               span=COMMAND_BULK, inputs={"query": query}, outputs=_bulk_outputs)
         if bulk is not None and any(safety.is_sensitive(*t) for t in bulk.targets) and not said_all:
             bulk = None  # a plan opens or unlocks several devices only when the utterance says so ("所有", "all")

@@ -28,12 +28,14 @@ from __future__ import annotations
 import logging
 import re
 from collections import Counter, defaultdict
+from functools import cached_property
 from itertools import islice
 
 import numpy as np
 from pydantic import BaseModel
 
 from ..signatures.query_ir import QueryIR
+from .category_words import categories_said
 from .command_docs import SET_VERBS, VERB_RUNS, command_texts, is_chinese, subject_phrases, subject_text, verb_phrases
 from .command_results import BulkGroup, BulkPlan, Candidate, CapabilityOption
 from .embedders import Embedder, LexicalEmbedder, l2_normalize
@@ -766,6 +768,34 @@ class CommandIndex:
         return share >= self.params.kind_word_share or contains(_category_words(category), hint) or \
             any(contains(words, hint) for words in self.category_descriptions.get(category, ()))
 
+    def says_one_device(self, device_id: str, utterance: str) -> bool:
+        """Whether the utterance says this device's whole label, its number included ("餐厅筒灯2", not the
+        "筒灯" six lamps share), and that label is this device's alone, or alone in the room said ("一楼客厅的
+        筒灯5"): it asks for that one device, never for every device of its kind in its room."""
+        device = self.home.device(device_id)
+        label = _compact(device.label)
+        if not label or not _says(utterance, label) or self._generic(device.label):
+            return False
+        same = self._devices_by_label[label]
+        said = _compact(utterance)
+        return len(same) == 1 or [d.device_id for d in same if d.room and _compact(d.room) in said] == [device_id]
+
+    def _generic(self, label: str) -> bool:
+        """A label that is a room and a word for its kind ("客厅空调", "Kitchen Light"): what anyone says for
+        the devices of that kind there, whatever they are called, so it names no single one."""
+        said = tokens(label)
+        rest = join_tokens(remove_phrases(said, list(self.room_phrases.possible_in(said))))
+        if any(ch.isdigit() for ch in rest):
+            return False
+        return any(_compact(word) == _compact(rest) for words in categories_said(rest).values() for word in words)
+
+    @cached_property
+    def _devices_by_label(self) -> dict:
+        out = defaultdict(list)
+        for device in self.home.devices:
+            out[_compact(device.label)].append(device)
+        return out
+
     def names_an_area(self, ir: QueryIR, utterance: str) -> bool:
         """Whether a one-device parse names a room, floor or wing: "set the first floor brightness to 50%",
         "客厅灯光调到50%", "客厅筒灯调到30%" mean every device of the kind (or the name) there. Not while the
@@ -776,13 +806,15 @@ class CommandIndex:
             bool(self._room_set(ir.scope_include) or self._said_rooms(ir, utterance))
 
     def plan_bulk(self, ir: QueryIR, utterance: str, *, blocked: np.ndarray | None = None,
-                  skipped: np.ndarray | None = None) -> BulkPlan:
+                  skipped: np.ndarray | None = None, other_kind: np.ndarray | None = None) -> BulkPlan:
         """Choose the command from aggregated evidence, then expand it to every target.
 
         The safety rules' rows: ``skipped`` ones (devices never to act on) are left out of the plan;
         ``blocked`` ones are never targets, and when the command the evidence chooses is blocked on a device
         in scope (an unlock the utterance did not ask for, a level for "26度") the plan asks the user
-        (``need_clarification``) instead of running the next best command."""
+        (``need_clarification``) instead of running the next best command. ``other_kind`` rows (commands
+        that take no value of the kind said: a colour temperature for "green") count as evidence only where
+        nothing else is, so the command the value names wins over one more devices support."""
         p = self.params
         category, device_ok = self.bulk_scope(ir, utterance)
         if category is None:
@@ -793,7 +825,8 @@ class CommandIndex:
         if not device_ok.any():
             return BulkPlan(category=category, hint="no_target", reason=f"no {category} device in scope")
         text, _ = self._command_scores(ir, utterance)
-        options = self._options(np.where(device_ok[self.row_device], text[self.row_slot], -np.inf), device_ok)
+        scores = text[self.row_slot] if other_kind is None else text[self.row_slot] - DEMOTED * other_kind
+        options = self._options(np.where(device_ok[self.row_device], scores, -np.inf), device_ok)
         if not options:
             return BulkPlan(category=category, hint="no_target", reason=f"no {category} device has commands")
         top1 = options[0].p
@@ -1027,3 +1060,17 @@ def _signature_text(sig: tuple) -> str:
     if values:
         parts.append("|".join(values))
     return ";".join(parts)
+
+
+def _compact(text: str) -> str:
+    """Lower case without spaces: how a label is found in an utterance whatever its spacing."""
+    return re.sub(r"\s+", "", text).lower()
+
+
+def _says(utterance: str, label: str) -> bool:
+    """``label`` occurs in ``utterance`` as a whole, whatever its spacing: "筒灯1" is not said by "筒灯10",
+    "bed" not by "bedroom"; "Pendant 2" is by "the pendant 2 in the kitchen"."""
+    body = r"\s*".join(re.escape(ch) for ch in label if not ch.isspace())
+    before = r"(?<![a-z0-9])" if label[:1].isascii() and label[:1].isalnum() else ""
+    after = r"(?![a-z0-9])" if label[-1:].isascii() and label[-1:].isalnum() else ""
+    return re.search(before + body + after, utterance.lower()) is not None

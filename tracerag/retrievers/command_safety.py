@@ -121,6 +121,12 @@ _NAMED_BY = {"Lock": {"Lock", "Door"}, "GasValve": {"GasValve", "WaterValve"}, "
 MARKED = "marked"  # a command or device the home's policy.json marks sensitive
 # Commands that switch, open, start or sound something (+1) and those that stop it (-1): an utterance that says
 # one way ("turn off the siren", "打开前门") ranks the other way last ("siren" never answers "turn off").
+# A colour said as the value to set ("调成绿色", "turn the lights blue"): only a colour command can take it.
+# White and black are left out: "暖白", "warm white" are colour temperatures.
+_COLOUR = re.compile(r"[红绿蓝黄紫橙粉青]色|\b(red|green|blue|yellow|purple|orange|pink|turquoise|cyan|magenta|"
+                     r"violet|brown)\b", re.IGNORECASE)
+COLOUR_CAPABILITIES = frozenset({"colorControl"})
+
 _COMMAND_POLARITY = {**dict.fromkeys(("on", "open", "unlock", "unlatch", "start", "play", "resume", "siren", "strobe",
                                       "both", "armAway", "armStay", "enableCharging", "fanOn", "turn_on", "open_cover",
                                       "open_valve", "media_play"), 1),
@@ -194,6 +200,8 @@ class Screen:
     demoted: np.ndarray  # ranked after every row that is not: it switches the other way than the utterance says
     unfit: np.ndarray  # ranked after every row that is not, unless its device is named in full: it cannot take
     #                    the value the utterance sets
+    other_kind: np.ndarray  # (unfit too) its command takes no value of the kind said (a colour): no evidence for
+    #                         a plan's command either, where a number out of range still is (refused per device)
     skipped: np.ndarray  # (blocked too) the rows of devices the policy never acts on: left out of plans
 
 
@@ -239,6 +247,8 @@ class CommandSafety:
                               for d in np.unique(index.row_device[self._sensitive_rows]).tolist()}
         self._sensitive_pairs = {(home.devices[d].device_id, home.devices[d].commands[c].id)
                                  for d, c in (index.rows[r] for r in self._sensitive_rows.tolist())}
+        self._slot_colour = np.asarray([home.devices[d].commands[c].capability in COLOUR_CAPABILITIES
+                                        for d, c in index.slots], dtype=bool)
         # per slot: +1 for a command that switches, opens or starts something, -1 for one that stops it
         self._slot_polarity = np.asarray([_COMMAND_POLARITY.get(home.devices[d].commands[c].command, 0)
                                           for d, c in index.slots], dtype=np.int64)
@@ -268,13 +278,15 @@ class CommandSafety:
         blocked = skipped.copy()
         if self._sensitive_rows.size:
             blocked[self._sensitive_rows] |= ~self._asked(text)
-        unit_conflict, cannot_take = self._value_fit(text)
+        unit_conflict, cannot_take, other_kind = self._value_fit(text)
         blocked |= unit_conflict[index.row_slot]
         said = action_polarity(self._without_rooms(text))
         opposite = self._slot_polarity == {"on": -1, "off": 1}.get(said, 0) if said else \
             np.zeros(len(index.slots), dtype=bool)
+        other_kind = other_kind[index.row_slot] & ~blocked
         return Screen(blocked=blocked, demoted=opposite[index.row_slot] & ~blocked,
-                      unfit=cannot_take[index.row_slot] & ~blocked, skipped=skipped)
+                      unfit=(cannot_take[index.row_slot] & ~blocked) | other_kind, other_kind=other_kind,
+                      skipped=skipped)
 
     def _asked(self, text: str) -> np.ndarray:
         """Per sensitive row (``_sensitive_rows``): whether the text asks for its command on its device.
@@ -387,14 +399,17 @@ class CommandSafety:
             said = categories_said(self._without_rooms(text)) or said
         return said
 
-    def _value_fit(self, text: str) -> tuple[np.ndarray, np.ndarray]:
+    def _value_fit(self, text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Per slot: (the value said has a unit the command's is not; the utterance sets a value the command
-        cannot take: it takes none, only changes one by an amount, or the number lies outside its range)."""
+        cannot take: it takes none, only changes one by an amount, or the number lies outside its range; the
+        command takes no value of the kind said: a colour)."""
         index = self.index
         none = np.zeros(len(index.slots), dtype=bool)
+        if self._slot_colour.any() and _COLOUR.search(text) and action_polarity(self._without_rooms(text)) is None:
+            return none, none, ~self._slot_colour  # "打开红色台灯" switches a lamp; "调成红色" sets a colour
         value = value_set(text) if QueryIR.carries_value(text) else None
         if value is None or not len(index.slots):
-            return none, none
+            return none, none, none
         target = QueryIR.sets_target(text)
         said = tokens(text)
         conflict, cannot = [], []
@@ -405,7 +420,7 @@ class CommandSafety:
             listed = not numeric and takes and value[1] is not None and not any(contains(said, p) for p in phrases)
             cannot.append(target and not clash and (not takes or listed or (numeric and (
                 relative or number_fit(value, unit, low, high) == 0))))
-        return np.asarray(conflict)[index.slot_shape], np.asarray(cannot)[index.slot_shape]
+        return np.asarray(conflict)[index.slot_shape], np.asarray(cannot)[index.slot_shape], none
 
     # ----- an LM's parse ---------------------------------------------------------------------------
 
