@@ -76,7 +76,7 @@ INTENT_COMMANDS = {
     "HassSetPosition": ("windowShadeLevel-setShadeLevel", "switchLevel-setLevel"),
     "HassClimateSetTemperature": ("thermostatCoolingSetpoint-setCoolingSetpoint",
                                   "thermostatHeatingSetpoint-setHeatingSetpoint"),
-    "HassMediaPause": ("mediaPlayback-pause",), "HassMediaUnpause": ("mediaPlayback-play",),
+    "HassMediaPause": ("mediaPlayback-pause", "mediaPlayback-stop"),  # Home Assistant's "stop" is a pause "HassMediaUnpause": ("mediaPlayback-play",),
     "HassMediaNext": ("mediaTrackControl-nextTrack",), "HassMediaPrevious": ("mediaTrackControl-previousTrack",),
     "HassSetVolume": ("audioVolume-setVolume",),
     "HassMediaPlayerMute": ("audioMute-mute", "audioMute-setMute"),
@@ -110,6 +110,7 @@ class Walk:
     slots: dict = field(default_factory=dict)
     rules: set = field(default_factory=set)
     lists: set = field(default_factory=set)
+    rule_text: dict = field(default_factory=dict)  # what each rule said ("light" -> "吸顶灯")
 
 
 def load_templates(lang: str):
@@ -151,7 +152,9 @@ class Sampler:
                 self.intents.expansion_rules.get(expression.rule_name)
             if rule is None:
                 raise Skip(f"unknown rule <{expression.rule_name}>")
+            start = len(out.text)
             self.walk(rule.expression, block, out)
+            out.rule_text[expression.rule_name] = "".join(out.text[start:])
         elif isinstance(expression, ListReference):
             self.fill(expression, block, out)
         else:
@@ -299,6 +302,8 @@ def sentence(sampler: Sampler, intent: str, block, home: Home, rng: random.Rando
     else:
         targets, fill = able, {}
         quantifier = "any" if domains <= GROUP_ANY else "all"
+    if "name" not in said:
+        targets = _of_the_kind_said(walk, targets)
     if len(targets) > 1 and quantifier != "any" and walk.rules & ALL_RULES == set() and "name" in said:
         raise Skip("several targets for a name")
     text = "".join(walk.text)
@@ -321,6 +326,22 @@ def sentence(sampler: Sampler, intent: str, block, home: Home, rng: random.Rando
     slot_combination = (block.metadata or {}).get("slot_combination") or "+".join(sorted(said)) or "none"
     return {"query": text, "expected": expected, "quantifier": quantifier, "ir": ir, "lang": sampler.lang,
             "intent": intent, "slots": slot_combination}
+
+
+_GENERIC_LIGHT_WORDS = {"灯", "灯光", "light", "lights", "lighting", "lamp", "lamps"}
+
+
+def _of_the_kind_said(walk: Walk, targets: list[Device]) -> list[Device]:
+    """Group targets narrowed to the kind of lamp the template said: "开启吸顶灯" is the ceiling lights, not
+    every light (Home Assistant reads its light words as the domain; a home that names its lamps by kind
+    is asked for those)."""
+    word = re.sub(r"的$", "", walk.rule_text.get("light", "").strip())
+    if not word or word.lower() in _GENERIC_LIGHT_WORDS:
+        return targets
+    narrowed = [d for d in targets if word in d.label]
+    if not narrowed:
+        raise Skip("no lamp of the kind said")
+    return narrowed
 
 
 def generated_homes(directory: Path) -> dict[str, Path]:
