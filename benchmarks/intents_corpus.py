@@ -76,7 +76,8 @@ INTENT_COMMANDS = {
     "HassSetPosition": ("windowShadeLevel-setShadeLevel", "switchLevel-setLevel"),
     "HassClimateSetTemperature": ("thermostatCoolingSetpoint-setCoolingSetpoint",
                                   "thermostatHeatingSetpoint-setHeatingSetpoint"),
-    "HassMediaPause": ("mediaPlayback-pause", "mediaPlayback-stop"),  # Home Assistant's "stop" is a pause "HassMediaUnpause": ("mediaPlayback-play",),
+    "HassMediaPause": ("mediaPlayback-pause", "mediaPlayback-stop"),  # Home Assistant's "stop" is a pause
+    "HassMediaUnpause": ("mediaPlayback-play",),
     "HassMediaNext": ("mediaTrackControl-nextTrack",), "HassMediaPrevious": ("mediaTrackControl-previousTrack",),
     "HassSetVolume": ("audioVolume-setVolume",),
     "HassMediaPlayerMute": ("audioMute-mute", "audioMute-setMute"),
@@ -90,6 +91,10 @@ INTENT_COMMANDS = {
 }
 _LIGHT_SET = {"brightness": ("switchLevel-setLevel",), "color": ("colorControl-setColor",),
               "temperature": ("colorTemperature-setColorTemperature",)}
+# Values people set their devices to, inside the templates' wider ranges (a room at 96 degrees, a bulb at
+# 1,000 K: no device takes them, and the labels would reward a reader that ignores the number).
+REALISTIC = {"temperature": (16, 30, 1), "color_temperature": (2700, 6500, 100)}
+
 # Rules whose words say "all of them" / "here" (the speaker's room, which a text command has not got).
 ALL_RULES = {"all", "everywhere", "home"}
 HERE_RULES = {"here"}
@@ -173,7 +178,8 @@ class Sampler:
         else:
             slot_list = block.slot_lists.get(ref.list_name) or self.intents.slot_lists.get(ref.list_name)
         if isinstance(slot_list, RangeSlotList):
-            value = self.rng.randrange(slot_list.start, slot_list.stop + 1, slot_list.step)
+            start, stop, step = REALISTIC.get(ref.list_name, (slot_list.start, slot_list.stop, slot_list.step))
+            value = self.rng.randrange(start, stop + 1, step)
             words = self.rng.random() < 0.25 and value <= 100
             out.text.append(self.numbers.format_number(value).text_by_ruleset.get("spellout-cardinal", str(value))
                             if words else str(value))

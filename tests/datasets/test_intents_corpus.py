@@ -28,7 +28,7 @@ def homes(tmp_path_factory):
 
 
 def test_every_checked_in_label_names_a_device_and_command_of_its_home(homes):
-    langs = Counter()
+    langs, intents = Counter(), set()
     for name, (lang, home) in homes.items():
         path = ic.CORPUS / name / "queries.jsonl"
         queries = load_queries(path, name, devices=home)  # raises on a target the home does not have
@@ -38,7 +38,9 @@ def test_every_checked_in_label_names_a_device_and_command_of_its_home(homes):
             QueryIR.model_validate(row["ir"])
             assert row["lang"] == lang and row["split"] == ic.split_of(row["id"])
         langs[lang] += len(rows)
+        intents.update(row["intent"] for row in rows)
     assert langs["zh"] >= 2000 and langs["en"] >= 1000
+    assert intents == set(ic.INTENT_COMMANDS)  # every intent that maps to a command has sentences
 
 
 def test_about_three_in_ten_rows_are_blind():
