@@ -17,7 +17,7 @@ PHRASINGS = {"zh": ["把{room}的灯调成{colour}", "{room}灯光{colour}", "�
 @pytest.fixture(scope="module")
 def programs(embedder):
     out = {}
-    for name, lang in (("home_large", "zh"), ("home_medium", "zh"), ("home_en", "en")):
+    for name, lang in (("home_large", "zh"), ("home_medium", "zh"), ("home_small", "zh"), ("home_en", "en")):
         home = Home.load(resolve_dataset(f"smarthome/{name}"), log_warnings=False)
         out[name] = (lang, home, CommandRetrieval(CommandIndex(home, embedder), ir_source="none"))
     return out
@@ -79,3 +79,63 @@ def test_a_device_said_with_its_number_is_that_device_never_a_plan_over_its_room
                 assert pred.bulk is None or not pred.bulk.targets, (query, pred.bulk)
                 checked += 1
     assert checked >= 30
+
+
+KIND_ONLY = {"zh": ["把{word}都关了", "关掉{word}", "{word}关了吧"], "en": ["turn off the {word}", "{word} off", "please turn the {word} off"]}
+KIND_WORDS = {"zh": {"Light": "灯", "Blind": "窗帘", "AirConditioner": "空调"},
+              "en": {"Light": "lights", "Blind": "blinds", "Fan": "fans"}}
+
+
+def test_a_kind_said_with_no_room_and_no_name_is_every_device_of_that_kind_in_the_home(programs):
+    """"turn off the lights", "关掉窗帘": Home Assistant's reading, a plan over the home (asking instead above
+    max_targets), never a top-10 list of some of them."""
+    checked = 0
+    for lang, home, program in programs.values():
+        for category, word in KIND_WORDS[lang].items():
+            devices = {d.device_id for d in home.devices if d.category == category}
+            if len(devices) < 2:
+                continue
+            for phrasing in KIND_ONLY[lang]:
+                query = phrasing.format(word=word)
+                pred = program(query=query)
+                assert pred.bulk is not None, query
+                if pred.bulk.hint == "too_many_targets":
+                    continue
+                assert pred.bulk.hint is None, (query, pred.bulk.reason)
+                planned = {d for d, _ in pred.bulk.targets}
+                assert planned <= devices and len(planned) >= 0.8 * len(devices), (query, len(planned), len(devices))
+                checked += 1
+    assert checked >= 12
+
+
+@pytest.mark.parametrize("home,query", [("home_small", "随便开一盏灯"), ("home_large", "楼梯随便亮一盏灯就行"),
+                                        ("home_en", "turn on a lamp"), ("home_en", "play something on any speaker"),
+                                        ("home_large", "户外插座关了"), ("home_large", "锁上前门")])
+def test_one_of_a_kind_or_a_device_named_is_no_plan_over_the_home(programs, home, query):
+    _, _, program = programs[home]
+    pred = program(query=query)
+    assert pred.candidates
+    assert pred.bulk is None or len({d for d, _ in pred.bulk.targets}) <= 1, (query, pred.bulk)
+
+
+@pytest.mark.parametrize("home,query", [("home_medium", "客厅电视别静音了"), ("home_medium", "别再静音了"),
+                                        ("home_en", "unpause"), ("home_en", "go back")])
+def test_ending_a_mute_or_a_pause_asks_for_its_undoing(programs, home, query):
+    _, _, program = programs[home]
+    pred = program(query=query)
+    wanted = {"客厅电视别静音了": "unmute", "别再静音了": "unmute", "unpause": "play", "go back": "previousTrack"}[query]
+    assert any(c.command_id.endswith("-" + wanted) for c in pred.candidates[:3]), (query, pred.candidates[:3])
+
+
+def test_an_empty_answer_always_says_why(tmp_path, embedder):
+    import json
+
+    from conftest import DEVICES, write_home
+
+    home_dir = write_home(tmp_path / "home")
+    (home_dir / "policy.json").write_text(json.dumps({"never": [d[0] for d in DEVICES]}), encoding="utf-8")
+    program = CommandRetrieval(CommandIndex(Home.load(home_dir), embedder), ir_source="none")
+    for query in ("打开客厅吸顶灯", "关掉所有的灯", "把主卧空调调到26度"):
+        pred = program(query=query)
+        assert not pred.candidates and not (pred.bulk is not None and pred.bulk.targets)
+        assert pred.hint is not None or (pred.bulk is not None and pred.bulk.hint), query

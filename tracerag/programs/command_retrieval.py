@@ -26,11 +26,14 @@ from functools import partial
 
 import dspy
 
+from ..retrievers.category_words import categories_said
 from ..retrievers.command_index import CommandIndex
 from ..retrievers.command_results import BulkPlan
 from ..retrievers.command_safety import Screen, safety_of
 from ..retrievers.http_embedder import with_embeddings
 from ..retrievers.negation import read_negation
+from ..retrievers.plain_verbs import plain_verbs
+from ..retrievers.spelled_numbers import with_digits
 from ..signatures.command import ArbitrateCapability, CommandOption, ParseCommand
 from ..signatures.query_ir import QueryIR
 from .guarded_step import Pipeline, Stages, lm_of, lm_step, work
@@ -45,7 +48,9 @@ class CommandRetrieval(dspy.Module):
 
     The prediction: ``candidates``, ``bulk`` (a BulkPlan for all/except), ``ir``, ``parse_source``
     (lm, rules, rules_fallback, gold; none when nothing was read), ``hint`` (None, ``lm_failed``,
-    ``lm_overruled``, ``no_intent``, ``too_long``), ``withheld``, ``lm_overruled``, ``lm_parse``,
+    ``lm_overruled``, ``no_intent``, ``too_long``, ``withheld``: every command it reached is held back by the
+    safety rules or the home's policy, ``no_match``: nothing in the home matched; an empty answer always has
+    one), ``withheld``, ``lm_overruled``, ``lm_parse``,
     ``lm_fallbacks`` (stages that fell back: parse, arbitrate), ``lm_calls``.
 
     `indexes` maps a home name to its CommandIndex (a single index is accepted too). `ir_source`
@@ -98,7 +103,7 @@ class CommandRetrieval(dspy.Module):
             return self._prediction([], None, QueryIR(), "none", stages, index, hint="too_long")
         # The LM reads the utterance as said; the rules, the safety checks and the search read its negations
         # first ("灯不用开了" asks for the lights off, "别锁门" for nothing to be done).
-        said = read_negation(query)
+        said = read_negation(with_digits(plain_verbs(query)))
         text = said.text
         safety = safety_of(index)
         screen = safety.screen(text)
@@ -130,15 +135,23 @@ class CommandRetrieval(dspy.Module):
         if not _has_intent(text, parsed, candidates):
             return self._prediction([], None, parsed, source, stages, index, hint="no_intent")
         bulk = None
-        area = not parsed.is_bulk and bool(candidates) and index.names_an_area(parsed, text) and \
-            not index.says_one_device(candidates[0].device_id, text)
+        one = parsed.is_bulk or not candidates or index.says_one_device(candidates[0].device_id, text)
+        area = not one and index.names_an_area(parsed, text)
+        # no room and no device said, only a kind ("turn the lights off", "关百叶窗"): the home's devices of
+        # that kind, as Home Assistant reads it (a plan over more than max_targets asks instead)
+        home_wide = not one and not area and source != "gold" and index.names_a_kind_only(parsed, text,
+                                                                                           candidates[0])
+        area = area or home_wide
         if parsed.is_bulk or area:
             # an area's kind, where the parse gives none, is the kind of the device the search ranks
             # first; with the kind given, a name said there ("客厅窗帘") is a name and narrows the plan
             scoped = parsed if parsed.is_bulk or parsed.has_category else \
-                parsed.model_copy(update={"type_hint": candidates[0].category})
+                parsed.model_copy(update={"type_hint": _kind_said(text, index) or candidates[0].category})
+            if home_wide:  # "the lights": a word for the kind, which no name of the plan need hold
+                scoped = scoped.model_copy(update={"name_hint": ""})
+            other_kind = screen.other_kind | safety.switching_otherwise(text) if home_wide else screen.other_kind
             bulk = yield work(index.plan_bulk, scoped, text, blocked=screen.blocked, skipped=screen.skipped,
-                              other_kind=screen.other_kind, afn=_awaiting_embeddings(index, index.plan_bulk),
+                              other_kind=other_kind, afn=_awaiting_embeddings(index, index.plan_bulk),
                               span=COMMAND_BULK, inputs={"query": query}, outputs=_bulk_outputs)
         if bulk is not None and any(safety.is_sensitive(*t) for t in bulk.targets) and not said_all:
             bulk = None  # a plan opens or unlocks several devices only when the utterance says so ("所有", "all")
@@ -163,6 +176,8 @@ class CommandRetrieval(dspy.Module):
     @staticmethod
     def _prediction(candidates, bulk, parsed, source, stages: Stages, index: CommandIndex, hint, withheld=(),
                     overruled=(), lm_ir=None) -> dspy.Prediction:
+        if not candidates and not (bulk is not None and (bulk.targets or bulk.hint)) and hint in (None, "lm_overruled"):
+            hint = "withheld" if withheld else "no_match"  # an empty answer always says why
         return dspy.Prediction(candidates=candidates, bulk=bulk, ir=parsed, parse_source=source, hint=hint,
                                withheld=list(withheld), lm_overruled=list(overruled), lm_parse=lm_ir,
                                lm_fallbacks=stages.fallbacks, lm_errors=stages.errors, lm_calls=stages.calls,
@@ -182,6 +197,12 @@ class CommandRetrieval(dspy.Module):
             return (yield work(index.choose, plan, plan.options[decision.choice_index].command_id, ir, text,
                                blocked=screen.blocked))
         return plan.model_copy(update={"question": (decision.question or "").strip()})
+
+
+def _kind_said(text: str, index: CommandIndex) -> str | None:
+    """The one kind of device of this home the utterance names ("my shutter ... to 22%"), else None."""
+    kinds = [k for k in categories_said(text) if k in index.home.categories]
+    return kinds[0] if len(kinds) == 1 else None
 
 
 def _agrees(plan: BulkPlan, candidates: list) -> bool:
@@ -232,13 +253,16 @@ def _parse_shows_intent(ir: QueryIR) -> bool:
 
 def _has_intent(query: str, ir: QueryIR, candidates: list) -> bool:
     """Whether the utterance asks this home for anything: a category, device, room, value or quantifier
-    the parse found, or words a command document shares (lexical channel). The dense channel alone
+    the parse found, a word for a kind of device the home has, or words a command document shares
+    (lexical channel). The dense channel alone
     does not count: it ranks any text, "hello" and "" included, against the nearest command."""
     if not _WORD.search(query or ""):
         return False
     if _parse_shows_intent(ir):
         return True
-    return any(c.channels.get(name, 0.0) > 0 for c in candidates for name in _EVIDENCE_CHANNELS) or \
+    kinds = categories_said(query)  # "open our blind": a kind of device the home has is asked for
+    return any(c.category in kinds for c in candidates) or \
+        any(c.channels.get(name, 0.0) > 0 for c in candidates for name in _EVIDENCE_CHANNELS) or \
         any(c.channels.get("lexical", 0.0) >= _NO_INTENT_LEXICAL for c in candidates)
 
 

@@ -784,10 +784,8 @@ class CommandIndex:
         """A label that is a room and a word for its kind ("客厅空调", "Kitchen Light"): what anyone says for
         the devices of that kind there, whatever they are called, so it names no single one."""
         said = tokens(label)
-        rest = join_tokens(remove_phrases(said, list(self.room_phrases.possible_in(said))))
-        if any(ch.isdigit() for ch in rest):
-            return False
-        return any(_compact(word) == _compact(rest) for words in categories_said(rest).values() for word in words)
+        rooms = list(self.room_phrases.possible_in(said))
+        return bool(rooms) and is_kind_word(join_tokens(remove_phrases(said, rooms)))
 
     @cached_property
     def _devices_by_label(self) -> dict:
@@ -795,6 +793,37 @@ class CommandIndex:
         for device in self.home.devices:
             out[_compact(device.label)].append(device)
         return out
+
+    def names_a_kind_only(self, ir: QueryIR, utterance: str, top: Candidate) -> bool:
+        """Whether a one-device parse names no room and no floor, only a word for the kind of the device
+        ranked first ("deactivate the lights", "关百叶窗", "风扇速度设到80%"), the words of no device's whole
+        label: a command for every device of that kind in the home."""
+        if ir.quantifier != "one" or ir.scope_include or is_negated(utterance) or self._said_rooms(ir, utterance) \
+                or _ONE_OF.search(utterance):
+            return False
+        return (not ir.name_hint or is_kind_word(ir.name_hint)) and top.category in categories_said(utterance) \
+            and not self._says_part_of_label(top.label, utterance) and not self._says_a_label(utterance)
+
+    def _says_a_label(self, utterance: str) -> bool:
+        """Whether the utterance says some device's whole label ("户外插座关了"), one that is more than a word
+        for a kind ("Lamp") or a room and such a word ("客厅空调")."""
+        said = _compact(utterance)
+        return any(label in said and _says(utterance, label) and not is_kind_word(label)
+                   and not self._generic(devices[0].label)
+                   for label, devices in self._devices_by_label.items() if label)
+
+    def _says_part_of_label(self, label: str, utterance: str) -> bool:
+        """Whether the utterance says a word of the label that is no room and no word for a kind: "前门" of
+        前门门锁 in "锁上前门", "户外" of 户外插座: a device is being named, not a kind."""
+        said, rooms = _compact(utterance), {_compact(r) for r in self.home.rooms}
+        label = _compact(label)
+        if label.isascii():
+            words = set(re.findall(r"[a-z0-9]+", utterance.lower()))
+            return any(len(w) >= 3 and w in words and not is_kind_word(w) and w not in rooms
+                       for w in re.findall(r"[a-z0-9]+", label))
+        return any(label[i:j] in said and not is_kind_word(label[i:j]) and label[i:j] not in rooms
+                   and not any(label[i:j] in r for r in rooms)
+                   for i in range(len(label)) for j in range(i + 2, len(label) + 1))
 
     def names_an_area(self, ir: QueryIR, utterance: str) -> bool:
         """Whether a one-device parse names a room, floor or wing: "set the first floor brightness to 50%",
@@ -984,6 +1013,8 @@ def number_fit(value: tuple[float, str | None] | None, unit: str | None, low: fl
     number, said = value
     if said is not None and unit is not None and said != unit:
         return 0.0
+    if said == "percent" and unit is None and high is not None and high <= 10:
+        return 0.5  # a share of a few unitless steps (a fan's speeds 0..3): "84%" is a step, as Home Assistant maps it
     if low is not None and high is not None:
         readings = (number, number * 9 / 5 + 32, (number - 32) * 5 / 9) if unit == "temperature" else \
             (number, number * 1000, number / 1000) if unit == "current" else (number,)  # A or mA
@@ -1060,6 +1091,18 @@ def _signature_text(sig: tuple) -> str:
     if values:
         parts.append("|".join(values))
     return ";".join(parts)
+
+
+# "随便开一盏灯", "turn on a light", "any speaker": one device of the kind will do, never all of them
+_ONE_OF = re.compile(r"随便|任意|哪个都|哪盏都|[一某][盏个台只部]|\b(any|one|either|an?(?! (bit|little|few)\b))\b",
+                     re.IGNORECASE)
+
+
+def is_kind_word(text: str) -> bool:
+    """Whether the text is only a word for a kind of device ("空调", "light", "blinds"), no name, no number."""
+    words = {_compact(w) for ws in categories_said(text).values() for w in ws}
+    said = _compact(text)
+    return bool(said) and not any(ch.isdigit() for ch in said) and (said in words or said.rstrip("s") in words)
 
 
 def _compact(text: str) -> str:

@@ -122,9 +122,12 @@ MARKED = "marked"  # a command or device the home's policy.json marks sensitive
 # Commands that switch, open, start or sound something (+1) and those that stop it (-1): an utterance that says
 # one way ("turn off the siren", "打开前门") ranks the other way last ("siren" never answers "turn off").
 # A colour said as the value to set ("调成绿色", "turn the lights blue"): only a colour command can take it.
-# White and black are left out: "暖白", "warm white" are colour temperatures.
+# White is one only where the utterance says colour ("set the color to white"): "暖白", "warm white" are
+# colour temperatures.
 _COLOUR = re.compile(r"[红绿蓝黄紫橙粉青]色|\b(red|green|blue|yellow|purple|orange|pink|turquoise|cyan|magenta|"
-                     r"violet|brown)\b", re.IGNORECASE)
+                     r"violet|brown)\b|(颜色|\bcolou?r\b(?!\s*temp)).*"
+                     r"((?<![暖冷])白色|(?<!warm )(?<!cool )(?<!cold )\bwhite\b)",
+                     re.IGNORECASE)
 COLOUR_CAPABILITIES = frozenset({"colorControl"})
 
 _COMMAND_POLARITY = {**dict.fromkeys(("on", "open", "unlock", "unlatch", "start", "play", "resume", "siren", "strobe",
@@ -418,9 +421,25 @@ class CommandSafety:
             conflict.append(clash)
             # a number in a unit ("26度", "50%") is none of a listed set of values, unless one is named
             listed = not numeric and takes and value[1] is not None and not any(contains(said, p) for p in phrases)
-            cannot.append(target and not clash and (not takes or listed or (numeric and (
-                relative or number_fit(value, unit, low, high) == 0))))
+            # outside the range only in the same unit: "96" may be °F, "84%" of a fan's speed steps is a step
+            outside = value[1] is not None and value[1] == unit and number_fit(value, unit, low, high) == 0
+            cannot.append(target and not clash and (not takes or listed or (numeric and (relative or outside))))
         return np.asarray(conflict)[index.slot_shape], np.asarray(cannot)[index.slot_shape], none
+
+    def switching_otherwise(self, text: str) -> np.ndarray:
+        """Per row, for an utterance that only switches ("fans on", "关掉百叶窗": an on/off word, no value, no
+        listed value named): the commands that do not switch that way (a speed, a mode), which a plan over
+        every device of a kind must not choose. "up"/"down" are no switch here ("turn up the speakers")."""
+        index = self.index
+        none = np.zeros(len(index.rows), dtype=bool)
+        said = action_polarity(re.sub(r"\b(up|down)\b", " ", self._without_rooms(text), flags=re.IGNORECASE))
+        if said is None or QueryIR.carries_value(text):
+            return none
+        words = tokens(text)
+        named = np.asarray([bool(phrases) and any(contains(words, p) for p in phrases)
+                            for phrases, *_ in index.argument_shapes], dtype=bool)[index.slot_shape]
+        otherwise = (self._slot_polarity != (1 if said == "on" else -1)) & ~named
+        return otherwise[index.row_slot]
 
     # ----- an LM's parse ---------------------------------------------------------------------------
 

@@ -7,7 +7,8 @@ what was asked. :func:`read_negation` rewrites the utterance first:
 - a negated verb that starts something (on, open, start: "不用开了", "别把灯打开", "don't turn the
   lights on") asks for its opposite, which stops it ("关闭", "turn ... off", "close");
 - any other negated verb ("别锁门", "不要静音", "don't turn off the fan") asks for nothing to be done
-  and is dropped; an utterance left without a verb or a value then asks for nothing at all.
+  and is dropped; an utterance left without a verb or a value then asks for nothing at all;
+- except a mute that has to end now ("别静音了", "电视别再静音了"): that asks for unmute.
 
 So a negation never makes a command start, open or unlock anything: read wrongly, it stops something.
 Only a negation word right before a verb counts: "别的灯都打开" (the other lights) and "厨房没人了"
@@ -53,6 +54,8 @@ _EN = re.compile(rf"{_EN_NEGATOR}(?:{_EN_PARTICLE_VERB}\s+(?P<middle>(?:[\w'-]+\
                  re.IGNORECASE)
 _EN_VERB = re.compile(rf"\b(?:{_EN_PARTICLE_VERB}|open|start|{'|'.join(_EN_OTHER)})\b", re.IGNORECASE)
 _VALUE = re.compile(r"\d")
+# a state that has to end now ("别静音了", "不要再静音了"): its undoing is asked for, not nothing
+_STOP_MUTING = re.compile(r"(?:别|不要|不用|甭)(?:再)?静音了")
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +86,7 @@ def _en_reading(match: re.Match) -> str:
 
 def read_negation(utterance: str) -> NegationReading:
     """The utterance with each negated verb read as what it asks for (see the module docstring)."""
+    utterance = _STOP_MUTING.sub("取消静音", utterance)  # "别静音了": mute no longer, i.e. unmute (no negation)
     text, zh = _ZH.subn(_zh_reading, utterance)
     text, en = _EN.subn(_en_reading, text)
     if not zh + en:

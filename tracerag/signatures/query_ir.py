@@ -46,7 +46,7 @@ _TARGET = re.compile(r"(到|成|为|至|\bto\b|\bat\b)\s*(百分之)?\d|百分�
 # polarity. A text with both kinds of word (or neither) has none.
 _ON = re.compile(r"开|启动|通电|解锁|布防|\b(on|open|start|enable|unlock|unlatch|arm|activate|up)\b", re.IGNORECASE)
 _OFF = re.compile(r"关|停|断电|锁上|上锁|锁门|锁好|锁住|反锁|撤防|撤销|解除|取消|闭嘴|别响|不要响|安静|"
-                  r"\b(off|close|stop|pause|disable|shut|lock|disarm|deactivate|silence|kill|cancel|down|quiet)\b",
+                  r"\b(off|out|close|stop|pause|disable|shut|lock|disarm|deactivate|silence|kill|cancel|down|quiet)\b",
                   re.IGNORECASE)
 
 

@@ -66,7 +66,7 @@ def add_execute_arguments(parser) -> None:
     g = parser.add_argument_group("execute (commands)")
     g.add_argument("--execute", action="store_true", help="send the result to the home's API (SmartThings "
                    "commands or Home Assistant services); refused for need_clarification, too_many_targets, "
-                   "no_intent, too_long")
+                   "no_intent, too_long, withheld, no_match")
     g.add_argument("--dry-run", action="store_true", help="with --execute: print the calls, send nothing")
     g.add_argument("--confirm-sensitive", action="store_true", help="with --execute: also send sensitive commands "
                    "(unlock, open a door or garage door, disarm, open a valve, an oven on, what policy.json marks); "

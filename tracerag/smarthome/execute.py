@@ -38,11 +38,13 @@ from urllib.parse import quote
 from ..retrievers.command_results import BulkPlan
 from ..retrievers.command_safety import execution_hold, unit_conflict
 from ..retrievers.home import CommandSpec, Home
+from ..retrievers.spelled_numbers import with_digits
 from ..signatures.query_ir import QueryIR
 from .home_files import read_source
 from .rest import ApiError, RestClient
 
-REFUSED_HINTS = ("need_clarification", "too_many_targets", "no_intent", "too_long", "no_target")
+REFUSED_HINTS = ("need_clarification", "too_many_targets", "no_intent", "too_long", "no_target", "withheld",
+                 "no_match")
 DEFAULT_CONCURRENCY = 8
 _NOT_IDEMPOTENT = re.compile(r"step|next|previous|up$|down$|toggle|fastForward|rewind|volume_up|volume_down",
                              re.IGNORECASE)
@@ -245,7 +247,7 @@ def execute(plan_or_prediction, home_source: Target, *, dry_run: bool = True, ho
         if home_source.home_dir is None:
             raise ExecutionError("no home to read commands from: pass home= or a target with home_dir")
         home = Home.load(home_source.home_dir, log_warnings=False)
-    text = query or getattr(plan_or_prediction, "query", None) or _action(plan_or_prediction)
+    text = with_digits(query or getattr(plan_or_prediction, "query", None) or _action(plan_or_prediction))
     build = _smartthings_calls if home_source.kind == "smartthings" else _homeassistant_calls
     report.results, report.calls = build(targets, home, text, confirm_sensitive)
     if not report.calls and not report.results:

@@ -1,0 +1,34 @@
+"""English verbs people say for a command, in the words the command documents use: "activate the fans" ->
+"turn on the fans", "lights out" -> "lights off", "unpause" -> "resume", "go back" -> "previous track".
+
+The documents hold one phrasing per command ("turn on, switch on, power on, start"); every synonym added
+there thins the rest of the document for the lexical and dense channels alike, so what people also say is
+rewritten in the utterance instead, before it is parsed and searched. Whole words only; the rest of the
+utterance is left as said.
+"""
+
+from __future__ import annotations
+
+import re
+
+_REWRITES = tuple((re.compile(pattern, re.IGNORECASE), plain) for pattern, plain in (
+    (r"\bactivate\b", "turn on"),
+    (r"\bdeactivate\b", "turn off"),
+    (r"\bkill\s+(the\s+|my\s+|our\s+|all\s+)*(lights?|lamps?|lighting)\b", r"turn off \2"),
+    (r"\b(turn|switch|put)\s+(the\s+|my\s+|our\s+|all\s+)*(lights?|lamps?|lighting)\s+out\b", r"turn off \3"),
+    (r"\b(turn|switch|put)\s+out\b", "turn off"),
+    (r"\b(lights?|lamps?|lighting)\s+out\b", r"\1 off"),
+    (r"\bun-?pause\b", "resume"),
+    (r"\b(go back|back one|replay the last track|last track|previous song)\b", "previous track"),
+    (r"\b(next song|skip (this|the) (song|track|item))\b", "next track"),
+    (r"\blift( up)?\b", "raise"),
+))
+
+
+def plain_verbs(text: str) -> str:
+    """``text`` with each English verb phrase of the table above in the documents' words."""
+    if not text.isascii() and not re.search(r"[A-Za-z]", text):
+        return text
+    for pattern, plain in _REWRITES:
+        text = pattern.sub(plain, text)
+    return text
