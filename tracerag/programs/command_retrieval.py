@@ -139,8 +139,7 @@ class CommandRetrieval(dspy.Module):
         area = not one and index.names_an_area(parsed, text)
         # no room and no device said, only a kind ("turn the lights off", "关百叶窗"): the home's devices of
         # that kind, as Home Assistant reads it (a plan over more than max_targets asks instead)
-        home_wide = not one and not area and source != "gold" and index.names_a_kind_only(parsed, text,
-                                                                                           candidates[0])
+        home_wide = not one and not area and source != "gold" and index.names_a_kind_only(parsed, text, candidates)
         area = area or home_wide
         if parsed.is_bulk or area:
             # an area's kind, where the parse gives none, is the kind of the device the search ranks
@@ -201,7 +200,7 @@ class CommandRetrieval(dspy.Module):
 
 def _kind_said(text: str, index: CommandIndex) -> str | None:
     """The one kind of device of this home the utterance names ("my shutter ... to 22%"), else None."""
-    kinds = [k for k in categories_said(text) if k in index.home.categories]
+    kinds = [k for k in categories_said(text) if k in index.categories]
     return kinds[0] if len(kinds) == 1 else None
 
 

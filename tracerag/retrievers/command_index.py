@@ -28,7 +28,7 @@ from __future__ import annotations
 import logging
 import re
 from collections import Counter, defaultdict
-from functools import cached_property
+from functools import cached_property, lru_cache
 from itertools import islice
 
 import numpy as np
@@ -794,23 +794,24 @@ class CommandIndex:
             out[_compact(device.label)].append(device)
         return out
 
-    def names_a_kind_only(self, ir: QueryIR, utterance: str, top: Candidate) -> bool:
+    def names_a_kind_only(self, ir: QueryIR, utterance: str, candidates: list[Candidate]) -> bool:
         """Whether a one-device parse names no room and no floor, only a word for the kind of the device
-        ranked first ("deactivate the lights", "关百叶窗", "风扇速度设到80%"), the words of no device's whole
-        label: a command for every device of that kind in the home."""
+        ranked first ("deactivate the lights", "关百叶窗", "风扇速度设到80%"), and no device: neither a word of
+        the first one's label nor the whole label of any ranked one ("户外插座关了"): a command for every
+        device of that kind in the home."""
+        top = candidates[0]
         if ir.quantifier != "one" or ir.scope_include or is_negated(utterance) or self._said_rooms(ir, utterance) \
                 or _ONE_OF.search(utterance):
             return False
         return (not ir.name_hint or is_kind_word(ir.name_hint)) and top.category in categories_said(utterance) \
-            and not self._says_part_of_label(top.label, utterance) and not self._says_a_label(utterance)
+            and not self._says_part_of_label(top.label, utterance) \
+            and not any(self._says_whole_label(c.label, utterance) for c in candidates)
 
-    def _says_a_label(self, utterance: str) -> bool:
-        """Whether the utterance says some device's whole label ("户外插座关了"), one that is more than a word
-        for a kind ("Lamp") or a room and such a word ("客厅空调")."""
-        said = _compact(utterance)
-        return any(label in said and _says(utterance, label) and not is_kind_word(label)
-                   and not self._generic(devices[0].label)
-                   for label, devices in self._devices_by_label.items() if label)
+    def _says_whole_label(self, label: str, utterance: str) -> bool:
+        """The label said whole, when it is more than a word for a kind ("Lamp") or a room and one ("客厅空调")."""
+        compact = _compact(label)
+        return compact in _compact(utterance) and _says(utterance, compact) and not is_kind_word(compact) \
+            and not self._generic(label)
 
     def _says_part_of_label(self, label: str, utterance: str) -> bool:
         """Whether the utterance says a word of the label that is no room and no word for a kind: "前门" of
@@ -1113,7 +1114,12 @@ def _compact(text: str) -> str:
 def _says(utterance: str, label: str) -> bool:
     """``label`` occurs in ``utterance`` as a whole, whatever its spacing: "筒灯1" is not said by "筒灯10",
     "bed" not by "bedroom"; "Pendant 2" is by "the pendant 2 in the kitchen"."""
+    return _label_pattern(label).search(utterance.lower()) is not None
+
+
+@lru_cache(maxsize=4096)
+def _label_pattern(label: str) -> re.Pattern:
     body = r"\s*".join(re.escape(ch) for ch in label if not ch.isspace())
     before = r"(?<![a-z0-9])" if label[:1].isascii() and label[:1].isalnum() else ""
     after = r"(?![a-z0-9])" if label[-1:].isascii() and label[-1:].isalnum() else ""
-    return re.search(before + body + after, utterance.lower()) is not None
+    return re.compile(before + body + after)
