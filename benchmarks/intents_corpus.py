@@ -31,6 +31,7 @@ import sys
 import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -115,9 +116,9 @@ class Walk:
     slots: dict = field(default_factory=dict)
     rules: set = field(default_factory=set)
     lists: set = field(default_factory=set)
-    rule_text: dict = field(default_factory=dict)  # what each rule said ("light" -> "吸顶灯")
 
 
+@cache
 def load_templates(lang: str):
     """Home Assistant's parsed intents for ``lang`` ("en" or "zh")."""
     import home_assistant_intents
@@ -157,9 +158,7 @@ class Sampler:
                 self.intents.expansion_rules.get(expression.rule_name)
             if rule is None:
                 raise Skip(f"unknown rule <{expression.rule_name}>")
-            start = len(out.text)
             self.walk(rule.expression, block, out)
-            out.rule_text[expression.rule_name] = "".join(out.text[start:])
         elif isinstance(expression, ListReference):
             self.fill(expression, block, out)
         else:
@@ -334,19 +333,23 @@ def sentence(sampler: Sampler, intent: str, block, home: Home, rng: random.Rando
             "intent": intent, "slots": slot_combination}
 
 
-_GENERIC_LIGHT_WORDS = {"灯", "灯光", "light", "lights", "lighting", "lamp", "lamps"}
+# Words for one kind of lamp, fan or cover that homes also name their devices by ("吸顶灯", "吊扇", "百叶窗").
+SPECIFIC_KINDS = ("吸顶灯", "筒灯", "射灯", "台灯", "床头灯", "吊灯", "灯带", "吊扇", "台扇", "落地扇", "百叶窗",
+                  "百叶帘", "卷帘", "纱帘", "遮阳帘")
 
 
 def _of_the_kind_said(walk: Walk, targets: list[Device]) -> list[Device]:
-    """Group targets narrowed to the kind of lamp the template said: "开启吸顶灯" is the ceiling lights, not
-    every light (Home Assistant reads its light words as the domain; a home that names its lamps by kind
-    is asked for those)."""
-    word = re.sub(r"的$", "", walk.rule_text.get("light", "").strip())
-    if not word or word.lower() in _GENERIC_LIGHT_WORDS:
+    """Group targets narrowed to the kind of device the sentence says: "开启吸顶灯" is the ceiling lights,
+    "打开百叶窗" the blinds, not every light or cover (Home Assistant reads these words as the domain; a home
+    that names its devices by kind is asked for those). None of that kind: the sentence is not written."""
+    text = "".join(walk.text)
+    said = [w for w in SPECIFIC_KINDS if w in text
+            and not any(w != other and w in other and other in text for other in SPECIFIC_KINDS)]
+    if not said:
         return targets
-    narrowed = [d for d in targets if word in d.label]
+    narrowed = [d for d in targets if any(w in d.label for w in said)]
     if not narrowed:
-        raise Skip("no lamp of the kind said")
+        raise Skip("no device of the kind said")
     return narrowed
 
 
@@ -420,13 +423,12 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=20261127)
     parser.add_argument("--out", type=Path, default=CORPUS)
     args = parser.parse_args()
-    rng = random.Random(args.seed)
-    samplers = {lang: Sampler(lang, rng) for lang in TEMPLATE_LANGUAGE}
     skipped: Counter = Counter()
     summary = Counter()
     for name, (lang, home_dir) in corpus_homes(Path(tempfile.mkdtemp(prefix="intents-homes-"))).items():
         home = Home.load(home_dir, log_warnings=False)
-        rows = generate(name, lang, home, samplers[lang], args.per_block, rng, skipped)
+        rng = random.Random(f"{args.seed}:{name}")  # per home: a change for one home leaves the others as they were
+        rows = generate(name, lang, home, Sampler(lang, rng), args.per_block, rng, skipped)
         target = args.out / name
         target.mkdir(parents=True, exist_ok=True)
         with open(target / "queries.jsonl", "w", encoding="utf-8") as f:
