@@ -77,6 +77,22 @@ def test_build_bank_and_ingest_into_a_milvus_store(traces_dir, tmp_path, capsys)
         optimize.main(["ingest", "--docs", str(docs)])
 
 
+@milvus
+def test_ids_with_quotes_ingest_and_copy_like_any_other(tmp_path, capsys):
+    """A document id such as "o'brien-2021" once ended ingest into Milvus in a traceback."""
+    docs = tmp_path / "docs.jsonl"
+    ids = ["o'brien-2021", 'say "hi"', "back\\slash", "plain"]
+    docs.write_text("".join(json.dumps({"id": x, "text": f"Document {x} is about topic {i}."}) + "\n"
+                            for i, x in enumerate(ids)), encoding="utf-8")
+    lite, bank = f"milvus:{tmp_path / 'chunks.db'}", str(tmp_path / "bank")
+    assert optimize.main(["ingest", "--docs", str(docs), "--store", lite]) == 0
+    assert json.loads(capsys.readouterr().out)["store"]["target_count"] == 4
+    assert optimize.main(["store", "copy", "--from", lite, "--to", bank, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["written"] == 4
+    assert optimize.main(["store", "copy", "--from", bank, "--to", lite, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["written"] == 0  # the same rows: nothing to write
+
+
 def _evaluate_planner(tmp_path, name, *extra):
     out = tmp_path / f"{name}.json"
     assert optimize.main(["evaluate", "planner", "--dataset", "planner", "--split", "test", "--lm", "fake/x",

@@ -81,7 +81,8 @@ def test_a_device_said_with_its_number_is_that_device_never_a_plan_over_its_room
     assert checked >= 30
 
 
-KIND_ONLY = {"zh": ["把{word}都关了", "关掉{word}", "{word}关了吧"], "en": ["turn off the {word}", "{word} off", "please turn the {word} off"]}
+KIND_ONLY = {"zh": ["把{word}都关了", "关掉{word}", "{word}关了吧"],
+             "en": ["turn off the {word}", "{word} off", "please turn the {word} off"]}
 KIND_WORDS = {"zh": {"Light": "灯", "Blind": "窗帘", "AirConditioner": "空调"},
               "en": {"Light": "lights", "Blind": "blinds", "Fan": "fans"}}
 
@@ -123,7 +124,8 @@ def test_one_of_a_kind_or_a_device_named_is_no_plan_over_the_home(programs, home
 def test_ending_a_mute_or_a_pause_asks_for_its_undoing(programs, home, query):
     _, _, program = programs[home]
     pred = program(query=query)
-    wanted = {"客厅电视别静音了": "unmute", "别再静音了": "unmute", "unpause": "play", "go back": "previousTrack"}[query]
+    wanted = {"客厅电视别静音了": "unmute", "别再静音了": "unmute", "unpause": "play",
+              "go back": "previousTrack"}[query]
     assert any(c.command_id.endswith("-" + wanted) for c in pred.candidates[:3]), (query, pred.candidates[:3])
 
 

@@ -226,6 +226,46 @@ def test_filter_strings_with_quotes_match_exactly_and_cannot_inject(filled):
         store.search(vectors[0], k=3, filter={"label": None})
 
 
+HOSTILE_IDS = ["o'brien-2021", "x'] or id not in ['", 'x"] or id not in ["', "zz', 'r5", 'zz", "r6',
+               "back\\slash", "line\nbreak", "tab\tand\rreturn", "引号'与\"混合"]
+
+
+def test_ids_are_data_a_crafted_id_never_reaches_other_rows(filled):
+    """An id with quotes, backslashes or line breaks is stored, found and deleted as itself; deleting one
+    (or one that is not stored) never removes another row."""
+    store, vectors, _ = filled
+    for crafted in HOSTILE_IDS:  # none stored yet: nothing is found, nothing is deleted
+        assert store.get([crafted]) == [] and store.delete([crafted]) == 0, crafted
+    assert store.count() == 40
+    extra = unit_rows(len(HOSTILE_IDS), seed=9)
+    assert store.upsert(HOSTILE_IDS, extra, [{"n": i} for i in range(len(HOSTILE_IDS))]).written == len(HOSTILE_IDS)
+    assert [r.id for r in store.get(HOSTILE_IDS)] == HOSTILE_IDS
+    assert store.upsert(HOSTILE_IDS, extra, [{"n": i} for i in range(len(HOSTILE_IDS))]).written == 0  # unchanged
+    for i, crafted in enumerate(HOSTILE_IDS):
+        assert store.search(extra[i], k=1)[0][0].id == crafted
+        assert store.delete([crafted]) == 1, crafted
+        assert store.count() == 40 + len(HOSTILE_IDS) - i - 1
+    assert sorted(r.id for r in store.get(ids_of(40))) == sorted(ids_of(40))
+
+
+def test_scan_pages_through_every_row_once_whatever_the_ids_hold(make):
+    store = make()
+    ids = [f"r{i:04d}" for i in range(2_300)] + HOSTILE_IDS
+    store.upsert(ids, unit_rows(len(ids), seed=3))
+    seen = [x for batch in store.scan(batch_size=500) for x in batch.ids]
+    assert sorted(seen) == sorted(ids) and len(seen) == len(ids)
+
+
+def test_an_id_no_expression_could_find_again_is_refused_at_write(make, backend):
+    store = make()
+    if backend == "numpy":
+        assert store.upsert(["nul\x00id"], unit_rows(1)).written == 1  # the numpy bank keeps any string
+        return
+    with pytest.raises(ValueError, match="control character"):
+        store.upsert(["nul\x00id"], unit_rows(1))
+    assert store.count() == 0 and store.get(["nul\x00id"]) == [] and store.delete(["nul\x00id"]) == 0
+
+
 def test_filter_that_matches_few_rows_still_finds_k(make):
     store = make()
     vectors = unit_rows(600, seed=3)

@@ -66,7 +66,7 @@ from .vector_store import (
     row_hash,
 )
 
-__all__ = ["MilvusStore", "filter_expression"]
+__all__ = ["MilvusStore", "filter_expression", "ids_expression"]
 
 logger = logging.getLogger(__name__)
 
@@ -176,33 +176,35 @@ class MilvusStore:
         ]
 
     def get(self, ids: Sequence[str]) -> list[StoreRow]:
-        ids = [x for x in ids if isinstance(x, str) and x]
+        ids = [x for x in ids if isinstance(x, str) and x and _expressible(x)]  # no other id can be stored
         found: dict[str, StoreRow] = {}
         for start in range(0, len(ids), BATCH_ROWS):
             batch = ids[start : start + BATCH_ROWS]
-            for r in self._client.query(self._collection, ids=batch, output_fields=["vector", "metadata"]):
+            for r in self._client.query(self._collection, filter=ids_expression(batch),
+                                        output_fields=["vector", "metadata"]):
                 found[r["id"]] = StoreRow(r["id"], np.asarray(r["vector"], dtype=np.float32), r.get("metadata") or {})
         return [found[x] for x in ids if x in found]
 
     def scan(self, batch_size: int = 1000, *, with_vectors: bool = False) -> Iterator[ScanBatch]:
-        """Every row through a Milvus query iterator (primary-key order), ``batch_size`` rows per round trip."""
+        """Every row in primary-key order, ``batch_size`` rows per round trip: each page is the rows after the
+        last id read, written as a string literal. (pymilvus' query iterator writes that id into its
+        expression unescaped, so a stored id holding a quote broke every scan and `store copy`.)"""
         if batch_size <= 0:
             raise ValueError(f"batch_size must be positive, got {batch_size}")
-        if self._target.backend == "milvus-lite":
-            _quiet_lite_iterator()
         fields = ["metadata", "vector"] if with_vectors else ["metadata"]
-        iterator = self._client.query_iterator(self._collection, batch_size=min(batch_size, MAX_TOP_K),
-                                               filter="", output_fields=fields)
-        try:
-            while True:
-                rows = iterator.next()
-                if not rows:
-                    return
-                vectors = (np.asarray([r["vector"] for r in rows], dtype=np.float32).reshape(len(rows), self._dim)
-                           if with_vectors else None)
-                yield ScanBatch([r["id"] for r in rows], [r.get("metadata") or {} for r in rows], vectors)
-        finally:
-            iterator.close()
+        limit, last = min(batch_size, MAX_TOP_K), None
+        while True:
+            rows = self._client.query(self._collection, filter="" if last is None else f"id > {_string_literal(last)}",
+                                      limit=limit, output_fields=fields, iterator="True", reduce_stop_for_best="True")
+            if not rows:
+                return
+            rows.sort(key=lambda r: r["id"].encode("utf-8"))  # the server's order: UTF-8 bytes
+            vectors = (np.asarray([r["vector"] for r in rows], dtype=np.float32).reshape(len(rows), self._dim)
+                       if with_vectors else None)
+            yield ScanBatch([r["id"] for r in rows], [r.get("metadata") or {} for r in rows], vectors)
+            if len(rows) < limit:
+                return
+            last = rows[-1]["id"]
 
     def count(self) -> int:
         rows = self._client.query(self._collection, filter="", output_fields=["count(*)"])
@@ -225,7 +227,7 @@ class MilvusStore:
             for start in range(0, len(ids), BATCH_ROWS):
                 batch = range(start, min(start + BATCH_ROWS, len(ids)))
                 stored = {r["id"]: r["hash"] for r in self._client.query(
-                    self._collection, ids=[ids[i] for i in batch], output_fields=["hash"])}
+                    self._collection, filter=ids_expression([ids[i] for i in batch]), output_fields=["hash"])}
                 rows = []
                 for i in batch:
                     digest = row_hash(vectors[i], meta[i])
@@ -242,14 +244,14 @@ class MilvusStore:
         return UpsertReport(written, skipped)
 
     def delete(self, ids: Sequence[str]) -> int:
-        ids = sorted({x for x in ids if isinstance(x, str) and x})
+        ids = sorted({x for x in ids if isinstance(x, str) and x and _expressible(x)})
         deleted = 0
         with self._write_lock:
             for start in range(0, len(ids), BATCH_ROWS):
                 present = [r["id"] for r in self._client.query(
-                    self._collection, ids=ids[start : start + BATCH_ROWS], output_fields=["id"])]
+                    self._collection, filter=ids_expression(ids[start : start + BATCH_ROWS]), output_fields=["id"])]
                 if present:
-                    self._client.delete(self._collection, ids=present)
+                    self._client.delete(self._collection, filter=ids_expression(present))
                     deleted += len(present)
             if deleted:
                 self._seal()
@@ -421,24 +423,15 @@ def create_best_index(client: Any, name: str, where: str) -> str:
 
 
 def _check_sizes(id: str, metadata: dict[str, Any]) -> None:
+    if not _expressible(id):
+        raise ValueError(f"id {id[:40]!r} holds a control character other than \\n, \\r, \\t: Milvus could store "
+                         "it but no expression could find or delete it again")
     if len(id.encode("utf-8")) > ID_MAX_BYTES:
         raise ValueError(f"id {id[:40]!r}... is longer than {ID_MAX_BYTES} UTF-8 bytes (the Milvus id field)")
     size = len(canonical_json(metadata).encode("utf-8"))
     if size > METADATA_MAX_BYTES:
         raise ValueError(f"metadata of id {id!r} is {size} bytes of JSON; a Milvus JSON field holds at most "
                          f"{METADATA_MAX_BYTES}")
-
-
-def _lite_iterator_noise(record: logging.LogRecord) -> bool:
-    return "mvccTs" not in record.getMessage()
-
-
-def _quiet_lite_iterator() -> None:
-    """Milvus Lite has no MVCC timestamp to give a query iterator, and pymilvus warns about it on every scan
-    (the iterator then uses the client's clock, which is right for a local file): drop that one message."""
-    log = logging.getLogger("pymilvus.client.iterator.query_iterator")
-    if _lite_iterator_noise not in log.filters:
-        log.addFilter(_lite_iterator_noise)
 
 
 def _one_line(e: BaseException) -> str:
@@ -470,6 +463,11 @@ def _string_literal(value: str) -> str:
     return '"' + "".join(out) + '"'
 
 
+def _expressible(value: str) -> bool:
+    """Whether a string literal can hold the value (see :func:`_string_literal`)."""
+    return not any((ord(ch) < 0x20 or ord(ch) == 0x7F) and ch not in _ESCAPES for ch in value)
+
+
 def _literal(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -478,6 +476,15 @@ def _literal(value: Any) -> str:
     if isinstance(value, int):
         return str(value)
     return repr(float(value))  # finite (check_filter), e.g. "0.5", "1e-05"
+
+
+def ids_expression(ids: Sequence[str]) -> str:
+    """``id in [...]`` with each id a string literal that holds exactly it.
+
+    Never pymilvus' ``ids=``: it quotes each id with ``'`` unescaped, so an id such as
+    ``x'] or id not in ['`` became an expression matching every row (a delete emptied the collection).
+    """
+    return "id in [" + ", ".join(_string_literal(x) for x in ids) + "]"
 
 
 def filter_expression(wanted: dict[str, tuple[Any, ...]] | None) -> str:
