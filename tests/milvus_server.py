@@ -1,7 +1,10 @@
-"""A real Milvus engine serving gRPC on a free 127.0.0.1 port, reached as ``milvus://127.0.0.1:PORT`` the way
-users reach a Milvus server (the client path of ``open_store`` for servers, not the Lite-file path).
+"""Milvus Lite's engine serving Milvus' gRPC protocol on a free 127.0.0.1 port, reached as
+``milvus://127.0.0.1:PORT`` the way users reach a Milvus server (the client path of ``open_store`` for
+servers, not the Lite-file path). It exercises the wire protocol and the token, not a Milvus server's own
+expression parser, consistency or indexes: ``tests/milvus_standalone.py`` runs the real server for that
+(the slow step).
 
-The engine is Milvus Lite's, run as its own process:
+The engine is run as its own process:
 
 - milvus-lite >= 3 (pure Python): the engine's gRPC servicer behind a ``grpc.server`` built here, as
   ``python -m milvus_lite server`` builds it, plus one interceptor that refuses every call whose

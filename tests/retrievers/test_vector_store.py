@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib.util
 import itertools
+import os
 import threading
 import time
 
@@ -35,7 +36,11 @@ DIM = 16
 HAVE_MILVUS = all(importlib.util.find_spec(m) is not None for m in ("pymilvus", "milvus_lite"))
 milvus = pytest.mark.skipif(not HAVE_MILVUS, reason='needs pip install -e ".[milvus]"')
 
-BACKENDS = ["numpy", pytest.param("milvus", marks=milvus), pytest.param("milvus-server", marks=milvus)]
+# a real Milvus server: only inside tests/milvus_standalone.py, which the slow step runs (test_milvus_standalone.py)
+STANDALONE = os.environ.get("TRACERAG_MILVUS_STANDALONE")
+standalone = pytest.mark.skipif(not (HAVE_MILVUS and STANDALONE), reason="a real Milvus server runs in the slow step")
+BACKENDS = ["numpy", pytest.param("milvus", marks=milvus), pytest.param("milvus-server", marks=milvus),
+            pytest.param("milvus-standalone", marks=standalone)]
 _SERVER_TESTS = itertools.count()
 
 
@@ -60,6 +65,7 @@ def uri_for(backend, tmp_path, request, monkeypatch):
     if backend == "milvus-server":
         server = request.getfixturevalue("milvus_server")
         monkeypatch.setenv(TOKEN_ENV, server.token or "")
+    if backend in ("milvus-server", "milvus-standalone"):
         prefix = f"t{next(_SERVER_TESTS)}_"
 
     def uri(name: str = "s") -> str:
@@ -67,6 +73,8 @@ def uri_for(backend, tmp_path, request, monkeypatch):
             return str(tmp_path / name)
         if backend == "milvus-server":
             return server.uri(prefix + name)
+        if backend == "milvus-standalone":
+            return f"{STANDALONE}?collection={prefix}{name}"
         return f"milvus:{tmp_path / 'store.db'}?collection={name}"
 
     return uri
@@ -339,7 +347,8 @@ def test_readers_keep_working_while_a_writer_upserts(make):
 def test_describe_names_backend_embedder_and_dim(make, backend):
     info = make().describe()
     assert (info.embedder_id, info.dim) == ("emb-a", DIM)
-    assert info.backend == {"numpy": "numpy", "milvus": "milvus-lite", "milvus-server": "milvus"}[backend]
+    assert info.backend == {"numpy": "numpy", "milvus": "milvus-lite", "milvus-server": "milvus",
+                            "milvus-standalone": "milvus"}[backend]
     assert str(parse_store_uri(info.uri)) == info.uri  # describe's URI reopens the store
 
 
@@ -367,6 +376,14 @@ def test_lite_uris_are_made_absolute(tmp_path, monkeypatch):
     assert target.uri == f"milvus:{tmp_path / 'sub' / 'traces.db'}?collection=t"
 
 
+def test_read_consistency_is_session_unless_the_uri_says_otherwise():
+    assert parse_store_uri("milvus://db.example").consistency == "session"
+    target = parse_store_uri("milvus://db.example?collection=c&consistency=Strong")
+    assert (target.collection, target.consistency) == ("c", "strong")
+    assert target.uri == "milvus://db.example:19530?collection=c&consistency=strong"
+    assert parse_store_uri(target.uri) == target  # the URI shown reopens the same store
+
+
 @pytest.mark.parametrize("uri, why", [
     ("", "empty"),
     ("redis://host", "unknown scheme"),
@@ -379,6 +396,8 @@ def test_lite_uris_are_made_absolute(tmp_path, monkeypatch):
     ("milvus:./s.db?collection=bad-name", "collection"),
     ("milvus:./s.db?collection=a&collection=b", "collection"),
     ("milvus:./s.db?index=hnsw", "unknown parameter"),
+    ("milvus:./s.db?consistency=eventual", "consistency"),
+    ("milvus://host?consistency=strong&consistency=session", "consistency"),
     ("./bank?collection=x", "only to milvus"),
 ])
 def test_a_bad_uri_is_one_line_naming_it(uri, why):

@@ -21,6 +21,8 @@ Store URIs (see :func:`parse_store_uri`)::
     milvus://host:19530                a Milvus server over plain gRPC/HTTP
     milvus+https://host                a Milvus server over TLS; token from env TRACERAG_MILVUS_TOKEN
     ...?collection=name                (Milvus only) the collection; default "tracerag"
+    ...&consistency=session            (Milvus only) read consistency: session (default: this client's
+                                       writes are seen at once), strong, bounded or eventually
 
 Credentials never appear in a URI (one in the URI is refused) and so never in ``describe()`` or logs.
 """
@@ -33,7 +35,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 from urllib.parse import parse_qs, urlsplit
@@ -62,6 +64,10 @@ __all__ = [
 
 TOKEN_ENV = "TRACERAG_MILVUS_TOKEN"
 DEFAULT_COLLECTION = "tracerag"
+# Milvus read consistency: "session" sees this client's own writes at once and costs a bounded read
+# (Strong waits for the newest timestamp on every call: ~200 ms a search on a server)
+CONSISTENCY_LEVELS = ("strong", "session", "bounded", "eventually")
+DEFAULT_CONSISTENCY = "session"
 
 Scalar = str | int | float | bool
 Filter = Mapping[str, Scalar | Sequence[Scalar]]
@@ -311,6 +317,7 @@ class StoreTarget:
     location: str  # numpy: the directory; milvus-lite: the absolute .db path; milvus: http(s)://host[:port]
     collection: str | None  # Milvus only
     uri: str  # normalised, secret-free
+    consistency: str = DEFAULT_CONSISTENCY  # Milvus only: the consistency level of reads
 
     def __str__(self) -> str:
         return self.uri
@@ -336,30 +343,38 @@ def parse_store_uri(uri: str | Path) -> StoreTarget:
     if scheme not in ("milvus", "milvus+http", "milvus+https"):
         raise _bad(uri, f"unknown scheme {m.group(1)!r}")
     rest, _, query = rest.partition("?")
-    collection = _collection(uri, query)
-    suffix = "" if collection == DEFAULT_COLLECTION else f"?collection={collection}"
+    collection, consistency = _milvus_params(uri, query)
+    given = ([f"collection={collection}"] if collection != DEFAULT_COLLECTION else []) + \
+        ([f"consistency={consistency}"] if consistency != DEFAULT_CONSISTENCY else [])
+    suffix = "?" + "&".join(given) if given else ""
     if scheme == "milvus" and not rest.startswith("//"):
-        return _lite_target(uri, rest, collection, suffix)
-    if not rest.startswith("//"):
+        target = _lite_target(uri, rest, collection, suffix)
+    elif not rest.startswith("//"):
         raise _bad(uri, f"{scheme}: needs //host")
-    return _server_target(uri, scheme, rest, collection, suffix)
+    else:
+        target = _server_target(uri, scheme, rest, collection, suffix)
+    return replace(target, consistency=consistency)
 
 
-def _collection(uri: str, query: str) -> str:
+def _milvus_params(uri: str, query: str) -> tuple[str, str]:
+    """(collection, read consistency) from a Milvus URI's query."""
     if not query:
-        return DEFAULT_COLLECTION
+        return DEFAULT_COLLECTION, DEFAULT_CONSISTENCY
     try:
         params = parse_qs(query, keep_blank_values=True, strict_parsing=True)
     except ValueError:
         raise _bad(uri, f"cannot parse query {query!r}") from None
-    unknown = sorted(set(params) - {"collection"})
+    unknown = sorted(set(params) - {"collection", "consistency"})
     if unknown:
         raise _bad(uri, f"unknown parameter {unknown[0]!r}")
-    values = params["collection"]
-    if len(values) != 1 or not _COLLECTION.match(values[0]):
-        raise _bad(uri, f"collection {values[-1]!r} must be one name of letters, digits and underscores, "
+    collection = params.get("collection", [DEFAULT_COLLECTION])
+    if len(collection) != 1 or not _COLLECTION.match(collection[0]):
+        raise _bad(uri, f"collection {collection[-1]!r} must be one name of letters, digits and underscores, "
                         "not starting with a digit")
-    return values[0]
+    consistency = params.get("consistency", [DEFAULT_CONSISTENCY])
+    if len(consistency) != 1 or consistency[0].lower() not in CONSISTENCY_LEVELS:
+        raise _bad(uri, f"consistency {consistency[-1]!r} must be one of {', '.join(CONSISTENCY_LEVELS)}")
+    return collection[0], consistency[0].lower()
 
 
 def _lite_target(uri: str, path: str, collection: str, suffix: str) -> StoreTarget:
