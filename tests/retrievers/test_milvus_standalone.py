@@ -14,7 +14,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 import milvus_standalone  # noqa: E402
 
 
-@pytest.mark.slow
+@pytest.mark.milvus_server
 def test_the_store_protocol_holds_on_a_real_milvus_server():
     why = milvus_standalone.available()
     if why:

@@ -18,6 +18,8 @@ import time
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tracerag.retrievers.cosine_bank import CosineBank
 from tracerag.retrievers.milvus_store import MilvusStore, filter_expression
@@ -722,3 +724,24 @@ def test_a_writer_killed_mid_write_loses_nothing_committed(tmp_path):
     assert f"b{committed}-0" in ids or committed + 1 in {bank.metadata(r)["batch"] for r in range(len(bank))}
     store.upsert(["after"], unit_rows(1, seed=1, dim=64))  # the next writer finishes the leftovers and writes
     assert "after" in set(CosineBank.load(tmp_path / "s").ids)
+
+
+_ID_ALPHABET = st.sampled_from(list("abz019'\"\\[](),= \n\t\ryes-_%*") + ["引", "号", "é", "🙂", "\u2028"])
+
+
+@milvus
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ids=st.lists(st.text(_ID_ALPHABET, min_size=1, max_size=12), min_size=2, max_size=8, unique=True),
+       data=st.data())
+def test_any_id_round_trips_on_milvus_lite_and_touches_only_its_row(tmp_path_factory, ids, data):
+    """Random ids of quotes, backslashes, brackets, line breaks and CJK: upsert, get and delete reach exactly
+    the rows named, and a scan returns them all."""
+    path = tmp_path_factory.mktemp("ids") / "s.db"
+    with open_store(f"milvus:{path}", embedder_id="e", dim=DIM, create=True) as store:
+        assert store.upsert(ids, unit_rows(len(ids), seed=1)).written == len(ids)
+        assert [r.id for r in store.get(ids)] == ids
+        assert sorted(x for b in store.scan(batch_size=3) for x in b.ids) == sorted(ids)
+        gone = data.draw(st.lists(st.sampled_from(ids), unique=True, max_size=len(ids) - 1))
+        assert store.delete([*gone, "x'] or id not in ['"]) == len(gone)
+        assert sorted(r.id for r in store.get(ids)) == sorted(set(ids) - set(gone))
+        assert store.count() == len(ids) - len(gone)
