@@ -549,7 +549,7 @@ def agent_lm():
 
 @pytest.fixture(scope="session")
 def milvus_server(tmp_path_factory):
-    """A real Milvus engine serving gRPC on a free 127.0.0.1 port for the whole session (tests/milvus_server.py);
+    """Milvus Lite's engine serving gRPC on a free 127.0.0.1 port for the whole session (tests/milvus_server.py);
     every call must carry its ``token`` (put it in TRACERAG_MILVUS_TOKEN). Skipped without the Milvus extra."""
     import importlib.util
 

@@ -745,3 +745,19 @@ def test_any_id_round_trips_on_milvus_lite_and_touches_only_its_row(tmp_path_fac
         assert store.delete([*gone, "x'] or id not in ['"]) == len(gone)
         assert sorted(r.id for r in store.get(ids)) == sorted(set(ids) - set(gone))
         assert store.count() == len(ids) - len(gone)
+
+
+@milvus
+def test_a_server_that_dies_mid_run_is_one_line_naming_the_store(tmp_path, monkeypatch):
+    from milvus_server import milvus_server as serve
+
+    with serve(tmp_path / "data") as server:
+        monkeypatch.setenv(TOKEN_ENV, server.token or "")
+        store = open_store(server.uri("dies"), embedder_id="e", dim=DIM, create=True)
+        store.upsert(ids_of(3), unit_rows(3))
+    for call in (lambda: store.search(unit_rows(1), k=1), lambda: store.count(), lambda: store.get(["r1"]),
+                 lambda: store.upsert(["r9"], unit_rows(1)), lambda: store.delete(["r1"])):
+        with pytest.raises(StoreError) as err:
+            call()
+        message = str(err.value)
+        assert message.startswith(server.uri("dies")) and "\n" not in message and "failed" in message

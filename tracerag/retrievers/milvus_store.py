@@ -102,7 +102,7 @@ class MilvusStore:
 
     def __init__(self, client: Any, target: StoreTarget, embedder_id: str, dim: int,
                  hnsw_threshold: int = HNSW_THRESHOLD) -> None:
-        self._client = client
+        self._client = _OneLineErrors(client, target)
         self._target = target
         self._collection = target.collection or "tracerag"
         self._read_level = target.consistency.capitalize()  # "Session": this client's writes are seen at once
@@ -321,6 +321,37 @@ class MilvusStore:
 
 # ---------------------------------------------------------------------------------------------
 # Connecting and the collection's schema.
+
+
+class _OneLineErrors:
+    """The client, whose server failures (connection lost, collection dropped, a server error) are one
+    :class:`StoreError` line naming the store, never a pymilvus / gRPC stack trace. Argument mistakes (a
+    TypeError of ours) pass unchanged."""
+
+    def __init__(self, client: Any, target: StoreTarget) -> None:
+        self._client, self._target = client, target
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self._client, name)
+        if not callable(attr):
+            return attr
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return attr(*args, **kwargs)
+            except StoreError:
+                raise
+            except Exception as e:
+                if not _server_failure(e):
+                    raise
+                raise StoreError(f"{self._target}: {name} failed: {_one_line(e)}") from None
+
+        return call
+
+
+def _server_failure(e: BaseException) -> bool:
+    module = type(e).__module__ or ""
+    return module.startswith(("pymilvus", "grpc", "milvus_lite")) or isinstance(e, ConnectionError | TimeoutError)
 
 
 def _connect(target: StoreTarget, create: bool) -> Any:
