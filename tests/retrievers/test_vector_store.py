@@ -384,6 +384,9 @@ def test_read_consistency_is_session_unless_the_uri_says_otherwise():
     assert (target.collection, target.consistency) == ("c", "strong")
     assert target.uri == "milvus://db.example:19530?collection=c&consistency=strong"
     assert parse_store_uri(target.uri) == target  # the URI shown reopens the same store
+    tuned = parse_store_uri("milvus://db.example?ef=512")
+    assert tuned.ef == 512 and tuned.uri == "milvus://db.example:19530?ef=512"
+    assert parse_store_uri("milvus://db.example").ef is None
 
 
 @pytest.mark.parametrize("uri, why", [
@@ -399,6 +402,8 @@ def test_read_consistency_is_session_unless_the_uri_says_otherwise():
     ("milvus:./s.db?collection=a&collection=b", "collection"),
     ("milvus:./s.db?index=hnsw", "unknown parameter"),
     ("milvus:./s.db?consistency=eventual", "consistency"),
+    ("milvus:./s.db?ef=0", "ef"),
+    ("milvus:./s.db?ef=many", "ef"),
     ("milvus://host?consistency=strong&consistency=session", "consistency"),
     ("./bank?collection=x", "only to milvus"),
 ])

@@ -23,6 +23,7 @@ Store URIs (see :func:`parse_store_uri`)::
     ...?collection=name                (Milvus only) the collection; default "tracerag"
     ...&consistency=session            (Milvus only) read consistency: session (default: this client's
                                        writes are seen at once), strong, bounded or eventually
+    ...&ef=256                         (Milvus only) HNSW search breadth once the index is HNSW (default 128)
 
 Credentials never appear in a URI (one in the URI is refused) and so never in ``describe()`` or logs.
 """
@@ -318,6 +319,7 @@ class StoreTarget:
     collection: str | None  # Milvus only
     uri: str  # normalised, secret-free
     consistency: str = DEFAULT_CONSISTENCY  # Milvus only: the consistency level of reads
+    ef: int | None = None  # Milvus only: HNSW search breadth (None: the store's default)
 
     def __str__(self) -> str:
         return self.uri
@@ -343,9 +345,10 @@ def parse_store_uri(uri: str | Path) -> StoreTarget:
     if scheme not in ("milvus", "milvus+http", "milvus+https"):
         raise _bad(uri, f"unknown scheme {m.group(1)!r}")
     rest, _, query = rest.partition("?")
-    collection, consistency = _milvus_params(uri, query)
+    collection, consistency, ef = _milvus_params(uri, query)
     given = ([f"collection={collection}"] if collection != DEFAULT_COLLECTION else []) + \
-        ([f"consistency={consistency}"] if consistency != DEFAULT_CONSISTENCY else [])
+        ([f"consistency={consistency}"] if consistency != DEFAULT_CONSISTENCY else []) + \
+        ([f"ef={ef}"] if ef is not None else [])
     suffix = "?" + "&".join(given) if given else ""
     if scheme == "milvus" and not rest.startswith("//"):
         target = _lite_target(uri, rest, collection, suffix)
@@ -353,18 +356,18 @@ def parse_store_uri(uri: str | Path) -> StoreTarget:
         raise _bad(uri, f"{scheme}: needs //host")
     else:
         target = _server_target(uri, scheme, rest, collection, suffix)
-    return replace(target, consistency=consistency)
+    return replace(target, consistency=consistency, ef=ef)
 
 
-def _milvus_params(uri: str, query: str) -> tuple[str, str]:
-    """(collection, read consistency) from a Milvus URI's query."""
+def _milvus_params(uri: str, query: str) -> tuple[str, str, int | None]:
+    """(collection, read consistency, HNSW ef) from a Milvus URI's query."""
     if not query:
-        return DEFAULT_COLLECTION, DEFAULT_CONSISTENCY
+        return DEFAULT_COLLECTION, DEFAULT_CONSISTENCY, None
     try:
         params = parse_qs(query, keep_blank_values=True, strict_parsing=True)
     except ValueError:
         raise _bad(uri, f"cannot parse query {query!r}") from None
-    unknown = sorted(set(params) - {"collection", "consistency"})
+    unknown = sorted(set(params) - {"collection", "consistency", "ef"})
     if unknown:
         raise _bad(uri, f"unknown parameter {unknown[0]!r}")
     collection = params.get("collection", [DEFAULT_COLLECTION])
@@ -374,7 +377,10 @@ def _milvus_params(uri: str, query: str) -> tuple[str, str]:
     consistency = params.get("consistency", [DEFAULT_CONSISTENCY])
     if len(consistency) != 1 or consistency[0].lower() not in CONSISTENCY_LEVELS:
         raise _bad(uri, f"consistency {consistency[-1]!r} must be one of {', '.join(CONSISTENCY_LEVELS)}")
-    return collection[0], consistency[0].lower()
+    ef = params.get("ef")
+    if ef is not None and (len(ef) != 1 or not ef[0].isdigit() or not 1 <= int(ef[0]) <= 32768):
+        raise _bad(uri, f"ef {ef[-1]!r} must be one whole number from 1 to 32768")
+    return collection[0], consistency[0].lower(), int(ef[0]) if ef else None
 
 
 def _lite_target(uri: str, path: str, collection: str, suffix: str) -> StoreTarget:
