@@ -369,3 +369,42 @@ def test_command_search_awaits_a_remote_embedder_without_a_thread_each(remote, h
     preds, elapsed = on_one_worker_thread(lambda: asyncio.gather(*(program.acall(query=q) for q in queries)))
     assert [comparable(p) for p in preds] == expected
     assert remote.in_flight_max == 16 and elapsed < QUEUED / 2, elapsed
+
+
+def test_the_breaker_waits_a_whole_interval_after_a_failed_probe_and_probes_once_at_a_time(monkeypatch):
+    """A probe slower than the probe interval once made every later call a probe: the interval now runs
+    from the end of the failed probe, and a second call never probes while one is in flight."""
+    from tracerag.programs import guarded_step
+
+    clock = [1000.0]
+    monkeypatch.setattr(guarded_step.time, "monotonic", lambda: clock[0])
+    breaker = guarded_step.CircuitBreaker()
+    lm = dspy.LM("openai/stub", api_base="http://127.0.0.1:9/v1")
+    for _ in range(guarded_step.policy().breaker_failures):
+        breaker.record(lm, ok=False, stage="parse")
+    assert breaker.is_open(lm) and not breaker.allow(lm, "parse")
+    clock[0] += guarded_step.policy().probe_seconds
+    assert breaker.allow(lm, "parse")  # the probe
+    assert not breaker.allow(lm, "answer")  # one probe in flight
+    clock[0] += 10 * guarded_step.policy().probe_seconds  # the probe stalls far past the interval
+    assert not breaker.allow(lm, "answer")
+    breaker.record(lm, ok=False, stage="parse")  # and fails
+    assert not breaker.allow(lm, "parse")  # the next probe waits a whole interval from now
+    clock[0] += guarded_step.policy().probe_seconds
+    assert breaker.allow(lm, "parse")
+    breaker.record(lm, ok=True, stage="parse")
+    assert not breaker.is_open(lm)
+
+
+def test_one_failing_stage_opens_alone_whatever_the_other_stages_do():
+    """The other stages' successes once reset the count, so a stage that always failed paid its full retry
+    cost on every example."""
+    from tracerag.programs import guarded_step
+
+    breaker = guarded_step.CircuitBreaker()
+    lm = dspy.LM("openai/stub", api_base="http://127.0.0.1:9/v1")
+    for _ in range(guarded_step.policy().breaker_failures):
+        breaker.record(lm, ok=True, stage="parse")
+        breaker.record(lm, ok=False, stage="verify")
+    assert breaker.is_open(lm, "verify") and not breaker.allow(lm, "verify")
+    assert not breaker.is_open(lm) and breaker.allow(lm, "parse")  # the endpoint and the other stages go on

@@ -40,17 +40,17 @@ def make_captioner(concurrency: int = 8) -> Captioner | None:
         except Exception as exc:
             logger.warning("%s: cannot read its images (%s); indexing it without a caption", trace.task_id, exc)
             return trace.task_id, None, "unreadable"
-        if not BREAKER.allow(lm):
+        if not BREAKER.allow(lm, "caption"):
             return trace.task_id, None, "skipped"
         try:
             with dspy.context(lm=lm, adapter=adapter):  # worker threads do not inherit the caller's context
                 caption = predict(question=trace.question, images=images, config=call_config(lm)).caption
         except Exception as exc:
-            BREAKER.record(lm, ok=False)
+            BREAKER.record(lm, ok=False, stage="caption")
             logger.warning("%s: captioning failed (%s); indexing it without a caption", trace.task_id,
                            failure_line(exc))
             return trace.task_id, None, "failed"
-        BREAKER.record(lm, ok=True)
+        BREAKER.record(lm, ok=True, stage="caption")
         caption = (caption or "").strip() if isinstance(caption, str) else ""
         return trace.task_id, caption or None, "captioned" if caption else "empty"
 

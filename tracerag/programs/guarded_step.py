@@ -86,47 +86,67 @@ def _lm_key(lm) -> tuple[str, str]:
 
 
 class CircuitBreaker:
-    """Per process and per endpoint: closed (calls go through), open (calls are skipped), with a probe
-    call let through every ``probe_seconds`` while open. Thread-safe (evaluation runs threads)."""
+    """Per process, per endpoint and per stage: closed (calls go through), open (calls are skipped), with
+    one probe call let through every ``probe_seconds`` while open. Thread-safe (evaluation runs threads).
+
+    Two keys count consecutive failures: the endpoint (every stage's calls: a total outage opens it after
+    ``breaker_failures`` calls, whichever stages made them) and the (endpoint, stage) pair (a stage whose
+    calls fail while the others succeed opens alone; the others' successes do not reset it). The probe
+    interval runs from when the last probe ended, and one probe is in flight at a time, so a probe slower
+    than the interval never turns every later call into a probe."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._failures: Counter = Counter()  # consecutive failures per endpoint
-        self._opened: dict[tuple, float] = {}  # endpoint -> when it opened or was last probed
+        self._failures: Counter = Counter()  # consecutive failures per key
+        self._opened: dict[tuple, float] = {}  # key -> when it opened or its last probe ended
+        self._probing: set[tuple] = set()  # keys whose probe call is in flight
 
-    def allow(self, lm) -> bool:
-        key = _lm_key(lm)
+    def allow(self, lm, stage: str = "") -> bool:
+        endpoint = _lm_key(lm)
         with self._lock:
-            opened = self._opened.get(key)
-            if opened is None:
+            key = endpoint if endpoint in self._opened else (endpoint, stage) if (endpoint, stage) in self._opened \
+                else None
+            if key is None:
                 return True
-            if time.monotonic() - opened >= policy().probe_seconds:
-                self._opened[key] = time.monotonic()  # this call is the probe; the others keep skipping
-                return True
-            return False
+            if key in self._probing or time.monotonic() - self._opened[key] < policy().probe_seconds:
+                return False
+            self._probing.add(key)  # this call is the probe; the others keep skipping
+            return True
 
-    def record(self, lm, ok: bool) -> None:
-        key = _lm_key(lm)
+    def record(self, lm, ok: bool, stage: str = "") -> None:
+        endpoint = _lm_key(lm)
+        keys = (endpoint, (endpoint, stage))
         with self._lock:
+            self._probing.difference_update(keys)
             if ok:
-                self._failures.pop(key, None)
-                if self._opened.pop(key, None) is not None:
-                    logger.warning("LM %s answers again; LM stages are back on", key[0])
+                for key in keys:
+                    self._failures.pop(key, None)
+                    if self._opened.pop(key, None) is not None:
+                        logger.warning("LM %s answers again%s; LM stages are back on", endpoint[0],
+                                       f" for stage {stage}" if key != endpoint else "")
                 return
-            self._failures[key] += 1
-            if self._failures[key] >= policy().breaker_failures and key not in self._opened:
-                self._opened[key] = time.monotonic()
-                logger.warning("LM %s failed %d calls in a row; using the no-LM path and probing it again every "
-                               "%g s", key[0], self._failures[key], policy().probe_seconds)
+            now = time.monotonic()
+            for key in keys:
+                self._failures[key] += 1
+                if key in self._opened:
+                    self._opened[key] = now  # a failed probe: the next one waits a whole interval
+                elif self._failures[key] >= policy().breaker_failures:
+                    self._opened[key] = now
+                    what = "" if key == endpoint else f" at stage {stage}"
+                    logger.warning("LM %s failed %d calls in a row%s; using the no-LM path and probing it again "
+                                   "every %g s", endpoint[0], self._failures[key], what, policy().probe_seconds)
 
-    def is_open(self, lm) -> bool:
+    def is_open(self, lm, stage: str | None = None) -> bool:
+        """Whether calls to this endpoint (or, with ``stage``, that stage's calls) are being skipped."""
+        endpoint = _lm_key(lm)
         with self._lock:
-            return _lm_key(lm) in self._opened
+            return endpoint in self._opened or (stage is not None and (endpoint, stage) in self._opened)
 
     def reset(self) -> None:
         with self._lock:
             self._failures.clear()
             self._opened.clear()
+            self._probing.clear()
 
 
 BREAKER = CircuitBreaker()
@@ -284,7 +304,7 @@ class Stages:
             value = check(out) if check is not None else out
         except Exception as exc:  # any failure of the LM or of its reply: the stage's fallback
             return self._failed(stage, predictor, lm, exc, fallback)
-        return self._passed(lm, value)
+        return self._passed(lm, value, stage)
 
     async def acall(self, stage: str, predictor, *, check: Callable[[Any], Any] | None = None,
                     fallback: str = "using the no-LM result", **inputs) -> Any | None:
@@ -298,29 +318,29 @@ class Stages:
             value = check(out) if check is not None else out
         except Exception as exc:  # cancellation (a BaseException) is not a failure: it propagates
             return self._failed(stage, predictor, lm, exc, fallback)
-        return self._passed(lm, value)
+        return self._passed(lm, value, stage)
 
     def _admit(self, stage: str, predictor) -> Any | None:
         """The LM to call, counted; None when there is none or the breaker skips it (a fallback)."""
         lm = lm_of(predictor)
         if lm is None:
             return None
-        if not BREAKER.allow(lm):
+        if not BREAKER.allow(lm, stage):
             self.fell_back(stage, "the LM is skipped after repeated failures")
             return None
         self.calls += 1
         return lm
 
     def _failed(self, stage: str, predictor, lm, exc: BaseException, fallback: str) -> None:
-        BREAKER.record(lm, ok=False)
+        BREAKER.record(lm, ok=False, stage=stage)
         what = failure_line(exc, lm)
         _warn(stage, predictor, what, fallback)
         self.fell_back(stage, what)
         return None
 
     @staticmethod
-    def _passed(lm, value: Any) -> Any:
-        BREAKER.record(lm, ok=True)
+    def _passed(lm, value: Any, stage: str) -> Any:
+        BREAKER.record(lm, ok=True, stage=stage)
         return value
 
     def fell_back(self, stage: str, why: str) -> None:
