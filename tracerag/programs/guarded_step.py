@@ -130,8 +130,8 @@ class CircuitBreaker:
                 self._failures[key] += 1
                 if key in self._opened:
                     self._opened[key] = now  # a failed probe: the next one waits a whole interval
-                elif self._failures[key] >= policy().breaker_failures:
-                    self._opened[key] = now
+                elif self._failures[key] >= policy().breaker_failures and endpoint not in self._opened:
+                    self._opened[key] = now  # (a stage opens alone only while its endpoint is not open)
                     what = "" if key == endpoint else f" at stage {stage}"
                     logger.warning("LM %s failed %d calls in a row%s; using the no-LM path and probing it again "
                                    "every %g s", endpoint[0], self._failures[key], what, policy().probe_seconds)
