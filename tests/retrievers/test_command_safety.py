@@ -206,6 +206,31 @@ def test_a_lock_parse_of_a_light_command_never_unlocks(lm_program, fake_lm):
     assert not (pred.bulk and {c for _, c in pred.bulk.targets} & UNLOCKING)
 
 
+def test_a_parse_naming_another_sensitive_kind_than_the_utterance_is_overruled(tmp_path, embedder, fake_lm):
+    """"Open the main valve" (the water valve): an LM saying GasValve, whose valve's name also holds the word
+    said, is overruled, never opening the gas."""
+    directory = tmp_path / "gas"
+    gas = ("gas", "燃气总阀", "r-kitchen", "GasValve", "p-valve")
+    write_home(directory, devices=DEVICES + SENSITIVE_DEVICES + [gas], specs={**SPECS, **SENSITIVE_SPECS},
+               rooms={**ROOMS, "r-hall": "玄关"})
+    program = CommandRetrieval(CommandIndex(Home.load(directory), embedder))
+    fake_lm(irs={"把总水阀打开": {"action": "打开", "type_hint": "GasValve", "name_hint": "", "scope_include": [],
+                                  "scope_exclude": [], "quantifier": "one"}})
+    pred = program(query="把总水阀打开")
+    assert "type_hint" in pred.lm_overruled and pred.ir.type_hint != "GasValve"
+    assert ("gas", "main-valve-open") not in pairs(pred)[:1] and pairs(pred)[0] == ("valve", "main-valve-open")
+
+
+def test_a_device_that_only_locates_another_asks_nothing_of_it():
+    """"the spotlight by the alarm panel": a name before a word for where (安防主机边上的射灯) qualifies the
+    lamp; it asks nothing of the panel, and an LM may not make it the kind."""
+    from tracerag.retrievers.category_words import categories_said
+
+    assert set(categories_said("安防主机边上的射灯关掉")) == {"Light"}
+    assert set(categories_said("烤箱旁边的射灯打开")) == {"Light"}
+    assert set(categories_said("关闭警报器，打开客厅灯")) == {"Siren", "Light"}
+
+
 def test_a_plan_whose_command_is_held_back_asks_instead_of_running_another(lm_program, fake_lm):
     """"Open everything in the living room", parsed as the locks: the words point to unlock, which was not
     asked for; the plan asks the user rather than locking the door instead."""

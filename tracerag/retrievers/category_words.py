@@ -116,8 +116,9 @@ def categories_said(text: str) -> dict[str, list[str]]:
 
 def qualifies(between: str) -> bool:
     """Whether the text between two words makes the first qualify the second: nothing, 的, 's, spaces, or a
-    word for where ("烤箱旁边的灯")."""
-    return _QUALIFIER.fullmatch(between) is not None
+    word for where ("烤箱旁边的灯"), also between the rest of the first one's name and the start of the second
+    one's ("安防主机边上的射灯": 主机, 射)."""
+    return _QUALIFIER.fullmatch(between) is not None or _NAME_THEN_PLACE.fullmatch(between) is not None
 
 
 def locative(text: str, start: int, end: int) -> bool:
@@ -129,6 +130,7 @@ def locative(text: str, start: int, end: int) -> bool:
 
 _WHERE = r"旁边|附近|边上|上面|下面|里面|外面|前面|后面|对面|那边|这边|上的|下的|边的|里|内|外"
 _QUALIFIER = re.compile(rf"(?:\s|的|'s|{_WHERE})*")
+_NAME_THEN_PLACE = re.compile(rf"[\u4e00-\u9fff]{{0,4}}?(?:{_WHERE})(?:\s|的|{_WHERE})*[\u4e00-\u9fff]{{0,3}}")
 _BEFORE_PLACE = re.compile(r"(?:\b(?:in|at|inside|near|by|beside|behind|above|below|under|over|outside|around|from|"
                            r"next to|in front of|close to)\s+(?:the\s+|my\s+|our\s+|a\s+)?|在)\s*$")
 _AFTER_PLACE = re.compile(rf"\s*(?:{_WHERE})")

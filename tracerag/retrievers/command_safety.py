@@ -233,6 +233,7 @@ class CommandSafety:
         self.sensitive_devices = np.zeros(len(home.devices), dtype=bool)
         self.sensitive_devices[index.row_device[self.row_kind >= 0]] = True
         self._sensitive_rows = np.flatnonzero(self.row_kind >= 0)
+        self._sensitive_categories = set(index.device_categories[self.sensitive_devices].tolist())
         self._sensitive_kinds = self.row_kind[self._sensitive_rows]
         # per sensitive row: the kinds of device whose words name its device (a door's words name its lock)
         noun_sets: dict[frozenset, int] = {}
@@ -472,14 +473,16 @@ class CommandSafety:
 
     def _category_fits(self, category: str, text: str) -> bool:
         """Whether the home has the category and the text names no other kind of device than it (a device of
-        the category whose name holds the word said counts as that kind; a room named like a kind, "Garage",
-        is where the kind said next to it is)."""
+        the category whose name holds the word said counts as that kind, unless the category has sensitive
+        commands; a room named like a kind, "Garage", is where the kind said next to it is)."""
         index = self.index
         if category not in index.categories:
             return False
         said = self._kinds_said(text)
         if not said or category in said:
             return True
+        if category in self._sensitive_categories:  # "open the main valve" names a water valve, never the gas one
+            return False
         return any(category in set(index.device_categories[index.names.carrying(tokens(word))])
                    for words in said.values() for word in words)
 
