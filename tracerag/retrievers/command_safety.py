@@ -121,6 +121,11 @@ _NAMED_BY = {"Lock": {"Lock", "Door"}, "GasValve": {"GasValve", "WaterValve"}, "
 MARKED = "marked"  # a command or device the home's policy.json marks sensitive
 # Commands that switch, open, start or sound something (+1) and those that stop it (-1): an utterance that says
 # one way ("turn off the siren", "打开前门") ranks the other way last ("siren" never answers "turn off").
+_COMMAND_POLARITY = {**dict.fromkeys(("on", "open", "unlock", "unlatch", "start", "play", "resume", "siren", "strobe",
+                                      "both", "armAway", "armStay", "enableCharging", "fanOn", "turn_on", "open_cover",
+                                      "open_valve", "media_play"), 1),
+                     **dict.fromkeys(("off", "close", "lock", "stop", "pause", "disarm", "disableCharging", "turn_off",
+                                      "close_cover", "close_valve", "media_pause", "media_stop", "stop_cover"), -1)}
 # A colour said as the value to set ("调成绿色", "turn the lights blue"): only a colour command can take it.
 # White is one only where the utterance says colour ("set the color to white"): "暖白", "warm white" are
 # colour temperatures.
@@ -130,11 +135,6 @@ _COLOUR = re.compile(r"[红绿蓝黄紫橙粉青]色|\b(red|green|blue|yellow|pu
                      re.IGNORECASE)
 COLOUR_CAPABILITIES = frozenset({"colorControl"})
 
-_COMMAND_POLARITY = {**dict.fromkeys(("on", "open", "unlock", "unlatch", "start", "play", "resume", "siren", "strobe",
-                                      "both", "armAway", "armStay", "enableCharging", "fanOn", "turn_on", "open_cover",
-                                      "open_valve", "media_play"), 1),
-                     **dict.fromkeys(("off", "close", "lock", "stop", "pause", "disarm", "disableCharging", "turn_off",
-                                      "close_cover", "close_valve", "media_pause", "media_stop", "stop_cover"), -1)}
 # any word for a kind of device: what a name said just before it qualifies ("车库的灯")
 _KIND_WORD = word_pattern(tuple(w for zh, _ in CATEGORY_WORDS.values() for w in zh),
                           tuple(w for _, en in CATEGORY_WORDS.values() for w in en))
@@ -282,9 +282,9 @@ class CommandSafety:
         blocked = skipped.copy()
         if self._sensitive_rows.size:
             blocked[self._sensitive_rows] |= ~self._asked(text)
-        unit_conflict, cannot_take, other_kind = self._value_fit(text)
-        blocked |= unit_conflict[index.row_slot]
         said = action_polarity(self._without_rooms(text))
+        unit_conflict, cannot_take, other_kind = self._value_fit(text, said)
+        blocked |= unit_conflict[index.row_slot]
         opposite = self._slot_polarity == {"on": -1, "off": 1}.get(said, 0) if said else \
             np.zeros(len(index.slots), dtype=bool)
         other_kind = other_kind[index.row_slot] & ~blocked
@@ -403,13 +403,13 @@ class CommandSafety:
             said = categories_said(self._without_rooms(text)) or said
         return said
 
-    def _value_fit(self, text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _value_fit(self, text: str, polarity: str | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Per slot: (the value said has a unit the command's is not; the utterance sets a value the command
         cannot take: it takes none, only changes one by an amount, or the number lies outside its range; the
-        command takes no value of the kind said: a colour)."""
+        command takes no value of the kind said: a colour). ``polarity``: the way the utterance switches."""
         index = self.index
         none = np.zeros(len(index.slots), dtype=bool)
-        if self._slot_colour.any() and _COLOUR.search(text) and action_polarity(self._without_rooms(text)) is None:
+        if self._slot_colour.any() and polarity is None and _COLOUR.search(text):
             return none, none, ~self._slot_colour  # "打开红色台灯" switches a lamp; "调成红色" sets a colour
         value = value_set(text) if QueryIR.carries_value(text) else None
         if value is None or not len(index.slots):
