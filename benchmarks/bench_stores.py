@@ -27,7 +27,8 @@ from pathlib import Path
 import numpy as np
 
 from tracerag.retrievers.milvus_store import HNSW_THRESHOLD, MilvusStore
-from tracerag.retrievers.vector_store import VectorStore, open_store
+from tracerag.retrievers.stores import open_store
+from tracerag.retrievers.vector_store import VectorStore
 
 K = 10
 BATCH = 32

@@ -42,7 +42,7 @@ from tracerag.retrievers.embedders import LexicalEmbedder  # noqa: E402
 from tracerag.retrievers.experience_bank import build_experience_bank  # noqa: E402
 from tracerag.retrievers.hybrid import HybridRetriever  # noqa: E402
 from tracerag.retrievers.playbook import index_templates  # noqa: E402
-from tracerag.retrievers.vector_store import open_store  # noqa: E402
+from tracerag.retrievers.stores import open_store  # noqa: E402
 from tracerag.tools.mcp_client import ToolResult  # noqa: E402
 
 ABSTRACTS = {

@@ -283,7 +283,7 @@ def _load_experience(path, meta: dict, embedder, chosen):
 def _load_rag(path, meta: dict, embedder, chosen):
     from .programs.self_reflective_rag import RAGConfig, SelfReflectiveRAG
     from .retrievers.hybrid import HybridRetriever
-    from .retrievers.vector_store import store_and_embedder
+    from .retrievers.stores import store_and_embedder
 
     source = _store_source(path, meta, embedder, chosen)
     if source is None:

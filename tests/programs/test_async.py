@@ -30,7 +30,7 @@ from tracerag.retrievers.experience_bank import build_experience_bank
 from tracerag.retrievers.http_embedder import EmbeddingServiceError
 from tracerag.retrievers.hybrid import HybridRetriever
 from tracerag.retrievers.playbook import Template, index_templates, parse_playbook
-from tracerag.retrievers.vector_store import open_store
+from tracerag.retrievers.stores import open_store
 
 RAG_QUESTION = "Do statins lower cholesterol in diabetes patients?"
 AGENT_QUESTION = "Does aspirin prevent stroke in older adults?"

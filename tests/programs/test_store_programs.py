@@ -17,7 +17,7 @@ from tracerag.retrievers.experience_bank import build_experience_bank
 from tracerag.retrievers.hybrid import HybridRetriever
 from tracerag.retrievers.playbook import TemplateIndex, index_templates
 from tracerag.retrievers.store_copy import copy_store
-from tracerag.retrievers.vector_store import open_store
+from tracerag.retrievers.stores import open_store
 
 HAVE_MILVUS = all(importlib.util.find_spec(m) is not None for m in ("pymilvus", "milvus_lite"))
 pytestmark = pytest.mark.skipif(not HAVE_MILVUS, reason='needs pip install -e ".[milvus]"')

@@ -11,7 +11,8 @@ import pytest
 from tracerag.retrievers import store_copy
 from tracerag.retrievers.store_cli import add_store_commands, cmd_store, open_program_store
 from tracerag.retrievers.store_copy import CopyReport, copy_store, verify_copy
-from tracerag.retrievers.vector_store import StoreError, open_store
+from tracerag.retrievers.stores import open_store
+from tracerag.retrievers.vector_store import StoreError
 
 DIM = 16
 HAVE_MILVUS = all(importlib.util.find_spec(m) is not None for m in ("pymilvus", "milvus_lite"))

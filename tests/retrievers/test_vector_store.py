@@ -24,13 +24,13 @@ from hypothesis import strategies as st
 from tracerag.retrievers.cosine_bank import CosineBank
 from tracerag.retrievers.milvus_store import MilvusStore, filter_expression
 from tracerag.retrievers.numpy_store import NumpyStore
+from tracerag.retrievers.stores import open_store
 from tracerag.retrievers.vector_store import (
     TOKEN_ENV,
     StoreError,
     UpsertReport,
     VectorStore,
     check_filter,
-    open_store,
     parse_store_uri,
 )
 
@@ -688,7 +688,7 @@ def test_numpy_readers_keep_their_version_while_rows_are_replaced_and_deleted(tm
 _CRASHING_WRITER = """
 import sys
 import numpy as np
-from tracerag.retrievers.vector_store import open_store
+from tracerag.retrievers.stores import open_store
 
 store = open_store(sys.argv[1], embedder_id="emb", dim=64)
 rng = np.random.default_rng(0)

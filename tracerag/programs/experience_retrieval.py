@@ -42,8 +42,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..retrievers.cosine_bank import CosineBank
 from ..retrievers.http_embedder import with_embeddings
 from ..retrievers.rerankers import LocalReranker, Reranker
+from ..retrievers.stores import store_and_embedder, store_backing_bank
 from ..retrievers.traces import query_text
-from ..retrievers.vector_store import StoreHit, VectorStore, store_and_embedder, store_backing_bank
+from ..retrievers.vector_store import StoreHit, VectorStore
 from ..signatures.experience import CheckSufficiency, RewriteQuery, SummarizeExperience
 from .guarded_step import Pipeline, Stages, lm_of, lm_step, work
 from .spans import EXPERIENCE_SEARCH

@@ -45,7 +45,8 @@ from ..metrics.citations import CHUNK_ID_PATTERN, extract_cited_ids
 from ..retrievers.cosine_bank import CosineBank
 from ..retrievers.http_embedder import with_embeddings
 from ..retrievers.hybrid import HybridRetriever, ScoredChunk
-from ..retrievers.vector_store import VectorStore, store_and_embedder
+from ..retrievers.stores import store_and_embedder
+from ..retrievers.vector_store import VectorStore
 from ..signatures.rag import AnswerWithCitations, ChunkGrade, GradeRelevance, RefineQuery, VerifyGroundedness
 from .guarded_step import Pipeline, Stages, lm_of, lm_step, work
 from .spans import CORPUS_SEARCH

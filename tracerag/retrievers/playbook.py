@@ -289,7 +289,7 @@ class TemplateIndex:
     """
 
     def __init__(self, store: Any, embedder: Any, *, k: int = 5, min_score: float | None = None) -> None:
-        from .vector_store import store_and_embedder
+        from .stores import store_and_embedder
 
         self.store, self.embedder = store_and_embedder(store, embedder)
         self.k = k

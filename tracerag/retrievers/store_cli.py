@@ -75,7 +75,8 @@ def open_program_store(kind: str, uri: str | Path, embedder: Any, fill_from: str
     See the module docstring for what fills each kind. A store that already holds rows is returned as it
     is (checked against ``embedder``): filling never replaces rows.
     """
-    from .vector_store import open_store, parse_store_uri
+    from .stores import open_store
+    from .vector_store import parse_store_uri
 
     if kind not in PROGRAM_STORE_KINDS:
         raise ValueError(f"unknown store kind {kind!r}; expected one of {', '.join(PROGRAM_STORE_KINDS)}")
@@ -137,7 +138,7 @@ def _build_numpy(kind: str, bank_dir: Path, embedder: Any, fill_from: str | Path
 
         from .cosine_bank import CosineBank
         from .playbook import index_templates
-        from .vector_store import open_store
+        from .stores import open_store
 
         CosineBank.from_vectors(bank_dir, np.zeros((0, embedder.dim), np.float32), [], [], embedder_id=embedder.id)
         store = open_store(bank_dir, embedder_id=embedder.id, dim=embedder.dim)

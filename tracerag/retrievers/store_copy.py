@@ -31,7 +31,8 @@ from typing import Any
 import numpy as np
 
 from .cosine_bank import Progress, progress_callback
-from .vector_store import StoreError, VectorStore, open_store
+from .stores import open_store
+from .vector_store import StoreError, VectorStore
 
 __all__ = ["CopyReport", "copy_store", "verify_copy"]
 

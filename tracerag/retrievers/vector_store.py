@@ -3,7 +3,7 @@
 Two backends implement it: the embedded numpy bank (:mod:`.numpy_store`, a directory on local disk, the
 default) and Milvus (:mod:`.milvus_store`: Milvus Lite in one local file, or a Milvus server by URI) for
 stores that outgrow one machine's memory or need deletes and metadata filters at scale. Programs should
-only ever see :class:`VectorStore`, the result dataclasses here and :func:`open_store`.
+only ever see :class:`VectorStore`, the result dataclasses here and :func:`.stores.open_store`.
 
 A store holds rows ``(id, unit vector, metadata)``: ids are unique non-empty strings, vectors are
 L2-normalised on the way in (scores are cosine similarities in [-1, 1], higher is better, comparable
@@ -58,9 +58,7 @@ __all__ = [
     "UpsertReport",
     "VectorStore",
     "check_filter",
-    "open_store",
     "parse_store_uri",
-    "store_and_embedder",
 ]
 
 TOKEN_ENV = "TRACERAG_MILVUS_TOKEN"
@@ -414,72 +412,9 @@ def _server_target(uri: str, scheme: str, rest: str, collection: str, suffix: st
     return StoreTarget("milvus", f"{transport}://{netloc}", collection, f"{scheme}://{netloc}{suffix}")
 
 
-def open_store(
-    uri: str | Path,
-    *,
-    embedder_id: str | None = None,
-    dim: int | None = None,
-    create: bool = False,
-) -> VectorStore:
-    """Open the store at ``uri`` (see the module docstring for URI forms).
-
-    ``embedder_id`` / ``dim``, when given, must match what the store recorded (a mismatch is one
-    :class:`StoreError` line naming both). With ``create=True`` a missing store is created empty (both are
-    then required); an existing one is opened and checked as usual.
-    """
-    target = parse_store_uri(uri)
-    if create and (not embedder_id or not dim):
-        raise StoreError(f"{target}: creating a store needs embedder_id and dim")
-    if target.backend == "numpy":
-        from .numpy_store import NumpyStore
-
-        return NumpyStore.open(target.location, embedder_id=embedder_id, dim=dim, create=create)
-    from .milvus_store import MilvusStore
-
-    return MilvusStore.open(target, embedder_id=embedder_id, dim=dim, create=create)
-
-
 def check_recorded(where: str, embedder_id: str, dim: int, want_embedder: str | None, want_dim: int | None) -> None:
     """Raise one StoreError line when the store's recorded embedder/dim differ from what the caller expects."""
     if (want_embedder is not None and want_embedder != embedder_id) or (want_dim is not None and want_dim != dim):
         raise StoreError(f"{where}: store holds vectors of embedder {embedder_id!r} (dim {dim}), but "
                          f"{want_embedder or embedder_id!r} (dim {want_dim or dim}) was asked for; "
                          "vectors of two embedders cannot be mixed")
-
-
-def store_and_embedder(source: Any, embedder: Any = None) -> tuple[VectorStore, Any]:
-    """(store, embedder) for a program: ``source`` is a VectorStore, a CosineBank (its own embedder is used
-    when none is given) or a store URI / bank directory (opened and checked against ``embedder``).
-
-    The embedder is required (a store holds vectors, not the model that made them) and must be the one
-    the store records; a mismatch is one :class:`StoreError` line.
-    """
-    from .cosine_bank import CosineBank
-    from .numpy_store import NumpyStore
-
-    if isinstance(source, CosineBank):
-        embedder = embedder if embedder is not None else source.embedder
-        if embedder is None:
-            raise ValueError(f"{source.directory}: the bank was loaded without an embedder; queries cannot be embedded")
-        store: VectorStore = NumpyStore(source)
-    elif isinstance(source, str | Path):
-        if embedder is None:
-            raise ValueError(f"{source}: opening a store needs the embedder it was built with")
-        return open_store(source, embedder_id=embedder.id, dim=embedder.dim), embedder
-    elif isinstance(source, VectorStore):
-        if embedder is None:
-            raise ValueError(f"{source!r}: searching a store needs the embedder it was built with")
-        store = source
-    else:
-        raise TypeError(f"expected a VectorStore, a CosineBank or a store URI, got {type(source).__name__}")
-    info = store.describe()
-    check_recorded(info.uri, info.embedder_id, info.dim, embedder.id, embedder.dim)
-    return store, embedder
-
-
-def store_backing_bank(store: VectorStore) -> Any:
-    """The CosineBank behind a numpy store (None for other backends): for older callers that read a bank."""
-    bank = getattr(store, "bank", None)
-    from .cosine_bank import CosineBank
-
-    return bank if isinstance(bank, CosineBank) else None

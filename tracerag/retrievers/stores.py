@@ -1,0 +1,72 @@
+"""Opening a vector store: the one module that knows every backend (the protocol in :mod:`.vector_store`
+knows none, so the backends can import it).
+
+``open_store(uri)`` opens a bank directory or a Milvus URI; ``store_and_embedder`` turns what a program
+was given (a store, a bank, a URI) into a checked (store, embedder) pair.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from .cosine_bank import CosineBank
+from .milvus_store import MilvusStore
+from .numpy_store import NumpyStore
+from .vector_store import StoreError, VectorStore, check_recorded, parse_store_uri
+
+__all__ = ["open_store", "store_and_embedder", "store_backing_bank"]
+
+
+def open_store(
+    uri: str | Path,
+    *,
+    embedder_id: str | None = None,
+    dim: int | None = None,
+    create: bool = False,
+) -> VectorStore:
+    """Open the store at ``uri`` (see the module docstring for URI forms).
+
+    ``embedder_id`` / ``dim``, when given, must match what the store recorded (a mismatch is one
+    :class:`StoreError` line naming both). With ``create=True`` a missing store is created empty (both are
+    then required); an existing one is opened and checked as usual.
+    """
+    target = parse_store_uri(uri)
+    if create and (not embedder_id or not dim):
+        raise StoreError(f"{target}: creating a store needs embedder_id and dim")
+    if target.backend == "numpy":
+        return NumpyStore.open(target.location, embedder_id=embedder_id, dim=dim, create=create)
+    return MilvusStore.open(target, embedder_id=embedder_id, dim=dim, create=create)
+
+
+def store_and_embedder(source: Any, embedder: Any = None) -> tuple[VectorStore, Any]:
+    """(store, embedder) for a program: ``source`` is a VectorStore, a CosineBank (its own embedder is used
+    when none is given) or a store URI / bank directory (opened and checked against ``embedder``).
+
+    The embedder is required (a store holds vectors, not the model that made them) and must be the one
+    the store records; a mismatch is one :class:`StoreError` line.
+    """
+    if isinstance(source, CosineBank):
+        embedder = embedder if embedder is not None else source.embedder
+        if embedder is None:
+            raise ValueError(f"{source.directory}: the bank was loaded without an embedder; queries cannot be embedded")
+        store: VectorStore = NumpyStore(source)
+    elif isinstance(source, str | Path):
+        if embedder is None:
+            raise ValueError(f"{source}: opening a store needs the embedder it was built with")
+        return open_store(source, embedder_id=embedder.id, dim=embedder.dim), embedder
+    elif isinstance(source, VectorStore):
+        if embedder is None:
+            raise ValueError(f"{source!r}: searching a store needs the embedder it was built with")
+        store = source
+    else:
+        raise TypeError(f"expected a VectorStore, a CosineBank or a store URI, got {type(source).__name__}")
+    info = store.describe()
+    check_recorded(info.uri, info.embedder_id, info.dim, embedder.id, embedder.dim)
+    return store, embedder
+
+
+def store_backing_bank(store: VectorStore) -> Any:
+    """The CosineBank behind a numpy store (None for other backends): for older callers that read a bank."""
+    bank = getattr(store, "bank", None)
+    return bank if isinstance(bank, CosineBank) else None
