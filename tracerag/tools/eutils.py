@@ -23,8 +23,8 @@ import xml.etree.ElementTree as ET
 from typing import Any
 
 from ..retrievers.http_json import MAX_BYTES, LoopClients, arequest, bounded_async_client, bounded_client, request
-from .mcp_client import ToolResult, parameter_types
 from .pubmed_corpus import MAX_LIMIT, Snippet, check_search_arguments
+from .tool_results import ToolResult, parameter_types
 
 __all__ = ["DEFAULT_BASE_URL", "EUtilsError", "EUtilsToolSource", "PubMedEUtils", "parse_pubmed_xml"]
 
