@@ -15,6 +15,14 @@ slow        the answer after ``delay`` seconds (set it past the client's timeout
 wrong_types every field present, of the wrong type (structures as prose, text as an object)
 fenced      structured fields wrapped in a ```json fence, as chat models like to write them
 
+Hostile modes (the server misbehaves on the wire; a bounded client must end each call at its deadline
+or its byte cap, without growing the process):
+
+endless     status 200 and a JSON reply whose text never ends (no Content-Length, sent as fast as read)
+drip        the engine's answer, one byte a second
+huge_length ``Content-Length: 10 GB``, then a kilobyte of reply every half second (each read is quick)
+gzip_bomb   ``Content-Encoding: gzip``, a body that expands to ``bomb_size`` bytes (500 MB; 0.5 MB sent)
+
 Build LMs with ``stub.lm()``: DSPy's response cache is off for them, so a cached good answer cannot
 hide an outage.
 """
@@ -28,9 +36,10 @@ import time
 from http.server import BaseHTTPRequestHandler
 
 import dspy
-from json_service import BurstServer
+from json_service import BurstServer, gzip_bomb
 
-MODES = ("good", "garbage", "empty", "null", "http500", "bad_json", "slow", "wrong_types", "fenced")
+HOSTILE = ("endless", "drip", "huge_length", "gzip_bomb")
+MODES = ("good", "garbage", "empty", "null", "http500", "bad_json", "slow", "wrong_types", "fenced", *HOSTILE)
 _FIELD = re.compile(r"(\[\[ ## (\w+) ## \]\]\n)(.*?)(?=\n\n\[\[ ## |\Z)", re.S)
 
 
@@ -64,11 +73,14 @@ class StubLMServer:
     signature only; others get ``mode``. ``requests`` records (signature, fault) per request.
     """
 
-    def __init__(self, engine, mode: str = "good", *, modes: dict[str, str] | None = None, delay: float = 2.0):
+    def __init__(self, engine, mode: str = "good", *, modes: dict[str, str] | None = None, delay: float = 2.0,
+                 bomb_size: int = 500 * 2**20):
         assert mode in MODES and all(m in MODES for m in (modes or {}).values())
         self.engine, self.mode, self.modes, self.delay = engine, mode, dict(modes or {}), delay
+        self.bomb_size = bomb_size
         self.requests: list[tuple[str, str]] = []
         self._lock = threading.Lock()
+        self._closed = threading.Event()  # ends hostile answers still being sent
         stub = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -77,7 +89,14 @@ class StubLMServer:
 
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
-                status, payload = stub._respond(body)
+                status, payload, mode = stub._respond(body)
+                if mode in HOSTILE:
+                    self.close_connection = True
+                    try:
+                        stub._hostile(mode, self.wfile, payload)
+                    except (BrokenPipeError, ConnectionResetError):  # the client gave up, as it should
+                        pass
+                    return
                 try:
                     self.send_response(status)
                     self.send_header("Content-Type", "application/json")
@@ -106,7 +125,8 @@ class StubLMServer:
         return dspy.LM("openai/stub-model", api_base=self.url, api_key="test-key", cache=False,
                        **{"num_retries": 0, **kwargs})
 
-    def _respond(self, body: dict) -> tuple[int, bytes]:
+    def _respond(self, body: dict) -> tuple[int, bytes, str]:
+        """(status, body, fault mode) of the answer to one request."""
         messages = body.get("messages") or []
         system = "\n".join(_flatten(m.get("content")) for m in messages if m.get("role") == "system")
         user = _flatten(messages[-1].get("content")) if messages else ""
@@ -117,13 +137,13 @@ class StubLMServer:
                 name, text = self.engine.answer(system, user, stop)
         except Exception as exc:  # an engine told to fail: a server error
             self.requests.append(("error", "http500"))
-            return 500, json.dumps({"error": {"message": str(exc), "type": "server_error"}}).encode()
+            return 500, json.dumps({"error": {"message": str(exc), "type": "server_error"}}).encode(), "http500"
         mode = self.modes.get(name, self.mode)
         self.requests.append((name, mode))
         if mode == "http500":
-            return 500, json.dumps({"error": {"message": "upstream model crashed", "type": "server_error"}}).encode()
+            return 500, json.dumps({"error": {"message": "upstream model crashed", "type": "server_error"}}).encode(), mode
         if mode == "bad_json":
-            return 200, b"{'choices': [this is not json"
+            return 200, b"{'choices': [this is not json", mode
         if mode == "slow":
             time.sleep(self.delay)
         content = {"garbage": "Sure! Here is what I think: probably the first one.", "empty": "", "null": None,
@@ -134,12 +154,44 @@ class StubLMServer:
                               "finish_reason": "stop"}],
                  "usage": {"prompt_tokens": len(system + user) // 4, "completion_tokens": len(content or "") // 4,
                            "total_tokens": (len(system + user) + len(content or "")) // 4}}
-        return 200, json.dumps(reply).encode()
+        return 200, json.dumps(reply).encode(), mode
+
+    def _hostile(self, mode: str, out, payload: bytes) -> None:
+        """Write a hostile answer to ``out`` (the status line included) until done or the server closes."""
+        def head(*lines: str) -> None:
+            out.write(("\r\n".join(["HTTP/1.1 200 OK", "Content-Type: application/json", "Connection: close",
+                                      *lines]) + "\r\n\r\n").encode())
+            out.flush()
+
+        if mode == "gzip_bomb":
+            bomb = gzip_bomb(self.bomb_size)
+            head("Content-Encoding: gzip", f"Content-Length: {len(bomb)}")
+            out.write(bomb)
+        elif mode == "drip":
+            head(f"Content-Length: {len(payload)}")
+            for i in range(len(payload)):
+                if self._closed.wait(1.0):
+                    return
+                out.write(payload[i : i + 1])
+                out.flush()
+        elif mode == "huge_length":
+            head(f"Content-Length: {10 * 10**9}")
+            out.write(b'{"id": "chatcmpl-stub", "choices": [{"message": {"content": "')
+            while not self._closed.wait(0.5):
+                out.write(b"a" * 1024)
+                out.flush()
+        else:  # endless
+            head()
+            out.write(b'{"id": "chatcmpl-stub", "choices": [{"message": {"content": "')
+            block = b"a" * 2**16
+            while not self._closed.is_set():
+                out.write(block)
 
     def __enter__(self) -> StubLMServer:
         self._thread.start()
         return self
 
     def __exit__(self, *exc) -> None:
+        self._closed.set()
         self._server.shutdown()
         self._server.server_close()

@@ -7,6 +7,7 @@ re-indexing an unchanged home costs nothing.
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import os
 from dataclasses import dataclass, field
@@ -14,6 +15,7 @@ from pathlib import Path
 
 import dspy
 
+from .lm_transport import DEFAULT_TIMEOUT, MAX_REPLY_BYTES, BoundedEngines, call_deadline
 from .programs.guarded_step import LMPolicy, policy, set_policy
 from .retrievers.embedders import Embedder, make_embedder
 from .retrievers.embedding_cache import default_cache_path
@@ -100,40 +102,94 @@ def _cap_dspy_retry_waits() -> bool:
 
 
 class BoundedLM(dspy.LM):
-    """A ``dspy.LM`` whose wait before a retry is at most ``min(timeout, MAX_RETRY_WAIT)`` seconds,
-    whatever the server's Retry-After asks for (DSPy honours it uncapped). Retries stay inside one
-    call, so callbacks (``on_lm_start``) still see one LM call per request."""
+    """A ``dspy.LM`` bounded in time and bytes whatever its endpoint does.
 
-    def retry_wait(self) -> float:
-        timeout = self.kwargs.get("timeout")
+    - each attempt ends ``timeout`` seconds after it starts, however slowly the server sends, and a reply
+      is read up to ``max_bytes`` decoded bytes (``lm_transport``: DSPy's native engine, which serves
+      ``openai/…``, ``hosted_vllm/…``, ``ollama_chat/…``, gets a bounded transport);
+    - the wait before a retry is at most ``min(timeout, MAX_RETRY_WAIT)`` seconds, whatever the server's
+      Retry-After asks for (DSPy honours it uncapped);
+    - the whole call ends by ``worst_case()`` seconds.
+
+    Retries stay inside one call, so callbacks (``on_lm_start``) still see one LM call per request, and
+    DSPy's cache and history work as for any ``dspy.LM``."""
+
+    def __init__(self, *args, max_bytes: int = MAX_REPLY_BYTES, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._engine_store = BoundedEngines(max_bytes)
+
+    def __setstate__(self, state):  # deepcopy and unpickling give a fresh store: keep it bounded
+        super().__setstate__(state)
+        max_bytes = getattr(state.get("_engine_store"), "max_bytes", None)
+        self._engine_store = BoundedEngines(max_bytes or MAX_REPLY_BYTES)
+
+    def __getstate__(self):
+        state = super().__getstate__()
+        state["_engine_store"] = BoundedEngines(self._engine_store.max_bytes)  # the cap, not the engines
+        return state
+
+    def _timeout(self, kwargs=None) -> float | None:
+        timeout = (kwargs or {}).get("timeout", self.kwargs.get("timeout"))
         ok = isinstance(timeout, int | float) and not isinstance(timeout, bool) and timeout > 0
-        return min(float(timeout), MAX_RETRY_WAIT) if ok else MAX_RETRY_WAIT
+        return float(timeout) if ok else None
+
+    def retry_wait(self, kwargs=None) -> float:
+        timeout = self._timeout(kwargs)
+        return min(timeout, MAX_RETRY_WAIT) if timeout else MAX_RETRY_WAIT
+
+    def worst_case(self, kwargs=None) -> float:
+        """Seconds one call can last: every attempt at its timeout, and the capped waits between them."""
+        timeout = self._timeout(kwargs) or DEFAULT_TIMEOUT
+        return timeout * (self.num_retries + 1) + self.num_retries * self.retry_wait(kwargs)
+
+    @contextlib.contextmanager
+    def _bounded(self, kwargs):
+        token = _retry_wait_cap.set(self.retry_wait(kwargs))
+        try:
+            with call_deadline(self.worst_case(kwargs)):
+                yield
+        finally:
+            _retry_wait_cap.reset(token)
 
     def __call__(self, *args, **kwargs):
-        token = _retry_wait_cap.set(self.retry_wait())
-        try:
+        with self._bounded(kwargs):
             return super().__call__(*args, **kwargs)
-        finally:
-            _retry_wait_cap.reset(token)
 
     async def acall(self, *args, **kwargs):
-        token = _retry_wait_cap.set(self.retry_wait())
-        try:
+        with self._bounded(kwargs):
             return await super().acall(*args, **kwargs)
+
+    def close(self):
+        transports = self._engine_store.transports()
+        super().close()
+        for transport in transports:
+            transport.close()
+
+    async def aclose(self):
+        import asyncio
+
+        transports = self._engine_store.transports(asyncio.get_running_loop())
+        try:
+            await super().aclose()
         finally:
-            _retry_wait_cap.reset(token)
+            for transport in transports:
+                await transport.aclose()
 
 
 def make_lm(model: str, api_base: str | None = None, api_key: str | None = None, *, timeout: float | None = None,
-            retries: int | None = None, **kwargs) -> dspy.LM:
-    """A dspy.LM for any LiteLLM model string (openai/…, hosted_vllm/…, ollama_chat/…), bounded in time:
-    ``timeout`` seconds without a reply fails a call, ``retries`` retries a transient failure (both
-    default to the configured policy), and the wait before a retry is at most ``min(timeout, 10 s)``
-    even when the server's Retry-After asks for more. One call therefore lasts at most about
-    ``(retries + 1) * timeout + retries * min(timeout, 10)`` seconds."""
+            retries: int | None = None, max_bytes: int = MAX_REPLY_BYTES, **kwargs) -> dspy.LM:
+    """A dspy.LM for any LiteLLM model string (openai/…, hosted_vllm/…, ollama_chat/…), bounded whatever
+    the endpoint does (``BoundedLM``).
+
+    ``timeout`` (seconds) bounds each attempt from connect to the reply's last byte, however slowly the
+    server sends; ``retries`` retries a transient failure (both default to the configured policy); the
+    wait before a retry is at most ``min(timeout, 10 s)`` even when the server's Retry-After asks for
+    more. One call therefore lasts at most ``timeout * (retries + 1) + retries * min(timeout, 10)``
+    seconds (timeout=3, retries=1: 9 s), and reads at most ``max_bytes`` decoded bytes of a reply (8 MB;
+    a gzip bomb or an endless body fails at the cap, not retried)."""
     _cap_dspy_retry_waits()
     return BoundedLM(model, api_base=api_base, api_key=api_key, timeout=timeout or policy().timeout,
-                     num_retries=policy().retries if retries is None else retries, **kwargs)
+                     num_retries=policy().retries if retries is None else retries, max_bytes=max_bytes, **kwargs)
 
 
 def configure(lm: str | dspy.BaseLM | None = None, embedder: str | Embedder | None = None, *,

@@ -1,0 +1,260 @@
+"""The wire under every LM call tracerag builds: a deadline per attempt and a cap on the reply's bytes.
+
+Why: DSPy's native engine (lm15) bounds each socket read, not a call. A server that drips a byte a
+second, or declares a 10 GB body and sends a kilobyte every half second, keeps a call alive for ever;
+one that streams an endless body or a gzip bomb grows the process by gigabytes (lm15 reads the whole
+body, and inflates each chunk without a limit). Retries and timeouts above the wire cannot fix that.
+
+So the LMs ``config.make_lm`` builds (``BoundedLM``) hand DSPy's native engine this transport instead of
+lm15's own. It speaks lm15's transport interface (``stream(TransportRequest) -> TransportResponse``) over
+httpx with the pieces of ``retrievers.http_json`` that already hold against hostile servers:
+
+- **a deadline per attempt**: ``timeout`` seconds from the start of an attempt to the last byte of its
+  reply (connect, send, headers and every body read are clamped to the time left), and never past the
+  whole call's deadline (``call_deadline``). DSPy's retries start a new attempt, so one call lasts at most
+  ``timeout * (retries + 1)`` plus the waits between attempts;
+- **a cap on the decoded reply** (``MAX_REPLY_BYTES``): gzip/deflate are inflated here in bounded steps,
+  so a gzip bomb stops at the cap. A reply over the cap fails at once, not retried (the same server
+  would send it again).
+
+A failure surfaces as lm15's own errors (a read timeout, a connection error: DSPy retries them; the cap:
+``CollectionLimitError``, which it does not), so DSPy's callbacks, history, cache and retries are as
+with lm15's transport. Which engine DSPy picks is untouched: ``BoundedEngines`` (the LM's engine
+store) gives each native engine DSPy builds this transport before its first call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import time
+import zlib
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import replace
+
+import httpx
+from dspy._vendor.lm15.transports import (
+    AsyncTransportResponse,
+    ConnectError,
+    ConnectTimeout,
+    ProtocolError,
+    ReadError,
+    ReadTimeout,
+    TransportRequest,
+    TransportResponse,
+    WriteError,
+)
+from dspy.clients.engines.lm15_engine import AsyncLM15Engine
+from dspy.lm15 import CollectionLimitError
+
+from .retrievers.http_json import _deadline, _Decoder, bounded_async_client, bounded_client
+
+__all__ = ["MAX_REPLY_BYTES", "AsyncBoundedTransport", "BoundedEngines", "BoundedTransport", "call_deadline"]
+
+MAX_REPLY_BYTES = 8 * 2**20  # a chat reply is kilobytes; logprobs of a long one a few MB
+DEFAULT_TIMEOUT = 600.0  # seconds per attempt when the LM sets no timeout (lm15's own read default)
+
+_call_end: contextvars.ContextVar[float | None] = contextvars.ContextVar("tracerag_lm_call_end", default=None)
+
+
+@contextmanager
+def call_deadline(seconds: float):
+    """No attempt made inside this block runs past ``seconds`` from now (nor past an outer deadline)."""
+    end = time.monotonic() + seconds
+    outer = _call_end.get()
+    token = _call_end.set(end if outer is None else min(end, outer))
+    try:
+        yield
+    finally:
+        _call_end.reset(token)
+
+
+def _attempt_end(timeout: float) -> float:
+    end, whole = time.monotonic() + timeout, _call_end.get()
+    return end if whole is None else min(end, whole)
+
+
+def _timed_out(url: str, timeout: float) -> ReadTimeout:
+    return ReadTimeout(f"read timed out: no complete reply from {url} within the {timeout:g} s deadline of "
+                       "one attempt (--lm-timeout)")
+
+
+def _lm15_error(exc: httpx.TransportError, url: str, timeout: float) -> Exception:
+    """The lm15 transport error DSPy expects for an httpx one (DSPy retries these)."""
+    if isinstance(exc, httpx.ConnectTimeout):
+        return ConnectTimeout(f"timed out connecting to {url}")
+    if isinstance(exc, httpx.TimeoutException):
+        return _timed_out(url, timeout)
+    if isinstance(exc, httpx.ConnectError):
+        return ConnectError(f"failed to connect to {url}: {exc}")
+    if isinstance(exc, httpx.WriteError):
+        return WriteError(f"write to {url} failed: {exc}")
+    if isinstance(exc, httpx.RemoteProtocolError | httpx.LocalProtocolError):
+        return ProtocolError(f"{url}: {exc}")
+    return ReadError(f"read from {url} failed: {type(exc).__name__}: {exc}")
+
+
+class _Reply:
+    """One reply's body: decoded in bounded steps, counted against the cap, cut at the deadline."""
+
+    def __init__(self, response: httpx.Response, url: str, timeout: float, end: float, max_bytes: int) -> None:
+        self.url, self.timeout, self.end, self.max_bytes = url, timeout, end, max_bytes
+        self.total = 0
+        try:
+            self.decoder = _Decoder(response.headers.get("Content-Encoding", ""))
+        except ValueError as exc:
+            raise ProtocolError(f"{url}: {exc}") from None
+        # the body goes up decoded: drop the headers that describe it on the wire
+        self.headers = [(k, v) for k, v in response.headers.multi_items()
+                        if k.lower() not in ("content-encoding", "content-length")]
+
+    def time_left(self) -> float:
+        left = self.end - time.monotonic()
+        if left <= 0:
+            raise _timed_out(self.url, self.timeout)
+        return left
+
+    def decode(self, raw: bytes) -> Iterator[bytes]:
+        try:
+            for piece in self.decoder.decode(raw):
+                self.total += len(piece)
+                if self.total > self.max_bytes:
+                    raise CollectionLimitError(
+                        f"the reply from {self.url} is larger than {self.max_bytes} bytes (decoded); not read further",
+                        limit="bytes", maximum=self.max_bytes)
+                yield piece
+        except zlib.error as exc:
+            raise ProtocolError(f"{self.url}: undecodable {self.decoder.coding} body ({exc})") from None
+
+
+def _httpx_request(client: httpx.Client | httpx.AsyncClient, request: TransportRequest, timeout: float):
+    headers = [(k, v) for k, v in request.headers if k.lower() not in ("accept-encoding", "content-length", "host")]
+    return client.build_request(request.method, request.url, headers=headers, content=request.body or None,
+                                timeout=timeout)
+
+
+class BoundedTransport:
+    """lm15's synchronous transport interface over httpx, bounded per attempt (see the module doc).
+
+    ``timeout``: seconds one attempt may take, connect to last byte; ``max_bytes``: the decoded reply cap."""
+
+    def __init__(self, timeout: float | None = None, max_bytes: int = MAX_REPLY_BYTES) -> None:
+        self.timeout = float(timeout or DEFAULT_TIMEOUT)
+        self.max_bytes = max_bytes
+        self._client = bounded_client(self.timeout)
+
+    def stream(self, request: TransportRequest) -> TransportResponse:
+        end = _attempt_end(self.timeout)
+        token = _deadline.set(end)  # every socket operation of the client is clamped to it
+        try:
+            response = self._client.send(_httpx_request(self._client, request, self.timeout), stream=True)
+        except httpx.TransportError as exc:
+            raise _lm15_error(exc, request.url, self.timeout) from None
+        finally:
+            _deadline.reset(token)
+        try:
+            reply = _Reply(response, request.url, self.timeout, end, self.max_bytes)
+        except BaseException:
+            response.close()
+            raise
+        return TransportResponse(status=response.status_code, reason=response.reason_phrase, headers=reply.headers,
+                                 http_version=response.http_version, chunks=self._body(response, reply),
+                                 release=lambda consumed: response.close())
+
+    def _body(self, response: httpx.Response, reply: _Reply) -> Iterator[bytes]:
+        raw_chunks = response.iter_raw()
+        while True:
+            reply.time_left()
+            token = _deadline.set(reply.end)
+            try:
+                raw = next(raw_chunks, None)
+            except httpx.TransportError as exc:
+                raise _lm15_error(exc, reply.url, self.timeout) from None
+            finally:
+                _deadline.reset(token)
+            if raw is None:
+                return
+            yield from reply.decode(raw)
+
+    def close(self) -> None:
+        self._client.close()
+
+
+class AsyncBoundedTransport:
+    """``BoundedTransport`` for lm15's async engine: each wait is cut at the deadline on the event loop."""
+
+    def __init__(self, timeout: float | None = None, max_bytes: int = MAX_REPLY_BYTES) -> None:
+        self.timeout = float(timeout or DEFAULT_TIMEOUT)
+        self.max_bytes = max_bytes
+        self._client = bounded_async_client(self.timeout)
+
+    @asynccontextmanager
+    async def stream(self, request: TransportRequest) -> AsyncIterator[AsyncTransportResponse]:
+        end = _attempt_end(self.timeout)
+        try:
+            async with asyncio.timeout(max(end - time.monotonic(), 0.0)):
+                response = await self._client.send(_httpx_request(self._client, request, self.timeout),
+                                                   stream=True)
+        except TimeoutError:
+            raise _timed_out(request.url, self.timeout) from None
+        except httpx.TransportError as exc:
+            raise _lm15_error(exc, request.url, self.timeout) from None
+        try:
+            reply = _Reply(response, request.url, self.timeout, end, self.max_bytes)
+
+            async def release(consumed: bool) -> None:
+                await response.aclose()
+
+            yield AsyncTransportResponse(status=response.status_code, reason=response.reason_phrase,
+                                         headers=reply.headers, http_version=response.http_version,
+                                         chunks=self._body(response, reply), release=release)
+        finally:
+            await response.aclose()
+
+    async def _body(self, response: httpx.Response, reply: _Reply) -> AsyncIterator[bytes]:
+        raw_chunks = response.aiter_raw()
+        while True:
+            try:
+                async with asyncio.timeout(reply.time_left()):
+                    raw = await anext(raw_chunks, None)
+            except TimeoutError:
+                raise _timed_out(reply.url, self.timeout) from None
+            except httpx.TransportError as exc:
+                raise _lm15_error(exc, reply.url, self.timeout) from None
+            if raw is None:
+                return
+            for piece in reply.decode(raw):
+                yield piece
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+
+class BoundedEngines(dict):
+    """An LM's store of native engines (DSPy's ``LM._engine_store``: one per client setting and event
+    loop) that gives each engine DSPy puts in it a bounded transport, before the engine's first call.
+
+    DSPy builds a native engine from a ``RouterConfig`` whose ``timeouts`` shape lm15's own transport;
+    here the engine gets the same config with ``transport=`` a ``BoundedTransport`` of that read timeout
+    instead (the async engine an ``AsyncBoundedTransport``). An engine that is not lm15's is left as is."""
+
+    def __init__(self, max_bytes: int = MAX_REPLY_BYTES) -> None:
+        super().__init__()
+        self.max_bytes = max_bytes
+
+    def __setitem__(self, key, engine) -> None:
+        config, router = getattr(engine, "config", None), getattr(engine, "router", None)
+        if config is not None and router is not None and getattr(config, "transport", "?") is None:
+            timeout = config.timeouts.read if config.timeouts is not None else None
+            kind = AsyncBoundedTransport if isinstance(engine, AsyncLM15Engine) else BoundedTransport
+            transport = kind(timeout, self.max_bytes)
+            engine.config = replace(config, timeouts=None, transport=transport)
+            engine.router = type(router)(engine.config)
+        super().__setitem__(key, engine)
+
+    def transports(self, loop=None) -> list:
+        """The bounded transports of the engines held for ``loop`` (None: the synchronous ones)."""
+        return [engine.config.transport for key, engine in list(self.items())
+                if key[0] is loop and isinstance(getattr(getattr(engine, "config", None), "transport", None),
+                                                 BoundedTransport | AsyncBoundedTransport)]
