@@ -14,6 +14,7 @@ bad_json    status 200 with a body that is not JSON
 slow        the answer after ``delay`` seconds (set it past the client's timeout)
 wrong_types every field present, of the wrong type (structures as prose, text as an object)
 fenced      structured fields wrapped in a ```json fence, as chat models like to write them
+gzip        the engine's answer, gzip-encoded (``Content-Encoding: gzip``)
 
 Hostile modes (the server misbehaves on the wire; a bounded client must end each call at its deadline
 or its byte cap, without growing the process):
@@ -29,6 +30,7 @@ hide an outage.
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
 import threading
@@ -39,7 +41,7 @@ import dspy
 from json_service import BurstServer, gzip_bomb
 
 HOSTILE = ("endless", "drip", "huge_length", "gzip_bomb")
-MODES = ("good", "garbage", "empty", "null", "http500", "bad_json", "slow", "wrong_types", "fenced", *HOSTILE)
+MODES = ("good", "garbage", "empty", "null", "http500", "bad_json", "slow", "wrong_types", "fenced", "gzip", *HOSTILE)
 _FIELD = re.compile(r"(\[\[ ## (\w+) ## \]\]\n)(.*?)(?=\n\n\[\[ ## |\Z)", re.S)
 
 
@@ -100,6 +102,9 @@ class StubLMServer:
                 try:
                     self.send_response(status)
                     self.send_header("Content-Type", "application/json")
+                    if mode == "gzip":
+                        payload = gzip.compress(payload)
+                        self.send_header("Content-Encoding", "gzip")
                     self.send_header("Content-Length", str(len(payload)))
                     self.end_headers()
                     self.wfile.write(payload)
