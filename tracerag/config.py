@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import logging
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import dspy
@@ -70,7 +71,8 @@ def _number(value, env_name: str, kind: type, default, *, minimum):
     return number
 
 
-_state: dict = {"embedder": None, "made": (None, None)}  # made: (what an LM was built from, that LM)
+# made: (what an LM was built from, that LM); given: the policy settings a configure() call was given
+_state: dict = {"embedder": None, "made": (None, None), "given": set()}
 
 
 MAX_RETRY_WAIT = 10.0  # seconds; the longest wait between two attempts of one LM call
@@ -188,8 +190,27 @@ def make_lm(model: str, api_base: str | None = None, api_key: str | None = None,
     seconds (timeout=3, retries=1: 9 s), and reads at most ``max_bytes`` decoded bytes of a reply (8 MB;
     a gzip bomb or an endless body fails at the cap, not retried)."""
     _cap_dspy_retry_waits()
-    return BoundedLM(model, api_base=api_base, api_key=api_key, timeout=timeout or policy().timeout,
-                     num_retries=policy().retries if retries is None else retries, max_bytes=max_bytes, **kwargs)
+    lm = BoundedLM(model, api_base=api_base, api_key=api_key, timeout=timeout or policy().timeout,
+                   num_retries=policy().retries if retries is None else retries, max_bytes=max_bytes, **kwargs)
+    _warn_when_not_native(lm)
+    return lm
+
+
+def _warn_when_not_native(lm: dspy.LM) -> None:
+    """Say so when DSPy will send this LM's calls through LiteLLM (a model prefix its native engine does
+    not serve, extra client settings, or a ``<PROVIDER>_API_BASE`` variable): LiteLLM's own clients
+    bound each read by ``timeout``, but neither the whole attempt nor the reply's size."""
+    from dspy.clients.backend_selection import select_backend
+
+    try:
+        native = select_backend(lm).native
+    except Exception:  # DSPy refuses the settings: the first call says why
+        return
+    if not native:
+        logging.getLogger("tracerag.lm").warning(
+            "LM %s goes through LiteLLM: each read is bounded by the timeout, but not the whole call nor the "
+            "size of a reply (an openai/, hosted_vllm/ or ollama_chat/ model string with api_base is bounded "
+            "in both)", lm.model)
 
 
 def configure(lm: str | dspy.BaseLM | None = None, embedder: str | Embedder | None = None, *,
@@ -198,13 +219,16 @@ def configure(lm: str | dspy.BaseLM | None = None, embedder: str | Embedder | No
               retries: int | None = None) -> Settings:
     """Set what is given and leave the rest alone.
 
-    ``lm``: a model string (built with ``timeout``/``retries``) or your own dspy LM (used as is); not
-    given, the LM named by ``TRACERAG_LM`` when there is one, else DSPy's current LM is kept (no LM is
-    the no-LM path of every program). ``timeout`` / ``retries`` (env ``TRACERAG_LM_TIMEOUT``,
-    ``TRACERAG_LM_RETRIES``) bound every call of an LM built from a model string; your own dspy LM
-    keeps its own settings, except that one which sets no ``timeout`` gets ``timeout`` on each call
-    of a program stage (else a stalled endpoint holds a call for the client's default: 600 s a read with
-    DSPy's native engine, 6,000 s with LiteLLM).
+    ``lm``: a model string (built with ``timeout``/``retries`` by ``make_lm``) or your own dspy LM (used
+    as is); not given, the LM named by ``TRACERAG_LM`` when there is one, else DSPy's current LM is kept
+    (no LM is the no-LM path of every program). ``timeout`` / ``retries`` (env ``TRACERAG_LM_TIMEOUT``,
+    ``TRACERAG_LM_RETRIES``; once given, kept by later calls that do not give them) bound every call of
+    an LM built from a model string: each attempt ends ``timeout`` seconds after it starts whatever the
+    server sends, a reply is read up to 8 MB, so one call lasts at most
+    ``timeout * (retries + 1) + retries * min(timeout, 10)`` seconds (defaults 30 s and 2: 150 s).
+    Your own dspy LM keeps its own settings, except that one which sets no ``timeout`` gets ``timeout``
+    on each call of a program stage (else a stalled endpoint holds a call for the client's default: 600 s
+    a read with DSPy's native engine, 6,000 s with LiteLLM); its calls are bounded per read only.
     ``embedder`` and its options replace the embedder only when given.
 
     The adapter is set only when none is configured: ChatAdapter without the JSON fallback, so a
@@ -213,17 +237,25 @@ def configure(lm: str | dspy.BaseLM | None = None, embedder: str | Embedder | No
     settings = Settings.resolve(lm if isinstance(lm, str) else None, api_base, api_key,
                                 embedder if isinstance(embedder, str) else None, embed_model, cache_dir,
                                 timeout, retries)
-    set_policy(timeout=settings.lm_timeout, retries=settings.lm_retries)
+    # timeout/retries: given now, else as an earlier configure() was given them, else env or default
+    for key, value, resolved in (("timeout", timeout, settings.lm_timeout), ("retries", retries, settings.lm_retries)):
+        if value is not None or key not in _state["given"]:
+            set_policy(**{key: resolved})
+        if value is not None:
+            _state["given"].add(key)
+    settings = replace(settings, lm_timeout=policy().timeout, lm_retries=policy().retries)
     changes: dict = {}
     made_spec, made_lm = _state["made"]
     ours = made_lm is not None and dspy.settings.lm is made_lm  # the current LM is one tracerag built
+    model, base, key = settings.lm, settings.api_base, settings.api_key
+    if lm is None and not model and ours:  # the LM tracerag built stays, with the bounds now in force
+        model, base, key = made_spec[:3]
     if isinstance(lm, dspy.BaseLM):
         changes["lm"] = lm
-    elif settings.lm and (lm is not None or dspy.settings.lm is None or ours):
-        spec = (settings.lm, settings.api_base, settings.api_key, settings.lm_timeout, settings.lm_retries)
+    elif model and (lm is not None or dspy.settings.lm is None or ours):
+        spec = (model, base, key, settings.lm_timeout, settings.lm_retries)
         if not (ours and spec == made_spec):
-            changes["lm"] = make_lm(settings.lm, settings.api_base, settings.api_key, timeout=settings.lm_timeout,
-                                    retries=settings.lm_retries)
+            changes["lm"] = make_lm(model, base, key, timeout=settings.lm_timeout, retries=settings.lm_retries)
             _state["made"] = (spec, changes["lm"])
     if dspy.settings.adapter is None:
         changes["adapter"] = dspy.ChatAdapter(use_json_adapter_fallback=False)
