@@ -6,9 +6,11 @@ against the bundled abstracts (train split), recall@10 of the source abstract is
 channel alone, 0.97 for BM25 alone and 0.995 fused; on the test split 0.92, 0.985 and 0.985
 (``benchmarks/bench_rag_retrieval.py``).
 
-The retriever runs on any :class:`~.vector_store.VectorStore` (a numpy bank, or Milvus by URI). The
-word index is built in memory from the rows' metadata ``text`` when the retriever is made, read with the
-store's ``scan`` (so a Milvus store keeps the lexical channel): a compressed-sparse layout in numpy
+The retriever runs on any :class:`~.vector_store.VectorStore` (a numpy bank, or Milvus by URI). A store
+that keeps its own word index (``store.word_index(text_key)``: Milvus, see :mod:`.milvus_words`) is
+asked for each query's best lexical rows and for its candidates' BM25, so no retriever reads every row.
+Otherwise the word index is built in memory from the rows' metadata ``text`` when the retriever is made,
+read with the store's ``scan``: a compressed-sparse layout in numpy
 arrays (per term, the rows it occurs in and their BM25 weight), so a query costs one vector add per
 distinct query term. Tokens are NFKC-lower-cased words with English plurals folded, plus single
 characters and bigrams inside CJK runs (no word segmenter needed).
@@ -227,7 +229,12 @@ class HybridRetriever:
 
     @property
     def ids(self) -> list[str]:
-        """The ids of the indexed rows, in index order (the rows ``index`` refers to)."""
+        """The ids of the indexed rows, in index order (the rows ``index`` refers to). On a store that keeps
+        its own word index this reads every id once (a scan), so ask only when all are needed."""
+        if not isinstance(self.index, WordIndex) and len(self._ids) < self._rows.count():
+            for batch in self._rows.store.scan(4096):
+                for x in batch.ids:
+                    self._rows.row(x, self._ids)
         return list(self._ids)
 
     def row_metadata(self, rows: Sequence[int]) -> list[dict[str, Any]]:
@@ -236,7 +243,13 @@ class HybridRetriever:
         self._rows.prefetch(rows, self._ids)
         return [self._rows.metadata(r, self._ids) for r in rows]
 
-    def _build_index(self) -> WordIndex:
+    def _build_index(self) -> Any:
+        words = self._rows.word_index(self.text_key)
+        if words is not None:  # the store keeps it next to its rows: rows get numbers as they are found
+            self._ids = []
+            self._rows.indexed(self._ids, store_words=True)
+            logger.info("word index of %s: the store's own (%s)", self._rows.where, getattr(words, "kind", "?"))
+            return words
         ids: list[str] = []
         texts: list[str] = []
         for batch_ids, batch_meta in self._rows.scan():
@@ -249,8 +262,9 @@ class HybridRetriever:
         return index
 
     def refresh(self) -> HybridRetriever:
-        """Re-index when the store's rows changed since the index was built (count, or a numpy bank's rows)."""
-        if self._rows.count() != len(self.index) or self._rows.stale(self._ids):
+        """Re-index when the store's rows changed since the index was built (count, or a numpy bank's rows);
+        a store's own word index is always current."""
+        if isinstance(self.index, WordIndex) and (self._rows.count() != len(self.index) or self._rows.stale(self._ids)):
             self.index = self._build_index()
         return self
 
@@ -279,13 +293,15 @@ class HybridRetriever:
     def _search_one(self, query: str, vector: np.ndarray, dense_rows: list[int], window: int, k: int,
                     dedupe_by: str | None) -> list[ScoredChunk]:
         """Fuse one query's windows, widening both (deeper dense search) while dedupe leaves fewer than ``k``."""
-        lexical_all = self._lexical_scores(query)
+        lexical_all = self._lexical_scores(query, window)
         while True:
-            kept = self._chunks(self._fuse(vector, dense_rows, lexical_all, window), dedupe_by, k)
+            kept = self._chunks(self._fuse(query, vector, dense_rows, lexical_all, window), dedupe_by, k)
             if len(kept) >= k or window >= self._rows.count():
                 return kept
             window *= 4  # deduplication left fewer than k: look deeper
             dense_rows = self._rows.dense_windows(vector[None, :], window, self._ids)[0]
+            if not isinstance(self.index, WordIndex):
+                lexical_all = self._lexical_scores(query, window)
 
     def search_dense(
         self, queries: Sequence[str], k: int = 10, *, dedupe_by: str | None = None
@@ -305,9 +321,11 @@ class HybridRetriever:
         results = []
         try:
             for query in queries:
-                scores = self._lexical_scores(query)
                 window = max(5 * k, self.window) if dedupe_by else k
+                scores = self._lexical_scores(query, window)
                 while True:
+                    if not isinstance(self.index, WordIndex):
+                        scores = self._lexical_scores(query, window)
                     rows = [int(r) for r in _top(scores, window) if scores[r] > 0]
                     ranked = [(r, float(scores[r]), None, float(scores[r])) for r in rows]
                     self._rows.prefetch(rows, self._ids)
@@ -332,13 +350,21 @@ class HybridRetriever:
             raise ValueError(f"{self._rows.where}: no embedder given (pass embedder=, or load the bank with one)")
         return np.asarray(self.embedder.embed(queries), dtype=np.float32)
 
-    def _lexical_scores(self, query: str) -> np.ndarray:
+    def _lexical_scores(self, query: str, window: int) -> np.ndarray:
+        """BM25 per row: every row's from the in-memory index; from a store's own index, its best ``window``
+        rows' (others 0 here; :meth:`_fuse` asks the store for the candidates')."""
+        if not isinstance(self.index, WordIndex):
+            hits = self.index.top(query, window)
+            rows = [self._rows.row(x, self._ids) for x, _ in hits]
+            out = np.zeros(len(self._ids), dtype=np.float32)
+            out[rows] = [score for _, score in hits]
+            return out
         scores = self.index.scores(query)
         missing = self._rows.count() - len(scores)
         return np.concatenate([scores, np.zeros(missing, dtype=np.float32)]) if missing > 0 else scores
 
     def _fuse(
-        self, vector: np.ndarray, dense_rows: list[int], lexical_all: np.ndarray, window: int
+        self, query: str, vector: np.ndarray, dense_rows: list[int], lexical_all: np.ndarray, window: int
     ) -> list[tuple[int, float, float, float]]:
         """(row, fused, dense, lexical) for the union of both windows (dense: the store's best ``window``
         rows, best first), best fused first."""
@@ -349,6 +375,11 @@ class HybridRetriever:
         dense = self._rows.dense(rows, vector / max(float(np.linalg.norm(vector)), 1e-12), self._ids)
         lexical = np.concatenate([lexical_all, np.zeros(max(0, int(rows.max()) + 1 - len(lexical_all)),
                                                         dtype=np.float32)])[rows]
+        if not isinstance(self.index, WordIndex):  # candidates outside the lexical window: the store scores them
+            outside = [i for i, v in enumerate(lexical.tolist()) if v == 0]
+            found = self.index.scores(query, [self._ids[int(rows[i])] for i in outside])
+            for i in outside:
+                lexical[i] = found.get(self._ids[int(rows[i])], 0.0)
         if self.fusion == "rrf":
             dense_rank = {r: i for i, r in enumerate(dense_rows, start=1)}
             lexical_rank = {r: i for i, r in enumerate(lexical_rows, start=1)}
@@ -434,8 +465,11 @@ class _BankRows:
     def scan(self) -> Any:
         return ((b.ids, b.metadata) for b in self.bank.iter_rows(4096))
 
-    def indexed(self, ids: list[str]) -> None:
+    def indexed(self, ids: list[str], store_words: bool = False) -> None:
         pass
+
+    def word_index(self, text_key: str) -> Any:
+        return None  # the bank's rows are read directly: the in-memory index is the fast one
 
     def count(self) -> int:
         return len(self.bank)
@@ -478,6 +512,7 @@ class _StoreRows:
         self.embedder = None
         self.where = store.describe().uri
         self._row_of: dict[str, int] = {}
+        self._store_words = False
         self._vectors: dict[int, np.ndarray] = {}
         self._meta: dict[int, dict[str, Any]] = {}
 
@@ -487,17 +522,23 @@ class _StoreRows:
     def scan(self) -> Any:
         return iter(self.store.scan(1000))
 
-    def indexed(self, ids: list[str]) -> None:
+    def indexed(self, ids: list[str], store_words: bool = False) -> None:
         self._row_of = {x: r for r, x in enumerate(ids)}
+        self._store_words = store_words
         self.forget()
 
+    def word_index(self, text_key: str) -> Any:
+        keeper = getattr(self.store, "word_index", None)
+        return keeper(text_key) if callable(keeper) else None
+
     def count(self) -> int:
-        return len(self._row_of)
+        """Rows to rank: the store's count when it keeps the word index, else the rows indexed here."""
+        return self.store.count() if self._store_words else len(self._row_of)
 
     def stale(self, ids: list[str]) -> bool:
         return False
 
-    def _row(self, id: str, ids: list[str]) -> int:
+    def row(self, id: str, ids: list[str]) -> int:
         row = self._row_of.get(id)
         if row is None:  # added to the store after the index was built
             row = self._row_of[id] = len(ids)
@@ -509,7 +550,7 @@ class _StoreRows:
         for hits in self.store.search(vectors, k=window):
             rows = []
             for hit in hits:
-                row = self._row(hit.id, ids)
+                row = self.row(hit.id, ids)
                 self._meta[row] = hit.metadata
                 rows.append(row)
             out.append(rows)

@@ -83,6 +83,7 @@ BATCH_ROWS = 1_000
 HNSW_THRESHOLD = 100_000
 HNSW_BUILD = {"M": 16, "efConstruction": 200}
 HNSW_MIN_EF = 128
+BULK_REFRESH_ROWS = 10_000  # an upsert call writing this many rows into an HNSW store reloads it after
 INDEX_WAIT_S = 3600.0  # a 1M-row HNSW build took ~15 min on 2 cores
 MAX_TOP_K = 16_384  # Milvus' limit on k per search
 _FIELDS = ("id", "vector", "hash", "metadata")
@@ -103,15 +104,18 @@ class MilvusStore:
     """A :class:`~.vector_store.VectorStore` on one Milvus collection; see the module docstring."""
 
     def __init__(self, client: Any, target: StoreTarget, embedder_id: str, dim: int,
-                 hnsw_threshold: int = HNSW_THRESHOLD) -> None:
+                 hnsw_threshold: int = HNSW_THRESHOLD, hnsw_build: dict[str, int] | None = None) -> None:
         self._client = _OneLineErrors(client, target)
         self._target = target
         self._collection = target.collection or "tracerag"
         self._read_level = target.consistency.capitalize()  # "Session": this client's writes are seen at once
         self._deleted_since_read = False  # pymilvus' session timestamp misses deletes: next read is Strong
+        self._words_deleted = False  # the same for the word index's next read
+        self._word_index: Any = None  # the companion word index, once found (milvus_words)
         self._embedder_id = embedder_id
         self._dim = dim
         self._hnsw_threshold = hnsw_threshold
+        self._hnsw_build = dict(HNSW_BUILD if hnsw_build is None else hnsw_build)
         self._index = self._index_type()
         self._write_lock = threading.Lock()
 
@@ -126,8 +130,14 @@ class MilvusStore:
         dim: int | None = None,
         create: bool = False,
         hnsw_threshold: int = HNSW_THRESHOLD,
+        hnsw_m: int = HNSW_BUILD["M"],
+        hnsw_ef_construction: int = HNSW_BUILD["efConstruction"],
     ) -> MilvusStore:
-        """Connect and open (``create=True``: create if missing) the collection, checking embedder and dim."""
+        """Connect and open (``create=True``: create if missing) the collection, checking embedder and dim.
+
+        ``hnsw_threshold``, ``hnsw_m`` and ``hnsw_ef_construction``: when the index switches to HNSW and how
+        it is built (see the module docstring); the search breadth is the URI's ``?ef=``."""
+        hnsw_build = _hnsw_params(hnsw_threshold, hnsw_m, hnsw_ef_construction)
         if isinstance(target, str):
             target = parse_store_uri(target)
         if target.backend not in ("milvus", "milvus-lite"):
@@ -145,7 +155,7 @@ class MilvusStore:
             check_recorded(str(target), recorded_embedder, recorded_dim, embedder_id, dim)
             if _load_state(client, name) != "Loaded":  # a fresh client (or process) finds collections released
                 client.load_collection(name)
-            return cls(client, target, recorded_embedder, recorded_dim, hnsw_threshold)
+            return cls(client, target, recorded_embedder, recorded_dim, hnsw_threshold, hnsw_build)
         except BaseException:
             client.close()
             raise
@@ -237,6 +247,7 @@ class MilvusStore:
             _check_sizes(x, m)
         written = 0
         with self._write_lock:
+            words = self._words()
             for start in range(0, len(ids), BATCH_ROWS):
                 batch = range(start, min(start + BATCH_ROWS, len(ids)))
                 stored = {r["id"]: r["hash"] for r in self._client.query(
@@ -249,10 +260,15 @@ class MilvusStore:
                         rows.append({"id": ids[i], "vector": vectors[i].tolist(), "hash": digest, "metadata": meta[i]})
                 if rows:
                     self._client.upsert(self._collection, rows)
+                    if words is not None:
+                        words.update([(r["id"], r["metadata"]) for r in rows])
                     written += len(rows)
             if written:
                 self._seal()
+                before = self._index
                 self.ensure_index()
+                if written >= BULK_REFRESH_ROWS and self._index == before:  # a switch just reloaded
+                    self.refresh_index()
         skipped = len(ids) - written
         logger.info("%s: upserted %d rows, %d skipped as unchanged", self._target, written, skipped)
         return UpsertReport(written, skipped)
@@ -261,14 +277,17 @@ class MilvusStore:
         ids = sorted({x for x in ids if isinstance(x, str) and x and _expressible(x)})
         deleted = 0
         with self._write_lock:
+            words = self._words()
             for start in range(0, len(ids), BATCH_ROWS):
                 present = [r["id"] for r in self._client.query(
                     self._collection, filter=ids_expression(ids[start : start + BATCH_ROWS]), output_fields=["id"],
                     consistency_level="Strong")]
                 if present:
                     self._client.delete(self._collection, filter=ids_expression(present))
+                    if words is not None:
+                        words.delete(present)
                     deleted += len(present)
-                    self._deleted_since_read = True
+                    self._deleted_since_read = self._words_deleted = True
             if deleted:
                 self._seal()
         return deleted
@@ -281,12 +300,61 @@ class MilvusStore:
             return "Strong"
         return self._read_level
 
-    def _seal(self) -> None:
-        """Milvus Lite only: flush after a write. Lite scans unflushed (growing) rows slowly (measured: 120 ms
+    def _seal(self, always: bool = False) -> None:
+        """Milvus Lite: flush after a write. Lite scans unflushed (growing) rows slowly (measured: 120 ms
         per query over 3,000 unflushed 512-d rows, 8 ms once flushed). A server seals segments itself and
-        advises against frequent flushes, so it is left alone."""
-        if self._target.backend == "milvus-lite":
+        advises against frequent flushes, so it is flushed only before an index build or reload (``always``)."""
+        if always or self._target.backend == "milvus-lite":
             self._client.flush(self._collection)
+            if self._target.backend == "milvus-lite" and (words := self._words()) is not None:
+                words.seal()
+
+    # -- the word index --------------------------------------------------------------------------
+
+    def word_index(self, text_key: str = "text", *, layout: str | None = None) -> Any:
+        """The BM25 index of the rows' metadata ``text`` kept next to the collection (:mod:`.milvus_words`),
+        created and filled from one scan the first time it is asked for (or when its row count disagrees
+        with the store's), then written with every upsert and delete. None for another ``text_key`` (the
+        hybrid retriever then builds its index in memory). ``layout`` ("bm25" / "postings") forces one."""
+        from .milvus_words import TEXT_KEY, open_words
+
+        if text_key != TEXT_KEY:
+            return None
+        with self._write_lock:
+            words, created = open_words(self._client, self._collection, _string_literal, self._words_level,
+                                        create=True, layout=layout)
+            rows = self._strong_count()
+            if created or words.count() != rows:
+                if not created:
+                    logger.warning("%s: word index holds %d rows, the store %d: rebuilding it", self._target,
+                                   words.count(), rows)
+                    self._client.drop_collection(words.name)
+                    words, _ = open_words(self._client, self._collection, _string_literal, self._words_level,
+                                          create=True, layout=words.kind)
+                for batch in self.scan(BATCH_ROWS):
+                    words.update(list(zip(batch.ids, batch.metadata, strict=True)), replace=False)
+                words.seal()
+                logger.info("%s: word index (%s) built over %d rows", self._target, words.kind, rows)
+            self._word_index = words
+            return words
+
+    def _words(self) -> Any:
+        """The word index when one exists (another client may have made it since this store opened)."""
+        from .milvus_words import open_words
+
+        if self._word_index is None:
+            self._word_index = open_words(self._client, self._collection, _string_literal, self._words_level)[0]
+        return self._word_index
+
+    def _words_level(self) -> str:
+        if self._words_deleted:
+            self._words_deleted = False
+            return "Strong"
+        return self._read_level
+
+    def _strong_count(self) -> int:
+        rows = self._client.query(self._collection, filter="", output_fields=["count(*)"], consistency_level="Strong")
+        return int(rows[0]["count(*)"])
 
     # -- the index -------------------------------------------------------------------------------
 
@@ -302,17 +370,35 @@ class MilvusStore:
         choosing (see the module docstring on searches during the rebuild)."""
         threshold = self._hnsw_threshold if hnsw_threshold is None else hnsw_threshold
         if self._index == "FLAT" and self.count() >= threshold:
-            self._index = rebuild_index(self._client, self._collection, str(self._target))
+            self._seal(always=True)  # rows still growing would be sealed later onto the interim index
+            self._index = rebuild_index(self._client, self._collection, str(self._target), self._hnsw_build)
         return self._index
 
-    def refresh_index(self) -> None:
-        """Wait for the index to cover every sealed row, then load the collection again, so every segment
-        is searched through the index and its ``ef``. Milvus 2.3.5 kept serving segments sealed after the
-        switch to HNSW from its interim index (recall 0.28 on uniform vectors at any ef; 0.995 at ef 2048
-        once reloaded): call it after a bulk ingest on a server. The collection is unavailable while it loads."""
+    def reindex(self, m: int | None = None, ef_construction: int | None = None) -> str:
+        """Rebuild the vector index now as HNSW with these parameters (default: the store's), whatever the
+        row count; returns the index in use. The collection is unavailable while it builds."""
+        self._hnsw_build = _hnsw_params(self._hnsw_threshold, m or self._hnsw_build["M"],
+                                        ef_construction or self._hnsw_build["efConstruction"])
+        with self._write_lock:
+            self._seal(always=True)
+            self._index = rebuild_index(self._client, self._collection, str(self._target), self._hnsw_build)
+        return self._index
+
+    def refresh_index(self) -> bool:
+        """Seal every row, wait for the index to cover it, then load the collection again, so every segment
+        is searched through the index and its ``ef``; returns whether it reloaded. Only a server's HNSW needs
+        it (FLAT is exact; Milvus Lite indexes each segment as it seals it): Milvus 2.3.5 kept serving
+        segments sealed after the switch to HNSW from its interim index (recall 0.28 on uniform vectors at any
+        ef; 0.995 at ef 2048 once reloaded). ``copy_store`` (so ``tracerag store copy``, ``ingest --store``,
+        ``build-bank --store``) and every upsert call writing :data:`BULK_REFRESH_ROWS` rows or more call it;
+        the collection is unavailable while it loads."""
+        if self._index == "FLAT" or self._target.backend == "milvus-lite":  # Lite indexes each segment it seals
+            return False
+        self._seal(always=True)
         _wait_for_index(self._client, self._collection, str(self._target))
         self._client.release_collection(self._collection)
         self._client.load_collection(self._collection)
+        return True
 
     def close(self) -> None:
         self._client.close()
@@ -456,11 +542,11 @@ def _load_state(client: Any, name: str) -> str:
     return getattr(state, "name", str(state))
 
 
-def rebuild_index(client: Any, name: str, where: str) -> str:
+def rebuild_index(client: Any, name: str, where: str, build: dict[str, int] | None = None) -> str:
     """Replace the vector index with HNSW (or the best the engine accepts); returns the index type in use."""
     client.release_collection(name)
     client.drop_index(name, "vector")
-    chosen = create_best_index(client, name, where)
+    chosen = create_best_index(client, name, where, build)
     _wait_for_index(client, name, where)
     client.load_collection(name)
     logger.info("%s: vector index is now %s", where, chosen)
@@ -481,13 +567,13 @@ def _wait_for_index(client: Any, name: str, where: str, wait_s: float = INDEX_WA
     logger.warning("%s: index build still running after %.0f s; loading with the rows indexed so far", where, wait_s)
 
 
-def create_best_index(client: Any, name: str, where: str) -> str:
+def create_best_index(client: Any, name: str, where: str, build: dict[str, int] | None = None) -> str:
     """Create HNSW on the vector field, else AUTOINDEX, else FLAT; returns the index type in place.
 
     A long build can outlive its connection (a 1M-row HNSW build takes ~15 min) and pymilvus re-sends
     the call, which the server then refuses as "index already exists": the index it names is the one
     in place, read back rather than taken for a failure."""
-    for index_type, params in (("HNSW", HNSW_BUILD), ("AUTOINDEX", {}), ("FLAT", {})):
+    for index_type, params in (("HNSW", dict(build or HNSW_BUILD)), ("AUTOINDEX", {}), ("FLAT", {})):
         index = client.prepare_index_params()
         index.add_index(field_name="vector", index_type=index_type, metric_type="COSINE", params=params)
         try:
@@ -499,6 +585,15 @@ def create_best_index(client: Any, name: str, where: str) -> str:
             continue
         return index_type
     return "FLAT"
+
+
+def _hnsw_params(threshold: int, m: int, ef_construction: int) -> dict[str, int]:
+    """HNSW build parameters, checked (Milvus accepts M 2-2048 and efConstruction 1-2**31)."""
+    for name, value, low, high in (("hnsw_threshold", threshold, 0, 2**62), ("hnsw_m", m, 2, 2048),
+                                   ("hnsw_ef_construction", ef_construction, 1, 2**31 - 1)):
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise ValueError(f"{name} must be a whole number from {low} to {high}, got {value!r}")
+    return {"M": m, "efConstruction": ef_construction}
 
 
 def _check_sizes(id: str, metadata: dict[str, Any]) -> None:

@@ -1,0 +1,183 @@
+"""The hybrid retriever on Milvus reads the store's own word index (kept next to the collection, written
+with every upsert and delete), never a scan of every row per retriever, and ranks as on the numpy bank.
+
+Both layouts run on Milvus Lite: its own BM25 function (what Lite 3 and Milvus >= 2.5 offer) and the
+postings a Milvus 2.3 server gets. The real server (2.3.5: postings) runs the same tests in the
+``milvus_server`` step, plus the PubMedQA parity evaluation (slow on Lite, in the ``slow`` step).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tracerag.retrievers.cosine_bank import CosineBank
+from tracerag.retrievers.hybrid import HybridRetriever, WordIndex
+from tracerag.retrievers.store_copy import copy_store
+from tracerag.retrievers.stores import open_store
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests"))
+
+HAVE_MILVUS = all(importlib.util.find_spec(m) is not None for m in ("pymilvus", "milvus_lite"))
+pytestmark = pytest.mark.skipif(not HAVE_MILVUS, reason='needs pip install -e ".[milvus]"')
+STANDALONE = os.environ.get("TRACERAG_MILVUS_STANDALONE")  # set inside tests/milvus_standalone.py
+ENGINES = ["lite-bm25", "lite-postings",
+           pytest.param("standalone", marks=pytest.mark.skipif(not STANDALONE, reason="runs in the milvus_server step"))]
+
+CHUNKS = {
+    "snp#0": "In a small cohort, carriers of rs121913529 had shorter progression-free survival.",
+    "kras#0": "Patients with the KRAS variant rs121913530 had poor responses to first-line therapy.",
+    "kras#1": "Patients with the KRAS variant rs121913528 had poor responses to first-line therapy.",
+    "egfr#0": "Lung tumours with EGFR mutations responded well to tyrosine kinase inhibitors.",
+    "brca#0": "Women with BRCA1 mutations have a high lifetime risk of breast cancer.",
+    "dogs#0": "Training young dogs not to bite shoes: redirect them to toys and praise calm play.",
+    "dogs#1": "Young dogs need vaccinations at eight, twelve and sixteen weeks.",
+    "cats#0": "How can I stop my cat from scratching the sofa? Give it a scratching post.",
+    "tea#0": "Green tea contains catechins, which are antioxidants.",
+    "o'brien#0": 'Quotes "in" ids: o\'brien studied tea and dogs.',
+    "home#0": "打开客厅的灯可以让房间更明亮。",
+    "empty#0": "",
+}
+QUERIES = ["KRAS rs121913529 outcomes", "Which mutations raise breast cancer risk?", "dogs and tea",
+           "How can I stop my puppy from chewing footwear?", "客厅的灯", "zzzz unknown words"]
+_COUNTER = iter(range(10**6))
+
+
+@pytest.fixture(scope="module")
+def bank(tmp_path_factory, embedder):
+    metadata = [{"doc_id": i.split("#")[0], "text": t} for i, t in CHUNKS.items()]
+    return CosineBank.create(tmp_path_factory.mktemp("words") / "bank", embedder, list(CHUNKS),
+                             list(CHUNKS.values()), metadata)
+
+
+@pytest.fixture(params=ENGINES)
+def engine(request):
+    return request.param
+
+
+@pytest.fixture
+def milvus(engine, bank, tmp_path):
+    """(store URI, word index layout) filled from the bank by copy_store."""
+    if engine == "standalone":
+        uri = f"{STANDALONE}?collection=words{next(_COUNTER)}_{os.getpid()}"
+    else:
+        uri = f"milvus:{tmp_path / 'words.db'}?collection=chunks"
+    assert copy_store(str(bank.directory), uri).ok
+    return uri, {"lite-bm25": "bm25", "lite-postings": "postings", "standalone": None}[engine]
+
+
+def _open(uri, embedder, layout):
+    store = open_store(uri, embedder_id=embedder.id, dim=embedder.dim)
+    store.word_index(layout=layout)
+    return store
+
+
+def _ranked(results):
+    return [[(c.id, round(c.lexical or 0.0, 3)) for c in r] for r in results]
+
+
+def test_ranks_as_the_numpy_bank_and_reads_no_row_to_start(milvus, bank, embedder, monkeypatch):
+    uri, layout = milvus
+    store = _open(uri, embedder, layout)
+    kind = store.word_index().kind
+    assert layout in (None, kind) and (kind == "bm25") == (layout == "bm25")
+
+    def no_scan(*args, **kwargs):
+        raise AssertionError("a retriever on Milvus scanned the store")
+
+    monkeypatch.setattr(store, "scan", no_scan)
+    retriever = HybridRetriever(store, embedder=embedder)
+    assert not isinstance(retriever.index, WordIndex)
+    numpy_side = HybridRetriever(bank)
+    for k in (3, 8):
+        assert _ranked(retriever.search(QUERIES, k=k)) == _ranked(numpy_side.search(QUERIES, k=k))
+        assert _ranked(retriever.search_lexical(QUERIES, k=k)) == _ranked(numpy_side.search_lexical(QUERIES, k=k))
+    deduped = retriever.search(["KRAS variant poor responses"], k=3, dedupe_by="doc_id")[0]
+    assert [c.doc_id for c in deduped] == [c.doc_id for c in numpy_side.search(["KRAS variant poor responses"], k=3,
+                                                                                dedupe_by="doc_id")[0]]
+    store.close()
+
+
+def test_upserts_and_deletes_reach_the_word_index_without_refresh(milvus, embedder):
+    uri, layout = milvus
+    store = _open(uri, embedder, layout)
+    retriever = HybridRetriever(store, embedder=embedder)
+    text = "Metformin treats type 2 diabetes."
+    store.upsert(["met#0"], embedder.embed([text]), [{"doc_id": "met", "text": text}])
+    assert [c.id for c in retriever.search_lexical(["metformin"], k=2)[0]] == ["met#0"]
+    assert retriever.search(["metformin"], k=1)[0][0].lexical > 0
+    # a new text for the same id replaces its words
+    store.upsert(["met#0"], embedder.embed(["Insulin lowers glucose."]), [{"doc_id": "met", "text": "Insulin lowers glucose."}])
+    assert retriever.search_lexical(["metformin"], k=2) == [[]]
+    assert [c.id for c in retriever.search_lexical(["insulin"], k=2)[0]] == ["met#0"]
+    assert store.delete(["met#0", "tea#0"]) == 2
+    assert retriever.search_lexical(["insulin"], k=2) == [[]]
+    assert "tea#0" not in [c.id for c in retriever.search(["green tea catechins"], k=5)[0]]
+    # another client opening the store later finds the index as written
+    other = _open(uri, embedder, layout)
+    assert other.word_index().count() == other.count() == len(CHUNKS) - 1
+    other.close()
+    store.close()
+
+
+def test_an_index_that_disagrees_with_the_store_is_rebuilt_once(milvus, embedder):
+    uri, layout = milvus
+    store = _open(uri, embedder, layout)
+    words = store.word_index()
+    words.delete(["dogs#0"])  # e.g. a build interrupted, or rows written by a client before this version
+    words.seal()
+    assert store.word_index().count() == store.count()
+    retriever = HybridRetriever(store, embedder=embedder)
+    assert "dogs#0" in [c.id for c in retriever.search_lexical(["shoes"], k=3)[0]]
+    store.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# The parity evaluation: PubMedQA held-out (test split) recall@10 and MRR, no LM.
+
+
+def _pubmedqa_metrics(store, embedder) -> dict:
+    from tracerag.datasets.pubmedqa import load_pubmedqa_questions
+    from tracerag.evaluation import evaluate_rag
+    from tracerag.programs.self_reflective_rag import RAGConfig, SelfReflectiveRAG
+
+    retriever = HybridRetriever(store, embedder=embedder)
+    program = SelfReflectiveRAG(retriever, RAGConfig(k=10, max_rounds=2))
+    pmids = {x.rsplit("#", 1)[0] for x in retriever.ids}
+    examples = [q.to_example() for q in load_pubmedqa_questions("pubmedqa", "test", pmids=pmids)]
+    return evaluate_rag(program, examples, dataset="pubmedqa", k=10, num_threads=1, progress=False)["metrics"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("where", ["lite", pytest.param("standalone", marks=pytest.mark.skipif(
+    not STANDALONE, reason="runs in the milvus_server step"))])
+def test_pubmedqa_heldout_recall_at_10_equals_the_numpy_bank(where, embedder, tmp_path):
+    from tracerag.tools.pubmed_corpus import open_pubmedqa_bank
+
+    bank = open_pubmedqa_bank(embedder)
+    uri = (f"{STANDALONE}?collection=pubmedqa_{os.getpid()}" if where == "standalone"
+           else f"milvus:{tmp_path / 'rag.db'}?collection=rag")
+    assert copy_store(str(bank.directory), uri).ok
+    base = _pubmedqa_metrics(open_store(str(bank.directory)), embedder)
+    store = open_store(uri, embedder_id=embedder.id, dim=embedder.dim)
+    other = _pubmedqa_metrics(store, embedder)
+    store.close()
+    assert base["n"] == other["n"] >= 150 and base["recall@10"] >= 0.98
+    assert abs(base["recall@10"] - other["recall@10"]) <= 0.002 and abs(base["mrr"] - other["mrr"]) <= 0.002
+
+
+@pytest.mark.milvus_server
+def test_the_word_index_and_parity_hold_on_a_real_milvus_server():
+    import milvus_standalone
+
+    why = milvus_standalone.available()
+    if why:
+        pytest.skip(why)
+    suite = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not milvus_server", __file__, "-k", "standalone"]
+    assert milvus_standalone.run_inside(suite) == 0
