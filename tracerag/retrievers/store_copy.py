@@ -15,6 +15,9 @@ and equal unless it held other rows before), and a random sample of rows (``samp
 the same metadata and vectors with cosine >= ``min_cosine`` (0.9999; stored vectors are float32 unit
 rows, so a faithful copy gives 1.0 within rounding). ``CopyReport.ok`` and ``summary()`` say what held.
 
+After a copy that wrote rows the destination's ``refresh_index()`` runs when it has one (a Milvus server
+with an HNSW index: every row sealed, indexed and loaded, so no segment is left on the interim index).
+
 Cost: the numpy bank appends in versions (each append copies the existing files in-kernel), so writing
 into a numpy bank groups batches into :data:`NUMPY_WRITE_ROWS`-row appends (O(n^2 / 65,536) bytes
 copied in all); Milvus takes ``batch_size`` rows per upsert.
@@ -129,6 +132,9 @@ def copy_store(
                 advance(report.rows_read)
             finally:
                 close_bar()
+            refresh = getattr(target, "refresh_index", None)
+            if report.written and callable(refresh):  # a server's HNSW serves rows sealed late from an interim index
+                refresh()
             verify_copy(source, target, reservoir, report, min_cosine)
             report.seconds = time.perf_counter() - started
             (logger.info if report.ok else logger.warning)("%s", report.summary())
