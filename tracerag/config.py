@@ -16,7 +16,7 @@ from pathlib import Path
 
 import dspy
 
-from .lm_transport import DEFAULT_TIMEOUT, MAX_REPLY_BYTES, BoundedEngines, call_deadline
+from .lm_transport import DEFAULT_TIMEOUT, MAX_REPLY_BYTES, BoundedEngines, call_deadline, install_litellm_sessions
 from .programs.guarded_step import LMPolicy, policy, set_policy
 from .retrievers.embedders import Embedder, make_embedder
 from .retrievers.embedding_cache import default_cache_path
@@ -148,7 +148,8 @@ class BoundedLM(dspy.LM):
     def _bounded(self, kwargs):
         token = _retry_wait_cap.set(self.retry_wait(kwargs))
         try:
-            with call_deadline(self.worst_case(kwargs)):
+            with call_deadline(self.worst_case(kwargs), attempt=self._timeout(kwargs) or DEFAULT_TIMEOUT,
+                               max_bytes=self._engine_store.max_bytes):
                 yield
         finally:
             _retry_wait_cap.reset(token)
@@ -197,16 +198,20 @@ def make_lm(model: str, api_base: str | None = None, api_key: str | None = None,
 
 
 def _warn_when_not_native(lm: dspy.LM) -> None:
-    """Say so when DSPy will send this LM's calls through LiteLLM (a model prefix its native engine does
-    not serve, extra client settings, or a ``<PROVIDER>_API_BASE`` variable): LiteLLM's own clients
-    bound each read by ``timeout``, but neither the whole attempt nor the reply's size."""
+    """When DSPy will send this LM's calls through LiteLLM (a model prefix its native engine does not
+    serve, extra client settings, a ``<PROVIDER>_API_BASE`` variable), give LiteLLM bounded sessions:
+    they bound the calls it makes through the OpenAI SDK (``openai/…``). Its other providers use
+    LiteLLM's own clients, which bound each read only; say so."""
     from dspy.clients.backend_selection import select_backend
 
     try:
         native = select_backend(lm).native
     except Exception:  # DSPy refuses the settings: the first call says why
         return
-    if not native:
+    if native:
+        return
+    ours = install_litellm_sessions()
+    if not (ours and lm.model.startswith("openai/")):
         logging.getLogger("tracerag.lm").warning(
             "LM %s goes through LiteLLM: each read is bounded by the timeout, but not the whole call nor the "
             "size of a reply (an openai/, hosted_vllm/ or ollama_chat/ model string with api_base is bounded "

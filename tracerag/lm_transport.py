@@ -21,6 +21,11 @@ A failure surfaces as lm15's own errors (a read timeout, a connection error: DSP
 ``CollectionLimitError``, which it does not), so DSPy's callbacks, history, cache and retries are as
 with lm15's transport. Which engine DSPy picks is untouched: ``BoundedEngines`` (the LM's engine
 store) gives each native engine DSPy builds this transport before its first call.
+
+When DSPy sends a call through LiteLLM instead, an ``openai/…`` model goes out through the OpenAI SDK
+over LiteLLM's shared httpx sessions; ``install_litellm_sessions`` makes those ``BoundedHTTPX`` /
+``AsyncBoundedHTTPX``, which apply the same bounds to the requests made inside a bounded LM call
+(``call_deadline``) and pass every other request through.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import replace
 
+import httpcore
 import httpx
 from dspy._vendor.lm15.transports import (
     AsyncTransportResponse,
@@ -48,31 +54,42 @@ from dspy._vendor.lm15.transports import (
 from dspy.clients.engines.lm15_engine import AsyncLM15Engine
 from dspy.lm15 import CollectionLimitError
 
-from .retrievers.http_json import _deadline, _Decoder, bounded_async_client, bounded_client
+from .retrievers.http_json import _deadline, _DeadlineBackend, _Decoder, bounded_async_client, bounded_client
 
-__all__ = ["MAX_REPLY_BYTES", "AsyncBoundedTransport", "BoundedEngines", "BoundedTransport", "call_deadline"]
+__all__ = ["MAX_REPLY_BYTES", "AsyncBoundedHTTPX", "AsyncBoundedTransport", "BoundedEngines", "BoundedHTTPX",
+           "BoundedTransport", "call_deadline", "install_litellm_sessions"]
 
 MAX_REPLY_BYTES = 8 * 2**20  # a chat reply is kilobytes; logprobs of a long one a few MB
 DEFAULT_TIMEOUT = 600.0  # seconds per attempt when the LM sets no timeout (lm15's own read default)
 
-_call_end: contextvars.ContextVar[float | None] = contextvars.ContextVar("tracerag_lm_call_end", default=None)
+# the bounded LM call in progress: [its deadline (set when its first attempt starts), its seconds]
+_call: contextvars.ContextVar[list | None] = contextvars.ContextVar("tracerag_lm_call", default=None)
+# (seconds per attempt, reply cap) of the bounded LM call in progress, for the LiteLLM sessions
+_limits: contextvars.ContextVar[tuple[float, int] | None] = contextvars.ContextVar("tracerag_lm_limits", default=None)
 
 
 @contextmanager
-def call_deadline(seconds: float):
-    """No attempt made inside this block runs past ``seconds`` from now (nor past an outer deadline)."""
-    end = time.monotonic() + seconds
-    outer = _call_end.get()
-    token = _call_end.set(end if outer is None else min(end, outer))
+def call_deadline(seconds: float, *, attempt: float | None = None, max_bytes: int = MAX_REPLY_BYTES):
+    """No attempt made inside this block runs past ``seconds`` after the first one started (the clock
+    starts on the wire, so DSPy's own first-call setup is not counted). With ``attempt`` (seconds), the
+    LiteLLM sessions (``install_litellm_sessions``) also bound each attempt made inside the block by it,
+    and its reply by ``max_bytes``."""
+    call = _call.set([None, seconds])
+    limits = _limits.set((attempt, max_bytes) if attempt else _limits.get())
     try:
         yield
     finally:
-        _call_end.reset(token)
+        _limits.reset(limits)
+        _call.reset(call)
 
 
 def _attempt_end(timeout: float) -> float:
-    end, whole = time.monotonic() + timeout, _call_end.get()
-    return end if whole is None else min(end, whole)
+    now, call = time.monotonic(), _call.get()
+    if call is None:
+        return now + timeout
+    if call[0] is None:
+        call[0] = now + call[1]
+    return min(now + timeout, call[0])
 
 
 def _timed_out(url: str, timeout: float) -> ReadTimeout:
@@ -258,3 +275,149 @@ class BoundedEngines(dict):
         return [engine.config.transport for key, engine in list(self.items())
                 if key[0] is loop and isinstance(getattr(getattr(engine, "config", None), "transport", None),
                                                  BoundedTransport | AsyncBoundedTransport)]
+
+
+# -- LiteLLM ---------------------------------------------------------------------------------------
+# A call DSPy routes through LiteLLM goes out through the OpenAI SDK for OpenAI-compatible providers,
+# over ``litellm.client_session`` / ``aclient_session`` when they are set. These httpx transports bound
+# the requests made while a bounded LM call is in progress (``call_deadline(attempt=...)``) the same way,
+# and pass any other request through untouched (another library's LiteLLM calls are not ours to bound).
+
+
+def _deadline_transport() -> httpx.HTTPTransport:
+    transport = httpx.HTTPTransport()
+    pool = getattr(transport, "_pool", None)
+    if isinstance(getattr(pool, "_network_backend", None), httpcore.NetworkBackend):
+        pool._network_backend = _DeadlineBackend(pool._network_backend)  # type: ignore[union-attr]
+    return transport
+
+
+def _bounded_headers(response: httpx.Response) -> list[tuple[str, str]]:
+    return [(k, v) for k, v in response.headers.multi_items() if k.lower() not in ("content-encoding", "content-length")]
+
+
+class _BoundedStream(httpx.SyncByteStream):
+    def __init__(self, raw: httpx.SyncByteStream, reply: _Reply) -> None:
+        self._raw, self._reply = raw, reply
+
+    def __iter__(self) -> Iterator[bytes]:
+        raw_chunks = iter(self._raw)
+        while True:
+            try:
+                self._reply.time_left()
+            except ReadTimeout as exc:
+                raise httpx.ReadTimeout(str(exc)) from None
+            token = _deadline.set(self._reply.end)
+            try:
+                raw = next(raw_chunks, None)
+            finally:
+                _deadline.reset(token)
+            if raw is None:
+                return
+            yield from self._reply.decode(raw)
+
+    def close(self) -> None:
+        self._raw.close()
+
+
+class BoundedHTTPX(httpx.BaseTransport):
+    """An httpx transport that bounds each request made inside a bounded LM call: the attempt's deadline
+    on connect, headers and every body read, and the decoded reply against the cap."""
+
+    def __init__(self) -> None:
+        self._inner = _deadline_transport()
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        limits = _limits.get()
+        if limits is None:
+            return self._inner.handle_request(request)
+        timeout, max_bytes = limits
+        end = _attempt_end(timeout)
+        token = _deadline.set(end)
+        try:
+            response = self._inner.handle_request(request)
+        finally:
+            _deadline.reset(token)
+        try:
+            reply = _Reply(response, str(request.url), timeout, end, max_bytes)
+        except BaseException:
+            response.close()
+            raise
+        return httpx.Response(response.status_code, headers=_bounded_headers(response),
+                              stream=_BoundedStream(response.stream, reply), extensions=response.extensions)
+
+    def close(self) -> None:
+        self._inner.close()
+
+
+class _AsyncBoundedStream(httpx.AsyncByteStream):
+    def __init__(self, raw: httpx.AsyncByteStream, reply: _Reply) -> None:
+        self._raw, self._reply = raw, reply
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        raw_chunks = aiter(self._raw)
+        while True:
+            try:
+                async with asyncio.timeout(self._reply.time_left()):
+                    raw = await anext(raw_chunks, None)
+            except (TimeoutError, ReadTimeout):
+                raise httpx.ReadTimeout(str(_timed_out(self._reply.url, self._reply.timeout))) from None
+            if raw is None:
+                return
+            for piece in self._reply.decode(raw):
+                yield piece
+
+    async def aclose(self) -> None:
+        await self._raw.aclose()
+
+
+class AsyncBoundedHTTPX(httpx.AsyncBaseTransport):
+    """``BoundedHTTPX`` for an event loop (each wait cut at the deadline there); one connection pool per
+    running loop, so a session shared by many ``asyncio.run()`` calls never reuses a dead loop's."""
+
+    def __init__(self) -> None:
+        self._inner: dict[asyncio.AbstractEventLoop, httpx.AsyncHTTPTransport] = {}
+
+    def _transport(self) -> httpx.AsyncHTTPTransport:
+        loop = asyncio.get_running_loop()
+        for closed in [other for other in self._inner if other.is_closed()]:
+            del self._inner[closed]
+        if loop not in self._inner:
+            self._inner[loop] = httpx.AsyncHTTPTransport()
+        return self._inner[loop]
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        inner, limits = self._transport(), _limits.get()
+        if limits is None:
+            return await inner.handle_async_request(request)
+        timeout, max_bytes = limits
+        end = _attempt_end(timeout)
+        try:
+            async with asyncio.timeout(max(end - time.monotonic(), 0.0)):
+                response = await inner.handle_async_request(request)
+        except TimeoutError:
+            raise httpx.ReadTimeout(str(_timed_out(str(request.url), timeout))) from None
+        try:
+            reply = _Reply(response, str(request.url), timeout, end, max_bytes)
+        except BaseException:
+            await response.aclose()
+            raise
+        return httpx.Response(response.status_code, headers=_bounded_headers(response),
+                              stream=_AsyncBoundedStream(response.stream, reply), extensions=response.extensions)
+
+    async def aclose(self) -> None:
+        transport = self._inner.pop(asyncio.get_running_loop(), None)
+        if transport is not None:
+            await transport.aclose()
+
+
+def install_litellm_sessions() -> bool:
+    """Give LiteLLM bounded httpx sessions (``litellm.client_session``, ``aclient_session``) unless it has
+    sessions already (someone else's choice, kept). True when LiteLLM's sessions are ours."""
+    import litellm
+
+    if litellm.client_session is None:
+        litellm.client_session = httpx.Client(transport=BoundedHTTPX(), follow_redirects=True)
+    if litellm.aclient_session is None:
+        litellm.aclient_session = httpx.AsyncClient(transport=AsyncBoundedHTTPX(), follow_redirects=True)
+    return isinstance(getattr(litellm.client_session, "_transport", None), BoundedHTTPX)
