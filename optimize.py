@@ -42,6 +42,9 @@ def _common(p: argparse.ArgumentParser) -> None:
                    "stage takes its no-LM fallback (default 30; env TRACERAG_LM_TIMEOUT)")
     g.add_argument("--lm-retries", type=int, help="retries of a transient LM failure: 5xx, connection, timeout "
                    "(default 2; env TRACERAG_LM_RETRIES)")
+    g.add_argument("--no-cache", action="store_true", help="send every LM call to the endpoint: DSPy's response "
+                   "cache is neither read nor written (it is keyed by model string and prompt, not endpoint, so an "
+                   "evaluation could otherwise score a reply cached from another endpoint)")
     g.add_argument("--embedder", help="local | lexical | http://host:port/v1 (env TRACERAG_EMBEDDER)")
     g.add_argument("--embed-model", help="model name for an HTTP embedder (env TRACERAG_EMBED_MODEL)")
     g.add_argument("--cache-dir", help="embedding cache directory (env TRACERAG_CACHE_DIR)")
@@ -253,6 +256,10 @@ def _configure(args) -> tracerag.config.Settings:
     # a command names its whole setup: the embedder from its flag, else the environment, else the default
     from tracerag.config import Settings, configure
 
+    if getattr(args, "no_cache", False):
+        import dspy
+
+        dspy.configure_cache(enable_disk_cache=False, enable_memory_cache=False)
     return configure(lm=args.lm, embedder=Settings.resolve(embedder=args.embedder).embedder,
                      api_base=args.api_base, api_key=args.api_key, embed_model=args.embed_model,
                      cache_dir=args.cache_dir, timeout=args.lm_timeout, retries=args.lm_retries)
