@@ -6,7 +6,8 @@ same ones: a ``dspy.LM`` that sets no ``timeout`` runs the compile as a copy wit
 (``--lm-timeout``; so does a separate prompt LM), the optimizer proposes and reflects with a copy of its
 LM whose calls are counted (failures included, reported as ``optimizer_lm`` in the scores), and GEPA,
 which goes on without a failed reflection, stops once as many calls failed in a row as open the LM
-breaker.
+breaker. Copies of an LM ``make_lm`` built (the configured one, ``--prompt-lm``) keep its bounded
+transport (``config.BoundedLM``), so each of those calls also ends at its deadline and byte cap.
 """
 
 from __future__ import annotations

@@ -216,6 +216,20 @@ def test_copies_keep_the_bound():
         assert out is None and time.monotonic() - start < 4.0
 
 
+def test_the_optimizers_copies_of_the_prompt_lm_are_bounded():
+    from tracerag.optimizer_lm import OptimizerCalls, bounded_lm
+
+    with stub("drip") as server:
+        prompt = server.lm(timeout=1, retries=0)
+        assert bounded_lm(prompt) is prompt  # it sets its own timeout
+        own = OptimizerCalls(prompt).lm  # what MIPROv2 proposes and GEPA reflects with, and their copies
+        for lm in (own, own.copy(temperature=1.0)):
+            start = time.monotonic()
+            with pytest.raises(Exception, match="no complete reply"):
+                lm("hi")
+            assert time.monotonic() - start < 4.0
+
+
 def test_closing_the_lm_closes_its_transports():
     with stub() as server:
         lm = server.lm(timeout=2)
