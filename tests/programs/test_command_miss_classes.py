@@ -141,3 +141,57 @@ def test_an_empty_answer_always_says_why(tmp_path, embedder):
         pred = program(query=query)
         assert not pred.candidates and not (pred.bulk is not None and pred.bulk.targets)
         assert pred.hint is not None or (pred.bulk is not None and pred.bulk.hint), query
+
+
+def test_a_colour_by_name_goes_to_the_command_that_takes_a_whole_colour(programs):
+    """"change the lights orange": setColor takes a colour; setHue and setSaturation take one number each and
+    cannot, in the candidates and in any plan, on every home whose lights have all three."""
+    checked = 0
+    for lang, home, program in programs.values():
+        rooms = sorted({d.room for d in home.devices if {"setColor", "setHue"} <= {c.command for c in d.commands}})
+        for room in rooms:
+            for phrasing in PHRASINGS[lang]:
+                query = phrasing.format(room=room, colour=COLOURS[lang][4])
+                pred = program(query=query)
+                assert pred.candidates[0].command_id.endswith("colorControl-setColor"), (query, pred.candidates[0])
+                if pred.bulk is not None and pred.bulk.targets:
+                    assert {c for _, c in pred.bulk.targets} == {"main-colorControl-setColor"}, query
+                checked += 1
+    assert checked >= 9
+
+
+SWITCHING = {"zh": ("关掉{label}", "把{label}关了", "打开{label}"), "en": ("turn off the {label}", "{label} off",
+                                                                     "switch the {label} on")}
+SWITCH_ALL = {"zh": ("关掉所有风扇", "让全部风扇关", "打开所有的风扇"), "en": ("all the fans on", "turn every fan off")}
+
+
+def test_an_utterance_that_only_switches_a_kind_switches_it_never_sets_a_speed(programs):
+    """"关风扇", "all the fans on": a fan's off/on, never its speed or mode (which take a value nobody said),
+    whichever the words score higher; one fan or a plan over all of them."""
+    checked = 0
+    for lang, home, program in programs.values():
+        fans = [d for d in home.devices if d.category == "Fan" and {"on", "off"} <= {c.command for c in d.commands}]
+        for fan in fans:
+            for phrasing in SWITCHING[lang]:
+                query = phrasing.format(label=fan.label)
+                way = "on" if ("on" in query.split() or "打开" in query) else "off"
+                top = program(query=query).candidates[0]
+                assert (top.device_id, top.command_id) == (fan.device_id, f"main-switch-{way}"), (query, top)
+                checked += 1
+        if len(fans) > 1:
+            for query in SWITCH_ALL[lang]:
+                way = "on" if ("on" in query.split() or "打开" in query) else "off"
+                bulk = program(query=query).bulk
+                assert bulk is not None and set(bulk.targets) == {(f.device_id, f"main-switch-{way}") for f in fans}, \
+                    (query, bulk)
+                checked += 1
+    assert checked >= 20
+
+
+@pytest.mark.parametrize("home, query, command", [
+    ("home_large", "把主卧电视取消静音", "main-audioMute-unmute"),  # a verb command named: not the TV's power
+    ("home_en", "unmute the Bedroom TV", "main-audioMute-unmute"),
+    ("home_en", "start Bob", "main-robotCleanerMovement-setRobotCleanerMovement"),  # no switch to prefer
+])
+def test_a_command_named_with_a_switching_word_stays_that_command(programs, home, query, command):
+    assert programs[home][2](query=query).candidates[0].command_id == command

@@ -148,9 +148,8 @@ class CommandRetrieval(dspy.Module):
                 parsed.model_copy(update={"type_hint": _kind_said(text, index) or candidates[0].category})
             if home_wide:  # "the lights": a word for the kind, which no name of the plan need hold
                 scoped = scoped.model_copy(update={"name_hint": ""})
-            other_kind = screen.other_kind | safety.switching_otherwise(text) if home_wide else screen.other_kind
             bulk = yield work(index.plan_bulk, scoped, text, blocked=screen.blocked, skipped=screen.skipped,
-                              other_kind=other_kind, afn=_awaiting_embeddings(index, index.plan_bulk),
+                              other_kind=screen.other_kind, afn=_awaiting_embeddings(index, index.plan_bulk),
                               span=COMMAND_BULK, inputs={"query": query}, outputs=_bulk_outputs)
         if bulk is not None and any(safety.is_sensitive(*t) for t in bulk.targets) and not said_all:
             bulk = None  # a plan opens or unlocks several devices only when the utterance says so ("所有", "all")
@@ -167,7 +166,7 @@ class CommandRetrieval(dspy.Module):
     def _search(self, index: CommandIndex, screen: Screen, query: str, parsed: QueryIR, text: str) -> Pipeline:
         """The ranked candidates for one parse, and the rows the safety screen held back from them."""
         return (yield work(index.rank, parsed, text, k=self.k, blocked=screen.blocked, demoted=screen.demoted,
-                           unfit=screen.unfit,
+                           unfit=screen.unfit, switching=screen.switching,
                            afn=_awaiting_embeddings(index, index.rank), span=COMMAND_SEARCH,
                            inputs={"query": query, "k": self.k, "home": index.home.name, "ir": parsed.model_dump()},
                            outputs=_candidate_outputs))

@@ -59,6 +59,7 @@ _MASKED = "|"  # stands in for a masked phrase: tokens() never yields it, so no 
 NAME_TOKENS_MAX = 64
 NAME_RUN_MAX = 8
 
+SWITCH_EDGE = 1e-3  # how far a device's switching row ranks above its best other one
 # What a demoted row (one that cannot take the value the utterance sets) loses: more than any score spans.
 DEMOTED = 1_000.0
 
@@ -584,13 +585,15 @@ class CommandIndex:
         return self.rank(ir, utterance, k, **screen)[0]
 
     def rank(self, ir: QueryIR, utterance: str, k: int = 10, *, blocked: np.ndarray | None = None,
-             demoted: np.ndarray | None = None, unfit: np.ndarray | None = None) -> tuple[list[Candidate], list[int]]:
+             demoted: np.ndarray | None = None, unfit: np.ndarray | None = None,
+             switching: np.ndarray | None = None) -> tuple[list[Candidate], list[int]]:
         """Top-k candidates, and the ``blocked`` rows that would have ranked among them (best first).
 
         ``blocked`` rows (per row) are never candidates; ``demoted`` rows rank after every other row, and so do
         ``unfit`` ones unless their device is named in full (a fridge said to 50 degrees stays the fridge, whose
-        command then refuses the value, rather than becoming the thermostat). They come from the safety rules
-        (``command_safety.Screen``): the index itself knows no policy."""
+        command then refuses the value, rather than becoming the thermostat); a ``switching`` row answers for
+        its device, first among its commands ("关风扇": the fan's off where its speed scored higher). They
+        come from the safety rules (``command_safety.Screen``): the index itself knows no policy."""
         fused, channels = self.score_rows(ir, utterance)
         order_key = fused
         if blocked is not None:
@@ -599,6 +602,14 @@ class CommandIndex:
             order_key = order_key - DEMOTED * demoted
         if unfit is not None:
             order_key = order_key - DEMOTED * (unfit & (channels["name"][self.row_device] < 1.0))
+        if switching is not None and switching.any():
+            # the device's switching rows move up together, their best just above the device's best row
+            starts = self._device_row_starts
+            sizes = np.diff(np.r_[starts, len(order_key)])
+            with np.errstate(invalid="ignore"):  # a device with no switching row: -inf - -inf, lifts nothing
+                lift = _group_max(order_key, starts) - _group_max(order_key, starts, switching)
+            lift = np.where(np.isfinite(lift), lift, 0.0)
+            order_key = np.where(switching, order_key + np.repeat(lift, sizes) + SWITCH_EDGE, order_key)
         top = self._top_rows(order_key, k)
         candidates = [self._candidate(int(r), float(fused[r]), channels) for r in top]
         passed_over: list[int] = []
@@ -656,6 +667,10 @@ class CommandIndex:
             found = self._one_category(carriers) or (self._one_category(carriers & acting) if acting.any() else None)
             if found:
                 return found
+        # a word for one kind no name here holds ("关掉所有电扇" where the fans are 落地扇 and 小米风扇)
+        kinds = [kind for kind in categories_said(utterance) if kind in self.categories]
+        if len(kinds) == 1 and (device_ok & self._in_category(kinds[0])).any():
+            return kinds[0]
         evidence: dict[str, float] = defaultdict(float)
         said = _content(tokens(utterance))
         # a category named in full ("air conditioners") is not a name: its words do not make the Air
@@ -707,6 +722,13 @@ class CommandIndex:
             return out
         out[self.row_device[named[self.slot_verb_set][self.row_slot]]] = True
         return out
+
+    def verbs_named(self, text: str) -> np.ndarray:
+        """Per slot: whether the text says its verb command by the command's own words ("取消静音": unmute)."""
+        named = self._verb_sets_named((text,))
+        if named is None:
+            return np.zeros(len(self.slots), dtype=bool)
+        return named[self.slot_verb_set] & self.slot_is_verb
 
     def _verb_sets_named(self, texts: tuple[str, ...]) -> np.ndarray | None:
         """Per verb set: whether the texts say one of its verbs (a phrase inside a longer one said counts

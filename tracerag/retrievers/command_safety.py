@@ -135,6 +135,14 @@ _COLOUR = re.compile(r"[红绿蓝黄紫橙粉青]色|\b(red|green|blue|yellow|pu
                      re.IGNORECASE)
 COLOUR_CAPABILITIES = frozenset({"colorControl"})
 
+# Words that switch no power here: "up"/"down" ("turn up the speakers"); a start or a stop, which a machine's
+# cycle may answer ("洗衣机开始洗衣服", "start the washer"); "on" where it says where, not how ("next item on
+# our speaker", "on Office Speaker go back": after a verb it switches, "turn on the light", "bring on my fan").
+_NO_SWITCH = re.compile(r"开始|启动|停止|暂停|\b(up|down|start|stop|pause|resume|play)\b|"
+                        r"(?<!turn )(?<!switch )(?<!put )(?<!power )(?<!flip )(?<!bring )(?<!get )"
+                        r"(^\s*on\b|\bon (?=(the|my|our|your|this|that|a)\b))", re.IGNORECASE)
+# a value set by its name ("to candle light", "to blue"): the utterance does not only switch
+_SETS_TO = re.compile(r"\bto (?!(on|off)\b)[a-z]", re.IGNORECASE)
 # any word for a kind of device: what a name said just before it qualifies ("车库的灯")
 _KIND_WORD = word_pattern(tuple(w for zh, _ in CATEGORY_WORDS.values() for w in zh),
                           tuple(w for _, en in CATEGORY_WORDS.values() for w in en))
@@ -203,8 +211,11 @@ class Screen:
     demoted: np.ndarray  # ranked after every row that is not: it switches the other way than the utterance says
     unfit: np.ndarray  # ranked after every row that is not, unless its device is named in full: it cannot take
     #                    the value the utterance sets
-    other_kind: np.ndarray  # (unfit too) its command takes no value of the kind said (a colour): no evidence for
-    #                         a plan's command either, where a number out of range still is (refused per device)
+    other_kind: np.ndarray  # its command takes no value of the kind said (a colour; unfit too), or does not switch
+    #                         the way an utterance that only switches says: no evidence for a plan's command, where
+    #                         a number out of range still is (refused per device)
+    switching: np.ndarray  # the command that switches the way said on a device of the kind said ("关风扇": the
+    #                        fan's off, never its speed): it answers for its device
     skipped: np.ndarray  # (blocked too) the rows of devices the policy never acts on: left out of plans
 
 
@@ -253,6 +264,9 @@ class CommandSafety:
                                  for d, c in (index.rows[r] for r in self._sensitive_rows.tolist())}
         self._slot_colour = np.asarray([home.devices[d].commands[c].capability in COLOUR_CAPABILITIES
                                         for d, c in index.slots], dtype=bool)
+        # a colour's name is no number: a hue or a saturation alone cannot take "orange", a whole colour can
+        self._slot_colour_number = self._slot_colour & np.asarray(
+            [home.devices[d].commands[c].type in ("number", "integer") for d, c in index.slots], dtype=bool)
         # per slot: +1 for a command that switches, opens or starts something, -1 for one that stops it
         self._slot_polarity = np.asarray([_COMMAND_POLARITY.get(home.devices[d].commands[c].command, 0)
                                           for d, c in index.slots], dtype=np.int64)
@@ -288,9 +302,10 @@ class CommandSafety:
         opposite = self._slot_polarity == {"on": -1, "off": 1}.get(said, 0) if said else \
             np.zeros(len(index.slots), dtype=bool)
         other_kind = other_kind[index.row_slot] & ~blocked
+        switching, otherwise = self._switching(text, blocked)
         return Screen(blocked=blocked, demoted=opposite[index.row_slot] & ~blocked,
-                      unfit=(cannot_take[index.row_slot] & ~blocked) | other_kind, other_kind=other_kind,
-                      skipped=skipped)
+                      unfit=(cannot_take[index.row_slot] & ~blocked) | other_kind,
+                      other_kind=other_kind | otherwise, switching=switching, skipped=skipped)
 
     def _asked(self, text: str) -> np.ndarray:
         """Per sensitive row (``_sensitive_rows``): whether the text asks for its command on its device.
@@ -410,7 +425,9 @@ class CommandSafety:
         index = self.index
         none = np.zeros(len(index.slots), dtype=bool)
         if self._slot_colour.any() and polarity is None and _COLOUR.search(text):
-            return none, none, ~self._slot_colour  # "打开红色台灯" switches a lamp; "调成红色" sets a colour
+            # "打开红色台灯" switches a lamp; "调成红色" sets a colour, with a command that takes a whole one
+            whole = self._slot_colour & ~self._slot_colour_number
+            return none, none, ~(whole if whole.any() else self._slot_colour)
         value = value_set(text) if QueryIR.carries_value(text) else None
         if value is None or not len(index.slots):
             return none, none, none
@@ -427,20 +444,35 @@ class CommandSafety:
             cannot.append(target and not clash and (not takes or listed or (numeric and (relative or outside))))
         return np.asarray(conflict)[index.slot_shape], np.asarray(cannot)[index.slot_shape], none
 
-    def switching_otherwise(self, text: str) -> np.ndarray:
-        """Per row, for an utterance that only switches ("fans on", "关掉百叶窗": an on/off word, no value, no
-        listed value named): the commands that do not switch that way (a speed, a mode), which a plan over
-        every device of a kind must not choose. "up"/"down" are no switch here ("turn up the speakers")."""
+    def _switching(self, text: str, blocked: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per row, for an utterance that only switches a kind of device ("fans on", "关掉风扇": an on/off word,
+        a kind, no value, no listed value or other command named): (the commands that switch that way on the
+        devices of that kind, the others there: a speed, a mode). "关风扇" is the fan's off, never a speed with
+        no value; a robot cleaner with no switch still starts by its movement; "把声音关掉" names no kind (the
+        mute, not the TV's power)."""
         index = self.index
         none = np.zeros(len(index.rows), dtype=bool)
-        said = action_polarity(re.sub(r"\b(up|down)\b", " ", self._without_rooms(text), flags=re.IGNORECASE))
-        if said is None or QueryIR.carries_value(text):
-            return none
+        said = action_polarity(_NO_SWITCH.sub(" ", self._without_rooms(text)))
+        kinds = self._kinds_said(text)
+        if said is None or not kinds or QueryIR.carries_value(text) or _SETS_TO.search(text):
+            return none, none
+        of_kind = np.isin(index.device_categories, list(kinds))
+        kind_words = sorted({w for words in kinds.values() for w in words}, key=len, reverse=True)
+        for word in kind_words:
+            of_kind |= index.names.carrying(tokens(word))
         words = tokens(text)
-        named = np.asarray([bool(phrases) and any(contains(words, p) for p in phrases)
-                            for phrases, *_ in index.argument_shapes], dtype=bool)[index.slot_shape]
-        otherwise = (self._slot_polarity != (1 if said == "on" else -1)) & ~named
-        return otherwise[index.row_slot]
+        listed = np.asarray([bool(phrases) and any(contains(words, p) for p in phrases)
+                             for phrases, *_ in index.argument_shapes], dtype=bool)[index.slot_shape]
+        # what another command acts on, said beside the kind ("打开所有空调的扫风": the swing, not the power)
+        subject = index.subject_scores(re.sub("|".join(map(re.escape, kind_words)), " ", text)) >= 1.0
+        named = (listed | subject | index.verbs_named(text))[index.row_slot]
+        way = self._slot_polarity[index.row_slot] == (1 if said == "on" else -1)
+        # a device where a listed value or another verb command is named ("开启制冷模式", "取消静音") is set to
+        # it, not switched
+        of_kind &= np.bincount(index.row_device[named & ~way], minlength=len(of_kind)) == 0
+        switching = way & ~blocked & of_kind[index.row_device]
+        switches = np.bincount(index.row_device[switching], minlength=len(of_kind)) > 0
+        return switching, ~way & ~named & switches[index.row_device]
 
     # ----- an LM's parse ---------------------------------------------------------------------------
 
