@@ -175,10 +175,10 @@ class HybridRetriever:
     channel contributing only where the chunk is in its window. The window per channel is
     ``max(5 * k, window)`` chunks, widened when ``dedupe_by`` leaves fewer than ``k``.
 
-    The word index covers the rows present when the retriever was made; after adding rows call
-    :meth:`refresh` (rows it does not cover score 0 on the lexical channel until then). After rows of a
-    numpy bank were deleted the index is rebuilt on the next search; on other stores call :meth:`refresh`
-    after replacing or deleting rows.
+    A store's own word index (Milvus) is always current. An in-memory one covers the rows present when the
+    retriever was made; after adding rows call :meth:`refresh` (rows it does not cover score 0 on the
+    lexical channel until then). After rows of a numpy bank were deleted it is rebuilt on the next search;
+    on other stores call :meth:`refresh` after replacing or deleting rows.
     """
 
     def __init__(

@@ -21,11 +21,20 @@ Scores: the metric is COSINE, for which Milvus returns the cosine similarity its
 (higher is better, in [-1, 1]), the same number the numpy bank computes (within float32 rounding).
 
 Index by size: FLAT (exact) while the collection holds fewer than ``hnsw_threshold`` rows (100,000 by
-default); an upsert that crosses it rebuilds the index as HNSW (M=16, efConstruction=200; searched with
-ef = max(k, 128)). During that rebuild (tens of seconds at 100k rows) the collection is released and
-searches from other clients fail, so on a server build large stores before serving them. An engine that
-refuses HNSW (some Milvus Lite builds only do FLAT/IVF) gets AUTOINDEX, then FLAT, with a warning;
+default); an upsert that crosses it rebuilds the index as HNSW (``hnsw_m`` 16, ``hnsw_ef_construction``
+200; all three are :meth:`MilvusStore.open` arguments) searched with ef = max(k, ``?ef=`` of the URI,
+default 128). Clustered vectors (embeddings) are found exactly at ef 128; uniformly random ones need
+ef 4096 at M=16 or ef 2048 at M=32 for recall@10 >= 0.98 at 100k rows (BENCHMARKS.md). During the
+rebuild (tens of seconds at 100k rows) the collection is released and searches from other clients fail,
+so on a server build large stores before serving them; :meth:`MilvusStore.reindex` rebuilds with other
+parameters. After a bulk write the store reloads the collection (:meth:`MilvusStore.refresh_index`: an
+upsert call of 10,000+ rows, and ``copy_store``), since a server serves segments sealed after the switch
+from an interim index until then. An engine that refuses HNSW gets AUTOINDEX, then FLAT, with a warning;
 :meth:`MilvusStore.describe` reports the index in use.
+
+Words: :meth:`MilvusStore.word_index` keeps a BM25 index of the rows' metadata ``text`` next to the
+collection (:mod:`.milvus_words`), written by every upsert and delete once it exists, so a hybrid
+retriever never scans the store.
 
 Writes: upserts go in batches of 1,000 rows; each batch first reads the stored hashes of its ids and
 skips rows whose hash is unchanged, so re-ingesting the same data writes nothing; those lookups read at

@@ -8,8 +8,9 @@ in-memory :class:`~.hybrid.WordIndex`'s parameters. Two layouts, chosen when the
 - ``<collection>__bm25`` where the engine has Milvus' BM25 function (Milvus Lite >= 3, a Milvus server
   >= 2.5): one row per stored row holding its tokens, each written as ``x`` + its UTF-8 hex so the
   engine's standard analyzer keeps exactly our tokens; the engine builds the sparse vectors and ranks.
-  Milvus Lite 3.2 takes IDF and average length per segment, not over the collection, so its scores
-  differ a little from the in-memory index's (rankings agree on the parity evaluations: BENCHMARKS.md).
+  Scores equal the in-memory index's while the companion is one segment (as a build leaves it); Milvus
+  Lite 3.2 takes IDF and average length per segment, so rows upserted since drift a little until its
+  compaction merges them (a server >= 2.5 uses collection-wide statistics).
 - ``<collection>__words`` elsewhere (a Milvus 2.3/2.4 server has no BM25 function): postings, one row
   per (word, row) with its term frequency and the row's length, one length row per stored row and one
   row of totals; BM25 is computed here from the postings of the query's words, so scores equal the
@@ -81,6 +82,11 @@ class BM25Words:
                         # flat for a server; nested too, the only form Milvus Lite 3.2 reads (else k1=1.5)
                         params={"bm25_k1": K1, "bm25_b": B, "params": {"bm25_k1": K1, "bm25_b": B}})
         client.create_collection(name, schema=schema, index_params=index, consistency_level="Strong")
+        # a Milvus 2.3 server accepts this schema without its function and sparse index, then cannot load it
+        state = client.get_load_state(name).get("state")
+        if not client.describe_collection(name).get("functions") or getattr(state, "name", str(state)) != "Loaded":
+            client.drop_collection(name)
+            raise ValueError("the engine kept no BM25 function")
 
     @staticmethod
     def encode(tokens: Sequence[str]) -> str:
@@ -304,10 +310,12 @@ def open_words(client: Any, collection: str, literal: Literal, level: Callable[[
         try:
             cls.create(client, collection + suffix)
         except Exception as e:
-            if client.has_collection(collection + suffix):  # another client created it first
+            if cls is PostingsWords and client.has_collection(collection + suffix):  # another client made it first
                 return cls(client, collection + suffix, literal, level), False
             if cls is PostingsWords:
                 raise
+            if client.has_collection(collection + suffix):  # what the engine kept of it cannot load
+                client.drop_collection(collection + suffix)
             logger.info("%s: no BM25 function here (%s); keeping word postings instead", collection,
                         " ".join(str(e).split())[:200])
             continue
