@@ -98,3 +98,15 @@ def test_bulk_ingest_refreshes_on_a_real_milvus_server():
         pytest.skip(why)
     suite = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not milvus_server", __file__]
     assert milvus_standalone.run_inside(suite) == 0
+
+
+def test_open_store_passes_the_index_options_to_milvus_only(tmp_path):
+    from tracerag.retrievers.stores import open_store
+    from tracerag.retrievers.vector_store import StoreError
+
+    store = open_store(f"milvus:{tmp_path / 's.db'}", embedder_id="e", dim=DIM, create=True, hnsw_threshold=5, hnsw_m=12)
+    store.upsert([f"r{i}" for i in range(5)], uniform(5, 6))
+    assert store.describe().index == "HNSW" and store._hnsw_build["M"] == 12
+    store.close()
+    with pytest.raises(StoreError, match="hnsw_m apply only to Milvus stores"):
+        open_store(str(tmp_path / "bank"), embedder_id="e", dim=DIM, create=True, hnsw_m=12)

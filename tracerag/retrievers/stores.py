@@ -24,19 +24,26 @@ def open_store(
     embedder_id: str | None = None,
     dim: int | None = None,
     create: bool = False,
+    **index: int,
 ) -> VectorStore:
     """Open the store at ``uri`` (see the module docstring for URI forms).
 
     ``embedder_id`` / ``dim``, when given, must match what the store recorded (a mismatch is one
     :class:`StoreError` line naming both). With ``create=True`` a missing store is created empty (both are
-    then required); an existing one is opened and checked as usual.
+    then required); an existing one is opened and checked as usual. ``index``: Milvus' ``hnsw_threshold``,
+    ``hnsw_m`` and ``hnsw_ef_construction`` (see :meth:`MilvusStore.open`); the numpy bank is always exact.
     """
     target = parse_store_uri(uri)
     if create and (not embedder_id or not dim):
         raise StoreError(f"{target}: creating a store needs embedder_id and dim")
+    unknown = sorted(set(index) - {"hnsw_threshold", "hnsw_m", "hnsw_ef_construction"})
+    if unknown:
+        raise TypeError(f"open_store() got an unexpected keyword argument {unknown[0]!r}")
     if target.backend == "numpy":
+        if index:
+            raise StoreError(f"{target}: {', '.join(sorted(index))} apply only to Milvus stores (the bank is exact)")
         return NumpyStore.open(target.location, embedder_id=embedder_id, dim=dim, create=create)
-    return MilvusStore.open(target, embedder_id=embedder_id, dim=dim, create=create)
+    return MilvusStore.open(target, embedder_id=embedder_id, dim=dim, create=create, **index)
 
 
 def store_and_embedder(source: Any, embedder: Any = None) -> tuple[VectorStore, Any]:
