@@ -146,7 +146,8 @@ class StubLMServer:
         mode = self.modes.get(name, self.mode)
         self.requests.append((name, mode))
         if mode == "http500":
-            return 500, json.dumps({"error": {"message": "upstream model crashed", "type": "server_error"}}).encode(), mode
+            crashed = {"error": {"message": "upstream model crashed", "type": "server_error"}}
+            return 500, json.dumps(crashed).encode(), mode
         if mode == "bad_json":
             return 200, b"{'choices': [this is not json", mode
         if mode == "slow":

@@ -292,10 +292,6 @@ def _deadline_transport() -> httpx.HTTPTransport:
     return transport
 
 
-def _bounded_headers(response: httpx.Response) -> list[tuple[str, str]]:
-    return [(k, v) for k, v in response.headers.multi_items() if k.lower() not in ("content-encoding", "content-length")]
-
-
 class _BoundedStream(httpx.SyncByteStream):
     def __init__(self, raw: httpx.SyncByteStream, reply: _Reply) -> None:
         self._raw, self._reply = raw, reply
@@ -343,7 +339,7 @@ class BoundedHTTPX(httpx.BaseTransport):
         except BaseException:
             response.close()
             raise
-        return httpx.Response(response.status_code, headers=_bounded_headers(response),
+        return httpx.Response(response.status_code, headers=reply.headers,
                               stream=_BoundedStream(response.stream, reply), extensions=response.extensions)
 
     def close(self) -> None:
@@ -402,7 +398,7 @@ class AsyncBoundedHTTPX(httpx.AsyncBaseTransport):
         except BaseException:
             await response.aclose()
             raise
-        return httpx.Response(response.status_code, headers=_bounded_headers(response),
+        return httpx.Response(response.status_code, headers=reply.headers,
                               stream=_AsyncBoundedStream(response.stream, reply), extensions=response.extensions)
 
     async def aclose(self) -> None:
@@ -416,8 +412,10 @@ def install_litellm_sessions() -> bool:
     sessions already (someone else's choice, kept). True when LiteLLM's sessions are ours."""
     import litellm
 
+    encodings = {"Accept-Encoding": "gzip, deflate"}  # the codings inflated here in bounded steps
     if litellm.client_session is None:
-        litellm.client_session = httpx.Client(transport=BoundedHTTPX(), follow_redirects=True)
+        litellm.client_session = httpx.Client(transport=BoundedHTTPX(), follow_redirects=True, headers=encodings)
     if litellm.aclient_session is None:
-        litellm.aclient_session = httpx.AsyncClient(transport=AsyncBoundedHTTPX(), follow_redirects=True)
+        litellm.aclient_session = httpx.AsyncClient(transport=AsyncBoundedHTTPX(), follow_redirects=True,
+                                                     headers=encodings)
     return isinstance(getattr(litellm.client_session, "_transport", None), BoundedHTTPX)
