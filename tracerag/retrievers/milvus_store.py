@@ -27,9 +27,10 @@ default 128). Clustered vectors (embeddings) are found exactly at ef 128; unifor
 ef 4096 at M=16 or ef 2048 at M=32 for recall@10 >= 0.98 at 100k rows (BENCHMARKS.md). During the
 rebuild (tens of seconds at 100k rows) the collection is released and searches from other clients fail,
 so on a server build large stores before serving them; :meth:`MilvusStore.reindex` rebuilds with other
-parameters. After a bulk write the store reloads the collection (:meth:`MilvusStore.refresh_index`: an
-upsert call of 10,000+ rows, and ``copy_store``), since a server serves segments sealed after the switch
-from an interim index until then. An engine that refuses HNSW gets AUTOINDEX, then FLAT, with a warning;
+parameters. A bulk ingest through ``copy_store`` ends by reloading the collection
+(:meth:`MilvusStore.refresh_index`), since a server serves segments sealed after the switch from an
+interim index until then; other writers call it themselves after a bulk write (a reload makes the
+collection unavailable for its duration, so upserts never do it unasked). An engine that refuses HNSW gets AUTOINDEX, then FLAT, with a warning;
 :meth:`MilvusStore.describe` reports the index in use.
 
 Words: :meth:`MilvusStore.word_index` keeps a BM25 index of the rows' metadata ``text`` next to the
@@ -92,7 +93,6 @@ BATCH_ROWS = 1_000
 HNSW_THRESHOLD = 100_000
 HNSW_BUILD = {"M": 16, "efConstruction": 200}
 HNSW_MIN_EF = 128
-BULK_REFRESH_ROWS = 10_000  # an upsert call writing this many rows into an HNSW store reloads it after
 INDEX_WAIT_S = 3600.0  # a 1M-row HNSW build took ~15 min on 2 cores
 MAX_TOP_K = 16_384  # Milvus' limit on k per search
 _FIELDS = ("id", "vector", "hash", "metadata")
@@ -274,10 +274,7 @@ class MilvusStore:
                     written += len(rows)
             if written:
                 self._seal()
-                before = self._index
                 self.ensure_index()
-                if written >= BULK_REFRESH_ROWS and self._index == before:  # a switch just reloaded
-                    self.refresh_index()
         skipped = len(ids) - written
         logger.info("%s: upserted %d rows, %d skipped as unchanged", self._target, written, skipped)
         return UpsertReport(written, skipped)
@@ -399,8 +396,8 @@ class MilvusStore:
         it (FLAT is exact; Milvus Lite indexes each segment as it seals it): Milvus 2.3.5 kept serving
         segments sealed after the switch to HNSW from its interim index (recall 0.28 on uniform vectors at any
         ef; 0.995 at ef 2048 once reloaded). ``copy_store`` (so ``tracerag store copy``, ``ingest --store``,
-        ``build-bank --store``) and every upsert call writing :data:`BULK_REFRESH_ROWS` rows or more call it;
-        the collection is unavailable while it loads."""
+        ``build-bank --store``) calls it; after other bulk writes call it yourself. The collection is
+        unavailable while it loads: on a large serving collection, ingest into a new one and switch an alias."""
         if self._index == "FLAT" or self._target.backend == "milvus-lite":  # Lite indexes each segment it seals
             return False
         self._seal(always=True)

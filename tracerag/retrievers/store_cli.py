@@ -50,6 +50,9 @@ def add_store_commands(subparsers: Any) -> None:
                       help="the store to write (created with the source's embedder and dimension if missing)")
     copy.add_argument("--batch-size", type=int, default=1000, help="rows per read and per write (default 1000)")
     copy.add_argument("--sample", type=int, default=256, help="rows whose vectors are compared at the end")
+    copy.add_argument("--no-refresh", dest="refresh", action="store_false",
+                      help="do not reload the destination's HNSW index at the end (a Milvus server is unavailable "
+                           "while it reloads; without it rows sealed after the index switch stay on an interim index)")
     copy.add_argument("--json", action="store_true", help="print the report as JSON")
     copy.add_argument("-v", "--verbose", action="store_true", help="log progress details")
 
@@ -62,7 +65,7 @@ def cmd_store(args: Any) -> int:
         from .store_copy import copy_store
 
         report = copy_store(args.source, args.target, batch_size=args.batch_size, sample=args.sample,
-                            progress=sys.stderr.isatty())
+                            progress=sys.stderr.isatty(), refresh=getattr(args, "refresh", True))
         print(json.dumps(report.to_dict(), indent=2) if args.json else report.summary())
         return 0 if report.ok else 1
     raise ValueError(f"unknown store command {args.store_command!r}")

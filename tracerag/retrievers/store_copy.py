@@ -16,7 +16,8 @@ the same metadata and vectors with cosine >= ``min_cosine`` (0.9999; stored vect
 rows, so a faithful copy gives 1.0 within rounding). ``CopyReport.ok`` and ``summary()`` say what held.
 
 After a copy that wrote rows the destination's ``refresh_index()`` runs when it has one (a Milvus server
-with an HNSW index: every row sealed, indexed and loaded, so no segment is left on the interim index).
+with an HNSW index: every row sealed, indexed and loaded, so no segment is left on the interim index;
+the collection is unavailable while it reloads: ``refresh=False`` / ``store copy --no-refresh`` skips it).
 
 Cost: the numpy bank appends in versions (each append copies the existing files in-kernel), so writing
 into a numpy bank groups batches into :data:`NUMPY_WRITE_ROWS`-row appends (O(n^2 / 65,536) bytes
@@ -96,6 +97,7 @@ def copy_store(
     sample: int = 256,
     min_cosine: float = MIN_COSINE,
     seed: int = 0,
+    refresh: bool = True,
 ) -> CopyReport:
     """Copy every row of ``src`` into ``dst`` (URIs or open stores) and verify; see the module docstring.
 
@@ -132,9 +134,9 @@ def copy_store(
                 advance(report.rows_read)
             finally:
                 close_bar()
-            refresh = getattr(target, "refresh_index", None)
-            if report.written and callable(refresh):  # a server's HNSW serves rows sealed late from an interim index
-                refresh()
+            reload = getattr(target, "refresh_index", None)
+            if refresh and report.written and callable(reload):  # a server serves late-sealed rows from an interim index
+                reload()
             verify_copy(source, target, reservoir, report, min_cosine)
             report.seconds = time.perf_counter() - started
             (logger.info if report.ok else logger.warning)("%s", report.summary())
