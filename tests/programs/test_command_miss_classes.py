@@ -195,3 +195,16 @@ def test_an_utterance_that_only_switches_a_kind_switches_it_never_sets_a_speed(p
 ])
 def test_a_command_named_with_a_switching_word_stays_that_command(programs, home, query, command):
     assert programs[home][2](query=query).candidates[0].command_id == command
+
+
+@pytest.mark.parametrize("query, command", [
+    ("风扇速度40%", "main-fanSpeed-setFanSpeed"), ("风扇调成百分之65", "main-fanSpeed-setFanSpeed"),
+    ("把风扇风速调到3档", "main-fanSpeed-setFanSpeed"), ("打开风扇的摇头", "main-fanOscillationMode-setFanOscillationMode"),
+])
+def test_a_word_for_a_kind_no_label_holds_names_the_devices_of_that_kind(programs, query, command):
+    """home_small's one fan is 落地扇: "风扇" says no word of its label, and still names it over a shade's
+    level or a lamp's colour temperature, which the number alone would fit as well."""
+    _, home, program = programs["home_small"]
+    fan = next(d for d in home.devices if d.category == "Fan")
+    top = program(query=query).candidates[0]
+    assert (top.device_id, top.command_id) == (fan.device_id, command)

@@ -90,6 +90,7 @@ class IndexParams(BaseModel):
     min_margin: float = 0.15
     name_specificity: float = 4.0  # IDF weight a name match needs to count in full
     similar_subject: float = 0.6  # cosine from which an unknown word names a subject (风量 for 风速)
+    kind_said_name: float = 0.5  # the name score of a device whose kind the utterance names, where no label says it
     kind_word_share: float = 0.4  # a name word this common in its category names the kind (bulk hints, subjects)
     category_share: float = 0.75  # share of name evidence one category needs to be "established"
     max_targets: int = 200
@@ -568,6 +569,11 @@ class CommandIndex:
         text = text + p.w_subject * (channels["subject"] - named)
         channels["within_device"] = text - self._per_profile_best(text)
         name, room = self.name_scores(utterance, ir.name_hint), self._room_hits(ir, utterance)
+        # a word for a kind no label of that kind holds ("风扇" where the fans are 落地扇 and 壁扇) names them all
+        for kind, words in categories_said(utterance).items():
+            of_kind = self._in_category(kind)
+            if not any((of_kind & self._carrying(tokens(word))).any() for word in words):
+                name = np.maximum(name, p.kind_said_name * of_kind)
         slot, device = self.row_slot, self.row_device
         fused = text[slot] + p.w_within_device * channels["within_device"][slot] + w_name * name[device] + \
             p.w_room * room[device]
