@@ -307,8 +307,9 @@ def sentence(sampler: Sampler, intent: str, block, home: Home, rng: random.Rando
     else:
         targets, fill = able, {}
         quantifier = "any" if domains <= GROUP_ANY else "all"
+    kind_words: list[str] = []
     if "name" not in said:
-        targets = _of_the_kind_said(walk, targets)
+        targets, kind_words = _of_the_kind_said(walk, targets, home.rooms)
     if len(targets) > 1 and quantifier != "any" and walk.rules & ALL_RULES == set() and "name" in said:
         raise Skip("several targets for a name")
     text = "".join(walk.text)
@@ -324,7 +325,7 @@ def sentence(sampler: Sampler, intent: str, block, home: Home, rng: random.Rando
     categories = {d.category for d in targets}
     ir = {"action": gold_action(intent, walk.slots, sampler.lang),
           "type_hint": categories.pop() if len(categories) == 1 else "Unknown",
-          "name_hint": fill.get("name") or "",
+          "name_hint": fill.get("name") or " ".join(kind_words),
           "scope_include": [fill["area"]] if "area" in said else
           sorted({d.room for d in targets if d.room}) if "floor" in said else [],
           "scope_exclude": [], "quantifier": quantifier}
@@ -338,19 +339,22 @@ SPECIFIC_KINDS = ("吸顶灯", "筒灯", "射灯", "台灯", "床头灯", "吊�
                   "百叶帘", "卷帘", "纱帘", "遮阳帘")
 
 
-def _of_the_kind_said(walk: Walk, targets: list[Device]) -> list[Device]:
-    """Group targets narrowed to the kind of device the sentence says: "开启吸顶灯" is the ceiling lights,
-    "打开百叶窗" the blinds, not every light or cover (Home Assistant reads these words as the domain; a home
-    that names its devices by kind is asked for those). None of that kind: the sentence is not written."""
+def _of_the_kind_said(walk: Walk, targets: list[Device], rooms: list[str]) -> tuple[list[Device], list[str]]:
+    """Group targets narrowed to the kind of device the sentence says, and the words that narrowed them (the
+    gold parse's name hint): "开启吸顶灯" is the ceiling lights, "打开百叶窗" the blinds, not every light or
+    cover (Home Assistant reads these words as the domain; a home that names its devices by kind is asked for
+    those). A room word in a label is where, not a kind: 阳台灯 is no 台灯. None of that kind: the sentence is
+    not written."""
     text = "".join(walk.text)
     said = [w for w in SPECIFIC_KINDS if w in text
             and not any(w != other and w in other and other in text for other in SPECIFIC_KINDS)]
     if not said:
-        return targets
-    narrowed = [d for d in targets if any(w in d.label for w in said)]
+        return targets, []
+    places = re.compile("|".join(map(re.escape, sorted(rooms, key=len, reverse=True))) or "(?!)")
+    narrowed = [d for d in targets if any(w in places.sub(" ", d.label) for w in said)]
     if not narrowed:
         raise Skip("no device of the kind said")
-    return narrowed
+    return narrowed, said
 
 
 def generated_homes(directory: Path) -> dict[str, Path]:
