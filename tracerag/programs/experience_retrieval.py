@@ -140,7 +140,7 @@ class ExperienceRetrieval(dspy.Module):
 
     def forward(self, question: str, images: Sequence[Any] | None = None, caption: str | None = None,
                 sub_task: str | None = None) -> dspy.Prediction:
-        stages = Stages()
+        stages = _stages(question, images, caption, sub_task)
         return stages.run(self._pipeline(question, images, caption, sub_task, stages))
 
     async def aforward(self, question: str, images: Sequence[Any] | None = None, caption: str | None = None,
@@ -148,7 +148,7 @@ class ExperienceRetrieval(dspy.Module):
         """``forward`` for ``await program.acall(...)``: LM stages through the LM's async path, the bank
         search and image reading in a worker thread, a remote embedder's and reranker's calls awaited
         natively (``aembed``, ``arerank``: no thread waits for them); the same prediction."""
-        stages = Stages()
+        stages = _stages(question, images, caption, sub_task)
         return await stages.arun(self._pipeline(question, images, caption, sub_task, stages))
 
     def _pipeline(self, question: str, images, caption, sub_task, stages: Stages) -> Pipeline:
@@ -299,6 +299,11 @@ class ExperienceRetrieval(dspy.Module):
         return out if out is not None else (True, "")
 
 
+def _stages(question: str, images, caption: str | None, sub_task: str | None) -> Stages:
+    """The task's stages: a task of no words and no images says nothing, so no stage calls the LM."""
+    return Stages(subject=None if images else " ".join((question or "", caption or "", sub_task or "")))
+
+
 def _documents(candidates: list[Candidate]) -> list[str]:
     return [c.meta.get("index_text", c.task_id) for c in candidates]
 
@@ -361,8 +366,9 @@ def _prediction(rounds: list[Round], stages: Stages, *, error: str | None = None
         queries=[r.queries for r in rounds],
         rounds=len(rounds),
         lm_calls=stages.calls,
-        hint=stages.hint,  # "lm_failed" when any LM stage fell back
+        hint=stages.hint,  # "lm_failed" when any LM stage fell back; "empty_input": the task said nothing
         lm_fallbacks=stages.fallbacks,  # the stages that did: rewrite, summarize, check
+        lm_skipped=stages.skipped,  # the stages not called: the task said nothing
         lm_errors=stages.errors,
         error=error,  # a failure outside the LM stages (embedder, bank)
     )

@@ -10,6 +10,10 @@ must take its fallback. Why one mechanism instead of a try/except per program:
   (transport error, timeout, or a reply that does not parse or check), stages skip it and fall back
   at once; one probe call is let through every ``probe_seconds``, and a success closes it again. An
   endpoint that is down costs a few timeouts per run, not a timeout per example;
+- **nothing asked, nothing spent**: a stage whose subject says nothing (empty, blanks, punctuation only:
+  ``says_nothing``) takes its fallback without a call, counted in ``skipped`` (not a failure). The
+  subject is the program call's own input when the program gives it (``Stages(subject=question)``),
+  else the stage's text inputs, all of them;
 - **visible fallbacks**: each program call gets the list of stages that fell back (reported as
   ``lm_fallbacks`` and ``hint="lm_failed"``), and warnings are one line each: the first failure of a
   kind is logged, repeats are counted and summed up by ``warning_summary()``.
@@ -36,6 +40,7 @@ import asyncio
 import logging
 import threading
 import time
+import unicodedata
 from collections import Counter
 from collections.abc import Awaitable, Callable, Generator
 from contextlib import nullcontext
@@ -45,7 +50,7 @@ from typing import Any
 import dspy
 
 __all__ = ["BREAKER", "LMPolicy", "LMStep", "Pipeline", "Stages", "Work", "call_config", "failure_line", "lm_of",
-           "lm_step", "policy", "reset_lm_guard", "set_policy", "warning_summary", "work"]
+           "lm_step", "policy", "reset_lm_guard", "says_nothing", "set_policy", "warning_summary", "work"]
 
 logger = logging.getLogger("tracerag.lm")
 
@@ -77,6 +82,12 @@ def set_policy(**changes) -> LMPolicy:
 def lm_of(predictor) -> Any | None:
     """The LM a predictor call will use: its own, else the configured one (None: no LM)."""
     return getattr(predictor, "lm", None) or dspy.settings.lm
+
+
+def says_nothing(text: Any) -> bool:
+    """True for text of nothing but whitespace, punctuation and control characters ("", "  ", "?!。"): an
+    LM can make nothing of it, so no stage spends a call on it. Letters, digits and symbols are content."""
+    return isinstance(text, str) and all(unicodedata.category(ch)[0] in "PZC" for ch in text)
 
 
 def _lm_key(lm) -> tuple[str, str]:
@@ -291,12 +302,14 @@ class Stages:
     calls: int = 0
     fallbacks: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)  # one line per fallback: what went wrong
+    subject: str | None = None  # the program call's own input: when it says nothing, every stage is skipped
+    skipped: list[str] = field(default_factory=list)  # stages not called because their subject says nothing
 
     def call(self, stage: str, predictor, *, check: Callable[[Any], Any] | None = None,
              fallback: str = "using the no-LM result", **inputs) -> Any | None:
         """``check(predictor(**inputs))`` (the output itself without ``check``), or None after recording
         the fallback. ``check`` raises on an output the program cannot use (wrong types, empty)."""
-        lm = self._admit(stage, predictor)
+        lm = self._admit(stage, predictor, inputs)
         if lm is None:
             return None
         try:
@@ -310,7 +323,7 @@ class Stages:
                     fallback: str = "using the no-LM result", **inputs) -> Any | None:
         """``call`` awaiting the predictor's async path (``predictor.acall``; a worker thread for an LM
         without one): the same fallbacks, counts, breaker and the LM client's own timeout."""
-        lm = self._admit(stage, predictor)
+        lm = self._admit(stage, predictor, inputs)
         if lm is None:
             return None
         try:
@@ -320,10 +333,14 @@ class Stages:
             return self._failed(stage, predictor, lm, exc, fallback)
         return self._passed(lm, value, stage)
 
-    def _admit(self, stage: str, predictor) -> Any | None:
-        """The LM to call, counted; None when there is none or the breaker skips it (a fallback)."""
+    def _admit(self, stage: str, predictor, inputs: dict[str, Any]) -> Any | None:
+        """The LM to call, counted; None when there is none, when the stage's subject says nothing
+        (skipped) or when the breaker skips it (a fallback)."""
         lm = lm_of(predictor)
         if lm is None:
+            return None
+        if self._says_nothing(inputs):
+            self.skipped.append(stage)
             return None
         if not BREAKER.allow(lm, stage):
             self.fell_back(stage, "the LM is skipped after repeated failures")
@@ -348,9 +365,17 @@ class Stages:
         self.fallbacks.append(stage)
         self.errors.append(f"{stage}: {why}")
 
+    def _says_nothing(self, inputs: dict[str, Any]) -> bool:
+        if self.subject is not None:
+            return says_nothing(self.subject)
+        texts = [value for value in inputs.values() if isinstance(value, str)]
+        return bool(texts) and all(says_nothing(text) for text in texts)
+
     @property
     def hint(self) -> str | None:
-        return "lm_failed" if self.fallbacks else None
+        """``lm_failed`` when a stage fell back, else ``empty_input`` when one was skipped (its subject said
+        nothing), else None."""
+        return "lm_failed" if self.fallbacks else "empty_input" if self.skipped else None
 
     # -- pipelines -------------------------------------------------------------------------------
 

@@ -20,7 +20,9 @@ Limits and fallbacks (an app never sees an exception from the LM or a tool):
   answers like the no-LM path, from the snippets the tools returned so far, and when there are none
   after the no-LM path's one search with the question. ``stop_reason`` keeps the real reason;
   ``hint="lm_failed"`` and ``lm_fallbacks=["step"]`` mark it. An LM failing at its first step thus
-  gives exactly the no-LM answer.
+  gives exactly the no-LM answer;
+- a question that says nothing (empty, blanks, punctuation): no LM call, the no-LM answer
+  (``stop_reason="no_lm"``), ``hint="empty_input"``, ``lm_skipped=["step"]``.
 The extractive answer is the runtime's text: snippet text passes through ``escape_tool_text`` (the
 ``<tool_output>`` escaping), so a document cannot close the answer, add a call or cite; it cites only
 ids the tools returned, and only those that read back as themselves inside ``<cite id="…">``.
@@ -278,13 +280,13 @@ class SearchAgent(dspy.Module):
         ``tool_calls``, ``hallucinated_outputs``, ``hint`` (None; ``no_lm``; ``lm_failed``: the LM left the
         run without an answer and the extractive answer stands in), ``lm_fallbacks`` (``["step"]`` or
         ``[]``), ``lm_errors``, ``lm_calls`` (policy calls made, at most ``max_steps``), ``ms``."""
-        stages = Stages()
+        stages = Stages(subject=question)
         return stages.run(self._pipeline(question, stages))
 
     async def aforward(self, question: str) -> dspy.Prediction:
         """``forward`` for ``await program.acall(...)``: each step through the LM's async path, each tool
         call awaited through ``Toolbox.acall`` (an MCP call holds no thread); the same prediction."""
-        stages = Stages()
+        stages = Stages(subject=question)
         return await stages.arun(self._pipeline(question, stages))
 
     def _pipeline(self, question: str, stages: Stages) -> Pipeline:
@@ -299,6 +301,7 @@ class SearchAgent(dspy.Module):
             returned_ids=trajectory.returned_ids, stop_reason=trajectory.stop_reason,
             tool_calls=trajectory.total_tool_calls, hallucinated_outputs=trajectory.hallucinated_outputs,
             hint=hint, lm_fallbacks=list(stages.fallbacks), lm_errors=list(stages.errors), lm_calls=stages.calls,
+            lm_skipped=list(stages.skipped),
             ms=round((time.perf_counter() - started) * 1000, 2))
 
     # -- the loop ----------------------------------------------------------------------------------
@@ -320,8 +323,8 @@ class SearchAgent(dspy.Module):
         for _ in range(cfg.max_steps):
             raw = yield lm_step("step", step, fallback="answering from the evidence so far", question=question,
                                 tools=budget.describe(schemas), trajectory="\n".join(transcript))
-            if raw is None:  # the step failed (logged and recorded by the stage)
-                stop_reason = "lm_error"
+            if raw is None:  # the step failed (logged and recorded by the stage), or the question says nothing
+                stop_reason = "lm_error" if stages.fallbacks else "no_lm"
                 break
             parsed = parse_reply(restore_stop(raw, step.finish), schemas)
             hallucinated += parsed.hallucinated_outputs
@@ -362,7 +365,7 @@ class SearchAgent(dspy.Module):
                 nudged = True
                 transcript.append(NUDGE)
         if answer is None:  # the LM left the run without an answer: answer as without an LM
-            if stop_reason != "lm_error":
+            if stop_reason not in ("lm_error", "no_lm"):
                 stages.fell_back("step", f"the run ended without an answer ({stop_reason})")
             answer = yield from self._evidence_fallback(question, records, interleaved)
         return self._trajectory(question, interleaved, records, answer, reasoning, hallucinated, stop_reason,

@@ -25,7 +25,9 @@ Failure paths (an app never sees an error, and an LM failure is never worse than
 - the verification fails: the answer is kept, unverified (``grounded=None``, ``hint="lm_failed"``);
 - the regeneration fails: the "need more context" answer naming the missing evidence
   (``hint="not_grounded"``);
-- nothing kept: the "need more context" answer, no answer call (``hint="nothing_relevant"``).
+- nothing kept: the "need more context" answer, no answer call (``hint="nothing_relevant"``);
+- a question that says nothing (empty, blanks, punctuation): no LM call, the no-LM result with
+  ``hint="empty_input"`` and ``lm_skipped=["grade"]``.
 Every prediction carries ``hint``, ``lm_fallbacks`` (the stages that fell back, in order; [] with no
 LM: no LM is not a failure), ``lm_errors`` and ``lm_calls``.
 """
@@ -106,7 +108,7 @@ class SelfReflectiveRAG(dspy.Module):
     URI, searched with ``embedder`` (default: the bank's own, else the configured one).
 
     The prediction: ``answer``, ``verdict`` (yes/no/maybe, "" when nothing was decided), ``grounded``
-    (True verified, None unverified, False unsupported), ``hint`` (None, ``no_lm``, ``lm_failed``,
+    (True verified, None unverified, False unsupported), ``hint`` (None, ``no_lm``, ``empty_input``, ``lm_failed``,
     ``nothing_relevant``, ``regenerated``, ``not_grounded``), ``lm_fallbacks`` (stages that fell back:
     grade, refine, answer, verify, regenerate), ``lm_errors``, ``lm_calls``, and the ids retrieved,
     kept, given as context and cited.
@@ -130,14 +132,14 @@ class SelfReflectiveRAG(dspy.Module):
         self.verify = dspy.Predict(VerifyGroundedness)
 
     def forward(self, question: str) -> dspy.Prediction:
-        run = _Run()
+        run = _Run(stages=Stages(subject=question))
         return run.stages.run(self._pipeline(question, run))
 
     async def aforward(self, question: str) -> dspy.Prediction:
         """``forward`` for ``await program.acall(...)``: LM stages through the LM's async path, the
         corpus search in a worker thread (a remote embedder's query row awaited first, holding no
         thread); the same prediction."""
-        run = _Run()
+        run = _Run(stages=Stages(subject=question))
         return await run.stages.arun(self._pipeline(question, run))
 
     def _pipeline(self, question: str, run: _Run) -> Pipeline:
@@ -160,7 +162,7 @@ class SelfReflectiveRAG(dspy.Module):
                     break
                 query = refined
         except _GradingFailed:
-            return self._extractive_result(run.first_round(), "lm_failed", started)
+            return self._extractive_result(run.first_round(), run.stages.hint, started)
         if not run.kept:
             return self._result(run, NEED_MORE_CONTEXT, hint="nothing_relevant", started=started,
                                 missing="no retrieved passage was judged relevant to the question")
@@ -275,7 +277,7 @@ class SelfReflectiveRAG(dspy.Module):
             grades={c: g.model_dump() for c, g in run.grades.items()},
             unsupported_claims=list(unsupported), queries=run.queries, rounds=len(run.retrieved),
             lm_calls=stages.calls, lm_fallbacks=list(stages.fallbacks), lm_errors=list(stages.errors),
-            regraded=run.regraded, seconds=round(time.perf_counter() - started, 4),
+            lm_skipped=list(stages.skipped), regraded=run.regraded, seconds=round(time.perf_counter() - started, 4),
             chunk_doc_ids={c: chunk.doc_id for c, chunk in run.chunks.items()},
             context_texts={c: _text(run.chunks[c]) for c in context},
         )

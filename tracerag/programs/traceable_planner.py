@@ -20,6 +20,8 @@ Failure paths (the caller never sees an exception from the LM):
 - no LM configured: ``plan=None``, no used ids, ``error="no LM configured"``, ``hint="no_lm"``;
 - the LM call failing, or a reply that does not parse into a valid Plan: the same no-plan result,
   ``hint="lm_failed"``, ``lm_fallbacks=["generate"]`` and ``error`` saying what went wrong in one line;
+- requirements that say nothing (empty, blanks, punctuation): no LM call, no plan, ``hint="empty_input"``,
+  ``lm_skipped=["generate"]``;
 - a failing template retriever: planning without templates, with a warning.
 
 LM-call budget: one ``GeneratePlan`` call per request (two when the adapter retries an unparsable reply
@@ -85,14 +87,14 @@ class TraceablePlanner(dspy.Module):
 
     def forward(self, requirements: str, bullets: Playbook | Sequence[Bullet | str] | str = (),
                 templates: Sequence[Template | Mapping[str, Any]] | None = None) -> dspy.Prediction:
-        stages = Stages()
+        stages = Stages(subject=requirements)
         return stages.run(self._pipeline(requirements, bullets, templates, stages))
 
     async def aforward(self, requirements: str, bullets: Playbook | Sequence[Bullet | str] | str = (),
                        templates: Sequence[Template | Mapping[str, Any]] | None = None) -> dspy.Prediction:
         """``forward`` for ``await program.acall(...)``: the plan through the LM's async path, the template
         retriever in a worker thread; the same prediction."""
-        stages = Stages()
+        stages = Stages(subject=requirements)
         return await stages.arun(self._pipeline(requirements, bullets, templates, stages))
 
     def _pipeline(self, requirements: str, bullets, templates, stages: Stages) -> Pipeline:
@@ -112,7 +114,8 @@ class TraceablePlanner(dspy.Module):
                                     requirements=requirements, bullets=format_bullets(shown_bullets),
                                     templates=format_templates(shown_templates))
             if out is None:  # the documented contract: no plan, an error, never a raise
-                error, hint = stages.errors[-1], stages.hint
+                error = stages.errors[-1] if stages.errors else "the requirements say nothing to plan"
+                hint = stages.hint
             else:
                 plan, reported = out
         bullet_ids = [b.id for b in shown_bullets]
@@ -140,7 +143,8 @@ class TraceablePlanner(dspy.Module):
         return dspy.Prediction(plan=plan, bullets_used=used_bullets, templates_used=used_templates,
                                hallucinated_ids=hallucinated, retrieved_bullet_ids=bullet_ids,
                                retrieved_template_ids=template_ids, lm_calls=meter.calls, error=error,
-                               hint=hint, lm_fallbacks=stages.fallbacks, metadata=metadata)
+                               hint=hint, lm_fallbacks=stages.fallbacks, lm_skipped=stages.skipped,
+                               metadata=metadata)
 
     def _templates(self, requirements: str, templates) -> Pipeline:
         if templates is not None:
