@@ -208,3 +208,16 @@ def test_a_word_for_a_kind_no_label_holds_names_the_devices_of_that_kind(program
     fan = next(d for d in home.devices if d.category == "Fan")
     top = program(query=query).candidates[0]
     assert (top.device_id, top.command_id) == (fan.device_id, command)
+
+
+@pytest.mark.parametrize("query, command", [
+    ("把百叶窗调到50%", "main-windowShadeLevel-setShadeLevel"), ("百叶窗户的设到百分之七十二", "main-windowShadeLevel-setShadeLevel"),
+    ("百叶窗开到一半", "main-windowShadeLevel-setShadeLevel"), ("百叶窗角度调到30%", "main-windowShadeTiltLevel-setShadeTiltLevel"),
+])
+def test_a_blinds_slats_turn_only_when_their_angle_is_said(programs, query, command):
+    """A position said of a venetian blind is its level (Home Assistant's set-position), never the tilt of
+    its slats, which "百叶" in the tilt command's words made as likely."""
+    _, home, program = programs["home_small"]
+    blind = next(d for d in home.devices if any(c.capability == "windowShadeTiltLevel" for c in d.commands))
+    top = program(query=query).candidates[0]
+    assert (top.device_id, top.command_id) == (blind.device_id, command)

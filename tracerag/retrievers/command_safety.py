@@ -134,6 +134,8 @@ _COLOUR = re.compile(r"[红绿蓝黄紫橙粉青]色|\b(red|green|blue|yellow|pu
                      r"((?<![暖冷])白色|(?<!warm )(?<!cool )(?<!cold )\bwhite\b)",
                      re.IGNORECASE)
 COLOUR_CAPABILITIES = frozenset({"colorControl"})
+TILT_CAPABILITIES = frozenset({"windowShadeTiltLevel"})
+_TILT = re.compile(r"角度|叶片|倾斜|翻转|\b(tilt|angle|slats?)\b", re.IGNORECASE)
 
 # Words that switch no power here: "up"/"down" ("turn up the speakers"); a start or a stop, which a machine's
 # cycle may answer ("洗衣机开始洗衣服", "start the washer"); "on" where it says where, not how ("next item on
@@ -208,7 +210,8 @@ class Screen:
     """What one utterance may reach in one home, per row of the command index."""
 
     blocked: np.ndarray  # never a candidate, never in a plan
-    demoted: np.ndarray  # ranked after every row that is not: it switches the other way than the utterance says
+    demoted: np.ndarray  # ranked after every row that is not: it switches the other way than the utterance says,
+    #                      or turns a blind's slats where no angle is said
     unfit: np.ndarray  # ranked after every row that is not, unless its device is named in full: it cannot take
     #                    the value the utterance sets
     other_kind: np.ndarray  # its command takes no value of the kind said (a colour; unfit too), or does not switch
@@ -267,6 +270,8 @@ class CommandSafety:
         # a colour's name is no number: a hue or a saturation alone cannot take "orange", a whole colour can
         self._slot_colour_number = self._slot_colour & np.asarray(
             [home.devices[d].commands[c].type in ("number", "integer") for d, c in index.slots], dtype=bool)
+        self._slot_tilt = np.asarray([home.devices[d].commands[c].capability in TILT_CAPABILITIES
+                                      for d, c in index.slots], dtype=bool)
         # per slot: +1 for a command that switches, opens or starts something, -1 for one that stops it
         self._slot_polarity = np.asarray([_COMMAND_POLARITY.get(home.devices[d].commands[c].command, 0)
                                           for d, c in index.slots], dtype=np.int64)
@@ -301,7 +306,10 @@ class CommandSafety:
         blocked |= unit_conflict[index.row_slot]
         opposite = self._slot_polarity == {"on": -1, "off": 1}.get(said, 0) if said else \
             np.zeros(len(index.slots), dtype=bool)
-        other_kind = other_kind[index.row_slot] & ~blocked
+        # a blind's slats turn only when their angle is said: "百叶窗开到一半" is its position
+        tilt = self._slot_tilt & (not _TILT.search(text))
+        opposite |= tilt
+        other_kind = (other_kind | tilt)[index.row_slot] & ~blocked
         switching, otherwise = self._switching(text, blocked)
         return Screen(blocked=blocked, demoted=opposite[index.row_slot] & ~blocked,
                       unfit=(cannot_take[index.row_slot] & ~blocked) | other_kind,
