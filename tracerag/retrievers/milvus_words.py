@@ -146,7 +146,7 @@ class PostingsWords:
 
     def __init__(self, client: Any, name: str, literal: Literal, level: Callable[[], str]) -> None:
         self._client, self.name, self._literal, self._level = client, name, literal, level
-        self._df: tuple[str, dict[str, int]] | None = None  # (query, df of its words) from the last top()
+        self._last: tuple[str, dict[str, float]] | None = None  # (query, every row's BM25) from the last top()
 
     @staticmethod
     def create(client: Any, name: str) -> None:
@@ -197,6 +197,7 @@ class PostingsWords:
         """Index these rows (id, metadata); ``replace=False`` skips dropping what the ids held (a fresh build)."""
         if not rows:
             return
+        self._last = None
         ids = [x for x, _ in rows]
         old = self._drop(ids) if replace else (0, 0)
         new_rows, total = [], 0
@@ -211,6 +212,7 @@ class PostingsWords:
 
     def delete(self, ids: Sequence[str]) -> None:
         if ids:
+            self._last = None
             removed, length = self._drop(list(ids))
             self._add_stats(-removed, -length)
 
@@ -259,32 +261,23 @@ class PostingsWords:
     def top(self, query: str, m: int) -> list[tuple[str, float]]:
         """The ``m`` best rows for ``query`` by BM25, best first, ties by id (the scan order)."""
         terms = sorted(set(word_tokens(query)))
-        if not terms or m <= 0:
+        if not terms:
             return []
         postings = self._query(_in("term", terms, self._literal), ["term", "id", "tf", "dl"])
-        df = Counter(p["term"] for p in postings)
-        self._df = (query, dict(df))
-        scores = self._weights(query, postings, df)
-        return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0].encode("utf-8")))[:m]
+        scores = self._weights(query, postings, Counter(p["term"] for p in postings))
+        self._last = (query, scores)  # every row holding a query word: scores() answers from it
+        return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0].encode("utf-8")))[:max(m, 0)]
 
     def scores(self, query: str, ids: Sequence[str]) -> dict[str, float]:
-        """BM25 of these rows for ``query`` (rows sharing no word are left out)."""
+        """BM25 of these rows for ``query`` (rows sharing no word are left out), from the last :meth:`top` of
+        the same query when there was one (it scored every row holding a query word), else from a new one."""
         terms = sorted(set(word_tokens(query)))
         if not terms or not ids:
             return {}
-        if self._df is not None and self._df[0] == query:
-            df = self._df[1]
-        else:
-            df = {t: int(self._client.query(self.name, filter=f"term == {self._literal(t)}",
-                                            output_fields=["count(*)"], consistency_level=self._level())
-                         [0]["count(*)"]) for t in terms}
-        out: dict[str, float] = {}
-        for start in range(0, len(ids), 1000):
-            batch = list(ids[start : start + 1000])
-            postings = self._query(f'{_in("term", terms, self._literal)} and {_in("id", batch, self._literal)}',
-                                   ["term", "id", "tf", "dl"])
-            out.update(self._weights(query, postings, df))
-        return out
+        if self._last is None or self._last[0] != query:
+            self.top(query, 0)
+        scores = self._last[1]
+        return {x: scores[x] for x in ids if x in scores}
 
 
 Words = BM25Words | PostingsWords
