@@ -106,7 +106,8 @@ def test_open_store_passes_the_index_options_to_milvus_only(tmp_path):
     from tracerag.retrievers.stores import open_store
     from tracerag.retrievers.vector_store import StoreError
 
-    store = open_store(f"milvus:{tmp_path / 's.db'}", embedder_id="e", dim=DIM, create=True, hnsw_threshold=5, hnsw_m=12)
+    store = open_store(f"milvus:{tmp_path / 's.db'}", embedder_id="e", dim=DIM, create=True, hnsw_threshold=5,
+                       hnsw_m=12)
     store.upsert([f"r{i}" for i in range(5)], uniform(5, 6))
     assert store.describe().index == "HNSW" and store._hnsw_build["M"] == 12
     store.close()

@@ -13,7 +13,6 @@ import os
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from tracerag.retrievers.cosine_bank import CosineBank
@@ -27,8 +26,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 HAVE_MILVUS = all(importlib.util.find_spec(m) is not None for m in ("pymilvus", "milvus_lite"))
 pytestmark = pytest.mark.skipif(not HAVE_MILVUS, reason='needs pip install -e ".[milvus]"')
 STANDALONE = os.environ.get("TRACERAG_MILVUS_STANDALONE")  # set inside tests/milvus_standalone.py
-ENGINES = ["lite-bm25", "lite-postings",
-           pytest.param("standalone", marks=pytest.mark.skipif(not STANDALONE, reason="runs in the milvus_server step"))]
+on_the_server = pytest.mark.skipif(not STANDALONE, reason="runs in the milvus_server step")
+ENGINES = ["lite-bm25", "lite-postings", pytest.param("standalone", marks=on_the_server)]
 
 CHUNKS = {
     "snp#0": "In a small cohort, carriers of rs121913529 had shorter progression-free survival.",
@@ -113,7 +112,8 @@ def test_upserts_and_deletes_reach_the_word_index_without_refresh(milvus, embedd
     assert [c.id for c in retriever.search_lexical(["metformin"], k=2)[0]] == ["met#0"]
     assert retriever.search(["metformin"], k=1)[0][0].lexical > 0
     # a new text for the same id replaces its words
-    store.upsert(["met#0"], embedder.embed(["Insulin lowers glucose."]), [{"doc_id": "met", "text": "Insulin lowers glucose."}])
+    insulin = "Insulin lowers glucose."
+    store.upsert(["met#0"], embedder.embed([insulin]), [{"doc_id": "met", "text": insulin}])
     assert retriever.search_lexical(["metformin"], k=2) == [[]]
     assert [c.id for c in retriever.search_lexical(["insulin"], k=2)[0]] == ["met#0"]
     assert store.delete(["met#0", "tea#0"]) == 2
@@ -155,8 +155,7 @@ def _pubmedqa_metrics(store, embedder) -> dict:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("where", ["lite", pytest.param("standalone", marks=pytest.mark.skipif(
-    not STANDALONE, reason="runs in the milvus_server step"))])
+@pytest.mark.parametrize("where", ["lite", pytest.param("standalone", marks=on_the_server)])
 def test_pubmedqa_heldout_recall_at_10_equals_the_numpy_bank(where, embedder, tmp_path):
     from tracerag.tools.pubmed_corpus import open_pubmedqa_bank
 
@@ -179,5 +178,6 @@ def test_the_word_index_and_parity_hold_on_a_real_milvus_server():
     why = milvus_standalone.available()
     if why:
         pytest.skip(why)
-    suite = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not milvus_server", __file__, "-k", "standalone"]
+    suite = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not milvus_server", __file__,
+             "-k", "standalone"]
     assert milvus_standalone.run_inside(suite) == 0

@@ -322,9 +322,9 @@ class HybridRetriever:
         try:
             for query in queries:
                 window = max(5 * k, self.window) if dedupe_by else k
-                scores = self._lexical_scores(query, window)
+                scores = None
                 while True:
-                    if not isinstance(self.index, WordIndex):
+                    if scores is None or not isinstance(self.index, WordIndex):  # a store's index: per width
                         scores = self._lexical_scores(query, window)
                     rows = [int(r) for r in _top(scores, window) if scores[r] > 0]
                     ranked = [(r, float(scores[r]), None, float(scores[r])) for r in rows]

@@ -30,8 +30,8 @@ so on a server build large stores before serving them; :meth:`MilvusStore.reinde
 parameters. A bulk ingest through ``copy_store`` ends by reloading the collection
 (:meth:`MilvusStore.refresh_index`), since a server serves segments sealed after the switch from an
 interim index until then; other writers call it themselves after a bulk write (a reload makes the
-collection unavailable for its duration, so upserts never do it unasked). An engine that refuses HNSW gets AUTOINDEX, then FLAT, with a warning;
-:meth:`MilvusStore.describe` reports the index in use.
+collection unavailable for its duration, so upserts never do it unasked). An engine that refuses HNSW
+gets AUTOINDEX, then FLAT, with a warning; :meth:`MilvusStore.describe` reports the index in use.
 
 Words: :meth:`MilvusStore.word_index` keeps a BM25 index of the rows' metadata ``text`` next to the
 collection (:mod:`.milvus_words`), written by every upsert and delete once it exists, so a hybrid

@@ -135,7 +135,7 @@ def copy_store(
             finally:
                 close_bar()
             reload = getattr(target, "refresh_index", None)
-            if refresh and report.written and callable(reload):  # a server serves late-sealed rows from an interim index
+            if refresh and report.written and callable(reload):  # else late-sealed rows stay on an interim index
                 reload()
             verify_copy(source, target, reservoir, report, min_cosine)
             report.seconds = time.perf_counter() - started
