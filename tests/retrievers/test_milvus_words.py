@@ -181,3 +181,14 @@ def test_the_word_index_and_parity_hold_on_a_real_milvus_server():
     suite = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not milvus_server", __file__,
              "-k", "standalone"]
     assert milvus_standalone.run_inside(suite) == 0
+
+
+def test_another_text_key_is_indexed_in_memory_as_before(tmp_path, embedder):
+    texts = {"a#0": "Aspirin thins the blood.", "b#0": "Metformin treats type 2 diabetes."}
+    store = open_store(f"milvus:{tmp_path / 'body.db'}", embedder_id=embedder.id, dim=embedder.dim, create=True)
+    store.upsert(list(texts), embedder.embed(list(texts.values())), [{"body": t} for t in texts.values()])
+    assert store.word_index("body") is None
+    retriever = HybridRetriever(store, embedder=embedder, text_key="body")
+    assert isinstance(retriever.index, WordIndex) and len(retriever.index) == 2
+    assert [c.id for c in retriever.search_lexical(["metformin"], k=1)[0]] == ["b#0"]
+    store.close()

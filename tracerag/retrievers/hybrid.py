@@ -34,7 +34,7 @@ import numpy as np
 
 from .cosine_bank import CosineBank
 from .embedders import Embedder
-from .vector_store import VectorStore
+from .vector_store import StoreError, VectorStore
 
 __all__ = ["DEFAULT_DENSE_WEIGHT", "DEFAULT_FUSION", "DEFAULT_LEXICAL_WEIGHT", "HybridRetriever", "ScoredChunk",
            "WordIndex", "word_tokens"]
@@ -529,7 +529,13 @@ class _StoreRows:
 
     def word_index(self, text_key: str) -> Any:
         keeper = getattr(self.store, "word_index", None)
-        return keeper(text_key) if callable(keeper) else None
+        if not callable(keeper):
+            return None
+        try:
+            return keeper(text_key)
+        except StoreError as e:  # e.g. a token that may read but not create collections: index in memory
+            logger.warning("%s: no word index kept by the store (%s); building one in memory", self.where, e)
+            return None
 
     def count(self) -> int:
         """Rows to rank: the store's count when it keeps the word index, else the rows indexed here."""
