@@ -15,6 +15,10 @@ slow        the answer after ``delay`` seconds (set it past the client's timeout
 wrong_types every field present, of the wrong type (structures as prose, text as an object)
 fenced      structured fields wrapped in a ```json fence, as chat models like to write them
 gzip        the engine's answer, gzip-encoded (``Content-Encoding: gzip``)
+huge        every field far over what it is asked for, well under the byte cap: text 200,000 characters,
+            lists 5,000 invented items, an agent's reply an answer citing 5,000 ids before any search
+invented    every id a reply names is one it was never given (lists of ids, ``[doc#n]`` and ``<cite>``
+            citations, ``id``/``cites`` keys), an agent's reply an answer citing invented ids at once
 
 Hostile modes (the server misbehaves on the wire; a bounded client must end each call at its deadline
 or its byte cap, without growing the process):
@@ -41,7 +45,9 @@ import dspy
 from json_service import BurstServer, gzip_bomb
 
 HOSTILE = ("endless", "drip", "huge_length", "gzip_bomb")
-MODES = ("good", "garbage", "empty", "null", "http500", "bad_json", "slow", "wrong_types", "fenced", "gzip", *HOSTILE)
+MODES = ("good", "garbage", "empty", "null", "http500", "bad_json", "slow", "wrong_types", "fenced", "gzip", "huge",
+         "invented", *HOSTILE)
+HUGE_CHARS, HUGE_ITEMS = 200_000, 5_000
 _FIELD = re.compile(r"(\[\[ ## (\w+) ## \]\]\n)(.*?)(?=\n\n\[\[ ## |\Z)", re.S)
 
 
@@ -59,6 +65,64 @@ def _wrong_types(text: str) -> str:
         wrong = '"not a structure"' if value[:1] in "[{" else json.dumps({"unexpected": value[:20]})
         return match.group(1) + wrong
     return _FIELD.sub(swap, text)
+
+
+def _fields(text: str, change) -> str:
+    """``text`` with each output field's value (but ``completed``) replaced by ``change(name, value)``."""
+    def swap(match: re.Match) -> str:
+        name, value = match.group(2), match.group(3).strip()
+        return match.group(0) if name == "completed" else match.group(1) + change(name, value)
+    return _FIELD.sub(swap, text)
+
+
+def _as_json(value: str):
+    try:
+        return json.loads(value)
+    except ValueError:
+        return value
+
+
+def _huge(text: str) -> str:
+    def inflate(value):
+        if isinstance(value, str):
+            return (value + " ") * (HUGE_CHARS // (len(value) + 1) + 1)
+        if isinstance(value, list):
+            return [f"invented-{n}" for n in range(HUGE_ITEMS)] if all(isinstance(v, str) for v in value) \
+                else value[:1] * HUGE_ITEMS
+        if isinstance(value, dict):
+            return {key: inflate(v) for key, v in value.items()}
+        return value
+
+    def change(name: str, value: str) -> str:
+        if name == "reply":
+            cites = " ".join(f'<cite id="{n}">a claim</cite>' for n in range(HUGE_ITEMS))
+            return f"<think>Done.</think>\n<answer>Yes. {cites}</answer>"
+        parsed = _as_json(value)
+        return inflate(parsed) if isinstance(parsed, str) else json.dumps(inflate(parsed))
+    return _fields(text, change)
+
+
+def _invented(text: str) -> str:
+    def invent(value, key: str = ""):
+        if isinstance(value, str):
+            if key == "id":
+                return "invented-1"
+            value = re.sub(r"\[[\w.-]+#\d+\]", "[invented#0]", value)
+            return re.sub(r'(<cite ids?=")[^"]*"', r'\1invented-1"', value)
+        if isinstance(value, list):
+            if key in ("cites", "") and all(isinstance(v, str) for v in value) and value:
+                return ["invented-1", "invented-2"]
+            return [invent(v) for v in value]
+        if isinstance(value, dict):
+            return {k: invent(v, k) for k, v in value.items()}
+        return value
+
+    def change(name: str, value: str) -> str:
+        if name == "reply":
+            return '<think>I know this.</think>\n<answer>Yes. <cite id="invented-1">It works.</cite></answer>'
+        parsed = _as_json(value)
+        return invent(parsed) if isinstance(parsed, str) else json.dumps(invent(parsed))
+    return _fields(text, change)
 
 
 def _fenced(text: str) -> str:
@@ -152,8 +216,9 @@ class StubLMServer:
             return 200, b"{'choices': [this is not json", mode
         if mode == "slow":
             time.sleep(self.delay)
-        content = {"garbage": "Sure! Here is what I think: probably the first one.", "empty": "", "null": None,
-                   "wrong_types": _wrong_types(text), "fenced": _fenced(text)}.get(mode, text)
+        rewrites = {"wrong_types": _wrong_types, "fenced": _fenced, "huge": _huge, "invented": _invented}
+        content = {"garbage": "Sure! Here is what I think: probably the first one.", "empty": "", "null": None}.get(
+            mode, rewrites[mode](text) if mode in rewrites else text)
         reply = {"id": "chatcmpl-stub", "object": "chat.completion", "created": int(time.time()),
                  "model": body.get("model", "stub-model"),
                  "choices": [{"index": 0, "message": {"role": "assistant", "content": content},

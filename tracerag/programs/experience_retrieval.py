@@ -11,7 +11,8 @@ each uses its predictor's own LM, and an LM failure at any stage is never worse 
 - no LM configured: the raw task is the query, and the experience is extractive (the retrieved
   traces' own strategy lines, ``extractive_experience``), so retrieval still helps;
 - ``rewrite`` fails, returns garbage or the wrong types: that round searches with the raw task;
-- ``summarize`` fails: the extractive experience of the same selected candidates (its ids are the
+- ``summarize`` fails, or its reply is over a cap or draws only on task ids it was not offered
+  (``reply_limits``): the extractive experience of the same selected candidates (its ids are the
   used ids);
 - ``check`` fails: the current experience is accepted;
 - the reranker fails: retrieval-score order.
@@ -47,6 +48,7 @@ from ..retrievers.traces import query_text
 from ..retrievers.vector_store import StoreHit, VectorStore
 from ..signatures.experience import CheckSufficiency, RewriteQuery, SummarizeExperience
 from .guarded_step import Pipeline, Stages, lm_of, lm_step, work
+from .reply_limits import MAX_IDS, MAX_QUERY_CHARS, MAX_SHORT_CHARS, MAX_SUMMARY_CHARS, ReplyRejected, given_ids, prose
 from .spans import EXPERIENCE_SEARCH
 
 __all__ = ["ExperienceConfig", "ExperienceRetrieval", "render_experience_section"]
@@ -283,13 +285,12 @@ class ExperienceRetrieval(dspy.Module):
     def _summarize(self, question: str, caption: str, selected: list[Candidate]) -> Pipeline:
         """The LM's experience and the offered ids it drew on; on failure the extractive experience of
         the same candidates (what the no-LM path gives)."""
-        out = yield lm_step("summarize", self.summarize, check=_summary, fallback="using the extractive experience",
-                            question=question, image_caption=caption, candidates=format_candidates(selected))
+        out = yield lm_step("summarize", self.summarize, check=_summary({c.task_id for c in selected}),
+                            fallback="using the extractive experience", question=question, image_caption=caption,
+                            candidates=format_candidates(selected))
         if out is None:
             return extractive_experience(selected)
-        experience, reported = out
-        offered = {c.task_id for c in selected}
-        used = [t for t in dict.fromkeys(reported) if t in offered]  # never report an unseen id
+        experience, used = out
         return experience, used if experience else []
 
     def _check(self, question: str, experience: str) -> Pipeline:
@@ -325,32 +326,43 @@ def _search_outputs(result: tuple[list[Candidate], list[Candidate]]) -> dict[str
             "rerank_scores": [c.rerank_score for c in reranked]}
 
 
+def _strings(value, name: str) -> list[str]:
+    """A reply's list of strings (None: empty); another type, a non-string item or more than ``MAX_IDS``
+    items reject the reply."""
+    items = [] if value is None else value
+    if not isinstance(items, list) or not all(isinstance(item, str) for item in items):
+        raise ReplyRejected(f"{name} is not a list of strings")
+    if len(items) > MAX_IDS:
+        raise ReplyRejected(f"{name} has {len(items):,} items; the cap is {MAX_IDS}")
+    return items
+
+
 def _rewritten(out) -> tuple[list[str], str]:
-    """Up to five non-empty queries and a caption; a reply without a usable query raises (fallback)."""
-    if not isinstance(out.text_queries, list):
-        raise TypeError(f"text_queries is a {type(out.text_queries).__name__}, not a list")
-    queries = [q.strip() for q in out.text_queries if isinstance(q, str) and q.strip()][:5]
+    """Up to five non-empty queries (each at most ``MAX_QUERY_CHARS``) and a caption; a reply of the wrong
+    types, over a cap or without a usable query raises (fallback)."""
+    queries = [q for q in (prose(q, "a text query", MAX_QUERY_CHARS) for q in _strings(out.text_queries,
+                                                                                       "text_queries")) if q][:5]
     if not queries:
-        raise ValueError("RewriteQuery returned no text_queries")
-    caption = out.image_caption if isinstance(out.image_caption, str) else ""
-    return queries, caption.strip()
+        raise ReplyRejected("RewriteQuery returned no text_queries")
+    caption = prose(out.image_caption, "image_caption", MAX_SHORT_CHARS) if out.image_caption is not None else ""
+    return queries, caption
 
 
-def _summary(out) -> tuple[str, list[str]]:
-    """(experience, reported ids); a reply of the wrong types raises (fallback). An empty experience is
-    the model saying nothing fits, not a failure."""
-    if not isinstance(out.experience, str):
-        raise TypeError(f"experience is a {type(out.experience).__name__}, not text")
-    ids = out.task_ids if out.task_ids is not None else []
-    if not isinstance(ids, list):
-        raise TypeError(f"task_ids is a {type(ids).__name__}, not a list")
-    return out.experience.strip(), [t for t in ids if isinstance(t, str)]
+def _summary(offered: set[str]):
+    """(experience, the offered ids it draws on); a reply of the wrong types, an experience over
+    ``MAX_SUMMARY_CHARS`` or ids none of which were offered raise (fallback); an offered id list with a
+    few unknown ids keeps the offered ones. An empty experience is the model saying nothing fits, not a
+    failure."""
+    def check(out) -> tuple[str, list[str]]:
+        experience = prose(out.experience, "experience", MAX_SUMMARY_CHARS)
+        return experience, given_ids(_strings(out.task_ids, "task_ids"), offered, "task_ids")
+    return check
 
 
 def _verdict(out) -> tuple[bool, str]:
     if not isinstance(out.sufficient, bool):
-        raise TypeError(f"sufficient is a {type(out.sufficient).__name__}, not a bool")
-    return out.sufficient, (out.gap if isinstance(out.gap, str) else "").strip()
+        raise ReplyRejected(f"sufficient is a {type(out.sufficient).__name__}, not a bool")
+    return out.sufficient, prose(out.gap, "gap", MAX_SHORT_CHARS) if out.gap is not None else ""
 
 
 def _prediction(rounds: list[Round], stages: Stages, *, error: str | None = None) -> dspy.Prediction:

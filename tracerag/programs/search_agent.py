@@ -16,7 +16,9 @@ Limits and fallbacks (an app never sees an exception from the LM or a tool):
 - no LM configured: one search with the question, and an extractive answer citing the top snippets
   (``"no_lm"``, ``hint="no_lm"``);
 - a run that would end without an answer because of the LM (a step failing: 5xx, timeout, a body
-  that is not JSON, an empty reply, ``"lm_error"``; or ``no_action``, ``max_steps``, ``tool_limit``)
+  that is not JSON, an empty reply, a reply over ``MAX_REPLY_CHARS``, ``"lm_error"``; an answer that
+  cannot stand: over ``MAX_ANSWER_CHARS``, more than ``MAX_CITATIONS`` ids, or citing only ids no tool
+  returned, ``"invalid_answer"`` (``reply_limits``); or ``no_action``, ``max_steps``, ``tool_limit``)
   answers like the no-LM path, from the snippets the tools returned so far, and when there are none
   after the no-LM path's one search with the question. ``stop_reason`` keeps the real reason;
   ``hint="lm_failed"`` and ``lm_fallbacks=["step"]`` mark it. An LM failing at its first step thus
@@ -56,6 +58,7 @@ from ..tools.protocol import (
 )
 from ..tools.trajectory import ToolCallRecord, Trajectory
 from .guarded_step import Pipeline, Stages, lm_of, lm_step, work
+from .reply_limits import MAX_ANSWER_CHARS, MAX_CITATIONS, MAX_REPLY_CHARS, ReplyRejected, given_ids
 
 __all__ = ["AgentConfig", "SearchAgent"]
 
@@ -250,6 +253,29 @@ class _ProtocolStep:
         return reply
 
 
+def _bounded_reply(reply: str) -> str:
+    """The step's check: a reply over ``MAX_REPLY_CHARS`` is no step (the stage falls back)."""
+    if len(reply) > MAX_REPLY_CHARS:
+        raise ReplyRejected(f"the reply is {len(reply):,} characters; the cap is {MAX_REPLY_CHARS:,}")
+    return reply
+
+
+def _answer_problem(answer: str, records: list[ToolCallRecord]) -> str | None:
+    """Why an LM's answer cannot stand, or None: longer than ``MAX_ANSWER_CHARS``, more than
+    ``MAX_CITATIONS`` distinct ids cited, or citations none of which a tool returned (an answer before
+    any search cites only invented ids). A few unknown ids among returned ones are kept, and recorded
+    as the trajectory's ``invalid_citations``."""
+    if len(answer) > MAX_ANSWER_CHARS:
+        return f"the answer is {len(answer):,} characters; the cap is {MAX_ANSWER_CHARS:,}"
+    returned = {str(snippet.get("id")) for record in records for snippet in record.result}
+    try:
+        given_ids([i for c in extract_citations(answer) for i in c.ids], returned, "the answer's citations",
+                  MAX_CITATIONS)
+    except ReplyRejected as exc:
+        return str(exc)
+    return None
+
+
 def _unparsed_reply(exc: AdapterParseError) -> str:
     """A reply the adapter could not parse is still protocol text; an empty one is a failure (raised on)."""
     if not str(exc.lm_response or "").strip():
@@ -321,8 +347,8 @@ class SearchAgent(dspy.Module):
         nudged = refused = False
         step = _ProtocolStep(self.policy)
         for _ in range(cfg.max_steps):
-            raw = yield lm_step("step", step, fallback="answering from the evidence so far", question=question,
-                                tools=budget.describe(schemas), trajectory="\n".join(transcript))
+            raw = yield lm_step("step", step, check=_bounded_reply, fallback="answering from the evidence so far",
+                                question=question, tools=budget.describe(schemas), trajectory="\n".join(transcript))
             if raw is None:  # the step failed (logged and recorded by the stage), or the question says nothing
                 stop_reason = "lm_error" if stages.fallbacks else "no_lm"
                 break
@@ -356,6 +382,11 @@ class SearchAgent(dspy.Module):
                 interleaved.append(output)
                 transcript.append(output)
             elif parsed.answer is not None and parsed.answer.strip():
+                problem = _answer_problem(parsed.answer, records)
+                if problem:  # the answer the LM gave cannot stand: the evidence answer does
+                    stages.fell_back("step", problem)
+                    stop_reason = "invalid_answer"
+                    break
                 answer, reasoning, stop_reason = parsed.answer, _think(parsed.clean_text), "answered"
                 break
             elif nudged:
@@ -365,7 +396,7 @@ class SearchAgent(dspy.Module):
                 nudged = True
                 transcript.append(NUDGE)
         if answer is None:  # the LM left the run without an answer: answer as without an LM
-            if stop_reason not in ("lm_error", "no_lm"):
+            if stop_reason not in ("lm_error", "invalid_answer", "no_lm"):  # (those recorded already)
                 stages.fell_back("step", f"the run ended without an answer ({stop_reason})")
             answer = yield from self._evidence_fallback(question, records, interleaved)
         return self._trajectory(question, interleaved, records, answer, reasoning, hallucinated, stop_reason,

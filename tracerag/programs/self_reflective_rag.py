@@ -20,7 +20,8 @@ Failure paths (an app never sees an error, and an LM failure is never worse than
   call is never retried chunk by chunk); the malformed items of a reply that otherwise parses are
   re-graded together in one more call, and score 0 if they are malformed again;
 - RefineQuery fails: the rounds stop there and the answer comes from what was kept;
-- the answer fails, or cites nothing of its context, or cites ids outside it: the extractive answer
+- the answer fails, or cites nothing of its context, or cites ids outside it, or is over
+  ``MAX_ANSWER_CHARS`` (``reply_limits``: every stage's reply is held to its caps): the extractive answer
   over the kept chunks (best graded first), ``hint="lm_failed"``;
 - the verification fails: the answer is kept, unverified (``grounded=None``, ``hint="lm_failed"``);
 - the regeneration fails: the "need more context" answer naming the missing evidence
@@ -51,6 +52,7 @@ from ..retrievers.stores import store_and_embedder
 from ..retrievers.vector_store import VectorStore
 from ..signatures.rag import AnswerWithCitations, ChunkGrade, GradeRelevance, RefineQuery, VerifyGroundedness
 from .guarded_step import Pipeline, Stages, lm_of, lm_step, work
+from .reply_limits import MAX_ANSWER_CHARS, MAX_IDS, MAX_QUERY_CHARS, MAX_SHORT_CHARS, ReplyRejected, prose
 from .spans import CORPUS_SEARCH
 
 __all__ = ["EXTRACTIVE_CHUNKS", "NEED_MORE_CONTEXT", "RAGConfig", "SelfReflectiveRAG", "cited_ids",
@@ -298,12 +300,15 @@ def _grades_for(wanted: set[str], require_one: bool):
     def check(out) -> dict[str, ChunkGrade]:
         items = out.grades
         if not isinstance(items, list):
-            raise TypeError(f"grades is a {type(items).__name__}, not a list")
+            raise ReplyRejected(f"grades is a {type(items).__name__}, not a list")
+        if len(items) > MAX_IDS:
+            raise ReplyRejected(f"grades has {len(items):,} items; the cap is {MAX_IDS}")
         grades: dict[str, ChunkGrade] = {}
         for item in items:
             try:
                 grade = ChunkGrade.model_validate(item)
-            except ValidationError:
+                grade.reason = prose(grade.reason, "a grade's reason", MAX_SHORT_CHARS)
+            except (ValidationError, ReplyRejected):  # that item is malformed: re-graded
                 continue
             if grade.id in wanted:
                 grades.setdefault(grade.id, grade)
@@ -314,9 +319,9 @@ def _grades_for(wanted: set[str], require_one: bool):
 
 
 def _refined_query(out) -> str:
-    query = out.query.strip() if isinstance(out.query, str) else ""
+    query = prose(out.query, "query", MAX_QUERY_CHARS)
     if not query or query[:1] in "[{":
-        raise ValueError(f"not a search query: {str(out.query)[:80]!r}")
+        raise ReplyRejected(f"not a search query: {query[:80]!r}")
     return query
 
 
@@ -324,7 +329,7 @@ def _cited_answer(context: list[str]):
     allowed = set(context)
 
     def check(out) -> tuple[str, str]:
-        answer = out.answer.strip() if isinstance(out.answer, str) else ""
+        answer = prose(out.answer, "answer", MAX_ANSWER_CHARS)
         cited = cited_ids(answer)
         if not cited:
             raise ValueError("the answer cites none of its chunks")
@@ -340,9 +345,12 @@ def _verification(out) -> tuple[bool, list[str], str]:
         raise TypeError(f"grounded is a {type(out.grounded).__name__}, not a bool")
     claims = out.unsupported_claims or []
     if not isinstance(claims, list):
-        raise TypeError(f"unsupported_claims is a {type(claims).__name__}, not a list")
-    missing = out.missing_evidence.strip() if isinstance(out.missing_evidence, str) else ""
-    return out.grounded, [c for c in claims if isinstance(c, str) and c.strip()], missing
+        raise ReplyRejected(f"unsupported_claims is a {type(claims).__name__}, not a list")
+    if len(claims) > MAX_IDS:
+        raise ReplyRejected(f"unsupported_claims has {len(claims):,} items; the cap is {MAX_IDS}")
+    claims = [prose(c, "an unsupported claim", MAX_SHORT_CHARS) for c in claims if isinstance(c, str)]
+    missing = prose(out.missing_evidence, "missing_evidence", MAX_SHORT_CHARS) if out.missing_evidence else ""
+    return out.grounded, [c for c in claims if c], missing
 
 
 # -- the extractive answer ---------------------------------------------------------------------

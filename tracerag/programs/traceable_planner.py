@@ -18,7 +18,8 @@ LM (``set_lm``, ``dspy.context(lm=...)``, else the configured one) and respects 
 Failure paths (the caller never sees an exception from the LM):
 
 - no LM configured: ``plan=None``, no used ids, ``error="no LM configured"``, ``hint="no_lm"``;
-- the LM call failing, or a reply that does not parse into a valid Plan: the same no-plan result,
+- the LM call failing, or a reply that does not parse into a valid Plan or is over a cap (``reply_limits``:
+  ``MAX_PLAN_CHARS``, ``MAX_IDS``): the same no-plan result,
   ``hint="lm_failed"``, ``lm_fallbacks=["generate"]`` and ``error`` saying what went wrong in one line;
 - requirements that say nothing (empty, blanks, punctuation): no LM call, no plan, ``hint="empty_input"``,
   ``lm_skipped=["generate"]``;
@@ -45,6 +46,7 @@ from ..retrievers.vector_store import VectorStore
 from ..signatures.planner import GeneratePlan, Plan
 from .guarded_step import Pipeline, Stages, lm_of, lm_step, work
 from .lm_meter import LMMeter
+from .reply_limits import MAX_IDS, MAX_PLAN_CHARS, ReplyRejected
 from .spans import TEMPLATE_SEARCH
 
 __all__ = ["PlannerConfig", "TraceablePlanner", "format_bullets", "format_templates", "trace_used_ids"]
@@ -228,16 +230,24 @@ def _unique(items: list, what: str) -> list:
 
 
 def _plan_and_ids(out) -> tuple[Plan, list[str]]:
-    """The stage's check: a valid Plan and the ids the LM reported; anything else raises (no plan)."""
-    return _as_plan(out.plan), [*_as_ids(out.bullets_used), *_as_ids(out.templates_used)]
+    """The stage's check: a valid Plan of at most ``MAX_PLAN_CHARS`` (as JSON) and at most ``MAX_IDS`` ids
+    reported; anything else raises (no plan). Ids never provided are kept out of the used ids and
+    reported as ``hallucinated_ids`` (``trace_used_ids``)."""
+    ids = [*_as_ids(out.bullets_used), *_as_ids(out.templates_used)]
+    if len(ids) > MAX_IDS:
+        raise ReplyRejected(f"bullets_used and templates_used list {len(ids):,} ids; the cap is {MAX_IDS}")
+    return _as_plan(out.plan), ids
 
 
 def _as_plan(value: Any) -> Plan:
-    if isinstance(value, Plan):
-        return value
     if isinstance(value, Mapping):
-        return Plan.model_validate(value)
-    raise ValueError(f"GeneratePlan returned no plan (got {type(value).__name__})")
+        value = Plan.model_validate(value)
+    if not isinstance(value, Plan):
+        raise ValueError(f"GeneratePlan returned no plan (got {type(value).__name__})")
+    size = len(value.model_dump_json())
+    if size > MAX_PLAN_CHARS:
+        raise ReplyRejected(f"the plan is {size:,} characters as JSON; the cap is {MAX_PLAN_CHARS:,}")
+    return value
 
 
 def _as_ids(value: Any) -> list[str]:

@@ -25,7 +25,7 @@ from .protocol import escape_tool_text
 __all__ = ["ToolCallRecord", "Trajectory", "write_jsonl", "write_traces"]
 
 # Why a run ended.
-STOP_REASONS = ("answered", "no_action", "tool_limit", "max_steps", "lm_error", "no_lm")
+STOP_REASONS = ("answered", "no_action", "tool_limit", "max_steps", "lm_error", "invalid_answer", "no_lm")
 
 
 class ToolCallRecord(BaseModel):
