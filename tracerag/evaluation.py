@@ -1,7 +1,8 @@
 """Run a program over labelled queries and build the report the CLI prints and writes as JSON.
 
 The report shape is shared by every program: {"program", "dataset", "k", "n", "metrics", "breakdown",
-"per_query"}. Breakdowns (per home, quantifier, category) make regressions visible where they
+"per_query"}; every per-query row says whether the LM failed for it (``lm_failed``, ``lm_fallbacks``).
+Breakdowns (per home, quantifier, category) make regressions visible where they
 happen instead of averaging them away.
 """
 
@@ -98,6 +99,13 @@ def _fallbacks(pred) -> list[str]:
     return list(getattr(pred, "lm_fallbacks", None) or [])
 
 
+def _lm_outcome(pred) -> dict:
+    """A report row's LM columns: ``lm_failed`` (an LM stage fell back to its no-LM result for this row,
+    whatever the row's own ``hint`` says) and ``lm_fallbacks`` (which stages, in order)."""
+    fallbacks = _fallbacks(pred)
+    return {"lm_failed": bool(fallbacks), "lm_fallbacks": fallbacks}
+
+
 def _summary(rows: list[dict], k: int) -> dict:
     return {
         f"recall@{k}": _mean(r["recall"] for r in rows),
@@ -130,7 +138,7 @@ def evaluate_commands(program, queries_by_home: dict, *, dataset: str, k: int = 
             "rr": m.reciprocal_rank(example, pred, k), "bulk_precision": m.bulk_precision(example, pred),
             "bulk": bulk is not None, "hint": bulk.hint if bulk else None,
             "parse_source": pred.parse_source, "lm_calls": pred.lm_calls, "ms": round(elapsed_ms, 2),
-            "lm_fallbacks": _fallbacks(pred), "lm_overruled": list(getattr(pred, "lm_overruled", None) or []),
+            **_lm_outcome(pred), "lm_overruled": list(getattr(pred, "lm_overruled", None) or []),
             "withheld": [f"{w.device_id}/{w.command_id}" for w in getattr(pred, "withheld", None) or []],
             "ir": pred.ir.model_dump(),
             "expected": [{"device_id": t.device_id, "command_id": list(t.command_ids)} for t in q.expected],
@@ -184,7 +192,7 @@ def evaluate_experience(program, examples: list, *, dataset: str, k: int = 5, ju
             "used_precision": e.used_precision(ex, pred),
             "usefulness": e.usefulness(ex, pred) if judge else None,
             "rounds": pred.rounds, "lm_calls": pred.lm_calls, "ms": round(elapsed_ms, 2), "error": pred.error,
-            "lm_fallbacks": _fallbacks(pred),
+            **_lm_outcome(pred),
             "queries": pred.queries, "ranked": e.ranked_task_ids(pred)[:k], "used": pred.used_task_ids,
             "experience": pred.experience,
         }
@@ -222,9 +230,10 @@ def _rag_summary(rows: list[dict], k: int) -> dict:
 
 
 def _rag_decided(pred) -> bool:
-    """False for the extractive answer that decides nothing (no LM, or an LM stage that failed before a
-    verdict): its accuracy and kept_gold are not scored, so a dead endpoint reports what no LM does."""
-    return not (pred.hint == "no_lm" or (pred.hint == "lm_failed" and not pred.verdict))
+    """False for the extractive answer that decides nothing (no LM, an LM stage that failed before a
+    verdict, a question that says nothing): its accuracy and kept_gold are not scored, so a dead endpoint
+    reports what no LM does."""
+    return not (pred.hint in ("no_lm", "empty_input") or (pred.hint == "lm_failed" and not pred.verdict))
 
 
 def evaluate_rag(program, examples: list, *, dataset: str, k: int = 10, alce: bool = False,
@@ -254,7 +263,7 @@ def evaluate_rag(program, examples: list, *, dataset: str, k: int = 10, alce: bo
             "citation_validity": r.citation_validity(pred), "citation_coverage": r.answer_citation_coverage(pred),
             "citation_recall": citation_recall, "citation_precision": citation_precision,
             "rounds": pred.rounds, "lm_calls": pred.lm_calls, "lm_calls_observed": meter.calls,
-            "lm_fallbacks": _fallbacks(pred),
+            **_lm_outcome(pred),
             "ms": round(elapsed_ms, 2), "answer": pred.answer, "retrieved": pred.retrieved_per_round[0][:k],
             "kept": pred.kept_ids, "cited": cited,
         }
@@ -297,7 +306,7 @@ def evaluate_planner(program, examples: list, *, dataset: str, progress: bool = 
             "citation_validity": p.plan_citation_validity(ex, pred),
             "citation_coverage": p.plan_citation_coverage(ex, pred), "score": p.planner_score(ex, pred),
             "hallucinated": len(pred.hallucinated_ids), "lm_calls": pred.lm_calls, "error": pred.error,
-            "lm_fallbacks": _fallbacks(pred),
+            **_lm_outcome(pred),
             "ms": round(elapsed_ms, 2), "gold": list(ex.gold_bullet_ids) + list(ex.gold_template_ids),
             "used": list(pred.bullets_used) + list(pred.templates_used), "metadata": pred.metadata,
         }
@@ -339,12 +348,13 @@ def evaluate_agent(program, examples: list, *, dataset: str, progress: bool = Tr
             "id": ex.pmid, "question": ex.question, "gold": ex.final_decision,
             "decision": a.answer_decision(pred.answer),
             # the no-LM answer (also what an LM failure gives) quotes evidence and decides nothing
-            "accuracy": a.decision_accuracy(ex, pred) if pred.hint not in ("no_lm", "lm_failed") else None,
+            "accuracy": a.decision_accuracy(ex, pred) if pred.hint not in ("no_lm", "lm_failed", "empty_input")
+            else None,
             "citation_validity": a.citation_validity(pred), "citation_coverage": a.citation_coverage(pred),
             "gold_found": a.gold_found(ex, pred), "tool_calls": pred.tool_calls,
             "hallucinated_outputs": pred.hallucinated_outputs, "lm_calls": pred.lm_calls,
             "stop_reason": pred.stop_reason, "ms": pred.ms, "cited": pred.ids_cited, "answer": pred.answer,
-            "lm_fallbacks": _fallbacks(pred),
+            **_lm_outcome(pred),
         }
 
     rows = run_examples(score_one, examples, num_threads=num_threads, desc="evaluate agent", unit="question",
