@@ -20,6 +20,7 @@ program runs its documented no-LM path.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import logging
 import os
@@ -37,7 +38,9 @@ def _common(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("models")
     g.add_argument("--lm", help="dspy/LiteLLM model string, e.g. openai/gpt-4o-mini (env TRACERAG_LM)")
     g.add_argument("--api-base", help="LM endpoint, e.g. http://localhost:8000/v1 (env TRACERAG_API_BASE)")
-    g.add_argument("--api-key", help="LM key (env TRACERAG_API_KEY)")
+    g.add_argument("--api-key", help="LM key (env TRACERAG_API_KEY, else the provider's, e.g. OPENAI_API_KEY)")
+    g.add_argument("--allow-no-lm", action="store_true", help="run the no-LM path when --lm has no usable API key "
+                   "(without it, such a command exits 2 naming the variable to set)")
     g.add_argument("--lm-timeout", type=float, help="seconds without a reply before an LM call fails and the "
                    "stage takes its no-LM fallback (default 30; env TRACERAG_LM_TIMEOUT)")
     g.add_argument("--lm-retries", type=int, help="retries of a transient LM failure: 5xx, connection, timeout "
@@ -260,9 +263,28 @@ def _configure(args) -> tracerag.config.Settings:
         import dspy
 
         dspy.configure_cache(enable_disk_cache=False, enable_memory_cache=False)
-    return configure(lm=args.lm, embedder=Settings.resolve(embedder=args.embedder).embedder,
-                     api_base=args.api_base, api_key=args.api_key, embed_model=args.embed_model,
-                     cache_dir=args.cache_dir, timeout=args.lm_timeout, retries=args.lm_retries)
+    settings = configure(lm=args.lm, embedder=Settings.resolve(embedder=args.embedder).embedder,
+                         api_base=args.api_base, api_key=args.api_key, embed_model=args.embed_model,
+                         cache_dir=args.cache_dir, timeout=args.lm_timeout, retries=args.lm_retries)
+    return _require_key(args, settings)
+
+
+def _require_key(args, settings):
+    """An LM that needs an API key and has none ends the command with one line naming the variable to set
+    (``ValueError``: exit 2), or with ``--allow-no-lm`` runs the no-LM path after one warning line."""
+    import dspy
+
+    from tracerag.config import missing_key
+
+    names = missing_key(dspy.settings.lm) if settings.lm else []
+    if not names:
+        return settings
+    line = f"the LM {settings.lm} has no API key: set {' or '.join(names)}, or pass --api-key"
+    if not getattr(args, "allow_no_lm", False):
+        raise ValueError(f"{line} (--allow-no-lm runs without the LM)")
+    print(f"warning: {line}; running without the LM (--allow-no-lm)", file=sys.stderr)
+    dspy.configure(lm=None)
+    return dataclasses.replace(settings, lm=None)
 
 
 def _program(args, ir_source: str, arbitration: bool = False):

@@ -191,10 +191,41 @@ def make_lm(model: str, api_base: str | None = None, api_key: str | None = None,
     seconds (timeout=3, retries=1: 9 s), and reads at most ``max_bytes`` decoded bytes of a reply (8 MB;
     a gzip bomb or an endless body fails at the cap, not retried)."""
     _cap_dspy_retry_waits()
-    lm = BoundedLM(model, api_base=api_base, api_key=api_key, timeout=timeout or policy().timeout,
+    if api_key:  # none given: DSPy reads the provider's variable (OPENAI_API_KEY…); an explicit None would not
+        kwargs["api_key"] = api_key
+    lm = BoundedLM(model, api_base=api_base, timeout=timeout or policy().timeout,
                    num_retries=policy().retries if retries is None else retries, max_bytes=max_bytes, **kwargs)
     _warn_when_not_native(lm)
     return lm
+
+
+def missing_key(lm) -> list[str]:
+    """The environment variables, any of which would give ``lm`` the API key it needs and lacks
+    (``["TRACERAG_API_KEY", "OPENAI_API_KEY"]``); [] when it needs none. Offline: it reads DSPy's routing
+    (the native engine's provider and the variables it reads; LiteLLM's ``validate_environment`` for a
+    model routed there) and sends nothing. A provider that takes no key (a local vLLM or Ollama), a key
+    given, or an LM over a custom engine (not a model string) needs nothing."""
+    if not isinstance(lm, dspy.LM) or not isinstance(getattr(lm, "_engine_spec", "auto"), str) \
+            or lm.kwargs.get("api_key"):
+        return []
+    from dspy.clients.backend_selection import select_backend
+
+    try:
+        selected = select_backend(lm)
+    except Exception:  # DSPy refuses the settings: the first call says why
+        return []
+    if selected.native:
+        from dspy._vendor.lm15.registry import lookup
+
+        provider = getattr(selected.resolution, "provider", None)
+        names = tuple(getattr(lookup(provider), "env_keys", ()) or ()) if provider else ()
+        missing = [] if any(os.environ.get(name) for name in names) else list(names)
+    else:
+        import litellm
+
+        base = lm.kwargs.get("api_base") or lm.kwargs.get("base_url")
+        missing = litellm.validate_environment(model=lm.model, api_base=base).get("missing_keys") or []
+    return [ENV_API_KEY, *missing] if missing else []
 
 
 def _warn_when_not_native(lm: dspy.LM) -> None:

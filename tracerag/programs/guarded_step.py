@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import threading
 import time
 import unicodedata
@@ -165,6 +166,9 @@ _repeats: Counter = Counter()  # (stage, failure kind) -> failures not logged (a
 _repeats_lock = threading.Lock()
 
 
+_KEY_VARIABLE = re.compile(r"\b[A-Z][A-Z0-9_]*_API_KEY\b")  # a provider's key variable, named in an error
+
+
 def failure_line(exc: BaseException, lm=None) -> str:
     """One line a user can act on: the exception type and first line, and the setting that changes it
     (with the LM's own timeout and retries when it has them)."""
@@ -178,6 +182,11 @@ def failure_line(exc: BaseException, lm=None) -> str:
         return f"{name}: no reply within {timeout:g} s (raise it with --lm-timeout or TRACERAG_LM_TIMEOUT)"
     if "parse" in name.lower() or "empty or null" in lowered:
         return f"{name}: the reply did not have the expected fields"
+    if "CollectionLimit" in name or "larger than" in lowered:  # the reply cap: never retried
+        return f"{name}: {text[:200]} (not retried: the same endpoint would send it again)"
+    if "NotConfigured" in name or "MissingCredential" in name or "api key" in lowered or "credential" in lowered:
+        names = list(dict.fromkeys(["TRACERAG_API_KEY", *_KEY_VARIABLE.findall(text)]))  # config.ENV_API_KEY
+        return f"{name}: the LM has no API key: set {' or '.join(names)} (or --api-key)"
     if name.startswith("LM") or "connect" in lowered:
         return f"{name}: {text[:200]} (after {retries} retries; --lm-retries or TRACERAG_LM_RETRIES)"
     return f"{name}: {text[:200]}"
