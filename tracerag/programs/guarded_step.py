@@ -14,6 +14,8 @@ must take its fallback. Why one mechanism instead of a try/except per program:
   ``says_nothing``) takes its fallback without a call, counted in ``skipped`` (not a failure). The
   subject is the program call's own input when the program gives it (``Stages(subject=question)``),
   else the stage's text inputs, all of them;
+- **typed, capped replies**: each stage's ``check`` raises on a reply the program cannot use (wrong
+  types, over a cap of ``reply_limits``, ids the stage was not given): the stage falls back, counted;
 - **visible fallbacks**: each program call gets the list of stages that fell back (reported as
   ``lm_fallbacks`` and ``hint="lm_failed"``), and warnings are one line each: the first failure of a
   kind is logged, repeats are counted and summed up by ``warning_summary()``.
