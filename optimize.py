@@ -452,12 +452,12 @@ def _optimizer_options(args) -> dict:
 def cmd_compile(args) -> int:
     from tracerag.compiling import compile_commands, preflight
 
+    # the flags first, before building anything; the GEPA budget is checked once the dev set is read
+    preflight(args.optimizer, prompt_lm=args.prompt_lm)
     settings = _configure(args)
     if not settings.lm:
         print("error: compile needs an LM (--lm or TRACERAG_LM)", file=sys.stderr)
         return 2
-    # before building anything; the GEPA budget is checked once the dev set is read
-    preflight(args.optimizer, prompt_lm=args.prompt_lm)
     if args.program == "experience":
         return _compile_experience(args)
     if args.program == "rag":
