@@ -210,6 +210,23 @@ def test_a_word_for_a_kind_no_label_holds_names_the_devices_of_that_kind(program
     assert (top.device_id, top.command_id) == (fan.device_id, command)
 
 
+@pytest.mark.parametrize("query", ["将风扇调到七%", "风扇速度设到百分之83"])
+def test_a_word_for_a_kind_names_every_device_of_it_whatever_the_labels(programs, query):
+    """home_large's fans are 小米风扇, 桌面风扇, 落地扇 and 壁扇: "风扇" names all four, ahead of any light's level."""
+    _, home, program = programs["home_large"]
+    fans = {d.device_id for d in home.devices if d.category == "Fan"}
+    top = program(query=query).candidates[:len(fans)]
+    assert {c.device_id for c in top} == fans and {c.command_id for c in top} == {"main-fanSpeed-setFanSpeed"}
+
+
+@pytest.mark.parametrize("query, label", [("打开台灯", "台灯"), ("调节灯带亮度到最暗", "灯带")])
+def test_a_narrower_kind_said_keeps_to_the_devices_labelled_with_it(programs, query, label):
+    """"台灯" and "灯带" are lights, but narrower: the devices whose labels say them come first, not every light."""
+    _, home, program = programs["home_large"]
+    top = program(query=query).candidates[0]
+    assert label in top.label, (query, top)
+
+
 @pytest.mark.parametrize("query, command", [
     ("把百叶窗调到50%", "main-windowShadeLevel-setShadeLevel"), ("百叶窗户的设到百分之七十二", "main-windowShadeLevel-setShadeLevel"),
     ("百叶窗开到一半", "main-windowShadeLevel-setShadeLevel"), ("百叶窗角度调到30%", "main-windowShadeTiltLevel-setShadeTiltLevel"),

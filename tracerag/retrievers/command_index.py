@@ -90,7 +90,7 @@ class IndexParams(BaseModel):
     min_margin: float = 0.15
     name_specificity: float = 4.0  # IDF weight a name match needs to count in full
     similar_subject: float = 0.6  # cosine from which an unknown word names a subject (风量 for 风速)
-    kind_said_name: float = 0.5  # the name score of a device whose kind the utterance names, where no label says it
+    kind_said_name: float = 0.7  # the name score of a device whose kind the utterance names, where no label says it
     kind_word_share: float = 0.4  # a name word this common in its category names the kind (bulk hints, subjects)
     category_share: float = 0.75  # share of name evidence one category needs to be "established"
     max_targets: int = 200
@@ -569,16 +569,27 @@ class CommandIndex:
         text = text + p.w_subject * (channels["subject"] - named)
         channels["within_device"] = text - self._per_profile_best(text)
         name, room = self.name_scores(utterance, ir.name_hint), self._room_hits(ir, utterance)
-        # a word for a kind no label of that kind holds ("风扇" where the fans are 落地扇 and 壁扇) names them all
+        # a word for a kind ("风扇", "灯") names every device of that kind, whatever its label (落地扇, 壁扇), unless
+        # the word said is part of a longer one the labels use ("台灯": the desk lamps, not every light); an
+        # English one ("fan") only where no label of the kind holds it, the labels' own words deciding there
         for kind, words in categories_said(utterance).items():
             of_kind = self._in_category(kind)
-            if not any((of_kind & self._carrying(tokens(word))).any() for word in words):
+            if not any(self._says_a_narrower_kind(utterance, word, of_kind) if not word.isascii() else
+                       (of_kind & self._carrying(tokens(word))).any() for word in words):
                 name = np.maximum(name, p.kind_said_name * of_kind)
         slot, device = self.row_slot, self.row_device
         fused = text[slot] + p.w_within_device * channels["within_device"][slot] + w_name * name[device] + \
             p.w_room * room[device]
         fused = np.where(device_ok[device], fused, -np.inf)
         return fused, {**channels, "name": name, "room": room}
+
+    def _says_a_narrower_kind(self, utterance: str, word: str, of_kind: np.ndarray) -> bool:
+        """Whether the utterance says a Chinese kind ``word`` inside a longer word some label of the kind holds:
+        the word with the character before or after it ("台灯" of 台灯 and 卧室台灯, "灯带")."""
+        labels = [_compact(self.home.devices[i].label) for i in np.flatnonzero(of_kind).tolist()]
+        said, w = _compact(utterance), re.escape(word)
+        longer = [m.group(1) for m in re.finditer(rf"(?=(\S{w}|{w}\S))", said)]
+        return any(run in label for run in longer for label in labels)
 
     def row_channels(self, row: int, channels: dict[str, np.ndarray]) -> dict[str, float]:
         """One row's channel values, from the per-slot and per-device arrays of ``score_rows``."""
@@ -1141,7 +1152,10 @@ def _compact(text: str) -> str:
 
 def _says(utterance: str, label: str) -> bool:
     """``label`` occurs in ``utterance`` as a whole, whatever its spacing: "筒灯1" is not said by "筒灯10",
-    "bed" not by "bedroom"; "Pendant 2" is by "the pendant 2 in the kitchen"."""
+    "bed" not by "bedroom"; "Pendant 2" is by "the pendant 2 in the kitchen". A label longer than the
+    utterance is never compiled (a 1 MB label would take minutes)."""
+    if _compact(label) not in _compact(utterance):
+        return False
     return _label_pattern(label).search(utterance.lower()) is not None
 
 
