@@ -238,3 +238,10 @@ def test_a_blinds_slats_turn_only_when_their_angle_is_said(programs, query, comm
     blind = next(d for d in home.devices if any(c.capability == "windowShadeTiltLevel" for c in d.commands))
     top = program(query=query).candidates[0]
     assert (top.device_id, top.command_id) == (blind.device_id, command)
+
+
+@pytest.mark.parametrize("query", ["play the last song on the Office Speaker", "replay on the Office Speaker",
+                                   "Office Speaker play previous"])
+def test_playing_the_last_one_again_is_the_previous_track(programs, query):
+    """"play last", "replay": the previous track, never a preset that "play" scores higher."""
+    assert programs["home_en"][2](query=query).candidates[0].command_id == "main-mediaTrackControl-previousTrack"

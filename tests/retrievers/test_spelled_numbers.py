@@ -40,6 +40,8 @@ def test_words_that_are_no_value_keep_their_words(said):
     ("activate the fans", "turn on the fans"), ("deactivate our lighting", "turn off our lighting"),
     ("switch the lights out", "turn off lights"), ("lamps out", "lamps off"), ("kill the lights", "turn off lights"),
     ("unpause", "resume"), ("go back", "previous track"), ("lift up the blinds", "raise the blinds"),
+    ("play the last item again", "previous track"), ("replay the last song", "previous track"),
+    ("play previous in the den", "previous track in the den"), ("play the radio", "play the radio"),
     ("打开灯", "打开灯"), ("the outside light", "the outside light"),
 ])
 def test_english_verbs_people_say_become_the_documents_words(said, read):

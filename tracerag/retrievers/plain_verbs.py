@@ -20,6 +20,7 @@ _REWRITES = tuple((re.compile(pattern, re.IGNORECASE), plain) for pattern, plain
     (r"\b(lights?|lamps?|lighting)\s+out\b", r"\1 off"),
     (r"\bun-?pause\b", "resume"),
     (r"\b(go back|back one|replay the last track|last track|previous song)\b", "previous track"),
+    (r"\b(re)?play\s+(the\s+)?(previous|last)(\s+(item|song|one))?(\s+again)?\b|\breplay\b", "previous track"),
     (r"\b(next song|skip (this|the) (song|track|item))\b", "next track"),
     (r"\blift( up)?\b", "raise"),
 ))
