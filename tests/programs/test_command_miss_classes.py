@@ -245,3 +245,11 @@ def test_a_blinds_slats_turn_only_when_their_angle_is_said(programs, query, comm
 def test_playing_the_last_one_again_is_the_previous_track(programs, query):
     """"play last", "replay": the previous track, never a preset that "play" scores higher."""
     assert programs["home_en"][2](query=query).candidates[0].command_id == "main-mediaTrackControl-previousTrack"
+
+
+@pytest.mark.parametrize("query, command", [("静音", "main-audioMute-mute"), ("静音一下", "main-audioMute-mute"),
+                                            ("空调静音", "main-custom.airConditionerOptionalMode-setAcOptionalMode")])
+def test_a_word_that_mutes_mutes_unless_the_kind_with_a_quiet_mode_is_said(programs, query, command):
+    """"静音" is a TV's or a speaker's mute, though 静音 is also a value of the air conditioners' optional mode
+    (and home_large has more air conditioners than TVs); "空调静音" is that mode."""
+    assert programs["home_large"][2](query=query).candidates[0].command_id == command

@@ -247,7 +247,12 @@ class CommandIndex:
         target = QueryIR.sets_target(utterance)
         set_verb = not has_value and any(contains(text, verb) for text in (said, tokens(action)) for verb in SET_VERBS)
         value = value_set(utterance) if has_value else None
-        per_shape = np.asarray([(0.5 if target and not numeric else 1.0) if any(contains(said, p) for p in phrases)
+        # a value named in words that also name a verb command, with no kind said: "静音" mutes a TV rather
+        # than setting an air conditioner's quiet mode ("空调静音" still does)
+        verbs = self.verb_phrases.found_in(said) if not categories_said(utterance) else set()
+        per_shape = np.asarray([(0.5 if (target and not numeric) or any(contains(v, p) for v in verbs for p in phrases
+                                                                         if contains(said, p)) else 1.0)
+                                if any(contains(said, p) for p in phrases)
                                 else number_fit(value, unit, low, high) if numeric and has_value
                                 and not (relative and target)
                                 else -0.5 if not takes and target
