@@ -12,6 +12,16 @@ each query's gold parse, `--ir lm` against `--ir gold`.
 
 Prints a markdown table: metric equal to the no-LM run (every quality metric of the report),
 lm_fallback_rate, wall time, and the bound 2 x no-LM + 60 s.
+
+    python benchmarks/bench_lm_faults.py --matrix [--programs ...] [--jobs 6]
+
+The fault matrix at the CLI's default settings (--lm-timeout 30, --lm-retries 2): every program against
+an endpoint that is down (HTTP 500), stalled (never answers), drips (a byte a second), sends an
+endless body, or fails at one stage only (that stage stalls, the others answer). Each run is a fresh
+child process (so its peak RSS is its own) talking to a stub endpoint served by this process; runs go
+``--jobs`` at a time (they mostly wait). Prints wall ÷ the no-LM run's wall, peak RSS against the no-LM
+run's, the program's LM calls and the HTTP requests the endpoint saw, and whether every quality metric
+equals the no-LM run's.
 """
 
 from __future__ import annotations
@@ -74,10 +84,91 @@ def gold_parses() -> dict[str, dict]:
     return {q.query: q.ir for qs in load_dataset("smarthome", "test").values() for q in qs if q.ir}
 
 
+# the fault matrix: (label, the stub's mode for every signature, {signature: mode} for one stage only)
+STALL_S = 3600.0  # a stalled endpoint's reply delay: past any attempt's deadline
+MATRIX = (("down (HTTP 500)", "http500", None), ("stalled", "slow", None), ("drip (1 byte/s)", "drip", None),
+          ("endless body", "endless", None), ("one stage stalls", "good", "slow"))
+# the stage that fails alone: one the program calls on every bundled example after a good first stage
+ONE_STAGE = {"experience": "SummarizeExperience", "rag": "RefineQuery"}
+
+
+def _hwm_mb() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def child(program: str, out: Path, extra: list[str]) -> None:
+    """One evaluation in this fresh process; prints {seconds, peak_mb} as JSON."""
+    dspy.configure_cache(enable_disk_cache=False, enable_memory_cache=False)
+    _, seconds = evaluate(program, out, *extra)
+    print(json.dumps({"seconds": seconds, "peak_mb": _hwm_mb()}))
+
+
+def _run_child(program: str, out: Path, extra: list[str]) -> dict:
+    import subprocess
+
+    done = subprocess.run([sys.executable, __file__, "--child", program, str(out), *extra], capture_output=True,
+                          text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"{program} {extra}: exited {done.returncode}: {done.stderr.strip()[-500:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1]) | {"report": json.loads(out.read_text(encoding="utf-8"))}
+
+
+def matrix(programs: list[str], jobs: int) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(program: str, label: str | None, mode: str | None, stage_mode: str | None, tmp: Path) -> tuple:
+        out = tmp / f"{program}-{mode or 'none'}-{stage_mode or ''}.json"
+        if label is None:
+            return program, None, _run_child(program, out, []), 0
+        modes = {ONE_STAGE[program]: stage_mode} if stage_mode else None
+        with StubLMServer(ENGINES[program](), mode, modes=modes, delay=STALL_S) as stub:
+            result = _run_child(program, out, ["--lm", f"openai/stub-{mode}", "--api-base", stub.url, "--api-key",
+                                               "k"])
+            return program, label, result, len(stub.requests)
+
+    with tempfile.TemporaryDirectory(prefix="bench-lm-matrix-") as tmp, ThreadPoolExecutor(jobs) as pool:
+        tasks = [(p, None, None, None) for p in programs]
+        tasks += [(p, label, mode, stage) for label, mode, stage in MATRIX for p in programs
+                  if not stage or p in ONE_STAGE]
+        tasks.sort(key=lambda t: t[2] not in ("slow", "drip", "good"))  # the long waits first
+        futures = [pool.submit(one, *task, Path(tmp)) for task in tasks]
+        results = [f.result() for f in futures]
+    base = {program: result for program, label, result, _ in results if label is None}
+    print("| program | endpoint | wall s (no LM s) | wall ÷ no LM | peak RSS MB (no LM) | LM calls | HTTP requests "
+          "| lm_fallback_rate | metrics equal to no LM |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    order = {label: n for n, (label, _, _) in enumerate(MATRIX)}
+    for program, label, result, requests in sorted((r for r in results if r[1] is not None),
+                                                   key=lambda r: (programs.index(r[0]), order[r[1]])):
+        b = base[program]
+        report = result["report"]
+        calls = sum(row.get("lm_calls", 0) for row in report["per_query"])
+        diff = differences(quality(b["report"]), quality(report))
+        equal = "yes" if not diff else "NO: " + "; ".join(diff)
+        if label.startswith("one stage"):  # the other stages answer: an LM run, not the no-LM one
+            label, equal = f"{label}: {ONE_STAGE[program]}", "n/a (the other stages answer)"
+        print(f"| {program} | {label} | {result['seconds']:.1f} ({b['seconds']:.1f}) "
+              f"| {result['seconds'] / max(b['seconds'], 0.05):.0f}x | {result['peak_mb']:.0f} ({b['peak_mb']:.0f}) "
+              f"| {calls} | {requests} | {report['metrics'].get('lm_fallback_rate')} | {equal} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--programs", default=",".join(DATASETS))
+    parser.add_argument("--matrix", action="store_true", help="the fault matrix at default settings")
+    parser.add_argument("--jobs", type=int, default=6, help="matrix runs at a time")
+    parser.add_argument("--child", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.child:
+        program, out, *extra = args.child
+        child(program, Path(out), extra)
+        return
+    if args.matrix:
+        matrix(args.programs.split(","), args.jobs)
+        return
     dspy.configure_cache(enable_disk_cache=False, enable_memory_cache=False)  # an outage must not be hidden
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench-lm-faults-") as tmp:
