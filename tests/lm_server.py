@@ -17,6 +17,8 @@ fenced      structured fields wrapped in a ```json fence, as chat models like to
 gzip        the engine's answer, gzip-encoded (``Content-Encoding: gzip``)
 huge        every field far over what it is asked for, well under the byte cap: text 200,000 characters,
             lists 5,000 invented items, an agent's reply an answer citing 5,000 ids before any search
+type_names  every field the name of its type, as a model echoing the schema writes it (``list[str]``,
+            ``str``, ``bool``; DSPy reads ``list[str]`` as the list ``['str']``)
 invented    every id a reply names is one it was never given (lists of ids, ``[doc#n]`` and ``<cite>``
             citations, ``id``/``cites`` keys), an agent's reply an answer citing invented ids at once
 
@@ -46,7 +48,7 @@ from json_service import BurstServer, gzip_bomb
 
 HOSTILE = ("endless", "drip", "huge_length", "gzip_bomb")
 MODES = ("good", "garbage", "empty", "null", "http500", "bad_json", "slow", "wrong_types", "fenced", "gzip", "huge",
-         "invented", *HOSTILE)
+         "invented", "type_names", *HOSTILE)
 HUGE_CHARS, HUGE_ITEMS = 200_000, 5_000
 _FIELD = re.compile(r"(\[\[ ## (\w+) ## \]\]\n)(.*?)(?=\n\n\[\[ ## |\Z)", re.S)
 
@@ -123,6 +125,14 @@ def _invented(text: str) -> str:
         parsed = _as_json(value)
         return invent(parsed) if isinstance(parsed, str) else json.dumps(invent(parsed))
     return _fields(text, change)
+
+
+def _type_names(text: str) -> str:
+    def name(_: str, value: str) -> str:
+        if value[:1] in "[{":
+            return "list[str]" if value[:1] == "[" else "dict"
+        return "bool" if value.lower() in ("true", "false") else "str"
+    return _fields(text, name)
 
 
 def _fenced(text: str) -> str:
@@ -216,7 +226,8 @@ class StubLMServer:
             return 200, b"{'choices': [this is not json", mode
         if mode == "slow":
             time.sleep(self.delay)
-        rewrites = {"wrong_types": _wrong_types, "fenced": _fenced, "huge": _huge, "invented": _invented}
+        rewrites = {"wrong_types": _wrong_types, "fenced": _fenced, "huge": _huge, "invented": _invented,
+                    "type_names": _type_names}
         content = {"garbage": "Sure! Here is what I think: probably the first one.", "empty": "", "null": None}.get(
             mode, rewrites[mode](text) if mode in rewrites else text)
         reply = {"id": "chatcmpl-stub", "object": "chat.completion", "created": int(time.time()),

@@ -27,7 +27,8 @@ QUESTION = "Does aspirin prevent stroke in older adults?"
 
 def test_the_helpers():
     assert prose("  a sentence. ", "x", 20) == "a sentence." and prose("[100#0] says so", "x", 20)
-    for value in ("a" * 21, '{"unexpected": "x"}', '["a"]', 3, None):
+    assert prose("None", "x", 20) == prose(" n/a ", "x", 20) == ""
+    for value in ("a" * 21, '{"unexpected": "x"}', '["a"]', 3, None, "str", "List[str]"):
         with pytest.raises(ReplyRejected):
             prose(value, "x", 20)
     assert given_ids(["a", "zz", "a", "b"], {"a", "b"}, "ids") == ["a", "b"]
@@ -137,3 +138,14 @@ def test_a_plan_citing_invented_ids_never_uses_them():
         pred = TraceablePlanner()(requirements="Set up a PCR.", bullets=PLAYBOOK, templates=TEMPLATES)
     assert pred.plan is not None and "invented-1" in pred.hallucinated_ids  # reported, as documented
     assert not any(i.startswith("invented") for i in pred.bullets_used + pred.templates_used)
+
+
+@pytest.mark.parametrize("signature", ["RewriteQuery", "SummarizeExperience"])
+def test_experience_never_searches_or_keeps_a_type_name(experience, signature):
+    """A model echoing the schema writes ``list[str]``, which DSPy reads as ``['str']``: not a query."""
+    with StubLMServer(FakeEngine(), modes={signature: "type_names"}) as stub:
+        tracerag.configure(lm=stub.lm())
+        pred = experience()(question=TASK)
+    assert pred.lm_fallbacks == [{"RewriteQuery": "rewrite", "SummarizeExperience": "summarize"}[signature]]
+    assert all(q != "str" for qs in pred.queries for q in qs) and pred.experience != "str"
+    assert "type name" in pred.lm_errors[0] or "not given" in pred.lm_errors[0]

@@ -16,7 +16,7 @@ from collections.abc import Collection, Iterable
 from typing import Any
 
 __all__ = ["MAX_ANSWER_CHARS", "MAX_CITATIONS", "MAX_IDS", "MAX_PLAN_CHARS", "MAX_QUERY_CHARS", "MAX_REPLY_CHARS",
-           "MAX_SHORT_CHARS", "MAX_SUMMARY_CHARS", "ReplyRejected", "given_ids", "prose"]
+           "MAX_SHORT_CHARS", "MAX_SUMMARY_CHARS", "TYPE_NAMES", "ReplyRejected", "given_ids", "prose"]
 
 MAX_QUERY_CHARS = 500  # one search query (a rewrite, a refinement): a few keywords or a sentence
 MAX_SHORT_CHARS = 1_000  # a caption, a gap, a grading reason, an unsupported claim
@@ -26,6 +26,10 @@ MAX_REPLY_CHARS = 16_000  # one SearchAgent step: reasoning plus one call or the
 MAX_PLAN_CHARS = 32_000  # a whole plan as JSON (TraceablePlanner)
 MAX_CITATIONS = 30  # distinct ids one answer cites (its context holds at most 10 chunks; an agent's, its snippets)
 MAX_IDS = 50  # ids in one reported list (task_ids, bullets_used, …)
+# what a model writes when it echoes the schema instead of filling it ("list[str]" even parses as ['str'])
+TYPE_NAMES = frozenset({"str", "string", "text", "list", "list[str]", "dict", "object", "array", "bool", "boolean",
+                        "int", "float", "number", "any", "...", "…"})
+NOTHING = frozenset({"none", "null", "n/a", "-"})  # what a model writes for an empty field: read as ""
 
 
 class ReplyRejected(ValueError):
@@ -33,13 +37,18 @@ class ReplyRejected(ValueError):
 
 
 def prose(value: Any, name: str, limit: int) -> str:
-    """``value`` stripped, when it is text of at most ``limit`` characters that is not a JSON object or
-    list (structure where prose was asked for is a wrong type)."""
+    """``value`` stripped, when it is text of at most ``limit`` characters that is neither a JSON object or
+    list (structure where prose was asked for is a wrong type) nor a type name (``TYPE_NAMES``: the schema
+    echoed back, not an answer); "" for a word that means nothing (``NOTHING``: "None", "n/a")."""
     if not isinstance(value, str):
         raise ReplyRejected(f"{name} is a {type(value).__name__}, not text")
     text = value.strip()
     if len(text) > limit:
         raise ReplyRejected(f"{name} is {len(text):,} characters; the cap is {limit:,}")
+    if text.lower() in NOTHING:
+        return ""
+    if text.lower() in TYPE_NAMES:
+        raise ReplyRejected(f"{name} is the type name {text!r}, not a value")
     if text[:1] in "[{":
         try:
             structure = json.loads(text)
