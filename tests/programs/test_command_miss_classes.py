@@ -253,3 +253,24 @@ def test_a_word_that_mutes_mutes_unless_the_kind_with_a_quiet_mode_is_said(progr
     """"静音" is a TV's or a speaker's mute, though 静音 is also a value of the air conditioners' optional mode
     (and home_large has more air conditioners than TVs); "空调静音" is that mode."""
     assert programs["home_large"][2](query=query).candidates[0].command_id == command
+
+
+def test_a_generic_label_said_whole_in_a_building_is_that_device_not_every_copy(tmp_path, embedder):
+    """A building of three copies of home_large: "主卧电视" is one TV's whole label (the copies' are "主卧电视 kab",
+    "主卧电视 kac"), and its room word names a room in every copy, so it names that TV, never a plan over the
+    three."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    from synthetic_home import replicate_home
+
+    source = resolve_dataset("smarthome/home_large")
+    count = len(Home.load(source, log_warnings=False).devices)
+    home = Home.load(replicate_home(source, tmp_path / "building", 3 * count), log_warnings=False)
+    program = CommandRetrieval(CommandIndex(home, embedder), ir_source="none")
+    for label in ("主卧电视", "餐厅窗帘"):
+        device = next(d for d in home.devices if d.label == label)
+        pred = program(query=f"把{label}关掉")
+        assert pred.candidates[0].device_id == device.device_id
+        assert pred.bulk is None or [t[0] for t in pred.bulk.targets] == [device.device_id], pred.bulk

@@ -818,7 +818,8 @@ class CommandIndex:
         筒灯5"): it asks for that one device, never for every device of its kind in its room."""
         device = self.home.device(device_id)
         label = _compact(device.label)
-        if not label or not _says(utterance, label) or self._generic(device.label):
+        if not label or not _says(utterance, label) or \
+                (self._generic(device.label) and len(self._rooms_of_label(device.label)) < 2):
             return False
         same = self._devices_by_label[label]
         said = _compact(utterance)
@@ -830,6 +831,12 @@ class CommandIndex:
         said = tokens(label)
         rooms = list(self.room_phrases.possible_in(said))
         return bool(rooms) and is_kind_word(join_tokens(remove_phrases(said, rooms)))
+
+    def _rooms_of_label(self, label: str) -> set[str]:
+        """The rooms a generic label's room word names: "主卧电视" in a building whose three copies each have a
+        二楼主卧 names three rooms, so the label (one device's alone) is that device's name, not an area."""
+        rooms = self.room_phrases.possible_in(tokens(label))
+        return {room for alias in rooms for room in self.room_aliases.get(alias, ())}
 
     @cached_property
     def _devices_by_label(self) -> dict:
