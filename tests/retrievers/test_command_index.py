@@ -299,3 +299,16 @@ def test_runs_of_short_names_are_all_indexed():
     index = CommandIndex(home, LexicalEmbedder())
     assert index.name_runs == {("小", "米"), ("米", "风"), ("风", "扇"), ("小", "米", "风"), ("米", "风", "扇"),
                                ("小", "米", "风", "扇")}
+
+
+def test_a_floor_said_with_a_room_on_it_is_that_room():
+    """"the Living Room blinds downstairs", "一楼客厅": the room narrows the floor; two rooms said stay both."""
+    rooms = ["Living Room", "Office", "Wing 1 Living Room", "客厅", "书房"]
+    floors = {"Living Room": "downstairs", "Office": "downstairs", "Wing 1 Living Room": "upstairs",
+              "客厅": "一楼", "书房": "一楼"}
+    home = Home("h", [Device("d1", "Living Room Blinds", "Living Room", "Blind", "p", ())], rooms, floors=floors)
+    index = CommandIndex(home, LexicalEmbedder())
+    assert index.mentioned_rooms("open the Living Room Blinds downstairs") == ["Living Room"]
+    assert index.mentioned_rooms("给一楼客厅空调打开") == ["客厅"]
+    assert sorted(index.mentioned_rooms("lights off downstairs")) == ["Living Room", "Office"]
+    assert sorted(index.mentioned_rooms("客厅和书房的灯关掉")) == ["书房", "客厅"]

@@ -387,7 +387,12 @@ class CommandIndex:
         full_names = set(self.room_tokens.values())
         found: list[str] = []
         said_rooms = self.room_words(utterance)
-        for alias in said_rooms:
+        meant_by = [set(self.room_aliases[alias]) if alias in full_names else
+                    {*self.room_aliases[alias], *self.rooms_meant_by(alias)} for alias in said_rooms]
+        for alias, meant in zip(said_rooms, meant_by, strict=True):
+            # a floor said with a room on it ("the Living Room blinds downstairs", "一楼客厅"): the room
+            if any(other < meant for other in meant_by):
+                continue
             meant = self.room_aliases[alias] if alias in full_names else \
                 (*self.room_aliases[alias], *self.rooms_meant_by(alias))
             found.extend(r for r in meant if r not in found)
