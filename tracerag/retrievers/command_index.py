@@ -90,7 +90,7 @@ class IndexParams(BaseModel):
     min_margin: float = 0.15
     name_specificity: float = 4.0  # IDF weight a name match needs to count in full
     similar_subject: float = 0.6  # cosine from which an unknown word names a subject (风量 for 风速)
-    kind_said_name: float = 0.7  # the name score of a device whose kind the utterance names, where no label says it
+    kind_said_name: float = 0.7  # the least name score of a device whose kind the utterance names ("风扇": 落地扇)
     kind_word_share: float = 0.4  # a name word this common in its category names the kind (bulk hints, subjects)
     category_share: float = 0.75  # share of name evidence one category needs to be "established"
     max_targets: int = 200
@@ -387,15 +387,12 @@ class CommandIndex:
         full_names = set(self.room_tokens.values())
         found: list[str] = []
         said_rooms = self.room_words(utterance)
-        meant_by = [set(self.room_aliases[alias]) if alias in full_names else
-                    {*self.room_aliases[alias], *self.rooms_meant_by(alias)} for alias in said_rooms]
-        for alias, meant in zip(said_rooms, meant_by, strict=True):
+        meant_by = [self.room_aliases[alias] if alias in full_names else
+                    (*self.room_aliases[alias], *self.rooms_meant_by(alias)) for alias in said_rooms]
+        for meant in meant_by:
             # a floor said with a room on it ("the Living Room blinds downstairs", "一楼客厅"): the room
-            if any(other < meant for other in meant_by):
-                continue
-            meant = self.room_aliases[alias] if alias in full_names else \
-                (*self.room_aliases[alias], *self.rooms_meant_by(alias))
-            found.extend(r for r in meant if r not in found)
+            if not any(set(other) < set(meant) for other in meant_by):
+                found.extend(r for r in meant if r not in found)
         said = tokens(utterance)
         kinds = [(word, kind) for word, kind in _ROOM_KINDS if contains(said, word)]
         if kinds:
@@ -584,7 +581,7 @@ class CommandIndex:
         # English one ("fan") only where no label of the kind holds it, the labels' own words deciding there
         for kind, words in categories_said(utterance).items():
             of_kind = self._in_category(kind)
-            if not any(self._says_a_narrower_kind(utterance, word, of_kind) if not word.isascii() else
+            if not any(self._says_a_narrower_kind(utterance, word, kind) if not word.isascii() else
                        (of_kind & self._carrying(tokens(word))).any() for word in words):
                 name = np.maximum(name, p.kind_said_name * of_kind)
         slot, device = self.row_slot, self.row_device
@@ -593,13 +590,20 @@ class CommandIndex:
         fused = np.where(device_ok[device], fused, -np.inf)
         return fused, {**channels, "name": name, "room": room}
 
-    def _says_a_narrower_kind(self, utterance: str, word: str, of_kind: np.ndarray) -> bool:
+    def _says_a_narrower_kind(self, utterance: str, word: str, kind: str) -> bool:
         """Whether the utterance says a Chinese kind ``word`` inside a longer word some label of the kind holds:
         the word with the character before or after it ("台灯" of 台灯 and 卧室台灯, "灯带")."""
-        labels = [_compact(self.home.devices[i].label) for i in np.flatnonzero(of_kind).tolist()]
         said, w = _compact(utterance), re.escape(word)
-        longer = [m.group(1) for m in re.finditer(rf"(?=(\S{w}|{w}\S))", said)]
-        return any(run in label for run in longer for label in labels)
+        labels = self._labels_of_kind[kind]
+        return any(m.group(1) in labels for m in re.finditer(rf"(?=(\S{w}|{w}\S))", said))
+
+    @cached_property
+    def _labels_of_kind(self) -> dict[str, str]:
+        """Per category, its devices' labels (spaces removed, lower case), one a line: searched as one string."""
+        labels: dict[str, list[str]] = defaultdict(list)
+        for device in self.home.devices:
+            labels[device.category].append(_compact(device.label))
+        return defaultdict(str, {kind: "\n".join(found) for kind, found in labels.items()})
 
     def row_channels(self, row: int, channels: dict[str, np.ndarray]) -> dict[str, float]:
         """One row's channel values, from the per-slot and per-device arrays of ``score_rows``."""

@@ -40,6 +40,7 @@ from .command_index import number_fit, unit_scale, value_set
 from .command_results import Candidate, Withheld
 from .home import CommandSpec, Device
 from .home_policy import HomePolicy
+from .name_index import PhraseIndex
 from .request_reading import door_qualifiers, points_back, read_request
 from .text_match import contains, join_tokens, remove_phrases, tokens
 
@@ -270,6 +271,7 @@ class CommandSafety:
         # a colour's name is no number: a hue or a saturation alone cannot take "orange", a whole colour can
         self._slot_colour_number = self._slot_colour & np.asarray(
             [home.devices[d].commands[c].type in ("number", "integer") for d, c in index.slots], dtype=bool)
+        self._value_phrases = PhraseIndex({p for phrases, *_ in index.argument_shapes for p in phrases})
         self._slot_tilt = np.asarray([home.devices[d].commands[c].capability in TILT_CAPABILITIES
                                       for d, c in index.slots], dtype=bool)
         # per slot: +1 for a command that switches, opens or starts something, -1 for one that stops it
@@ -466,11 +468,9 @@ class CommandSafety:
             return none, none
         of_kind = np.isin(index.device_categories, list(kinds))
         kind_words = sorted({w for words in kinds.values() for w in words}, key=len, reverse=True)
-        for word in kind_words:
-            of_kind |= index.names.carrying(tokens(word))
-        words = tokens(text)
-        listed = np.asarray([bool(phrases) and any(contains(words, p) for p in phrases)
-                             for phrases, *_ in index.argument_shapes], dtype=bool)[index.slot_shape]
+        named_values = self._value_phrases.found_in(tokens(text))
+        listed = np.asarray([not named_values.isdisjoint(phrases) for phrases, *_ in index.argument_shapes],
+                            dtype=bool)[index.slot_shape]
         # what another command acts on, said beside the kind ("打开所有空调的扫风": the swing, not the power)
         subject = index.subject_scores(re.sub("|".join(map(re.escape, kind_words)), " ", text)) >= 1.0
         named = (listed | subject | index.verbs_named(text))[index.row_slot]
