@@ -199,7 +199,8 @@ def test_a_command_named_with_a_switching_word_stays_that_command(programs, home
 
 @pytest.mark.parametrize("query, command", [
     ("风扇速度40%", "main-fanSpeed-setFanSpeed"), ("风扇调成百分之65", "main-fanSpeed-setFanSpeed"),
-    ("把风扇风速调到3档", "main-fanSpeed-setFanSpeed"), ("打开风扇的摇头", "main-fanOscillationMode-setFanOscillationMode"),
+    ("把风扇风速调到3档", "main-fanSpeed-setFanSpeed"),
+    ("打开风扇的摇头", "main-fanOscillationMode-setFanOscillationMode"),
 ])
 def test_a_word_for_a_kind_no_label_holds_names_the_devices_of_that_kind(programs, query, command):
     """home_small's one fan is 落地扇: "风扇" says no word of its label, and still names it over a shade's
@@ -228,8 +229,10 @@ def test_a_narrower_kind_said_keeps_to_the_devices_labelled_with_it(programs, qu
 
 
 @pytest.mark.parametrize("query, command", [
-    ("把百叶窗调到50%", "main-windowShadeLevel-setShadeLevel"), ("百叶窗户的设到百分之七十二", "main-windowShadeLevel-setShadeLevel"),
-    ("百叶窗开到一半", "main-windowShadeLevel-setShadeLevel"), ("百叶窗角度调到30%", "main-windowShadeTiltLevel-setShadeTiltLevel"),
+    ("把百叶窗调到50%", "main-windowShadeLevel-setShadeLevel"),
+    ("百叶窗户的设到百分之七十二", "main-windowShadeLevel-setShadeLevel"),
+    ("百叶窗开到一半", "main-windowShadeLevel-setShadeLevel"),
+    ("百叶窗角度调到30%", "main-windowShadeTiltLevel-setShadeTiltLevel"),
 ])
 def test_a_blinds_slats_turn_only_when_their_angle_is_said(programs, query, command):
     """A position said of a venetian blind is its level (Home Assistant's set-position), never the tilt of

@@ -25,6 +25,7 @@ from safety_homes import (  # noqa: E402
     adversarial_parses,
     generated_cases,
     labelled_cases,
+    probe_cases,
     unsafe,
     values_wrong,
     write_safety_homes,
@@ -95,3 +96,16 @@ def test_adversarial_parses_never_reach_a_sensitive_command_unasked(homes):
 def test_adversarial_parses_of_every_utterance(homes):
     problems = _adversarial(homes, every=1)
     assert not problems, "\n".join(problems[:20])
+
+
+
+@pytest.mark.parametrize("home_name, utterance", [("safety_home_small", "把天然气阀门开开"),
+                                                  ("safety_home_large", "把卷帘门拉起来")])
+def test_a_word_for_a_sensitive_kind_names_no_device_by_its_kind(homes, home_name, utterance):
+    """A word for a kind names every device of it for ranking ("风扇": 落地扇 too), but never a device with a
+    sensitive command, which only its own words name: "天然气阀门" never ranks the water main's open first
+    (the probe's asks for these utterances, ``safety_homes.probe_cases``)."""
+    home, index, _ = next(h for h in homes if h[0].name == home_name)
+    asked = next(a for u, a, _, _ in probe_cases(home) if u == utterance)
+    pred = CommandRetrieval(index, ir_source="none")(query=utterance)
+    assert not any(unsafe(home, pred, asked)), pred.candidates[:1]

@@ -166,7 +166,7 @@ class CommandRetrieval(dspy.Module):
     def _search(self, index: CommandIndex, screen: Screen, query: str, parsed: QueryIR, text: str) -> Pipeline:
         """The ranked candidates for one parse, and the rows the safety screen held back from them."""
         return (yield work(index.rank, parsed, text, k=self.k, blocked=screen.blocked, demoted=screen.demoted,
-                           unfit=screen.unfit, switching=screen.switching,
+                           unfit=screen.unfit, switching=screen.switching, kind_named=screen.kind_named,
                            afn=_awaiting_embeddings(index, index.rank), span=COMMAND_SEARCH,
                            inputs={"query": query, "k": self.k, "home": index.home.name, "ir": parsed.model_dump()},
                            outputs=_candidate_outputs))

@@ -558,9 +558,11 @@ class CommandIndex:
         starts = self._profile_slot_starts
         return np.repeat(_group_max(values, starts, mask), np.diff(np.r_[starts, len(values)]))
 
-    def score_rows(self, ir: QueryIR, utterance: str) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    def score_rows(self, ir: QueryIR, utterance: str,
+                   kind_named: np.ndarray | None = None) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         """Fused score per row (-inf where filtered out) and the channels behind it: per slot for the
-        command channels, per device for name and room (a row's values: ``row_channels``)."""
+        command channels, per device for name and room (a row's values: ``row_channels``). ``kind_named``
+        (per device): the devices a word for their kind may name (default all)."""
         p = self.params
         device_ok = self._device_mask(ir)
         if ir.has_category and ir.type_hint in self.categories:
@@ -580,7 +582,7 @@ class CommandIndex:
         # the word said is part of a longer one the labels use ("台灯": the desk lamps, not every light); an
         # English one ("fan") only where no label of the kind holds it, the labels' own words deciding there
         for kind, words in categories_said(utterance).items():
-            of_kind = self._in_category(kind)
+            of_kind = self._in_category(kind) if kind_named is None else self._in_category(kind) & kind_named
             if not any(self._says_a_narrower_kind(utterance, word, kind) if not word.isascii() else
                        (of_kind & self._carrying(tokens(word))).any() for word in words):
                 name = np.maximum(name, p.kind_said_name * of_kind)
@@ -617,15 +619,17 @@ class CommandIndex:
 
     def rank(self, ir: QueryIR, utterance: str, k: int = 10, *, blocked: np.ndarray | None = None,
              demoted: np.ndarray | None = None, unfit: np.ndarray | None = None,
-             switching: np.ndarray | None = None) -> tuple[list[Candidate], list[int]]:
+             switching: np.ndarray | None = None,
+             kind_named: np.ndarray | None = None) -> tuple[list[Candidate], list[int]]:
         """Top-k candidates, and the ``blocked`` rows that would have ranked among them (best first).
 
         ``blocked`` rows (per row) are never candidates; ``demoted`` rows rank after every other row, and so do
         ``unfit`` ones unless their device is named in full (a fridge said to 50 degrees stays the fridge, whose
         command then refuses the value, rather than becoming the thermostat); a ``switching`` row answers for
-        its device, first among its commands ("关风扇": the fan's off where its speed scored higher). They
+        its device, first among its commands ("关风扇": the fan's off where its speed scored higher);
+        ``kind_named`` devices (per device) may be named by a word for their kind (``score_rows``). They
         come from the safety rules (``command_safety.Screen``): the index itself knows no policy."""
-        fused, channels = self.score_rows(ir, utterance)
+        fused, channels = self.score_rows(ir, utterance, kind_named)
         order_key = fused
         if blocked is not None:
             order_key = np.where(blocked, -np.inf, order_key)

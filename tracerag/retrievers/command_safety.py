@@ -220,6 +220,8 @@ class Screen:
     #                         a number out of range still is (refused per device)
     switching: np.ndarray  # the command that switches the way said on a device of the kind said ("关风扇": the
     #                        fan's off, never its speed): it answers for its device
+    kind_named: np.ndarray  # per device: a word for its kind may name it ("风扇" of 落地扇); never a device with a
+    #                         sensitive command, which only its own words name ("天然气阀门" is no water valve)
     skipped: np.ndarray  # (blocked too) the rows of devices the policy never acts on: left out of plans
 
 
@@ -260,6 +262,7 @@ class CommandSafety:
         self._sensitive_runs = {key[i:j] for key in sensitive_keys for i in range(len(key))
                                 for j in range(i + 1, len(key) + 1)}
         self._device_position = {device.device_id: i for i, device in enumerate(home.devices)}
+        self._plain_devices = np.bincount(index.row_device[self._sensitive_rows], minlength=len(home.devices)) == 0
         # per device: the words of its label, room and floor ("阳台门" says which door: the one on the balcony)
         self._device_words = {int(d): set(tokens(f"{home.devices[d].label} {home.devices[d].room} "
                                                  f"{home.floors.get(home.devices[d].room, '')}"))
@@ -315,7 +318,8 @@ class CommandSafety:
         switching, otherwise = self._switching(text, blocked)
         return Screen(blocked=blocked, demoted=opposite[index.row_slot] & ~blocked,
                       unfit=(cannot_take[index.row_slot] & ~blocked) | other_kind,
-                      other_kind=other_kind | otherwise, switching=switching, skipped=skipped)
+                      other_kind=other_kind | otherwise, switching=switching, kind_named=self._plain_devices,
+                      skipped=skipped)
 
     def _asked(self, text: str) -> np.ndarray:
         """Per sensitive row (``_sensitive_rows``): whether the text asks for its command on its device.
