@@ -123,6 +123,7 @@ def test_run_and_compile_then_load(corpus, tmp_path, use_fake_lm, capsys):
     assert program.retriever.bank.directory.resolve() == Path(bank).resolve() and program.answer.demos
 
 
+@pytest.mark.slow
 def test_evaluate_bundled_pubmedqa_test_split_without_lm(tmp_path):
     """The issue's figure: recall@10 of the question's own abstract >= 0.98 on the test split, no LM."""
     out = tmp_path / "report.json"

@@ -79,7 +79,7 @@ def routes(lm) -> bool:
     return select_backend(lm).native
 
 
-@pytest.mark.parametrize("asynchronous", [False, True], ids=["sync", "async"])
+@pytest.mark.parametrize("asynchronous", [False, pytest.param(True, marks=pytest.mark.slow)], ids=["sync", "async"])
 @pytest.mark.parametrize("mode", HOSTILE)
 @pytest.mark.parametrize("engine", ["native", "litellm"])
 def test_a_hostile_endpoint_ends_the_call_within_its_bounds(engine, mode, asynchronous, request):

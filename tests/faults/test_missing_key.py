@@ -6,11 +6,11 @@ missing key is found before any request."""
 import json
 import os
 
-import optimize
 import pytest
 from conftest import FakeEngine
 from lm_server import StubLMServer
 
+import optimize
 import tracerag
 from tracerag.config import make_lm, missing_key
 from tracerag.programs.guarded_step import failure_line

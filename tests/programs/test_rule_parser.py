@@ -113,6 +113,7 @@ print(json.dumps(out))
 """
 
 
+@pytest.mark.slow
 def test_the_same_utterance_gets_the_same_answer_in_every_process():
     """Two names said with as many words ("pendant", "light") once tied in a set's order, which Python
     changes per process: the same command got a plan in one run and a single device in the next."""

@@ -118,7 +118,9 @@ READERS = {"smart-home queries": (_smarthome_queries, 2000), "experience queries
            "documents": (_documents, 1000)}
 
 
-@pytest.mark.parametrize("name", READERS)
+# one reader in the default run, the others with the slow ones
+@pytest.mark.parametrize("name", [pytest.param(name, marks=[pytest.mark.slow] if i else [])
+                                  for i, name in enumerate(READERS)])
 def test_jsonl_readers_are_linear_and_close_to_json_loads(name, tmp_path):
     make, lines = READERS[name]
     small_path, read_small = make(tmp_path, lines // 4)
