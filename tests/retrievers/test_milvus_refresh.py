@@ -8,8 +8,6 @@ The index parameters are the store's to choose and checked. The real server runs
 
 from __future__ import annotations
 
-import importlib.util
-import os
 import sys
 from pathlib import Path
 
@@ -23,10 +21,9 @@ from tracerag.retrievers.store_copy import copy_store
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))
 
-HAVE_MILVUS = all(importlib.util.find_spec(m) is not None for m in ("pymilvus", "milvus_lite"))
-pytestmark = pytest.mark.skipif(not HAVE_MILVUS, reason='needs pip install -e ".[milvus]"')
-STANDALONE = os.environ.get("TRACERAG_MILVUS_STANDALONE")  # set inside tests/milvus_standalone.py
-on_the_server = pytest.mark.skipif(not STANDALONE, reason="runs in the milvus_server step")
+from milvus_marks import STANDALONE, needs_milvus, on_the_server  # noqa: E402
+
+pytestmark = needs_milvus
 DIM = 128
 
 

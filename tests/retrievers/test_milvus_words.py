@@ -8,7 +8,6 @@ postings a Milvus 2.3 server gets. The real server (2.3.5: postings) runs the sa
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import sys
 from pathlib import Path
@@ -23,10 +22,9 @@ from tracerag.retrievers.stores import open_store
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))
 
-HAVE_MILVUS = all(importlib.util.find_spec(m) is not None for m in ("pymilvus", "milvus_lite"))
-pytestmark = pytest.mark.skipif(not HAVE_MILVUS, reason='needs pip install -e ".[milvus]"')
-STANDALONE = os.environ.get("TRACERAG_MILVUS_STANDALONE")  # set inside tests/milvus_standalone.py
-on_the_server = pytest.mark.skipif(not STANDALONE, reason="runs in the milvus_server step")
+from milvus_marks import STANDALONE, needs_milvus, on_the_server  # noqa: E402
+
+pytestmark = needs_milvus
 ENGINES = ["lite-bm25", "lite-postings", pytest.param("standalone", marks=on_the_server)]
 
 CHUNKS = {
