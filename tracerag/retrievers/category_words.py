@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from functools import cache
+from functools import cache, lru_cache
 
 # category -> (Chinese words, English words)
 CATEGORY_WORDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
@@ -95,6 +95,20 @@ def categories_said(text: str) -> dict[str, list[str]]:
     that is part of another device, and that device ("冰箱门", "the oven door": neither a door nor the oven is
     what is opened); a word that only says where something is ("the lamp next to the oven", "在车库",
     "烤箱旁边的灯")."""
+    said = _categories_said(text) if len(text) <= _CACHED_CHARS else _read_categories(text)
+    return {category: list(words) for category, words in said}
+
+
+_CACHED_CHARS = 512  # utterances; longer texts are read each time rather than held
+
+
+@lru_cache(maxsize=4096)
+def _categories_said(text: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """Read once per utterance: the parse, the screen and the search each ask for it."""
+    return _read_categories(text)
+
+
+def _read_categories(text: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     text = normalised(text)
     matches = [(m.start(), m.end(), category) for category, pattern in _patterns() for m in pattern.finditer(text)]
     words = [(s, e, c) for s, e, c in matches
@@ -111,7 +125,7 @@ def categories_said(text: str) -> dict[str, list[str]]:
     for i, (start, end, category) in enumerate(words):
         if i not in dropped:
             found.setdefault(category, []).append(text[start:end])
-    return found
+    return tuple((category, tuple(words)) for category, words in found.items())
 
 
 def qualifies(between: str) -> bool:
