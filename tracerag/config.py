@@ -18,7 +18,8 @@ import dspy
 
 from .lm_transport import DEFAULT_TIMEOUT, MAX_REPLY_BYTES, BoundedEngines, call_deadline, install_litellm_sessions
 from .programs.guarded_step import LMPolicy, policy, set_policy
-from .retrievers.embedders import Embedder, make_embedder
+from .retrievers.embedder_choice import make_embedder
+from .retrievers.embedders import Embedder
 from .retrievers.embedding_cache import default_cache_path
 
 ENV_LM, ENV_API_BASE, ENV_API_KEY = "TRACERAG_LM", "TRACERAG_API_BASE", "TRACERAG_API_KEY"

@@ -7,7 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tracerag.retrievers.embedders import Embedder, LexicalEmbedder, LocalUSEEmbedder, make_embedder
+from tracerag.retrievers.embedder_choice import make_embedder
+from tracerag.retrievers.embedders import Embedder, LexicalEmbedder, LocalUSEEmbedder
 
 REPO = Path(__file__).resolve().parents[2]
 

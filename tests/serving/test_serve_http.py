@@ -34,7 +34,7 @@ def cache_dir(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def embedder(cache_dir):
-    from tracerag.retrievers.embedders import make_embedder
+    from tracerag.retrievers.embedder_choice import make_embedder
 
     return make_embedder("lexical", cache_dir=cache_dir)
 

