@@ -44,9 +44,12 @@ def kept_gold(example, pred) -> float:
 
 
 def citation_validity(pred) -> float | None:
-    """Share of cited chunk ids that were in the answer's context; None when nothing is cited (an
-    uncited answer is what coverage penalises) or when there is no answer (nothing kept)."""
-    return shared_validity(pred.cited_ids, pred.context_ids) if pred.cited_ids else None
+    """Share of cited chunk ids that were in the answer's context, counting the ids the program removed
+    from the answer as invalid (``invalid_cited_ids``: a forged citation is never shown, and never scores
+    as traced); None when nothing is cited (an uncited answer is what coverage penalises) or when there
+    is no answer (nothing kept)."""
+    cited = [*pred.cited_ids, *(getattr(pred, "invalid_cited_ids", None) or [])]
+    return shared_validity(cited, pred.context_ids) if cited else None
 
 
 def answer_citation_coverage(pred) -> float | None:

@@ -20,7 +20,8 @@ Failure paths (an app never sees an error, and an LM failure is never worse than
   call is never retried chunk by chunk); the malformed items of a reply that otherwise parses are
   re-graded together in one more call, and score 0 if they are malformed again;
 - RefineQuery fails: the rounds stop there and the answer comes from what was kept;
-- the answer fails, or cites nothing of its context, or cites ids outside it, or is over
+- the answer fails, or cites nothing of its context, or cites anything outside it (a citation item
+  that is not a context id, ``[real#0, FORGED4]`` too), or is over
   ``MAX_ANSWER_CHARS`` (``reply_limits``: every stage's reply is held to its caps): the extractive answer
   over the kept chunks (best graded first), ``hint="lm_failed"``;
 - the verification fails: the answer is kept, unverified (``grounded=None``, ``hint="lm_failed"``);
@@ -44,7 +45,7 @@ from pathlib import Path
 import dspy
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..metrics.citations import CHUNK_ID_PATTERN, extract_cited_ids
+from ..metrics.citations import CHUNK_ID_PATTERN, extract_cited_ids, is_citable, keep_citations, render_citation
 from ..retrievers.cosine_bank import CosineBank
 from ..retrievers.http_embedder import with_embeddings
 from ..retrievers.hybrid import HybridRetriever, ScoredChunk
@@ -63,7 +64,8 @@ EXTRACTIVE_CHUNKS = 3  # chunks quoted by the extractive (no-LM and fallback) an
 
 
 def cited_ids(answer: str) -> list[str]:
-    """The chunk ids an answer cites as ``[doc#n]`` (several may share brackets), first appearance first."""
+    """The chunk ids an answer cites as ``[doc#n]`` (several may share brackets), first appearance first,
+    read with the citation grammar of ``metrics.citations`` (any citable document id: ``[指南1#0]``)."""
     return extract_cited_ids(answer or "", CHUNK_ID_PATTERN)
 
 
@@ -267,15 +269,19 @@ class SelfReflectiveRAG(dspy.Module):
     def _result(self, run: _Run, answer: str, *, started: float, hint: str | None = None, verdict: str = "",
                 grounded: bool | None = None, context: list[str] = (), unsupported: list[str] = (),
                 missing: str = "") -> dspy.Prediction:
+        """The prediction. The answer shown cites only ``context`` ids: any other citation item (one in
+        the missing-evidence text, say) is removed from it and listed in ``invalid_cited_ids``, so
+        ``cited_ids`` never holds an id the answer was not given, and the metrics still see the forgery."""
         if answer == NEED_MORE_CONTEXT and missing:
             answer = f"{NEED_MORE_CONTEXT} Missing: {missing}"
+        answer, removed = keep_citations(answer, context)
         cited = cited_ids(answer)
         stages = run.stages
         return dspy.Prediction(
             answer=answer, verdict=verdict, grounded=grounded, hint=hint,
             retrieved_ids=list(dict.fromkeys(c for ids in run.retrieved for c in ids)),
             retrieved_per_round=run.retrieved, kept_ids=list(run.kept), context_ids=list(context),
-            cited_ids=cited, invalid_cited_ids=[c for c in cited if c not in context],
+            cited_ids=cited, invalid_cited_ids=removed,
             grades={c: g.model_dump() for c, g in run.grades.items()},
             unsupported_claims=list(unsupported), queries=run.queries, rounds=len(run.retrieved),
             lm_calls=stages.calls, lm_fallbacks=list(stages.fallbacks), lm_errors=list(stages.errors),
@@ -326,14 +332,15 @@ def _refined_query(out) -> str:
 
 
 def _cited_answer(context: list[str]):
+    """(answer, verdict). An answer citing none of its chunks is rejected, and so is one any of whose
+    citations holds an item that is not a context id: ``[real#0, FORGED4]`` as much as ``[fake#3]``."""
     allowed = set(context)
 
     def check(out) -> tuple[str, str]:
         answer = prose(out.answer, "answer", MAX_ANSWER_CHARS)
-        cited = cited_ids(answer)
-        if not cited:
+        if not cited_ids(answer):
             raise ValueError("the answer cites none of its chunks")
-        outside = [c for c in cited if c not in allowed]
+        _, outside = keep_citations(answer, allowed)
         if outside:
             raise ValueError(f"the answer cites ids it was not given: {outside[:5]}")
         return answer, _verdict(out.verdict)
@@ -365,12 +372,9 @@ _BRACKETS = str.maketrans("", "", "[]()")
 
 def _uncited(text: str) -> str:
     """Quoted text that cites nothing: a chunk's own ``[123#0]`` or ``(123#0)`` is a document's words,
-    not a citation of the program, so when the text holds one its brackets are removed (the words stay);
-    an id still read after that (never, as ids are read in brackets only) is removed too."""
-    if not cited_ids(text):
-        return text
-    text = text.translate(_BRACKETS)
-    return re.sub(CHUNK_ID_PATTERN, "", text) if cited_ids(text) else text
+    not a citation of the program, so when the text holds one its brackets are removed (the words stay;
+    ids are read in brackets only)."""
+    return text.translate(_BRACKETS) if cited_ids(text) else text
 
 
 def extractive_answer(chunks: list[ScoredChunk], n: int = EXTRACTIVE_CHUNKS) -> str:
@@ -379,17 +383,18 @@ def extractive_answer(chunks: list[ScoredChunk], n: int = EXTRACTIVE_CHUNKS) -> 
 
     The citations are the program's alone: the quoted sentence's own bracketed ids are neutralised
     (``_uncited``), and a chunk whose id would not read back as itself in brackets is not quoted, so
-    ``cited_ids`` of the answer are exactly the ids appended, all of them the given chunks'."""
+    ``cited_ids`` of the answer are exactly the ids appended, all of them the given chunks'. A chunk
+    whose id is outside the citation grammar (``metrics.citations.is_citable``) is not quoted."""
     parts = []
     for chunk in chunks[:n]:
         text = " ".join(_text(chunk).split())
-        if not text or cited_ids(f"[{chunk.id}]") not in ([chunk.id], []):
+        if not text or not is_citable(chunk.id):
             continue
         match = _FIRST_SENTENCE.match(text)
         sentence = match.group(0) if match else text[:300] + ("…" if len(text) > 300 else "")
         body, end = (sentence[:-1], sentence[-1]) if sentence[-1] in _END else (sentence, ".")
         body = _uncited(body).rstrip()
-        parts.append(f"{body} [{chunk.id}]{end}")
+        parts.append(f"{body} {render_citation([chunk.id])}{end}")
     return " ".join(parts)
 
 
