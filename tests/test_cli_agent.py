@@ -67,6 +67,7 @@ def test_evaluate_agent_reports_and_exports_the_correct_runs_into_a_bank(engines
     assert len(json.loads(Path("bank/task_ids.json").read_text(encoding="utf-8"))) == len(correct)
 
 
+@pytest.mark.slow  # several seconds: the whole agent through the command line
 def test_compile_agent_and_load_it_with_the_apps_tools(engines, capsys):
     from tracerag.tools.mcp_client import Toolbox
 
@@ -90,6 +91,7 @@ def _summary(out: str) -> dict:
     return json.loads(next(line for line in out.splitlines() if line.startswith('{"stop_reason"')))
 
 
+@pytest.mark.slow  # several seconds: the whole agent through the command line
 def test_a_failing_lm_answers_as_the_run_without_an_lm(cli_lm, monkeypatch, capsys):
     monkeypatch.delenv("TRACERAG_LM", raising=False)
     assert optimize.main(["run", "agent", "--question", QUESTION]) == 0

@@ -27,6 +27,9 @@ BUNDLED = ROOT / "tracerag" / "datasets" / "data"
 OVER_JSON = 6.0  # a reader may take this many times json.loads of the same files
 SCALING = 6.0  # 4x the items may take this many times as long (linear: 4, quadratic: 16)
 
+# timings of many-thousand-line files: with the long sweeps, where a busy machine cannot crowd them
+pytestmark = pytest.mark.slow
+
 
 def _median_seconds(read, runs: int) -> float:
     times = []
@@ -118,9 +121,7 @@ READERS = {"smart-home queries": (_smarthome_queries, 2000), "experience queries
            "documents": (_documents, 1000)}
 
 
-# one reader in the default run, the others with the slow ones
-@pytest.mark.parametrize("name", [pytest.param(name, marks=[pytest.mark.slow] if i else [])
-                                  for i, name in enumerate(READERS)])
+@pytest.mark.parametrize("name", READERS)
 def test_jsonl_readers_are_linear_and_close_to_json_loads(name, tmp_path):
     make, lines = READERS[name]
     small_path, read_small = make(tmp_path, lines // 4)
