@@ -265,7 +265,7 @@ def evaluate_rag(program, examples: list, *, dataset: str, k: int = 10, alce: bo
             "rounds": pred.rounds, "lm_calls": pred.lm_calls, "lm_calls_observed": meter.calls,
             **_lm_outcome(pred),
             "ms": round(elapsed_ms, 2), "answer": pred.answer, "retrieved": pred.retrieved_per_round[0][:k],
-            "kept": pred.kept_ids, "cited": cited,
+            "kept": pred.kept_ids, "cited": cited, "invalid_cited": pred.invalid_cited_ids,
         }
 
     rows = run_examples(score_one, examples, num_threads=num_threads, desc="evaluate rag", unit="question",
@@ -353,7 +353,8 @@ def evaluate_agent(program, examples: list, *, dataset: str, progress: bool = Tr
             "citation_validity": a.citation_validity(pred), "citation_coverage": a.citation_coverage(pred),
             "gold_found": a.gold_found(ex, pred), "tool_calls": pred.tool_calls,
             "hallucinated_outputs": pred.hallucinated_outputs, "lm_calls": pred.lm_calls,
-            "stop_reason": pred.stop_reason, "ms": pred.ms, "cited": pred.ids_cited, "answer": pred.answer,
+            "stop_reason": pred.stop_reason, "ms": pred.ms, "cited": pred.ids_cited,
+            "invalid_cited": pred.trajectory.invalid_citations, "answer": pred.answer,
             **_lm_outcome(pred),
         }
 

@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, computed_field
 
 from .protocol import escape_tool_text
 
@@ -66,8 +66,11 @@ class Trajectory(BaseModel):
         """Every snippet id a tool returned in this run, first appearance first."""
         return list(dict.fromkeys(i for call in self.tool_calls for i in call.ids))
 
+    @computed_field
     @property
     def invalid_citations(self) -> list[str]:
+        """The ids of ``ids_cited`` no tool returned: written next to them in every export (a JSONL line,
+        a report row), so a fine-tuning set never takes an invented id for a citation."""
         returned = set(self.returned_ids)
         return [i for i in self.ids_cited if i not in returned]
 
