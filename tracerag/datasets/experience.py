@@ -25,7 +25,15 @@ from typing import Any
 import dspy
 
 from ..retrievers.home import HomeDataError
-from ..retrievers.read_report import ReadReport, Unreadable, read_regular, text_problem
+from ..retrievers.read_report import (
+    NumberTooLong,
+    ReadReport,
+    Unreadable,
+    load_json,
+    not_finite,
+    read_regular,
+    text_problem,
+)
 from .smarthome import SPLITS, resolve_dataset, split_of
 
 __all__ = ["ExperienceQuery", "load_experience_queries"]
@@ -64,6 +72,8 @@ def _got(value: Any) -> str:
 
 def _text(row: dict, key: str, kinds: list[str], required: bool = False) -> str | None:
     value = row.get(key)
+    if not_finite(value):
+        raise Unreadable("wrong type", f"{key}: expected a string, got {not_finite(value)}")
     if isinstance(value, int | float) and not isinstance(value, bool):
         kinds.append(f"{key} as a number")
         value = str(value)
@@ -148,9 +158,11 @@ def load_experience_queries(name_or_path: str | Path, split: str | None = None, 
         report.read += 1
         try:
             try:
-                row = json.loads(line)
+                row = load_json(line)
             except json.JSONDecodeError as exc:
                 raise Unreadable("not JSON", f"invalid JSON ({exc.msg} at column {exc.colno})") from None
+            except NumberTooLong as exc:
+                raise Unreadable("number too long", str(exc)) from None
             except RecursionError:
                 raise Unreadable("not JSON", "invalid JSON (nested too deeply)") from None
             query, kinds = _query(row)

@@ -27,7 +27,7 @@ from pydantic import ValidationError
 
 from ..retrievers.corpus import ItemSink, iter_data_lines
 from ..retrievers.playbook import Bullet, Playbook, PlaybookError, Template, load_playbook
-from ..retrievers.read_report import DEFAULT_MAX_BYTES, ReadReport, text_problem
+from ..retrievers.read_report import DEFAULT_MAX_BYTES, ReadReport, not_finite, text_problem
 from ..signatures.planner import Plan
 from .smarthome import SPLITS, resolve_dataset, split_of
 
@@ -92,6 +92,8 @@ def _template(row: dict, where: str, sink: ItemSink, known: dict[str, Template])
     title = row.get("title")
     if title is None:
         title = ""
+    elif not_finite(title):
+        return sink.bad(where, "bad title", f"field 'title' must be a string, got {not_finite(title)}")
     elif isinstance(title, int | float) and not isinstance(title, bool):
         title = str(title)
         sink.normalise("title as a number")

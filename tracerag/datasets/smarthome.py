@@ -30,7 +30,7 @@ from pydantic import ValidationError
 
 from ..retrievers.home import MAX_FILE_BYTES, Home, HomeDataError
 from ..retrievers.jsonl import iter_json_lines
-from ..retrievers.read_report import ReadReport, Unreadable, text_problem
+from ..retrievers.read_report import ReadReport, Unreadable, not_finite, text_problem
 from ..signatures.query_ir import DEVICE_CATEGORIES, UNKNOWN_CATEGORY, QueryIR
 
 BUNDLED_ROOT = Path(__file__).parent / "data"
@@ -251,6 +251,8 @@ def _text(row: dict, key: str, expected: str, report: ReadReport, *, field: str 
 
 
 def _kind(value) -> str:
+    if not_finite(value):  # NaN / Infinity read by Python's JSON: named, so "got a number" does not mislead
+        return not_finite(value)
     return {type(None): "nothing", bool: "a boolean", int: "a number", float: "a number", str: "a string",
             list: "a list", dict: "an object"}.get(type(value), type(value).__name__)
 

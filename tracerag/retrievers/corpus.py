@@ -36,7 +36,7 @@ from typing import IO, Any
 from .chunking import DEFAULT_OVERLAP, DEFAULT_SIZE, Chunk, chunk_text
 from .cosine_bank import CosineBank, Progress
 from .embedders import Embedder
-from .read_report import BOM, ReadReport, open_regular, text_problem
+from .read_report import BOM, NumberTooLong, ReadReport, load_json, not_finite, open_regular, text_problem
 
 __all__ = ["MAX_CORPUS_BYTES", "CorpusError", "Document", "IngestReport", "ItemSink", "ingest_documents",
            "iter_data_lines", "read_documents"]
@@ -168,9 +168,12 @@ def iter_data_lines(path: str | Path, sink: ItemSink, max_bytes: int = MAX_CORPU
             if line.endswith("\r\n"):
                 sink.normalise("CRLF line ends")
             try:
-                row = json.loads(line)
+                row = load_json(line)
             except json.JSONDecodeError as e:
                 sink.bad(where, "not JSON", f"invalid JSON ({e.msg} at column {e.colno})")
+                continue
+            except NumberTooLong as e:
+                sink.bad(where, "number too long", str(e))
                 continue
             if not isinstance(row, dict):
                 sink.bad(where, "not an object", f"expected a JSON object, got {_kind(row)}")
@@ -241,6 +244,8 @@ def read_documents(path: str | Path, text_fields: Sequence[str] = DEFAULT_TEXT_F
             raise CorpusError(f"{where}: field 'id' {doc_id!r} appears twice (first at {seen[doc_id]})")
         _, text = _document_text(row, where, text_fields, sink)
         title = row.get("title")
+        if not_finite(title):
+            raise CorpusError(f"{where}: field 'title' must be a string or null, got {not_finite(title)}")
         if isinstance(title, int | float) and not isinstance(title, bool):
             title = str(title)
             sink.normalise("title as a number")

@@ -14,6 +14,8 @@ liberal in what real files look like and strict about what it cannot understand:
 - what cannot be understood is a ``HomeDataError`` naming ``file:line: field: what was expected``, at
   load time, never at query time; so is a ``value_range`` that bounds nothing (NaN, ±Infinity, 1e400,
   a bound past ``MAX_BOUND``, a ``min`` above its ``max``): values are checked against it before they are sent;
+  so is NaN or ±Infinity where an id, label, name or value is read (no device is named "nan"), and an
+  integer longer than Python converts (4,300 digits) anywhere in a file;
 - an optional ``policy.json`` (``home_policy``) adds what the home marks sensitive or never to act on;
 - an id given twice (a ``profileId`` in spec.jsonl, a command id within one profile, a ``roomId``, a
   ``deviceId``) is a ``HomeDataError`` naming both places: the later one would silently replace or
@@ -42,8 +44,11 @@ from .jsonl import iter_json_lines
 from .read_report import (
     DEFAULT_MAX_BYTES,
     FileProblem,
+    NumberTooLong,
     ReadReport,
+    load_json,
     may_hold_lone_surrogate,
+    not_finite,
     read_regular,
     text_problem,
 )
@@ -181,6 +186,8 @@ class _Fields:
             if required:
                 raise HomeDataError(f"{where}: field {key!r} is missing; expected {expected}")
             return None
+        if not_finite(value):
+            raise HomeDataError(f"{where}: field {key!r}: expected {expected}, got {not_finite(value)}")
         if isinstance(value, int | float) and not isinstance(value, bool):
             self.normalise(f"{key} as a number")
             value = str(value)
@@ -421,6 +428,9 @@ def _value_list(cap: dict, where: str, fields: _Fields) -> tuple[ValueOption, ..
     options = []
     for j, v in enumerate(raw):
         item_where = f"{where}: value_list[{j}]"
+        if not_finite(v):
+            raise HomeDataError(f"{item_where}: expected {{\"value\", \"description\"}} or a plain value, "
+                                f"got {not_finite(v)}")
         if isinstance(v, str | int | float) and not isinstance(v, bool):
             fields.normalise("value_list item as a plain value")
             v = {"value": str(v)}
@@ -658,9 +668,11 @@ class _Items:
                 return cls(path, "", [])
             raise HomeDataError(f"{path}:1: file is empty; expected {{\"items\": [...]}}")
         try:
-            doc = json.loads(text)
+            doc = load_json(text)
         except json.JSONDecodeError as e:
             raise HomeDataError(f"{path}:{e.lineno}: invalid JSON ({e.msg})") from None
+        except NumberTooLong as e:
+            raise HomeDataError(f"{path}:{e.line or 1}: {e}") from None
         except RecursionError:
             raise HomeDataError(f"{path}:1: invalid JSON (nested too deeply)") from None
         if isinstance(doc, list):

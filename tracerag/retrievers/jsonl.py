@@ -7,8 +7,9 @@ may hold U+2028/U+2029 raw, which ``str.splitlines`` would wrongly split on.
 Only regular files are opened (a FIFO would block forever, a directory raise): the file is opened
 non-blocking and checked with ``fstat`` on the open descriptor. A UTF-8 BOM on the first line is
 stripped. With a ``report`` (a ``ReadReport``), every non-blank line is counted as read, the stripped
-BOM is counted as a normalisation, and with ``skip_bad_lines`` a line that is not UTF-8, not JSON or
-not an object is counted as skipped (with its ``file:line``) instead of ending the read.
+BOM is counted as a normalisation, and with ``skip_bad_lines`` a line that is not UTF-8, not JSON, not
+an object or holds an integer longer than Python converts (``read_report.load_json``) is counted as
+skipped (with its ``file:line``) instead of ending the read.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
-from .read_report import BOM, open_regular
+from .read_report import BOM, NumberTooLong, load_json, open_regular
 
 __all__ = ["iter_json_lines"]
 
@@ -58,9 +59,11 @@ def _parse(raw: bytes) -> tuple[dict | None, tuple[str, str] | None]:
     if not line.strip():
         return None, None
     try:
-        row = json.loads(line.rstrip("\r\n"))  # so an error's column is on the line, not past its end
+        row = load_json(line.rstrip("\r\n"))  # so an error's column is on the line, not past its end
     except json.JSONDecodeError as e:
         return None, ("not JSON", f"invalid JSON ({e.msg} at column {e.colno})")
+    except NumberTooLong as e:
+        return None, ("number too long", str(e))
     except RecursionError:
         return None, ("not JSON", "invalid JSON (nested too deeply)")
     if not isinstance(row, dict):

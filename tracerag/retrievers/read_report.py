@@ -9,20 +9,30 @@ items were skipped.
 
 Files are opened only when they are regular files (a FIFO would block forever, a directory raise),
 read up to a size cap, and decoded as UTF-8 with a BOM stripped (``read_regular``).
+
+Two JSON values no reader can use are named, not passed on: an integer longer than Python converts
+(``sys.get_int_max_str_digits()``, 4,300 digits by default) is a ``NumberTooLong`` naming its line
+(``load_json``), never Python's own message; NaN and ±Infinity (which Python's JSON reads, though JSON
+has neither) are refused wherever an id, label or caption is read (``not_finite`` says which one a
+value is), so no device is named "nan".
 """
 
 from __future__ import annotations
 
+import json
+import math
 import os
 import re
 import stat
+import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-__all__ = ["BOM", "DEFAULT_MAX_BYTES", "DataSetShrunk", "FileProblem", "ReadReport", "Unreadable",
-           "may_hold_lone_surrogate", "open_regular", "read_capped", "read_regular", "text_problem"]
+__all__ = ["BOM", "DEFAULT_MAX_BYTES", "DataSetShrunk", "FileProblem", "NumberTooLong", "ReadReport", "Unreadable",
+           "load_json", "may_hold_lone_surrogate", "not_finite", "open_regular", "read_capped", "read_regular",
+           "text_problem"]
 
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024  # one data file; a larger one is a clear error, not a memory blow-up
 BOM = b"\xef\xbb\xbf"
@@ -39,6 +49,44 @@ class Unreadable(ValueError):
     def __init__(self, reason: str, message: str):
         super().__init__(message)
         self.reason = reason
+
+
+class NumberTooLong(ValueError):
+    """JSON holding an integer longer than Python converts; ``line`` is the 1-based line it is on (0 when
+    it cannot be told). The message says what is wrong; the reader adds the file and line."""
+
+    def __init__(self, line: int):
+        super().__init__(f"a number with more than {sys.get_int_max_str_digits():,} digits; no field takes one")
+        self.line = line
+
+
+def load_json(text: str | bytes):
+    """``json.loads(text)``; an integer past Python's digit limit raises ``NumberTooLong`` naming its line
+    (a ``json.JSONDecodeError`` and a ``RecursionError`` pass through as they are)."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        raise
+    except ValueError:  # the only other ValueError json raises: int() of a digit run past the limit
+        raise NumberTooLong(_long_number_line(text)) from None
+
+
+def _long_number_line(text: str | bytes) -> int:
+    """The line of the first integer literal past the digit limit (digits right after a JSON value
+    opener: ``:`` ``[`` ``,`` or the start), or 0 when none is found that way."""
+    limit = sys.get_int_max_str_digits()
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    match = re.search(rf"(?:^|[:\[,])\s*-?[0-9]{{{limit + 1},}}(?![0-9.eE])", text)
+    return text.count("\n", 0, match.end()) + 1 if match else 0
+
+
+def not_finite(value) -> str | None:
+    """``"NaN"``, ``"Infinity"`` or ``"-Infinity"`` for a float that is one, else None: no id, label
+    or caption may be one (``str(nan)`` would name a device "nan")."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if value != value else "Infinity" if value > 0 else "-Infinity"
+    return None
 
 
 class DataSetShrunk(ValueError):

@@ -18,7 +18,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .read_report import FileProblem, ReadReport, Unreadable, read_regular, text_problem
+from .read_report import (
+    FileProblem,
+    NumberTooLong,
+    ReadReport,
+    Unreadable,
+    load_json,
+    not_finite,
+    read_regular,
+    text_problem,
+)
 
 __all__ = ["TRACE_MAX_BYTES", "Trace", "TraceLoad", "load_traces", "index_text", "query_text", "parse_trace"]
 
@@ -107,6 +116,10 @@ def _wrong(name: str, expected: str, value: Any) -> Unreadable:
     return Unreadable("wrong type", f"{name}: expected {expected}, got {_short(value)}")
 
 
+def _not_a_number(name: str, value: float) -> Unreadable:
+    return Unreadable("wrong type", f"{name}: expected a string, got {not_finite(value)} (not a value JSON has)")
+
+
 _TRUE, _FALSE = {"true", "yes", "1"}, {"false", "no", "0"}
 _STEP_FIELDS = ("thought", "tool", "tool_input", "observation")
 _TOOL_NAME = 'a tool name (a string, {"name": …} or {"function": {"name": …}})'
@@ -143,6 +156,8 @@ class _Reader:
             return ""
         if isinstance(value, bool) or not isinstance(value, str | int | float):
             raise _wrong(name, "a string", value)
+        if not_finite(value):
+            raise _not_a_number(name, value)
         if not isinstance(value, str):
             self.note(f"{name} as a number")
             return str(value)
@@ -218,6 +233,8 @@ class _Reader:
             return ""
         if isinstance(value, str):
             return value
+        if not_finite(value):
+            raise _not_a_number("final_answer", value)
         self.note("final_answer as JSON")
         return json.dumps(value, ensure_ascii=False) if not isinstance(value, int | float) else str(value)
 
@@ -247,6 +264,8 @@ class _Reader:
                 if key == "tool" and not isinstance(got, str) and _tool_name(got) is not None:
                     self.note("steps' tool as a dict")
                     step[key] = _tool_name(got)
+                elif not_finite(got):
+                    raise _not_a_number(f"steps[{i}].{key}", got)
                 elif isinstance(got, int | float) and not isinstance(got, bool):
                     self.note(f"steps' {key} as a number")
                     step[key] = str(got)
@@ -305,9 +324,11 @@ def _read_one(path: Path, max_bytes: int) -> tuple[Trace, list[str]]:
     if not text.strip():
         raise Unreadable("not JSON", "expected a JSON object (one trace), the file is empty")
     try:
-        raw = json.loads(text)
+        raw = load_json(text)
     except json.JSONDecodeError as exc:
         raise Unreadable("not JSON", f"invalid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
+    except NumberTooLong as exc:
+        raise Unreadable("number too long", f"{exc} (line {exc.line})" if exc.line else str(exc)) from None
     except RecursionError:
         raise Unreadable("not JSON", "invalid JSON (nested too deeply)") from None
     trace, more = parse_trace(raw, path)
@@ -338,8 +359,9 @@ def load_traces(directory: str | Path, max_bytes: int = TRACE_MAX_BYTES) -> Trac
     """Read every ``tasks/*/trace.json``; correct traces in path order, the incorrect ones counted.
 
     Common variants are normalised and counted per kind in ``.report``; a file that is not a regular
-    file, is over ``max_bytes``, is not UTF-8 JSON, lacks ``task_id``/``question``/``is_correct``, has a
-    field of a type that cannot be normalised, holds a lone surrogate, or repeats a task_id is skipped
+    file, is over ``max_bytes``, is not UTF-8 JSON, holds an integer longer than Python converts, lacks
+    ``task_id``/``question``/``is_correct``, has a field of a type that cannot be normalised (NaN or
+    Infinity as a text, say), holds a lone surrogate, or repeats a task_id is skipped
     and counted per reason, with its line (``path: field: what was expected``) in ``.report.problems``.
     """
     out = TraceLoad()
