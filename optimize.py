@@ -45,6 +45,9 @@ def _common(p: argparse.ArgumentParser) -> None:
                    "stage takes its no-LM fallback (default 30; env TRACERAG_LM_TIMEOUT)")
     g.add_argument("--lm-retries", type=int, help="retries of a transient LM failure: 5xx, connection, timeout "
                    "(default 2; env TRACERAG_LM_RETRIES)")
+    g.add_argument("--lm-fault-budget", type=float, help="seconds an evaluation's failing LM calls may take, plus "
+                   "10%% of its time; then the rest runs the no-LM path (default 45; inf: none; env "
+                   "TRACERAG_LM_FAULT_BUDGET)")
     g.add_argument("--no-cache", action="store_true", help="send every LM call to the endpoint: DSPy's response "
                    "cache is neither read nor written (it is keyed by model string and prompt, not endpoint, so an "
                    "evaluation could otherwise score a reply cached from another endpoint)")
@@ -265,7 +268,8 @@ def _configure(args) -> tracerag.config.Settings:
         dspy.configure_cache(enable_disk_cache=False, enable_memory_cache=False)
     settings = configure(lm=args.lm, embedder=Settings.resolve(embedder=args.embedder).embedder,
                          api_base=args.api_base, api_key=args.api_key, embed_model=args.embed_model,
-                         cache_dir=args.cache_dir, timeout=args.lm_timeout, retries=args.lm_retries)
+                         cache_dir=args.cache_dir, timeout=args.lm_timeout, retries=args.lm_retries,
+                         fault_budget=getattr(args, "lm_fault_budget", None))
     return _require_key(args, settings)
 
 

@@ -16,7 +16,15 @@ from pathlib import Path
 
 import dspy
 
-from .lm_transport import DEFAULT_TIMEOUT, MAX_REPLY_BYTES, BoundedEngines, call_deadline, install_litellm_sessions
+from .lm_transport import (
+    DEFAULT_TIMEOUT,
+    MAX_REPLY_BYTES,
+    BoundedEngines,
+    call_deadline,
+    call_limit,
+    call_time_left,
+    install_litellm_sessions,
+)
 from .programs.guarded_step import LMPolicy, policy, set_policy
 from .retrievers.embedder_choice import make_embedder
 from .retrievers.embedders import Embedder
@@ -25,6 +33,7 @@ from .retrievers.embedding_cache import default_cache_path
 ENV_LM, ENV_API_BASE, ENV_API_KEY = "TRACERAG_LM", "TRACERAG_API_BASE", "TRACERAG_API_KEY"
 ENV_EMBEDDER, ENV_EMBED_MODEL, ENV_CACHE_DIR = "TRACERAG_EMBEDDER", "TRACERAG_EMBED_MODEL", "TRACERAG_CACHE_DIR"
 ENV_LM_TIMEOUT, ENV_LM_RETRIES = "TRACERAG_LM_TIMEOUT", "TRACERAG_LM_RETRIES"
+ENV_LM_FAULT_BUDGET = "TRACERAG_LM_FAULT_BUDGET"
 
 
 @dataclass
@@ -39,10 +48,11 @@ class Settings:
     cache_dir: Path | None = None
     lm_timeout: float = LMPolicy.timeout  # seconds without a reply before an LM call fails
     lm_retries: int = LMPolicy.retries  # retries of a transient LM failure
+    lm_fault_budget: float = LMPolicy.fault_budget  # seconds of failed LM calls one evaluation may spend (+10 %)
 
     @classmethod
     def resolve(cls, lm=None, api_base=None, api_key=None, embedder=None, embed_model=None, cache_dir=None,
-                lm_timeout=None, lm_retries=None):
+                lm_timeout=None, lm_retries=None, lm_fault_budget=None):
         env = os.environ
         cache = cache_dir or env.get(ENV_CACHE_DIR)
         return cls(
@@ -54,6 +64,7 @@ class Settings:
             cache_dir=Path(cache) if cache else default_cache_path().parent,
             lm_timeout=_number(lm_timeout, ENV_LM_TIMEOUT, float, LMPolicy.timeout, minimum=0.001),
             lm_retries=_number(lm_retries, ENV_LM_RETRIES, int, LMPolicy.retries, minimum=0),
+            lm_fault_budget=_number(lm_fault_budget, ENV_LM_FAULT_BUDGET, float, LMPolicy.fault_budget, minimum=0),
         )
 
 
@@ -97,7 +108,10 @@ def _cap_dspy_retry_waits() -> bool:
 
     def capped_delay(exc, attempt):
         wait, cap = delay(exc, attempt), _retry_wait_cap.get()
-        return wait if cap is None else min(wait, cap)
+        if cap is None:
+            return wait
+        left = call_time_left()  # no wait past the call's deadline: the next attempt could not run
+        return min(wait, cap) if left is None else min(wait, cap, left)
 
     capped_delay.tracerag_capped = True  # type: ignore[attr-defined]
     execution._delay = capped_delay
@@ -147,9 +161,12 @@ class BoundedLM(dspy.LM):
 
     @contextlib.contextmanager
     def _bounded(self, kwargs):
-        token = _retry_wait_cap.set(self.retry_wait(kwargs))
+        # a run's fault budget may leave less than the worst case (``lm_transport.at_most``): the call ends then
+        limit = call_limit()
+        seconds = self.worst_case(kwargs) if limit is None else min(self.worst_case(kwargs), max(limit, 0.0))
+        token = _retry_wait_cap.set(min(self.retry_wait(kwargs), seconds))
         try:
-            with call_deadline(self.worst_case(kwargs), attempt=self._timeout(kwargs) or DEFAULT_TIMEOUT,
+            with call_deadline(seconds, attempt=self._timeout(kwargs) or DEFAULT_TIMEOUT,
                                max_bytes=self._engine_store.max_bytes):
                 yield
         finally:
@@ -253,7 +270,7 @@ def _warn_when_not_native(lm: dspy.LM) -> None:
 def configure(lm: str | dspy.BaseLM | None = None, embedder: str | Embedder | None = None, *,
               api_base: str | None = None, api_key: str | None = None, embed_model: str | None = None,
               cache_dir: str | Path | None = None, timeout: float | None = None,
-              retries: int | None = None) -> Settings:
+              retries: int | None = None, fault_budget: float | None = None) -> Settings:
     """Set what is given and leave the rest alone.
 
     ``lm``: a model string (built with ``timeout``/``retries`` by ``make_lm``) or your own dspy LM (used
@@ -266,6 +283,9 @@ def configure(lm: str | dspy.BaseLM | None = None, embedder: str | Embedder | No
     Your own dspy LM keeps its own settings, except that one which sets no ``timeout`` gets ``timeout``
     on each call of a program stage (else a stalled endpoint holds a call for the client's default: 600 s
     a read with DSPy's native engine, 6,000 s with LiteLLM); its calls are bounded per read only.
+    ``fault_budget`` (env ``TRACERAG_LM_FAULT_BUDGET``, kept like ``timeout``; default 45) bounds what LM
+    faults cost one evaluation: its calls that bring no reply may take that many seconds plus 10 % of the
+    run's time, then the rest of the run takes the no-LM path (``programs.fault_budget``; ``inf``: no limit).
     ``embedder`` and its options replace the embedder only when given.
 
     The adapter is set only when none is configured: ChatAdapter without the JSON fallback, so a
@@ -273,14 +293,16 @@ def configure(lm: str | dspy.BaseLM | None = None, embedder: str | Embedder | No
     """
     settings = Settings.resolve(lm if isinstance(lm, str) else None, api_base, api_key,
                                 embedder if isinstance(embedder, str) else None, embed_model, cache_dir,
-                                timeout, retries)
-    # timeout/retries: given now, else as an earlier configure() was given them, else env or default
-    for key, value, resolved in (("timeout", timeout, settings.lm_timeout), ("retries", retries, settings.lm_retries)):
+                                timeout, retries, fault_budget)
+    # timeout/retries/fault_budget: given now, else as an earlier configure() was given them, else env or default
+    for key, value, resolved in (("timeout", timeout, settings.lm_timeout), ("retries", retries, settings.lm_retries),
+                                 ("fault_budget", fault_budget, settings.lm_fault_budget)):
         if value is not None or key not in _state["given"]:
             set_policy(**{key: resolved})
         if value is not None:
             _state["given"].add(key)
-    settings = replace(settings, lm_timeout=policy().timeout, lm_retries=policy().retries)
+    settings = replace(settings, lm_timeout=policy().timeout, lm_retries=policy().retries,
+                       lm_fault_budget=policy().fault_budget)
     changes: dict = {}
     made_spec, made_lm = _state["made"]
     ours = made_lm is not None and dspy.settings.lm is made_lm  # the current LM is one tracerag built

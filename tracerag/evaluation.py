@@ -33,7 +33,8 @@ def run_examples(score: Callable[[Any], dict], items: Sequence, *, num_threads: 
     DSPy's ParallelExecutor runs them, so each thread sees the caller's dspy settings and context (LM,
     adapter, callbacks); one thread runs them in this thread, one after another. The first failure (in
     the items' order) is raised once the items already started are done, and no new item starts after
-    one failed. The progress bar counts finished items."""
+    one failed. The progress bar counts finished items. The items are one run with one LM fault budget
+    (``programs.fault_budget``): what failing LM calls may cost all of them together."""
     bar = tqdm(total=len(items), desc=desc, unit=unit, disable=not progress, leave=False)
     lock, failed = threading.Lock(), threading.Event()
 
@@ -49,8 +50,12 @@ def run_examples(score: Callable[[Any], dict], items: Sequence, *, num_threads: 
             bar.update()
         return out
 
+    from .programs.fault_budget import lm_fault_budget
+
     try:  # timeout=0: a slow item is never started a second time
-        results = ParallelExecutor(num_threads=num_threads, disable_progress_bar=True, timeout=0).execute(task, items)
+        with lm_fault_budget():
+            results = ParallelExecutor(num_threads=num_threads, disable_progress_bar=True,
+                                       timeout=0).execute(task, items)
     finally:
         bar.close()
     for result in results:

@@ -57,7 +57,7 @@ from dspy.lm15 import CollectionLimitError
 from .retrievers.http_json import _deadline, _DeadlineBackend, _Decoder, bounded_async_client, bounded_client
 
 __all__ = ["MAX_REPLY_BYTES", "AsyncBoundedHTTPX", "AsyncBoundedTransport", "BoundedEngines", "BoundedHTTPX",
-           "BoundedTransport", "call_deadline", "install_litellm_sessions"]
+           "BoundedTransport", "at_most", "call_deadline", "call_limit", "call_time_left", "install_litellm_sessions"]
 
 MAX_REPLY_BYTES = 8 * 2**20  # a chat reply is kilobytes; logprobs of a long one a few MB
 DEFAULT_TIMEOUT = 600.0  # seconds per attempt when the LM sets no timeout (lm15's own read default)
@@ -66,6 +66,25 @@ DEFAULT_TIMEOUT = 600.0  # seconds per attempt when the LM sets no timeout (lm15
 _call: contextvars.ContextVar[list | None] = contextvars.ContextVar("tracerag_lm_call", default=None)
 # (seconds per attempt, reply cap) of the bounded LM call in progress, for the LiteLLM sessions
 _limits: contextvars.ContextVar[tuple[float, int] | None] = contextvars.ContextVar("tracerag_lm_limits", default=None)
+# seconds the caller allows the next LM calls at most (a run's fault budget left), whatever their own bound
+_at_most: contextvars.ContextVar[float | None] = contextvars.ContextVar("tracerag_lm_at_most", default=None)
+
+
+@contextmanager
+def at_most(seconds: float | None):
+    """LM calls made inside this block last at most ``seconds`` in all (None: no limit beyond their own).
+    A bounded LM (``config.BoundedLM``) shortens its whole-call deadline to it; the caller sets it from what
+    a run's fault budget has left (``programs.fault_budget``)."""
+    token = _at_most.set(seconds)
+    try:
+        yield
+    finally:
+        _at_most.reset(token)
+
+
+def call_limit() -> float | None:
+    """The limit ``at_most`` set for the calls made here (None: none)."""
+    return _at_most.get()
 
 
 @contextmanager
@@ -81,6 +100,13 @@ def call_deadline(seconds: float, *, attempt: float | None = None, max_bytes: in
     finally:
         _limits.reset(limits)
         _call.reset(call)
+
+
+def call_time_left() -> float | None:
+    """Seconds left before the deadline of the bounded LM call in progress (None: no call, or its first
+    attempt has not started). A wait before a retry is cut to it: past the deadline no attempt can run."""
+    call = _call.get()
+    return None if call is None or call[0] is None else max(call[0] - time.monotonic(), 0.0)
 
 
 def _attempt_end(timeout: float) -> float:

@@ -16,6 +16,10 @@ must take its fallback. Why one mechanism instead of a try/except per program:
   else the stage's text inputs, all of them;
 - **typed, capped replies**: each stage's ``check`` raises on a reply the program cannot use (wrong
   types, over a cap of ``reply_limits``, ids the stage was not given): the stage falls back, counted;
+- **a fault budget per run**: inside an evaluation (``fault_budget.lm_fault_budget``), the calls that bring
+  no reply may take ``fault_budget`` seconds plus 10 % of the run's time; each call is cut at what is left,
+  and once it is spent every stage takes its fallback at once (counted), so a stalled endpoint, or one
+  failing at one stage or on some inputs only, costs a run about a minute, not a timeout per example;
 - **visible fallbacks**: each program call gets the list of stages that fell back (reported as
   ``lm_fallbacks`` and ``hint="lm_failed"``), and warnings are one line each: the first failure of a
   kind is logged, repeats are counted and summed up by ``warning_summary()``.
@@ -51,6 +55,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import dspy
+from dspy.utils.exceptions import AdapterParseError
+
+from ..lm_transport import at_most
+from .fault_budget import FaultBudget, current_budget
 
 __all__ = ["BREAKER", "LMPolicy", "LMStep", "Pipeline", "Stages", "Work", "call_config", "failure_line", "lm_of",
            "lm_step", "policy", "reset_lm_guard", "says_nothing", "set_policy", "warning_summary", "work"]
@@ -67,6 +75,7 @@ class LMPolicy:
     retries: int = 2  # retries of a transient failure (5xx, connection, timeout)
     breaker_failures: int = 5  # consecutive failed calls that open the breaker
     probe_seconds: float = 30.0  # while open, one probe call this often
+    fault_budget: float = 45.0  # seconds of failed calls one run may spend (+ FAULT_SHARE of its time)
 
 
 _policy = [LMPolicy()]
@@ -274,10 +283,13 @@ def call_config(lm) -> dict[str, Any]:
     return {}
 
 
-def _with_config(predictor, lm, inputs: dict[str, Any]) -> dict[str, Any]:
+def _with_config(predictor, lm, inputs: dict[str, Any], budget: FaultBudget | None = None) -> dict[str, Any]:
     """``inputs`` plus ``config=call_config(lm)`` for a predictor that takes a ``config`` (a Predict, or one
-    that says so with ``takes_config``), merged over one the caller gave."""
+    that says so with ``takes_config``), merged over one the caller gave; the timeout given is at most
+    what the run's fault budget has left."""
     extra = call_config(lm)
+    if extra and budget is not None:
+        extra = {**extra, "timeout": max(min(extra["timeout"], budget.remaining()), 0.001)}
     if not extra or not (isinstance(predictor, dspy.Predict) or getattr(predictor, "takes_config", False)):
         return inputs
     return {**inputs, "config": {**extra, **inputs.get("config", {})}}
@@ -292,6 +304,18 @@ def _async_capable(lm) -> bool:
             is not None
     cls = type(lm)
     return cls.aforward is not dspy.BaseLM.aforward or cls.acall is not dspy.BaseLM.acall
+
+
+def _within(budget: FaultBudget | None):
+    """The block's LM calls cut at what the run's fault budget has left (no limit without a budget)."""
+    return nullcontext() if budget is None else at_most(budget.remaining())
+
+
+def _charge(budget: FaultBudget | None, started: float, exc: BaseException) -> None:
+    """Charge a call that brought no reply to the run's budget; a reply that came back but did not parse
+    is the model's answer, not a fault of the endpoint (see ``fault_budget``)."""
+    if budget is not None and not isinstance(exc, AdapterParseError):
+        budget.charge(budget.now() - started)
 
 
 async def _ainvoke(predictor, lm, inputs: dict[str, Any]) -> Any:
@@ -323,10 +347,17 @@ class Stages:
         lm = self._admit(stage, predictor, inputs)
         if lm is None:
             return None
+        budget = current_budget()
+        started = budget.now() if budget is not None else 0.0
         try:
-            out = predictor(**_with_config(predictor, lm, inputs))
+            with _within(budget):
+                out = predictor(**_with_config(predictor, lm, inputs, budget))
+        except Exception as exc:  # any failure of the LM: the stage's fallback
+            _charge(budget, started, exc)
+            return self._failed(stage, predictor, lm, exc, fallback)
+        try:
             value = check(out) if check is not None else out
-        except Exception as exc:  # any failure of the LM or of its reply: the stage's fallback
+        except Exception as exc:  # a reply the program cannot use: the stage's fallback
             return self._failed(stage, predictor, lm, exc, fallback)
         return self._passed(lm, value, stage)
 
@@ -337,10 +368,17 @@ class Stages:
         lm = self._admit(stage, predictor, inputs)
         if lm is None:
             return None
+        budget = current_budget()
+        started = budget.now() if budget is not None else 0.0
         try:
-            out = await _ainvoke(predictor, lm, _with_config(predictor, lm, inputs))
-            value = check(out) if check is not None else out
+            with _within(budget):
+                out = await _ainvoke(predictor, lm, _with_config(predictor, lm, inputs, budget))
         except Exception as exc:  # cancellation (a BaseException) is not a failure: it propagates
+            _charge(budget, started, exc)
+            return self._failed(stage, predictor, lm, exc, fallback)
+        try:
+            value = check(out) if check is not None else out
+        except Exception as exc:
             return self._failed(stage, predictor, lm, exc, fallback)
         return self._passed(lm, value, stage)
 
@@ -352,6 +390,10 @@ class Stages:
             return None
         if self._says_nothing(inputs):
             self.skipped.append(stage)
+            return None
+        budget = current_budget()
+        if budget is not None and not budget.admits():
+            self.fell_back(stage, "the run's LM fault budget is spent")
             return None
         if not BREAKER.allow(lm, stage):
             self.fell_back(stage, "the LM is skipped after repeated failures")
