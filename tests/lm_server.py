@@ -41,6 +41,8 @@ import json
 import re
 import threading
 import time
+import zlib
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler
 
 import dspy
@@ -142,17 +144,34 @@ def _fenced(text: str) -> str:
     return _FIELD.sub(fence, text)
 
 
+def half_of_inputs(name: str, user: str) -> bool:
+    """True for about half of all requests, always the same ones (a CRC of the request's text): a stage
+    that fails on some inputs only, retries included, between inputs it answers."""
+    return zlib.crc32(user.encode()) % 2 == 0
+
+
+def after_a_tool_call(name: str, user: str) -> bool:
+    """True for an agent's steps once its trajectory holds a tool's output: the agent fails after its
+    first tool call."""
+    return "<tool_output>" in user
+
+
 class StubLMServer:
     """``with StubLMServer(engine, mode="http500") as stub: tracerag.configure(lm=stub.lm())``.
 
     ``modes`` maps a signature name (ParseCommand, GradeRelevance, AgentStep, …) to the fault for that
-    signature only; others get ``mode``. ``requests`` records (signature, fault) per request.
+    signature only; others get ``mode``. With ``modes_when`` (a function of the signature name and the
+    request's last user message) that fault applies only to the requests it is true for, the others of
+    that signature get ``mode``: a stage that fails on some inputs only (``half_of_inputs``), or an
+    agent's steps after its first tool call (``after_a_tool_call``). ``requests`` records (signature,
+    fault) per request.
     """
 
     def __init__(self, engine, mode: str = "good", *, modes: dict[str, str] | None = None, delay: float = 2.0,
-                 bomb_size: int = 500 * 2**20):
+                 bomb_size: int = 500 * 2**20, modes_when: Callable[[str, str], bool] | None = None):
         assert mode in MODES and all(m in MODES for m in (modes or {}).values())
         self.engine, self.mode, self.modes, self.delay = engine, mode, dict(modes or {}), delay
+        self.modes_when = modes_when
         self.bomb_size = bomb_size
         self.requests: list[tuple[str, str]] = []
         self._lock = threading.Lock()
@@ -186,7 +205,9 @@ class StubLMServer:
                     pass
 
         self._server = BurstServer(("127.0.0.1", 0), Handler)
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        # a short poll: shutting the stub down (every test that uses one) takes 0.05 s, not 0.5 s
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
+                                        daemon=True)
 
     @property
     def url(self) -> str:
@@ -217,7 +238,8 @@ class StubLMServer:
         except Exception as exc:  # an engine told to fail: a server error
             self.requests.append(("error", "http500"))
             return 500, json.dumps({"error": {"message": str(exc), "type": "server_error"}}).encode(), "http500"
-        mode = self.modes.get(name, self.mode)
+        mode = self.modes.get(name, self.mode) if self.modes_when is None or self.modes_when(name, user) \
+            else self.mode
         self.requests.append((name, mode))
         if mode == "http500":
             crashed = {"error": {"message": "upstream model crashed", "type": "server_error"}}

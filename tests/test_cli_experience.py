@@ -104,10 +104,11 @@ def test_evaluate_with_a_dead_lm_equals_the_no_lm_run_marked(dataset, tmp_path, 
     for with_lm, without in zip(dead["per_query"], no_lm["per_query"], strict=True):
         for key in ("queries", "ranked", "used", "experience", "rounds"):
             assert with_lm[key] == without[key], key
-        assert with_lm["error"] is None and with_lm["lm_fallbacks"] == ["rewrite", "summarize", "check"]
+        # the usefulness judge is an LM call of the evaluation: its fallback is counted too
+        assert with_lm["error"] is None and with_lm["lm_fallbacks"] == ["rewrite", "summarize", "check", "judge"]
     m = dead["metrics"]
     assert m["hit@5"] == no_lm["metrics"]["hit@5"] and m["errors"] == 0 and m["lm_fallback_rate"] == 1.0
-    assert m["lm_fallbacks"] == {stage: m["n"] for stage in ("check", "rewrite", "summarize")}
+    assert m["lm_fallbacks"] == {stage: m["n"] for stage in ("check", "judge", "rewrite", "summarize")}
     assert m["lm_calls_per_query"] < 1  # the breaker stops calling a dead LM after a few failures
     assert no_lm["metrics"]["lm_fallback_rate"] == 0.0
 

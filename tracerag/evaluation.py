@@ -104,10 +104,11 @@ def _fallbacks(pred) -> list[str]:
     return list(getattr(pred, "lm_fallbacks", None) or [])
 
 
-def _lm_outcome(pred) -> dict:
+def _lm_outcome(pred, *more: str) -> dict:
     """A report row's LM columns: ``lm_failed`` (an LM stage fell back to its no-LM result for this row,
-    whatever the row's own ``hint`` says) and ``lm_fallbacks`` (which stages, in order)."""
-    fallbacks = _fallbacks(pred)
+    whatever the row's own ``hint`` says) and ``lm_fallbacks`` (which stages, in order; ``more``: the
+    evaluation's own LM stages that fell back for the row, e.g. a judge)."""
+    fallbacks = [*_fallbacks(pred), *more]
     return {"lm_failed": bool(fallbacks), "lm_fallbacks": fallbacks}
 
 
@@ -182,22 +183,30 @@ def evaluate_experience(program, examples: list, *, dataset: str, k: int = 5, ju
                         progress: bool = True, num_threads: int = 1) -> dict:
     """Score ExperienceRetrieval on dspy Examples from `ExperienceQuery.to_example` (same report shape).
 
-    `judge` adds the LM-judged usefulness (one extra LM call per query with a non-empty experience).
+    `judge` adds the LM-judged usefulness (one extra LM call per query with a non-empty experience). The
+    judge's calls are counted (``lm_calls_judge``; ``lm_calls_observed``: every LM request of the row, the
+    program's and the judge's) and a judge that fails is a fallback of the row (stage ``judge``).
     """
     from .metrics import experience as e
+    from .programs.guarded_step import Stages
+    from .programs.lm_meter import LMMeter
 
     def score_one(ex) -> dict:
-        started = time.perf_counter()
-        pred = program(**ex.inputs())
-        elapsed_ms = (time.perf_counter() - started) * 1000
+        meter, judged = LMMeter(), Stages()
+        with meter.measure():
+            started = time.perf_counter()
+            pred = program(**ex.inputs())
+            elapsed_ms = (time.perf_counter() - started) * 1000
+            usefulness = e.usefulness(ex, pred, stages=judged) if judge else None
         return {
             "id": ex.id, "question": ex.question, "family": ex.family or "-",
             "input": "image" if ex.images or ex.caption else "text",
             "hit": e.hit_at_k(ex, pred, k), "recall": e.recall_at_k(ex, pred, k), "rr": e.reciprocal_rank(ex, pred, k),
             "used_precision": e.used_precision(ex, pred),
-            "usefulness": e.usefulness(ex, pred) if judge else None,
-            "rounds": pred.rounds, "lm_calls": pred.lm_calls, "ms": round(elapsed_ms, 2), "error": pred.error,
-            **_lm_outcome(pred),
+            "usefulness": usefulness,
+            "rounds": pred.rounds, "lm_calls": pred.lm_calls, "lm_calls_judge": judged.calls,
+            "lm_calls_observed": meter.calls, "ms": round(elapsed_ms, 2), "error": pred.error,
+            **_lm_outcome(pred, *judged.fallbacks),
             "queries": pred.queries, "ranked": e.ranked_task_ids(pred)[:k], "used": pred.used_task_ids,
             "experience": pred.experience,
         }
@@ -212,6 +221,8 @@ def evaluate_experience(program, examples: list, *, dataset: str, k: int = 5, ju
         breakdown[key] = {name: _experience_summary(rs, k) for name, rs in sorted(groups.items())}
     metrics = _experience_summary(rows, k)
     metrics["lm_calls_per_query"] = _mean(r["lm_calls"] for r in rows)
+    metrics["lm_calls_judge"] = sum(r["lm_calls_judge"] for r in rows)
+    metrics["lm_calls_observed"] = sum(r["lm_calls_observed"] for r in rows)
     metrics["errors"] = sum(r["error"] is not None for r in rows)
     metrics.update(fallback_metrics(rows))
     metrics.update(_latency(rows))

@@ -1,0 +1,185 @@
+"""A run's LM fault budget: calls that bring no reply may cost a run 45 s plus 10 % of its time, each call
+is cut at what is left, and once it is spent every stage takes its no-LM path at once, counted, after one
+warning line. A reply that comes back but does not parse costs nothing from it. The fault-cost bounds at
+the default settings, end to end, are in test_fault_cost_at_defaults.py (slow)."""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+
+import dspy
+import pytest
+from conftest import FakeEngine
+from lm_server import StubLMServer, after_a_tool_call, half_of_inputs
+
+import tracerag
+from tracerag.config import Settings
+from tracerag.evaluation import evaluate_experience, run_examples
+from tracerag.programs.fault_budget import FaultBudget, current_budget, lm_fault_budget
+from tracerag.programs.guarded_step import LMPolicy, Stages, policy, set_policy
+
+BUDGET_SPENT = "the run's LM fault budget is spent"
+
+
+class Clock:
+    """A clock the test moves: an LM call 'takes' as long as its engine says."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class ClockedEngine:
+    """FakeEngine answers ("error": a dead server; "garbage": a reply that does not parse), each call
+    taking ``seconds`` on ``clock``."""
+
+    def __init__(self, clock: Clock, seconds: float, mode: str) -> None:
+        self.clock, self.seconds, self.inner, self.calls = clock, seconds, FakeEngine(mode=mode), 0
+
+    def complete(self, request):
+        self.calls += 1
+        self.clock.now += self.seconds
+        return self.inner.complete(request)
+
+
+def clocked_lm(clock: Clock, seconds: float, mode: str) -> tuple[dspy.LM, ClockedEngine]:
+    engine = ClockedEngine(clock, seconds, mode)
+    return dspy.LM("fake/model", engine=engine, cache=False, num_retries=0), engine
+
+
+def ask(stages: Stages):
+    return stages.call("answer", dspy.Predict("question -> answer"), question="Is it on?")
+
+
+def test_the_budget_is_its_seconds_plus_a_share_of_the_run_and_stays_spent():
+    clock = Clock()
+    budget = FaultBudget(45, clock=clock)
+    assert budget.remaining() == 45 and budget.admits()
+    clock.now += 100  # 100 s of run: 10 s more may fail
+    budget.charge(50)
+    assert budget.remaining() == pytest.approx(5) and budget.admits() and not budget.spent
+    budget.charge(5)
+    assert budget.spent and budget.remaining() == 0 and not budget.admits()
+    clock.now += 10_000  # spent is spent: a long run after it does not earn it back
+    assert not budget.admits()
+    unlimited = FaultBudget(math.inf, clock=clock)
+    unlimited.charge(1e9)
+    assert unlimited.admits() and unlimited.remaining() == math.inf
+    with pytest.raises(ValueError, match="seconds >= 0"):
+        FaultBudget(-1)
+
+
+def test_failed_calls_spend_the_budget_then_every_stage_falls_back_without_a_call(caplog):
+    clock = Clock()
+    lm, engine = clocked_lm(clock, 20.0, "error")
+    stages = Stages()
+    with dspy.context(lm=lm), lm_fault_budget(FaultBudget(45, clock=clock)) as budget, \
+            caplog.at_level(logging.WARNING, logger="tracerag.lm"):
+        results = [ask(stages) for _ in range(6)]
+    # 20 s a failure: after two, 45 + 4 - 40 = 9 s are left; the third spends it (45 + 6 - 60 < 0)
+    assert results == [None] * 6 and engine.calls == stages.calls == 3 and budget.spent
+    assert stages.fallbacks == ["answer"] * 6 and stages.errors[3:] == [f"answer: {BUDGET_SPENT}"] * 3
+    assert policy().breaker_failures > 3  # the budget stopped the calls, not the breaker
+    notices = [r.getMessage() for r in caplog.records if "fault budget" in r.getMessage()]
+    assert len(notices) == 1 and "failed for 60.0 s in this run (3 calls)" in notices[0]
+    assert "TRACERAG_LM_FAULT_BUDGET" in notices[0] and "no-LM path" in notices[0]
+
+
+def test_a_reply_that_does_not_parse_costs_nothing_from_the_budget():
+    clock = Clock()
+    lm, engine = clocked_lm(clock, 20.0, "garbage")
+    stages = Stages()
+    with dspy.context(lm=lm, adapter=dspy.ChatAdapter(use_json_adapter_fallback=False)), \
+            lm_fault_budget(FaultBudget(45, clock=clock)) as budget:
+        results = [ask(stages) for _ in range(4)]  # 80 s of replies the model got wrong
+    assert results == [None] * 4 and engine.calls == 4
+    assert budget.charged == 0 and budget.admits()
+
+
+def test_outside_a_run_there_is_no_budget():
+    assert current_budget() is None
+    with lm_fault_budget() as budget:
+        assert current_budget() is budget and budget.seconds == policy().fault_budget == LMPolicy.fault_budget
+        with lm_fault_budget(1) as inner:  # a run inside a run spends the outer one's
+            assert inner is budget
+    assert current_budget() is None
+
+
+def test_an_evaluations_threads_share_one_budget():
+    seen = []
+
+    def score(item):
+        seen.append(current_budget())
+        return {"item": item}
+
+    assert run_examples(score, list(range(6)), num_threads=3, desc="t", unit="x", progress=False) == \
+        [{"item": n} for n in range(6)]
+    assert len(seen) == 6 and seen[0] is not None and all(b is seen[0] for b in seen)
+
+
+def test_a_call_is_cut_at_what_the_budget_has_left():
+    """A stalled endpoint: the call of a bounded LM (30 s a try, 2 retries: 93 s) ends when the 0.15 s
+    the budget has left are gone, and the next stage makes no request."""
+    with StubLMServer(FakeEngine(), "slow", delay=30.0) as stub:
+        lm = stub.lm(timeout=30.0, retries=2)
+        stages = Stages()
+        started = time.monotonic()
+        with dspy.context(lm=lm), lm_fault_budget(FaultBudget(0.15, share=0.0)) as budget:
+            first = ask(stages)
+            second = ask(stages)
+        seconds = time.monotonic() - started
+    assert first is second is None and len(stub.requests) == 1 and budget.spent
+    assert seconds < 10  # 0.15 s and the setup of a first call; unbounded it waits 93 s
+    assert stages.errors[1] == f"answer: {BUDGET_SPENT}"
+
+
+def test_the_budget_is_configured_kept_and_read_from_the_environment(monkeypatch):
+    before = policy()
+    try:
+        monkeypatch.setenv("TRACERAG_LM_FAULT_BUDGET", "12.5")
+        assert tracerag.configure().lm_fault_budget == 12.5 == policy().fault_budget
+        monkeypatch.delenv("TRACERAG_LM_FAULT_BUDGET")
+        assert tracerag.configure(fault_budget=math.inf).lm_fault_budget == math.inf
+        assert tracerag.configure(timeout=5).lm_fault_budget == math.inf  # kept by a call that does not give it
+        monkeypatch.setenv("TRACERAG_LM_FAULT_BUDGET", "soon")
+        with pytest.raises(ValueError, match="TRACERAG_LM_FAULT_BUDGET 'soon' is not a number"):
+            Settings.resolve()
+    finally:
+        set_policy(**before.__dict__)
+
+
+class _Program:
+    """Stands in for ExperienceRetrieval: every task gets the same experience, no LM call."""
+
+    class config:  # noqa: N801 - the attribute evaluate_experience reads
+        @staticmethod
+        def model_dump():
+            return {}
+
+    def __call__(self, question):
+        return dspy.Prediction(task_ids=[["t1"]], used_task_ids=["t1"], experience="Use the receipt tool.",
+                               rounds=1, lm_calls=0, error=None, queries=[[question]], lm_fallbacks=[])
+
+
+def test_the_experience_judge_is_counted_and_its_failures_are_fallbacks():
+    examples = [dspy.Example(id=f"q{n}", question=f"task {n}", family="f", images=[], caption=None,
+                             relevant_task_ids=["t1"], reference_strategy="Read the total.").with_inputs("question")
+                for n in range(2)]
+    with StubLMServer(FakeEngine(), modes={"JudgeExperience": "http500"}) as stub:
+        with dspy.context(lm=stub.lm()):
+            report = evaluate_experience(_Program(), examples, dataset="d", judge=True, progress=False)
+    rows = report["per_query"]
+    assert [r["lm_calls_judge"] for r in rows] == [1, 1] == [r["lm_calls_observed"] for r in rows]
+    assert all(r["lm_fallbacks"] == ["judge"] and r["lm_failed"] and r["usefulness"] is None for r in rows)
+    assert report["metrics"]["lm_calls_judge"] == 2 == len(stub.requests)
+    assert report["metrics"]["lm_fallbacks"] == {"judge": 2} and report["metrics"]["lm_fallback_rate"] == 1.0
+
+
+def test_the_stub_fails_part_of_a_stages_calls_only():
+    assert half_of_inputs("ParseCommand", "turn on the lamp") != half_of_inputs("ParseCommand", "turn on the fan")
+    assert after_a_tool_call("AgentStep", "[[ ## trajectory ## ]]\n<tool_output>x</tool_output>")
+    assert not after_a_tool_call("AgentStep", "[[ ## trajectory ## ]]\n")
