@@ -15,13 +15,17 @@ lm_fallback_rate, wall time, and the bound 2 x no-LM + 60 s.
 
     python benchmarks/bench_lm_faults.py --matrix [--programs ...] [--jobs 6]
 
-The fault matrix at the CLI's default settings (--lm-timeout 30, --lm-retries 2): every program against
-an endpoint that is down (HTTP 500), stalled (never answers), drips (a byte a second), sends an
-endless body, or fails at one stage only (that stage stalls, the others answer). Each run is a fresh
-child process (so its peak RSS is its own) talking to a stub endpoint served by this process; runs go
-``--jobs`` at a time (they mostly wait). Prints wall ÷ the no-LM run's wall, peak RSS against the no-LM
-run's, the program's LM calls and the HTTP requests the endpoint saw, and whether every quality metric
-equals the no-LM run's.
+The fault matrix at the CLI's default settings (--lm-timeout 30, --lm-retries 2, an LM fault budget of
+45 s + 10 % of the run): every program against an endpoint that is down (HTTP 500), stalled (never
+answers), drips (a byte a second), sends an endless body, or fails at one stage only (that stage stalls
+while the others answer: ExperienceRetrieval's summary, SelfReflectiveRAG's verification; for the
+programs whose evaluation runs one LM stage, that stage stalls on part of its calls and answers the
+others: CommandRetrieval's parse on half the utterances, the planner on half the cases, the agent's
+steps after its first tool call). Each run is a fresh child process (so its peak RSS is its own)
+talking to a stub endpoint served by this process; runs go ``--jobs`` at a time (they mostly wait).
+Prints wall ÷ the no-LM run's wall and whether it is within 2 × no-LM + 60 s, peak RSS against the
+no-LM run's and whether it is within 100 MB of it, the LM calls (the program's, and an evaluation's
+judge), the HTTP requests the endpoint saw, and whether every quality metric equals the no-LM run's.
 """
 
 from __future__ import annotations
@@ -41,7 +45,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 import dspy  # noqa: E402
 from conftest import AgentEngine, FakeEngine, PlannerEngine  # noqa: E402
-from lm_server import StubLMServer  # noqa: E402
+from lm_server import StubLMServer, after_a_tool_call, half_of_inputs  # noqa: E402
 
 import optimize  # noqa: E402
 from tracerag.programs.guarded_step import reset_lm_guard  # noqa: E402
@@ -88,8 +92,15 @@ def gold_parses() -> dict[str, dict]:
 STALL_S = 3600.0  # a stalled endpoint's reply delay: past any attempt's deadline
 MATRIX = (("down (HTTP 500)", "http500", None), ("stalled", "slow", None), ("drip (1 byte/s)", "drip", None),
           ("endless body", "endless", None), ("one stage stalls", "good", "slow"))
-# the stage that fails alone: one the program calls on every bundled example after a good first stage
-ONE_STAGE = {"experience": "SummarizeExperience", "rag": "RefineQuery"}
+# the stage that fails alone: (its signature, which of its calls fail (None: all), how the row says it).
+# ExperienceRetrieval and SelfReflectiveRAG call it on every example after a good first stage; the others'
+# evaluations run one LM stage, which fails on part of its calls, between calls that answer
+ONE_STAGE = {"commands": ("ParseCommand", half_of_inputs, "ParseCommand, half the utterances"),
+             "experience": ("SummarizeExperience", None, "SummarizeExperience"),
+             "rag": ("VerifyGroundedness", None, "VerifyGroundedness"),
+             "planner": ("GeneratePlan", half_of_inputs, "GeneratePlan, half the cases"),
+             "agent": ("AgentStep", after_a_tool_call, "AgentStep after the first tool call")}
+BOUND_MB = 100  # the goal: peak RSS at most this much above the no-LM run's
 
 
 def _hwm_mb() -> float:
@@ -123,35 +134,39 @@ def matrix(programs: list[str], jobs: int) -> None:
         out = tmp / f"{program}-{mode or 'none'}-{stage_mode or ''}.json"
         if label is None:
             return program, None, _run_child(program, out, []), 0
-        modes = {ONE_STAGE[program]: stage_mode} if stage_mode else None
-        with StubLMServer(ENGINES[program](), mode, modes=modes, delay=STALL_S) as stub:
+        signature, when, _ = ONE_STAGE[program]
+        modes = {signature: stage_mode} if stage_mode else None
+        with StubLMServer(ENGINES[program](), mode, modes=modes, delay=STALL_S,
+                          modes_when=when if stage_mode else None) as stub:
             result = _run_child(program, out, ["--lm", f"openai/stub-{mode}", "--api-base", stub.url, "--api-key",
                                                "k"])
             return program, label, result, len(stub.requests)
 
     with tempfile.TemporaryDirectory(prefix="bench-lm-matrix-") as tmp, ThreadPoolExecutor(jobs) as pool:
         tasks = [(p, None, None, None) for p in programs]
-        tasks += [(p, label, mode, stage) for label, mode, stage in MATRIX for p in programs
-                  if not stage or p in ONE_STAGE]
+        tasks += [(p, label, mode, stage) for label, mode, stage in MATRIX for p in programs]
         tasks.sort(key=lambda t: t[2] not in ("slow", "drip", "good"))  # the long waits first
         futures = [pool.submit(one, *task, Path(tmp)) for task in tasks]
         results = [f.result() for f in futures]
     base = {program: result for program, label, result, _ in results if label is None}
-    print("| program | endpoint | wall s (no LM s) | wall ÷ no LM | peak RSS MB (no LM) | LM calls | HTTP requests "
-          "| lm_fallback_rate | metrics equal to no LM |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| program | endpoint | wall s (no LM s) | wall ÷ no LM | ≤ 2× + 60 s | peak RSS MB (no LM) | ≤ +100 MB "
+          "| LM calls | HTTP requests | lm_fallback_rate | metrics equal to no LM |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     order = {label: n for n, (label, _, _) in enumerate(MATRIX)}
     for program, label, result, requests in sorted((r for r in results if r[1] is not None),
                                                    key=lambda r: (programs.index(r[0]), order[r[1]])):
         b = base[program]
         report = result["report"]
-        calls = sum(row.get("lm_calls", 0) for row in report["per_query"])
+        calls = sum(row.get("lm_calls", 0) + row.get("lm_calls_judge", 0) for row in report["per_query"])
         diff = differences(quality(b["report"]), quality(report))
         equal = "yes" if not diff else "NO: " + "; ".join(diff)
-        if label.startswith("one stage"):  # the other stages answer: an LM run, not the no-LM one
-            label, equal = f"{label}: {ONE_STAGE[program]}", "n/a (the other stages answer)"
+        if label.startswith("one stage"):  # the other stages (calls) answer: an LM run, not the no-LM one
+            label, equal = f"{label}: {ONE_STAGE[program][2]}", "n/a (the other calls answer)"
+        in_time = "yes" if result["seconds"] <= 2 * b["seconds"] + 60 else "NO"
+        in_memory = "yes" if result["peak_mb"] <= b["peak_mb"] + BOUND_MB else "NO"
         print(f"| {program} | {label} | {result['seconds']:.1f} ({b['seconds']:.1f}) "
-              f"| {result['seconds'] / max(b['seconds'], 0.05):.0f}x | {result['peak_mb']:.0f} ({b['peak_mb']:.0f}) "
+              f"| {result['seconds'] / max(b['seconds'], 0.05):.1f}x | {in_time} "
+              f"| {result['peak_mb']:.0f} ({b['peak_mb']:.0f}) | {in_memory} "
               f"| {calls} | {requests} | {report['metrics'].get('lm_fallback_rate')} | {equal} |")
 
 
