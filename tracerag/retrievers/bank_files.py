@@ -60,6 +60,7 @@ from typing import IO, Any
 import numpy as np
 
 from .embedders import Embedder, l2_normalize
+from .read_report import open_regular, regular_file
 
 try:  # POSIX only; without it writers are not serialised (documented single-writer fallback)
     import fcntl
@@ -284,8 +285,9 @@ def _load_current(target: Path) -> Snapshot:
 def read_manifest(target: Path) -> Any:
     """The decoded manifest currently at ``target``, or None if it cannot be read (cheap change check)."""
     try:
-        return json.loads((target / MANIFEST).read_bytes())
-    except (OSError, ValueError):
+        with open_regular(target / MANIFEST) as f:
+            return json.loads(f.read())
+    except (OSError, ValueError):  # FileProblem is a ValueError: a FIFO never blocks this check
         return None
 
 
@@ -317,11 +319,14 @@ class _Dir:
         if os.open in os.supports_dir_fd:
             self.fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
 
-    def open(self, name: str, mode: str = "rb") -> IO[Any]:
-        if self.fd is None:  # pragma: no cover - platforms without dir_fd
-            return open(self.path / name, mode)
-        fd = self.fd
-        return open(name, mode, opener=lambda p, flags: os.open(p, flags, dir_fd=fd))
+    def open(self, name: str) -> IO[bytes]:
+        """``name`` opened for binary reading, when it is a regular file: a FIFO (which would block the
+        load forever), a directory or a device is a BankError naming it. Opened non-blocking and checked
+        on the open descriptor (``read_report.regular_file``); a missing file raises FileNotFoundError
+        (a swap the load retries, or a BankError naming it)."""
+        flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
+        fd = os.open(self.path / name, flags) if self.fd is None else os.open(name, flags, dir_fd=self.fd)
+        return regular_file(fd, self.path / name, BankError)
 
     def same_as_path(self) -> bool:
         """Whether ``path`` still names the directory we opened (False after a concurrent swap)."""
@@ -822,8 +827,9 @@ def _leftover(tmp: Path, now: float) -> str:
         return ""  # not one of ours: never remove what we did not create
     age = now - info.st_mtime
     try:
-        record = json.loads((tmp / WRITER).read_bytes())
-    except (OSError, ValueError):
+        with open_regular(tmp / WRITER) as f:
+            record = json.loads(f.read())
+    except (OSError, ValueError):  # FileProblem is a ValueError: a FIFO never blocks the clean-up
         record = None
     if not isinstance(record, dict) or not isinstance(record.get("pid"), int) or record["pid"] <= 0:
         return f"no writer record, {age:.0f} s old" if age > UNRECORDED_GRACE_SECONDS else ""

@@ -32,7 +32,7 @@ from typing import IO
 
 __all__ = ["BOM", "DEFAULT_MAX_BYTES", "DataSetShrunk", "FileProblem", "NumberTooLong", "ReadReport", "Unreadable",
            "load_json", "may_hold_lone_surrogate", "not_finite", "open_regular", "read_capped", "read_regular",
-           "text_problem"]
+           "regular_file", "text_problem"]
 
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024  # one data file; a larger one is a clear error, not a memory blow-up
 BOM = b"\xef\xbb\xbf"
@@ -105,6 +105,14 @@ def open_regular(path: str | Path, error: type[Exception] = FileProblem, max_byt
         raise error(f"{path}: is a directory, not a file") from None
     except OSError as exc:
         raise error(f"{path}: cannot be opened ({exc.strerror or exc})") from None
+    return regular_file(fd, path, error, max_bytes)
+
+
+def regular_file(fd: int, path: str | Path, error: type[Exception] = FileProblem,
+                 max_bytes: int | None = None) -> IO[bytes]:
+    """The descriptor ``fd`` (opened with ``O_NONBLOCK``, so opening a FIFO did not block) as a binary
+    file, when fstat says it is a regular file of at most ``max_bytes``; else it is closed and ``error``
+    raised naming ``path``. For readers that open relative to a directory handle (the bank loader)."""
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
