@@ -72,7 +72,7 @@ def test_cites_mentioned_in_thought_are_not_citations():
     ('<call_tool name="pubmed_search">metformin aging</call_to', "metformin aging"),  # a cut close tag
     ('<call_tool name="pubmed_search">metformin aging</CALL_TOOL>', "metformin aging"),  # uppercase close
     ('<CALL_TOOL NAME="pubmed_search">metformin aging</CALL_TOOL>', "metformin aging"),  # uppercase call
-    ('<call_tool name="pubmed_search">metformin <snippet id="1">aging</call_tool>', "metformin"),  # a snippet
+    ('<call_tool name="pubmed_search">metformin <snippet id="1">aging</call_tool>', "metformin aging"),  # a snippet
     ('<call_tool name="pubmed_search">metformin <snipp aging</call_tool>', "metformin aging"),  # a fragment
     ('<call_tool name="pubmed_search">metformin <Answer>aging', "metformin"),  # an uppercase answer
     ('<call_tool name="pubmed_search">metformin aging</cal', "metformin aging"),  # cut at the end

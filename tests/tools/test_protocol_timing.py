@@ -1,6 +1,8 @@
 """The protocol reader runs in time linear in its input: 1 MB adversarial replies (long unbroken tokens
-inside tags, thousands of open tags, unclosed quotes) each parse well within a second, and ten times
-the input takes about ten times as long, not a hundred (``benchmarks/bench_protocol.py`` measures it)."""
+inside tags, thousands of open tags, unclosed quotes, cut closes, mentions, code) each parse well within
+a second of CPU time, and ten times the input takes about ten times as long, not a hundred
+(``benchmarks/bench_protocol.py`` measures it). The families added with the mention and code rules
+run in the slow step, except the cheap ``'</c' * N``."""
 
 import time
 
@@ -29,20 +31,43 @@ ADVERSARIAL = {  # name: (function, input of about ``size`` characters)
     "long call body (restore_stop)": (lambda t: restore_stop(t, "stop"),
                                       lambda n: _fill("a\n", n, '<call_tool name="x">')),
 }
+CALL = '<call_tool name="pubmed_search">'
+THEN_CALL = CALL + "q</call_tool>"
+MORE = {  # families of cut closes, markup inside a call, mentions and code
+    "'</c' * N": (parse_reply, lambda n: _fill("</c", n)),
+    "'</call' * N": (parse_reply, lambda n: _fill("</call", n)),
+    "call + '</a>' * N": (parse_reply, lambda n: _fill("</a>", n, CALL)),
+    "call + '<snippet id=\"1\">' * N": (parse_reply, lambda n: _fill('<snippet id="1">', n, CALL)),
+    "'<call_tool name=\"x\">' * N (doubled opens)": (parse_reply, lambda n: _fill('<call_tool name="x">', n)),
+    "'`<answer>` ' * N (code)": (parse_reply, lambda n: _fill("`<answer>` ", n)),
+    "'<answer> ' * N, then a call (mentions)": (parse_reply, lambda n: _fill("<answer> ", n, "", THEN_CALL)),
+    "'<tool_output> ' * N, then a call": (parse_reply, lambda n: _fill("<tool_output> ", n, "", THEN_CALL)),
+    "'```\\n<answer>\\n' * N (fences)": (parse_reply, lambda n: _fill("```\n<answer>\n", n)),
+    "call + '&#x20;' * N": (parse_reply, lambda n: _fill("&#x20;", n, CALL, "</call_tool>")),
+    "'</c' * N (restore_stop)": (lambda t: restore_stop(t, "stop"), lambda n: _fill("</c", n, CALL)),
+}
 
 
 def _best_of(fn, text: str, runs: int = 3) -> float:
+    """The least CPU time of ``runs`` calls (CPU, not wall clock: other work on the machine does not count)."""
     best = float("inf")
     for _ in range(runs):
-        started = time.perf_counter()
+        started = time.process_time()
         fn(text)
-        best = min(best, time.perf_counter() - started)
+        best = min(best, time.process_time() - started)
     return best
 
 
-@pytest.mark.parametrize("name", list(ADVERSARIAL))
+CASES = {**ADVERSARIAL, **MORE}
+
+
+CHEAP = "'</c' * N"
+
+
+@pytest.mark.parametrize("name", [*ADVERSARIAL, CHEAP,
+                                  *(pytest.param(name, marks=pytest.mark.slow) for name in MORE if name != CHEAP)])
 def test_one_megabyte_of_adversarial_text_parses_in_linear_time(name):
-    fn, make = ADVERSARIAL[name]
+    fn, make = CASES[name]
     small, large = _best_of(fn, make(MB // 10)), _best_of(fn, make(MB))
     assert large < 1.0, f"{name}: {large:.3f} s for 1 MB"
     assert large < 30 * small + 0.05, f"{name}: 10x the input took {large / small:.0f}x the time"

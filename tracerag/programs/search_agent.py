@@ -410,8 +410,9 @@ class SearchAgent(dspy.Module):
         if answer is None:
             call, record, output = yield from self._question_search(question)
             records.append(record)
-            # the question is the user's text, written like the tools' (it cannot open a tag either)
-            interleaved += [format_call(ToolCall(call.name, call.params, escape_tool_text(call.query))), output]
+            # the question is the user's text: format_call escapes it (it cannot open a tag), and the
+            # trajectory reads back as the call that ran
+            interleaved += [format_call(call), output]
             answer = _evidence_answer([record], n, EVIDENCE_LEAD)
         if answer:
             interleaved.append(f"<answer>{answer}</answer>")
