@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from tracerag.retrievers.embedder_choice import make_embedder
-from tracerag.retrievers.embedders import Embedder, LexicalEmbedder, LocalUSEEmbedder
+from tracerag.retrievers.embedders import Embedder, LexicalEmbedder, LocalUSEEmbedder, small_product
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -110,3 +110,12 @@ def test_make_embedder(tmp_path):
     assert cached.path == tmp_path / "c" / "embeddings.sqlite"
     with pytest.raises(ValueError, match="local.*lexical.*http"):
         make_embedder("openai")
+
+
+@pytest.mark.parametrize("rows", [3, 127, 600])  # below and above the size where BLAS takes over
+def test_a_query_product_equals_the_matrix_product_on_both_sides_of_the_blas_switch(rows):
+    rng = np.random.default_rng(rows)
+    docs, texts = rng.standard_normal((rows, 4096), dtype=np.float32), rng.standard_normal((2, 4096), dtype=np.float32)
+    product = small_product(docs, texts)
+    assert product.shape == (rows, 2) and product.dtype == np.float32
+    np.testing.assert_allclose(product, docs @ texts.T, rtol=1e-4, atol=1e-3)

@@ -38,7 +38,7 @@ from ..signatures.query_ir import QueryIR
 from .category_words import categories_said
 from .command_docs import SET_VERBS, VERB_RUNS, command_texts, is_chinese, subject_phrases, subject_text, verb_phrases
 from .command_results import BulkGroup, BulkPlan, Candidate, CapabilityOption
-from .embedders import Embedder, LexicalEmbedder, l2_normalize
+from .embedders import Embedder, LexicalEmbedder, l2_normalize, small_product
 from .home import CommandSpec, Home
 from .name_index import NameIndex, PhraseIndex, ordered
 from .negation import is_negated
@@ -300,7 +300,7 @@ class CommandIndex:
                  if (len(w) >= 2 or len(w[0]) >= 3) and not any(t.isdigit() for t in w)]
         if not words or not self.subject_texts:
             return np.zeros(len(self.slots), dtype=np.float32)
-        cosines = l2_normalize(self.embedder.embed(words)) @ self.subject_vectors.T
+        cosines = small_product(l2_normalize(self.embedder.embed(words)), self.subject_vectors)
         # a word and a subject must share a token: a character of a Chinese compound (风量, 风速) or a
         # word. The embedder alone puts "dim" and "brighten" next to "hue", 地方 next to 位置.
         shares = np.asarray([[bool(set(tokens(w)) & set(tokens(t))) and len(t) >= 2 for t in self.subject_texts]
@@ -512,8 +512,8 @@ class CommandIndex:
             empty = np.zeros(0, dtype=np.float32)
             return empty, empty, empty
         p = self.params
-        vectors = self.doc_vectors @ self.embedder.embed(texts).T  # (docs, texts)
-        lexicals = self.doc_lexical @ self.lexical.embed(texts).T
+        vectors = small_product(self.doc_vectors, self.embedder.embed(texts))  # (docs, texts)
+        lexicals = small_product(self.doc_lexical, self.lexical.embed(texts))
         per_text = []
         for j, text in enumerate(texts):
             vector, lexical = np.append(vectors[:, j], -np.inf), np.append(lexicals[:, j], 0.0)
