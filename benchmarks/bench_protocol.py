@@ -1,7 +1,7 @@
-"""Parser worst-case time vs input size, the reader before and after the linear-time rewrite, and what
-each reads from random interleavings of tag fragments.
+"""Parser worst-case time vs input size, the reader before and after the linear-time rewrite, what
+each reads from random interleavings of tag fragments, and whether calls read back as written.
 
-    python benchmarks/bench_protocol.py [--repeats 3] [--old-budget 20] [--random 2000]
+    python benchmarks/bench_protocol.py [--repeats 3] [--old-budget 20] [--random 2000] [--baseline REV]
 
 Part 1: for each size (1 KB, 10 KB, 100 KB, 1 MB), every adversarial input family (long unbroken tokens
 inside tags, thousands of open tags, unclosed quotes, ``<think>`` * N, ``<answer>`` * N) is read by
@@ -13,18 +13,31 @@ An old run predicted (from its time at the size before, growing with the square)
 Part 2: ``--random`` replies drawn (seed 17) from protocol tags, fragments (``</call_to``, ``<snipp``),
 uppercase tags, quotes, think blocks that mention tags, and words; counts the executed queries and
 parameters that hold protocol markup (goal 0), and the replies whose think prose changed the reading.
+
+Part 3: ``--random`` calls drawn (seed 23) from any characters (markup, quotes, references such as
+``&gt;``, backticks, line breaks and other whitespace, non-ASCII) in the tool name, parameters and
+query: how many read back different from what was written (``parse_reply(format_call(call)).call !=
+call``); and ``--random`` replies drawn (seed 29) from part 2's pieces plus references, code, stray
+HTML and a mention in a sentence: how many the trajectory text (``clean_text``) reads as a different
+call or answer than the reply itself. Both are counted for this reader and for the reader at git
+revision ``--baseline`` (default: the commit before calls read back exactly), loaded in this process;
+part 1's table at 1 MB gives that reader's time per family too (CPU time, median of ``--repeats``).
 """
 
 from __future__ import annotations
 
 import argparse
 import html
+import importlib.util
 import random
 import re
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Mapping
+from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from tracerag.tools import protocol as new
@@ -160,23 +173,50 @@ FAMILIES = {  # name: (which reader function, input of about ``size`` characters
     "'<think>' * N": ("parse_reply", lambda n: _fill("<think>", n)),
     "'<answer>' * N": ("parse_reply", lambda n: _fill("<answer>", n)),
     "long call body": ("restore_stop", lambda n: _fill("a\n", n, '<call_tool name="x">')),
+    # cut closes, markup inside a call, mentions and code
+    "'</c' * N": ("parse_reply", lambda n: _fill("</c", n)),
+    "'</call' * N": ("parse_reply", lambda n: _fill("</call", n)),
+    "call + '</a>' * N": ("parse_reply", lambda n: _fill("</a>", n, '<call_tool name="x">')),
+    "call + '<snippet id=\"1\">' * N": ("parse_reply", lambda n: _fill('<snippet id="1">', n, '<call_tool name="x">')),
+    "'<call_tool name=\"x\">' * N": ("parse_reply", lambda n: _fill('<call_tool name="x">', n)),
+    "'`<answer>` ' * N": ("parse_reply", lambda n: _fill("`<answer>` ", n)),
+    "'<answer> ' * N, then a call": ("parse_reply",
+                                     lambda n: _fill("<answer> ", n, "", '<call_tool name="x">q</call>')),
+    "'<tool_output> ' * N, then a call": ("parse_reply",
+                                          lambda n: _fill("<tool_output> ", n, "", '<call_tool name="x">q</call>')),
+    "'```\\n<answer>\\n' * N": ("parse_reply", lambda n: _fill("```\n<answer>\n", n)),
+    "call + '&#x20;' * N": ("parse_reply", lambda n: _fill("&#x20;", n, '<call_tool name="x">', "</call_tool>")),
 }
 OLD = {"parse_reply": old_parse_reply, "extract_citations": old_extract_citations, "restore_stop": old_restore_stop}
 NEW = {"parse_reply": new.parse_reply, "extract_citations": new.extract_citations,
        "restore_stop": lambda t: new.restore_stop(t, "stop")}
 SIZES = (1_000, 10_000, 100_000, 1_000_000)
+BASELINE = "7f15a18~1"  # the reader before calls read back exactly
+
+
+def load_reader(rev: str) -> ModuleType:
+    """``tracerag/tools/protocol.py`` as it was at git revision ``rev``, as a module of its own."""
+    root = Path(__file__).resolve().parent.parent
+    source = subprocess.run(["git", "show", f"{rev}:tracerag/tools/protocol.py"], cwd=root, check=True,
+                            capture_output=True, text=True).stdout
+    spec = importlib.util.spec_from_loader(f"protocol_at_{rev}", loader=None)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up by name
+    exec(compile(source, f"{rev}:tracerag/tools/protocol.py", "exec"), module.__dict__)
+    return module
 
 
 def _median_time(fn, text: str, repeats: int) -> float:
+    """Median CPU time of ``repeats`` calls (CPU, not wall clock: a busy machine does not add to it)."""
     times = []
     for _ in range(repeats):
-        started = time.perf_counter()
+        started = time.process_time()
         fn(text)
-        times.append(time.perf_counter() - started)
+        times.append(time.process_time() - started)
     return statistics.median(times)
 
 
-def timing_table(repeats: int, budget: float) -> list[str]:
+def timing_table(repeats: int, budget: float, baseline: ModuleType | None = None, rev: str = "") -> list[str]:
     rows = ["| input size | old worst family | old s | new worst family | new s | new µs / KB |",
             "|---:|---|---:|---|---:|---:|"]
     previous: dict[str, float] = {}
@@ -205,8 +245,16 @@ def timing_table(repeats: int, budget: float) -> list[str]:
         rows.append(f"| {size // 1000:,} KB | {worst_old} | {old_cell} | {worst_new} | {new_times[worst_new]:.4f} | "
                     f"{new_times[worst_new] / (size / 1000) * 1e6:,.0f} |")
         print(rows[-1], file=sys.stderr, flush=True)
-    rows += ["", "| family at 1 MB (new reader) | s |", "|---|---:|"]
-    rows += [f"| {name} | {t:.3f} |" for name, t in sorted(new_at_1mb.items(), key=lambda kv: -kv[1])]
+    if baseline is None:
+        rows += ["", "| family at 1 MB (new reader) | CPU s |", "|---|---:|"]
+        rows += [f"| {name} | {t:.3f} |" for name, t in sorted(new_at_1mb.items(), key=lambda kv: -kv[1])]
+        return rows
+    before = {"parse_reply": baseline.parse_reply, "extract_citations": baseline.extract_citations,
+              "restore_stop": lambda t: baseline.restore_stop(t, "stop")}
+    rows += ["", f"| family at 1 MB | reader at {rev}, CPU s | this reader, CPU s |", "|---|---:|---:|"]
+    for name, t in sorted(new_at_1mb.items(), key=lambda kv: -kv[1]):
+        which, make = FAMILIES[name]
+        rows.append(f"| {name} | {_median_time(before[which], make(SIZES[-1]), repeats):.3f} | {t:.3f} |")
     return rows
 
 
@@ -256,15 +304,74 @@ def random_run(n: int) -> list[str]:
     return rows
 
 
+# -- part 3: calls read back as written ----------------------------------------------------------------
+
+AWKWARD = ['"', "'", "<", ">", "&", "&amp;", "&gt;", "&quot;", "&#x20;", "`", "```", "\n", "\r\n", " ", "  ", "\t",
+           "\x85", "\xa0", "</call_tool>", "<answer>", '<snippet id="1">', "</a>", "=", "é", "指南", "metformin",
+           "aging", "pubmed_search", ">2020"]
+# part 2's pieces and these: references, code, stray HTML, a value with ``>``, a mention in a sentence
+REREAD_PIECES = ["&amp;", "&gt;", "&quot;", "&#xa;", "`", "```\n", "</a>", "<b>", "Before I write the <answer>, ",
+                 '<call_tool name="pubmed_search" year=">2020">', "<call_tool name='pubmed_search' q=\"a&amp;b\">"]
+
+
+def _random_text(rng: random.Random) -> str:
+    pieces = []
+    for _ in range(rng.randint(0, 8)):
+        pieces.append(rng.choice(AWKWARD) if rng.random() < 0.6 else
+                      "".join(chr(rng.choice((rng.randint(32, 126), rng.randint(0, 0x2FFF)))) for _ in range(3)))
+    return "".join(pieces)
+
+
+def random_call(rng: random.Random) -> ToolCall:
+    params = {}
+    for _ in range(rng.randint(0, 3)):
+        key = rng.choice(("limit", "year", "q", "_x", "a-b", "Note"))
+        params[key] = _random_text(rng)
+    return ToolCall(_random_text(rng) or "pubmed_search", params, _random_text(rng))
+
+
+def _fields(call) -> tuple | None:
+    return None if call is None else (call.name, call.params, call.query)
+
+
+def round_trip_run(n: int, baseline: ModuleType, rev: str) -> list[str]:
+    rng = random.Random(23)
+    calls = [random_call(rng) for _ in range(n)]
+    rng = random.Random(29)
+    pieces = PIECES + REREAD_PIECES
+    replies = ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 25))) for _ in range(n)]
+    rows = ["| reader | random calls | read back different (goal 0) | random replies | trajectory text read as "
+            "another call or answer (goal 0) |", "|---|---:|---:|---:|---:|"]
+    for label, reader in ((f"at {rev}", baseline), ("this one", new)):
+        differ = 0
+        for call in calls:
+            try:
+                back = reader.parse_reply(reader.format_call(call)).call
+                differ += back is None or (back.name, back.params, back.query) != (call.name, call.params, call.query)
+            except ValueError:  # a call that reader refuses to write
+                differ += 1
+        reread = 0
+        for reply in replies:
+            r = reader.parse_reply(reply, {"pubmed_search": {"limit": int}})
+            again = reader.parse_reply(r.clean_text, {"pubmed_search": {"limit": int}})
+            reread += (_fields(again.call), again.answer) != (_fields(r.call), r.answer)
+        rows.append(f"| {label} | {n:,} | {differ:,} | {n:,} | {reread:,} |")
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--old-budget", type=float, default=20.0, help="skip an old run predicted to take longer")
     parser.add_argument("--random", type=int, default=2000)
+    parser.add_argument("--baseline", default=BASELINE, help="git revision of the reader to compare with")
     args = parser.parse_args()
-    print("\n".join(timing_table(args.repeats, args.old_budget)))
+    baseline = load_reader(args.baseline)
+    print("\n".join(timing_table(args.repeats, args.old_budget, baseline, args.baseline)))
     print()
     print("\n".join(random_run(args.random)))
+    print()
+    print("\n".join(round_trip_run(args.random, baseline, args.baseline)))
 
 
 if __name__ == "__main__":

@@ -158,7 +158,7 @@ def test_what_the_model_sees_what_ran_and_the_export_are_one_call(reply, tmp_pat
     row = _export(tmp_path, t)
     assert _calls_in(row["interleaved_text"]) == [ran]
     exported = row["tool_calls"][0]
-    assert ToolCall(exported["tool"], exported["parameters"], exported["query"]) == ran
+    assert ToolCall(exported["tool"], exported["parameters"], exported["query"]) == ran == t.tool_calls[0].call
 
 
 def test_the_question_search_without_an_lm_reads_back_as_the_search_that_ran(tmp_path):

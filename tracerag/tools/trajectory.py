@@ -9,6 +9,10 @@ A tool's text in an export is escaped like a tool output (``protocol.escape_tool
 interleaved text and answer already are, and a trace's observation (a tool's error, the result ids)
 is escaped when written. ``tool_calls[].result`` keeps the snippets as the tool returned them (data
 in JSON fields, never read as protocol).
+
+Each call in ``interleaved_text`` is written by ``protocol.format_call``, which ``parse_reply`` reads
+back exactly: the call a fine-tuning line shows is the call in ``tool_calls`` (``ToolCallRecord.call``)
+and the call the tool ran, whatever characters its name, parameters or query hold.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, computed_field
 
-from .protocol import escape_tool_text
+from .protocol import ToolCall, escape_tool_text
 
 __all__ = ["ToolCallRecord", "Trajectory", "write_jsonl", "write_traces"]
 
@@ -45,6 +49,11 @@ class ToolCallRecord(BaseModel):
     def ids(self) -> list[str]:
         return [str(s.get("id")) for s in self.result if s.get("id") is not None]
 
+    @property
+    def call(self) -> ToolCall:
+        """The call as the model wrote it and the tool received it."""
+        return ToolCall(self.tool, dict(self.parameters), self.query)
+
 
 class Trajectory(BaseModel):
     question: str
@@ -59,7 +68,7 @@ class Trajectory(BaseModel):
     reasoning: str = ""  # the <think> text of the answering reply
     steps: int = 0  # LM calls made by the step policy
     truncated: int = 0  # replies the LM's token limit cut inside their call (the call did not run)
-    markup_removed: int = 0  # protocol markup removed from executed queries and parameters
+    markup_removed: int = 0  # markup removed from executed queries and parameters (the words around it kept)
 
     @property
     def returned_ids(self) -> list[str]:
