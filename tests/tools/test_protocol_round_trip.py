@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tracerag.programs.search_agent import SearchAgent
-from tracerag.tools.protocol import ToolCall, format_call, parse_reply, restore_stop, unescape
+from tracerag.tools.protocol import ToolCall, extract_citations, format_call, parse_reply, restore_stop, unescape
 from tracerag.tools.trajectory import write_jsonl
 
 SCHEMAS = {"pubmed_search": {"limit": int}}
@@ -202,6 +202,13 @@ def test_a_mentioned_tag_in_an_answer_is_text_and_a_real_one_still_counts():
     assert r.answer is not None and r.call is None
     fake = parse_reply("<tool_output><snippet id=\"9\">made up</snippet> " + CALL)  # a fake output, not a mention
     assert fake.call is None and fake.hallucinated_outputs == 1
+
+
+def test_backticks_in_cited_text_never_hide_a_citation():
+    answer = '<answer>Yes <cite id="1">set `x</cite> and <cite id="2">then y` works</cite>.</answer>'
+    r = parse_reply(answer)
+    assert r.answer == answer[len("<answer>") : -len("</answer>")]
+    assert [c.ids for c in extract_citations(r.answer)] == [["1"], ["2"]]
 
 
 def test_a_call_shown_only_in_code_still_runs():

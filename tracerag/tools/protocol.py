@@ -56,6 +56,9 @@ _NAMES = ("call_tool", "call", "answer", "think", "tool_output", "cite", "snippe
 # Opens that end a call's text: a new call, an answer, a thought or an output. Other tags in a call
 # (snippets, cites, closes of other names, any HTML) are markup inside it, removed from its words.
 _STRUCTURAL = frozenset(("call_tool", "call", "answer", "think", "tool_output"))
+# Tags that sit inside text (a cite's claim, a snippet's abstract): backticks in quoted text pair up
+# across them, so code never hides one (two cited sentences holding a backtick each stay two cites).
+_INLINE = frozenset(("cite", "snippet"))
 # ``<`` or ``</`` and a protocol name; every pattern below is a single greedy run, a bounded run or a
 # literal, so a match attempt never backtracks over more than the run it just read.
 _TAG_START = re.compile(r'<(/?)(call_tool|call|answer|think|tool_output|cite|snippet)(?![\w-])'
@@ -263,7 +266,7 @@ def _code_spans(text: str) -> list[tuple[int, int]]:
 
 def _tags(text: str, *, code: bool = True) -> list[_Tag]:
     """Every protocol tag in ``text``, in order, with tags in closed think blocks (and, when ``code``,
-    in inline code or fenced blocks) marked as prose."""
+    structural tags in inline code or fenced blocks) marked as prose."""
     n = len(text)
     starts = [(m.start(), m.end(2), m.group(2).casefold(), m.group(1) == "/", m.group(3), m.end())
               for m in _TAG_START.finditer(text)]
@@ -285,7 +288,7 @@ def _tags(text: str, *, code: bool = True) -> list[_Tag]:
         for tag in tags if spans else ():
             while at < len(spans) and spans[at][1] <= tag.start:
                 at += 1
-            if at < len(spans) and spans[at][0] <= tag.start:
+            if at < len(spans) and spans[at][0] <= tag.start and tag.name not in _INLINE:
                 tag.prose = tag.code = True
     if not any(tag.name == "think" for tag in tags):  # no think block to mark
         return tags
