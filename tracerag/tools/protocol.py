@@ -283,6 +283,14 @@ def _tags(text: str, *, code: bool = True) -> list[_Tag]:
             continue
         attrs, stop = _read_attrs(text, name_end, limit)
         tags.append(_Tag(name, close, start, name_end if stop is None else stop, stop is not None, attrs))
+    return _mark(text, tags, code=code)
+
+
+def _mark(text: str, tags: list[_Tag], *, code: bool, again: bool = False) -> list[_Tag]:
+    """Mark the tags that are prose (in place): in code when ``code``, then in closed think blocks;
+    ``again``: clear an earlier reading's marks first."""
+    for tag in tags if again else ():
+        tag.prose = tag.code = tag.thought = False
     if code and tags:
         spans, at = _code_spans(text), 0
         for tag in tags if spans else ():
@@ -545,7 +553,7 @@ def parse_reply(text: str, schemas: Mapping[str, Mapping[str, type]] | None = No
         tags = _tags(text)
         parsed = _parse_reply(text, tags, schemas)
         if parsed.call is None and parsed.answer is None and any(tag.code for tag in tags):
-            fenced = _parse_reply(text, _tags(text, code=False), schemas)
+            fenced = _parse_reply(text, _mark(text, tags, code=False, again=True), schemas)
             if fenced.call is not None or fenced.answer is not None:
                 return fenced
         return parsed
