@@ -46,7 +46,7 @@ def _common(p: argparse.ArgumentParser) -> None:
     g.add_argument("--lm-retries", type=int, help="retries of a transient LM failure: 5xx, connection, timeout "
                    "(default 2; env TRACERAG_LM_RETRIES)")
     g.add_argument("--lm-fault-budget", type=float, help="seconds an evaluation's failing LM calls may take, plus "
-                   "10%% of its time; then the rest runs the no-LM path (default 45; inf: none; env "
+                   "10%% of its time; then the rest runs the no-LM path (default 40; inf: none; env "
                    "TRACERAG_LM_FAULT_BUDGET)")
     g.add_argument("--no-cache", action="store_true", help="send every LM call to the endpoint: DSPy's response "
                    "cache is neither read nor written (it is keyed by model string and prompt, not endpoint, so an "

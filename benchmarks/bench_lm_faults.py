@@ -16,7 +16,7 @@ lm_fallback_rate, wall time, and the bound 2 x no-LM + 60 s.
     python benchmarks/bench_lm_faults.py --matrix [--programs ...] [--jobs 6]
 
 The fault matrix at the CLI's default settings (--lm-timeout 30, --lm-retries 2, an LM fault budget of
-45 s + 10 % of the run): every program against an endpoint that is down (HTTP 500), stalled (never
+40 s + 10 % of the run): every program against an endpoint that is down (HTTP 500), stalled (never
 answers), drips (a byte a second), sends an endless body, or fails at one stage only (that stage stalls
 while the others answer: ExperienceRetrieval's summary, SelfReflectiveRAG's verification; for the
 programs whose evaluation runs one LM stage, that stage stalls on part of its calls and answers the
@@ -123,30 +123,32 @@ def _run_child(program: str, out: Path, extra: list[str]) -> dict:
     done = subprocess.run([sys.executable, __file__, "--child", program, str(out), *extra], capture_output=True,
                           text=True, check=False)
     if done.returncode != 0:
-        raise SystemExit(f"{program} {extra}: exited {done.returncode}: {done.stderr.strip()[-500:]}")
+        raise RuntimeError(f"{program} {extra}: exited {done.returncode}: {done.stderr.strip()[-500:]}")
     return json.loads(done.stdout.strip().splitlines()[-1]) | {"report": json.loads(out.read_text(encoding="utf-8"))}
+
+
+def cell(program: str, label: str | None, mode: str | None, stage_mode: str | None, tmp: Path) -> tuple:
+    """One cell of the matrix (``label`` None: the no-LM run): (program, label, {seconds, peak_mb, report},
+    the HTTP requests the endpoint saw)."""
+    out = tmp / f"{program}-{mode or 'none'}-{stage_mode or ''}.json"
+    if label is None:
+        return program, None, _run_child(program, out, []), 0
+    signature, when, _ = ONE_STAGE[program]
+    modes = {signature: stage_mode} if stage_mode else None
+    with StubLMServer(ENGINES[program](), mode, modes=modes, delay=STALL_S,
+                      modes_when=when if stage_mode else None) as stub:
+        result = _run_child(program, out, ["--lm", f"openai/stub-{mode}", "--api-base", stub.url, "--api-key", "k"])
+        return program, label, result, len(stub.requests)
 
 
 def matrix(programs: list[str], jobs: int) -> None:
     from concurrent.futures import ThreadPoolExecutor
 
-    def one(program: str, label: str | None, mode: str | None, stage_mode: str | None, tmp: Path) -> tuple:
-        out = tmp / f"{program}-{mode or 'none'}-{stage_mode or ''}.json"
-        if label is None:
-            return program, None, _run_child(program, out, []), 0
-        signature, when, _ = ONE_STAGE[program]
-        modes = {signature: stage_mode} if stage_mode else None
-        with StubLMServer(ENGINES[program](), mode, modes=modes, delay=STALL_S,
-                          modes_when=when if stage_mode else None) as stub:
-            result = _run_child(program, out, ["--lm", f"openai/stub-{mode}", "--api-base", stub.url, "--api-key",
-                                               "k"])
-            return program, label, result, len(stub.requests)
-
     with tempfile.TemporaryDirectory(prefix="bench-lm-matrix-") as tmp, ThreadPoolExecutor(jobs) as pool:
         tasks = [(p, None, None, None) for p in programs]
         tasks += [(p, label, mode, stage) for label, mode, stage in MATRIX for p in programs]
         tasks.sort(key=lambda t: t[2] not in ("slow", "drip", "good"))  # the long waits first
-        futures = [pool.submit(one, *task, Path(tmp)) for task in tasks]
+        futures = [pool.submit(cell, *task, Path(tmp)) for task in tasks]
         results = [f.result() for f in futures]
     base = {program: result for program, label, result, _ in results if label is None}
     print("| program | endpoint | wall s (no LM s) | wall ÷ no LM | ≤ 2× + 60 s | peak RSS MB (no LM) | ≤ +100 MB "

@@ -283,7 +283,7 @@ def configure(lm: str | dspy.BaseLM | None = None, embedder: str | Embedder | No
     Your own dspy LM keeps its own settings, except that one which sets no ``timeout`` gets ``timeout``
     on each call of a program stage (else a stalled endpoint holds a call for the client's default: 600 s
     a read with DSPy's native engine, 6,000 s with LiteLLM); its calls are bounded per read only.
-    ``fault_budget`` (env ``TRACERAG_LM_FAULT_BUDGET``, kept like ``timeout``; default 45) bounds what LM
+    ``fault_budget`` (env ``TRACERAG_LM_FAULT_BUDGET``, kept like ``timeout``; default 40) bounds what LM
     faults cost one evaluation: its calls that bring no reply may take that many seconds plus 10 % of the
     run's time, then the rest of the run takes the no-LM path (``programs.fault_budget``; ``inf``: no limit).
     ``embedder`` and its options replace the embedder only when given.

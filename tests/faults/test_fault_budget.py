@@ -1,4 +1,4 @@
-"""A run's LM fault budget: calls that bring no reply may cost a run 45 s plus 10 % of its time, each call
+"""A run's LM fault budget: calls that bring no reply may cost a run 40 s plus 10 % of its time, each call
 is cut at what is left, and once it is spent every stage takes its no-LM path at once, counted, after one
 warning line. A reply that comes back but does not parse costs nothing from it. The fault-cost bounds at
 the default settings, end to end, are in test_fault_cost_at_defaults.py (slow)."""

@@ -7,14 +7,16 @@ at one stage, or on some inputs, or after an agent's first tool call, interleave
 that keep the breaker closed, so every example pays a timeout. Over a dataset that is hours.
 
 So an evaluation run carries a ``FaultBudget``: the seconds its LM calls may spend failing, ``seconds`` plus
-``share`` of the run's time so far (45 s + 10 % at the defaults: a long run may ride out an outage in
+``share`` of the run's time so far (40 s + 10 % at the defaults: a long run may ride out an outage in
 proportion, a short one loses at most about a minute). What is charged is the wall time of each call that
 brought no reply (a timeout, a connection or HTTP error, a reply cut at the byte cap), retries and their
 waits included; a reply that came back but did not parse or check is not charged (that is the model's
 quality, not the endpoint's availability, and costs no more than a good reply). Each call made while the
 budget holds is cut at what is left of it (``remaining``), so a stalled call ends when the budget does.
 Once it is spent, the rest of the run takes the no-LM path: every stage falls back at once, counted, after
-one warning line.
+one warning line. A run whose other work takes N s thus spends at most (seconds + share × N) / (1 − share)
+on failing calls: 44 s + 11 % of N at the defaults (with several threads, each call in flight when the
+budget runs out may still run to what was left when it started).
 
 The budget lives in DSPy's settings context (``lm_fault_budget``), which DSPy's ParallelExecutor hands to
 its worker threads, so the threads of one evaluation share one budget. Outside such a block (a server, a

@@ -75,7 +75,7 @@ class LMPolicy:
     retries: int = 2  # retries of a transient failure (5xx, connection, timeout)
     breaker_failures: int = 5  # consecutive failed calls that open the breaker
     probe_seconds: float = 30.0  # while open, one probe call this often
-    fault_budget: float = 45.0  # seconds of failed calls one run may spend (+ FAULT_SHARE of its time)
+    fault_budget: float = 40.0  # seconds of failed calls one run may spend (+ FAULT_SHARE of its time)
 
 
 _policy = [LMPolicy()]
