@@ -39,7 +39,7 @@ def _reads_back(call: ToolCall) -> None:
     assert parse_reply(restore_stop(rendered.removesuffix("</call_tool>"), "stop")).call == call
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=50, deadline=None)
 @given(CALLS)
 def test_any_call_reads_back_as_written(call):
     _reads_back(call)
@@ -95,7 +95,7 @@ def _same_reading(reply: str) -> None:
         assert r.clean_text.endswith(format_call(r.call))
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=50, deadline=None)
 @given(REPLIES)
 def test_the_trajectory_reads_back_as_the_call_or_answer_that_was_taken(reply):
     _same_reading(reply)
@@ -191,6 +191,18 @@ def test_protocol_words_in_prose_or_code_are_text_and_the_call_runs(prose):
     assert r.hallucinated_outputs == 0 and r.ignored_calls == 0
     assert r.clean_text.count("<call_tool") == 1 and "<answer" not in r.clean_text
     assert "<tool_output" not in r.clean_text  # the mention is written as text in the trajectory
+
+
+def test_an_answer_mentioned_before_a_call_runs_the_tool_in_the_loop():
+    reply = 'Before I write the <answer>, let me search.\n<call_tool name="pubmed_search" limit="1">statins LDL'
+    dspy.configure(lm=dspy.LM("fake/model", engine=ScriptedEngine(reply), cache=False, num_retries=0),
+                   adapter=dspy.ChatAdapter(use_json_adapter_fallback=False))
+    tools = Tools()
+    t = SearchAgent(tools)(question="Do statins lower LDL?").trajectory
+    assert tools.calls == [ToolCall("pubmed_search", {"limit": 1}, "statins LDL")]
+    assert t.stop_reason == "answered" and t.ids_cited == ["111"] and t.final_answer.startswith("Yes.")
+    assert t.interleaved_text.startswith("Before I write the &lt;answer>, let me search.\n<call_tool")
+    assert t.interleaved_text.count("<answer>") == 1
 
 
 def test_a_mentioned_tag_in_an_answer_is_text_and_a_real_one_still_counts():
