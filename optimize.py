@@ -23,7 +23,6 @@ import argparse
 import dataclasses
 import json
 import logging
-import os
 import sys
 import tempfile
 import time
@@ -159,8 +158,8 @@ def build_parser() -> argparse.ArgumentParser:
                             "repeatable (default: all five on their bundled defaults)")
     serve.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8700, help="port (default 8700)")
-    serve.add_argument("--dataset", help="commands: home directory or bundled name (default: the artifact's, "
-                       "else smarthome)")
+    serve.add_argument("--dataset", dest="homes", help="commands: home directory or bundled name (default: the "
+                       "artifact's, else smarthome)")
     serve.add_argument("--arbitration", action="store_true", help="commands: let the LM settle ambiguous bulk "
                        "commands")
     serve.add_argument("--max-body", type=_positive_int, default=1 << 20, metavar="BYTES",
@@ -251,7 +250,8 @@ def _experience_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--rerank-model", help="model name for a rerank service")
     g.add_argument("--rounds", type=int, default=1, help="max retrieval rounds (default 1)")
     g.add_argument("--top-n", type=int, default=5, help="candidates handed to the summary (default 5)")
-    g.add_argument("--no-rewrite", action="store_true", help="search with the raw task even with an LM")
+    g.add_argument("--no-rewrite", dest="rewrite", action="store_false",
+                   help="search with the raw task even with an LM")
     g.add_argument("--max-rounds", type=int, default=2, help="rag: retrieval rounds (default 2)")
     g.add_argument("--alce", action="store_true", help="rag: LM-judged citation recall/precision (extra calls)")
 
@@ -291,18 +291,28 @@ def _require_key(args, settings):
     return dataclasses.replace(settings, lm=None)
 
 
-def _program(args, ir_source: str, arbitration: bool = False):
-    """A CommandRetrieval over the dataset's homes: from an artifact when given, else defaults."""
-    from tracerag.datasets.smarthome import home_dirs, resolve_dataset
-    from tracerag.programs.command_retrieval import CommandRetrieval, build_indexes
+# Builder options read from flags of another name; the embedder is never one: the command configures it
+_FLAG_OF = {"artifact": "program_file", "homes": "dataset", "tool_embedder": "embedder", "embedder": None}
 
-    if getattr(args, "program_file", None):  # without --dataset: the homes the artifact was compiled on
-        program = tracerag.load(args.program_file, home=resolve_dataset(args.dataset) if args.dataset else None)
-        program.ir_source = ir_source
-        return program
-    dataset = resolve_dataset(args.dataset)
-    return CommandRetrieval(build_indexes(home_dirs(dataset), tracerag.get_embedder()), ir_source=ir_source,
-                            arbitration=arbitration)
+
+def _options(name: str, args) -> dict:
+    """The options the registry's builder of ``name`` takes from these flags (a flag not given keeps the
+    builder's default)."""
+    import inspect
+
+    options = {}
+    for param in inspect.signature(tracerag.registry.entry(name).build).parameters:
+        value = getattr(args, param, None)
+        if value is None and _FLAG_OF.get(param, param):
+            value = getattr(args, _FLAG_OF.get(param, param), None)
+        if value is not None and param != "embedder":
+            options[param] = value
+    return options
+
+
+def _build(name: str, args, **given):
+    """The registry's program ``name`` for these flags, then ``given``."""
+    return tracerag.registry.build(name, **{**_options(name, args), **given})
 
 
 def cmd_evaluate(args) -> int:
@@ -326,7 +336,7 @@ def cmd_evaluate(args) -> int:
         return 2
     read = ReadReport("queries")
     queries = load_dataset(args.dataset, None if args.split == "all" else args.split, report=read)
-    program = _program(args, ir)
+    program = _build("commands", args, ir_source=ir)
     _print_reading(f"{args.dataset} queries.jsonl", read, args.max_skipped)
     if not any(queries.values()):
         raise DataSetShrunk(f"{args.dataset}: no labelled queries in the {args.split} split (queries.jsonl)")
@@ -379,7 +389,7 @@ def print_report(report: dict, extra_cols: tuple[str, ...] = ()) -> None:
 
 
 def cmd_run(args) -> int:
-    settings = _configure(args)
+    _configure(args)
     if args.program == "experience":
         return _run_experience(args)
     if args.program == "rag":
@@ -389,7 +399,7 @@ def cmd_run(args) -> int:
     if not args.dataset:
         print("error: run commands needs --dataset", file=sys.stderr)
         return 2
-    program = _program(args, "lm" if settings.lm else "none", arbitration=args.arbitration)
+    program = _build("commands", args)
     pred = program(query=args.query, home=args.home)
     out = {"ir": pred.ir.model_dump(), "parse_source": pred.parse_source, "hint": pred.hint,
            "lm_fallbacks": pred.lm_fallbacks, "lm_overruled": pred.lm_overruled, "lm_calls": pred.lm_calls,
@@ -428,7 +438,7 @@ def cmd_tune(args) -> int:
     from tracerag.tuning import tune_index_params
 
     _configure(args)
-    program = _program(args, "none")
+    program = _build("commands", args, ir_source="none")
     train = load_dataset(args.dataset, "train")
     dev = load_dataset(args.dataset, "dev")
     result = tune_index_params(program, train, dev, trials=args.trials, seed=args.seed)
@@ -470,7 +480,7 @@ def cmd_compile(args) -> int:
         return _compile_planner(args)
     if args.program == "agent":
         return _compile_agent(args)
-    program = _program(args, "lm")
+    program = _build("commands", args, ir_source="lm")
     scores = compile_commands(program, args.dataset, args.optimizer, max_train=args.max_train,
                               **_optimizer_options(args))
     tracerag.save(scores.pop("program"), args.out, dataset=str(args.dataset), metric="parse_recall@10",
@@ -481,41 +491,6 @@ def cmd_compile(args) -> int:
 
 
 # -- experience ------------------------------------------------------------------------------------
-
-_TEMP_BANKS: list[tempfile.TemporaryDirectory] = []  # banks built for one command, removed at exit
-
-
-def _experience_program(args, dataset: Path | None, *, top_n: int | None = None, bank_dir: Path | None = None):
-    """ExperienceRetrieval from an artifact, or on ``--bank``, or on a bank built from the dataset's traces
-    (into ``bank_dir``, else a temporary directory; the embedding cache makes rebuilding cheap)."""
-    from tracerag.programs.experience_retrieval import ExperienceConfig, ExperienceRetrieval
-    from tracerag.retrievers.cosine_bank import CosineBank
-    from tracerag.retrievers.experience_bank import build_experience_bank
-    from tracerag.retrievers.rerankers import make_reranker
-
-    if getattr(args, "program_file", None):
-        return tracerag.load(args.program_file, store=args.store or args.bank)
-    embedder = tracerag.get_embedder()
-    if args.store:
-        from tracerag.retrievers.store_cli import open_program_store
-
-        bank = open_program_store("experience", args.store, embedder, fill_from=dataset)
-    elif args.bank:
-        bank = CosineBank.load(args.bank, embedder)
-    elif dataset is not None:
-        if bank_dir is None:
-            _TEMP_BANKS.append(tempfile.TemporaryDirectory(prefix="tracerag-bank-"))
-            bank_dir = Path(_TEMP_BANKS[-1].name) / "bank"
-        build_experience_bank(dataset, bank_dir, embedder, rebuild=True)
-        bank = CosineBank.load(bank_dir, embedder)
-    else:
-        raise ValueError("experience needs --bank or --dataset (a traces dataset to build the bank from)")
-    spec = args.reranker or "local"
-    config = ExperienceConfig(enable=True, enable_query_rewrite=not args.no_rewrite, enable_rerank=spec != "none",
-                              max_retrieval_rounds=args.rounds, top_n=top_n or args.top_n)
-    reranker = None if spec in ("local", "none") else make_reranker(spec, model=args.rerank_model)
-    return ExperienceRetrieval(bank, config, reranker=reranker, embedder=embedder)
-
 
 def _experience_examples(dataset: Path, split: str, max_skipped: float = 0.0, report=None, task_ids=None) -> list:
     from tracerag.datasets.experience import load_experience_queries
@@ -533,7 +508,7 @@ def _evaluate_experience(args, settings: tracerag.config.Settings) -> int:
     k = args.k or 5
     dataset = resolve_dataset(args.dataset)
     read = ReadReport("queries")
-    program = _experience_program(args, dataset, top_n=max(args.top_n, k))
+    program = _build("experience", args, top_n=max(args.top_n, k))
     examples = _experience_examples(dataset, args.split, args.max_skipped, read, task_ids=program.stored_ids())
     _print_reading(dataset / "queries.jsonl", read)
     if settings.lm:  # the usefulness judge compares against how a relevant task was really solved
@@ -548,12 +523,7 @@ def _evaluate_experience(args, settings: tracerag.config.Settings) -> int:
 
 
 def _run_experience(args) -> int:
-    from tracerag.datasets.smarthome import resolve_dataset
-
-    dataset = resolve_dataset(args.dataset) if args.dataset and not args.bank else None
-    if dataset is None and args.store and not args.bank:
-        dataset = resolve_dataset("experience")  # what fills an empty store
-    program = _experience_program(args, dataset)
+    program = _build("experience", args)
     pred = program(question=args.query, images=args.image, caption=args.caption, sub_task=args.sub_task)
     out = {key: pred[key] for key in ("experience", "task_ids", "used_task_ids", "queries", "rounds", "lm_calls",
                                       "hint", "lm_fallbacks", "error")}
@@ -586,7 +556,7 @@ def _compile_experience(args) -> int:
 
     dataset = resolve_dataset(args.dataset)
     out = Path(args.out)
-    program = _experience_program(args, dataset, bank_dir=out.with_name(out.name + ".bank"))
+    program = _build("experience", args, bank_dir=out.with_name(out.name + ".bank"))
     trainset = _experience_examples(dataset, "train")
     scores = compile_experience(program, trainset[: args.max_train] if args.max_train else trainset,
                                 _experience_examples(dataset, "dev"), args.optimizer, **_optimizer_options(args))
@@ -597,26 +567,6 @@ def _compile_experience(args) -> int:
 
 
 # -- rag -------------------------------------------------------------------------------------------
-
-
-def _rag_program(args, k: int = 10):
-    """SelfReflectiveRAG from an artifact, or over ``--bank``, or over the bundled PubMedQA abstracts
-    ingested once into the cache directory (re-ingesting unchanged abstracts costs nothing)."""
-    from tracerag.programs.self_reflective_rag import RAGConfig, SelfReflectiveRAG
-    from tracerag.retrievers.cosine_bank import CosineBank
-    from tracerag.retrievers.hybrid import HybridRetriever
-    from tracerag.tools.pubmed_corpus import open_pubmedqa_bank
-
-    if getattr(args, "program_file", None):
-        return tracerag.load(args.program_file, store=args.store or args.bank)
-    embedder = tracerag.get_embedder()
-    if args.store:
-        from tracerag.retrievers.store_cli import open_program_store
-
-        retriever = HybridRetriever(open_program_store("rag", args.store, embedder), embedder=embedder)
-    else:
-        retriever = HybridRetriever(CosineBank.load(args.bank, embedder) if args.bank else open_pubmedqa_bank(embedder))
-    return SelfReflectiveRAG(retriever, RAGConfig(k=k, max_rounds=args.max_rounds))
 
 
 def _rag_examples(dataset: str, split: str, max_skipped: float = 0.0, pmids=None) -> list:
@@ -635,7 +585,7 @@ def _evaluate_rag(args) -> int:
     from tracerag.evaluation import evaluate_rag
 
     k = args.k or 10
-    program = _rag_program(args, k)
+    program = _build("rag", args, k=k)
     examples = _rag_examples(args.dataset, args.split, args.max_skipped, corpus_pmids(program.retriever))
     report = evaluate_rag(program, examples, dataset=str(args.dataset), k=k, alce=args.alce,
                           num_threads=args.num_threads)
@@ -645,7 +595,7 @@ def _evaluate_rag(args) -> int:
 
 
 def _run_rag(args) -> int:
-    pred = _rag_program(args)(question=args.query)
+    pred = _build("rag", args)(question=args.query)
     keys = ("answer", "verdict", "grounded", "hint", "lm_fallbacks", "cited_ids", "kept_ids", "retrieved_ids",
             "unsupported_claims", "rounds", "lm_calls")
     print(json.dumps({key: pred[key] for key in keys}, ensure_ascii=False, indent=1))
@@ -668,7 +618,7 @@ def cmd_ingest(args) -> int:
 def _compile_rag(args) -> int:
     from tracerag.compiling import compile_rag
 
-    program = _rag_program(args)
+    program = _build("rag", args)
     trainset = _rag_examples(args.dataset, "train")
     scores = compile_rag(program, trainset[: args.max_train] if args.max_train else trainset,
                          _rag_examples(args.dataset, "dev"), args.optimizer, **_optimizer_options(args))
@@ -679,23 +629,6 @@ def _compile_rag(args) -> int:
 
 
 # -- planner ---------------------------------------------------------------------------------------
-
-
-def _planner_program(args, store: str | None = None):
-    """TraceablePlanner from an artifact or the defaults. With ``store`` (``--store`` of evaluate and compile)
-    it searches its templates in that store, which is filled from the dataset's templates when empty."""
-    from tracerag.programs.traceable_planner import TraceablePlanner
-
-    if getattr(args, "program_file", None):
-        return tracerag.load(args.program_file, store=store)
-    if not store:
-        return TraceablePlanner()
-    from tracerag.datasets.smarthome import resolve_dataset
-    from tracerag.retrievers.store_cli import open_program_store
-
-    embedder = tracerag.get_embedder()
-    templates = open_program_store("planner", store, embedder, fill_from=resolve_dataset(args.dataset))
-    return TraceablePlanner(retrieve_templates=templates, embedder=embedder)
 
 
 def _planner_examples(dataset: str, split: str, max_skipped: float = 0.0, program=None) -> list:
@@ -717,7 +650,7 @@ def _planner_examples(dataset: str, split: str, max_skipped: float = 0.0, progra
 def _evaluate_planner(args) -> int:
     from tracerag.evaluation import evaluate_planner
 
-    program = _planner_program(args, args.store)
+    program = _build("planner", args)
     report = evaluate_planner(program, _planner_examples(args.dataset, args.split, args.max_skipped, program),
                               dataset=str(args.dataset), num_threads=args.num_threads)
     report["split"] = args.split
@@ -728,7 +661,7 @@ def _evaluate_planner(args) -> int:
 def _compile_planner(args) -> int:
     from tracerag.compiling import compile_planner
 
-    program = _planner_program(args, args.store)
+    program = _build("planner", args)
     trainset = _planner_examples(args.dataset, "train", program=program)
     scores = compile_planner(program, trainset[: args.max_train] if args.max_train else trainset,
                              _planner_examples(args.dataset, "dev", program=program), args.optimizer,
@@ -740,25 +673,6 @@ def _compile_planner(args) -> int:
 
 
 # -- agent -----------------------------------------------------------------------------------------
-
-
-def _agent_program(args):
-    """SearchAgent over the configured tools (default: the bundled local MCP server), from an artifact
-    when ``--program-file`` is given."""
-    from tracerag.programs.search_agent import SearchAgent
-    from tracerag.tools.mcp_client import Toolbox
-
-    if args.cache_dir:  # the local tool server is a child process: it reads the cache directory from here
-        os.environ[tracerag.config.ENV_CACHE_DIR] = str(args.cache_dir)
-    toolbox = Toolbox.open(args.tools or None, pubmed=args.pubmed, bank=args.bank, browse_root=args.browse_root,
-                           embedder=args.embedder)
-    if getattr(args, "program_file", None):
-        program = tracerag.load(args.program_file, tools=toolbox)
-    else:
-        program = SearchAgent(toolbox)
-    if args.max_tool_calls is not None:
-        program.config = program.config.model_copy(update={"max_tool_calls": args.max_tool_calls})
-    return program
 
 
 def _export_trajectories(args, trajectories: dict, sub_task: str, correct: dict | None = None) -> None:
@@ -787,7 +701,7 @@ def _agent_examples(args, split: str) -> list:
 def _run_agent(args) -> int:
     import hashlib
 
-    program = _agent_program(args)
+    program = _build("agent", args)
     try:
         pred = program(question=args.query)
     finally:
@@ -807,7 +721,7 @@ def _run_agent(args) -> int:
 def _evaluate_agent(args) -> int:
     from tracerag.evaluation import evaluate_agent
 
-    program = _agent_program(args)
+    program = _build("agent", args)
     try:
         report = evaluate_agent(program, _agent_examples(args, args.split), dataset=str(args.dataset),
                                 num_threads=args.num_threads)
@@ -826,7 +740,7 @@ def _evaluate_agent(args) -> int:
 def _compile_agent(args) -> int:
     from tracerag.compiling import compile_agent
 
-    program = _agent_program(args)
+    program = _build("agent", args)
     try:
         trainset = _rag_examples(args.dataset, "train")
         scores = compile_agent(program, trainset[: args.max_train] if args.max_train else trainset,
@@ -842,45 +756,13 @@ def _compile_agent(args) -> int:
 # -- serve -----------------------------------------------------------------------------------------
 
 
-def serving_defaults(argv: list[str] | None = None) -> argparse.Namespace:
-    """The flags ``tracerag serve`` would have (defaults unless ``argv`` says otherwise): what
-    :func:`build_program` reads. The MCP tool server builds its programs from these too."""
-    return build_parser().parse_args(["serve", *(argv or [])])
-
-
-def build_program(name: str, args, artifact: str | None = None):
-    """The program ``name`` as ``tracerag run``/``evaluate`` build it for these flags: from ``artifact`` when
-    given, else on the bundled defaults (commands on the smart-home homes, rag on the PubMedQA abstracts,
-    experience on a bank built from the bundled traces, the agent on the local MCP tools). One builder
-    per program, shared by the command line, the HTTP service and the MCP tools."""
-    from tracerag.config import Settings
-
-    args = argparse.Namespace(**{**vars(args), "program_file": artifact})
-    if name == "commands":
-        if not artifact:
-            args.dataset = args.dataset or "smarthome"
-        lm = Settings.resolve(lm=getattr(args, "lm", None)).lm
-        return _program(args, "lm" if lm else "none", arbitration=getattr(args, "arbitration", False))
-    if name == "experience":
-        from tracerag.datasets.smarthome import resolve_dataset
-
-        return _experience_program(args, None if artifact or args.bank else resolve_dataset("experience"))
-    if name == "rag":
-        return _rag_program(args)
-    if name == "planner":
-        return _planner_program(args)
-    if name == "agent":
-        return _agent_program(args)
-    raise ValueError(f"unknown program {name!r}; choose from {', '.join(PROGRAMS)}")
-
-
 def cmd_serve(args) -> int:
     from tracerag.serving.app import serve
     from tracerag.serving.programs import parse_program_specs
 
     specs = parse_program_specs(args.program)  # a bad --program fails before anything is loaded
     _configure(args)
-    return serve(specs, args)
+    return serve(specs, {name: _options(name, args) for name in specs}, args)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -7,7 +7,7 @@ Starts the real service (``python -m optimize serve --program commands --program
 127.0.0.1, a free port) and a bounded load generator in this process: ``--clients`` httpx async clients,
 each sending the next query as soon as its previous answer arrived, for ``--duration`` seconds per program.
 The queries are the bundled test splits (smart-home utterances with their home; PubMedQA questions),
-cycled. The in-process baseline is the program built by the same code (``optimize.build_program``) and
+cycled. The in-process baseline is the program built by the same code (``tracerag.registry``) and
 called one query after another in this process for a third of the duration; "HTTP, 1 client" is the
 same sequence over HTTP (the per-request cost of the service). Before the load, every
 query is sent once and its answer compared with the in-process call (timings aside): "identical" counts
@@ -35,7 +35,6 @@ sys.path.insert(0, str(ROOT / "tests" / "serving"))
 import httpx  # noqa: E402
 from serve_helpers import ServeProcess, stable  # noqa: E402
 
-import optimize  # noqa: E402
 import tracerag  # noqa: E402
 
 
@@ -106,9 +105,8 @@ def main() -> int:
 
     from tracerag.serving.programs import ENDPOINTS, load_programs
 
-    flags = optimize.serving_defaults()
-    optimize._configure(flags)
-    local = load_programs(dict.fromkeys(names), flags)
+    tracerag.configure()
+    local = load_programs(dict.fromkeys(names))
     from threadpoolctl import threadpool_limits
 
     threadpool_limits(limits=1, user_api="blas")  # as the service does

@@ -1,6 +1,7 @@
 """tracerag: declarative, optimizable retrieval programs built on DSPy.
 
-Public API: the programs, `configure()` for the LM and embedder, `load()` for compiled artifacts.
+Public API: the programs, `build()` for one on its defaults (the registry's), `configure()` for the LM and
+embedder, `load()` for compiled artifacts.
 
 The names are imported on first use (PEP 562), so ``import tracerag`` (and the command line's
 ``--help``) does not pay for DSPy, numpy and the embedder until a program or a setting is asked for.
@@ -17,6 +18,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 _SOURCES = {
     ".artifacts": ("load", "save"),
     ".config": ("configure", "get_embedder"),
+    ".registry": ("build",),
     ".programs": ("AgentConfig", "CommandRetrieval", "ExperienceConfig", "ExperienceRetrieval", "PlannerConfig",
                   "RAGConfig", "SearchAgent", "SelfReflectiveRAG", "TraceablePlanner", "render_experience_section"),
     ".retrievers": ("CommandIndex", "CosineBank", "Home", "HybridRetriever", "IndexParams", "build_experience_bank",
@@ -26,13 +28,14 @@ _SOURCES = {
 _MODULE_OF = {name: module for module, names in _SOURCES.items() for name in names}
 # Modules reachable as attributes after a bare ``import tracerag`` (``tracerag.config.make_embedder``), as
 # when this file imported them all.
-_SUBMODULES = ("artifacts", "compiling", "config", "datasets", "evaluation", "metrics", "programs", "retrievers",
-               "signatures", "tools", "tuning")
+_SUBMODULES = ("artifacts", "building", "compiling", "config", "datasets", "evaluation", "metrics", "programs",
+               "registry", "retrievers", "signatures", "tools", "tuning")
 
 __all__ = ["AgentConfig", "CommandIndex", "CommandRetrieval", "CosineBank", "ExperienceConfig",
            "ExperienceRetrieval", "Home", "HybridRetriever", "IndexParams", "PlannerConfig", "QueryIR",
-           "RAGConfig", "SearchAgent", "SelfReflectiveRAG", "TraceablePlanner", "build_experience_bank",
-           "configure", "get_embedder", "ingest_documents", "load", "render_experience_section", "save"]
+           "RAGConfig", "SearchAgent", "SelfReflectiveRAG", "TraceablePlanner", "build",
+           "build_experience_bank", "configure", "get_embedder", "ingest_documents", "load",
+           "render_experience_section", "save"]
 __version__ = "0.1.0"
 
 

@@ -213,8 +213,9 @@ def build_app(programs: dict[str, ServedProgram], *, max_body: int = DEFAULT_MAX
     return BearerAuth(app, token) if token else app
 
 
-def serve(specs: dict[str, str | None], args) -> int:
-    """``tracerag serve``: load the programs, then run the app with uvicorn until interrupted."""
+def serve(specs: dict[str, str | None], options: dict[str, dict], args) -> int:
+    """``tracerag serve``: load the programs (``options``: per program its builder's keyword options), then run
+    the app with uvicorn (``args``: the serve flags) until interrupted."""
     import os
     import sys
 
@@ -223,7 +224,7 @@ def serve(specs: dict[str, str | None], args) -> int:
 
     from .programs import load_programs
 
-    programs = load_programs(specs, args)
+    programs = load_programs(specs, options)
     token = os.environ.get(TOKEN_ENV) or None
     app = build_app(programs, max_body=args.max_body, concurrency=args.concurrency, calls=args.calls, token=token)
     # Many calls at once, each a small matrix product: threaded BLAS in every worker oversubscribes the

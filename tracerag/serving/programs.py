@@ -4,8 +4,8 @@ Both front ends use this module, so the HTTP service (``tracerag serve``) and th
 (``python -m tracerag.tools --programs``) build the same programs and answer the same JSON:
 
 - :data:`ENDPOINTS` names each program's endpoint, MCP tool, request and response models;
-- :func:`load_programs` builds them with the command line's own builders (``optimize.build_program``,
-  the code ``tracerag run``/``evaluate`` use), from an artifact or on the bundled defaults;
+- :func:`load_programs` builds them through the registry (:mod:`tracerag.registry`, what ``tracerag
+  run``/``evaluate`` build too), from an artifact or on the bundled defaults;
 - :meth:`ServedProgram.respond` / :meth:`ServedProgram.arespond` call a program with a validated request
   and turn its ``Prediction`` into JSON under the same field names;
 - :class:`Runner` bounds how many calls run at once and keeps them off the event loop.
@@ -22,6 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from ..registry import PROGRAMS
 from . import requests as rq
 
 __all__ = ["DEFAULT_SOURCE", "ENDPOINTS", "Endpoint", "RequestError", "Runner", "ServedProgram", "load_programs",
@@ -34,29 +35,29 @@ DEFAULT_SOURCE = "bundled default"
 
 @dataclass(frozen=True)
 class Endpoint:
-    name: str  # the command line's name: tracerag run/evaluate <name>, --program <name>=…
+    """Where the service offers one of the registry's programs, and the models of its requests and answers."""
+
+    name: str  # the registry's name: tracerag run/evaluate <name>, --program <name>=…
     path: str  # POST path of the HTTP service
     tool: str  # MCP tool name
-    program_class: str
     request: type[BaseModel]
     response: type[BaseModel]
-    summary: str
+
+    @property
+    def program_class(self) -> str:
+        return PROGRAMS[self.name].program_class
+
+    @property
+    def summary(self) -> str:
+        return PROGRAMS[self.name].summary
 
 
 ENDPOINTS: dict[str, Endpoint] = {e.name: e for e in (
-    Endpoint("commands", "/v1/commands", "find_smart_home_command", "CommandRetrieval", rq.CommandsRequest,
-             rq.CommandsResponse, "Find the smart-home (device, command) candidates an utterance asks for, or the "
-             "bulk plan for all/except; hint says when to ask the user instead."),
-    Endpoint("experience", "/v1/experience", "retrieve_experience", "ExperienceRetrieval", rq.ExperienceRequest,
-             rq.ExperienceResponse, "Distil short experience for a new agent task from similar solved tasks, with "
-             "the task ids it came from."),
-    Endpoint("rag", "/v1/rag", "answer_with_citations", "SelfReflectiveRAG", rq.RAGRequest, rq.RAGResponse,
-             "Answer a question from graded passages, citing [chunk-id]s, with a groundedness check."),
-    Endpoint("planner", "/v1/plan", "plan", "TraceablePlanner", rq.PlanRequest, rq.PlanResponse,
-             "Write a structured plan from requirements, playbook bullets and templates, recording which ids it "
-             "used."),
-    Endpoint("agent", "/v1/agent", "research", "SearchAgent", rq.AgentRequest, rq.AgentResponse,
-             "Research a question with the search tools and answer with citations of what they returned."),
+    Endpoint("commands", "/v1/commands", "find_smart_home_command", rq.CommandsRequest, rq.CommandsResponse),
+    Endpoint("experience", "/v1/experience", "retrieve_experience", rq.ExperienceRequest, rq.ExperienceResponse),
+    Endpoint("rag", "/v1/rag", "answer_with_citations", rq.RAGRequest, rq.RAGResponse),
+    Endpoint("planner", "/v1/plan", "plan", rq.PlanRequest, rq.PlanResponse),
+    Endpoint("agent", "/v1/agent", "research", rq.AgentRequest, rq.AgentResponse),
 )}
 BY_PATH = {e.path: e for e in ENDPOINTS.values()}
 
@@ -193,20 +194,25 @@ def _store(name: str, program) -> dict[str, Any] | None:
     return None
 
 
-def load_programs(specs: Mapping[str, str | None], args) -> dict[str, ServedProgram]:
-    """Build each program of ``specs`` ({name: artifact or None}) with the flags in ``args`` (see
-    ``optimize.serving_defaults``); a failure closes what was already started and raises."""
-    import optimize  # the command line's builders: the service serves what `tracerag run` would run
-
+def load_programs(specs: Mapping[str, str | None], options: Mapping[str, Mapping[str, Any]] | None = None
+                  ) -> dict[str, ServedProgram]:
+    """Build each program of ``specs`` ({name: artifact or None}) through the registry, with its builder's
+    keyword ``options`` ({name: {option: value}}; none: the bundled defaults); a failure closes what was
+    already started and raises."""
     from ..artifacts import read_meta
+    from ..registry import build
 
-    if getattr(args, "bank", None) and {"experience", "rag"} <= {n for n, a in specs.items() if a is None}:
-        raise ValueError("--bank is ambiguous with both experience and rag on their defaults; serve one of them "
-                         "from an artifact (--program rag=FILE) or in a separate service")
+    options = options or {}
+    on_defaults = {n for n, a in specs.items() if a is None}
+    for shared in ("bank", "store"):
+        users = sorted(n for n in on_defaults & {"experience", "rag", "planner"} if options.get(n, {}).get(shared))
+        if len(users) > 1:
+            raise ValueError(f"--{shared} is ambiguous with {' and '.join(users)} on their defaults; serve all but "
+                             f"one from an artifact (--program NAME=FILE) or in separate services")
     served: dict[str, ServedProgram] = {}
     try:
         for name, artifact in specs.items():
-            program = optimize.build_program(name, args, artifact)
+            program = build(name, **{**options.get(name, {}), "artifact": artifact})
             served[name] = ServedProgram(ENDPOINTS[name], program, artifact or DEFAULT_SOURCE,
                                          read_meta(artifact) if artifact else {})
             logger.info("loaded %s from %s", name, artifact or DEFAULT_SOURCE)

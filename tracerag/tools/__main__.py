@@ -81,13 +81,11 @@ def make_programs(args: argparse.Namespace) -> dict:
     """The programs ``--programs``/``--program`` name, built as ``tracerag serve`` builds them ({} for none)."""
     if not args.program_specs:
         return {}
-    import optimize
+    from tracerag.config import configure
     from tracerag.serving.programs import load_programs
 
-    flags = optimize.serving_defaults()
-    flags.embedder, flags.embed_model = args.embedder, args.embed_model
-    optimize._configure(flags)  # the LM from the environment, like every command
-    return load_programs(args.program_specs, flags)
+    configure()  # the LM from the environment, like every command; the embedder was configured above
+    return load_programs(args.program_specs, {"agent": {"tool_embedder": args.embedder}})
 
 
 def main(argv: list[str] | None = None) -> int:
