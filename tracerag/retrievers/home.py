@@ -10,7 +10,10 @@ liberal in what real files look like and strict about what it cannot understand:
   ``value_range`` (or the range as ``[min, max]``); extra fields are ignored;
 - free text that feeds the name index is cut at load: labels and room names at ``LABEL_MAX``
   characters, command and value descriptions at ``DESCRIPTION_MAX`` (a 1 MB label would otherwise
-  stall indexing, whose name runs grow with the square of a name's length);
+  stall indexing, whose name runs grow with the square of a name's length); a command's ``value_list``
+  is read up to ``MAX_VALUES_PER_COMMAND`` values, the rest skipped with a warning naming the line, the
+  command and how many (no real capability lists that many; each value is a phrase of the command's
+  document, its argument matching and the name index);
 - what cannot be understood is a ``HomeDataError`` naming ``file:line: field: what was expected``, at
   load time, never at query time; so is a ``value_range`` that bounds nothing (NaN, ±Infinity, 1e400,
   a bound past ``MAX_BOUND``, a ``min`` above its ``max``): values are checked against it before they are sent;
@@ -58,6 +61,7 @@ logger = logging.getLogger(__name__)
 MAIN_COMPONENT = "main"
 LABEL_MAX = 200  # characters of a device label or a room name; longer ones are cut (and counted)
 DESCRIPTION_MAX = 500  # characters of a command or value description
+MAX_VALUES_PER_COMMAND = 1_000  # values of one command's value_list read; the rest are skipped with a warning
 MAX_BOUND = 1e12  # a value_range bound past this (or NaN, Infinity) is an error: no device takes such values
 MAX_FILE_BYTES = DEFAULT_MAX_BYTES  # one home file
 
@@ -148,10 +152,12 @@ class Home:
         if not os.path.lexists(devices_path):
             raise HomeDataError(f"{directory}: not a smart-home directory (devices.json is missing)")
         report = ReadReport("devices")
-        specs = load_spec(directory / "spec.jsonl", report)
+        spec_warnings: list[str] = []
+        specs = load_spec(directory / "spec.jsonl", report, spec_warnings)
         floors: dict[str, str] = {}
         rooms = _load_rooms(directory / "rooms.json", report, floors)
         devices, warnings = _load_devices(devices_path, rooms, specs, report)
+        warnings = spec_warnings + warnings
         policy = load_policy(directory, {d.device_id for d in devices}, HomeDataError)
         warnings += policy.warnings
         for w in warnings if log_warnings else ():
@@ -172,6 +178,7 @@ class _Fields:
 
     def __init__(self, path: Path, report: ReadReport):
         self.path, self.report = path, report
+        self.warnings: list[str] = []  # recoverable problems, logged where the home is loaded
 
     def normalise(self, kind: str) -> None:
         self.report.normalise(f"{self.path.name}: {kind}")
@@ -224,8 +231,10 @@ def _kind(value) -> str:
 # ---------------------------------------------------------------------------------------------
 # spec.jsonl
 
-def load_spec(path: Path, report: ReadReport | None = None) -> dict[str, tuple[CommandSpec, ...]]:
-    """profileId -> its `main` commands. A line that cannot be understood is an error naming the line."""
+def load_spec(path: Path, report: ReadReport | None = None,
+              warnings: list[str] | None = None) -> dict[str, tuple[CommandSpec, ...]]:
+    """profileId -> its `main` commands. A line that cannot be understood is an error naming the line;
+    what was read only in part (a value_list over ``MAX_VALUES_PER_COMMAND``) is added to ``warnings``."""
     if not os.path.lexists(path):
         raise HomeDataError(f"{path}: file is missing")
     report = report if report is not None else ReadReport("devices")
@@ -263,6 +272,8 @@ def load_spec(path: Path, report: ReadReport | None = None) -> dict[str, tuple[C
         specs[profile_id] = tuple(commands)
     for kind, n in lines.normalised.items():
         report.normalised[f"{path.name}: {kind}"] += n
+    if warnings is not None:
+        warnings.extend(fields.warnings)
     return specs
 
 
@@ -288,7 +299,7 @@ def _plain_command(cap: dict, command_id: str) -> CommandSpec | None:
         value_range = tuple(sorted(value_range.items())) or None
     options = ()
     if value_list is not None:
-        if type(value_list) is not list:
+        if type(value_list) is not list or len(value_list) > MAX_VALUES_PER_COMMAND:
             return None
         for option in value_list:
             if type(option) is not dict:
@@ -425,6 +436,12 @@ def _value_list(cap: dict, where: str, fields: _Fields) -> tuple[ValueOption, ..
     if not isinstance(raw, list):
         raise HomeDataError(f"{where}: field 'value_list': expected a list of {{\"value\", \"description\"}}, "
                             f"got {_kind(raw)}")
+    if len(raw) > MAX_VALUES_PER_COMMAND:
+        fields.normalise(f"value_list over {MAX_VALUES_PER_COMMAND:,} values cut")
+        fields.warnings.append(f"{where}: value_list has {len(raw):,} values; the first {MAX_VALUES_PER_COMMAND:,} "
+                               f"are read, the other {len(raw) - MAX_VALUES_PER_COMMAND:,} skipped (they cannot "
+                               "be named or sent)")
+        raw = raw[:MAX_VALUES_PER_COMMAND]
     options = []
     for j, v in enumerate(raw):
         item_where = f"{where}: value_list[{j}]"
