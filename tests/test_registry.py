@@ -1,15 +1,10 @@
 """The program registry: every front end and an app build the same program from one entry."""
 
-import ast
-from pathlib import Path
-
 import pytest
 
 import tracerag
 from tracerag.registry import PROGRAMS, build
 from tracerag.serving.programs import ENDPOINTS
-
-ROOT = Path(__file__).parents[1]
 
 
 def test_every_front_end_offers_the_registrys_programs():
@@ -32,13 +27,3 @@ def test_an_unknown_program_or_option_is_a_clear_error():
     with pytest.raises(TypeError, match="colour"):
         build("planner", colour="blue")
 
-
-def test_the_library_never_imports_its_command_line():
-    importers = []
-    for path in (ROOT / "tracerag").rglob("*.py"):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
-                [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else []
-            if any(name.split(".")[0] == "optimize" for name in names):
-                importers.append(str(path.relative_to(ROOT)))
-    assert importers == []

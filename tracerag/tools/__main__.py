@@ -103,7 +103,11 @@ def main(argv: list[str] | None = None) -> int:
         except (ValueError, KeyError, OSError, BankError, ToolSourceError) as e:  # a bad embedder spec, a missing
             print(f"tracerag-tools: cannot start: {e}", file=sys.stderr)     # bank or artifact, a broken corpus
             return 2
-        server = build_server(search, args.browse_root, programs, args.concurrency)
+        server = build_server(search, args.browse_root)
+        if programs:
+            from tracerag.serving.mcp_tools import add_program_tools
+
+            add_program_tools(server, programs, args.concurrency)
     # One query at a time over a small matrix: threaded BLAS saves nothing, and on a busy 2-core machine
     # its workers made some processes search the bundled corpus in 6-8 ms instead of 1.6 ms. Large banks
     # are unaffected: their search threads itself, with BLAS held at one thread anyway.

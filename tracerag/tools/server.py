@@ -13,10 +13,8 @@ symlink and without blocking, and the open descriptor must be a regular file wit
 inside the root may name a file outside it) whose real path lies inside the root. HTML is reduced to its
 readable text; a page is cut at :data:`MAX_PAGE_CHARS` characters.
 
-With ``programs`` (``--programs commands,rag`` or ``--program rag=FILE``) the server also offers the
-retrieval programs as tools — ``find_smart_home_command``, ``retrieve_experience``, ``answer_with_citations``,
-``plan``, ``research`` — answering the JSON the HTTP service (``tracerag serve``) answers, through the same
-code (``tracerag.serving.programs``); a request the program cannot take is a tool error naming the field.
+With ``--programs commands,rag`` or ``--program rag=FILE`` the server also offers the retrieval programs
+as tools (``tracerag.serving.mcp_tools``).
 """
 
 from __future__ import annotations
@@ -28,7 +26,7 @@ import re
 import stat
 from html.parser import HTMLParser
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 from urllib.parse import unquote, urlparse
 from urllib.request import url2pathname
 
@@ -205,12 +203,10 @@ def _read_page(url: str, root: Path) -> SearchResults:
     return {"total": 1, "results": [{"id": url, "title": title or path.name, "text": text}]}
 
 
-def build_server(search: PubMedSearch, browse_root: Path | None = None, programs: dict | None = None,
-                 concurrency: int = 4) -> MCPServer:
+def build_server(search: PubMedSearch, browse_root: Path | None = None) -> MCPServer:
     """An MCP server named ``tracerag-tools`` with ``pubmed_search`` and, when ``browse_root`` is given,
-    ``browse_webpage`` (without a root there is nothing it may read, so it is not offered); with
-    ``programs`` (``tracerag.serving.programs.load_programs``) also one tool per program, at most
-    ``concurrency`` program calls at once."""
+    ``browse_webpage`` (without a root there is nothing it may read, so it is not offered). The programs
+    join it as tools through ``tracerag.serving.mcp_tools``."""
     server = MCPServer(SERVER_NAME, instructions="Search biomedical abstracts with pubmed_search; read a local "
                        "page with browse_webpage when it is offered.", log_level="WARNING")
     read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
@@ -244,73 +240,4 @@ def build_server(search: PubMedSearch, browse_root: Path | None = None, programs
             except (ValueError, OSError) as e:
                 raise ToolError(str(e)) from None
 
-    if programs:
-        add_program_tools(server, programs, concurrency)
     return server
-
-
-def add_program_tools(server: MCPServer, programs: dict, concurrency: int = 4) -> None:
-    """One tool per loaded program (``tracerag.serving.programs.ServedProgram``), named by its endpoint's
-    ``tool``; each validates its arguments with the HTTP service's request model and answers its JSON."""
-    from pydantic import ValidationError
-
-    from tracerag.serving.programs import RequestError, Runner
-
-    runner = Runner(concurrency)
-    annotations = ToolAnnotations(read_only_hint=True, open_world_hint=False)
-
-    async def answer(name: str, **arguments: Any) -> dict[str, Any]:
-        served = programs[name]
-        try:
-            request = served.endpoint.request.model_validate({k: v for k, v in arguments.items() if v is not None})
-        except ValidationError as e:
-            raise ToolError("; ".join(f"{'.'.join(map(str, x['loc'])) or 'arguments'}: {x['msg']}"
-                                      for x in e.errors())) from None
-        try:
-            return await runner.run(served, request)
-        except RequestError as e:
-            raise ToolError(str(e)) from None
-
-    def offer(name: str):
-        """Register the function as the tool of program ``name`` (when it is loaded), with its summary."""
-        def register(fn):
-            if name in programs:
-                endpoint = programs[name].endpoint
-                server.tool(name=endpoint.tool, description=endpoint.summary, annotations=annotations)(fn)
-            return fn
-        return register
-
-    @offer("commands")
-    async def find_smart_home_command(
-        query: Annotated[str, Field(description="the utterance, e.g. 打开客厅的灯")],
-        home: Annotated[str | None, Field(description="home name, when the program indexes several")] = None,
-        ir: Annotated[dict[str, Any] | None, Field(description="a QueryIR the caller already has")] = None,
-    ) -> dict[str, Any]:
-        return await answer("commands", query=query, home=home, ir=ir)
-
-    @offer("experience")
-    async def retrieve_experience(
-        question: Annotated[str, Field(description="the new task's question")],
-        caption: Annotated[str | None, Field(description="a description of the task's images")] = None,
-        sub_task: Annotated[str | None, Field(description="the task type")] = None,
-        images: Annotated[list[str] | None, Field(description="data:image/… URLs")] = None,
-    ) -> dict[str, Any]:
-        return await answer("experience", question=question, caption=caption, sub_task=sub_task, images=images)
-
-    @offer("rag")
-    async def answer_with_citations(question: Annotated[str, Field(description="the question")]) -> dict[str, Any]:
-        return await answer("rag", question=question)
-
-    @offer("planner")
-    async def plan(
-        requirements: Annotated[str, Field(description="what the plan must achieve")],
-        bullets: Annotated[list[str] | None, Field(description="playbook lines '[slug-00001] helpful=X "
-                                                               "harmful=Y :: text'")] = None,
-        templates: Annotated[list[dict[str, Any]] | None, Field(description="reference passages {id?, title?, "
-                                                                            "text, score?}, best first")] = None,
-    ) -> dict[str, Any]:
-        return await answer("planner", requirements=requirements, bullets=bullets, templates=templates)
-
-    @offer("agent")
-    async def research(question: Annotated[str, Field(description="the question")]) -> dict[str, Any]:
-        return await answer("agent", question=question)

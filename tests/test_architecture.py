@@ -1,0 +1,26 @@
+"""The layers hold: which part of the library may import which (pyproject.toml's import contracts,
+docs/architecture.md), and no module of the library imports the command line."""
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).parents[1]
+
+
+def test_the_import_contracts_are_kept(monkeypatch, capsys):
+    from importlinter.cli import lint_imports
+
+    monkeypatch.chdir(ROOT)
+    code = lint_imports(no_cache=True, no_logo=True)
+    assert code == 0, capsys.readouterr().out
+
+
+def test_the_library_never_imports_its_command_line():
+    importers = []
+    for path in (ROOT / "tracerag").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else []
+            if any(name.split(".")[0] == "optimize" for name in names):
+                importers.append(str(path.relative_to(ROOT)))
+    assert importers == []
