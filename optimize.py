@@ -156,8 +156,14 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--program", action="append", default=[], metavar="NAME[=ARTIFACT]",
                        help=f"serve this program ({', '.join(PROGRAMS)}), from a compiled artifact when given; "
                             "repeatable (default: all five on their bundled defaults)")
-    serve.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1)")
+    serve.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1); any other than "
+                       "loopback needs TRACERAG_SERVE_TOKEN set, or --insecure-no-token")
     serve.add_argument("--port", type=int, default=8700, help="port (default 8700)")
+    serve.add_argument("--insecure-no-token", action="store_true", help="serve a non-loopback --host without a "
+                       "token: anyone who reaches the port may call every program")
+    serve.add_argument("--allowed-host", action="append", default=[], metavar="NAME[:PORT]",
+                       help="a name clients reach the service by (its Host header; a browser page's Origin), besides "
+                            "localhost, 127.0.0.1, [::1] and --host; repeatable, e.g. the reverse proxy's name")
     serve.add_argument("--dataset", dest="homes", help="commands: home directory or bundled name (default: the "
                        "artifact's, else smarthome)")
     serve.add_argument("--arbitration", action="store_true", help="commands: let the LM settle ambiguous bulk "

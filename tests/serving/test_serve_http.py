@@ -17,6 +17,7 @@ from serve_helpers import ServeProcess, ThreadServer, stable
 
 TOKEN = "test-token-5f2c"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
+JSON = {"Content-Type": "application/json"}
 COMMAND_QUERIES = [("打开客厅的灯", "home_small"), ("把主卧空调调到26度", "home_small"),
                    ("除了卧室，其他灯都关掉", "home_medium"), ("turn off all the lights", "home_en")]
 RAG_QUESTIONS = ["Do statins lower LDL cholesterol in diabetes?",
@@ -168,10 +169,10 @@ def test_healthz_programs_and_openapi(service):
 
 
 def test_malformed_json_is_400(service):
-    reply = service.post("/v1/rag", content=b'{"question": ', headers={"Content-Type": "application/json"})
+    reply = service.post("/v1/rag", content=b'{"question": ', headers=JSON)
     assert reply.status_code == 400 and reply.json()["error"].startswith("malformed JSON")
-    assert service.post("/v1/rag", content=b"\xff\xfe").status_code == 400
-    assert service.post("/v1/rag", content=b"[" * 100_000).status_code == 400  # nested too deeply
+    assert service.post("/v1/rag", content=b"\xff\xfe", headers=JSON).status_code == 400
+    assert service.post("/v1/rag", content=b"[" * 100_000, headers=JSON).status_code == 400  # nested too deeply
 
 
 @pytest.mark.parametrize(("body", "field"), [
@@ -202,7 +203,7 @@ def test_unknown_program_is_404(service):
 
 def test_an_oversize_body_is_413_while_it_is_read(service):
     big = json.dumps({"question": "x" * (1 << 20)}).encode()
-    assert service.post("/v1/rag", content=big).status_code == 413  # declared too large: refused unread
+    assert service.post("/v1/rag", content=big, headers=JSON).status_code == 413  # declared too large: refused unread
 
     def chunks():  # no Content-Length: the limit is counted as the body arrives
         yield b'{"question": "'
@@ -210,7 +211,7 @@ def test_an_oversize_body_is_413_while_it_is_read(service):
             yield b"x" * 65536
         yield b'"}'
 
-    reply = service.post("/v1/rag", content=chunks())
+    reply = service.post("/v1/rag", content=chunks(), headers=JSON)
     assert reply.status_code == 413 and "1048576 bytes" in reply.json()["error"]
     assert service.post("/v1/rag", json={"question": RAG_QUESTIONS[0]}).status_code == 200  # still serving
 

@@ -5,9 +5,16 @@ Why Starlette and uvicorn: the MCP SDK already installs them, so serving adds no
 is loaded) and ``GET /openapi.json`` (generated from the request and response models).
 
 What a client can rely on: every error is a JSON ``{"error": "one line", "fields": [...]}`` — malformed JSON
-400, no or a wrong bearer token 401, an unknown program 404, a body over the limit 413 (counted while it
-is read, so a client cannot make the service hold more), a wrong field 422 naming it, anything unexpected
-500 (logged here with its traceback; the client gets one line). An LM that fails is never an error: every
+or a ``Host`` not allowed 400, no or a wrong bearer token 401, an ``Origin`` not allowed 403, an unknown
+program 404, a body over the limit 413 (counted while it is read, so a client cannot make the service hold
+more), a POST body not declared ``application/json`` 415, a wrong field 422 naming it, anything unexpected
+500 (logged here with its traceback; the client gets one line).
+
+Why the ``Host``, ``Origin`` and content-type checks: a web page the user visits can send requests to a
+service on their machine. A cross-site form or ``fetch`` can only send ``text/plain`` or form bodies without
+asking first (so 415 stops it), a cross-site ``fetch`` carries its page's ``Origin`` (403), and a page that
+rebinds its own name to 127.0.0.1 sends that name as ``Host`` (400). The service sends no CORS headers, so
+no browser lets another site read an answer. An LM that fails is never an error: every
 LM stage of every program falls back to its no-LM result. Program calls run off the event loop, at most
 ``concurrency`` at once (:class:`~tracerag.serving.programs.Runner`), so health checks answer while calls run.
 """
@@ -16,9 +23,13 @@ from __future__ import annotations
 
 import contextlib
 import hmac
+import ipaddress
 import json
 import logging
+import signal
+from collections.abc import Iterable
 from typing import Any
+from urllib.parse import urlsplit
 
 from pydantic import ValidationError
 from starlette.applications import Starlette
@@ -30,13 +41,15 @@ from starlette.routing import Route
 from .programs import BY_PATH, ENDPOINTS, RequestError, Runner, ServedProgram
 from .requests import ErrorResponse
 
-__all__ = ["DEFAULT_MAX_BODY", "TOKEN_ENV", "build_app", "openapi", "serve"]
+__all__ = ["DEFAULT_ALLOWED_HOSTS", "DEFAULT_MAX_BODY", "TOKEN_ENV", "build_app", "is_loopback", "openapi", "serve"]
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_MAX_BODY = 1 << 20
 TOKEN_ENV = "TRACERAG_SERVE_TOKEN"
-OPEN_PATHS = ("/healthz",)  # liveness probes carry no token; the answer says nothing but "ok"
+OPEN_PATHS = ("/healthz",)  # liveness probes carry no token or known Host; the answer says nothing but "ok"
+DEFAULT_ALLOWED_HOSTS = ("localhost", "127.0.0.1", "[::1]")
+WILDCARD_BINDS = ("0.0.0.0", "::", "")
 
 
 class _BodyTooLarge(Exception):
@@ -78,6 +91,69 @@ def _field_errors(exc: ValidationError) -> list[dict[str, str]]:
     return [{"field": ".".join(str(part) for part in e["loc"]) or "body", "message": e["msg"]} for e in exc.errors()]
 
 
+def _split_host(host: str) -> tuple[str, str | None]:
+    """``"Name:8700"`` -> ``("name", "8700")``, ``"[::1]:8700"`` -> ``("[::1]", "8700")``, ``"name"`` ->
+    ``("name", None)``."""
+    host = host.strip().lower()
+    if host.startswith("["):
+        name, _, rest = host.partition("]")
+        return name + "]", rest[1:] if rest.startswith(":") else None
+    name, colon, port = host.rpartition(":")
+    return (name, port) if colon and ":" not in name else (host, None)
+
+
+class BrowserGuard:
+    """ASGI middleware: a request to any path but :data:`OPEN_PATHS` must name an allowed host in ``Host``, and
+    an ``Origin`` it carries must be one too (a browser sends it on every cross-site call).
+
+    An allowed name without a port matches that name alone (a reverse proxy's ``Host``) or with the port the
+    service listens on; ``name:port`` matches exactly. The service sends no CORS headers: no other site's page
+    may read an answer."""
+
+    def __init__(self, app, allowed_hosts: Iterable[str]):
+        self.app = app
+        self.allowed = {_split_host(host) for host in allowed_hosts}
+        self.listing = ", ".join(sorted({name if port is None else f"{name}:{port}" for name, port in self.allowed}))
+
+    def _allows(self, host: str, scope) -> bool:
+        name, port = _split_host(host)
+        server_port = str((scope.get("server") or (None, None))[1])
+        return (name, port) in self.allowed or (name, None) in self.allowed and port in (None, server_port)
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http" or scope["path"] in OPEN_PATHS:
+            return await self.app(scope, receive, send)
+        headers = dict(scope["headers"])
+        host = headers.get(b"host", b"").decode("latin-1")
+        if not self._allows(host, scope):
+            response = _error(400, f"Host {host!r} is not allowed; this service answers to {self.listing} "
+                                   "(tracerag serve --allowed-host NAME adds one)")
+            return await response(scope, receive, send)
+        origin = headers.get(b"origin")
+        if origin is not None:
+            text = origin.decode("latin-1")
+            parts = urlsplit(text)
+            if parts.scheme not in ("http", "https") or not self._allows(parts.netloc, scope):
+                response = _error(403, f"Origin {text!r} is not allowed: cross-site requests are refused; a site "
+                                       "served from another host needs tracerag serve --allowed-host NAME")
+                return await response(scope, receive, send)
+        return await self.app(scope, receive, send)
+
+
+def _is_json(content_type: str) -> bool:
+    return content_type.split(";", 1)[0].strip().lower() == "application/json"
+
+
+def is_loopback(host: str) -> bool:
+    """True when binding ``host`` listens on this machine only (localhost, 127.0.0.0/8, ::1)."""
+    if host.strip().lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip().strip("[]")).is_loopback
+    except ValueError:
+        return False  # any other name may resolve to an outside address
+
+
 class BearerAuth:
     """ASGI middleware: with a token set, every request but :data:`OPEN_PATHS` needs
     ``Authorization: Bearer <token>`` (compared in constant time), else 401."""
@@ -107,9 +183,11 @@ def openapi(programs: dict[str, ServedProgram]) -> dict[str, Any]:
                                    ref_template="#/components/schemas/{model}")
     errors = {str(code): {"description": what, "content": {"application/json": {"schema": refs[(ErrorResponse,
                                                                                                   "serialization")]}}}
-              for code, what in ((400, "malformed JSON"), (401, "missing or wrong bearer token"),
+              for code, what in ((400, "malformed JSON, or a Host header not allowed"),
+                                 (401, "missing or wrong bearer token"), (403, "an Origin not allowed"),
                                  (404, "unknown program"), (413, "body over the size limit"),
-                                 (422, "a field is missing, unknown or of the wrong type"),
+                                 (415, "the body is not declared Content-Type: application/json"),
+                                 (422, "a field is missing, unknown, of the wrong type or over its length"),
                                  (500, "unexpected server error (logged)"))}
     paths: dict[str, Any] = {
         "/healthz": {"get": {"summary": "Liveness: 200 when the service answers", "operationId": "healthz",
@@ -139,8 +217,11 @@ def _version() -> str:
 
 
 def build_app(programs: dict[str, ServedProgram], *, max_body: int = DEFAULT_MAX_BODY, concurrency: int = 8,
-              calls: str = "thread", token: str | None = None):
-    """The ASGI app over ``programs`` (:func:`~tracerag.serving.programs.load_programs`); closes them on shutdown."""
+              calls: str = "thread", token: str | None = None,
+              allowed_hosts: Iterable[str] = DEFAULT_ALLOWED_HOSTS):
+    """The ASGI app over ``programs`` (:func:`~tracerag.serving.programs.load_programs`); closes them on shutdown.
+
+    ``allowed_hosts``: the names (``name`` or ``name:port``) a request's ``Host`` and ``Origin`` may carry."""
     runner = Runner(concurrency, calls)
     schema = openapi(programs)
     listing = {name: p.describe() for name, p in programs.items()}
@@ -164,6 +245,10 @@ def build_app(programs: dict[str, ServedProgram], *, max_body: int = DEFAULT_MAX
         if served is None:
             return _error(404, f"{endpoint.name} is not loaded by this service; it offers "
                                f"{', '.join(p.endpoint.path for p in programs.values())}")
+        content_type = request.headers.get("content-type", "")
+        if not _is_json(content_type):
+            given = f"not {content_type!r}" if content_type else "and the request declares none"
+            return _error(415, f"the body must be sent as Content-Type: application/json, {given}")
         try:
             body = await _read_body(request, max_body)
         except _BodyTooLarge:
@@ -210,13 +295,64 @@ def build_app(programs: dict[str, ServedProgram], *, max_body: int = DEFAULT_MAX
                             Route("/openapi.json", openapi_json, methods=["GET"]),
                             Route("/v1/{program}", call, methods=["POST"])],
                     exception_handlers={HTTPException: http_error, Exception: server_error}, lifespan=lifespan)
-    return BearerAuth(app, token) if token else app
+    return BrowserGuard(BearerAuth(app, token) if token else app, allowed_hosts)
+
+
+class _Terminated(BaseException):
+    """SIGTERM arrived: unwinds like KeyboardInterrupt (no ``except Exception`` stops it), then ``serve`` returns."""
+
+
+@contextlib.contextmanager
+def _sigterm_ends_cleanly():
+    """SIGTERM (what systemd, Docker and Kubernetes send) ends the service the way Ctrl-C does.
+
+    Why: uvicorn stops gracefully on SIGTERM, then re-raises it; under the default handler the process dies at
+    once, skipping the ``finally`` blocks and ``atexit`` (which removes the banks built for this process). Here
+    the re-raised signal unwinds instead, and the command exits 0."""
+    def terminate(signum, frame):
+        raise _Terminated
+
+    try:
+        previous = signal.signal(signal.SIGTERM, terminate)
+    except ValueError:  # not the main thread: the caller owns the signals
+        yield
+        return
+    try:
+        yield
+    except _Terminated:
+        pass
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def serve(specs: dict[str, str | None], options: dict[str, dict], args) -> int:
     """``tracerag serve``: load the programs (``options``: per program its builder's keyword options), then run
-    the app with uvicorn (``args``: the serve flags) until interrupted."""
+    the app with uvicorn (``args``: the serve flags) until interrupted or terminated.
+
+    A bind that other machines can reach (anything but loopback) needs a token, or ``--insecure-no-token`` to say
+    the network is trusted: otherwise every program is open to whoever reaches the port. That refusal is one
+    line and exit 2, before anything loads."""
     import os
+    import sys
+
+    token = os.environ.get(TOKEN_ENV) or None
+    if not token and not is_loopback(args.host):
+        if not args.insecure_no_token:
+            print(f"error: refusing to serve on {args.host!r} without a token: any machine that reaches the port could "
+                  f"call every program; set {TOKEN_ENV}, bind 127.0.0.1, or pass --insecure-no-token",
+                  file=sys.stderr, flush=True)
+            return 2
+        print(f"WARNING serving on {args.host!r} with no token (--insecure-no-token): anyone who reaches the port can "
+              "call every program", file=sys.stderr, flush=True)
+    allowed = [*DEFAULT_ALLOWED_HOSTS, *args.allowed_host]
+    if args.host.strip().lower() not in WILDCARD_BINDS:  # the address bound is a name clients will use
+        allowed.append(f"[{args.host.strip('[]')}]" if ":" in args.host else args.host)
+    with _sigterm_ends_cleanly():
+        _run(specs, options, args, token, list(dict.fromkeys(allowed)))
+    return 0
+
+
+def _run(specs: dict[str, str | None], options: dict[str, dict], args, token: str | None, allowed: list[str]) -> None:
     import sys
 
     import uvicorn
@@ -225,18 +361,17 @@ def serve(specs: dict[str, str | None], options: dict[str, dict], args) -> int:
     from .programs import load_programs
 
     programs = load_programs(specs, options)
-    token = os.environ.get(TOKEN_ENV) or None
-    app = build_app(programs, max_body=args.max_body, concurrency=args.concurrency, calls=args.calls, token=token)
+    app = build_app(programs, max_body=args.max_body, concurrency=args.concurrency, calls=args.calls, token=token,
+                    allowed_hosts=allowed)
     # Many calls at once, each a small matrix product: threaded BLAS in every worker oversubscribes the
     # cores; the large banks' searches thread themselves.
     threadpool_limits(limits=1, user_api="blas")
     names = ", ".join(f"{name} ({ENDPOINTS[name].path})" for name in programs)
-    print(f"tracerag serve: http://{args.host}:{args.port} — {names}{'; bearer token required' if token else ''}",
-          file=sys.stderr, flush=True)
+    print(f"tracerag serve: http://{args.host}:{args.port} — {names}{'; bearer token required' if token else ''}; "
+          f"Host allowed: {', '.join(allowed)}", file=sys.stderr, flush=True)
     try:
         uvicorn.run(app, host=args.host, port=args.port, log_level="info" if args.verbose else "warning",
                     access_log=bool(args.verbose), server_header=False)
-    finally:  # also when the port was taken: the agent's tool servers must not outlive the service
+    finally:  # also when the port was taken or on SIGTERM: the agent's tool servers must not outlive the service
         for served in programs.values():
             served.close()
-    return 0

@@ -12,40 +12,69 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from ..device_categories import UNKNOWN_CATEGORY
 from ..retrievers.command_results import BulkPlan, Candidate, Withheld
 from ..signatures.planner import Plan
-from ..signatures.query_ir import QueryIR
+from ..signatures.query_ir import CategoryName, Quantifier, QueryIR
 from ..tools.trajectory import Trajectory
 
-MAX_TEXT = 20_000  # characters of a query or question: far above any real one, far below the body limit
+# Characters of a query or question: far above any real one (the longest bundled utterance has 58), and a
+# bound on what one request may cost (embedding and searching a 20,000-character question took 3.5 s).
+MAX_QUESTION = 4_000
+MAX_TEXT = 20_000  # characters of a planner's requirements: a document rather than a question
+MAX_NAMES = 100  # rooms or devices in one scope list of a given parse
 
 
 class _Request(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+class QueryIRIn(_Request):
+    """A :class:`~tracerag.signatures.query_ir.QueryIR` as a caller gives it: checked, never repaired.
+
+    ``QueryIR`` itself normalises what an LM gets wrong (an unknown quantifier becomes "one", a number
+    becomes ""), because a sloppy parse must not fail a program; a caller's own parse that is wrong is a
+    mistake to report, so here an unknown key or a wrong type or value is a 422 naming the field."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    action: str = Field("", max_length=MAX_QUESTION, description="Chinese intent phrase, e.g. 打开")
+    type_hint: CategoryName = Field(UNKNOWN_CATEGORY, description="the device category, or Unknown")
+    name_hint: str = Field("", max_length=MAX_QUESTION, description="device name words the user said")
+    scope_include: list[str] = Field(default_factory=list, max_length=MAX_NAMES, description="rooms limited to")
+    scope_exclude: list[str] = Field(default_factory=list, max_length=MAX_NAMES,
+                                     description="rooms excluded, or the name of a single device excepted")
+    quantifier: Quantifier = Field("one", description="one | any | all | except")
+
+
 class CommandsRequest(_Request):
     """An utterance for ``CommandRetrieval``."""
 
-    query: str = Field(max_length=MAX_TEXT, description="the utterance, e.g. 打开客厅的灯")
+    query: str = Field(max_length=MAX_QUESTION, description="the utterance, e.g. 打开客厅的灯")
     home: str | None = Field(None, description="home name; required when the program indexes several homes")
-    ir: QueryIR | None = Field(None, description="a parse the caller already has: used instead of parsing")
+    ir: QueryIRIn | None = Field(None, description="a parse the caller already has: used instead of parsing")
+
+    @field_validator("ir")
+    @classmethod
+    def _as_query_ir(cls, ir: QueryIRIn | None) -> QueryIR | None:
+        """The checked parse as the ``QueryIR`` the program takes."""
+        return None if ir is None else QueryIR(**ir.model_dump())
 
 
 class RAGRequest(_Request):
     """A question for ``SelfReflectiveRAG``."""
 
-    question: str = Field(max_length=MAX_TEXT)
+    question: str = Field(max_length=MAX_QUESTION)
 
 
 class ExperienceRequest(_Request):
     """A new agent task for ``ExperienceRetrieval``."""
 
-    question: str = Field(max_length=MAX_TEXT, description="the new task's question")
+    question: str = Field(max_length=MAX_QUESTION, description="the new task's question")
     images: list[str] = Field(default_factory=list, max_length=8,
                               description="images as data: URLs (data:image/png;base64,…); the service reads no "
                                           "paths and fetches no URLs for a client")
-    caption: str | None = Field(None, max_length=MAX_TEXT, description="a description of the task's images")
+    caption: str | None = Field(None, max_length=MAX_QUESTION, description="a description of the task's images")
     sub_task: str | None = Field(None, max_length=1000, description="the task type")
 
     @field_validator("images")
@@ -88,7 +117,7 @@ class PlanRequest(_Request):
 class AgentRequest(_Request):
     """A question for ``SearchAgent``."""
 
-    question: str = Field(max_length=MAX_TEXT)
+    question: str = Field(max_length=MAX_QUESTION)
 
 
 # -- responses: the Prediction's fields, as JSON ---------------------------------------------------
