@@ -8,15 +8,15 @@ What a client can rely on: every error is a JSON ``{"error": "one line", "fields
 or a ``Host`` not allowed 400, no or a wrong bearer token 401, an ``Origin`` not allowed 403, an unknown
 program 404, a body over the limit 413 (counted while it is read, so a client cannot make the service hold
 more), a POST body not declared ``application/json`` 415, a wrong field 422 naming it, anything unexpected
-500 (logged here with its traceback; the client gets one line).
+500 (logged here with its traceback; the client gets one line). An LM that fails is never an error: every
+LM stage of every program falls back to its no-LM result. Program calls run off the event loop, at most
+``concurrency`` at once (:class:`~tracerag.serving.programs.Runner`), so health checks answer while calls run.
 
 Why the ``Host``, ``Origin`` and content-type checks: a web page the user visits can send requests to a
 service on their machine. A cross-site form or ``fetch`` can only send ``text/plain`` or form bodies without
 asking first (so 415 stops it), a cross-site ``fetch`` carries its page's ``Origin`` (403), and a page that
 rebinds its own name to 127.0.0.1 sends that name as ``Host`` (400). The service sends no CORS headers, so
-no browser lets another site read an answer. An LM that fails is never an error: every
-LM stage of every program falls back to its no-LM result. Program calls run off the event loop, at most
-``concurrency`` at once (:class:`~tracerag.serving.programs.Runner`), so health checks answer while calls run.
+no browser lets another site read an answer.
 """
 
 from __future__ import annotations
