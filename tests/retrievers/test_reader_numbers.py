@@ -156,3 +156,16 @@ def test_documents_refuse_long_numbers_and_a_nan_title(tmp_path):
     path.write_text('{"id": "d1", "text": "Statins.", "title": NaN}\n', encoding="utf-8")
     with pytest.raises(CorpusError, match=rf"^{path}:1: field 'title' must be a string or null, got NaN"):
         read_documents(path)
+
+
+def test_a_pulled_homes_source_file_names_a_long_number_and_bad_json(tmp_path):
+    from tracerag.smarthome.home_files import SOURCE_FILE, read_source
+
+    (tmp_path / SOURCE_FILE).write_text('{\n "api": "smartthings",\n "location": ' + HUGE + "\n}", encoding="utf-8")
+    with pytest.raises(HomeDataError, match=rf"^{tmp_path / SOURCE_FILE}:3: a number with more than 4,300 digits"):
+        read_source(tmp_path)
+    (tmp_path / SOURCE_FILE).write_text('{"api": }', encoding="utf-8")
+    with pytest.raises(HomeDataError, match=rf"^{tmp_path / SOURCE_FILE}:1: invalid JSON"):
+        read_source(tmp_path)
+    (tmp_path / SOURCE_FILE).write_text('{"api": "smartthings"}', encoding="utf-8")
+    assert read_source(tmp_path) == {"api": "smartthings"}

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..retrievers.home import HomeDataError, iter_jsonl
+from ..retrievers.read_report import FileProblem, NumberTooLong, load_json, read_regular
 
 SOURCE_FILE = "source.json"
 
@@ -64,9 +65,13 @@ def read_source(directory: str | Path) -> dict | None:
     if not path.is_file():
         return None
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except ValueError as exc:
-        raise HomeDataError(f"{path}: invalid JSON ({exc})") from None
+        return load_json(read_regular(path))
+    except json.JSONDecodeError as exc:
+        raise HomeDataError(f"{path}:{exc.lineno}: invalid JSON ({exc.msg})") from None
+    except NumberTooLong as exc:
+        raise HomeDataError(f"{path}:{exc.line or 1}: {exc}") from None
+    except FileProblem as exc:
+        raise HomeDataError(str(exc)) from None
 
 
 def merge_spec(path: Path, fetched: list[dict]) -> tuple[list[dict], int, int]:
