@@ -52,6 +52,8 @@ CITATION_ID_PATTERN = rf"{BULLET_ID_PATTERN}|{TEMPLATE_ID_PATTERN}|{CHUNK_ID_PAT
 _GROUP = re.compile(rf"\[([^\[\]\n]{{1,{MAX_GROUP_CHARS}}})\]|\(([^\[\]()\n]{{1,{MAX_GROUP_CHARS}}})\)")
 _ITEM_SEPARATOR = re.compile(r"[,;]|(?<=[0-9])[ \t]+")
 _CHUNK_END = re.compile(r"#[0-9]+$")
+_BLANK_AFTER_CHUNK = re.compile(r"#[0-9]+[ \t]")
+_COMMA_OR_SEMICOLON = re.compile(r"[,;]")
 
 
 @lru_cache(maxsize=64)
@@ -67,6 +69,8 @@ def _whole_id(id_pattern: str) -> re.Pattern[str]:
 
 def _items(content: str) -> list[str]:
     """A group's items: split at ``,`` ``;`` and at blanks that follow a chunk id's ``#n``."""
+    if not _BLANK_AFTER_CHUNK.search(content):  # the common case: separators only
+        return [item.strip() for item in _COMMA_OR_SEMICOLON.split(content) if item.strip()]
     items, start = [], 0
     for sep in _ITEM_SEPARATOR.finditer(content):
         piece = content[start:sep.start()]
