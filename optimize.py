@@ -602,7 +602,8 @@ def _evaluate_rag(args) -> int:
 
 def _run_rag(args) -> int:
     pred = _build("rag", args)(question=args.query)
-    keys = ("answer", "verdict", "grounded", "hint", "lm_fallbacks", "cited_ids", "kept_ids", "retrieved_ids",
+    keys = ("answer", "verdict", "grounded", "hint", "lm_fallbacks", "cited_ids", "invalid_cited_ids", "kept_ids",
+            "retrieved_ids",
             "unsupported_claims", "rounds", "lm_calls")
     print(json.dumps({key: pred[key] for key in keys}, ensure_ascii=False, indent=1))
     return 0

@@ -108,7 +108,7 @@ def test_run_and_compile_then_load(corpus, tmp_path, use_fake_lm, capsys):
     capsys.readouterr()
     assert optimize.main(["run", "rag", "--bank", bank, "--query", QUESTIONS[0][1], "--lm", "fake/x"]) == 0
     answer = json.loads(capsys.readouterr().out)
-    assert answer["cited_ids"] and answer["cited_ids"][0].startswith("11#")
+    assert answer["cited_ids"] and answer["cited_ids"][0].startswith("11#") and answer["invalid_cited_ids"] == []
 
     rows = [{"pmid": f"{pmid}-{n}", "question": q, "final_decision": d} for n in range(6) for pmid, q, d in QUESTIONS]
     assert {split_of(r["pmid"]) for r in rows} == {"train", "dev", "test"}
