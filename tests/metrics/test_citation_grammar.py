@@ -25,7 +25,7 @@ doc_ids = st.builds(lambda words: " ".join(words),
 chunk_ids = st.builds(lambda doc, n: f"{doc}#{n}", doc_ids, st.integers(0, 10_000))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(st.lists(chunk_ids, min_size=1, max_size=5, unique=True))
 def test_any_grammatical_id_list_round_trips_through_render_and_parse(ids):
     assert all(is_citable(i) for i in ids)
@@ -34,7 +34,7 @@ def test_any_grammatical_id_list_round_trips_through_render_and_parse(ids):
     assert extract_cited_ids("".join(render_citation([i]) for i in ids), CHUNK_ID_PATTERN) == ids
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(st.text(min_size=1, max_size=20), st.integers(0, 99))
 def test_any_unicode_id_either_round_trips_or_is_not_citable(doc, n):
     chunk_id = f"{doc}#{n}"
