@@ -63,7 +63,7 @@ def is_chinese(text: str) -> bool:
     return bool(_CJK.search(text))
 
 
-@lru_cache(maxsize=4096)  # every device of a profile shares its specs: each document is built once
+@lru_cache(maxsize=1024)  # every device of a profile shares its specs: each document is built once
 def command_texts(spec: CommandSpec) -> tuple[str, ...]:
     """The command's documents: the enriched one, plus its verbs (and units) in the other language.
 
