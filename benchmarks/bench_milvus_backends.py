@@ -10,6 +10,21 @@ check; the HNSW switch is kept out of it and timed apart as "index build", which
 past ``hnsw_threshold`` = 100,000 rows); then medians of 200 single-query searches and 30 batches of 32
 (k=10, the store's default ef 128), 200 ``get`` of 10 ids and 50 ``count`` calls. Reads at the default
 Session consistency.
+
+``--rag`` measures the hybrid retriever instead: SelfReflectiveRAG with no LM on the bundled PubMedQA test
+split (``evaluate_rag``, k=10, two rounds), on the numpy bank and on Milvus stores filled from it by
+``copy_store``, each reading its store's word index: Milvus Lite with its BM25 function and with word
+postings, and the server with postings. A store with postings runs three ways per round, one after the
+other: "in memory" (the retriever builds its word index from a scan, as before stores kept one), "every
+posting" (``common_share`` 1.0: every posting of a question's words is read, as the postings were at
+first) and the default (words in more than 25 % of the rows read only for the rows that can rank).
+Reported: recall@10, MRR, retrieved lists that differ from the numpy bank's, and per-question p50 / p95
+ms over ``--rounds`` rounds (per question, its median over the rounds). Lite with postings takes ~1 s a
+question (its queries scan every posting): ``--lite bm25 postings`` to include it.
+
+``--drift`` measures how incremental writes move each Lite word index away from a fresh build: the bank's
+rows go into Lite except the last ``--drift-rows``, the word index is built, then those rows are upserted
+``--drift-batch`` at a time; the retrieved lists are then compared with the numpy bank's.
 """
 
 from __future__ import annotations
@@ -28,6 +43,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tracerag.retrievers.milvus_store import HNSW_THRESHOLD, MilvusStore  # noqa: E402
+from tracerag.retrievers.milvus_words import COMMON_SHARE  # noqa: E402
 from tracerag.retrievers.stores import open_store  # noqa: E402
 
 DIM = 512
@@ -85,11 +101,137 @@ def measure(backend: str, rows: int, work: Path, server: str | None) -> dict:
             "build_s": build, "one_ms": one, "batch_ms": batch, "get_ms": get, "count_ms": count}
 
 
+def test_questions(bank) -> list:
+    from tracerag.datasets.pubmedqa import load_pubmedqa_questions
+
+    pmids = {x.rsplit("#", 1)[0] for b in open_store(str(bank.directory)).scan(4096) for x in b.ids}
+    return [q.to_example() for q in load_pubmedqa_questions("pubmedqa", "test", pmids=pmids)]
+
+
+def rag_eval(store, embedder, examples: list, mode: str = "") -> dict:
+    """evaluate_rag on these PubMedQA questions through ``store``'s hybrid retriever (no LM). ``mode``:
+    "every posting" sets the postings' ``common_share`` to 1.0; "in memory" builds the retriever's word
+    index from a scan, as before stores kept one."""
+    from tracerag.evaluation import evaluate_rag
+    from tracerag.programs.self_reflective_rag import RAGConfig, SelfReflectiveRAG
+    from tracerag.retrievers.hybrid import HybridRetriever
+
+    if mode == "in memory":
+        store.word_index = lambda *args, **kwargs: None
+        retriever = HybridRetriever(store, embedder=embedder)
+        del store.word_index
+    else:
+        retriever = HybridRetriever(store, embedder=embedder)
+        if getattr(retriever.index, "kind", None) == "postings":
+            retriever.index.common_share = 1.0 if mode == "every posting" else COMMON_SHARE
+    report = evaluate_rag(SelfReflectiveRAG(retriever, RAGConfig(k=10, max_rounds=2)), examples, dataset="pubmedqa",
+                          k=10, num_threads=1, progress=False)
+    return {"metrics": report["metrics"], "ms": [r["ms"] for r in report["per_query"]],
+            "lists": [r["retrieved"] for r in report["per_query"]]}
+
+
+def rag_main(rounds: int, server: str | None, work: Path, lite: list[str]) -> None:
+    from tracerag.config import get_embedder
+    from tracerag.retrievers.store_copy import copy_store
+    from tracerag.tools.pubmed_corpus import open_pubmedqa_bank
+
+    embedder = get_embedder()
+    bank = open_pubmedqa_bank(embedder)
+    examples = test_questions(bank)
+    stores = {"numpy bank": (open_store(str(bank.directory)), None)}
+    lites = {"Milvus Lite, BM25 function": "bm25", "Milvus Lite, postings": "postings"}
+    for name, layout in lites.items():
+        if layout not in lite:
+            continue
+        uri = f"milvus:{work / (layout + '.db')}?collection=rag"
+        assert copy_store(str(bank.directory), uri).ok
+        store = open_store(uri, embedder_id=embedder.id, dim=embedder.dim)
+        store.word_index(layout=layout)
+        stores[name] = (store, layout)
+    if server:
+        uri = f"{server}?collection=rag_bench_{os.getpid()}"
+        assert copy_store(str(bank.directory), uri).ok
+        store = open_store(uri, embedder_id=embedder.id, dim=embedder.dim)
+        store.word_index()
+        stores["Milvus server, postings"] = (store, store.word_index().kind)
+    runs: dict[str, list[dict]] = {}
+    for r in range(rounds):
+        for name, (store, layout) in stores.items():
+            for mode in ["in memory", "every posting", ""] if layout == "postings" else [""]:
+                label = name + (f", {mode}" if mode else "")
+                runs.setdefault(label, []).append(rag_eval(store, embedder, examples, mode))
+                m = runs[label][-1]["metrics"]
+                print(f"# round {r + 1} {label}: recall@10 {m['recall@10']:.4f} MRR {m['mrr']:.4f} "
+                      f"p50 {statistics.median(runs[label][-1]['ms']):.1f} ms", file=sys.stderr, flush=True)
+    base = runs["numpy bank"][0]["lists"]
+    print(f"SelfReflectiveRAG, no LM, PubMedQA test ({len(base)} questions), hybrid k=10; per-question ms: "
+          f"each question's median over {rounds} rounds, then p50 / p95\n")
+    print("| store, word index | recall@10 | MRR | lists that differ from the numpy bank's | p50 ms | p95 ms |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for label, results in runs.items():
+        per_question = sorted(statistics.median(ms) for ms in zip(*(x["ms"] for x in results), strict=True))
+        m = results[0]["metrics"]
+        differ = max(sum(a != b for a, b in zip(x["lists"], base, strict=True)) for x in results)
+        print(f"| {label} | {m['recall@10']:.4f} | {m['mrr']:.4f} | {differ} of {len(base)} | "
+              f"{statistics.median(per_question):.1f} | {per_question[int(0.95 * (len(per_question) - 1))]:.1f} |")
+    for store, _ in stores.values():
+        store.close()
+
+
+def drift_main(rows: int, batch: int, work: Path, layouts: list[str]) -> None:
+    from tracerag.config import get_embedder
+    from tracerag.tools.pubmed_corpus import open_pubmedqa_bank
+
+    embedder = get_embedder()
+    bank = open_pubmedqa_bank(embedder)
+    examples = test_questions(bank)
+    source = open_store(str(bank.directory))
+    base = rag_eval(source, embedder, examples)
+    held = [b for b in source.scan(1000, with_vectors=True)]
+    ids = [x for b in held for x in b.ids]
+    late = set(ids[-rows:])
+    print(f"PubMedQA test, hybrid k=10: Milvus Lite word index built over {len(ids) - rows} rows, then "
+          f"{rows} rows upserted {batch} at a time\n")
+    print("| word index | lists that differ from the numpy bank's: after the build + writes | recall@10 | MRR |")
+    print("|---|---:|---:|---:|")
+    for layout in layouts:
+        uri = f"milvus:{work / ('drift-' + layout + '.db')}?collection=rag"
+        store = open_store(uri, embedder_id=embedder.id, dim=embedder.dim, create=True)
+        pending = []
+        for b in held:
+            keep = [i for i, x in enumerate(b.ids) if x not in late]
+            store.upsert([b.ids[i] for i in keep], b.vectors[keep], [b.metadata[i] for i in keep])
+            pending += [(b.ids[i], b.vectors[i], b.metadata[i]) for i in range(len(b.ids)) if b.ids[i] in late]
+        store.word_index(layout=layout)
+        for start in range(0, len(pending), batch):
+            part = pending[start : start + batch]
+            store.upsert([x for x, _, _ in part], np.stack([v for _, v, _ in part]), [m for _, _, m in part])
+        result = rag_eval(store, embedder, examples)
+        differ = sum(a != b for a, b in zip(result["lists"], base["lists"], strict=True))
+        m = result["metrics"]
+        print(f"| {layout} | {differ} of {len(base['lists'])} | {m['recall@10']:.4f} | {m['mrr']:.4f} |")
+        store.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    parser.add_argument("--rag", action="store_true", help="the hybrid retriever per store and word index")
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--lite", nargs="*", default=["bm25"], choices=["bm25", "postings"],
+                        help="Lite word indexes in --rag and --drift (postings on Lite take ~1 s a question)")
+    parser.add_argument("--drift", action="store_true", help="Lite word indexes after incremental upserts")
+    parser.add_argument("--drift-rows", type=int, default=400)
+    parser.add_argument("--drift-batch", type=int, default=50)
     args = parser.parse_args()
     server = os.environ.get("TRACERAG_MILVUS_STANDALONE")
+    if args.rag or args.drift:
+        with tempfile.TemporaryDirectory(prefix="bench-rag-") as tmp:
+            if args.rag:
+                rag_main(args.rounds, server, Path(tmp), args.lite)
+            if args.drift:
+                drift_main(args.drift_rows, args.drift_batch, Path(tmp), args.lite)
+        return
     backends = ["numpy", "Milvus Lite"] + (["Milvus server"] if server else [])
     results = []
     with tempfile.TemporaryDirectory(prefix="bench-backends-") as tmp:

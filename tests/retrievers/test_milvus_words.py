@@ -9,9 +9,11 @@ postings a Milvus 2.3 server gets. The real server (2.3.5: postings) runs the sa
 from __future__ import annotations
 
 import os
+import random
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from tracerag.retrievers.cosine_bank import CosineBank
@@ -133,6 +135,92 @@ def test_an_index_that_disagrees_with_the_store_is_rebuilt_once(milvus, embedder
     assert store.word_index().count() == store.count()
     retriever = HybridRetriever(store, embedder=embedder)
     assert "dogs#0" in [c.id for c in retriever.search_lexical(["shoes"], k=3)[0]]
+    store.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# Postings: common words are read only for the rows that can rank, yet every score is exact.
+
+
+def _texts(rng: random.Random, n: int, start: int = 0) -> dict[str, str]:
+    """Texts where "the" is in every row and "of" in most (common words), "w0".."w29" in a few each."""
+    rare = [f"w{i}" for i in range(30)]
+    return {f"r{start + i:03d}": " ".join(["the"] * rng.randint(1, 3) + ["of"] * rng.randint(0, 2)
+                                         + rng.sample(rare, rng.randint(1, 5))) for i in range(n)}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("where", ["lite", pytest.param("standalone", marks=on_the_server)])
+def test_postings_score_as_a_fresh_index_after_incremental_writes(where, tmp_path, monkeypatch):
+    rng = random.Random(5)
+    uri = (f"{STANDALONE}?collection=postings{os.getpid()}" if where == "standalone"
+           else f"milvus:{tmp_path / 'postings.db'}?collection=chunks")
+    store = open_store(uri, embedder_id="words-test", dim=4, create=True)
+
+    def put(rows: dict[str, str]) -> None:
+        vectors = np.asarray([[rng.random() + 0.1 for _ in range(4)] for _ in rows], dtype=np.float32)
+        store.upsert(list(rows), vectors / np.linalg.norm(vectors, axis=1, keepdims=True),
+                     [{"text": t} for t in rows.values()])
+
+    texts = _texts(rng, 40)
+    put(texts)
+    words = store.word_index(layout="postings")
+    for start in (40, 50, 60):  # written after the build, in batches
+        more = _texts(rng, 10, start)
+        put(more)
+        texts.update(more)
+    replaced = _texts(rng, 8)  # new texts for r000..r007
+    put(replaced)
+    texts.update(replaced)
+    assert store.delete(["r010", "r011", "r055"]) == 3
+    for x in ("r010", "r011", "r055"):
+        del texts[x]
+
+    ids, fresh = list(texts), WordIndex(list(texts.values()))
+    for query in ["the w1 w2", "of the w3", "w4 w4 w5 the of", "the", "the of", "w29 zzz", "zzz"]:
+        expected = {ids[i]: float(s) for i, s in enumerate(fresh.scores(query)) if s > 0}
+        ranked = sorted(expected.items(), key=lambda kv: (-kv[1], kv[0]))
+        for m in (1, 5, 20, 100):
+            assert words.top(query, m) == ranked[:m], (query, m)
+            assert words.scores(query, ids) == expected, (query, m)
+        part = ids[::7]  # asked without a top() first
+        assert words.scores(query + " ", part) == {x: s for x, s in expected.items() if x in part}
+
+    read: list[int] = []
+    query_rows = words._client.query
+
+    def counting(name, **kwargs):
+        rows = query_rows(name, **kwargs)
+        read.append(len(rows))
+        return rows
+
+    monkeypatch.setattr(words._client, "query", counting)
+    best = sorted(((ids[i], float(s)) for i, s in enumerate(fresh.scores("the of w7")) if s > 0),
+                  key=lambda kv: (-kv[1], kv[0]))[:3]
+
+    def rows_read() -> int:
+        read.clear()
+        assert words.top("the of w7", 3) == best
+        return sum(read)
+
+    words.common_share = 1.0
+    every_posting = rows_read()
+    words.common_share = 0.25
+    rows_read()  # learns that "the" and "of" are common
+    assert rows_read() < every_posting / 3  # they are read for the few rows holding "w7", not for all 65
+
+    # another client's write reaches the common words a reader keeps in memory (a new version of the index)
+    reader = open_store(uri + "&consistency=strong", embedder_id="words-test", dim=4)
+    reader_words = reader.word_index()
+    for _ in range(2):
+        assert reader_words.top("the of w7", 3) == best
+    texts["r001"] = "the the the of of w7 w7 w7"
+    store.upsert(["r001"], np.asarray([[0.5, 0.5, 0.5, 0.5]], dtype=np.float32), [{"text": texts["r001"]}])
+    ids, fresh = list(texts), WordIndex(list(texts.values()))
+    expected = {ids[i]: float(s) for i, s in enumerate(fresh.scores("the of w7")) if s > 0}
+    assert reader_words.top("the of w7", 3) == sorted(expected.items(), key=lambda kv: (-kv[1], kv[0]))[:3]
+    assert reader_words.scores("the of w7", ids) == expected
+    reader.close()
     store.close()
 
 

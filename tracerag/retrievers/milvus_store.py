@@ -53,6 +53,7 @@ import importlib.util
 import json
 import logging
 import os
+import re
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -196,11 +197,14 @@ class MilvusStore:
             consistency_level=self._level(),
         )
         floor = -np.inf if min_score is None else float(min_score)
-        return [
+        found = [
             [StoreHit(h["id"], float(h["distance"]), h["entity"].get("metadata") or {})
              for h in hits if float(h["distance"]) >= floor]
             for hits in results
         ]
+        if (words := self._word_index) is not None and hasattr(words, "expect"):
+            words.expect([h.id for hits in found for h in hits])  # a hybrid retriever asks their BM25 next
+        return found
 
     def get(self, ids: Sequence[str]) -> list[StoreRow]:
         ids = [x for x in ids if isinstance(x, str) and x and _expressible(x)]  # no other id can be stored
@@ -623,6 +627,7 @@ def _one_line(e: BaseException) -> str:
 # The filter language as a Milvus boolean expression.
 
 _ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+_NEEDS_ESCAPE = re.compile('[\\\\"\\x00-\\x1f\\x7f]')
 
 
 def _string_literal(value: str) -> str:
@@ -632,6 +637,8 @@ def _string_literal(value: str) -> str:
     other control characters have no escape both accept and are refused. Everything else, non-ASCII
     included, is written as is, so no value can end the literal early and inject an expression.
     """
+    if not _NEEDS_ESCAPE.search(value):  # the common case, a plain value
+        return '"' + value + '"'
     out = []
     for ch in value:
         if ch in _ESCAPES:

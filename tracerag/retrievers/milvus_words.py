@@ -12,21 +12,28 @@ in-memory :class:`~.hybrid.WordIndex`'s parameters. Two layouts, chosen when the
   Lite 3.2 takes IDF and average length per segment, so rows upserted since drift a little until its
   compaction merges them (a server >= 2.5 uses collection-wide statistics).
 - ``<collection>__words`` elsewhere (a Milvus 2.3/2.4 server has no BM25 function): postings, one row
-  per (word, row) with its term frequency and the row's length, one length row per stored row and one
-  row of totals; BM25 is computed here from the postings of the query's words, so scores equal the
-  in-memory index's. A query reads every posting of its words: words found in most rows cost most.
+  per (word, row) with its term frequency and the row's length, one length row per stored row, one
+  document-frequency row per word and one row of totals; BM25 is computed here, so scores equal the
+  in-memory index's. A query costs one read of the totals, its words' frequencies and the postings of
+  its rarer words; the postings of words found in more than a quarter of the rows (``the``, ``of``) are
+  read only for the rows that can still rank, and kept in memory until the next write (see
+  :meth:`PostingsWords.top`).
 
 A companion whose row count disagrees with the store (created by a build that was interrupted, or by a
 client that predates it) is rebuilt from one scan when a retriever opens it. Writers from several
-processes at once may leave the postings' totals (row count, total length) off by their race; the
-next rebuild corrects them.
+processes at once may leave the postings' totals (row count, total length, word frequencies) off by
+their race, and a reader may pair a write's new postings with the totals before it for as long as the
+write takes; the next rebuild corrects the former.
 """
 
 from __future__ import annotations
 
+import heapq
 import logging
+import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -43,7 +50,16 @@ BM25_SUFFIX, POSTINGS_SUFFIX = "__bm25", "__words"
 WORDS_MAX_BYTES = 65_535  # a VARCHAR field's limit: tokens past it are left out of a row's words
 TOKEN_MAX_BYTES = 100  # longer tokens (hex 201 characters) are left out: no analyzer keeps them whole
 PAGE = 16_384  # Milvus' limit on rows per query
-_STATS_KEY = "#stats"  # "#" is never a token, so no posting can have this key
+# "#" is never in a token, so these keys and terms cannot be a posting's. The totals row changed key when the
+# per-word document frequencies were added: a companion without them holds no "#totals", counts 0 rows
+# and is rebuilt when a retriever opens it.
+_STATS_KEY = "#totals"  # its term is "#v" and a new random version at every write (see _cached_words)
+_DF_TERM = "#df"
+COMMON_SHARE = 0.25
+CACHE_POSTINGS = 100_000  # common words' postings kept in memory per index, until the next write
+EXPECTED_MAX = 256  # a hint of more rows than this (a batch of searches) is not read ahead
+IDS_PER_FILTER = 1000  # ids (or keys) per "in [...]" filter
+_SLACK = 1e-4  # float32 sums against float64 bounds: rows this close to the floor are read too
 
 Literal = Callable[[str], str]  # a string as a Milvus string literal (milvus_store._string_literal)
 
@@ -51,6 +67,10 @@ Literal = Callable[[str], str]  # a string as a Milvus string literal (milvus_st
 def row_tokens(metadata: dict[str, Any]) -> list[str]:
     text = metadata.get(TEXT_KEY)
     return [t for t in word_tokens(text) if len(t.encode("utf-8")) <= TOKEN_MAX_BYTES] if isinstance(text, str) else []
+
+
+def _df_key(term: str) -> str:
+    return "# " + term
 
 
 def _in(field: str, values: Iterable[str], literal: Literal) -> str:
@@ -146,7 +166,23 @@ class PostingsWords:
 
     def __init__(self, client: Any, name: str, literal: Literal, level: Callable[[], str]) -> None:
         self._client, self.name, self._literal, self._level = client, name, literal, level
-        self._last: tuple[str, dict[str, float]] | None = None  # (query, every row's BM25) from the last top()
+        self._last: _Scored | None = None  # what the last query read, so scores() after top() costs little
+        self._common: set[str] = set()  # words found in more than common_share of the rows when last seen
+        self._common_share = COMMON_SHARE
+        self._expected: list[str] = []  # see expect()
+        self._cache: tuple[str, dict[str, dict[str, tuple[int, int]]]] = ("", {})  # see _cached_words()
+
+    @property
+    def common_share(self) -> float:
+        """Words in more than this share of the rows are read only for the rows that can rank (see
+        :meth:`top`); 1.0 reads every posting of a query's words."""
+        return self._common_share
+
+    @common_share.setter
+    def common_share(self, share: float) -> None:
+        if not 0 < share <= 1:
+            raise ValueError(f"common_share must be in (0, 1], got {share}")
+        self._common_share, self._common = share, set()
 
     @staticmethod
     def create(client: Any, name: str) -> None:
@@ -163,69 +199,117 @@ class PostingsWords:
         index = client.prepare_index_params()
         index.add_index(field_name="v", index_type="FLAT", metric_type="L2")
         client.create_collection(name, schema=schema, index_params=index, consistency_level="Strong")
-        for field in ("term", "id"):
+        for column in ("term", "id"):
             for kind in ("INVERTED", "Trie"):  # Milvus Lite / 2.4+ and 2.3's index for strings
                 scalar = client.prepare_index_params()
-                scalar.add_index(field_name=field, index_type=kind)
+                scalar.add_index(field_name=column, index_type=kind)
                 try:
                     client.release_collection(name)
                     client.create_index(name, scalar)
                     break
                 except Exception as e:  # this engine lacks that index type: try the next, else none
-                    logger.info("%s: no %s index on %s (%s)", name, kind, field, " ".join(str(e).split())[:200])
+                    logger.info("%s: no %s index on %s (%s)", name, kind, column, " ".join(str(e).split())[:200])
         client.load_collection(name)
 
-    def _query(self, filter: str, fields: list[str], level: str | None = None) -> list[dict[str, Any]]:
-        """Every row matching ``filter``, paged by key (a query returns at most :data:`PAGE` rows)."""
+    # -- reading rows ------------------------------------------------------------------------------
+
+    def _query(self, filter: str, fields: list[str], level: str | None = None, *,
+               postings: bool = False) -> list[dict[str, Any]]:
+        """Every row matching ``filter``, paged by key (a query returns at most :data:`PAGE` rows). Rows that
+        are all ``postings`` are read without their key, which is their word and id."""
         out: list[dict[str, Any]] = []
         last = None
         while True:
             where = filter if last is None else f"({filter}) and key > {self._literal(last)}"
-            rows = self._client.query(self.name, filter=where, output_fields=["key", *fields], limit=PAGE,
-                                      consistency_level=level or self._level())
+            rows = self._client.query(self.name, filter=where, output_fields=fields if postings else ["key", *fields],
+                                      limit=PAGE, consistency_level=level or self._level())
             out.extend(rows)
             if len(rows) < PAGE:
                 return out
-            last = max((r["key"] for r in rows), key=lambda k: k.encode("utf-8"))
+            keys = (f"{r['term']} {r['id']}" for r in rows) if postings else (r["key"] for r in rows)
+            last = max(keys, key=lambda k: k.encode("utf-8"))
 
-    def _stats(self, level: str | None = None) -> tuple[int, int]:
-        rows = self._client.query(self.name, filter=f"key == {self._literal(_STATS_KEY)}",
-                                  output_fields=["tf", "dl"], consistency_level=level or self._level())
-        return (int(rows[0]["tf"]), int(rows[0]["dl"])) if rows else (0, 0)
+    def _postings(self, terms: Sequence[str], ids: Sequence[str] | None = None) -> list[Posting]:
+        """The postings of these words (only of these row ids, when given)."""
+        if not terms or ids is not None and not ids:
+            return []
+        words = _in("term", terms, self._literal)
+        filters = [words] if ids is None else [
+            f"{words} and {_in('id', ids[start : start + IDS_PER_FILTER], self._literal)}"
+            for start in range(0, len(ids), IDS_PER_FILTER)]
+        return [(r["term"], r["id"], int(r["tf"]), int(r["dl"]))
+                for where in filters for r in self._query(where, ["term", "id", "tf", "dl"], postings=True)]
+
+    def _totals(self, terms: Iterable[str], level: str | None = None) -> tuple[int, int, dict[str, int]]:
+        """(rows indexed, their total length, document frequency of each of ``terms`` that occurs): one query."""
+        terms = list(terms)
+        keys = [_STATS_KEY, *(_df_key(t) for t in terms)]
+        found: dict[str, dict[str, Any]] = {}
+        for start in range(0, len(keys), IDS_PER_FILTER):
+            where = _in("key", keys[start : start + IDS_PER_FILTER], self._literal)
+            for r in self._client.query(self.name, filter=where, output_fields=["key", "tf", "dl"],
+                                        consistency_level=level or self._level()):
+                found[r["key"]] = r
+        stats = found.get(_STATS_KEY)
+        n, total = (int(stats["tf"]), int(stats["dl"])) if stats else (0, 0)
+        return n, total, {t: int(found[_df_key(t)]["tf"]) for t in terms if _df_key(t) in found}
+
+    # -- writing -------------------------------------------------------------------------------------
 
     def update(self, rows: Sequence[tuple[str, dict[str, Any]]], *, replace: bool = True) -> None:
         """Index these rows (id, metadata); ``replace=False`` skips dropping what the ids held (a fresh build)."""
         if not rows:
             return
-        self._last = None
+        self._last, self._cache = None, ("", {})
         ids = [x for x, _ in rows]
-        old = self._drop(ids) if replace else (0, 0)
+        removed, length, df_change = self._drop(ids) if replace else (0, 0, Counter())
         new_rows, total = [], 0
         for x, metadata in rows:
             tokens = row_tokens(metadata)
+            counts = Counter(tokens)
             total += len(tokens)
             new_rows.append(self._posting("", x, 0, len(tokens)))  # the length row: this id is indexed
-            new_rows.extend(self._posting(t, x, tf, len(tokens)) for t, tf in Counter(tokens).items())
+            new_rows.extend(self._posting(t, x, tf, len(tokens)) for t, tf in counts.items())
+            df_change.update(counts.keys())
         for start in range(0, len(new_rows), 5000):
             self._client.upsert(self.name, new_rows[start : start + 5000])
-        self._add_stats(len(rows) - old[0], total - old[1])
+        self._add_totals(len(rows) - removed, total - length, df_change)
 
     def delete(self, ids: Sequence[str]) -> None:
         if ids:
-            self._last = None
-            removed, length = self._drop(list(ids))
-            self._add_stats(-removed, -length)
+            self._last, self._cache = None, ("", {})
+            removed, length, df_change = self._drop(list(ids))
+            self._add_totals(-removed, -length, df_change)
 
-    def _drop(self, ids: list[str]) -> tuple[int, int]:
-        """Delete these ids' postings; (how many of them were indexed, their total length)."""
-        found = self._query(f'term == "" and {_in("id", ids, self._literal)}', ["dl"], "Strong")
+    def _drop(self, ids: list[str]) -> tuple[int, int, Counter[str]]:
+        """Delete these ids' postings; (how many of them were indexed, their total length, -1 per word they held)."""
+        found: list[dict[str, Any]] = []
+        for start in range(0, len(ids), IDS_PER_FILTER):
+            found.extend(self._query(_in("id", ids[start : start + IDS_PER_FILTER], self._literal), ["term", "dl"],
+                                     "Strong"))
         if found:
-            self._client.delete(self.name, filter=_in("id", ids, self._literal))
-        return len(found), sum(int(r["dl"]) for r in found)
+            for start in range(0, len(ids), IDS_PER_FILTER):
+                self._client.delete(self.name, filter=_in("id", ids[start : start + IDS_PER_FILTER], self._literal))
+        lengths = [int(r["dl"]) for r in found if r["term"] == ""]
+        held = Counter(r["term"] for r in found if r["term"])
+        return len(lengths), sum(lengths), Counter({t: -k for t, k in held.items()})
 
-    def _add_stats(self, rows: int, length: int) -> None:
-        n, total = self._stats("Strong")
-        self._client.upsert(self.name, [self._posting("#stats", "", n + rows, total + length, key=_STATS_KEY)])
+    def _add_totals(self, rows: int, length: int, df_change: Counter[str]) -> None:
+        """Add to the row count, the total length and each word's document frequency (a read, then a write)."""
+        terms = [t for t, change in df_change.items() if change]
+        n, total, df = self._totals(terms, "Strong")
+        write = [self._posting("#v" + uuid.uuid4().hex, "", n + rows, total + length, key=_STATS_KEY)]
+        gone = []
+        for t in terms:
+            count = df.get(t, 0) + df_change[t]
+            if count > 0:
+                write.append(self._posting(_DF_TERM, "", count, 0, key=_df_key(t)))
+            elif t in df:
+                gone.append(_df_key(t))
+        for start in range(0, len(write), 5000):
+            self._client.upsert(self.name, write[start : start + 5000])
+        for start in range(0, len(gone), IDS_PER_FILTER):
+            self._client.delete(self.name, filter=_in("key", gone[start : start + IDS_PER_FILTER], self._literal))
 
     @staticmethod
     def _posting(term: str, id: str, tf: int, dl: int, key: str | None = None) -> dict[str, Any]:
@@ -236,48 +320,177 @@ class PostingsWords:
         self._client.flush(self.name)
 
     def count(self) -> int:
-        return self._stats("Strong")[0]
+        return self._totals([], "Strong")[0]
 
-    def _weights(self, query: str, postings: list[dict[str, Any]], df: dict[str, int]) -> dict[str, float]:
-        """BM25 per row id, summed word by word in the query's order, in float32 as WordIndex does."""
-        n, total = self._stats()
-        avg = np.float32(total) / np.float32(max(n, 1)) if n and total else np.float32(1.0)
-        by_term: dict[str, list[dict[str, Any]]] = {}
-        for p in postings:
-            by_term.setdefault(p["term"], []).append(p)
-        scores: dict[str, np.float32] = {}
-        for token, times in Counter(word_tokens(query)).items():
-            rows = by_term.get(token)
-            if not rows:
-                continue
-            idf = np.log1p((n - df[token] + 0.5) / (df[token] + 0.5))
-            tf = np.asarray([r["tf"] for r in rows], dtype=np.int64)
-            norm = K1 * (1 - B + B * np.asarray([r["dl"] for r in rows], dtype=np.float32) / avg)
-            weights = (idf * tf * (K1 + 1) / (tf + norm)).astype(np.float32)
-            for r, w in zip(rows, times * weights, strict=True):
-                scores[r["id"]] = scores.get(r["id"], np.float32(0)) + w
-        return {x: float(s) for x, s in scores.items() if s > 0}
+    # -- scoring -------------------------------------------------------------------------------------
 
     def top(self, query: str, m: int) -> list[tuple[str, float]]:
-        """The ``m`` best rows for ``query`` by BM25, best first, ties by id (the scan order)."""
-        terms = sorted(set(word_tokens(query)))
-        if not terms:
+        """The ``m`` best rows for ``query`` by BM25, best first, ties by id (the scan order).
+
+        Exact without reading every posting of common words. One query reads the totals, the query words'
+        document frequencies and the postings of the words not known to be common (found in more than
+        :attr:`common_share` of the rows when last seen). A common word adds at most ``idf * (k1 + 1)`` per
+        occurrence to a row, so only rows whose score from the other words plus that bound reaches the
+        ``m``-th best such score can rank, and only their common-word postings are looked up (together with
+        those of the rows :meth:`expect` named): in memory, where the common words' postings are kept until
+        the next write (:meth:`_cached_words`), else with a second query. When rows holding none of the
+        other words could rank (fewer than ``m`` rows hold one, or the bound is that large), every posting
+        of the common words is read."""
+        if m <= 0:
             return []
-        postings = self._query(_in("term", terms, self._literal), ["term", "id", "tf", "dl"])
-        scores = self._weights(query, postings, Counter(p["term"] for p in postings))
-        self._last = (query, scores)  # every row holding a query word: scores() answers from it
-        return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0].encode("utf-8")))[:max(m, 0)]
+        scored = self._scored(query, fresh=True)
+        if not scored.df:
+            return []
+        first = _bm25(scored, scored.postings)
+        best = heapq.nlargest(m, first.values())
+        floor = best[-1] if len(best) == m else 0.0
+        bound = sum(scored.counts[t] * _idf(scored.n, scored.df[t]) * (K1 + 1) for t in scored.common)
+        if not scored.common or bound >= floor - _SLACK:
+            exact = _bm25(scored, scored.postings + self._common_postings(scored)) if scored.common else first
+            scored.complete = True
+            scored.exact.update(exact)
+        else:
+            rows = {x for x, s in first.items() if s + bound >= floor - _SLACK}
+            expected, self._expected = self._expected, []
+            self._score_exactly(scored, rows | set(expected))
+            exact = {x: scored.exact[x] for x in rows if scored.exact[x] > 0}
+        return sorted(exact.items(), key=lambda kv: (-kv[1], kv[0].encode("utf-8")))[:m]
+
+    def expect(self, ids: Sequence[str]) -> None:
+        """Rows whose scores are likely asked next (the store's last dense search hits): the next :meth:`top`
+        reads their common-word postings in the same query as its own candidates'. Only a hint."""
+        self._expected = list(ids) if len(ids) <= EXPECTED_MAX else []
 
     def scores(self, query: str, ids: Sequence[str]) -> dict[str, float]:
-        """BM25 of these rows for ``query`` (rows sharing no word are left out), from the last :meth:`top` of
-        the same query when there was one (it scored every row holding a query word), else from a new one."""
-        terms = sorted(set(word_tokens(query)))
-        if not terms or not ids:
+        """BM25 of these rows for ``query`` (rows sharing no word are left out): what the last :meth:`top` of
+        the same query scored, and one read of the others' common-word postings."""
+        if not ids:
             return {}
-        if self._last is None or self._last[0] != query:
-            self.top(query, 0)
-        scores = self._last[1]
-        return {x: scores[x] for x in ids if x in scores}
+        scored = self._scored(query)
+        if not scored.df:
+            return {}
+        if not scored.complete:
+            self._score_exactly(scored, {x for x in ids if x not in scored.exact})
+        return {x: scored.exact[x] for x in ids if scored.exact.get(x, 0.0) > 0}
+
+    def _score_exactly(self, scored: _Scored, rows: set[str]) -> None:
+        """Add these rows' exact BM25 to ``scored``: their postings of the words read in full are at hand,
+        their common-word postings take one query."""
+        if rows:
+            held = [p for p in scored.postings if p[1] in rows] + self._common_postings(scored, sorted(rows))
+            scored.exact.update(dict.fromkeys(rows, 0.0))
+            scored.exact.update(_bm25(scored, held))
+
+    def _common_postings(self, scored: _Scored, rows: list[str] | None = None) -> list[Posting]:
+        """The postings of ``scored``'s common words (of these rows only, when given): from memory when they
+        fit there (see :meth:`_cached_words`), else one query."""
+        cache = self._cached_words(scored)
+        if cache is None:
+            return self._postings(scored.common, rows)
+        if rows is None:
+            return [(t, x, *held) for t in scored.common for x, held in cache[t].items()]
+        return [(t, x, *cache[t][x]) for t in scored.common for x in rows if x in cache[t]]
+
+    def _cached_words(self, scored: _Scored) -> dict[str, dict[str, tuple[int, int]]] | None:
+        """Every posting of ``scored``'s common words by word and row id, kept in memory while the index's
+        version (new at every write, read with the totals) stays the same; None when they would take more
+        than :data:`CACHE_POSTINGS` (a large collection: each question then reads its rows' postings).
+        Common words are few and recur in most questions, so after the first questions no query reads them."""
+        version, cache = self._cache
+        if version != scored.version:
+            cache = {}
+        missing = [t for t in scored.common if t not in cache]
+        if missing:
+            if sum(map(len, cache.values())) + sum(scored.df[t] for t in missing) > CACHE_POSTINGS:
+                return None
+            cache = {**cache, **{t: {} for t in missing}}
+            for t, x, tf, dl in self._postings(missing):
+                cache[t][x] = (tf, dl)
+        self._cache = (scored.version, cache)
+        return cache
+
+    def _scored(self, query: str, fresh: bool = False) -> _Scored:
+        """The running record of ``query``'s scores: the last one when it was for the same query and not
+        ``fresh``; else one query for the totals, the words' document frequencies and the postings of the
+        words not known to be common (see :meth:`top`)."""
+        last = self._last
+        if last is not None and last.query == query and not fresh:
+            return last
+        counts = Counter(word_tokens(query))
+        read = [t for t in counts if t not in self._common]
+        where = _in("key", [_STATS_KEY, *(_df_key(t) for t in counts)], self._literal)
+        rows = self._query(f"{where} or {_in('term', read, self._literal)}" if read else where,
+                           ["term", "id", "tf", "dl"]) if counts else []
+        n = total = 0
+        version = ""
+        df: dict[str, int] = {}
+        postings: list[Posting] = []
+        for r in rows:
+            term = r["term"]
+            if r["key"] == _STATS_KEY:
+                n, total, version = int(r["tf"]), int(r["dl"]), term
+            elif term == _DF_TERM:
+                df[r["key"][len(_df_key("")):]] = int(r["tf"])
+            else:
+                postings.append((term, r["id"], int(r["tf"]), int(r["dl"])))
+        for t, count in df.items():  # what is common now decides what the next query reads in full
+            if count > self.common_share * n:
+                self._common.add(t)
+            else:
+                self._common.discard(t)
+        df = {t: df[t] for t in counts if df.get(t)}
+        self._last = _Scored(query, counts, n, total, version, df, postings, [t for t in df if t not in read])
+        return self._last
+
+
+Posting = tuple[str, str, int, int]  # (word, row id, term frequency, row length)
+
+
+@dataclass
+class _Scored:
+    """One query's statistics, the postings its first read returned (every word's but ``common``'s), and the
+    exact BM25 of the rows scored so far (``complete``: every row holding a query word was read, so a row
+    missing from ``exact`` scores 0)."""
+
+    query: str
+    counts: Counter[str]
+    n: int
+    total: int
+    version: str  # the index's, from its totals row
+    df: dict[str, int]
+    postings: list[Posting]
+    common: list[str]  # the words whose postings were not read in full
+    exact: dict[str, float] = field(default_factory=dict)
+    complete: bool = False
+
+
+def _idf(n: int, df: int) -> float:
+    return float(np.log1p((n - df + 0.5) / (df + 0.5)))
+
+
+def _bm25(scored: _Scored, postings: list[Posting]) -> dict[str, float]:
+    """BM25 per row id over these postings, summed word by word in the query's order in float32, as the
+    in-memory :class:`~.hybrid.WordIndex` does (so scores match it bit for bit)."""
+    n, total = scored.n, scored.total
+    avg = np.float32(total) / np.float32(max(n, 1)) if n and total else np.float32(1.0)
+    by_term: dict[str, list[Posting]] = {}
+    for p in postings:
+        by_term.setdefault(p[0], []).append(p)
+    slots: dict[str, int] = {}
+    parts = []
+    for token, times in scored.counts.items():
+        rows = by_term.get(token)
+        if not rows:
+            continue
+        at = np.fromiter((slots.setdefault(p[1], len(slots)) for p in rows), dtype=np.int64, count=len(rows))
+        tf = np.fromiter((p[2] for p in rows), dtype=np.int64, count=len(rows))
+        norm = K1 * (1 - B + B * np.fromiter((p[3] for p in rows), dtype=np.float32, count=len(rows)) / avg)
+        idf = np.log1p((n - scored.df[token] + 0.5) / (scored.df[token] + 0.5))
+        parts.append((at, times * (idf * tf * (K1 + 1) / (tf + norm)).astype(np.float32)))
+    scores = np.zeros(len(slots), dtype=np.float32)
+    for at, weights in parts:
+        scores[at] += weights  # a word lists each row once
+    return {x: s for x, s in zip(slots, scores.tolist(), strict=True) if s > 0}
 
 
 Words = BM25Words | PostingsWords
