@@ -138,7 +138,7 @@ def test_a_call_is_cut_at_what_the_budget_has_left():
 
 
 def test_the_budget_is_configured_kept_and_read_from_the_environment(monkeypatch):
-    before = policy()
+    before, given = policy(), set(tracerag.config._state["given"])
     try:
         monkeypatch.setenv("TRACERAG_LM_FAULT_BUDGET", "12.5")
         assert tracerag.configure().lm_fault_budget == 12.5 == policy().fault_budget
@@ -148,8 +148,9 @@ def test_the_budget_is_configured_kept_and_read_from_the_environment(monkeypatch
         monkeypatch.setenv("TRACERAG_LM_FAULT_BUDGET", "soon")
         with pytest.raises(ValueError, match="TRACERAG_LM_FAULT_BUDGET 'soon' is not a number"):
             Settings.resolve()
-    finally:
+    finally:  # as a new process: the policy as it was, no setting "given"
         set_policy(**before.__dict__)
+        tracerag.config._state["given"] = given
 
 
 class _Program:
