@@ -224,6 +224,37 @@ def test_postings_score_as_a_fresh_index_after_incremental_writes(where, tmp_pat
     store.close()
 
 
+@pytest.mark.slow
+def test_lite_bm25_ranks_as_a_fresh_build_after_incremental_writes(tmp_path):
+    rng = random.Random(9)
+    store = open_store(f"milvus:{tmp_path / 'bm25.db'}?collection=chunks", embedder_id="words-test", dim=4,
+                       create=True)
+
+    def put(rows: dict[str, str]) -> None:
+        store.upsert(list(rows), np.full((len(rows), 4), 0.5, dtype=np.float32), [{"text": t} for t in rows.values()])
+
+    texts = _texts(rng, 40)
+    put(texts)
+    words = store.word_index(layout="bm25")
+    for start in (40, 50, 60):  # each write call lands in a segment of its own on Milvus Lite
+        more = _texts(rng, 10, start)
+        put(more)
+        texts.update(more)
+    replaced = _texts(rng, 8)
+    put(replaced)
+    texts.update(replaced)
+    assert store.delete(["r010", "r011", "r055"]) == 3
+    for x in ("r010", "r011", "r055"):
+        del texts[x]
+
+    ids, fresh = list(texts), WordIndex(list(texts.values()))
+    for query in ["the w1 w2", "of the w3", "w4 w4 w5 the of", "the", "w29 zzz"]:
+        expected = {ids[i]: round(float(s), 4) for i, s in enumerate(fresh.scores(query)) if s > 0}
+        assert {x: round(s, 4) for x, s in words.top(query, 100)} == expected, query
+        assert {x: round(s, 4) for x, s in words.scores(query, ids).items()} == expected, query
+    store.close()
+
+
 # ---------------------------------------------------------------------------------------------
 # The parity evaluation: PubMedQA held-out (test split) recall@10 and MRR, no LM.
 

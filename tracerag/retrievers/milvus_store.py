@@ -318,6 +318,8 @@ class MilvusStore:
             self._client.flush(self._collection)
             if self._target.backend == "milvus-lite" and (words := self._words()) is not None:
                 words.seal()
+                if hasattr(words, "settle"):
+                    words.settle()
 
     # -- the word index --------------------------------------------------------------------------
 

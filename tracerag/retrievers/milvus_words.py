@@ -8,9 +8,10 @@ in-memory :class:`~.hybrid.WordIndex`'s parameters. Two layouts, chosen when the
 - ``<collection>__bm25`` where the engine has Milvus' BM25 function (Milvus Lite >= 3, a Milvus server
   >= 2.5): one row per stored row holding its tokens, each written as ``x`` + its UTF-8 hex so the
   engine's standard analyzer keeps exactly our tokens; the engine builds the sparse vectors and ranks.
-  Scores equal the in-memory index's while the companion is one segment (as a build leaves it); Milvus
-  Lite 3.2 takes IDF and average length per segment, so rows upserted since drift a little until its
-  compaction merges them (a server >= 2.5 uses collection-wide statistics).
+  Scores equal the in-memory index's while the companion is one segment (as a build leaves it). Milvus
+  Lite 3.2 takes IDF and average length per segment, so after each write call on Lite the companion is
+  rewritten as one (:meth:`BM25Words.settle`: about 2 s at 4,000 rows); a server >= 2.5 uses
+  collection-wide statistics (not measured here: the test server is 2.3).
 - ``<collection>__words`` elsewhere (a Milvus 2.3/2.4 server has no BM25 function): postings, one row
   per (word, row) with its term frequency and the row's length, one length row per stored row, one
   document-frequency row per word and one row of totals; BM25 is computed here, so scores equal the
@@ -84,6 +85,7 @@ class BM25Words:
 
     def __init__(self, client: Any, name: str, literal: Literal, level: Callable[[], str]) -> None:
         self._client, self.name, self._literal, self._level = client, name, literal, level
+        self._written = False  # rows were upserted or deleted since the companion was last built whole
 
     @staticmethod
     def create(client: Any, name: str) -> None:
@@ -124,13 +126,48 @@ class BM25Words:
         """Index these rows (id, metadata), replacing what the ids held."""
         if rows:
             self._client.upsert(self.name, [{"id": x, "words": self.encode(row_tokens(m))} for x, m in rows])
+            self._written = self._written or replace
 
     def delete(self, ids: Sequence[str]) -> None:
         if ids:
             self._client.delete(self.name, filter=_in("id", ids, self._literal))
+            self._written = True
 
     def seal(self) -> None:
         self._client.flush(self.name)
+
+    def settle(self) -> None:
+        """After a write on Milvus Lite: rewrite the companion whole, so it ranks as a fresh build again.
+
+        Lite 3.2 keeps BM25 statistics (row count, average length, document frequencies) per segment and
+        counts replaced and deleted rows in them until a compaction it decides itself (there is no manual
+        one): every write batch lands in a new segment, and measured on PubMedQA, 400 of 4,094 rows
+        upserted 50 at a time after the build changed 135 of 206 retrieved lists. The rewrite reads every
+        row's words back into a new collection flushed as one, then takes the old one's name; it costs a
+        read and a write of the whole companion per write call (see BENCHMARKS.md)."""
+        if not self._written:
+            return
+        rows: list[dict[str, Any]] = []
+        last = None
+        while True:
+            page = self._client.query(self.name, filter="" if last is None else f"id > {self._literal(last)}",
+                                      output_fields=["id", "words"], limit=PAGE, consistency_level="Strong",
+                                      iterator="True", reduce_stop_for_best="True")  # pages in id order
+            rows.extend({"id": r["id"], "words": r["words"]} for r in page)
+            if len(page) < PAGE:
+                break
+            last = max((r["id"] for r in page), key=lambda x: x.encode("utf-8"))
+        fresh = self.name + "_rewrite"
+        if self._client.has_collection(fresh):
+            self._client.drop_collection(fresh)
+        self.create(self._client, fresh)
+        for start in range(0, len(rows), 5000):
+            self._client.insert(fresh, rows[start : start + 5000])
+        self._client.flush(fresh)
+        self._client.drop_collection(self.name)
+        self._client.rename_collection(fresh, self.name)
+        self._client.load_collection(self.name)  # a renamed collection comes back released
+        self._written = False
 
     def count(self) -> int:
         rows = self._client.query(self.name, filter="", output_fields=["count(*)"], consistency_level="Strong")
