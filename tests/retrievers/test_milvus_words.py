@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tracerag.retrievers import milvus_words
 from tracerag.retrievers.cosine_bank import CosineBank
 from tracerag.retrievers.hybrid import HybridRetriever, WordIndex
 from tracerag.retrievers.store_copy import copy_store
@@ -177,14 +178,18 @@ def test_postings_score_as_a_fresh_index_after_incremental_writes(where, tmp_pat
         del texts[x]
 
     ids, fresh = list(texts), WordIndex(list(texts.values()))
-    for query in ["the w1 w2", "of the w3", "w4 w4 w5 the of", "the", "the of", "w29 zzz", "zzz"]:
-        expected = {ids[i]: float(s) for i, s in enumerate(fresh.scores(query)) if s > 0}
-        ranked = sorted(expected.items(), key=lambda kv: (-kv[1], kv[0]))
-        for m in (1, 5, 20, 100):
-            assert words.top(query, m) == ranked[:m], (query, m)
-            assert words.scores(query, ids) == expected, (query, m)
-        part = ids[::7]  # asked without a top() first
-        assert words.scores(query + " ", part) == {x: s for x, s in expected.items() if x in part}
+    # common words kept in memory; then room for none of them (a query each); then for "the" alone
+    for room in (milvus_words.CACHE_POSTINGS, 0, 70):
+        monkeypatch.setattr(milvus_words, "CACHE_POSTINGS", room)
+        for query in ["the w1 w2", "of the w3", "w4 w4 w5 the of", "the", "the of", "w29 zzz", "zzz"]:
+            expected = {ids[i]: float(s) for i, s in enumerate(fresh.scores(query)) if s > 0}
+            ranked = sorted(expected.items(), key=lambda kv: (-kv[1], kv[0]))
+            for m in (1, 5, 20, 100):
+                assert words.top(query, m) == ranked[:m], (room, query, m)
+                assert words.scores(query, ids) == expected, (room, query, m)
+            part = ids[::7]  # asked without a top() first
+            assert words.scores(query + " ", part) == {x: s for x, s in expected.items() if x in part}
+    monkeypatch.undo()
 
     read: list[int] = []
     query_rows = words._client.query

@@ -412,7 +412,7 @@ class PostingsWords:
 
     def _score_exactly(self, scored: _Scored, rows: set[str]) -> None:
         """Add these rows' exact BM25 to ``scored``: their postings of the words read in full are at hand,
-        their common-word postings take one query."""
+        their common-word postings come from memory or one query (:meth:`_common_postings`)."""
         if rows:
             held = [p for p in scored.postings if p[1] in rows] + self._common_postings(scored, sorted(rows))
             scored.exact.update(dict.fromkeys(rows, 0.0))
@@ -439,7 +439,9 @@ class PostingsWords:
         missing = [t for t in scored.common if t not in cache]
         if missing:
             if sum(map(len, cache.values())) + sum(scored.df[t] for t in missing) > CACHE_POSTINGS:
-                return None
+                cache = {t: cache[t] for t in scored.common if t in cache}  # full: keep this query's words only
+                if sum(map(len, cache.values())) + sum(scored.df[t] for t in missing) > CACHE_POSTINGS:
+                    return None
             cache = {**cache, **{t: {} for t in missing}}
             for t, x, tf, dl in self._postings(missing):
                 cache[t][x] = (tf, dl)
