@@ -277,3 +277,63 @@ def test_a_generic_label_said_whole_in_a_building_is_that_device_not_every_copy(
         pred = program(query=f"把{label}关掉")
         assert pred.candidates[0].device_id == device.device_id
         assert pred.bulk is None or [t[0] for t in pred.bulk.targets] == [device.device_id], pred.bulk
+
+
+def test_a_label_said_whole_names_its_device_wherever_the_room_its_words_name(tmp_path, embedder):
+    """Three copies of home_medium as floors: "儿童房窗帘 kab" stands in 1栋儿童房 while its room word names the first
+    copy's 儿童房, where "儿童房窗帘" stands. The label said whole, code word included, names its device first, in
+    Chinese and in English ("Office Blinds kab"), and a single device said is no plan."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    from synthetic_home import replicate_home
+
+    checked = 0
+    for name, phrasings in (("home_medium", ("关{label}", "把{label}打开", "{label}的关掉")),
+                            ("home_en", ("close the {label}", "turn on {label}", "{label} off"))):
+        source = resolve_dataset(f"smarthome/{name}")
+        count = len(Home.load(source, log_warnings=False).devices)
+        home = Home.load(replicate_home(source, tmp_path / name, 3 * count), log_warnings=False)
+        program = CommandRetrieval(CommandIndex(home, embedder), ir_source="none")
+        coded = [d for d in home.devices if d.label.endswith((" kab", " kac")) and d.room
+                 and {c.capability for c in d.commands} & {"switch", "windowShade"}
+                 and sum(e.label == d.label for e in home.devices) == 1][::5]
+        for device in coded:
+            for phrasing in phrasings:
+                query = phrasing.format(label=device.label)
+                pred = program(query=query)
+                assert pred.candidates[0].device_id == device.device_id, (query, pred.candidates[0].label)
+                assert pred.bulk is None or [t[0] for t in pred.bulk.targets] == [device.device_id], query
+                checked += 1
+    assert checked >= 30
+
+
+@pytest.mark.parametrize("home, query, label", [("home_large", "跑步机插座开一下", "跑步机插座"),
+                                                ("home_small", "关掉客厅台灯", "客厅台灯"),
+                                                ("home_medium", "阳台的灯亮起来", "阳台灯")])
+def test_one_devices_label_said_ranks_it_first_and_a_label_across_words_is_not_said(programs, home, query, label):
+    """The label said names that device over its kind's others in the room said (客厅台灯 stands in the study);
+    "阳台的灯" says no "台灯": a label is said in one piece, and "阳台灯" is a room and a kind."""
+    pred = programs[home][2](query=query)
+    assert pred.candidates[0].label == label, [c.label for c in pred.candidates[:3]]
+
+
+@pytest.mark.parametrize("home, query, labels", [
+    ("home_medium", "把所有纱帘都拉上", {"客厅纱帘", "主卧纱帘"}),  # a narrower word keeps to the devices called so
+])
+def test_a_narrower_word_for_a_kind_keeps_its_plan_to_the_devices_called_so(programs, home, query, labels):
+    _, index_home, program = programs[home]
+    pred = program(query=query)
+    assert pred.bulk is not None and {index_home.device(d).label for d, _ in pred.bulk.targets} == labels
+
+
+def test_the_general_word_for_a_kind_said_for_an_area_plans_over_every_device_of_the_kind(programs):
+    """"二楼的窗帘": 窗帘 is the word for every blind (纱帘 and 百叶窗 too), not for the devices labelled "…窗帘"."""
+    _, home, program = programs["home_medium"]
+    for room in sorted({d.room for d in home.devices if d.category == "Blind"}):
+        blinds = {d.device_id for d in home.devices if d.category == "Blind" and d.room == room}
+        if len(blinds) < 2:
+            continue
+        pred = program(query=f"打开{room}的窗帘")
+        assert pred.bulk is not None and {d for d, _ in pred.bulk.targets} == blinds, room

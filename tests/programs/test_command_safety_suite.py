@@ -100,11 +100,13 @@ def test_adversarial_parses_of_every_utterance(homes):
 
 
 @pytest.mark.parametrize("home_name, utterance", [("safety_home_small", "把天然气阀门开开"),
-                                                  ("safety_home_large", "把卷帘门拉起来")])
+                                                  ("safety_home_large", "把卷帘门拉起来"),
+                                                  ("safety_home_en", "open the blinds by the patio door")])
 def test_a_word_for_a_sensitive_kind_names_no_device_by_its_kind(homes, home_name, utterance):
     """A word for a kind names every device of it for ranking ("风扇": 落地扇 too), but never a device with a
     sensitive command, which only its own words name: "天然气阀门" never ranks the water main's open first
-    (the probe's asks for these utterances, ``safety_homes.probe_cases``)."""
+    (the probe's asks for these utterances, ``safety_homes.probe_cases``). A door's label said to say where
+    ("the blinds by the patio door") names no door either."""
     home, index, _ = next(h for h in homes if h[0].name == home_name)
     asked = next(a for u, a, _, _ in probe_cases(home) if u == utterance)
     pred = CommandRetrieval(index, ir_source="none")(query=utterance)

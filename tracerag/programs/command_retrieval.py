@@ -146,7 +146,8 @@ class CommandRetrieval(dspy.Module):
             # first; with the kind given, a name said there ("客厅窗帘") is a name and narrows the plan
             scoped = parsed if parsed.is_bulk or parsed.has_category else \
                 parsed.model_copy(update={"type_hint": _kind_said(text, index) or candidates[0].category})
-            if home_wide:  # "the lights": a word for the kind, which no name of the plan need hold
+            # "the lights", "二楼的窗帘": a word for the kind, which no name of the plan need hold
+            if home_wide or index.says_the_kind_itself(scoped.name_hint, scoped.type_hint, text):
                 scoped = scoped.model_copy(update={"name_hint": ""})
             bulk = yield work(index.plan_bulk, scoped, text, blocked=screen.blocked, skipped=screen.skipped,
                               other_kind=screen.other_kind, afn=_awaiting_embeddings(index, index.plan_bulk),

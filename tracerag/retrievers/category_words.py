@@ -17,7 +17,8 @@ import re
 import unicodedata
 from functools import cache, lru_cache
 
-# category -> (Chinese words, English words)
+# category -> (Chinese words, English words); the first Chinese word is the general word for the kind (窗帘 names
+# every blind, 纱帘 the sheer ones)
 CATEGORY_WORDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "Light": (("灯", "照明"), ("light", "lights", "lamp", "bulb", "lighting", "chandelier", "sconce")),
     "AirConditioner": (("空调", "冷气"), ("air conditioner", "air conditioning", "ac", "a/c", "aircon")),
@@ -85,6 +86,12 @@ def word_pattern(zh: tuple[str, ...], en: tuple[str, ...]) -> re.Pattern:
 @cache
 def _patterns() -> tuple[tuple[str, re.Pattern], ...]:
     return tuple((category, word_pattern(zh, en)) for category, (zh, en) in CATEGORY_WORDS.items())
+
+
+def general_word(category: str) -> str | None:
+    """The Chinese word for the kind as a whole ("窗帘" of Blind), where the table knows the category."""
+    words = CATEGORY_WORDS.get(category)
+    return words[0][0] if words and words[0] else None
 
 
 def categories_said(text: str) -> dict[str, list[str]]:

@@ -35,7 +35,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from ..signatures.query_ir import QueryIR
-from .category_words import categories_said
+from .category_words import categories_said, general_word, locative, normalised
 from .command_docs import SET_VERBS, VERB_RUNS, command_texts, is_chinese, subject_phrases, subject_text, verb_phrases
 from .command_results import BulkGroup, BulkPlan, Candidate, CapabilityOption
 from .embedders import Embedder, LexicalEmbedder, l2_normalize, small_product
@@ -60,6 +60,8 @@ NAME_TOKENS_MAX = 64
 NAME_RUN_MAX = 8
 
 SWITCH_EDGE = 1e-3  # how far a device's switching row ranks above its best other one
+LABEL_SAID = 0.2  # over a full name match for a label said whole: more than an ordinal repeated (0.1) adds
+LABEL_SAID_CHARS = 200  # longer labels are not looked for whole in an utterance
 # What a demoted row (one that cannot take the value the utterance sets) loses: more than any score spans.
 DEMOTED = 1_000.0
 
@@ -578,6 +580,12 @@ class CommandIndex:
         text = text + p.w_subject * (channels["subject"] - named)
         channels["within_device"] = text - self._per_profile_best(text)
         name, room = self.name_scores(utterance, ir.name_hint), self._room_hits(ir, utterance)
+        # a label said whole ("儿童房窗帘 kab", "Office Blinds kab") names its device: its room word is part of the
+        # name (the device may stand in 1栋儿童房), and it wins over devices whose label says less
+        labelled = self.labels_said(utterance)
+        if labelled.any():
+            room = np.maximum(room, labelled)
+            name = np.where(labelled > 0, np.maximum(name, 1.0) + LABEL_SAID, name).astype(np.float32)
         # a word for a kind ("风扇", "灯") names every device of that kind, whatever its label (落地扇, 壁扇), unless
         # the word said is part of a longer one the labels use ("台灯": the desk lamps, not every light); an
         # English one ("fan") only where no label of the kind holds it, the labels' own words deciding there
@@ -591,6 +599,40 @@ class CommandIndex:
             p.w_room * room[device]
         fused = np.where(device_ok[device], fused, -np.inf)
         return fused, {**channels, "name": name, "room": room}
+
+    def labels_said(self, utterance: str) -> np.ndarray:
+        """Per device (float, 0 or 1): its label is said whole, the label names one device (``_naming_labels``),
+        no longer label said holds it ("台灯" is not said by "打开阳台灯", "儿童房窗帘" not by "儿童房窗帘 kab"), and
+        it does not only say where ("the blinds by the patio door")."""
+        found = self._label_phrases.found_in(tokens(utterance))
+        said = np.zeros(len(self.home.devices), dtype=np.float32)
+        for label in found:
+            if label in self._naming_labels and not any(other != label and contains(other, label) for other in found):
+                devices = self._devices_labelled[label]
+                if not _said_where(utterance, self.home.devices[devices[0]].label):
+                    said[devices] = 1.0
+        return said
+
+    @cached_property
+    def _devices_labelled(self) -> dict[tuple[str, ...], list[int]]:
+        """Each label's words -> its devices; a label of more than LABEL_SAID_CHARS characters is never said whole."""
+        out: dict[tuple[str, ...], list[int]] = defaultdict(list)
+        for i, device in enumerate(self.home.devices):
+            if len(device.label) <= LABEL_SAID_CHARS and (words := tokens(device.label)):
+                out[words].append(i)
+        return out
+
+    @cached_property
+    def _label_phrases(self) -> PhraseIndex:
+        return PhraseIndex(self._devices_labelled)
+
+    @cached_property
+    def _naming_labels(self) -> frozenset[tuple[str, ...]]:
+        """The labels that name one device: one device's alone ("吸顶灯" of six is a kind of light), not a word for
+        a kind, not a room and a kind ("阳台灯": what anyone says for the lights there)."""
+        return frozenset(words for words, devices in self._devices_labelled.items()
+                         if len(devices) == 1 and not is_kind_word(join_tokens(words))
+                         and not self._generic(self.home.devices[devices[0]].label))
 
     def _says_a_narrower_kind(self, utterance: str, word: str, kind: str) -> bool:
         """Whether the utterance says a Chinese kind ``word`` inside a longer word some label of the kind holds:
@@ -807,7 +849,7 @@ class CommandIndex:
             # name_hint is meant as a name, and in a category of carriers (switches, plugs) a name is
             # always what tells them apart.
             kind_word = not ir.has_category and category not in CARRIER_CATEGORIES and \
-                self._names_the_kind(hint, category, named.sum() / device_ok.sum())
+                self._names_the_kind(hint, category, named.sum() / device_ok.sum(), utterance)
             if named.any() and not kind_word:
                 device_ok = named
         rooms = set(self._room_set(ir.scope_include) or self._said_rooms(ir, utterance))
@@ -816,14 +858,22 @@ class CommandIndex:
             device_ok &= self._in_rooms(rooms)
         return category, device_ok
 
-    def _names_the_kind(self, hint: tuple[str, ...], category: str, share: float) -> bool:
+    def _names_the_kind(self, hint: tuple[str, ...], category: str, share: float, utterance: str) -> bool:
         """Whether a name hint is the word for the category's kind, so it narrows nothing.
 
         Either much of the category in scope carries it (`share`), the category's own name says it
-        ("light" of Light), or the category's own command descriptions use it: a spec that says
-        "打开窗帘" makes 窗帘 every blind, not the few labelled "…窗帘" next to 布帘, 纱帘 and 百叶帘."""
+        ("light" of Light), the category's own command descriptions use it (a spec that says "打开窗帘" makes
+        窗帘 every blind, not the few labelled "…窗帘" next to 布帘, 纱帘 and 百叶帘), or it is the Chinese word for
+        the kind as a whole, said on its own (``says_the_kind_itself``: "二楼的窗帘")."""
         return share >= self.params.kind_word_share or contains(_category_words(category), hint) or \
-            any(contains(words, hint) for words in self.category_descriptions.get(category, ()))
+            any(contains(words, hint) for words in self.category_descriptions.get(category, ())) or \
+            self.says_the_kind_itself(join_tokens(hint), category, utterance)
+
+    def says_the_kind_itself(self, name: str, category: str, utterance: str) -> bool:
+        """Whether a name is the Chinese word for the category as a whole ("窗帘" of Blind: 纱帘 and 百叶窗 too; not
+        纱帘), said on its own, not inside a longer word the labels use: it names the kind, not devices called so."""
+        return bool(name) and name == general_word(category) and \
+            not self._says_a_narrower_kind(utterance, name, category)
 
     def says_one_device(self, device_id: str, utterance: str) -> bool:
         """Whether the utterance says this device's whole label, its number included ("餐厅筒灯2", not the
@@ -1168,6 +1218,13 @@ def is_kind_word(text: str) -> bool:
     words = {_compact(w) for ws in categories_said(text).values() for w in ws}
     said = _compact(text)
     return bool(said) and not any(ch.isdigit() for ch in said) and (said in words or said.rstrip("s") in words)
+
+
+def _said_where(utterance: str, label: str) -> bool:
+    """Whether the label stands in the utterance only to say where ("the blinds by the patio door", "门旁边的灯")."""
+    text = normalised(utterance).lower()
+    found = re.search(r"\s*".join(map(re.escape, _compact(label))), text)
+    return found is not None and locative(text, found.start(), found.end())
 
 
 def _compact(text: str) -> str:
