@@ -16,6 +16,7 @@ from pathlib import Path
 
 import dspy
 
+from .lm_policy import LMPolicy, policy, set_policy
 from .lm_transport import (
     DEFAULT_TIMEOUT,
     MAX_REPLY_BYTES,
@@ -25,7 +26,6 @@ from .lm_transport import (
     call_time_left,
     install_litellm_sessions,
 )
-from .programs.guarded_step import LMPolicy, policy, set_policy
 from .retrievers.embedder_choice import make_embedder
 from .retrievers.embedders import Embedder
 from .retrievers.embedding_cache import default_cache_path

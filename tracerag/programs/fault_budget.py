@@ -114,7 +114,7 @@ def lm_fault_budget(seconds: float | FaultBudget | None = None) -> Iterator[Faul
         yield outer
         return
     if seconds is None:
-        from .guarded_step import policy
+        from ..lm_policy import policy
 
         seconds = policy().fault_budget
     budget = seconds if isinstance(seconds, FaultBudget) else FaultBudget(seconds)

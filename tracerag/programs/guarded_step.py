@@ -57,6 +57,7 @@ from typing import Any
 import dspy
 from dspy.utils.exceptions import AdapterParseError
 
+from ..lm_policy import LMPolicy, policy, set_policy  # the policy's home; kept importable from here
 from ..lm_transport import at_most
 from .fault_budget import FaultBudget, current_budget
 
@@ -64,31 +65,6 @@ __all__ = ["BREAKER", "LMPolicy", "LMStep", "Pipeline", "Stages", "Work", "call_
            "lm_step", "policy", "reset_lm_guard", "says_nothing", "set_policy", "warning_summary", "work"]
 
 logger = logging.getLogger("tracerag.lm")
-
-
-@dataclass(frozen=True)
-class LMPolicy:
-    """How long one LM call may take and how often it is retried (applied by the LM client), and when
-    the breaker opens."""
-
-    timeout: float = 30.0  # seconds without a reply before a call fails
-    retries: int = 2  # retries of a transient failure (5xx, connection, timeout)
-    breaker_failures: int = 5  # consecutive failed calls that open the breaker
-    probe_seconds: float = 30.0  # while open, one probe call this often
-    fault_budget: float = 40.0  # seconds of failed calls one run may spend (+ FAULT_SHARE of its time)
-
-
-_policy = [LMPolicy()]
-
-
-def policy() -> LMPolicy:
-    return _policy[0]
-
-
-def set_policy(**changes) -> LMPolicy:
-    """Change the process-wide policy (``tracerag.configure(timeout=, retries=)`` calls this)."""
-    _policy[0] = LMPolicy(**{**_policy[0].__dict__, **{k: v for k, v in changes.items() if v is not None}})
-    return _policy[0]
 
 
 def lm_of(predictor) -> Any | None:
