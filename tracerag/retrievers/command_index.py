@@ -62,6 +62,7 @@ NAME_RUN_MAX = 8
 SWITCH_EDGE = 1e-3  # how far a device's switching row ranks above its best other one
 LABEL_SAID = 0.2  # over a full name match for a label said whole: more than an ordinal repeated (0.1) adds
 LABEL_SAID_CHARS = 200  # longer labels are not looked for whole in an utterance
+ROOMS_SAID_CACHE = 256  # utterances whose rooms an index remembers
 # What a demoted row (one that cannot take the value the utterance sets) loses: more than any score spans.
 DEMOTED = 1_000.0
 
@@ -332,6 +333,7 @@ class CommandIndex:
 
     def _prepare_names(self) -> None:
         self.room_aliases = _room_aliases(self.home.rooms, self.home.floors)
+        self._rooms_said: dict[str, list[str]] = {}
         self.room_phrases = PhraseIndex(self.room_aliases)  # longest first, as room_words reads them
         self.room_tokens = {room: tokens(room) for room in self.home.rooms}
         self._room_rank = {room: i for i, room in enumerate(self.room_tokens)}
@@ -381,6 +383,16 @@ class CommandIndex:
         return remove_phrases(full, self.room_phrases.possible_in(full)) or full
 
     def mentioned_rooms(self, utterance: str) -> list[str]:
+        """Rooms named in the utterance (``_read_rooms``), read once per utterance: the parse, the screen and the
+        ranking each ask (the list is shared: not to be changed)."""
+        found = self._rooms_said.get(utterance)
+        if found is None:
+            if len(self._rooms_said) >= ROOMS_SAID_CACHE:
+                self._rooms_said.clear()
+            found = self._rooms_said[utterance] = self._read_rooms(utterance)
+        return found
+
+    def _read_rooms(self, utterance: str) -> list[str]:
         """Rooms named in the utterance, by full name or short form (餐厅 for 一楼餐厅).
 
         A short form means every room of its kind: "所有卫生间" is 一楼卫生间, 二楼卫生间 and 主卫. So does
@@ -462,6 +474,11 @@ class CommandIndex:
         wanted = np.zeros(len(self._room_code), dtype=bool)
         wanted[[self._room_code[r] for r in rooms if r in self._room_code]] = True
         return wanted[self.device_room_codes]
+
+    def in_categories(self, categories) -> np.ndarray:
+        """Per device: whether its category is one of these (by code: comparing category strings costs more)."""
+        codes = [self._category_code[c] for c in categories if c in self._category_code]
+        return np.isin(self.device_category_codes, codes)
 
     def _in_category(self, category: str) -> np.ndarray:
         code = self._category_code.get(category)

@@ -470,7 +470,7 @@ class CommandSafety:
         kinds = self._kinds_said(text)
         if said is None or not kinds or QueryIR.carries_value(text) or _SETS_TO.search(text):
             return none, none
-        of_kind = np.isin(index.device_categories, list(kinds))
+        of_kind = index.in_categories(kinds)
         kind_words = sorted({w for words in kinds.values() for w in words}, key=len, reverse=True)
         named_values = self._value_phrases.found_in(tokens(text))
         listed = np.asarray([not named_values.isdisjoint(phrases) for phrases, *_ in index.argument_shapes],
