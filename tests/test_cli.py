@@ -170,7 +170,7 @@ def test_evaluate_against_a_dead_endpoint_reports_the_no_lm_metrics_and_the_fall
     assert optimize.main([*base, "--ir", "none", "--out", "none.json"]) == 0
     with StubLMServer(FakeEngine(), "http500") as stub:
         assert optimize.main([*base, "--lm", "openai/stub", "--api-base", stub.url, "--api-key", "k",
-                              "--lm-timeout", "2", "--lm-retries", "0", "--out", "dead.json"]) == 0
+                              "--lm-timeout", "30", "--lm-retries", "0", "--out", "dead.json"]) == 0
     none, dead = (json.loads(Path(f"{name}.json").read_text(encoding="utf-8")) for name in ("none", "dead"))
     for key in ("recall@10", "hit@10", "mrr", "bulk_precision", "clarification_rate"):
         assert dead["metrics"][key] == none["metrics"][key], key
