@@ -298,7 +298,7 @@ def test_a_label_said_whole_names_its_device_wherever_the_room_its_words_name(tm
         program = CommandRetrieval(CommandIndex(home, embedder), ir_source="none")
         coded = [d for d in home.devices if d.label.endswith((" kab", " kac")) and d.room
                  and {c.capability for c in d.commands} & {"switch", "windowShade"}
-                 and sum(e.label == d.label for e in home.devices) == 1][::5]
+                 and sum(e.label == d.label for e in home.devices) == 1][::9]
         for device in coded:
             for phrasing in phrasings:
                 query = phrasing.format(label=device.label)
@@ -306,7 +306,7 @@ def test_a_label_said_whole_names_its_device_wherever_the_room_its_words_name(tm
                 assert pred.candidates[0].device_id == device.device_id, (query, pred.candidates[0].label)
                 assert pred.bulk is None or [t[0] for t in pred.bulk.targets] == [device.device_id], query
                 checked += 1
-    assert checked >= 30
+    assert checked >= 15
 
 
 @pytest.mark.parametrize("home, query, label", [("home_large", "跑步机插座开一下", "跑步机插座"),
