@@ -9,8 +9,8 @@ when it is empty, fills it the way the default numpy bank is built today, with t
 
 - ``experience``: ``build_experience_bank`` over the traces directory ``fill_from`` (default: the bundled
   ``experience`` dataset);
-- ``rag``: ``ingest_documents`` of the JSONL corpus ``fill_from`` (default: the bundled PubMedQA abstracts,
-  whose bank in the cache is reused);
+- ``rag``: ``ingest_documents`` of the JSONL corpus ``fill_from`` (default: the bundled PubMedQA abstracts;
+  the embedding cache makes their vectors free after the first time);
 - ``planner``: ``index_templates`` of the templates JSONL ``fill_from`` (default: the bundled planner
   dataset's ``templates.jsonl``).
 
@@ -106,12 +106,6 @@ def _fill(kind: str, store: Any, embedder: Any, fill_from: str | Path | None, pr
         return
     from .store_copy import copy_store
 
-    if kind == "rag" and fill_from is None:  # the bundled corpus: its bank in the cache is reused
-        from ..tools.pubmed_corpus import open_pubmedqa_bank
-
-        bank = open_pubmedqa_bank(embedder)
-        _check(copy_store(str(bank.directory), store, progress=progress))
-        return
     with tempfile.TemporaryDirectory(prefix="tracerag-fill-") as tmp:
         bank_dir = Path(tmp) / "bank"
         _build_numpy(kind, bank_dir, embedder, fill_from, progress)
