@@ -45,7 +45,7 @@ from ..retrievers.http_embedder import with_embeddings
 from ..retrievers.rerankers import LocalReranker, Reranker
 from ..retrievers.stores import store_and_embedder, store_backing_bank
 from ..retrievers.traces import query_text
-from ..retrievers.vector_store import StoreHit, VectorStore
+from ..retrievers.vector_store import StoreError, StoreHit, VectorStore, parse_store_uri
 from ..signatures.experience import CheckSufficiency, RewriteQuery, SummarizeExperience
 from .guarded_step import Pipeline, Stages, lm_of, lm_step, work
 from .reply_limits import MAX_IDS, MAX_QUERY_CHARS, MAX_SHORT_CHARS, MAX_SUMMARY_CHARS, ReplyRejected, given_ids, prose
@@ -127,6 +127,7 @@ class ExperienceRetrieval(dspy.Module):
             return  # dark launch: no bank loaded, no predictors built
         if bank is None:
             raise ValueError("ExperienceRetrieval(enable=True) needs a bank: a VectorStore, CosineBank or store URI")
+        _check_bank_built(bank)
         if embedder is None and not isinstance(bank, CosineBank):
             from ..config import get_embedder
 
@@ -298,6 +299,17 @@ class ExperienceRetrieval(dspy.Module):
         out = yield lm_step("check", self.check, check=_verdict, fallback="accepting the experience",
                             question=question, experience=experience)
         return out if out is not None else (True, "")
+
+
+def _check_bank_built(bank) -> None:
+    """A bank directory that holds no bank yet is one line saying how to build it (a program only reads
+    its bank: creating an empty one here would hide a wrong path behind "no experience")."""
+    if not isinstance(bank, str | Path):
+        return
+    target = parse_store_uri(bank)
+    if target.backend == "numpy" and not (Path(target.location) / "manifest.json").exists():
+        raise StoreError(f"{target.location}: no experience bank here; build one from your agent's traces with "
+                         f"`tracerag build-bank --traces runs/ --bank {target.location}`")
 
 
 def _stages(question: str, images, caption: str | None, sub_task: str | None) -> Stages:

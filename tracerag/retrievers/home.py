@@ -145,12 +145,14 @@ class Home:
 
     @classmethod
     def load(cls, directory: str | Path, *, log_warnings: bool = True) -> Home:
-        """Read a home directory; ``log_warnings=False`` when the caller reads it only to check labels
+        """Read a home directory, or a bundled home by the name the CLI's ``--dataset`` takes
+        ("smarthome/home_small"); ``log_warnings=False`` when the caller reads it only to check labels
         against it (the warnings are logged where the home is indexed)."""
-        directory = Path(directory)
+        directory = _home_directory(directory)
         devices_path = directory / "devices.json"
         if not os.path.lexists(devices_path):
-            raise HomeDataError(f"{directory}: not a smart-home directory (devices.json is missing)")
+            raise HomeDataError(f"{directory}: not a smart-home directory (devices.json is missing)"
+                                f"{_homes_in(directory)}")
         report = ReadReport("devices")
         spec_warnings: list[str] = []
         specs = load_spec(directory / "spec.jsonl", report, spec_warnings)
@@ -163,6 +165,28 @@ class Home:
         for w in warnings if log_warnings else ():
             logger.warning(w)
         return cls(directory.name, devices, sorted(set(rooms.values())), warnings, report, floors, policy)
+
+
+def _home_directory(directory: str | Path) -> Path:
+    """The path itself when it exists, else the bundled dataset of that name (as ``--dataset`` reads it)."""
+    path = Path(directory)
+    if os.path.lexists(path):
+        return path
+    from ..datasets.smarthome import resolve_dataset  # package data; imported only for a name not on disk
+
+    try:
+        return resolve_dataset(directory)
+    except FileNotFoundError as exc:
+        raise HomeDataError(str(exc)) from None
+
+
+def _homes_in(directory: Path) -> str:
+    """"; it holds homes: a, b" for a directory of homes (Home.load reads one home), else ""."""
+    try:
+        homes = sorted(p.name for p in directory.iterdir() if os.path.lexists(p / "devices.json"))
+    except OSError:
+        return ""
+    return f"; it holds homes, load one of them: {', '.join(homes)}" if homes else ""
 
 
 def iter_jsonl(path: Path):

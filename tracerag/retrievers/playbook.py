@@ -175,9 +175,9 @@ def parse_playbook(text: str, source: str = "<string>") -> Playbook:
 def load_playbook(path: str | Path, max_bytes: int = DEFAULT_MAX_BYTES) -> Playbook:
     """Read and parse a playbook file (UTF-8, a BOM stripped); errors name the file and line.
 
-    Only a regular file of at most ``max_bytes`` is read: a FIFO or a directory is refused without
-    blocking."""
-    path = Path(path)
+    ``path`` is a file, or a bundled playbook by its dataset name ("planner/playbooks/lab.txt"). Only a
+    regular file of at most ``max_bytes`` is read: a FIFO or a directory is refused without blocking."""
+    path = _playbook_path(path)
     with open_regular(path, PlaybookError, max_bytes) as f:
         raw = read_capped(f, max_bytes)
     if len(raw) > max_bytes:
@@ -189,6 +189,20 @@ def load_playbook(path: str | Path, max_bytes: int = DEFAULT_MAX_BYTES) -> Playb
         line = raw[: e.start].count(b"\n") + 1
         raise PlaybookError(f"{path}:{line}: not UTF-8") from None
     return parse_playbook(text, str(path))
+
+
+def _playbook_path(path: str | Path) -> Path:
+    """The path itself when it exists, else the bundled file of that name; a missing one stays as given
+    (its error names the path the caller wrote)."""
+    path = Path(path)
+    if os.path.lexists(path):
+        return path
+    from ..datasets.smarthome import resolve_dataset  # package data; imported only for a name not on disk
+
+    try:
+        return resolve_dataset(path)
+    except FileNotFoundError:
+        return path
 
 
 def apply_feedback(playbook: Playbook, feedback: Mapping[str, str] | Iterable[tuple[str, str]]) -> Playbook:

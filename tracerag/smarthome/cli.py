@@ -96,9 +96,10 @@ def execute_from_args(args, prediction, home=None) -> tuple[dict | None, int]:
             if not args.home_url:
                 raise ExecutionError("--target homeassistant needs --home-url (the instance's URL)")
             target = HomeAssistantTarget(args.home_url, home_dir=home_dir)
+        elif home_dir is None:  # a dataset of several homes: the calls can be shown, the API is not known
+            target = SmartThingsTarget(base_url=args.home_url or SmartThingsTarget.base_url, dry_run_only=(
+                f"{args.dataset}: which home's source.json to read is not known: give --target to send"))
         else:
-            if home_dir is None:
-                raise ExecutionError("no home directory to read source.json from: give --target")
             target = target_for_home(home_dir, base_url=args.home_url)
         report = execute(prediction, target, dry_run=args.dry_run, home=home, query=getattr(args, "query", None),
                          confirm_sensitive=args.confirm_sensitive)
@@ -114,10 +115,15 @@ def _home_dir(args, home):
     """The directory of the home the prediction was made on, when it can be told."""
     from pathlib import Path
 
+    from ..datasets.smarthome import resolve_dataset
+
     dataset = getattr(args, "dataset", None)
     if not dataset:
         return None
-    path = Path(dataset)
+    try:
+        path = resolve_dataset(dataset)  # a bundled name too ("smarthome/home_small")
+    except FileNotFoundError:
+        path = Path(dataset)
     if (path / "devices.json").exists():
         return path
     if home is not None and (path / home.name / "devices.json").exists():

@@ -67,9 +67,12 @@ class SmartThingsTarget:
     concurrency: int = DEFAULT_CONCURRENCY
     retries: int = 2
     deadline: float = 30.0
+    dry_run_only: str = ""  # why this target may only plan, never send ("": it may send)
     kind: str = field(default="smartthings", init=False)
 
     def client(self) -> RestClient:
+        if self.dry_run_only:
+            raise ExecutionError(self.dry_run_only)
         from .smartthings import TOKEN_ENV
         return _client(self.base_url, self.token, TOKEN_ENV, self.retries, self.deadline)
 
@@ -104,11 +107,17 @@ def _client(base_url: str, token: str | None, env: str, retries: int, deadline: 
 
 
 def target_for_home(directory: str | Path, *, token: str | None = None, base_url: str | None = None) -> Target:
-    """The API a pulled home came from (its ``source.json``), with ``base_url`` overriding its URL."""
+    """The API a pulled home came from (its ``source.json``), with ``base_url`` overriding its URL.
+
+    A home with no ``source.json`` (written by hand, or a bundled one) gets a SmartThings target for a dry
+    run only: its files have SmartThings' shape, so the calls can be shown, but where to send them is not
+    known; sending through it is one ExecutionError line saying which target to give."""
     source = read_source(directory)
     if source is None:
-        raise ExecutionError(f"{directory}: no source.json (a home pulled with `tracerag home pull`); "
-                             "say which API to send to")
+        return SmartThingsTarget(token, base_url or SmartThingsTarget.base_url, home_dir=directory,
+                                 dry_run_only=f"{directory}: no source.json (written by `tracerag home pull`), so "
+                                 "where to send is not known: give a target (SmartThingsTarget(), "
+                                 "HomeAssistantTarget(url); on the command line --target) or dry-run only")
     if source.get("source") == "smartthings":
         return SmartThingsTarget(token, base_url or source.get("base_url") or SmartThingsTarget.base_url,
                                  home_dir=directory)
