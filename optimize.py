@@ -174,6 +174,16 @@ def build_parser() -> argparse.ArgumentParser:
                        help="program calls running at once (default 8); further requests wait their turn")
     serve.add_argument("--calls", choices=("thread", "async"), default="thread",
                        help="run each call as program(...) in a worker thread (default), or await program.acall(...)")
+    serve.add_argument("--header-timeout", type=_positive_float, default=10.0, metavar="SECONDS",
+                       help="a request line and headers not complete this long after the connection opens (or the "
+                            "previous answer) get 408 and the connection is closed (default 10)")
+    serve.add_argument("--body-timeout", type=_positive_float, default=30.0, metavar="SECONDS",
+                       help="a body not complete this long after its headers gets 408 and the connection is closed "
+                            "(default 30)")
+    serve.add_argument("--keep-alive", type=_positive_float, default=5.0, metavar="SECONDS",
+                       help="an idle keep-alive connection is closed after this long (default 5)")
+    serve.add_argument("--max-connections", type=_positive_int, default=1000, metavar="N",
+                       help="open connections plus running requests; a request beyond it gets 503 (default 1000)")
     _experience_flags(serve)
     _agent_flags(serve, exports=False)
     _common(serve)
@@ -184,6 +194,13 @@ def _positive_int(text: str) -> int:
     value = int(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be positive, not {text}")
     return value
 
 

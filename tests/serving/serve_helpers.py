@@ -78,15 +78,18 @@ class ServeProcess:
 
 
 class ThreadServer:
-    """A built ASGI app under a real uvicorn server in a background thread, on a free port."""
+    """A built ASGI app under a real uvicorn server in a background thread, on a free port, configured as
+    ``tracerag serve`` configures it (``limits``: its client limits, default the command's defaults)."""
 
-    def __init__(self, app):
+    def __init__(self, app, limits=None):
         import uvicorn
+
+        from tracerag.serving.slow_clients import uvicorn_config
 
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning",
-                                                    lifespan="on"))
+        self.server = uvicorn.Server(uvicorn_config(app, host="127.0.0.1", port=self.port, limits=limits,
+                                                    log_level="warning", lifespan="on"))
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 
     def __enter__(self) -> ThreadServer:

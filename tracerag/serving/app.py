@@ -6,11 +6,13 @@ is loaded) and ``GET /openapi.json`` (generated from the request and response mo
 
 What a client can rely on: every error is a JSON ``{"error": "one line", "fields": [...]}`` — malformed JSON
 or a ``Host`` not allowed 400, no or a wrong bearer token 401, an ``Origin`` not allowed 403, an unknown
-program 404, a body over the limit 413 (counted while it is read, so a client cannot make the service hold
+program 404, a request line, headers or body not received in time 408 (and the connection closed), a body over
+the limit 413 (counted while it is read, so a client cannot make the service hold
 more), a POST body not declared ``application/json`` 415, a wrong field 422 naming it, anything unexpected
 500 (logged here with its traceback; the client gets one line). An LM that fails is never an error: every
 LM stage of every program falls back to its no-LM result. Program calls run off the event loop, at most
 ``concurrency`` at once (:class:`~tracerag.serving.programs.Runner`), so health checks answer while calls run.
+A client too slow to send its request is answered 408 and dropped (:mod:`~tracerag.serving.slow_clients`).
 
 Why the ``Host``, ``Origin`` and content-type checks: a web page the user visits can send requests to a
 service on their machine. A cross-site form or ``fetch`` can only send ``text/plain`` or form bodies without
@@ -34,12 +36,13 @@ from urllib.parse import urlsplit
 from pydantic import ValidationError
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from .programs import BY_PATH, ENDPOINTS, RequestError, Runner, ServedProgram
 from .requests import ErrorResponse
+from .slow_clients import ClientLimits, uvicorn_config
 
 __all__ = ["DEFAULT_ALLOWED_HOSTS", "DEFAULT_MAX_BODY", "TOKEN_ENV", "build_app", "is_loopback", "openapi", "serve"]
 
@@ -185,7 +188,9 @@ def openapi(programs: dict[str, ServedProgram]) -> dict[str, Any]:
                                                                                                   "serialization")]}}}
               for code, what in ((400, "malformed JSON, or a Host header not allowed"),
                                  (401, "missing or wrong bearer token"), (403, "an Origin not allowed"),
-                                 (404, "unknown program"), (413, "body over the size limit"),
+                                 (404, "unknown program"),
+                                 (408, "the headers or body were not received in time; the connection is closed"),
+                                 (413, "body over the size limit"),
                                  (415, "the body is not declared Content-Type: application/json"),
                                  (422, "a field is missing, unknown, of the wrong type or over its length"),
                                  (500, "unexpected server error (logged)"))}
@@ -253,6 +258,8 @@ def build_app(programs: dict[str, ServedProgram], *, max_body: int = DEFAULT_MAX
             body = await _read_body(request, max_body)
         except _BodyTooLarge:
             return _error(413, f"request body over the limit of {max_body} bytes")
+        except ClientDisconnect:  # the client left, or was dropped for sending too slowly: nobody to answer
+            return Response(status_code=400)
         try:
             data = json.loads(body)
         except RecursionError:
@@ -369,9 +376,15 @@ def _run(specs: dict[str, str | None], options: dict[str, dict], args, token: st
     names = ", ".join(f"{name} ({ENDPOINTS[name].path})" for name in programs)
     print(f"tracerag serve: http://{args.host}:{args.port} — {names}{'; bearer token required' if token else ''}; "
           f"Host allowed: {', '.join(allowed)}", file=sys.stderr, flush=True)
+    limits = ClientLimits(header_timeout=args.header_timeout, body_timeout=args.body_timeout,
+                          keep_alive=args.keep_alive, max_connections=args.max_connections)
+    config = uvicorn_config(app, host=args.host, port=args.port, limits=limits, server_header=False,
+                            log_level="info" if args.verbose else "warning", access_log=bool(args.verbose))
     try:
-        uvicorn.run(app, host=args.host, port=args.port, log_level="info" if args.verbose else "warning",
-                    access_log=bool(args.verbose), server_header=False)
+        server = uvicorn.Server(config)
+        server.run()
+        if not server.started:  # e.g. the port was taken; uvicorn has logged why
+            raise SystemExit(3)
     finally:  # also when the port was taken or on SIGTERM: the agent's tool servers must not outlive the service
         for served in programs.values():
             served.close()
