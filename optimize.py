@@ -23,6 +23,7 @@ import argparse
 import dataclasses
 import json
 import logging
+import re
 import sys
 import tempfile
 import time
@@ -69,7 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--k", type=int, help="cut-off for the metrics (default: 10 for commands, 5 for experience)")
     ev.add_argument("--program-file", help="a compiled/tuned artifact to evaluate instead of the defaults")
     ev.add_argument("--out", help="write the JSON report here")
-    ev.add_argument("--limit", type=int, default=0, help="agent: score only the first N questions (0 = all)")
+    ev.add_argument("--limit", type=int, default=0, help="agent only: score only the first N questions (0 = all)")
     _max_skipped(ev, 0.0)
     _threads_flag(ev, "examples scored at once (rows stay in the dataset's order; default 1)")
     _experience_flags(ev)
@@ -343,6 +344,10 @@ def cmd_evaluate(args) -> int:
     from tracerag.evaluation import evaluate_commands
     from tracerag.retrievers.read_report import DataSetShrunk, ReadReport
 
+    if args.limit and args.program != "agent":
+        print(f"error: --limit applies to evaluate agent only; {args.program} scores the whole --split",
+              file=sys.stderr)
+        return 2
     settings = _configure(args)
     if args.program == "experience":
         return _evaluate_experience(args, settings)
@@ -468,6 +473,9 @@ def cmd_tune(args) -> int:
     tracerag.save(program, args.out, dataset=str(args.dataset), metric="recall@10 x bulk_precision (ir=none)",
                   scores=result)
     print(json.dumps(result, indent=1))
+    if not result["changed"]:
+        print(f"no change: none of {args.trials} trials beat the starting parameters on train "
+              f"({result['train_before']}); {args.out} holds them as they were", file=sys.stderr)
     print(f"tuned program written to {args.out}")
     return 0
 
@@ -520,7 +528,21 @@ def _experience_examples(dataset: Path, split: str, max_skipped: float = 0.0, re
 
     queries = load_experience_queries(dataset, None if split == "all" else split, max_skipped=max_skipped,
                                       report=report, task_ids=task_ids)
-    return [q.to_example(dataset) for q in queries]
+    return _without_missing_images([q.to_example(dataset) for q in queries], dataset)
+
+
+def _without_missing_images(examples: list, dataset: Path) -> list:
+    """Drop the image files a query names that are not on disk, saying so in one line (the bundled set ships
+    captions, not images; the program would drop each one anyway, with a warning per image)."""
+    missing = 0
+    for ex in examples:
+        kept = [i for i in ex.images if re.match(r"^(https?|gs|data):", i) or Path(i).is_file()]
+        missing += len(ex.images) - len(kept)
+        ex.images = kept
+    if missing:
+        print(f"{dataset}: {missing} image file(s) named in queries.jsonl are not on disk; those queries run "
+              "on their question and caption", file=sys.stderr)
+    return examples
 
 
 def _evaluate_experience(args, settings: tracerag.config.Settings) -> int:
@@ -678,8 +700,13 @@ def _evaluate_planner(args) -> int:
     report = evaluate_planner(program, _planner_examples(args.dataset, args.split, args.max_skipped, program),
                               dataset=str(args.dataset), num_threads=args.num_threads)
     report["split"] = args.split
-    return _finish_report(report, args.out, ("used_recall", "used_precision", "used_f1", "citation_validity",
+    code = _finish_report(report, args.out, ("used_recall", "used_precision", "used_f1", "citation_validity",
                                              "citation_coverage", "hallucinated_per_plan", "score"))
+    if not report["metrics"]["plans"]:
+        why = "no LM configured" if not report["metrics"]["lm_calls_per_query"] else "every LM call fell back"
+        print(f"note: no plan was made ({why}), so every planner metric is 0: the planner needs an LM "
+              "(--lm or TRACERAG_LM)", file=sys.stderr)
+    return code
 
 
 def _compile_planner(args) -> int:

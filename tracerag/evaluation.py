@@ -322,7 +322,7 @@ def evaluate_planner(program, examples: list, *, dataset: str, progress: bool = 
             "citation_validity": p.plan_citation_validity(ex, pred),
             "citation_coverage": p.plan_citation_coverage(ex, pred), "score": p.planner_score(ex, pred),
             "hallucinated": len(pred.hallucinated_ids), "lm_calls": pred.lm_calls, "error": pred.error,
-            **_lm_outcome(pred),
+            "planned": pred.plan is not None, **_lm_outcome(pred),
             "ms": round(elapsed_ms, 2), "gold": list(ex.gold_bullet_ids) + list(ex.gold_template_ids),
             "used": list(pred.bullets_used) + list(pred.templates_used), "metadata": pred.metadata,
         }
@@ -335,6 +335,7 @@ def evaluate_planner(program, examples: list, *, dataset: str, progress: bool = 
     metrics = _planner_summary(rows)
     metrics["lm_calls_per_query"] = _mean(row["lm_calls"] for row in rows)
     metrics["errors"] = sum(row["error"] is not None for row in rows)
+    metrics["plans"] = sum(row["planned"] for row in rows)  # 0 without an LM: the no-LM path plans nothing
     metrics.update(fallback_metrics(rows))
     metrics.update(_latency(rows))
     return {"program": "TraceablePlanner", "dataset": dataset, "k": None, "n": len(rows),

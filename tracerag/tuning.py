@@ -52,9 +52,10 @@ def _set_params(program, params: IndexParams) -> None:
 
 
 def tune_index_params(program, train, dev, *, trials: int = 60, seed: int = 0, progress: bool = True) -> dict:
-    """Tune in place; returns the before/after scores on train and dev."""
+    """Tune in place; returns the before/after scores on train and dev, and whether any trial beat the
+    starting parameters on train (``changed``: False means the program is as it was)."""
     rng = random.Random(seed)
-    best = next(iter(program.indexes.values())).params
+    best = start = next(iter(program.indexes.values())).params
     best_score = start_train = objective(program, train)
     start_dev = objective(program, dev)
     for _ in tqdm(range(trials), desc="tune", disable=not progress, leave=False):
@@ -70,4 +71,4 @@ def tune_index_params(program, train, dev, *, trials: int = 60, seed: int = 0, p
     _set_params(program, best)
     return {"train_before": round(start_train, 4), "train_after": round(best_score, 4),
             "dev_before": round(start_dev, 4), "dev_after": round(objective(program, dev), 4),
-            "trials": trials, "params": best.model_dump()}
+            "trials": trials, "changed": best != start, "params": best.model_dump()}
