@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import difflib
 import json
 import logging
 import re
@@ -57,8 +58,24 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("-v", "--verbose", action="store_true", help="log progress details")
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, except that a mistyped command or program name is one line with the closest match
+    instead of the whole usage."""
+
+    def error(self, message: str):
+        choice = re.match(r"argument (\S+): invalid choice: '(.*?)' \(choose from (.*)\)$", message)
+        if choice is None:
+            super().error(message)
+        name, given, names = choice.group(1), choice.group(2), re.findall(r"'([^']*)'", choice.group(3))
+        what = ("program" if name == "program" else f"{name} value" if name.startswith("-") else "command")
+        close = difflib.get_close_matches(given, names, n=1)
+        hint = f"did you mean {close[0]!r}?" if close else f"choose from {', '.join(names)}"
+        self.exit(2, f"{self.prog}: error: unknown {what} {given!r}; {hint}\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="tracerag", description=__doc__.split("\n\n")[0])
+    parser = _Parser(prog="tracerag", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--version", action="version", version=f"%(prog)s {tracerag.__version__}")
     sub = parser.add_subparsers(dest="verb", required=True)
 
     ev = sub.add_parser("evaluate", help="score a program on a labelled dataset")

@@ -85,3 +85,13 @@ def test_run_commands_dry_run_on_a_bundled_home(capsys):
     assert "dry run (smartthings)" in out.err
     assert optimize.main(argv) == 2  # no source.json: where to send is not known
     assert "no source.json" in capsys.readouterr().err
+
+
+def test_the_license_file_is_the_one_pyproject_declares():
+    import tomllib
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    assert tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["project"]["license"] == "MIT"
+    text = (root / "LICENSE").read_text(encoding="utf-8")
+    assert text.startswith("MIT License\n") and "tracerag authors" in text
