@@ -93,10 +93,13 @@ def test_every_python_block_is_run_or_says_what_it_needs():
 @pytest.mark.slow
 @pytest.mark.parametrize("walk", sorted(RUNS))
 def test_readme_walk_through_runs_as_pasted(walk, tmp_path, monkeypatch, capsys):
+    import tracerag.config
     from tracerag.datasets.smarthome import resolve_dataset
 
     shutil.copytree(resolve_dataset("smarthome/home_small"), tmp_path / "my_home")
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("TRACERAG_CACHE_DIR", str(tmp_path / "cache"))  # the reader's cache, not this machine's
+    monkeypatch.setattr(tracerag.config, "_state", dict(tracerag.config._state))  # configure() undone afterwards
     namespace: dict = {"__name__": "__readme__"}
     for name in RUNS[walk]:
         line, code = _block(name)
