@@ -133,6 +133,22 @@ def test_invalid_citation_is_kept_in_the_record_and_scored(agent_lm):
     pred = SearchAgent(Tools())(question=QUESTION)
     assert pred.trajectory.invalid_citations == [AGENT_FAKE_ID] and not pred.trajectory.succeeded
     assert m.citation_validity(pred) == 0.5
+    # the invented id is out of the answer, its words stay; the record and every export name it as invalid
+    assert AGENT_FAKE_ID not in pred.answer and AGENT_FAKE_ID not in pred.ids_cited and pred.ids_cited
+    assert pred.invalid_cited_ids == [AGENT_FAKE_ID]
+    assert pred.trajectory.model_dump()["invalid_citations"] == [AGENT_FAKE_ID]
+
+
+def test_keep_cited_drops_unknown_ids_and_unwraps_a_cite_left_with_none():
+    from tracerag.tools.protocol import extract_citations, keep_cited
+
+    answer = ('LDL falls <cite id="s1,FORGED4">in trials</cite>; <cite id="FAKE">all cured</cite>. '
+              '<cite id="s2">x</cite>')
+    text, dropped = keep_cited(answer, {"s1", "s2"})
+    assert dropped == ["FORGED4", "FAKE"]
+    assert text == 'LDL falls <cite id="s1">in trials</cite>; all cured. <cite id="s2">x</cite>'
+    assert [c.ids for c in extract_citations(text)] == [["s1"], ["s2"]]
+    assert keep_cited(answer, {"s1", "s2", "FORGED4", "FAKE"}) == (answer, [])
 
 
 def test_reply_without_the_adapter_header_is_read_as_protocol_text(agent_lm):

@@ -48,8 +48,9 @@ def decision_accuracy(example, pred) -> float | None:
 
 
 def citation_validity(pred) -> float:
-    """Share of cited ids that a tool returned in this run (1.0 when nothing is cited)."""
-    return shared_validity(pred.ids_cited, pred.returned_ids)
+    """Share of cited ids that a tool returned in this run, the invented ones dropped from the answer
+    (``invalid_cited_ids``) counted (1.0 when nothing is cited)."""
+    return shared_validity([*pred.ids_cited, *(getattr(pred, "invalid_cited_ids", None) or [])], pred.returned_ids)
 
 
 def citation_coverage(pred) -> float:

@@ -53,6 +53,7 @@ from ..tools.protocol import (
     extract_citations,
     format_call,
     format_tool_output,
+    keep_cited,
     parse_reply,
     restore_stop,
 )
@@ -302,7 +303,8 @@ class SearchAgent(dspy.Module):
         return self._toolbox
 
     def forward(self, question: str) -> dspy.Prediction:
-        """The prediction: ``trajectory``, ``answer``, ``ids_cited``, ``returned_ids``, ``stop_reason``,
+        """The prediction: ``trajectory``, ``answer``, ``ids_cited``, ``invalid_cited_ids`` (cited, no tool
+        returned them: dropped from the answer), ``returned_ids``, ``stop_reason``,
         ``tool_calls``, ``hallucinated_outputs``, ``hint`` (None; ``no_lm``; ``lm_failed``: the LM left the
         run without an answer and the extractive answer stands in), ``lm_fallbacks`` (``["step"]`` or
         ``[]``), ``lm_errors``, ``lm_calls`` (policy calls made, at most ``max_steps``), ``ms``."""
@@ -324,6 +326,7 @@ class SearchAgent(dspy.Module):
             hint = stages.hint
         return dspy.Prediction(
             trajectory=trajectory, answer=trajectory.final_answer, ids_cited=trajectory.ids_cited,
+            invalid_cited_ids=trajectory.invalid_citations,
             returned_ids=trajectory.returned_ids, stop_reason=trajectory.stop_reason,
             tool_calls=trajectory.total_tool_calls, hallucinated_outputs=trajectory.hallucinated_outputs,
             hint=hint, lm_fallbacks=list(stages.fallbacks), lm_errors=list(stages.errors), lm_calls=stages.calls,
@@ -344,6 +347,7 @@ class SearchAgent(dspy.Module):
         records: list[ToolCallRecord] = []
         answer, reasoning, stop_reason = None, "", "max_steps"
         hallucinated = truncated = markup = 0
+        dropped: list[str] = []
         nudged = refused = False
         step = _ProtocolStep(self.policy)
         for _ in range(cfg.max_steps):
@@ -387,7 +391,9 @@ class SearchAgent(dspy.Module):
                     stages.fell_back("step", problem)
                     stop_reason = "invalid_answer"
                     break
-                answer, reasoning, stop_reason = parsed.answer, _think(parsed.clean_text), "answered"
+                # the ids no tool returned leave the answer (the trajectory records them as invalid)
+                answer, dropped = keep_cited(parsed.answer, {str(i) for r in records for i in r.ids})
+                reasoning, stop_reason = _think(parsed.clean_text), "answered"
                 break
             elif nudged:
                 stop_reason = "no_action"
@@ -400,7 +406,7 @@ class SearchAgent(dspy.Module):
                 stages.fell_back("step", f"the run ended without an answer ({stop_reason})")
             answer = yield from self._evidence_fallback(question, records, interleaved)
         return self._trajectory(question, interleaved, records, answer, reasoning, hallucinated, stop_reason,
-                                stages.calls, truncated=truncated, markup_removed=markup)
+                                stages.calls, truncated=truncated, markup_removed=markup, dropped=dropped)
 
     def _evidence_fallback(self, question: str, records: list[ToolCallRecord], interleaved: list[str]) -> Pipeline:
         """The no-LM answer from the snippets returned so far; with none yet, after the no-LM search
@@ -454,11 +460,12 @@ class SearchAgent(dspy.Module):
 
     @staticmethod
     def _trajectory(question, interleaved, records, answer, reasoning, hallucinated, stop_reason, steps, *,
-                    truncated: int = 0, markup_removed: int = 0) -> Trajectory:
+                    truncated: int = 0, markup_removed: int = 0, dropped: list[str] = ()) -> Trajectory:
         cited = list(dict.fromkeys(i for c in extract_citations(answer or "") for i in c.ids))
         executed = [r for r in records if r.executed]
         return Trajectory(question=question, interleaved_text="\n".join(interleaved), tool_calls=records,
                           final_answer=answer, total_tool_calls=len(executed),
                           tools_used=list(dict.fromkeys(r.tool for r in executed)), ids_cited=cited,
                           hallucinated_outputs=hallucinated, stop_reason=stop_reason, reasoning=reasoning,
-                          steps=steps, truncated=truncated, markup_removed=markup_removed)
+                          steps=steps, truncated=truncated, markup_removed=markup_removed,
+                          dropped_citations=list(dropped))

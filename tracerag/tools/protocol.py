@@ -44,7 +44,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = ["STOP_SEQUENCES", "Citation", "ParsedReply", "ToolCall", "escape_tool_text", "extract_citations",
-           "cast_parameter", "format_call", "format_tool_output", "parse_reply", "restore_stop", "unescape"]
+           "cast_parameter", "format_call", "format_tool_output", "keep_cited", "parse_reply", "restore_stop",
+           "unescape"]
 
 # Sent to the LM so it stops after its call (the close tag is re-appended when the LM strips it).
 STOP_SEQUENCES = ("</call_tool>", "</call>", "<tool_output>")
@@ -621,6 +622,38 @@ def _citations(text: str) -> list[Citation]:
         inner = html.unescape(inner) if "&" in inner else inner
         citations.append(Citation(list(dict.fromkeys(ids)), " ".join(inner.split())))
     return citations
+
+
+def keep_cited(answer_text: str, known: set[str]) -> tuple[str, list[str]]:
+    """The answer with only ``known`` ids in its cite tags, and the ids dropped (first seen first): a cite left
+    with none loses its tags and keeps its words. What the answer shows, what it is scored on and what the
+    fine-tuning export holds then name only what a tool returned."""
+    text = answer_text if isinstance(answer_text, str) else ""
+    with _quiet_gc(text):
+        tags = [t for t in _tags(text) if t.name == "cite" and not t.prose and t.complete]
+    cuts: list[tuple[int, int, str]] = []  # (start, end, replacement)
+    dropped: list[str] = []
+    unwrapped = False  # the last cite opened lost its tag: its close goes too
+    for tag in tags:
+        if tag.close:
+            if unwrapped:
+                cuts.append((tag.start, tag.end, ""))
+            unwrapped = False
+            continue
+        raw = _attr(tag.attrs, "id") or _attr(tag.attrs, "ids")
+        ids = list(dict.fromkeys(i for i in _ID_SPLIT.split(raw.strip()) if i))
+        kept = [i for i in ids if i in known]
+        unwrapped = not kept
+        if kept != ids:
+            dropped.extend(i for i in ids if i not in known and i not in dropped)
+            cuts.append((tag.start, tag.end, f'<cite id="{_escape_attr(",".join(kept))}">' if kept else ""))
+    if not cuts:
+        return text, []
+    pieces, at = [], 0
+    for start, end, replacement in cuts:
+        pieces += [text[at:start], replacement]
+        at = end
+    return "".join([*pieces, text[at:]]), dropped
 
 
 def escape_tool_text(text: str) -> str:

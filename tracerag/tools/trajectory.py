@@ -69,6 +69,8 @@ class Trajectory(BaseModel):
     steps: int = 0  # LM calls made by the step policy
     truncated: int = 0  # replies the LM's token limit cut inside their call (the call did not run)
     markup_removed: int = 0  # markup removed from executed queries and parameters (the words around it kept)
+    dropped_citations: list[str] = Field(default_factory=list)  # ids the answer cited that no tool returned,
+    #                                                              taken out of it (``protocol.keep_cited``)
 
     @property
     def returned_ids(self) -> list[str]:
@@ -78,10 +80,11 @@ class Trajectory(BaseModel):
     @computed_field
     @property
     def invalid_citations(self) -> list[str]:
-        """The ids of ``ids_cited`` no tool returned: written next to them in every export (a JSONL line,
-        a report row), so a fine-tuning set never takes an invented id for a citation."""
+        """The ids the answer cited that no tool returned (dropped from it, or still in ``ids_cited``): written
+        next to them in every export (a JSONL line, a report row), so a fine-tuning set never takes an invented
+        id for a citation."""
         returned = set(self.returned_ids)
-        return [i for i in self.ids_cited if i not in returned]
+        return list(dict.fromkeys([*self.dropped_citations, *(i for i in self.ids_cited if i not in returned)]))
 
     @property
     def succeeded(self) -> bool:
