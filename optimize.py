@@ -200,8 +200,9 @@ def build_parser() -> argparse.ArgumentParser:
                             "(default 30)")
     serve.add_argument("--keep-alive", type=_positive_float, default=5.0, metavar="SECONDS",
                        help="an idle keep-alive connection is closed after this long (default 5)")
-    serve.add_argument("--max-connections", type=_positive_int, default=1000, metavar="N",
-                       help="open connections plus running requests; a request beyond it gets 503 (default 1000)")
+    serve.add_argument("--max-pending", type=_positive_int, default=256, metavar="N",
+                       help="program calls running or waiting for a --concurrency slot; one beyond it gets 503 at "
+                            "once (default 256)")
     _experience_flags(serve)
     _agent_flags(serve, exports=False)
     _common(serve)

@@ -136,26 +136,68 @@ def test_a_long_program_call_is_not_cut_short(server):
     assert reply.status_code == 200 and reply.json()["answer"] == "slow"
 
 
+class _Held:
+    """A rag program that answers only when the test lets it."""
+
+    def __init__(self):
+        import threading
+
+        self.entered, self.release = threading.Event(), threading.Event()
+
+    def __call__(self, question: str):
+        import dspy
+
+        self.entered.set()
+        self.release.wait(10)
+        return dspy.Prediction(answer=question)
+
+
+def test_calls_beyond_max_pending_get_503_at_once_and_slow_connections_do_not_count():
+    import concurrent.futures
+
+    from tracerag.serving.app import build_app
+    from tracerag.serving.programs import ENDPOINTS, ServedProgram
+
+    held = _Held()
+    app = build_app({"rag": ServedProgram(ENDPOINTS["rag"], held)}, concurrency=1, max_pending=1)
+    with ThreadServer(app) as running, concurrent.futures.ThreadPoolExecutor(1) as pool:
+        hanging = [socket.create_connection(("127.0.0.1", running.port), timeout=5) for _ in range(20)]
+        for sock in hanging:
+            sock.sendall(b"GET /heal")  # half-sent requests: not program calls, so they take no place
+        first = pool.submit(httpx.post, f"{running.url}/v1/rag", json={"question": "first"}, timeout=10)
+        assert held.entered.wait(10)
+        busy = httpx.post(f"{running.url}/v1/rag", json={"question": "second"}, timeout=10)
+        assert busy.status_code == 503 and busy.headers["retry-after"] == "1"
+        assert busy.json()["error"].startswith("busy: 1 program calls are running or waiting")
+        held.release.set()
+        assert first.result().json()["answer"] == "first"
+        assert httpx.post(f"{running.url}/v1/rag", json={"question": "third"}, timeout=10).status_code == 200
+        for sock in hanging:
+            sock.close()
+
+
 def test_limits_reach_uvicorn_and_bad_ones_are_refused():
     from tracerag.serving.slow_clients import uvicorn_config
 
-    config = uvicorn_config(object(), host="127.0.0.1", port=1,
-                            limits=ClientLimits(keep_alive=2, max_connections=50, max_header_bytes=8192))
-    assert (config.timeout_keep_alive, config.limit_concurrency, config.h11_max_incomplete_event_size) == (2, 50, 8192)
+    limits = ClientLimits(keep_alive=2, max_header_bytes=8192)
+    config = uvicorn_config(object(), host="127.0.0.1", port=1, limits=limits)
+    assert (config.timeout_keep_alive, config.h11_max_incomplete_event_size) == (2, 8192)
+    assert config.limit_concurrency is None  # it would count half-sent requests: see --max-pending
     with pytest.raises(ValueError, match="header_timeout must be positive"):
         ClientLimits(header_timeout=0)
 
 
 def test_serve_flags_for_slow_clients():
     import optimize
+    from tracerag.serving.app import DEFAULT_MAX_PENDING
 
     args = optimize.build_parser().parse_args(["serve", "--header-timeout", "2.5", "--body-timeout", "7",
-                                               "--keep-alive", "1", "--max-connections", "64"])
-    assert (args.header_timeout, args.body_timeout, args.keep_alive, args.max_connections) == (2.5, 7.0, 1.0, 64)
+                                               "--keep-alive", "1", "--max-pending", "64"])
+    assert (args.header_timeout, args.body_timeout, args.keep_alive, args.max_pending) == (2.5, 7.0, 1.0, 64)
     defaults = optimize.build_parser().parse_args(["serve"])
     limits = ClientLimits()
-    assert (defaults.header_timeout, defaults.body_timeout, defaults.keep_alive, defaults.max_connections) == (
-        limits.header_timeout, limits.body_timeout, limits.keep_alive, limits.max_connections)
+    assert (defaults.header_timeout, defaults.body_timeout, defaults.keep_alive, defaults.max_pending) == (
+        limits.header_timeout, limits.body_timeout, limits.keep_alive, DEFAULT_MAX_PENDING)
     with pytest.raises(SystemExit):
         optimize.build_parser().parse_args(["serve", "--header-timeout", "0"])
 

@@ -9,8 +9,9 @@ or a ``Host`` not allowed 400, no or a wrong bearer token 401, an ``Origin`` not
 program 404, a request line, headers or body not received in time 408 (and the connection closed), a body over
 the limit 413 (counted while it is read, so a client cannot make the service hold
 more), a POST body not declared ``application/json`` 415, a wrong field 422 naming it, anything unexpected
-500 (logged here with its traceback; the client gets one line). An LM that fails is never an error: every
-LM stage of every program falls back to its no-LM result. Program calls run off the event loop, at most
+500 (logged here with its traceback; the client gets one line), more program calls than the service holds
+(``max_pending``) 503. An LM that fails is never an error: every LM stage of every program falls back to its
+no-LM result. Program calls run off the event loop, at most
 ``concurrency`` at once (:class:`~tracerag.serving.programs.Runner`), so health checks answer while calls run.
 A client too slow to send its request is answered 408 and dropped (:mod:`~tracerag.serving.slow_clients`).
 
@@ -49,6 +50,7 @@ __all__ = ["DEFAULT_ALLOWED_HOSTS", "DEFAULT_MAX_BODY", "TOKEN_ENV", "build_app"
 logger = logging.getLogger(__name__)
 
 DEFAULT_MAX_BODY = 1 << 20
+DEFAULT_MAX_PENDING = 256  # program calls held at once (running or waiting), each with its body of <= max_body
 TOKEN_ENV = "TRACERAG_SERVE_TOKEN"
 OPEN_PATHS = ("/healthz",)  # liveness probes carry no token or known Host; the answer says nothing but "ok"
 DEFAULT_ALLOWED_HOSTS = ("localhost", "127.0.0.1", "[::1]")
@@ -193,7 +195,8 @@ def openapi(programs: dict[str, ServedProgram]) -> dict[str, Any]:
                                  (413, "body over the size limit"),
                                  (415, "the body is not declared Content-Type: application/json"),
                                  (422, "a field is missing, unknown, of the wrong type or over its length"),
-                                 (500, "unexpected server error (logged)"))}
+                                 (500, "unexpected server error (logged)"),
+                                 (503, "busy: as many program calls as the service holds; retry after a second"))}
     paths: dict[str, Any] = {
         "/healthz": {"get": {"summary": "Liveness: 200 when the service answers", "operationId": "healthz",
                              "responses": {"200": {"description": "ok"}}}},
@@ -223,11 +226,14 @@ def _version() -> str:
 
 def build_app(programs: dict[str, ServedProgram], *, max_body: int = DEFAULT_MAX_BODY, concurrency: int = 8,
               calls: str = "thread", token: str | None = None,
-              allowed_hosts: Iterable[str] = DEFAULT_ALLOWED_HOSTS):
+              allowed_hosts: Iterable[str] = DEFAULT_ALLOWED_HOSTS, max_pending: int = DEFAULT_MAX_PENDING):
     """The ASGI app over ``programs`` (:func:`~tracerag.serving.programs.load_programs`); closes them on shutdown.
 
-    ``allowed_hosts``: the names (``name`` or ``name:port``) a request's ``Host`` and ``Origin`` may carry."""
+    ``allowed_hosts``: the names (``name`` or ``name:port``) a request's ``Host`` and ``Origin`` may carry.
+    ``max_pending``: program calls running or waiting for one of the ``concurrency`` slots; a call beyond it is
+    answered 503 at once, so a flood of requests cannot queue bodies and tasks without end."""
     runner = Runner(concurrency, calls)
+    pending = 0
     schema = openapi(programs)
     listing = {name: p.describe() for name, p in programs.items()}
 
@@ -272,6 +278,11 @@ def build_app(programs: dict[str, ServedProgram], *, max_body: int = DEFAULT_MAX
             fields = _field_errors(exc)
             return _error(422, "invalid request: " + "; ".join(f"{f['field']}: {f['message']}" for f in fields[:3]),
                           fields)
+        nonlocal pending
+        if pending >= max_pending:
+            return _error(503, f"busy: {max_pending} program calls are running or waiting; retry shortly",
+                          headers={"Retry-After": "1"})
+        pending += 1
         try:
             answer = await runner.run(served, parsed)
         except RequestError as exc:
@@ -279,6 +290,8 @@ def build_app(programs: dict[str, ServedProgram], *, max_body: int = DEFAULT_MAX
         except Exception as exc:
             logger.exception("%s failed", endpoint.path)
             return _error(500, _one_line(exc))
+        finally:
+            pending -= 1
         return _JSON(answer)
 
     async def http_error(request: Request, exc: HTTPException) -> Response:
@@ -369,7 +382,7 @@ def _run(specs: dict[str, str | None], options: dict[str, dict], args, token: st
 
     programs = load_programs(specs, options)
     app = build_app(programs, max_body=args.max_body, concurrency=args.concurrency, calls=args.calls, token=token,
-                    allowed_hosts=allowed)
+                    allowed_hosts=allowed, max_pending=args.max_pending)
     # Many calls at once, each a small matrix product: threaded BLAS in every worker oversubscribes the
     # cores; the large banks' searches thread themselves.
     threadpool_limits(limits=1, user_api="blas")
@@ -377,12 +390,15 @@ def _run(specs: dict[str, str | None], options: dict[str, dict], args, token: st
     print(f"tracerag serve: http://{args.host}:{args.port} — {names}{'; bearer token required' if token else ''}; "
           f"Host allowed: {', '.join(allowed)}", file=sys.stderr, flush=True)
     limits = ClientLimits(header_timeout=args.header_timeout, body_timeout=args.body_timeout,
-                          keep_alive=args.keep_alive, max_connections=args.max_connections)
+                          keep_alive=args.keep_alive)
     config = uvicorn_config(app, host=args.host, port=args.port, limits=limits, server_header=False,
                             log_level="info" if args.verbose else "warning", access_log=bool(args.verbose))
     try:
         server = uvicorn.Server(config)
-        server.run()
+        try:
+            server.run()
+        except KeyboardInterrupt:  # Ctrl-C: uvicorn has stopped gracefully, as uvicorn.run would
+            pass
         if not server.started:  # e.g. the port was taken; uvicorn has logged why
             raise SystemExit(3)
     finally:  # also when the port was taken or on SIGTERM: the agent's tool servers must not outlive the service

@@ -14,8 +14,10 @@ middleware cannot help: the app is only called once the request line and headers
 
 A client that misses one is answered ``408`` (JSON ``{error, fields}``) when it had started a request the
 service has not answered yet, and the connection is closed. Only receiving is timed: a program call that takes
-long is never cut short. uvicorn's own settings bound the rest: ``limit_concurrency`` (open connections plus
-running requests; beyond it a request is answered 503) and how much of an unfinished request head h11 buffers.
+long is never cut short. uvicorn's own settings bound the rest: idle keep-alive connections and how much of
+an unfinished request head h11 buffers. uvicorn's ``limit_concurrency`` is left unset on purpose: it counts
+open connections, slow ones included, so a few hundred half-sent requests would get every other client a 503;
+the app bounds the program calls it holds instead (``tracerag serve --max-pending``).
 """
 
 from __future__ import annotations
@@ -36,16 +38,15 @@ logger = logging.getLogger(__name__)
 @dataclass(frozen=True)
 class ClientLimits:
     """How long a client may take to send a request and how many may be served at once (``tracerag serve`` flags
-    ``--header-timeout``, ``--body-timeout``, ``--keep-alive``, ``--max-connections``)."""
+    ``--header-timeout``, ``--body-timeout``, ``--keep-alive``)."""
 
     header_timeout: float = 10.0  # seconds for the request line and headers
     body_timeout: float = 30.0  # seconds for the body once the headers are in (1 MiB at ~35 kB/s)
     keep_alive: float = 5.0  # seconds an idle keep-alive connection stays open (uvicorn's timeout_keep_alive)
-    max_connections: int = 1000  # open connections plus running requests; beyond it 503 (uvicorn's limit_concurrency)
     max_header_bytes: int = 16 * 1024  # unfinished request head buffered; past it 400 (h11_max_incomplete_event_size)
 
     def __post_init__(self) -> None:
-        for name in ("header_timeout", "body_timeout", "keep_alive", "max_connections", "max_header_bytes"):
+        for name in ("header_timeout", "body_timeout", "keep_alive", "max_header_bytes"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"ClientLimits.{name} must be positive, not {getattr(self, name)!r}")
 
@@ -137,5 +138,5 @@ def uvicorn_config(app, *, host: str, port: int, limits: ClientLimits | None = N
 
     limits = limits or ClientLimits()
     return uvicorn.Config(app, host=host, port=port, http=functools.partial(DeadlineH11Protocol, limits=limits),
-                          ws="none", timeout_keep_alive=limits.keep_alive, limit_concurrency=limits.max_connections,
+                          ws="none", timeout_keep_alive=limits.keep_alive,
                           h11_max_incomplete_event_size=limits.max_header_bytes, **options)
