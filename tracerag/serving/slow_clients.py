@@ -37,8 +37,8 @@ logger = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class ClientLimits:
-    """How long a client may take to send a request and how many may be served at once (``tracerag serve`` flags
-    ``--header-timeout``, ``--body-timeout``, ``--keep-alive``)."""
+    """How long a client may take to send a request, and how much of an unfinished one is buffered
+    (``tracerag serve --header-timeout``, ``--body-timeout``, ``--keep-alive``)."""
 
     header_timeout: float = 10.0  # seconds for the request line and headers
     body_timeout: float = 30.0  # seconds for the body once the headers are in (1 MiB at ~35 kB/s)
