@@ -89,7 +89,7 @@ def test_mipro_whose_proposals_do_not_parse_keeps_the_labelled_demos(commands_da
     assert scores["demos"]["parse"] > 0
 
 
-@pytest.mark.parametrize("optimizer", ["mipro", "gepa"])
+@pytest.mark.parametrize("optimizer", [pytest.param("mipro", marks=pytest.mark.slow), "gepa"])  # mipro: 6 s
 def test_compile_from_the_cli_with_a_good_endpoint_counts_the_optimizer_calls(commands_dataset, optimizer):
     with StubLMServer(FakeEngine(irs=LM_IRS)) as stub:
         budget = ["--max-metric-calls", "60"] if optimizer == "gepa" else []
