@@ -4,7 +4,7 @@ Every ```python block of the README is either run here (in a temporary directory
 says the reader has: ``my_home/`` is a copy of a bundled home) or listed in ``NEEDS`` with what it needs
 that a test may not have (an LM key, a server, an artifact built earlier). A new block fails
 ``test_every_python_block_is_run_or_says_what_it_needs`` until it is one or the other. Blocks of one
-walk-through run in one namespace, in README order, as a reader pastes them into one session.
+walk-through run in one namespace, in README order, as a reader pastes them into one interpreter.
 
 The runs load the default embedder and build indexes: they take seconds, so they are marked slow; the
 fast tests beside them check each fixed example's own behaviour in the default run.
