@@ -32,8 +32,8 @@ from ..retrievers.home import MAX_FILE_BYTES, Home, HomeDataError
 from ..retrievers.jsonl import iter_json_lines
 from ..retrievers.read_report import ReadReport, Unreadable, not_finite, text_problem
 from ..signatures.query_ir import DEVICE_CATEGORIES, UNKNOWN_CATEGORY, QueryIR
+from .bundled import BUNDLED_ROOT, resolve_dataset  # noqa: F401  (BUNDLED_ROOT: importable from here as before)
 
-BUNDLED_ROOT = Path(__file__).parent / "data"
 QUERIES_FILE = "queries.jsonl"
 HELDOUT_FILE = "heldout.jsonl"  # hand-written queries of the bundled homes, kept out of tuning
 NEGATED_FILE = "negated.jsonl"  # hand-written negated commands ("别开厨房的灯"), home_large and home_en
@@ -86,18 +86,6 @@ def _full_ir(ir: dict | None) -> dict | None:
 def split_of(query_id: str) -> str:
     bucket = int(hashlib.sha256(query_id.encode()).hexdigest(), 16) % 100
     return next(name for name, (lo, hi) in SPLITS.items() if lo <= bucket < hi)
-
-
-def resolve_dataset(name_or_path: str | Path) -> Path:
-    """A path, or the name of a bundled dataset ("smarthome", "smarthome/home_large")."""
-    path = Path(name_or_path)
-    if path.exists():
-        return path
-    bundled = BUNDLED_ROOT / str(name_or_path)
-    if bundled.exists():
-        return bundled
-    names = sorted(p.name for p in BUNDLED_ROOT.iterdir() if p.is_dir()) if BUNDLED_ROOT.exists() else []
-    raise FileNotFoundError(f"dataset {name_or_path!r} is neither a directory nor a bundled dataset {names}")
 
 
 def home_dirs(dataset: Path) -> list[Path]:

@@ -172,7 +172,7 @@ def _home_directory(directory: str | Path) -> Path:
     path = Path(directory)
     if os.path.lexists(path):
         return path
-    from ..datasets.smarthome import resolve_dataset  # package data; imported only for a name not on disk
+    from ..datasets.bundled import resolve_dataset  # package data; imported only for a name not on disk
 
     try:
         return resolve_dataset(directory)

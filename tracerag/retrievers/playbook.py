@@ -197,7 +197,7 @@ def _playbook_path(path: str | Path) -> Path:
     path = Path(path)
     if os.path.lexists(path):
         return path
-    from ..datasets.smarthome import resolve_dataset  # package data; imported only for a name not on disk
+    from ..datasets.bundled import resolve_dataset  # package data; imported only for a name not on disk
 
     try:
         return resolve_dataset(path)
