@@ -95,7 +95,8 @@ def test_bulk_ingest_refreshes_on_a_real_milvus_server():
     why = milvus_standalone.available()
     if why:
         pytest.skip(why)
-    suite = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not milvus_server", __file__]
+    suite = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0", "-m", "not milvus_server",
+             __file__]
     assert milvus_standalone.run_inside(suite) == 0
 
 

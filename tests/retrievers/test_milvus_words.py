@@ -300,8 +300,8 @@ def test_the_word_index_and_parity_hold_on_a_real_milvus_server():
     why = milvus_standalone.available()
     if why:
         pytest.skip(why)
-    suite = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not milvus_server", __file__,
-             "-k", "standalone"]
+    suite = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0", "-m", "not milvus_server",
+             __file__, "-k", "standalone"]
     assert milvus_standalone.run_inside(suite) == 0
 
 
