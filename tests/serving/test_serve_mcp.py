@@ -58,6 +58,12 @@ def test_the_loaded_programs_are_offered_as_tools(session_results):
     assert set(tools) == {"pubmed_search", "find_smart_home_command", "answer_with_citations"}
     assert tools["find_smart_home_command"].input_schema["required"] == ["query"]
     assert "citing" in tools["answer_with_citations"].description
+    # typed output, from the same response models as the HTTP service's OpenAPI document
+    from tracerag.serving.requests import CommandsResponse, RAGResponse
+
+    for name, model in (("find_smart_home_command", CommandsResponse), ("answer_with_citations", RAGResponse)):
+        schema = tools[name].output_schema
+        assert schema and set(schema["properties"]) == set(model.model_json_schema()["properties"]), name
 
 
 def test_tool_answers_equal_the_in_process_call(session_results, cache_dir):

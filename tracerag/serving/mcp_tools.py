@@ -15,6 +15,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import Field, ValidationError
 
+from . import requests as rq
 from .programs import RequestError, Runner
 
 __all__ = ["add_program_tools"]
@@ -26,7 +27,7 @@ def add_program_tools(server: MCPServer, programs: dict, concurrency: int = 4) -
     runner = Runner(concurrency)
     annotations = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
-    async def answer(name: str, **arguments: Any) -> dict[str, Any]:
+    async def answer(name: str, **arguments: Any) -> Any:
         served = programs[name]
         try:
             request = served.endpoint.request.model_validate({k: v for k, v in arguments.items() if v is not None})
@@ -34,9 +35,10 @@ def add_program_tools(server: MCPServer, programs: dict, concurrency: int = 4) -
             raise ToolError("; ".join(f"{'.'.join(map(str, x['loc'])) or 'arguments'}: {x['msg']}"
                                       for x in e.errors())) from None
         try:
-            return await runner.run(served, request)
+            found = await runner.run(served, request)
         except RequestError as e:
             raise ToolError(str(e)) from None
+        return served.endpoint.response.model_validate(found)  # the typed answer the tool's output schema states
 
     def offer(name: str):
         """Register the function as the tool of program ``name`` (when it is loaded), with its summary."""
@@ -52,7 +54,7 @@ def add_program_tools(server: MCPServer, programs: dict, concurrency: int = 4) -
         query: Annotated[str, Field(description="the utterance, e.g. 打开客厅的灯")],
         home: Annotated[str | None, Field(description="home name, when the program indexes several")] = None,
         ir: Annotated[dict[str, Any] | None, Field(description="a QueryIR the caller already has")] = None,
-    ) -> dict[str, Any]:
+    ) -> rq.CommandsResponse:
         return await answer("commands", query=query, home=home, ir=ir)
 
     @offer("experience")
@@ -61,11 +63,11 @@ def add_program_tools(server: MCPServer, programs: dict, concurrency: int = 4) -
         caption: Annotated[str | None, Field(description="a description of the task's images")] = None,
         sub_task: Annotated[str | None, Field(description="the task type")] = None,
         images: Annotated[list[str] | None, Field(description="data:image/… URLs")] = None,
-    ) -> dict[str, Any]:
+    ) -> rq.ExperienceResponse:
         return await answer("experience", question=question, caption=caption, sub_task=sub_task, images=images)
 
     @offer("rag")
-    async def answer_with_citations(question: Annotated[str, Field(description="the question")]) -> dict[str, Any]:
+    async def answer_with_citations(question: Annotated[str, Field(description="the question")]) -> rq.RAGResponse:
         return await answer("rag", question=question)
 
     @offer("planner")
@@ -75,9 +77,9 @@ def add_program_tools(server: MCPServer, programs: dict, concurrency: int = 4) -
                                                                "harmful=Y :: text'")] = None,
         templates: Annotated[list[dict[str, Any]] | None, Field(description="reference passages {id?, title?, "
                                                                             "text, score?}, best first")] = None,
-    ) -> dict[str, Any]:
+    ) -> rq.PlanResponse:
         return await answer("planner", requirements=requirements, bullets=bullets, templates=templates)
 
     @offer("agent")
-    async def research(question: Annotated[str, Field(description="the question")]) -> dict[str, Any]:
+    async def research(question: Annotated[str, Field(description="the question")]) -> rq.AgentResponse:
         return await answer("agent", question=question)
