@@ -61,6 +61,8 @@ def test_the_loaded_programs_are_offered_as_tools(session_results):
     # typed output, from the same response models as the HTTP service's OpenAPI document
     from tracerag.serving.requests import CommandsResponse, RAGResponse
 
+    ir = tools["find_smart_home_command"].input_schema["properties"]["ir"]
+    assert "QueryIRIn" in str(ir)  # a typed parse, checked as the HTTP service checks it
     for name, model in (("find_smart_home_command", CommandsResponse), ("answer_with_citations", RAGResponse)):
         schema = tools[name].output_schema
         assert schema and set(schema["properties"]) == set(model.model_json_schema()["properties"]), name

@@ -53,9 +53,9 @@ def add_program_tools(server: MCPServer, programs: dict, concurrency: int = 4) -
     async def find_smart_home_command(
         query: Annotated[str, Field(description="the utterance, e.g. 打开客厅的灯")],
         home: Annotated[str | None, Field(description="home name, when the program indexes several")] = None,
-        ir: Annotated[dict[str, Any] | None, Field(description="a QueryIR the caller already has")] = None,
+        ir: Annotated[rq.QueryIRIn | None, Field(description="a QueryIR the caller already has")] = None,
     ) -> rq.CommandsResponse:
-        return await answer("commands", query=query, home=home, ir=ir)
+        return await answer("commands", query=query, home=home, ir=ir.model_dump(exclude_unset=True) if ir else None)
 
     @offer("experience")
     async def retrieve_experience(
@@ -75,10 +75,11 @@ def add_program_tools(server: MCPServer, programs: dict, concurrency: int = 4) -
         requirements: Annotated[str, Field(description="what the plan must achieve")],
         bullets: Annotated[list[str] | None, Field(description="playbook lines '[slug-00001] helpful=X "
                                                                "harmful=Y :: text'")] = None,
-        templates: Annotated[list[dict[str, Any]] | None, Field(description="reference passages {id?, title?, "
-                                                                            "text, score?}, best first")] = None,
+        templates: Annotated[list[rq.TemplateIn] | None, Field(description="reference passages {id?, title?, "
+                                                                         "text, score?}, best first")] = None,
     ) -> rq.PlanResponse:
-        return await answer("planner", requirements=requirements, bullets=bullets, templates=templates)
+        given = None if templates is None else [t.model_dump(exclude_unset=True) for t in templates]
+        return await answer("planner", requirements=requirements, bullets=bullets, templates=given)
 
     @offer("agent")
     async def research(question: Annotated[str, Field(description="the question")]) -> rq.AgentResponse:
