@@ -1239,7 +1239,7 @@ def is_kind_word(text: str) -> bool:
 
 def _said_where(utterance: str, label: str) -> bool:
     """Whether the label stands in the utterance only to say where ("the blinds by the patio door", "门旁边的灯")."""
-    text = normalised(utterance).lower()
+    text = normalised(utterance)
     found = re.search(r"\s*".join(map(re.escape, _compact(label))), text)
     return found is not None and locative(text, found.start(), found.end())
 
