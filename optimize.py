@@ -333,8 +333,8 @@ def _require_key(args, settings):
     return dataclasses.replace(settings, lm=None)
 
 
-# Builder options read from flags of another name; the embedder is never one: the command configures it
-_FLAG_OF = {"artifact": "program_file", "homes": "dataset", "tool_embedder": "embedder", "embedder": None}
+# Builder options read from flags of another name
+_FLAG_OF = {"artifact": "program_file", "homes": "dataset", "tool_embedder": "embedder"}
 
 
 def _options(name: str, args) -> dict:
@@ -344,10 +344,12 @@ def _options(name: str, args) -> dict:
 
     options = {}
     for param in inspect.signature(tracerag.registry.entry(name).build).parameters:
+        if param == "embedder":  # configured by the command (_configure), never passed as a flag's string
+            continue
         value = getattr(args, param, None)
-        if value is None and _FLAG_OF.get(param, param):
-            value = getattr(args, _FLAG_OF.get(param, param), None)
-        if value is not None and param != "embedder":
+        if value is None and param in _FLAG_OF:
+            value = getattr(args, _FLAG_OF[param], None)
+        if value is not None:
             options[param] = value
     return options
 
