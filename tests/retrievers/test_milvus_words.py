@@ -150,6 +150,20 @@ def _texts(rng: random.Random, n: int, start: int = 0) -> dict[str, str]:
                                          + rng.sample(rare, rng.randint(1, 5))) for i in range(n)}
 
 
+def _write_after_the_build(store, put, texts: dict[str, str], rng: random.Random) -> None:
+    """Three batches of new rows, new texts for r000..r007 and three deletes, kept in ``texts`` as well."""
+    for start in (40, 50, 60):
+        more = _texts(rng, 10, start)
+        put(more)
+        texts.update(more)
+    replaced = _texts(rng, 8)
+    put(replaced)
+    texts.update(replaced)
+    assert store.delete(["r010", "r011", "r055"]) == 3
+    for x in ("r010", "r011", "r055"):
+        del texts[x]
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("where", ["lite", pytest.param("standalone", marks=on_the_server)])
 def test_postings_score_as_a_fresh_index_after_incremental_writes(where, tmp_path, monkeypatch):
@@ -166,16 +180,7 @@ def test_postings_score_as_a_fresh_index_after_incremental_writes(where, tmp_pat
     texts = _texts(rng, 40)
     put(texts)
     words = store.word_index(layout="postings")
-    for start in (40, 50, 60):  # written after the build, in batches
-        more = _texts(rng, 10, start)
-        put(more)
-        texts.update(more)
-    replaced = _texts(rng, 8)  # new texts for r000..r007
-    put(replaced)
-    texts.update(replaced)
-    assert store.delete(["r010", "r011", "r055"]) == 3
-    for x in ("r010", "r011", "r055"):
-        del texts[x]
+    _write_after_the_build(store, put, texts, rng)
 
     ids, fresh = list(texts), WordIndex(list(texts.values()))
     # common words kept in memory; then room for none of them (a query each); then for "the" alone
@@ -241,16 +246,7 @@ def test_lite_bm25_ranks_as_a_fresh_build_after_incremental_writes(tmp_path):
     texts = _texts(rng, 40)
     put(texts)
     words = store.word_index(layout="bm25")
-    for start in (40, 50, 60):  # each write call lands in a segment of its own on Milvus Lite
-        more = _texts(rng, 10, start)
-        put(more)
-        texts.update(more)
-    replaced = _texts(rng, 8)
-    put(replaced)
-    texts.update(replaced)
-    assert store.delete(["r010", "r011", "r055"]) == 3
-    for x in ("r010", "r011", "r055"):
-        del texts[x]
+    _write_after_the_build(store, put, texts, rng)  # on Milvus Lite each write call lands in its own segment
 
     ids, fresh = list(texts), WordIndex(list(texts.values()))
     for query in ["the w1 w2", "of the w3", "w4 w4 w5 the of", "the", "w29 zzz"]:
