@@ -203,6 +203,11 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--max-pending", type=_positive_int, default=256, metavar="N",
                        help="program calls running or waiting for a --concurrency slot; one beyond it gets 503 at "
                             "once (default 256)")
+    serve.add_argument("--trace", choices=("otel", "mlflow"), help="trace each request with the program's spans: "
+                       "otel (OTLP/HTTP to OTEL_EXPORTER_OTLP_ENDPOINT; extra tracerag[otel]) or mlflow "
+                       "(mlflow.dspy.autolog() to MLFLOW_TRACKING_URI; extra tracerag[mlflow])")
+    serve.add_argument("--metrics", action="store_true", help="offer GET /metrics (Prometheus text: requests, "
+                       "latency, LM fallbacks, in flight), behind the token like the programs")
     _experience_flags(serve)
     _agent_flags(serve, exports=False)
     _common(serve)
