@@ -87,6 +87,8 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--k", type=int, help="cut-off for the metrics (default: 10 for commands, 5 for experience)")
     ev.add_argument("--program-file", help="a compiled/tuned artifact to evaluate instead of the defaults")
     ev.add_argument("--out", help="write the JSON report here")
+    ev.add_argument("--html", metavar="FILE", help="also write a self-contained HTML page: summary, breakdowns, "
+                    "every row with misses first (the JSON goes beside it unless --out says where)")
     ev.add_argument("--limit", type=int, default=0, help="agent only: score only the first N questions (0 = all)")
     _max_skipped(ev, 0.0)
     _threads_flag(ev, "examples scored at once (rows stay in the dataset's order; default 1)")
@@ -365,6 +367,10 @@ def _build(name: str, args, **given):
 
 
 def cmd_evaluate(args) -> int:
+    if args.html:
+        from tracerag.report_html import evaluate_to_html
+
+        return evaluate_to_html(args, cmd_evaluate)
     from tracerag.datasets.smarthome import load_dataset
     from tracerag.evaluation import evaluate_commands
     from tracerag.retrievers.read_report import DataSetShrunk, ReadReport

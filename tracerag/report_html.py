@@ -1,0 +1,250 @@
+"""An evaluation report as one self-contained HTML page: the summary metrics, each breakdown with bars,
+and every row, misses first.
+
+The terminal table answers "how good is it?"; this page answers "where does it fail?", so it can be
+opened from a CI artifact or mailed. It is static: inline CSS, no script, and a Content-Security-Policy
+that forbids every fetch, so opening it loads nothing from the network. Every string that came from a
+dataset, a model or a user (queries, answers, ids, errors) is escaped; a query holding ``<script>`` is
+shown as text.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from collections.abc import Iterable
+from html import escape
+from pathlib import Path
+from typing import Any
+
+# The row score that decides a miss, first one a row has: commands, experience and rag rows carry
+# ``recall``, planner rows ``score``, agent rows ``gold_found``.
+HEADLINE_SCORES = ("recall", "score", "gold_found", "hit")
+
+# Row fields that name the row, then the scores, then what happened, in the order the table shows them.
+_ROW_NAMES = ("id", "home", "family", "domain", "input", "quantifier", "category", "query", "question")
+_ROW_SCORES = ("recall", "hit", "rr", "bulk_precision", "used_recall", "used_precision", "used_f1", "score",
+               "accuracy", "kept_gold", "grounded", "citation_validity", "citation_coverage", "gold_found",
+               "usefulness")
+_ROW_STATUS = ("hint", "stop_reason", "error", "lm_fallbacks")
+
+# One line per metric, so a reader of the page need not look it up.
+METRIC_NOTES = {
+    "recall": "share of the expected targets (or relevant ids) found in the top k",
+    "hit": "1 when at least one expected target is in the top k",
+    "mrr": "mean reciprocal rank of the first expected target (1 = always first)",
+    "bulk_precision": "share of a bulk plan's targets that were expected (all/except queries)",
+    "clarification_rate": "share of bulk queries answered with need_clarification instead of a plan",
+    "used_precision": "share of the ids the output drew on that are relevant",
+    "used_recall": "share of the gold ids that the plan used",
+    "used_f1": "harmonic mean of used_precision and used_recall",
+    "usefulness": "LM-judged usefulness of the experience (none without an LM)",
+    "accuracy": "share of decided answers whose yes/no/maybe matches the gold decision",
+    "kept_gold": "share of questions where a gold document survived grading",
+    "grounded_rate": "share of answers the groundedness check verified",
+    "citation_validity": "share of cited ids that were actually provided or returned",
+    "citation_coverage": "share of sentences or steps that carry a valid citation",
+    "gold_found": "share of questions where the tools returned the gold document",
+    "score": "the program's combined compile metric",
+    "lm_fallback_rate": "share of examples where an LM stage fell back to its no-LM result",
+    "latency_ms_p50": "median milliseconds per example",
+    "latency_ms_p95": "95th percentile milliseconds per example",
+}
+
+_STYLE = """
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:2em auto;max-width:1200px;padding:0 1em;
+color:#1b1f24}
+h1{font-size:1.5em;margin-bottom:.2em}h2{font-size:1.2em;margin-top:1.8em;border-bottom:1px solid #d0d7de}
+.sub{color:#57606a;margin-top:0}
+table{border-collapse:collapse;margin:.6em 0;width:100%}
+th,td{border-bottom:1px solid #eaeef2;padding:.25em .5em;text-align:left;vertical-align:top}
+th{background:#f6f8fa;position:sticky;top:0}
+td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+tr.miss td:first-child{border-left:4px solid #cf222e}tr.hit td:first-child{border-left:4px solid #1a7f37}
+.bar{background:#eaeef2;height:.8em;width:12em;display:inline-block;vertical-align:middle}
+.bar span{background:#0969da;display:block;height:100%}
+.note{color:#57606a}details summary{cursor:pointer;color:#0969da}
+pre{white-space:pre-wrap;word-break:break-word;font-size:12px;background:#f6f8fa;padding:.5em;margin:.3em 0}
+.text{max-width:28em;word-break:break-word}
+"""
+
+_POLICY = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
+
+
+def render_html_report(report: dict) -> str:
+    """The page for a report as ``tracerag evaluate --out`` writes it (``program``, ``dataset``, ``n``,
+    ``metrics``, ``breakdown``, ``per_query``)."""
+    for field in ("program", "metrics", "per_query"):
+        if field not in report:
+            raise ValueError(f"report: field '{field}' is missing (not a tracerag evaluate report)")
+    rows = report["per_query"]
+    if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
+        raise ValueError("report: field 'per_query' must be a list of objects")
+    title = f"{report['program']} on {report.get('dataset', '?')}"
+    facts = [f"split {report.get('split', 'all')}", f"n = {report.get('n', len(rows))}"]
+    facts += [f"{key} = {report[key]}" for key in ("k", "ir") if key in report]
+    ordered, misses, headline = misses_first(rows)
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f'<meta http-equiv="Content-Security-Policy" content="{_POLICY}">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{_text(title)}</title><style>{_STYLE}</style></head><body>",
+        f"<h1>{_text(title)}</h1>",
+        f'<p class="sub">{_text(", ".join(facts))}</p>',
+        _summary(report["metrics"]),
+        _config(report.get("config")),
+        _breakdowns(report.get("breakdown") or {}, report["metrics"]),
+        _rows(ordered, misses, headline),
+        "</body></html>",
+    ]
+    return "\n".join(part for part in parts if part) + "\n"
+
+
+def write_html_report(report: dict, path: str | Path) -> Path:
+    """Write the page (creating its directory) and return its path."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(render_html_report(report), encoding="utf-8")
+    return path
+
+
+def misses_first(rows: list[dict]) -> tuple[list[dict], int, str | None]:
+    """The rows with misses first (worst score first, then the dataset's order), how many missed, and
+    the row score that decided it. A row misses when that score is below 1; rows without it are not
+    misses."""
+    headline = next((name for name in HEADLINE_SCORES if any(_number(row.get(name)) for row in rows)), None)
+    if headline is None:
+        return list(rows), 0, None
+    missed = [(row[headline], n) for n, row in enumerate(rows) if _number(row.get(headline)) and row[headline] < 1]
+    order = [n for _, n in sorted(missed)]
+    missed_at = set(order)
+    order += [n for n in range(len(rows)) if n not in missed_at]
+    return [rows[n] for n in order], len(missed), headline
+
+
+def evaluate_to_html(args, evaluate) -> int:
+    """``tracerag evaluate ... --html FILE``: run ``evaluate(args)`` with its JSON report written to
+    ``--out`` (else beside the page, ``FILE`` with ``.json``), then draw the page from that report."""
+    page = Path(args.html)
+    args.html = None
+    args.out = args.out or str(page.with_suffix(".json"))
+    if Path(args.out).resolve() == page.resolve():
+        print(f"error: --html {page} would overwrite the JSON report: give the page a .html name", file=sys.stderr)
+        return 2
+    code = evaluate(args)
+    if code == 0:
+        report = json.loads(Path(args.out).read_text(encoding="utf-8"))
+        print(f"HTML report written to {write_html_report(report, page)}")
+    return code
+
+
+def _summary(metrics: dict) -> str:
+    lines = ["<h2>Summary</h2>", "<table><tr><th>metric</th><th>value</th><th>what it means</th></tr>"]
+    for name, value in metrics.items():
+        if isinstance(value, dict):
+            value = ", ".join(f"{key} {count}" for key, count in value.items()) or "none"
+        lines.append(f"<tr><td>{_text(name)}</td><td class=\"num\">{_cell(value)}</td>"
+                     f"<td class=\"note\">{_text(_note(name))}</td></tr>")
+    lines.append("</table>")
+    return "\n".join(lines)
+
+
+def _config(config: Any) -> str:
+    if not config:
+        return ""
+    return (f"<details><summary>configuration</summary><pre>{_text(json.dumps(config, ensure_ascii=False, indent=1))}"
+            "</pre></details>")
+
+
+def _breakdowns(breakdown: dict, metrics: dict) -> str:
+    out = []
+    for key, groups in breakdown.items():
+        if not isinstance(groups, dict) or not groups:
+            continue
+        columns = _score_columns(groups.values(), metrics)
+        if not columns:
+            continue
+        out.append(f"<h2>By {_text(key)}</h2>")
+        head = "".join(f"<th>{_text(column)}</th>" for column in columns)
+        out.append(f"<table><tr><th>{_text(key)}</th>{head}<th>n</th></tr>")
+        for name, scores in groups.items():
+            cells = [_bar_cell(scores.get(columns[0]))] + [f'<td class="num">{_cell(scores.get(c))}</td>'
+                                                          for c in columns[1:]]
+            count = f'<td class="num">{_cell(scores.get("n"))}</td>'
+            out.append(f"<tr><td>{_text(name)}</td>{''.join(cells)}{count}</tr>")
+        out.append("</table>")
+    return "\n".join(out)
+
+
+def _rows(rows: list[dict], misses: int, headline: str | None) -> str:
+    if not rows:
+        return "<h2>Rows</h2><p>No rows.</p>"
+    present = set().union(*(row.keys() for row in rows))
+    names = [c for c in _ROW_NAMES if c in present]
+    scores = [c for c in _ROW_SCORES if c in present]
+    status = [c for c in _ROW_STATUS if c in present]
+    columns = names + scores + status
+    said = (f"{misses} of {len(rows)} rows missed ({_text(headline)} below 1), shown first, worst first."
+            if headline else f"{len(rows)} rows.")
+    out = [f"<h2>Rows</h2><p>{said}</p>", "<table><tr>" + "".join(f"<th>{_text(c)}</th>" for c in columns)
+           + "<th>details</th></tr>"]
+    for row in rows:
+        kind = "" if headline is None or not _number(row.get(headline)) else (
+            ' class="miss"' if row[headline] < 1 else ' class="hit"')
+        cells = []
+        for column in columns:
+            value = row.get(column)
+            if column in scores:
+                cells.append(f'<td class="num">{_cell(value)}</td>')
+            elif column in ("query", "question", "error"):
+                cells.append(f'<td class="text">{_cell(value)}</td>')
+            else:
+                cells.append(f"<td>{_cell(value)}</td>")
+        rest = {key: value for key, value in row.items() if key not in columns}
+        details = (f"<details><summary>more</summary><pre>{_text(json.dumps(rest, ensure_ascii=False, indent=1))}"
+                   "</pre></details>") if rest else ""
+        out.append(f"<tr{kind}>{''.join(cells)}<td>{details}</td></tr>")
+    out.append("</table>")
+    return "\n".join(out)
+
+
+def _score_columns(groups: Iterable[dict], metrics: dict) -> list[str]:
+    """The breakdown's numeric columns, in the order of the summary metrics."""
+    groups = list(groups)
+    return [name for name in metrics if name != "n" and any(_number(g.get(name)) for g in groups)]
+
+
+def _bar_cell(value: Any) -> str:
+    if not _number(value):
+        return f'<td class="num">{_cell(value)}</td>'
+    width = max(0.0, min(1.0, float(value))) * 100
+    return (f'<td class="num">{_cell(value)} <span class="bar" aria-hidden="true">'
+            f'<span style="width:{width:.1f}%"></span></span></td>')
+
+
+def _note(name: str) -> str:
+    return METRIC_NOTES.get(name) or METRIC_NOTES.get(name.split("@")[0], "")
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return _text(f"{value:.4g}") if math.isfinite(value) else _text(str(value))
+    if isinstance(value, (list, tuple)):
+        return _text(", ".join(str(v) for v in value)) if value else ""
+    if isinstance(value, dict):
+        return _text(json.dumps(value, ensure_ascii=False))
+    return _text(str(value))
+
+
+def _text(value: str) -> str:
+    return escape(value, quote=True)
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
