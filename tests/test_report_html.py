@@ -1,0 +1,100 @@
+"""The HTML report: a static page that escapes every string it did not write, loads nothing, and puts the
+rows that missed first."""
+
+from __future__ import annotations
+
+import json
+from html.parser import HTMLParser
+
+import pytest
+
+import optimize
+import tracerag
+from tracerag.report_html import misses_first, render_html_report
+
+HOSTILE = '<script>alert("x")</script><img src=https://example.org/p.png onerror=alert(1)>'
+
+
+def _report(rows: list[dict]) -> dict:
+    return {"program": "commands", "dataset": "my<home>", "k": 10, "n": len(rows), "split": "test",
+            "metrics": {"recall@10": 0.5, "mrr": 0.4, "n": len(rows), "lm_fallbacks": {"parse": 1}},
+            "breakdown": {"home": {"a&b": {"recall@10": 0.25, "mrr": 0.2, "n": 2}}},
+            "per_query": rows}
+
+
+def test_every_user_string_is_escaped_and_the_page_loads_nothing():
+    page = render_html_report(_report([{"id": "q1", "query": HOSTILE, "recall": 0.0, "hint": "<b>",
+                                        "expected": [{"device_id": "</pre><script>"}]}]))
+    assert "<script" not in page and "<img" not in page and "<b>" not in page
+    assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in page
+    assert "my&lt;home&gt;" in page and "a&amp;b" in page
+    assert "&lt;/pre&gt;&lt;script&gt;" in page                       # the row's other fields, under details
+    assert "default-src 'none'" in page                               # a Content-Security-Policy: no fetch at all
+    tags = _tags(page)
+    assert {name for name, _ in tags} <= {"html", "head", "meta", "title", "style", "body", "h1", "h2", "p", "table",
+                                          "tr", "th", "td", "span", "details", "summary", "pre"}
+    assert not [attrs for _, attrs in tags if {"src", "href"} & set(attrs)]
+
+
+def _tags(page: str) -> list[tuple[str, dict]]:
+    """Every element the browser would build, with its attributes."""
+    found = []
+
+    class Tags(HTMLParser):
+        def handle_starttag(self, tag, attrs):
+            found.append((tag, dict(attrs)))
+
+    Tags().feed(page)
+    return found
+
+
+def test_misses_come_first_worst_first_then_the_datasets_order():
+    rows = [{"id": "a", "recall": 1.0}, {"id": "b", "recall": 0.5}, {"id": "c", "recall": 1.0},
+            {"id": "d", "recall": 0.0}, {"id": "e", "recall": None}]
+    ordered, misses, headline = misses_first(rows)
+    assert [row["id"] for row in ordered] == ["d", "b", "a", "c", "e"]
+    assert (misses, headline) == (2, "recall")
+    page = render_html_report(_report(rows))
+    assert page.index(">d<") < page.index(">b<") < page.index(">a<") < page.index(">c<")
+    assert "2 of 5 rows missed (recall below 1)" in page
+
+
+@pytest.mark.parametrize("score", ["score", "gold_found"])
+def test_planner_and_agent_rows_are_ordered_by_their_own_score(score):
+    ordered, misses, headline = misses_first([{"id": "a", score: 1.0}, {"id": "b", score: 0.0}])
+    assert [row["id"] for row in ordered] == ["b", "a"] and (misses, headline) == (1, score)
+
+
+def test_a_file_that_is_not_a_report_is_one_clear_error():
+    with pytest.raises(ValueError, match="report: field 'per_query' is missing"):
+        render_html_report({"program": "commands", "metrics": {}})
+
+
+@pytest.fixture
+def dataset(home_dir, embedder, monkeypatch, tmp_path):
+    lamp_on = [{"device_id": "lamp-study", "command_id": "main-switch-on"}]
+    rows = [{"id": "q-hit", "query": "打开老伙计", "expected": lamp_on},
+            {"id": "q-miss", "query": "<i>关闭</i> 主卧空调", "expected": lamp_on}]
+    (home_dir / "queries.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows),
+                                            encoding="utf-8")
+    monkeypatch.setattr(tracerag.config, "make_embedder", lambda *a, **k: embedder)
+    monkeypatch.chdir(tmp_path)
+    return home_dir
+
+
+def test_evaluate_html_writes_the_page_and_the_json_beside_it(dataset, tmp_path, capsys):
+    page_path = tmp_path / "out" / "report.html"
+    assert optimize.main(["evaluate", "commands", "--dataset", str(dataset), "--split", "all",
+                          "--html", str(page_path)]) == 0
+    out = capsys.readouterr().out
+    assert f"HTML report written to {page_path}" in out
+    report = json.loads((tmp_path / "out" / "report.json").read_text(encoding="utf-8"))
+    page = page_path.read_text(encoding="utf-8")
+    assert "&lt;i&gt;关闭&lt;/i&gt; 主卧空调" in page and "<i>" not in page
+    assert page.index(">q-miss<") < page.index(">q-hit<")                 # the miss is the first row
+    assert f"{report['metrics']['recall@10']:.4g}" in page
+
+
+def test_evaluate_html_refuses_to_overwrite_its_own_json(dataset, capsys):
+    assert optimize.main(["evaluate", "commands", "--dataset", str(dataset), "--html", "r.json"]) == 2
+    assert "would overwrite the JSON report" in capsys.readouterr().err
