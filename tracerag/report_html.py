@@ -180,7 +180,7 @@ def _breakdowns(breakdown: dict, metrics: dict) -> str:
 
 def _rows(rows: list[dict], misses: int, headline: str | None) -> str:
     if not rows:
-        return "<h2>Rows</h2><p>No rows.</p>"
+        return '<h2 id="rows">Rows</h2><p>No rows.</p>'
     present = set().union(*(row.keys() for row in rows))
     names = [c for c in _ROW_NAMES if c in present]
     scores = [c for c in _ROW_SCORES if c in present]
@@ -188,7 +188,7 @@ def _rows(rows: list[dict], misses: int, headline: str | None) -> str:
     columns = names + scores + status
     said = (f"{misses} of {len(rows)} rows missed ({_text(headline)} below 1), shown first, worst first."
             if headline else f"{len(rows)} rows.")
-    out = [f"<h2>Rows</h2><p>{said}</p>", "<table><tr>" + "".join(f"<th>{_text(c)}</th>" for c in columns)
+    out = [f'<h2 id="rows">Rows</h2><p>{said}</p>', "<table><tr>" + "".join(f"<th>{_text(c)}</th>" for c in columns)
            + "<th>details</th></tr>"]
     for row in rows:
         kind = "" if headline is None or not _number(row.get(headline)) else (
