@@ -41,9 +41,11 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from .metrics import CONTENT_TYPE, MetricsMiddleware, ServiceMetrics
 from .programs import BY_PATH, ENDPOINTS, RequestError, Runner, ServedProgram
 from .requests import ErrorResponse
 from .slow_clients import ClientLimits, uvicorn_config
+from .tracing import Tracing, start_tracing
 
 __all__ = ["DEFAULT_ALLOWED_HOSTS", "DEFAULT_MAX_BODY", "TOKEN_ENV", "build_app", "is_loopback", "openapi", "serve"]
 
@@ -226,13 +228,20 @@ def _version() -> str:
 
 def build_app(programs: dict[str, ServedProgram], *, max_body: int = DEFAULT_MAX_BODY, concurrency: int = 8,
               calls: str = "thread", token: str | None = None,
-              allowed_hosts: Iterable[str] = DEFAULT_ALLOWED_HOSTS, max_pending: int = DEFAULT_MAX_PENDING):
+              allowed_hosts: Iterable[str] = DEFAULT_ALLOWED_HOSTS, max_pending: int = DEFAULT_MAX_PENDING,
+              metrics: bool = False, tracing: Tracing | None = None):
     """The ASGI app over ``programs`` (:func:`~tracerag.serving.programs.load_programs`); closes them on shutdown.
 
     ``allowed_hosts``: the names (``name`` or ``name:port``) a request's ``Host`` and ``Origin`` may carry.
     ``max_pending``: program calls running or waiting for one of the ``concurrency`` slots; a call beyond it is
-    answered 503 at once, so a flood of requests cannot queue bodies and tasks without end."""
+    answered 503 at once, so a flood of requests cannot queue bodies and tasks without end.
+    ``metrics``: count requests and offer them at ``GET /metrics`` (:mod:`~tracerag.serving.metrics`).
+    ``tracing``: a span around each program call (:mod:`~tracerag.serving.tracing`); the flush on shutdown."""
     runner = Runner(concurrency, calls)
+    tracing = tracing or Tracing()
+    fixed_routes = ("/healthz", "/v1/programs", "/openapi.json", "/metrics")
+    counts = ServiceMetrics(routes=(*fixed_routes, *(p.endpoint.path for p in programs.values()))) if metrics \
+        else None
     pending = 0
     schema = openapi(programs)
     listing = {name: p.describe() for name, p in programs.items()}
@@ -245,6 +254,9 @@ def build_app(programs: dict[str, ServedProgram], *, max_body: int = DEFAULT_MAX
 
     async def openapi_json(request: Request) -> Response:
         return _JSON(schema)
+
+    async def metrics_text(request: Request) -> Response:
+        return Response(counts.render(), media_type=CONTENT_TYPE)
 
     async def call(request: Request) -> Response:
         path = request.url.path
@@ -284,14 +296,24 @@ def build_app(programs: dict[str, ServedProgram], *, max_body: int = DEFAULT_MAX
                           headers={"Retry-After": "1"})
         pending += 1
         try:
+            with tracing.request("POST", endpoint.path) as span:
+                response = await _answer(served, parsed, endpoint.path)
+                if span is not None:
+                    span.set_attribute("http.response.status_code", response.status_code)
+        finally:
+            pending -= 1
+        return response
+
+    async def _answer(served: ServedProgram, parsed, path: str) -> Response:
+        try:
             answer = await runner.run(served, parsed)
         except RequestError as exc:
             return _error(422, f"invalid request: {exc}", [{"field": exc.field, "message": exc.message}])
         except Exception as exc:
-            logger.exception("%s failed", endpoint.path)
+            logger.exception("%s failed", path)
             return _error(500, _one_line(exc))
-        finally:
-            pending -= 1
+        if counts is not None and answer.get("lm_fallbacks"):
+            counts.fell_back(served.name, answer["lm_fallbacks"])
         return _JSON(answer)
 
     async def http_error(request: Request, exc: HTTPException) -> Response:
@@ -309,13 +331,16 @@ def build_app(programs: dict[str, ServedProgram], *, max_body: int = DEFAULT_MAX
                 served.close()
             except Exception as exc:  # closing the others matters more
                 logger.warning("closing %s failed: %s", served.name, exc)
+        tracing.shutdown()
 
-    app = Starlette(routes=[Route("/healthz", healthz, methods=["GET"]),
-                            Route("/v1/programs", list_programs, methods=["GET"]),
-                            Route("/openapi.json", openapi_json, methods=["GET"]),
-                            Route("/v1/{program}", call, methods=["POST"])],
+    routes = [Route("/healthz", healthz, methods=["GET"]), Route("/v1/programs", list_programs, methods=["GET"]),
+              Route("/openapi.json", openapi_json, methods=["GET"])]
+    if counts is not None:
+        routes.append(Route("/metrics", metrics_text, methods=["GET"]))
+    app = Starlette(routes=[*routes, Route("/v1/{program}", call, methods=["POST"])],
                     exception_handlers={HTTPException: http_error, Exception: server_error}, lifespan=lifespan)
-    return BrowserGuard(BearerAuth(app, token) if token else app, allowed_hosts)
+    guarded = BrowserGuard(BearerAuth(app, token) if token else app, allowed_hosts)
+    return MetricsMiddleware(guarded, counts) if counts is not None else guarded
 
 
 class _Terminated(BaseException):
@@ -367,12 +392,18 @@ def serve(specs: dict[str, str | None], options: dict[str, dict], args) -> int:
     allowed = [*DEFAULT_ALLOWED_HOSTS, *args.allowed_host]
     if args.host.strip().lower() not in WILDCARD_BINDS:  # the address bound is a name clients will use
         allowed.append(f"[{args.host.strip('[]')}]" if ":" in args.host else args.host)
+    try:  # a tracer whose package is missing is one line, before anything loads
+        tracing = start_tracing(getattr(args, "trace", None))
+    except RuntimeError as exc:
+        print(f"error: {exc}", file=sys.stderr, flush=True)
+        return 2
     with _sigterm_ends_cleanly():
-        _run(specs, options, args, token, list(dict.fromkeys(allowed)))
+        _run(specs, options, args, token, list(dict.fromkeys(allowed)), tracing)
     return 0
 
 
-def _run(specs: dict[str, str | None], options: dict[str, dict], args, token: str | None, allowed: list[str]) -> None:
+def _run(specs: dict[str, str | None], options: dict[str, dict], args, token: str | None, allowed: list[str],
+         tracing: Tracing) -> None:
     import sys
 
     import uvicorn
@@ -380,15 +411,23 @@ def _run(specs: dict[str, str | None], options: dict[str, dict], args, token: st
 
     from .programs import load_programs
 
-    programs = load_programs(specs, options)
+    try:
+        programs = load_programs(specs, options)
+    except BaseException:
+        tracing.shutdown()
+        raise
     app = build_app(programs, max_body=args.max_body, concurrency=args.concurrency, calls=args.calls, token=token,
-                    allowed_hosts=allowed, max_pending=args.max_pending)
+                    allowed_hosts=allowed, max_pending=args.max_pending, metrics=getattr(args, "metrics", False),
+                    tracing=tracing)
     # Many calls at once, each a small matrix product: threaded BLAS in every worker oversubscribes the
     # cores; the large banks' searches thread themselves.
     threadpool_limits(limits=1, user_api="blas")
     names = ", ".join(f"{name} ({ENDPOINTS[name].path})" for name in programs)
-    print(f"tracerag serve: http://{args.host}:{args.port} — {names}{'; bearer token required' if token else ''}; "
-          f"Host allowed: {', '.join(allowed)}", file=sys.stderr, flush=True)
+    extras = "".join(("; bearer token required" if token else "",
+                      "; /metrics" if getattr(args, "metrics", False) else "",
+                      f"; tracing to {tracing.name}" if tracing.name else ""))
+    print(f"tracerag serve: http://{args.host}:{args.port} — {names}{extras}; Host allowed: {', '.join(allowed)}",
+          file=sys.stderr, flush=True)
     limits = ClientLimits(header_timeout=args.header_timeout, body_timeout=args.body_timeout,
                           keep_alive=args.keep_alive)
     config = uvicorn_config(app, host=args.host, port=args.port, limits=limits, server_header=False,
@@ -404,3 +443,4 @@ def _run(specs: dict[str, str | None], options: dict[str, dict], args, token: st
     finally:  # also when the port was taken or on SIGTERM: the agent's tool servers must not outlive the service
         for served in programs.values():
             served.close()
+        tracing.shutdown()  # the spans still batched are sent (a second shutdown does nothing)

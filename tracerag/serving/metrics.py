@@ -1,0 +1,137 @@
+"""``GET /metrics``: what the service did, in Prometheus' text format (``tracerag serve --metrics``).
+
+Why a small writer of our own and not ``prometheus-client``: the service needs four metric families, all
+updated on the event loop, and the text format is a few lines of spec; the default install stays as it is.
+The families:
+
+- ``tracerag_requests_total{route, method, status}``: answered requests, counted when the response starts
+  (errors included: a 401, 413 or 503 is as much the service's doing as a 200);
+- ``tracerag_request_duration_seconds{route}``: a histogram of the time from the request's arrival to the end
+  of its response;
+- ``tracerag_lm_fallbacks_total{program, stage}``: LM stages that took their no-LM fallback (an LM that
+  failed, timed out, answered unusably, or is skipped by the circuit breaker): the answers' ``lm_fallbacks``;
+- ``tracerag_requests_in_flight``: requests received and not yet answered.
+
+``route`` is the endpoint's path for the service's own routes and ``other`` for any other path, so a client
+probing random paths cannot grow the label set. Why off by default: the counts tell whoever reads them how
+the service is used; enabled, ``/metrics`` is behind the same ``Host`` check and bearer token as the programs
+(a Prometheus job sends ``authorization: Bearer <token>``; see docs/deployment.md).
+"""
+
+from __future__ import annotations
+
+import bisect
+import threading
+import time
+from collections import defaultdict
+
+__all__ = ["BUCKETS", "CONTENT_TYPE", "MetricsMiddleware", "ServiceMetrics"]
+
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+# seconds: a commands call without an LM answers in a few ms; an LM stage takes seconds
+BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
+
+
+def _escape(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+
+
+def _labels(names: tuple[str, ...], values: tuple[str, ...]) -> str:
+    return ",".join(f'{n}="{_escape(v)}"' for n, v in zip(names, values, strict=True))
+
+
+def _number(value: float) -> str:
+    return repr(float(value)) if not float(value).is_integer() else str(int(value))
+
+
+class ServiceMetrics:
+    """The counters behind ``/metrics``; :meth:`render` writes them. Thread-safe (a lock per update: the
+    service updates them from the event loop, tests and embedders may from threads)."""
+
+    def __init__(self, routes: tuple[str, ...] = ()) -> None:
+        self.routes = frozenset(routes)
+        self._lock = threading.Lock()
+        self._requests: defaultdict[tuple[str, str, str], int] = defaultdict(int)
+        self._buckets: dict[str, list[int]] = {}  # route -> count per bucket (not cumulative), + the +Inf one
+        self._sums: defaultdict[str, float] = defaultdict(float)
+        self._fallbacks: defaultdict[tuple[str, str], int] = defaultdict(int)
+        self.in_flight = 0
+
+    def route(self, path: str) -> str:
+        """The ``route`` label of a path: itself when it is one of the service's routes, else ``other``."""
+        return path if path in self.routes else "other"
+
+    def started(self) -> None:
+        with self._lock:
+            self.in_flight += 1
+
+    def finished(self, route: str, method: str, status: int, seconds: float) -> None:
+        with self._lock:
+            self.in_flight -= 1
+            self._requests[(route, method, str(status))] += 1
+            counts = self._buckets.setdefault(route, [0] * (len(BUCKETS) + 1))
+            counts[bisect.bisect_left(BUCKETS, seconds)] += 1
+            self._sums[route] += seconds
+
+    def fell_back(self, program: str, stages: list[str]) -> None:
+        """Count the LM stages of one answer that took their fallback (its ``lm_fallbacks``)."""
+        with self._lock:
+            for stage in stages:
+                self._fallbacks[(program, str(stage))] += 1
+
+    def render(self) -> str:
+        """The metrics in Prometheus' text exposition format (0.0.4)."""
+        with self._lock:
+            requests = sorted(self._requests.items())
+            buckets = {route: list(counts) for route, counts in sorted(self._buckets.items())}
+            sums = dict(self._sums)
+            fallbacks = sorted(self._fallbacks.items())
+            in_flight = self.in_flight
+        lines = ["# HELP tracerag_requests_total HTTP requests answered, by route, method and status.",
+                 "# TYPE tracerag_requests_total counter"]
+        lines += [f"tracerag_requests_total{{{_labels(('route', 'method', 'status'), key)}}} {count}"
+                  for key, count in requests]
+        lines += ["# HELP tracerag_request_duration_seconds Time from a request's arrival to the end of its response.",
+                  "# TYPE tracerag_request_duration_seconds histogram"]
+        for route, counts in buckets.items():
+            label = _labels(("route",), (route,))
+            running = 0
+            for bound, count in zip((*BUCKETS, float("inf")), counts, strict=True):
+                running += count
+                le = "+Inf" if bound == float("inf") else _number(bound)
+                lines.append(f'tracerag_request_duration_seconds_bucket{{{label},le="{le}"}} {running}')
+            lines.append(f"tracerag_request_duration_seconds_sum{{{label}}} {sums[route]!r}")
+            lines.append(f"tracerag_request_duration_seconds_count{{{label}}} {running}")
+        lines += ["# HELP tracerag_lm_fallbacks_total LM stages that took their no-LM fallback, by program and stage.",
+                  "# TYPE tracerag_lm_fallbacks_total counter"]
+        lines += [f"tracerag_lm_fallbacks_total{{{_labels(('program', 'stage'), key)}}} {count}"
+                  for key, count in fallbacks]
+        lines += ["# HELP tracerag_requests_in_flight Requests received and not yet answered.",
+                  "# TYPE tracerag_requests_in_flight gauge", f"tracerag_requests_in_flight {in_flight}"]
+        return "\n".join(lines) + "\n"
+
+
+class MetricsMiddleware:
+    """ASGI middleware, outermost: counts every HTTP request, including those the ``Host`` check or the token
+    refuses, with its status and duration, and how many are in flight."""
+
+    def __init__(self, app, metrics: ServiceMetrics) -> None:
+        self.app = app
+        self.metrics = metrics
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        metrics, started, status = self.metrics, time.perf_counter(), 500  # no response started: counted as 500
+        metrics.started()
+
+        async def send_status(message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_status)
+        finally:
+            metrics.finished(metrics.route(scope["path"]), scope["method"], status, time.perf_counter() - started)
