@@ -168,7 +168,7 @@ def start_tracing(name: str | None, exporter=None) -> Tracing:
         raise ValueError(f"unknown tracer {name!r}; choose from {', '.join(TRACERS)}")
     if name == "mlflow":
         try:
-            import mlflow
+            import mlflow.dspy  # needs pandas besides mlflow-skinny
         except ImportError as exc:
             raise _missing("mlflow", exc) from None
         mlflow.dspy.autolog()
