@@ -1,7 +1,9 @@
 """``tracerag serve`` under load: requests/s and latency percentiles of CommandRetrieval and SelfReflectiveRAG over
-HTTP, against the same program called in-process, no LM.
+HTTP, against the same program called in-process, no LM; the per-request cost of the service; its memory over a
+long unique-utterance run.
 
-    python benchmarks/bench_serve.py [--clients 16] [--duration 30] [--programs commands,rag] [--calls thread]
+    python benchmarks/bench_serve.py [--clients 20] [--duration 30] [--programs commands,rag] [--calls thread]
+                                     [--repeats 5] [--soak 30000] [--serve-flag=--metrics ...]
 
 Starts the real service (``python -m optimize serve --program commands --program rag``, the default embedder,
 127.0.0.1, a free port) and a bounded load generator in this process: ``--clients`` httpx async clients,
@@ -13,7 +15,16 @@ same sequence over HTTP (the per-request cost of the service). Before the load, 
 query is sent once and its answer compared with the in-process call (timings aside): "identical" counts
 those that match. An error is any non-200 answer or a transport failure.
 
-Prints a markdown table and a machine note.
+Per-request cost: ``--repeats`` rounds, each ``--round-requests`` queries in-process then the same queries over
+HTTP with one client (interleaved, so both see the same machine load); per round the median latency of each,
+then the median over rounds of the two medians, their ratio and difference.
+
+Memory (``--soak N``): N requests from ``--clients`` clients, commands and rag in turn, each request's utterance
+or question made unique (``" #<n>"`` appended), so no cache answers twice; the service's resident set
+(``VmRSS``) is read every ``--soak-step`` requests. The service and this script use a fresh cache directory
+(``TRACERAG_CACHE_DIR``), so the embedding cache starts empty and its size at the end is printed too.
+
+Prints markdown tables and a machine note.
 """
 
 from __future__ import annotations
@@ -22,8 +33,10 @@ import argparse
 import asyncio
 import os
 import platform
+import shutil
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -66,6 +79,77 @@ def in_process(served, requests: list[dict], duration: float) -> tuple[int, floa
     return i, time.perf_counter() - started, latencies
 
 
+def rss_mb(pid: int) -> float:
+    """The resident set of a process, in MB (Linux ``/proc``)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError(f"no VmRSS for process {pid}")
+
+
+def unique(request: dict, n: int) -> dict:
+    """The request with its utterance or question made unique."""
+    key = "query" if "query" in request else "question"
+    return {**request, key: f"{request[key]} #{n}"}
+
+
+def overhead(served, url: str, path: str, requests: list[dict], rounds: int, per_round: int):
+    """(in-process median ms, HTTP median ms): medians over ``rounds`` of each round's median, one client."""
+    local_medians, http_medians = [], []
+    with httpx.Client(base_url=url, timeout=60) as client:
+        for r in range(rounds):
+            batch = [requests[(r * per_round + i) % len(requests)] for i in range(per_round)]
+            times = []
+            for request in batch:
+                parsed = served.endpoint.request.model_validate(request)
+                t = time.perf_counter()
+                served.respond(parsed)
+                times.append((time.perf_counter() - t) * 1000)
+            local_medians.append(statistics.median(times))
+            times = []
+            for request in batch:
+                t = time.perf_counter()
+                reply = client.post(path, json=request)
+                times.append((time.perf_counter() - t) * 1000)
+                if reply.status_code != 200:
+                    raise RuntimeError(f"{path} answered {reply.status_code}: {reply.text[:200]}")
+            http_medians.append(statistics.median(times))
+    return statistics.median(local_medians), statistics.median(http_medians)
+
+
+async def soak(url: str, paths: list[str], requests: dict[str, list[dict]], total: int, step: int, clients: int,
+               pid: int) -> tuple[list[tuple[int, float]], int, float]:
+    """([(requests sent, service RSS MB)], errors, seconds): ``total`` unique requests, paths in turn."""
+    samples = [(0, rss_mb(pid))]
+    errors, sent = 0, 0
+    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+    started = time.perf_counter()
+    async with httpx.AsyncClient(base_url=url, timeout=60, limits=limits) as client:
+        while sent < total:
+            end = min(total, sent + step)
+            counter = iter(range(sent, end))
+
+            async def worker(counter) -> None:
+                nonlocal errors
+                for n in counter:
+                    path = paths[n % len(paths)]
+                    pool = requests[path]
+                    try:
+                        reply = await client.post(path, json=unique(pool[(n // len(paths)) % len(pool)], n))
+                        errors += reply.status_code != 200
+                    except httpx.HTTPError:
+                        errors += 1
+
+            await asyncio.gather(*(worker(counter) for _ in range(clients)))
+            sent = end
+            samples.append((sent, rss_mb(pid)))
+    return samples, errors, time.perf_counter() - started
+
+
+def tree_mb(path: Path) -> float:
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) / 1e6
+
+
 async def load(url: str, path: str, requests: list[dict], clients: int, duration: float):
     """(answers, seconds, latencies in ms, errors) of ``clients`` concurrent clients for ``duration`` seconds."""
     latencies: list[float] = []
@@ -95,14 +179,27 @@ async def load(url: str, path: str, requests: list[dict], clients: int, duration
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--clients", type=int, default=16)
+    p.add_argument("--clients", type=int, default=20)
     p.add_argument("--duration", type=float, default=30.0, help="seconds of load per program")
     p.add_argument("--programs", default="commands,rag")
     p.add_argument("--calls", choices=("thread", "async"), default="thread")
     p.add_argument("--concurrency", type=int, default=8)
+    p.add_argument("--repeats", type=int, default=5, help="rounds of the per-request cost comparison")
+    p.add_argument("--round-requests", type=int, default=200, help="queries per round of the per-request cost")
+    p.add_argument("--soak", type=int, default=0, metavar="N", help="then N unique requests, RSS sampled")
+    p.add_argument("--soak-step", type=int, default=3000, metavar="N", help="requests between two RSS samples")
+    p.add_argument("--serve-flag", action="append", default=[], help="a further tracerag serve flag (repeatable)")
     args = p.parse_args()
     names = [n.strip() for n in args.programs.split(",") if n.strip()]
+    cache = Path(tempfile.mkdtemp(prefix="bench-serve-cache-"))
+    os.environ["TRACERAG_CACHE_DIR"] = str(cache)  # both this process and the service: an empty cache
+    try:
+        return run(args, names, cache)
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
 
+
+def run(args, names: list[str], cache: Path) -> int:
     from tracerag.serving.programs import ENDPOINTS, load_programs
 
     tracerag.configure()
@@ -112,17 +209,20 @@ def main() -> int:
     threadpool_limits(limits=1, user_api="blas")  # as the service does
     log = Path(os.environ.get("TMPDIR", "/tmp")) / "bench_serve.log"
     serve_flags = [x for n in names for x in ("--program", n)] + ["--calls", args.calls, "--concurrency",
-                                                                   str(args.concurrency)]
-    rows = []
+                                                                   str(args.concurrency), *args.serve_flag]
+    rows, costs, soaked = [], [], None
     with ServeProcess(serve_flags, log=log) as server:
+        pool = {ENDPOINTS[name].path: queries(name) for name in names}
         for name in names:
-            path, requests = ENDPOINTS[name].path, queries(name)
+            path, requests = ENDPOINTS[name].path, pool[ENDPOINTS[name].path]
             identical = 0
             with httpx.Client(base_url=server.url, timeout=60) as client:
                 for request in requests:
                     answer = client.post(path, json=request).json()
                     mine = local[name].respond(ENDPOINTS[name].request.model_validate(request))
                     identical += stable(answer) == stable(mine)
+            costs.append((name, *overhead(local[name], server.url, path, requests, args.repeats,
+                                          args.round_requests)))
             n, seconds, lat = in_process(local[name], requests, args.duration / 3)
             rows.append((name, "in-process, sequential", 1, n, n / seconds, lat, 0, "-"))
             n, seconds, lat, errors = asyncio.run(load(server.url, path, requests, 1, args.duration / 3))
@@ -130,6 +230,9 @@ def main() -> int:
             n, seconds, lat, errors = asyncio.run(load(server.url, path, requests, args.clients, args.duration))
             rows.append((name, f"HTTP ({args.calls})", args.clients, n, n / seconds, lat, errors,
                          f"{identical}/{len(requests)}"))
+        if args.soak:
+            soaked = asyncio.run(soak(server.url, list(pool), pool, args.soak, args.soak_step, args.clients,
+                                      server.proc.pid))
     embedder = tracerag.get_embedder().id
     for served in local.values():
         served.close()
@@ -139,9 +242,31 @@ def main() -> int:
         print(f"| {ENDPOINTS[name].program_class} | {how} | {clients} | {n} | {rate:.0f} | "
               f"{statistics.median(lat):.1f} | {percentile(lat, 95):.1f} | {percentile(lat, 99):.1f} | {errors} | "
               f"{identical} |")
+    print(f"\nPer request, one client, median of {args.repeats} rounds of {args.round_requests} queries "
+          "(each round's median):\n")
+    print("| program | in-process ms | HTTP ms | HTTP ÷ in-process | service's own ms |")
+    print("|---|---:|---:|---:|---:|")
+    for name, local_ms, http_ms in costs:
+        print(f"| {ENDPOINTS[name].program_class} | {local_ms:.2f} | {http_ms:.2f} | {http_ms / local_ms:.2f}x | "
+              f"{http_ms - local_ms:.2f} |")
+    if soaked:
+        samples, errors, seconds = soaked
+        sent = samples[-1][0]
+        print(f"\nService memory over {sent} unique requests ({', '.join(pool)} in turn, {args.clients} clients, "
+              f"{sent / seconds:.0f} req/s, {errors} errors):\n")
+        print("| requests | RSS MB |")
+        print("|---:|---:|")
+        for count, mb in samples:
+            print(f"| {count} | {mb:.1f} |")
+        base = samples[1][1] if len(samples) > 2 else samples[0][1]
+        later = [mb for _, mb in samples[1:]]
+        print(f"\nFrom the first sample after start ({samples[1][0] if len(samples) > 2 else 0} requests) to the "
+              f"end: {samples[-1][1] - base:+.1f} MB; range after it {min(later):.1f}–{max(later):.1f} MB; "
+              f"cache directory at the end {tree_mb(cache):.1f} MB.")
     print(f"\n{os.cpu_count()} cores, {platform.processor() or platform.machine()}, Python "
-          f"{platform.python_version()}; the service (--concurrency {args.concurrency}, --calls {args.calls}) and "
-          f"the load generator share the machine; embedder {embedder}; no LM.")
+          f"{platform.python_version()}; the service (--concurrency {args.concurrency}, --calls {args.calls}"
+          f"{''.join(' ' + f for f in args.serve_flag)}) and the load generator share the machine; embedder "
+          f"{embedder}; no LM.")
     return 0
 
 
