@@ -1,6 +1,7 @@
 """A run's LM fault budget: calls that bring no reply may cost a run 40 s plus 10 % of its time, each call
 is cut at what is left, and once it is spent every stage takes its no-LM path at once, counted, after one
-warning line. A reply that comes back but does not parse costs nothing from it. The fault-cost bounds at
+warning line; a stage that fails while the others answer spends half of it, then falls back alone. A reply
+that comes back but does not parse costs nothing from it. The fault-cost bounds at
 the default settings, end to end, are in test_fault_cost_at_defaults.py (slow)."""
 
 from __future__ import annotations
@@ -135,6 +136,9 @@ def test_a_call_is_cut_at_what_the_budget_has_left():
     assert first is second is None and len(stub.requests) == 1 and budget.spent
     assert seconds < 10  # 0.15 s and the setup of a first call; unbounded it waits 93 s
     assert stages.errors[1] == f"answer: {BUDGET_SPENT}"
+    # the first call's line says the budget cut it, not that the endpoint kept no 30 s timeout
+    assert "cut after 0." in stages.errors[0] and "run's LM fault budget had left" in stages.errors[0]
+    assert "no reply within" not in stages.errors[0]
 
 
 def test_the_budget_is_configured_kept_and_read_from_the_environment(monkeypatch):
@@ -184,3 +188,44 @@ def test_the_stub_fails_part_of_a_stages_calls_only():
     assert half_of_inputs("ParseCommand", "turn on the lamp") != half_of_inputs("ParseCommand", "turn on the fan")
     assert after_a_tool_call("AgentStep", "[[ ## trajectory ## ]]\n<tool_output>x</tool_output>")
     assert not after_a_tool_call("AgentStep", "[[ ## trajectory ## ]]\n")
+
+
+def test_a_stage_failing_alone_spends_its_share_then_falls_back_while_the_others_keep_the_lm(caplog):
+    """One endpoint (two LM objects with the same model: the breaker's and the budget's key) answers the
+    ``answer`` stage in 1 s and fails the ``verify`` stage after 15 s: verify may spend half the budget,
+    then it alone falls back for the rest of the run; the answers keep coming from the LM."""
+    clock = Clock()
+    good, good_engine = clocked_lm(clock, 1.0, "good")
+    bad, bad_engine = clocked_lm(clock, 15.0, "error")
+    answer, verify = dspy.Predict("question -> answer"), dspy.Predict("question -> verdict")
+    answer.lm, verify.lm = good, bad
+    stages = Stages()
+    with lm_fault_budget(FaultBudget(40, clock=clock)) as budget, \
+            caplog.at_level(logging.WARNING, logger="tracerag.lm"):
+        for _ in range(5):
+            assert stages.call("answer", answer, question="Is it on?") is not None
+            stages.call("verify", verify, question="Is it on?")
+    # 40 s + 10 % of the run: verify's share is half, about 21 s; its second failure (30 s) spends it
+    assert bad_engine.calls == 2 and good_engine.calls == 5 and stages.calls == 7
+    assert [key[1] for key in budget.shut] == ["verify"] and not budget.spent and budget.admits()
+    assert stages.fallbacks == ["verify"] * 5
+    assert stages.errors[2:] == ["verify: this stage's share of the run's LM fault budget is spent"] * 3
+    notices = [r.getMessage() for r in caplog.records if "share of the LM fault budget" in r.getMessage()]
+    assert len(notices) == 1 and notices[0].startswith("LM stage verify failed for 30.0 s in this run (2 calls)")
+    assert "the others keep the LM" in notices[0]
+    assert budget.report()["stages_shut"] == ["verify"]
+
+
+def test_a_stage_that_fails_before_any_other_answered_is_the_endpoint_failing():
+    """No stage has answered yet: the failing one may take the whole budget, not a share (an outage
+    at the start of a run is not one stage's fault)."""
+    clock = Clock()
+    budget = FaultBudget(40, share=0.0, clock=clock)
+    assert budget.remaining("lm", "verify") == 40
+    budget.charge(25, "lm", "verify")
+    assert budget.admits("lm", "verify") and budget.remaining("lm", "verify") == 15
+    budget.answered("lm", "answer")  # now the endpoint answers another stage: verify is over its half
+    assert not budget.admits("lm", "verify") and budget.remaining("lm", "verify") == 0
+    assert budget.admits("lm", "answer") and budget.remaining("lm", "answer") == 15 and not budget.spent
+    budget.answered("other-lm", "verify")  # another endpoint's stages are counted apart
+    assert budget.admits("other-lm", "verify")

@@ -18,9 +18,19 @@ one warning line. A run whose other work takes N s thus spends at most (seconds 
 on failing calls: 44 s + 11 % of N at the defaults (with several threads, each call in flight when the
 budget runs out may still run to what was left when it started).
 
+**One stage failing alone** does not end the others' LM: while another stage of the same endpoint has
+answered in the run, a stage's failing calls may take only ``STAGE_SHARE`` of the budget (half: 20 s + 5 %
+at the defaults), each of its calls cut at that. Once its share is spent the stage is shut for the rest of
+the run (its calls fall back at once, counted, after one warning line naming it) and the other stages keep
+calling the LM, with the rest of the budget for their own faults; the bound above holds for all of them
+together. A stage that fails before any other has answered is the endpoint failing: the whole budget
+applies to it.
+
 The budget lives in DSPy's settings context (``lm_fault_budget``), which DSPy's ParallelExecutor hands to
-its worker threads, so the threads of one evaluation share one budget. Outside such a block (a server, a
-single call) there is none: the breaker alone applies.
+its worker threads, so the threads of one evaluation share one budget. ``evaluate`` and ``compile`` run in
+one; ``serve`` gives each request its own, of the budget's seconds and no share (a request's failing calls
+take at most 40 s at the defaults, then its remaining stages fall back). Outside such a block (a single
+call in an app) there is none: the breaker alone applies.
 """
 
 from __future__ import annotations
@@ -29,23 +39,29 @@ import logging
 import math
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections import Counter
+from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
 
 import dspy
 
-__all__ = ["FAULT_SHARE", "MIN_CALL_SECONDS", "FaultBudget", "current_budget", "lm_fault_budget"]
+__all__ = ["FAULT_SHARE", "MIN_CALL_SECONDS", "STAGE_SHARE", "FaultBudget", "current_budget", "lm_fault_budget"]
 
 logger = logging.getLogger("tracerag.lm")
 
 FAULT_SHARE = 0.1  # the share of a run's time its LM faults may take, on top of the budget's seconds
+STAGE_SHARE = 0.5  # of the budget, what one stage's failures may take while the endpoint answers its others
 MIN_CALL_SECONDS = 0.1  # less than this left: the budget is spent (no call is worth starting)
 _SETTING = "tracerag_lm_fault_budget"  # the key in DSPy's settings context
 
 
 class FaultBudget:
-    """Seconds of failed LM calls one run may spend: ``seconds`` + ``share`` × the run's time so far.
-    Thread-safe; ``clock`` is injectable for tests."""
+    """Seconds of failed LM calls one run may spend: ``seconds`` + ``share`` × the run's time so far, and
+    one stage at most ``STAGE_SHARE`` of that while its endpoint answers the run's other stages.
+    Thread-safe; ``clock`` is injectable for tests.
+
+    A stage is named by its endpoint (any hashable: the guarded steps pass the LM's model and api_base)
+    and its stage name; the methods that take them apply the stage's share, without them only the total."""
 
     def __init__(self, seconds: float, share: float = FAULT_SHARE, clock: Callable[[], float] = time.monotonic):
         if not seconds >= 0:
@@ -55,44 +71,87 @@ class FaultBudget:
         self.charged = 0.0  # seconds of failed calls so far
         self.failed_calls = 0
         self.spent = False  # once True, stays True for the run
+        self.stage_charged: Counter = Counter()  # (endpoint, stage) -> seconds of its failed calls
+        self.stage_failed: Counter = Counter()  # (endpoint, stage) -> its failed calls
+        self.shut: set[tuple] = set()  # (endpoint, stage): falls back for the rest of the run (its share spent)
+        self._answered: dict[Hashable, set[str]] = {}  # endpoint -> the stages it answered in this run
         self._lock = threading.Lock()
 
     def now(self) -> float:
         """The budget's clock (``time.monotonic``): callers time their calls with it."""
         return self._clock()
 
-    def remaining(self) -> float:
-        """Seconds the next failing call may still take (``inf`` for an unlimited budget)."""
+    def remaining(self, endpoint: Hashable = None, stage: str | None = None) -> float:
+        """Seconds the next failing call (of ``stage`` at ``endpoint``) may still take (``inf`` for an
+        unlimited budget)."""
         if math.isinf(self.seconds):
             return math.inf
         with self._lock:
-            return 0.0 if self.spent else self._left()
+            if self.spent or (endpoint, stage) in self.shut:
+                return 0.0
+            return min(self._left(), self._stage_left(endpoint, stage))
+
+    def _allowed(self) -> float:
+        return self.seconds + self.share * (self._clock() - self.started)
 
     def _left(self) -> float:
-        return self.seconds + self.share * (self._clock() - self.started) - self.charged
+        return self._allowed() - self.charged
 
-    def admits(self) -> bool:
-        """Whether an LM call may start: False once the budget is spent (or nearly: ``MIN_CALL_SECONDS``)."""
+    def _stage_left(self, endpoint: Hashable, stage: str | None) -> float:
+        """What the stage's share has left while another stage of its endpoint answered (else ``inf``)."""
+        if stage is None or not self._answered.get(endpoint, set()) - {stage}:
+            return math.inf
+        return STAGE_SHARE * self._allowed() - self.stage_charged[(endpoint, stage)]
+
+    def admits(self, endpoint: Hashable = None, stage: str | None = None) -> bool:
+        """Whether an LM call (of ``stage`` at ``endpoint``) may start: False once the budget is spent, or
+        the stage's share (or nearly: ``MIN_CALL_SECONDS``)."""
         if math.isinf(self.seconds):
             return True
         with self._lock:
-            if not self.spent and self._left() < MIN_CALL_SECONDS:
-                self._spend()
-            return not self.spent
+            self._settle(endpoint, stage)
+            return not self.spent and (endpoint, stage) not in self.shut
 
-    def charge(self, seconds: float) -> None:
-        """Count ``seconds`` of a call that brought no reply."""
+    def answered(self, endpoint: Hashable, stage: str) -> None:
+        """Record that ``endpoint`` answered a call of ``stage`` (a reply came back, usable or not)."""
+        with self._lock:
+            self._answered.setdefault(endpoint, set()).add(stage)
+
+    def charge(self, seconds: float, endpoint: Hashable = None, stage: str | None = None) -> None:
+        """Count ``seconds`` of a call (of ``stage`` at ``endpoint``) that brought no reply."""
         with self._lock:
             self.charged += max(seconds, 0.0)
             self.failed_calls += 1
-            if not self.spent and not math.isinf(self.seconds) and self._left() < MIN_CALL_SECONDS:
-                self._spend()
+            if stage is not None:
+                self.stage_charged[(endpoint, stage)] += max(seconds, 0.0)
+                self.stage_failed[(endpoint, stage)] += 1
+            if not math.isinf(self.seconds):
+                self._settle(endpoint, stage)
+
+    def _settle(self, endpoint: Hashable, stage: str | None) -> None:
+        """Spend the budget, or shut the stage, when too little is left to start a call (under the lock)."""
+        if not self.spent and self._left() < MIN_CALL_SECONDS:
+            self._spend()
+        key = (endpoint, stage)
+        if not self.spent and key not in self.shut and self._stage_left(endpoint, stage) < MIN_CALL_SECONDS:
+            self.shut.add(key)
+            logger.warning("LM stage %s failed for %.1f s in this run (%d calls) while the LM answers its other "
+                           "stages, its share of the LM fault budget (%g%%; --lm-fault-budget or "
+                           "TRACERAG_LM_FAULT_BUDGET): that stage takes its no-LM path for the rest of the run, the "
+                           "others keep the LM", stage, self.stage_charged[key], self.stage_failed[key],
+                           STAGE_SHARE * 100)
 
     def _spend(self) -> None:
         self.spent = True
         logger.warning("LM calls failed for %.1f s in this run (%d calls), its LM fault budget (%g s + %g%% of "
                        "the run's time; --lm-fault-budget or TRACERAG_LM_FAULT_BUDGET): the rest of the run "
                        "takes the no-LM path", self.charged, self.failed_calls, self.seconds, self.share * 100)
+
+    def report(self) -> dict:
+        """What the run's faults cost: seconds charged, failed calls, spent, and the stages shut."""
+        return {"seconds": self.seconds, "share": self.share, "charged_s": round(self.charged, 2),
+                "failed_calls": self.failed_calls, "spent": self.spent,
+                "stages_shut": sorted(stage for _, stage in self.shut)}
 
     def __deepcopy__(self, memo) -> FaultBudget:  # settings get copied; the run's budget stays one object
         return self
@@ -105,10 +164,10 @@ def current_budget() -> FaultBudget | None:
 
 
 @contextmanager
-def lm_fault_budget(seconds: float | FaultBudget | None = None) -> Iterator[FaultBudget]:
+def lm_fault_budget(seconds: float | FaultBudget | None = None, share: float = FAULT_SHARE) -> Iterator[FaultBudget]:
     """Run the block as one run with its own fault budget (``seconds``, or a ``FaultBudget``; default: the
-    policy's ``fault_budget``, ``inf`` for none). An enclosing run's budget is kept: a run inside a run
-    (an evaluation inside a compile) spends the outer one's."""
+    policy's ``fault_budget``, ``inf`` for none; plus ``share`` of the run's time). An enclosing run's
+    budget is kept: a run inside a run (an evaluation inside a compile) spends the outer one's."""
     outer = current_budget()
     if outer is not None:
         yield outer
@@ -117,6 +176,6 @@ def lm_fault_budget(seconds: float | FaultBudget | None = None) -> Iterator[Faul
         from ..lm_policy import policy
 
         seconds = policy().fault_budget
-    budget = seconds if isinstance(seconds, FaultBudget) else FaultBudget(seconds)
+    budget = seconds if isinstance(seconds, FaultBudget) else FaultBudget(seconds, share)
     with dspy.settings.context(**{_SETTING: budget}):
         yield budget

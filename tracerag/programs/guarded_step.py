@@ -16,10 +16,12 @@ must take its fallback. Why one mechanism instead of a try/except per program:
   else the stage's text inputs, all of them;
 - **typed, capped replies**: each stage's ``check`` raises on a reply the program cannot use (wrong
   types, over a cap of ``reply_limits``, ids the stage was not given): the stage falls back, counted;
-- **a fault budget per run**: inside an evaluation (``fault_budget.lm_fault_budget``), the calls that bring
-  no reply may take ``fault_budget`` seconds plus 10 % of the run's time; each call is cut at what is left,
-  and once it is spent every stage takes its fallback at once (counted), so a stalled endpoint, or one
-  failing at one stage or on some inputs only, costs a run about a minute, not a timeout per example;
+- **a fault budget per run**: inside an evaluation or a compile (``fault_budget.lm_fault_budget``; a served
+  request has one of its own), the calls that bring no reply may take ``fault_budget`` seconds plus 10 % of
+  the run's time; each call is cut at what is left (its failure line says so), and once it is spent every
+  stage takes its fallback at once (counted), so a stalled endpoint, or one failing on some inputs only,
+  costs a run about a minute, not a timeout per example. A stage failing while the endpoint answers the
+  others may spend half of it, then that stage alone falls back for the rest of the run;
 - **visible fallbacks**: each program call gets the list of stages that fell back (reported as
   ``lm_fallbacks`` and ``hint="lm_failed"``), and warnings are one line each: the first failure of a
   kind is logged, repeats are counted and summed up by ``warning_summary()``.
@@ -156,10 +158,14 @@ _repeats_lock = threading.Lock()
 _KEY_VARIABLE = re.compile(r"\b[A-Z][A-Z0-9_]*_API_KEY\b")  # a provider's key variable, named in an error
 
 
-def failure_line(exc: BaseException, lm=None) -> str:
+def failure_line(exc: BaseException, lm=None, *, cut_at: float | None = None) -> str:
     """One line a user can act on: the exception type and first line, and the setting that changes it
-    (with the LM's own timeout and retries when it has them)."""
+    (with the LM's own timeout and retries when it has them). ``cut_at``: the call was cut after that many
+    seconds because the run's LM fault budget had no more for it (not the LM's own timeout)."""
     name = type(exc).__name__
+    if cut_at is not None:
+        return (f"{name}: cut after {cut_at:.1f} s, all the run's LM fault budget had left for it "
+                "(--lm-fault-budget or TRACERAG_LM_FAULT_BUDGET)")
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     lowered = text.lower()
     timeout = (getattr(lm, "kwargs", None) or {}).get("timeout")
@@ -259,13 +265,13 @@ def call_config(lm) -> dict[str, Any]:
     return {}
 
 
-def _with_config(predictor, lm, inputs: dict[str, Any], budget: FaultBudget | None = None) -> dict[str, Any]:
+def _with_config(predictor, lm, inputs: dict[str, Any], limit: float | None = None) -> dict[str, Any]:
     """``inputs`` plus ``config=call_config(lm)`` for a predictor that takes a ``config`` (a Predict, or one
     that says so with ``takes_config``), merged over one the caller gave; the timeout given is at most
-    what the run's fault budget has left."""
+    ``limit``, what the run's fault budget has left for the call."""
     extra = call_config(lm)
-    if extra and budget is not None:
-        extra = {**extra, "timeout": max(min(extra["timeout"], budget.remaining()), 0.001)}
+    if extra and limit is not None:
+        extra = {**extra, "timeout": max(min(extra["timeout"], limit), 0.001)}
     if not extra or not (isinstance(predictor, dspy.Predict) or getattr(predictor, "takes_config", False)):
         return inputs
     return {**inputs, "config": {**extra, **inputs.get("config", {})}}
@@ -282,16 +288,36 @@ def _async_capable(lm) -> bool:
     return cls.aforward is not dspy.BaseLM.aforward or cls.acall is not dspy.BaseLM.acall
 
 
-def _within(budget: FaultBudget | None):
-    """The block's LM calls cut at what the run's fault budget has left (no limit without a budget)."""
-    return nullcontext() if budget is None else at_most(budget.remaining())
+class _Charged:
+    """One LM call's account with the run's fault budget: the limit it got, the failure it is charged."""
 
+    def __init__(self, budget: FaultBudget | None, lm, stage: str) -> None:
+        self.budget, self.endpoint, self.stage = budget, _lm_key(lm), stage
+        self.limit = budget.remaining(self.endpoint, stage) if budget is not None else None
+        self.started = budget.now() if budget is not None else 0.0
+        # the limit holds for a bounded LM (``config.BoundedLM``: ``at_most``) and one given the timeout per call
+        self.enforced = callable(getattr(lm, "worst_case", None)) or bool(call_config(lm))
 
-def _charge(budget: FaultBudget | None, started: float, exc: BaseException) -> None:
-    """Charge a call that brought no reply to the run's budget; a reply that came back but did not parse
-    is the model's answer, not a fault of the endpoint (see ``fault_budget``)."""
-    if budget is not None and not isinstance(exc, AdapterParseError):
-        budget.charge(budget.now() - started)
+    def within(self):
+        """The call cut at what the budget has left for it (no limit without a budget)."""
+        return nullcontext() if self.limit is None else at_most(self.limit)
+
+    def answered(self) -> None:
+        if self.budget is not None:
+            self.budget.answered(self.endpoint, self.stage)
+
+    def failed(self, exc: BaseException) -> float | None:
+        """Charge a call that brought no reply; a reply that came back but did not parse is the model's
+        answer, not a fault of the endpoint (see ``fault_budget``). The seconds it took when the budget's
+        limit cut it, else None."""
+        if self.budget is None:
+            return None
+        if isinstance(exc, AdapterParseError):
+            self.answered()
+            return None
+        seconds = self.budget.now() - self.started
+        self.budget.charge(seconds, self.endpoint, self.stage)
+        return seconds if self.enforced and self.limit is not None and seconds >= self.limit * 0.99 else None
 
 
 async def _ainvoke(predictor, lm, inputs: dict[str, Any]) -> Any:
@@ -323,14 +349,13 @@ class Stages:
         lm = self._admit(stage, predictor, inputs)
         if lm is None:
             return None
-        budget = current_budget()
-        started = budget.now() if budget is not None else 0.0
+        account = _Charged(current_budget(), lm, stage)
         try:
-            with _within(budget):
-                out = predictor(**_with_config(predictor, lm, inputs, budget))
+            with account.within():
+                out = predictor(**_with_config(predictor, lm, inputs, account.limit))
         except Exception as exc:  # any failure of the LM: the stage's fallback
-            _charge(budget, started, exc)
-            return self._failed(stage, predictor, lm, exc, fallback)
+            return self._failed(stage, predictor, lm, exc, fallback, cut_at=account.failed(exc))
+        account.answered()
         try:
             value = check(out) if check is not None else out
         except Exception as exc:  # a reply the program cannot use: the stage's fallback
@@ -344,14 +369,13 @@ class Stages:
         lm = self._admit(stage, predictor, inputs)
         if lm is None:
             return None
-        budget = current_budget()
-        started = budget.now() if budget is not None else 0.0
+        account = _Charged(current_budget(), lm, stage)
         try:
-            with _within(budget):
-                out = await _ainvoke(predictor, lm, _with_config(predictor, lm, inputs, budget))
+            with account.within():
+                out = await _ainvoke(predictor, lm, _with_config(predictor, lm, inputs, account.limit))
         except Exception as exc:  # cancellation (a BaseException) is not a failure: it propagates
-            _charge(budget, started, exc)
-            return self._failed(stage, predictor, lm, exc, fallback)
+            return self._failed(stage, predictor, lm, exc, fallback, cut_at=account.failed(exc))
+        account.answered()
         try:
             value = check(out) if check is not None else out
         except Exception as exc:
@@ -368,8 +392,9 @@ class Stages:
             self.skipped.append(stage)
             return None
         budget = current_budget()
-        if budget is not None and not budget.admits():
-            self.fell_back(stage, "the run's LM fault budget is spent")
+        if budget is not None and not budget.admits(_lm_key(lm), stage):
+            self.fell_back(stage, "the run's LM fault budget is spent" if budget.spent else
+                           "this stage's share of the run's LM fault budget is spent")
             return None
         if not BREAKER.allow(lm, stage):
             self.fell_back(stage, "the LM is skipped after repeated failures")
@@ -377,9 +402,10 @@ class Stages:
         self.calls += 1
         return lm
 
-    def _failed(self, stage: str, predictor, lm, exc: BaseException, fallback: str) -> None:
+    def _failed(self, stage: str, predictor, lm, exc: BaseException, fallback: str, *,
+                cut_at: float | None = None) -> None:
         BREAKER.record(lm, ok=False, stage=stage)
-        what = failure_line(exc, lm)
+        what = failure_line(exc, lm, cut_at=cut_at)
         _warn(stage, predictor, what, fallback)
         self.fell_back(stage, what)
         return None
