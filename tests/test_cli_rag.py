@@ -95,7 +95,8 @@ def test_evaluate_with_a_dead_endpoint_reports_what_no_lm_does(corpus, tmp_path,
     no_lm, dead = (reports[name]["metrics"] for name in ("no_lm", "dead"))
     assert {q: dead[q] for q in quality} == {q: no_lm[q] for q in quality}
     assert no_lm["citation_validity"] == no_lm["citation_coverage"] == 1.0 and no_lm["accuracy"] is None
-    assert dead["lm_fallback_rate"] == 1.0 and dead["lm_fallbacks"] == {"grade": 4} and no_lm["lm_fallback_rate"] == 0
+    assert dead["lm_fallback_rate"] == 1.0 and no_lm["lm_fallback_rate"] == 0
+    assert dead["lm_fallbacks"] == {"grade": 4, "judge": 4}  # the --alce judge falls back too, counted
     for row, no_lm_row in zip(reports["dead"]["per_query"], reports["no_lm"]["per_query"], strict=True):
         assert (row["answer"], row["cited"], row["hint"]) == (no_lm_row["answer"], no_lm_row["cited"], "lm_failed")
         assert row["lm_calls"] <= dead["lm_call_budget"]

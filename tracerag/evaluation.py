@@ -258,18 +258,21 @@ def evaluate_rag(program, examples: list, *, dataset: str, k: int = 10, alce: bo
 
     LM calls are counted twice: by the program and by an LMMeter (a DSPy callback); the report carries both and
     the program's per-question budget. ``alce`` adds the LM-judged citation recall and precision
-    (after the program's calls, so they do not count against its budget).
+    (after the program's calls, so they do not count against its budget): the judge is a guarded stage
+    (``judge``: the breaker and the run's fault budget apply), its calls are counted apart
+    (``lm_calls_judge``) and a judge that fails is a fallback of the row.
     """
     from .metrics import rag as r
+    from .programs.guarded_step import Stages
     from .programs.lm_meter import LMMeter
 
     def score_one(ex) -> dict:
-        meter = LMMeter()
+        meter, judged = LMMeter(), Stages()
         with meter.measure():
             pred = program(question=ex.question)
         elapsed_ms = meter.seconds * 1000
         cited = pred.cited_ids
-        citation_recall, citation_precision = r.alce_citation_scores(pred) if alce else (None, None)
+        citation_recall, citation_precision = r.alce_citation_scores(pred, stages=judged) if alce else (None, None)
         return {
             "id": ex.pmid, "question": ex.question, "gold": ex.final_decision, "verdict": pred.verdict,
             "recall": r.doc_recall_at_k(ex, pred, k), "rr": r.doc_reciprocal_rank(ex, pred, k),
@@ -279,7 +282,7 @@ def evaluate_rag(program, examples: list, *, dataset: str, k: int = 10, alce: bo
             "citation_validity": r.citation_validity(pred), "citation_coverage": r.answer_citation_coverage(pred),
             "citation_recall": citation_recall, "citation_precision": citation_precision,
             "rounds": pred.rounds, "lm_calls": pred.lm_calls, "lm_calls_observed": meter.calls,
-            **_lm_outcome(pred),
+            "lm_calls_judge": judged.calls, **_lm_outcome(pred, *judged.fallbacks),
             "ms": round(elapsed_ms, 2), "answer": pred.answer, "retrieved": pred.retrieved_per_round[0][:k],
             "kept": pred.kept_ids, "cited": cited, "invalid_cited": pred.invalid_cited_ids,
         }
@@ -293,6 +296,7 @@ def evaluate_rag(program, examples: list, *, dataset: str, k: int = 10, alce: bo
     metrics["lm_calls_per_question"] = _mean(row["lm_calls_observed"] for row in rows)
     metrics["lm_calls_max"] = max((row["lm_calls_observed"] for row in rows), default=0)
     metrics["lm_call_budget"] = program.lm_call_budget()
+    metrics["lm_calls_judge"] = sum(row["lm_calls_judge"] for row in rows)
     metrics.update(fallback_metrics(rows))
     metrics.update(_latency(rows))
     return {"program": "SelfReflectiveRAG", "dataset": dataset, "k": k, "n": len(rows),

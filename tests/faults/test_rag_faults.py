@@ -137,3 +137,46 @@ def test_malformed_items_cost_one_extra_call_per_batch_at_most(retriever, rounds
     grading = [name for name, _ in stub.requests if name == "GradeRelevance"]
     assert pred.regraded and len(grading) <= 2 * 3 * rounds  # ceil(8 / 3) batches a round, never a call a chunk
     assert pred.lm_calls == len(stub.requests) <= program.lm_call_budget() == 2 * 3 * rounds + rounds - 1 + 3
+
+
+class _Answered:
+    """Stands in for SelfReflectiveRAG: every question gets the same answer citing two chunks, no LM call."""
+
+    class config:  # noqa: N801 - the attribute evaluate_rag reads
+        @staticmethod
+        def model_dump():
+            return {}
+
+    @staticmethod
+    def lm_call_budget() -> int:
+        return 0
+
+    def __call__(self, question):
+        return dspy.Prediction(
+            answer="Yes [7#0]. It worked [7#1].", verdict="yes", hint=None, grounded=True, cited_ids=["7#0", "7#1"],
+            invalid_cited_ids=[], context_ids=["7#0", "7#1"], kept_ids=["7#0", "7#1"], retrieved_ids=["7#0", "7#1"],
+            retrieved_per_round=[["7#0", "7#1"]], chunk_doc_ids={"7#0": "7", "7#1": "7"}, rounds=1, lm_calls=0,
+            context_texts={"7#0": "Statins lowered it.", "7#1": "It worked in trials."}, unsupported_claims=[],
+            lm_fallbacks=[])
+
+
+@pytest.mark.parametrize("mode", ["good", "http500"])
+def test_the_alce_judge_is_a_counted_guarded_stage(mode):
+    """``--alce``: the citation judge's calls are counted apart from the program's (``lm_calls_judge``), and a
+    judge that fails is a fallback of the row (stage ``judge``), its scores unknown, not zero."""
+    from tracerag.evaluation import evaluate_rag
+
+    examples = [dspy.Example(pmid=f"p{n}", question=f"Does it work {n}?", final_decision="yes", gold_doc_ids=["7"])
+                for n in range(2)]
+    with StubLMServer(FakeEngine(), modes={"VerifyGroundedness": mode}) as stub:
+        with dspy.context(lm=stub.lm()):
+            report = evaluate_rag(_Answered(), examples, dataset="d", alce=True, progress=False)
+    rows, metrics = report["per_query"], report["metrics"]
+    if mode == "good":  # one judge call a sentence (each cites one chunk)
+        assert [r["lm_calls_judge"] for r in rows] == [2, 2] and metrics["lm_calls_judge"] == 4 == len(stub.requests)
+        assert all(r["citation_recall"] is not None and not r["lm_failed"] for r in rows)
+        assert metrics["lm_fallbacks"] == {}
+    else:  # the first failure ends the judging of the row
+        assert [r["lm_calls_judge"] for r in rows] == [1, 1] and metrics["lm_calls_judge"] == 2 == len(stub.requests)
+        assert all(r["lm_fallbacks"] == ["judge"] and r["lm_failed"] and r["citation_recall"] is None for r in rows)
+        assert metrics["lm_fallbacks"] == {"judge": 2} and metrics["lm_fallback_rate"] == 1.0

@@ -94,7 +94,7 @@ def rag_feedback(gold, pred, trace=None, pred_name=None, pred_trace=None):
     return dspy.Prediction(score=score, feedback="\n".join(lines))
 
 
-def alce_citation_scores(pred) -> tuple[float | None, float | None]:
+def alce_citation_scores(pred, *, stages=None) -> tuple[float | None, float | None]:
     """ALCE-style citation recall and precision, judged by ``VerifyGroundedness`` (needs an LM).
 
     Recall: share of the answer's sentences whose cited chunks, together, support it. Precision: share
@@ -102,9 +102,13 @@ def alce_citation_scores(pred) -> tuple[float | None, float | None]:
     stops being supported without it. (None, None) without an LM, when the answer cites nothing, or
     when a judge call fails (an unknown score, not a zero; the first failure ends the judging).
     Costs one judge call per sentence plus up to two per citation of a multi-citation sentence.
+
+    Each judge call is a guarded stage (``judge``: the breaker, the run's fault budget, a verdict that
+    must be a bool): pass ``stages`` (a ``guarded_step.Stages``) to count its calls and fallbacks there.
     """
     import dspy
 
+    from ..programs.guarded_step import Stages
     from ..signatures.rag import VerifyGroundedness
 
     texts = getattr(pred, "context_texts", None) or {}
@@ -113,19 +117,23 @@ def alce_citation_scores(pred) -> tuple[float | None, float | None]:
     if dspy.settings.lm is None or not any(cites for _, cites in sentences):
         return None, None
     judge = dspy.Predict(VerifyGroundedness)
+    stages = stages if stages is not None else Stages()
 
     class JudgeFailed(Exception):
         pass
+
+    def verdict(out) -> bool:
+        if not isinstance(out.grounded, bool):
+            raise ValueError(f"grounded is {type(out.grounded).__name__}, not a bool")
+        return out.grounded
 
     def supports(sentence: str, cites: list[str]) -> bool:
         if not cites:
             return False
         chunks = "\n\n".join(f"[{c}] {texts[c]}" for c in cites)
-        try:
-            grounded = judge(answer=sentence, cited_chunks=chunks).grounded
-        except Exception as exc:
-            raise JudgeFailed from exc
-        if not isinstance(grounded, bool):
+        grounded = stages.call("judge", judge, check=verdict, fallback="no citation recall or precision",
+                               answer=sentence, cited_chunks=chunks)
+        if grounded is None:
             raise JudgeFailed
         return grounded
 
