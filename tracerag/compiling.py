@@ -21,6 +21,13 @@ MIPROv2's ``prompt_model``, GEPA's ``reflection_lm``), else to the configured LM
 counts and stops them (``optimizer_lm.py``), and an LM failure that ends the optimizer (MIPROv2 raises
 when a proposal fails) leaves the no-LM result, the program with its labelled demos (``"fell_back":
 true`` in the scores' ``optimizer_lm``).
+
+A compile is one run with one LM fault budget, as an evaluation is (``programs.fault_budget``): the
+program's failing stage calls, in bootstrapping, the optimizer's trials and the dev scores alike, may take
+``--lm-fault-budget`` seconds plus 10 % of the compile's time; then the stages take their no-LM path, and
+GEPA stops (``optimizer_lm``: nothing is left to learn from). The scores say what it cost
+(``lm_fault_budget``: seconds charged, failed calls, spent, the stages shut); a compile whose budget was
+spent scored part of its trials without the LM, so its ``after`` is not an LM score.
 """
 
 from __future__ import annotations
@@ -43,6 +50,7 @@ from .metrics.experience import experience_feedback, experience_score
 from .metrics.planner import planner_feedback, planner_score
 from .metrics.rag import rag_feedback, rag_score
 from .optimizer_lm import OptimizerCalls, bounded_lm
+from .programs.fault_budget import lm_fault_budget
 
 logger = logging.getLogger(__name__)
 
@@ -202,11 +210,12 @@ def compile_program(program, trainset: list, devset: list, optimizer: str, metri
 
     Returns the compiled program, ``lm``: the model that ran it, the dev scores before and after,
     ``demos``: the demos each predictor kept (all well-formed for its signature), and ``optimizer_lm``:
-    the model the optimizer proposed with and its calls."""
+    the model the optimizer proposed with and its calls, and ``lm_fault_budget``: what the program's failing
+    LM calls cost the compile (``FaultBudget.report``)."""
     preflight(optimizer, devset, max_metric_calls, prompt_lm)
     lm = bounded_lm(dspy.settings.lm)
     own_calls = OptimizerCalls(lm if prompt_lm is None else bounded_lm(prompt_lm))
-    with dspy.context(lm=lm, callbacks=[*dspy.settings.callbacks, own_calls]):
+    with lm_fault_budget() as budget, dspy.context(lm=lm, callbacks=[*dspy.settings.callbacks, own_calls]):
         before = _score(program, devset, metric, num_threads)
         labelled = labelled_demos(program, trainset)
         max_labeled = MAX_DEMOS if any(labelled.values()) else 0  # no slots for examples that are no demo
@@ -222,7 +231,8 @@ def compile_program(program, trainset: list, devset: list, optimizer: str, metri
     demos = keep_well_formed_demos(compiled)
     return {"program": compiled, "optimizer": optimizer, "lm": getattr(lm, "model", None),
             f"dev_{metric_name}_before": before, f"dev_{metric_name}_after": after,
-            "train_examples": len(trainset), "demos": demos, "optimizer_lm": own_calls.report()}
+            "train_examples": len(trainset), "demos": demos, "optimizer_lm": own_calls.report(),
+            "lm_fault_budget": budget.report()}
 
 
 def _optimize(program, trainset, devset, optimizer, metric, feedback, teacher, max_labeled, max_metric_calls,

@@ -19,6 +19,7 @@ from typing import Any
 import dspy
 from dspy.utils.callback import BaseCallback
 
+from .programs.fault_budget import current_budget
 from .programs.guarded_step import call_config, failure_line, policy
 
 __all__ = ["OptimizerCalls", "bounded_lm"]
@@ -91,7 +92,8 @@ class OptimizerCalls(BaseCallback):
             self.first_failure = self.first_failure or line
 
     def __call__(self, gepa_state=None) -> bool:
-        self.stopped = self.stopped or self.in_a_row >= policy().breaker_failures
+        budget = current_budget()  # spent: the program's stages run without the LM, nothing left to learn
+        self.stopped = self.stopped or self.in_a_row >= policy().breaker_failures or bool(budget and budget.spent)
         return self.stopped
 
     def fell_back(self, exc: BaseException) -> None:

@@ -189,3 +189,38 @@ def test_the_prompt_lm_uses_the_lm_endpoint_unless_it_names_its_own(flags, endpo
     assert (prompt_lm.model, prompt_lm.kwargs.get("api_base"), prompt_lm.kwargs.get("api_key")) == (
         "openai/large", endpoint, key)
     assert prompt_lm.kwargs["timeout"] == 7  # bounded like --lm
+
+
+@pytest.fixture
+def fault_budget():
+    """Set the process-wide LM fault budget for one test; the policy as it was afterwards."""
+    from tracerag.programs.guarded_step import policy, set_policy
+
+    before = policy()
+    yield lambda seconds: set_policy(fault_budget=seconds)
+    set_policy(**before.__dict__)
+
+
+@pytest.mark.slow  # 1-3 s: the compile itself
+@pytest.mark.parametrize("optimizer", ["bootstrap", "gepa"])
+def test_a_compile_whose_program_stage_stalls_spends_one_fault_budget(commands_dataset, embedder, lm_timeout,
+                                                                      fault_budget, optimizer):
+    """The program's parse calls stall (5 s a try): the compile is one run with one fault budget, so the
+    first call is cut when its 0.5 s are gone and every later stage call takes the no-LM path at once;
+    GEPA stops once it is spent. Before: each parse call of bootstrapping and scoring waited its timeout."""
+    lm_timeout(5.0)
+    fault_budget(0.5)
+    with StubLMServer(FakeEngine(irs=LM_IRS), modes={"ParseCommand": "slow"}, delay=STALL) as stub:
+        dspy.configure(lm=stub.lm(timeout=5.0))  # as the CLI builds it (a user's dspy.LM keeps its own timeout)
+        started = time.perf_counter()
+        scores = compile_commands(_program(commands_dataset, embedder), str(commands_dataset), optimizer, max_train=6,
+                                  max_metric_calls=300 if optimizer == "gepa" else None)
+        took = time.perf_counter() - started
+        parses = sum(name == "ParseCommand" for name, _ in stub.requests)
+    spent = scores["lm_fault_budget"]
+    assert spent["spent"] and spent["failed_calls"] == 1 == parses and 0.4 < spent["charged_s"] < 2
+    assert took < 5.0  # one cut call, the rest without the LM
+    if optimizer == "gepa":
+        assert scores["optimizer_lm"]["stopped_early"]
+    else:
+        assert scores["demos"]["parse"] > 0  # the labelled demos, as with no LM
