@@ -139,14 +139,22 @@ class ServedProgram:
         return program, request.model_dump()
 
     def respond(self, request: BaseModel) -> dict[str, Any]:
-        """Call the program (blocking) and return its prediction as JSON."""
+        """Call the program (blocking) and return its prediction as JSON. The call is one run with its own LM
+        fault budget (``programs.fault_budget``; no share of its time): its failing LM calls take at most
+        ``--lm-fault-budget`` seconds, then its remaining stages fall back."""
+        from ..programs.fault_budget import lm_fault_budget
+
         program, kwargs = self.prepare(request)
-        return prediction_json(program(**kwargs))
+        with lm_fault_budget(share=0.0):
+            return prediction_json(program(**kwargs))
 
     async def arespond(self, request: BaseModel) -> dict[str, Any]:
         """``respond`` through ``await program.acall(...)``: LM calls on the event loop, retrieval in a thread."""
+        from ..programs.fault_budget import lm_fault_budget
+
         program, kwargs = self.prepare(request)
-        return prediction_json(await program.acall(**kwargs))
+        with lm_fault_budget(share=0.0):
+            return prediction_json(await program.acall(**kwargs))
 
     def describe(self) -> dict[str, Any]:
         return {"program": self.endpoint.program_class, "endpoint": self.endpoint.path, "mcp_tool": self.endpoint.tool,

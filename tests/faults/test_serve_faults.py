@@ -1,0 +1,51 @@
+"""``tracerag serve`` against an endpoint that stalls one stage: each request is one run with its own LM
+fault budget (the budget's seconds, no share of its time), so a request's failing calls end when its
+budget does and its other stages keep answering; the next request gets a budget of its own. The breaker
+(per process) still counts the failures across requests."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import dspy
+import pytest
+from conftest import FakeEngine
+from lm_server import StubLMServer
+
+from tracerag.programs.guarded_step import BREAKER, policy, set_policy
+from tracerag.programs.self_reflective_rag import RAGConfig, SelfReflectiveRAG
+from tracerag.serving.programs import ENDPOINTS, ServedProgram
+from tracerag.serving.requests import RAGRequest
+
+STALL = 15.0  # seconds the endpoint holds a verification; every bound below is under one stall
+
+
+@pytest.fixture
+def small_budget():
+    before = policy()
+    set_policy(timeout=5.0, fault_budget=0.25)
+    yield
+    set_policy(**before.__dict__)
+
+
+@pytest.mark.slow  # about 0.5 s: two requests, each a RAG call and a cut verification
+@pytest.mark.parametrize("calls", ["thread", "async"])
+def test_a_served_request_spends_its_own_fault_budget_and_keeps_the_answering_stages(retriever, small_budget,
+                                                                                     calls):
+    served = ServedProgram(ENDPOINTS["rag"], SelfReflectiveRAG(retriever, RAGConfig(k=4)))
+    request = RAGRequest(question="Do statins lower cholesterol in diabetes patients?")
+    with StubLMServer(FakeEngine(), modes={"VerifyGroundedness": "slow"}, delay=STALL) as stub:
+        dspy.configure(lm=stub.lm(timeout=5.0, retries=2))
+        answers, took = [], []
+        for _ in range(2):
+            started = time.perf_counter()
+            answers.append(served.respond(request) if calls == "thread" else asyncio.run(served.arespond(request)))
+            took.append(time.perf_counter() - started)
+        verifications = sum(name == "VerifyGroundedness" for name, _ in stub.requests)
+    # verify is cut at its half of 0.25 s (the grading answered first): no request waits a 5 s attempt, and
+    # the second request is not refused for the first one's fault
+    assert max(took) < 3.0 and verifications == 2
+    for answer in answers:
+        assert answer["lm_fallbacks"] == ["verify"] and answer["lm_calls"] >= 3 and answer["verdict"]
+    assert not BREAKER.is_open(dspy.settings.lm, "verify")  # two failures: not yet the breaker's five
