@@ -54,7 +54,7 @@ def build_commands(*, artifact: str | Path | None = None, homes: str | Path | No
 def build_experience(*, artifact: str | Path | None = None, dataset: str | Path | None = "experience",
                      bank: str | Path | None = None, store: str | None = None, bank_dir: str | Path | None = None,
                      reranker: str = "local", rerank_model: str | None = None, rewrite: bool = True,
-                     rounds: int = 1, top_n: int = 5, embedder=None):
+                     max_rounds: int = 1, top_n: int = 5, embedder=None):
     """ExperienceRetrieval from an artifact (on ``store``/``bank`` when given), on a store (filled from the
     dataset's traces when empty), on a bank directory, or on a bank built from the dataset's traces (into
     ``bank_dir``, else a temporary directory removed at exit; the embedding cache makes rebuilding cheap).
@@ -85,7 +85,7 @@ def build_experience(*, artifact: str | Path | None = None, dataset: str | Path 
     else:
         raise ValueError("experience needs a bank, a store or a dataset of traces to build the bank from")
     config = ExperienceConfig(enable=True, enable_query_rewrite=rewrite, enable_rerank=reranker != "none",
-                              max_retrieval_rounds=rounds, top_n=top_n)
+                              max_retrieval_rounds=max_rounds, top_n=top_n)
     service = None if reranker in ("local", "none") else make_reranker(reranker, model=rerank_model)
     return ExperienceRetrieval(found, config, reranker=service, embedder=embedder)
 

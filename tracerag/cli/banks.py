@@ -9,7 +9,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .flags import add_bank_or_store, add_max_skipped, add_model_flags
+from .flags import add_bank_or_store, add_max_skipped, add_model_flags, add_threads_flag, alias, positive_int
 
 
 def add_bank_commands(sub) -> None:
@@ -22,7 +22,8 @@ def add_bank_commands(sub) -> None:
     mode.add_argument("--append", action="store_true", help="embed only traces not in the bank yet")
     mode.add_argument("--rebuild", action="store_true", help="replace an existing bank")
     bank.add_argument("--no-captions", action="store_true", help="do not caption images even with an LM configured")
-    bank.add_argument("--caption-concurrency", type=int, default=8)
+    add_threads_flag(bank, "images captioned at once (default 8)", default=8)
+    alias(bank, "--caption-concurrency", "num_threads", type=positive_int)
     add_max_skipped(bank, 0.05)
     add_model_flags(bank)
 
@@ -58,7 +59,7 @@ def cmd_build_bank(args) -> int:
     from .configuring import configure
 
     configure(args)
-    captioner = None if args.no_captions else make_captioner(args.caption_concurrency)
+    captioner = None if args.no_captions else make_captioner(args.num_threads)
     report, copied = into_store(args, lambda bank: build_experience_bank(
         args.traces, bank, get_embedder(), append=args.append, rebuild=args.rebuild, captioner=captioner,
         progress=sys.stderr.isatty(), max_skipped=args.max_skipped, warn=False))

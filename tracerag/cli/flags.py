@@ -51,8 +51,8 @@ def positive_float(text: str) -> float:
     return value
 
 
-def add_threads_flag(p: argparse.ArgumentParser, what: str) -> None:
-    p.add_argument("--num-threads", type=positive_int, default=1, metavar="N",
+def add_threads_flag(p: argparse.ArgumentParser, what: str, default: int = 1) -> None:
+    p.add_argument("--num-threads", type=positive_int, default=default, metavar="N",
                    help=f"threads for the LM calls: {what}")
 
 
@@ -71,9 +71,10 @@ def share(text: str) -> float:
 
 def add_agent_flags(p: argparse.ArgumentParser, exports: bool = True) -> None:
     g = p.add_argument_group("agent")
-    g.add_argument("--tools", action="append", default=[], metavar="SPEC",
+    g.add_argument("--tool", dest="tools", action="append", default=[], metavar="SPEC",
                    help="MCP tool server: local (default) | http(s)://… (streamable HTTP) | a command line (stdio); "
                         "repeatable")
+    alias(g, "--tools", "tools", action="append", metavar="SPEC")
     g.add_argument("--pubmed", choices=("local", "eutils"), default="local",
                    help="pubmed_search over the bundled abstracts (default) or NCBI E-utilities (needs internet)")
     g.add_argument("--browse-root", help="directory browse_webpage may read (default: none)")
@@ -101,11 +102,12 @@ def add_experience_flags(p: argparse.ArgumentParser) -> None:
                    "dataset's templates first; planner: templates are searched there instead of handed over")
     g.add_argument("--reranker", help="local (default) | none | http://host:port/v1 rerank service")
     g.add_argument("--rerank-model", help="model name for a rerank service")
-    g.add_argument("--rounds", type=int, default=1, help="max retrieval rounds (default 1)")
+    g.add_argument("--max-rounds", type=int, metavar="N", help="experience, rag: retrieval rounds at most "
+                   "(default: experience 1, rag 2)")
+    alias(g, "--rounds", "max_rounds", type=int)
     g.add_argument("--top-n", type=int, default=5, help="candidates handed to the summary (default 5)")
     g.add_argument("--no-rewrite", dest="rewrite", action="store_false",
                    help="search with the raw task even with an LM")
-    g.add_argument("--max-rounds", type=int, default=2, help="rag: retrieval rounds (default 2)")
     g.add_argument("--alce", action="store_true", help="rag: LM-judged citation recall/precision (extra calls)")
 
 
