@@ -27,3 +27,26 @@ def test_an_unknown_program_or_option_is_a_clear_error():
     with pytest.raises(TypeError, match="colour"):
         build("planner", colour="blue")
 
+
+
+def test_every_entry_carries_the_workflows_the_command_line_calls(capsys):
+    import optimize
+
+    for entry in PROGRAMS.values():
+        assert callable(entry.examples) and callable(entry.evaluate) and callable(entry.compile)
+    assert [name for name, entry in PROGRAMS.items() if entry.run is None] == ["planner"]
+    parser = optimize.build_parser()
+    for name in PROGRAMS:  # the command line's choices are the registry's names
+        assert parser.parse_args(["evaluate", name, "--dataset", "d"]).program == name
+    assert optimize.RUNNABLE == ("commands", "experience", "rag", "agent")
+    with pytest.raises(SystemExit):
+        parser.parse_args(["run", "planner", "--query", "q"])  # no run workflow, so no run command
+    assert "unknown program 'planner'" in capsys.readouterr().err
+
+
+def test_an_app_reads_a_programs_labelled_examples_from_its_entry(capsys):
+    cases = PROGRAMS["planner"].examples("planner", "dev")
+    assert cases and set(cases[0].inputs().keys()) >= {"requirements", "bullets"}
+    questions = PROGRAMS["rag"].examples("pubmedqa", "dev")
+    assert questions and questions[0].question and "questions" in capsys.readouterr().err  # what reading did
+    assert PROGRAMS["agent"].examples("pubmedqa", "dev", limit=3) == questions[:3]
