@@ -10,7 +10,7 @@ import pytest
 
 import optimize
 import tracerag
-from tracerag.report_html import misses_first, render_html_report
+from tracerag.report_html import misses_first, recall_curve, render_html_report
 
 HOSTILE = '<script>alert("x")</script><img src=https://example.org/p.png onerror=alert(1)>'
 
@@ -65,6 +65,19 @@ def test_planner_and_agent_rows_are_ordered_by_their_own_score(score):
     assert [row["id"] for row in ordered] == ["b", "a"] and (misses, headline) == (1, score)
 
 
+def test_the_recall_curve_reads_rankings_and_leaves_bulk_plans_out():
+    rows = [{"bulk": False, "expected": [{"device_id": "d1", "command_id": ["on", "toggle"]}],
+             "returned": [["d2", "on"], ["d1", "toggle"], ["d1", "on"]]},
+            {"bulk": False, "expected": [{"device_id": "d1", "command_id": "on"},
+                                         {"device_id": "d3", "command_id": "on"}],
+             "returned": [["d1", "on"], ["d2", "on"]]},
+            {"bulk": True, "expected": [{"device_id": "d9", "command_id": "off"}], "returned": [["d8", "off"]]}]
+    assert recall_curve(rows) == [0.25, 0.75, 0.75]          # recall@1..3; a bulk plan is a set, not a ranking
+    assert recall_curve([{"id": "q", "recall": 1.0}]) is None
+    page = render_html_report(_report(rows))
+    assert "Recall at each cut-off" in page and "@2 0.750" in page
+
+
 def test_a_file_that_is_not_a_report_is_one_clear_error():
     with pytest.raises(ValueError, match="report: field 'per_query' is missing"):
         render_html_report({"program": "commands", "metrics": {}})
@@ -93,6 +106,8 @@ def test_evaluate_html_writes_the_page_and_the_json_beside_it(dataset, tmp_path,
     assert "&lt;i&gt;关闭&lt;/i&gt; 主卧空调" in page and "<i>" not in page
     assert page.index(">q-miss<") < page.index(">q-hit<")                 # the miss is the first row
     assert f"{report['metrics']['recall@10']:.4g}" in page
+    curve = recall_curve(report["per_query"])                       # both queries are single-target ones
+    assert curve[-1] == pytest.approx(sum(row["recall"] for row in report["per_query"]) / 2)
 
 
 def test_evaluate_html_refuses_to_overwrite_its_own_json(dataset, capsys):

@@ -95,6 +95,7 @@ def render_html_report(report: dict) -> str:
         f'<p class="sub">{_text(", ".join(facts))}</p>',
         _summary(report["metrics"]),
         _config(report.get("config")),
+        _curve(recall_curve(rows)),
         _breakdowns(report.get("breakdown") or {}, report["metrics"]),
         _rows(ordered, misses, headline),
         "</body></html>",
@@ -122,6 +123,26 @@ def misses_first(rows: list[dict]) -> tuple[list[dict], int, str | None]:
     missed_at = set(order)
     order += [n for n in range(len(rows)) if n not in missed_at]
     return [rows[n] for n in order], len(missed), headline
+
+
+def recall_curve(rows: list[dict]) -> list[float] | None:
+    """Mean recall@j for j = 1..k over the rows whose ``returned`` list is a ranking: CommandRetrieval rows
+    that are not bulk plans (a plan's targets are a set, not a ranking). None when no row has one."""
+    ranked = [row for row in rows if row.get("bulk") is False and isinstance(row.get("returned"), list)
+              and isinstance(row.get("expected"), list) and row["expected"]]
+    if not ranked:
+        return None
+    depth = max(len(row["returned"]) for row in ranked)
+    return [sum(_recall_at(row, j) for row in ranked) / len(ranked) for j in range(1, depth + 1)]
+
+
+def _recall_at(row: dict, j: int) -> float:
+    returned = {tuple(pair) for pair in row["returned"][:j]}
+    found = 0
+    for target in row["expected"]:
+        commands = target["command_id"] if isinstance(target["command_id"], list) else [target["command_id"]]
+        found += any((target["device_id"], command) in returned for command in commands)
+    return found / len(row["expected"])
 
 
 def evaluate_to_html(args, evaluate) -> int:
@@ -156,6 +177,30 @@ def _config(config: Any) -> str:
         return ""
     return (f"<details><summary>configuration</summary><pre>{_text(json.dumps(config, ensure_ascii=False, indent=1))}"
             "</pre></details>")
+
+
+def _curve(points: list[float] | None) -> str:
+    """recall@j against j as an inline SVG line (no script, no image file)."""
+    if not points:
+        return ""
+    width, height, left, bottom = 520, 220, 44, 28
+    step = (width - left - 12) / max(len(points) - 1, 1)
+    xy = [(left + n * step, height - bottom - value * (height - bottom - 12)) for n, value in enumerate(points)]
+    line = " ".join(f"{x:.1f},{y:.1f}" for x, y in xy)
+    ticks = "".join(f'<text x="{x:.1f}" y="{height - 10}" text-anchor="middle">{n}</text>'
+                    for n, (x, _) in enumerate(xy, 1))
+    grid = "".join(f'<line x1="{left}" x2="{width - 12}" y1="{height - bottom - v * (height - bottom - 12):.1f}" '
+                   f'y2="{height - bottom - v * (height - bottom - 12):.1f}" stroke="#eaeef2"/>'
+                   f'<text x="{left - 6}" y="{height - bottom - v * (height - bottom - 12) + 4:.1f}" '
+                   f'text-anchor="end">{v:.2g}</text>' for v in (0, 0.25, 0.5, 0.75, 1))
+    dots = "".join(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3" fill="#0969da"><title>recall@{n} = {v:.4f}</title>'
+                   f"</circle>" for n, ((x, y), v) in enumerate(zip(xy, points, strict=True), 1))
+    values = ", ".join(f"@{n} {v:.3f}" for n, v in enumerate(points, 1))
+    return ('<h2 id="recall-curve">Recall at each cut-off</h2><p class="note">Single-target queries (bulk plans '
+            f'are sets, not rankings): mean recall@j for j = 1..{len(points)}.</p>'
+            f'<svg role="img" aria-label="recall at each cut-off" width="{width}" height="{height}" '
+            f'font-size="11" fill="#57606a">{grid}{ticks}<polyline points="{line}" fill="none" stroke="#0969da" '
+            f'stroke-width="2"/>{dots}</svg><p class="note">{values}</p>')
 
 
 def _breakdowns(breakdown: dict, metrics: dict) -> str:
