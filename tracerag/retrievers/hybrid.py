@@ -54,6 +54,7 @@ DEFAULT_FUSION: Fusion = "normalized"
 DEFAULT_DENSE_WEIGHT = 1.0
 DEFAULT_LEXICAL_WEIGHT = 2.0
 RRF_K = 60  # the usual reciprocal-rank constant: ranks 1 and 10 weigh 1/61 vs 1/70, a smooth blend
+_BATCH_SCORES = 1 << 23  # BM25 values (queries x rows) one batch holds at most: 32 MB of float32
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _TOKEN_RE = re.compile(rf"([{_CJK}]+)|([^\W_{_CJK}]+)")
@@ -147,8 +148,53 @@ class WordIndex:
             out[self.rows[lo:hi]] += times * self.weights[lo:hi]  # a term lists each row once
         return out
 
+    def scores_batch(self, queries: Sequence[str]) -> np.ndarray:
+        """(len(queries), count) float32 BM25 scores of a batch: :meth:`scores` for every query, as one sparse
+        product (the queries' term counts times the term x row weights) in a few numpy calls, not a Python
+        loop per query.
+
+        The additions are the ones :meth:`scores` makes, in the same order (per query, its terms in first-
+        occurrence order; per term, each row once), into float32: every score is bitwise the same.
+        """
+        queries = list(queries)
+        out = np.zeros(len(queries) * self.count, dtype=np.float32)
+        if not queries or not self.count:
+            return out.reshape(len(queries), self.count)
+        terms: list[int] = []
+        times: list[int] = []
+        query_of: list[int] = []
+        for i, query in enumerate(queries):
+            for token, n in Counter(word_tokens(query)).items():
+                term = self.vocab.get(token)
+                if term is not None:
+                    terms.append(term)
+                    times.append(n)
+                    query_of.append(i)
+        if terms:
+            bounds = zip(self.indptr[terms].tolist(), self.indptr[np.asarray(terms) + 1].tolist(), strict=True)
+            spans = [(lo, hi) for lo, hi in bounds]
+            lengths = np.asarray([hi - lo for lo, hi in spans], dtype=np.int64)
+            # Every (query, term) pair's postings back to back: the rows offset into their query's row of
+            # the flat output, the weights times the term's count in the query.
+            flat = np.concatenate([self.rows[lo:hi] for lo, hi in spans]).astype(np.int64)
+            flat += np.repeat(np.asarray(query_of, dtype=np.int64) * self.count, lengths)
+            values = np.concatenate([self.weights[lo:hi] for lo, hi in spans])
+            values *= np.repeat(np.asarray(times, dtype=np.float32), lengths)
+            np.add.at(out, flat, values)
+        return out.reshape(len(queries), self.count)
+
     def __len__(self) -> int:
         return self.count
+
+
+def _top_batch(scores: np.ndarray, m: int) -> list[np.ndarray]:
+    """:func:`_top` of every row of a (q, n) score matrix: one partition for the whole batch."""
+    q, n = scores.shape
+    m = min(m, n)
+    if m <= 0 or q == 0:
+        return [np.zeros(0, dtype=np.int64) for _ in range(q)]
+    part = np.argpartition(-scores, m - 1, axis=1)[:, :m] if m < n else np.broadcast_to(np.arange(n), (q, n))
+    return [p[np.lexsort((p, -row[p]))] for p, row in zip(part, scores, strict=True)]
 
 
 def _top(scores: np.ndarray, m: int) -> np.ndarray:
@@ -284,24 +330,30 @@ class HybridRetriever:
         vectors = self._embed(queries)
         window = max(5 * k, self.window)
         dense_windows = self._rows.dense_windows(vectors, window, self._ids)
+        results: list[list[ScoredChunk]] = []
         try:
-            return [self._search_one(query, vector, dense_rows, window, k, dedupe_by)
-                    for query, vector, dense_rows in zip(queries, vectors, dense_windows, strict=True)]
+            for group in self._query_groups(len(queries)):
+                lexical, lexical_tops = self._lexical_batch([queries[i] for i in group], window)
+                results.extend(self._search_one(queries[i], vectors[i], dense_windows[i], window, k, dedupe_by,
+                                                lexical_all, top)
+                               for i, lexical_all, top in zip(group, lexical, lexical_tops, strict=True))
+            return results
         finally:
             self._rows.forget()
 
     def _search_one(self, query: str, vector: np.ndarray, dense_rows: list[int], window: int, k: int,
-                    dedupe_by: str | None) -> list[ScoredChunk]:
+                    dedupe_by: str | None, lexical_all: np.ndarray, lexical_top: np.ndarray) -> list[ScoredChunk]:
         """Fuse one query's windows, widening both (deeper dense search) while dedupe leaves fewer than ``k``."""
-        lexical_all = self._lexical_scores(query, window)
         while True:
-            kept = self._chunks(self._fuse(query, vector, dense_rows, lexical_all, window), dedupe_by, k)
+            fused = self._fuse(query, vector, dense_rows, lexical_all, window, lexical_top)
+            kept = self._chunks(fused, dedupe_by, k)
             if len(kept) >= k or window >= self._rows.count():
                 return kept
             window *= 4  # deduplication left fewer than k: look deeper
             dense_rows = self._rows.dense_windows(vector[None, :], window, self._ids)[0]
             if not isinstance(self.index, WordIndex):
                 lexical_all = self._lexical_scores(query, window)
+            lexical_top = _top(lexical_all, window)
 
     def search_dense(
         self, queries: Sequence[str], k: int = 10, *, dedupe_by: str | None = None
@@ -318,22 +370,26 @@ class HybridRetriever:
     ) -> list[list[ScoredChunk]]:
         """Baseline: BM25 alone, no embedding (``dense`` is None); chunks without a query word are left out."""
         self._check_rows()
+        queries = list(queries)
         results = []
+        first_window = max(5 * k, self.window) if dedupe_by else k
         try:
-            for query in queries:
-                window = max(5 * k, self.window) if dedupe_by else k
-                scores = None
-                while True:
-                    if scores is None or not isinstance(self.index, WordIndex):  # a store's index: per width
-                        scores = self._lexical_scores(query, window)
-                    rows = [int(r) for r in _top(scores, window) if scores[r] > 0]
-                    ranked = [(r, float(scores[r]), None, float(scores[r])) for r in rows]
-                    self._rows.prefetch(rows, self._ids)
-                    kept = self._chunks(ranked, dedupe_by, k)
-                    if len(kept) >= k or len(rows) < window:
-                        break
-                    window *= 4
-                results.append(kept)
+            for group in self._query_groups(len(queries)):
+                batch, tops = self._lexical_batch([queries[i] for i in group], first_window)
+                for i, scores, top in zip(group, batch, tops, strict=True):
+                    window = first_window
+                    while True:
+                        rows = [int(r) for r in top if scores[r] > 0]
+                        ranked = [(r, float(scores[r]), None, float(scores[r])) for r in rows]
+                        self._rows.prefetch(rows, self._ids)
+                        kept = self._chunks(ranked, dedupe_by, k)
+                        if len(kept) >= k or len(rows) < window:
+                            break
+                        window *= 4
+                        if not isinstance(self.index, WordIndex):  # a store's index: asked per width
+                            scores = self._lexical_scores(queries[i], window)
+                        top = _top(scores, window)
+                    results.append(kept)
         finally:
             self._rows.forget()
         return results
@@ -350,6 +406,25 @@ class HybridRetriever:
             raise ValueError(f"{self._rows.where}: no embedder given (pass embedder=, or load the bank with one)")
         return np.asarray(self.embedder.embed(queries), dtype=np.float32)
 
+    def _query_groups(self, n: int) -> list[range]:
+        """Consecutive groups of query positions whose BM25 matrix (queries x rows) stays within
+        :data:`_BATCH_SCORES` values, so a large batch on a large bank does not hold it all at once."""
+        size = max(1, _BATCH_SCORES // max(self._rows.count(), 1))
+        return [range(a, min(n, a + size)) for a in range(0, n, size)]
+
+    def _lexical_batch(self, queries: list[str], window: int) -> tuple[np.ndarray, list[np.ndarray]]:
+        """(BM25 of every row per query, each query's best ``window`` rows best first): the in-memory index
+        scores the whole batch in one sparse product; a store's own index is asked query by query."""
+        if not isinstance(self.index, WordIndex):
+            scores = np.stack([self._lexical_scores(q, window) for q in queries]) if queries else \
+                np.zeros((0, len(self._ids)), dtype=np.float32)
+        else:
+            scores = self.index.scores_batch(queries)
+            missing = self._rows.count() - scores.shape[1]
+            if missing > 0:  # rows added since the index was built score 0 until refresh()
+                scores = np.concatenate([scores, np.zeros((len(queries), missing), dtype=np.float32)], axis=1)
+        return scores, _top_batch(scores, window)
+
     def _lexical_scores(self, query: str, window: int) -> np.ndarray:
         """BM25 per row: every row's from the in-memory index; from a store's own index, its best ``window``
         rows' (others 0 here; :meth:`_fuse` asks the store for the candidates')."""
@@ -364,11 +439,13 @@ class HybridRetriever:
         return np.concatenate([scores, np.zeros(missing, dtype=np.float32)]) if missing > 0 else scores
 
     def _fuse(
-        self, query: str, vector: np.ndarray, dense_rows: list[int], lexical_all: np.ndarray, window: int
+        self, query: str, vector: np.ndarray, dense_rows: list[int], lexical_all: np.ndarray, window: int,
+        lexical_top: np.ndarray,
     ) -> list[tuple[int, float, float, float]]:
         """(row, fused, dense, lexical) for the union of both windows (dense: the store's best ``window``
-        rows, best first), best fused first."""
-        lexical_rows = [int(r) for r in _top(lexical_all, window) if lexical_all[r] > 0]
+        rows, best first; lexical: ``lexical_top``, the best ``window`` rows of ``lexical_all``), best fused
+        first."""
+        lexical_rows = [int(r) for r in lexical_top if lexical_all[r] > 0]
         rows = np.asarray(list(dict.fromkeys(dense_rows + lexical_rows)), dtype=np.int64)
         if rows.size == 0:
             return []

@@ -1,0 +1,103 @@
+"""BM25 of a batch as one sparse product: bitwise the scores, and so the rankings, of the per-query path."""
+
+import hashlib
+import json
+import random
+
+import numpy as np
+import pytest
+
+from tracerag.datasets.pubmedqa import pubmedqa_abstracts_path, pubmedqa_questions_path
+from tracerag.retrievers.cosine_bank import CosineBank
+from tracerag.retrievers.hybrid import HybridRetriever, WordIndex, _top, _top_batch
+
+
+def pubmedqa():
+    with open(pubmedqa_abstracts_path(), encoding="utf-8") as f:
+        docs = [json.loads(line) for line in f]
+    with open(pubmedqa_questions_path(), encoding="utf-8") as f:
+        questions = [json.loads(line)["question"] for line in f]
+    return [d["pmid"] for d in docs], [" ".join(d["contexts"]) for d in docs], questions
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    return pubmedqa()
+
+
+@pytest.fixture(scope="module")
+def words(corpus):
+    return WordIndex(corpus[1])
+
+
+def test_batch_scores_are_bitwise_the_per_query_scores_on_pubmedqa(words, corpus):
+    questions = corpus[2][:200] + ["", "zzz-no-such-word", "the the the of", "数据 统计", "PCD PCD plant"]
+    batch = words.scores_batch(questions)
+    assert batch.dtype == np.float32 and batch.shape == (len(questions), len(words))
+    assert np.array_equal(batch, np.stack([words.scores(q) for q in questions]))
+
+
+def test_batch_top_rows_are_the_per_query_top_rows(words, corpus):
+    batch = words.scores_batch(corpus[2][:64])
+    for m in (1, 10, 50, len(words) + 5):
+        assert all(np.array_equal(a, _top(row, m)) for a, row in zip(_top_batch(batch, m), batch, strict=True))
+
+
+def test_repeated_words_and_synthetic_chunks_agree():
+    rng = random.Random(3)
+    vocab = [f"w{i}" for i in range(300)] + ["the", "of", "and"] * 30
+    texts = [" ".join(rng.choice(vocab) for _ in range(rng.randint(0, 40))) for _ in range(3000)]
+    index = WordIndex(texts)
+    queries = [" ".join(rng.choice(vocab) for _ in range(rng.randint(1, 12))) for _ in range(50)]
+    assert np.array_equal(index.scores_batch(queries), np.stack([index.scores(q) for q in queries]))
+    assert index.scores_batch([]).shape == (0, 3000)
+
+
+class HashEmbedder:
+    """Deterministic unit vectors from a text's hash: enough for the dense channel to be a real channel."""
+
+    id = "test-hash-16"
+    dim = 16
+
+    def embed(self, texts):
+        out = np.stack([np.random.default_rng(int(hashlib.sha256(t.encode()).hexdigest()[:8], 16)).standard_normal(16)
+                        for t in texts]).astype(np.float32)
+        return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+
+@pytest.fixture(scope="module")
+def retriever(corpus, tmp_path_factory):
+    ids, texts, _ = corpus
+    meta = [{"doc_id": x[:2], "text": t} for x, t in zip(ids, texts, strict=True)]
+    bank = CosineBank.create(tmp_path_factory.mktemp("bm25") / "bank", HashEmbedder(), ids, texts, meta)
+    return HybridRetriever(bank)
+
+
+def test_lexical_search_of_a_batch_ranks_as_the_per_query_scores(retriever, words, corpus):
+    questions = corpus[2][:40]
+    found = retriever.search_lexical(questions, k=10)
+    for question, chunks in zip(questions, found, strict=True):
+        scores = words.scores(question)
+        expected = [corpus[0][r] for r in _top(scores, 10) if scores[r] > 0]
+        assert [c.id for c in chunks] == expected
+        assert [c.lexical for c in chunks] == [float(scores[corpus[0].index(c.id)]) for c in chunks]
+
+
+@pytest.mark.parametrize("dedupe_by", [None, "doc_id"])
+def test_hybrid_answers_a_batch_as_it_answers_each_question_alone(retriever, corpus, dedupe_by):
+    questions = corpus[2][40:56]
+    batch = retriever.search(questions, k=5, dedupe_by=dedupe_by)
+    alone = [retriever.search([q], k=5, dedupe_by=dedupe_by)[0] for q in questions]
+    assert batch == alone
+    lexical = retriever.search_lexical(questions, k=5, dedupe_by=dedupe_by)
+    assert lexical == [retriever.search_lexical([q], k=5, dedupe_by=dedupe_by)[0] for q in questions]
+
+
+def test_a_large_batch_is_scored_in_groups(retriever, corpus, monkeypatch):
+    from tracerag.retrievers import hybrid
+
+    questions = corpus[2][:12]
+    whole = retriever.search(questions, k=3)
+    monkeypatch.setattr(hybrid, "_BATCH_SCORES", 5 * len(corpus[0]))  # five questions per group
+    assert [len(g) for g in retriever._query_groups(12)] == [5, 5, 2]
+    assert retriever.search(questions, k=3) == whole
