@@ -1025,6 +1025,31 @@ def write_manifest(directory: Path, count: int, *, embedder_id: str, dim: int, c
     write_json(directory / MANIFEST, manifest)
 
 
+def link_version_files(source: Path, directory: Path, skip: Sequence[str]) -> None:
+    """Put every file of the version at ``source`` (but the manifest and ``skip``) into ``directory``: hard
+    links, since a version's files never change once visible (a copy where the filesystem cannot link)."""
+    for path in sorted(source.iterdir()):
+        if path.name in (MANIFEST, WRITER, *skip) or not path.is_file():
+            continue
+        try:
+            os.link(path, directory / path.name)
+        except OSError:
+            shutil.copyfile(path, directory / path.name)
+
+
+def write_manifest_adding(directory: Path, manifest: dict[str, Any], names: Sequence[str]) -> None:
+    """Write ``manifest`` (a previous version's, whose other files ``directory`` holds unchanged) with the
+    checksums of the files ``names`` added and ``updated`` set to now: no other file is read again."""
+    now = _dt.datetime.now(_dt.UTC).isoformat(timespec="microseconds")
+    checksums = dict(manifest.get(CHECKSUMS) or {})
+    sampled = dict(manifest.get(SAMPLED_CHECKSUMS) or {})
+    for name in names:
+        with open(directory / name, "rb") as f:
+            checksums[name] = "sha256:" + hashlib.file_digest(f, "sha256").hexdigest()  # streamed: may be GBs
+            sampled[name] = _sampled_digest(f)
+    write_json(directory / MANIFEST, {**manifest, "updated": now, CHECKSUMS: checksums, SAMPLED_CHECKSUMS: sampled})
+
+
 # A new version spliced from an old one: runs of old rows kept unchanged (``range``: copied as bytes, in-kernel
 # where the filesystem allows) and new rows (``list``: indices into the caller's new vectors and metadata).
 Piece = range | list[int]

@@ -328,7 +328,7 @@ def top_rows(
             if dedupe_by is None:
                 results.append((rows[:k].tolist(), exact[:k].tolist()))
                 break
-            kept = _dedupe(rows.tolist(), k, dedupe_by, metadata)
+            kept = dedupe_rows(rows.tolist(), k, dedupe_by, metadata)
             if len(kept) == k or threshold <= floor:  # k groups found, or every eligible row looked at
                 score_of = dict(zip(rows.tolist(), exact.tolist(), strict=True))
                 results.append((kept, [score_of[r] for r in kept]))
@@ -341,7 +341,7 @@ def top_rows(
     return results
 
 
-def _dedupe(rows: list[int], k: int, key: str, metadata: Callable[[int], dict[str, Any]]) -> list[int]:
+def dedupe_rows(rows: list[int], k: int, key: str, metadata: Callable[[int], dict[str, Any]]) -> list[int]:
     """The first ``k`` rows of ``rows`` with distinct values of ``key``, in order."""
     kept: list[int] = []
     seen: set[Any] = set()

@@ -13,6 +13,10 @@ approximate index can. The bank is a plain directory::
 Opening reads none of them whole (see :mod:`.bank_files`): ids and metadata are decoded per returned
 row, so a 1M-row bank opens in milliseconds whatever its metadata holds.
 
+An optional approximate index (``ann.faiss``, ``ann.json``: :mod:`.bank_ann`) can sit beside the rows:
+:meth:`CosineBank.build_ann` writes it, appends extend it, a replace or delete rebuilds it, and searches
+use it on banks of :data:`~.bank_ann.ANN_MIN_ROWS` rows or more (or when asked: ``exact=False``).
+
 This module is the bank's API: building, growing and searching. How versions are written atomically
 and read consistently is in :mod:`.bank_files`; scoring and top-k selection are in :mod:`.bank_search`.
 """
@@ -31,11 +35,23 @@ from typing import IO, Any, ClassVar
 
 import numpy as np
 
+from .bank_ann import (
+    ANN_FILE,
+    ANN_INFO,
+    ANN_MIN_ROWS,
+    DEFAULT_EF,
+    DEFAULT_EF_CONSTRUCTION,
+    DEFAULT_M,
+    AnnIndex,
+    ann_top_rows,
+)
 from .bank_files import (
+    EMBEDDINGS,
     BankError,
     BankRestored,
     Snapshot,
     copy_rows,
+    link_version_files,
     load_snapshot,
     metadata_lines,
     read_manifest,
@@ -43,13 +59,14 @@ from .bank_files import (
     write_ids_metadata_manifest,
     write_json,
     write_manifest,
+    write_manifest_adding,
     write_new_bank,
     write_rows,
     write_spliced_rows,
     write_version,
     writer_lock,
 )
-from .bank_search import Hit, cosine_scores, score_buffer, top_rows
+from .bank_search import Hit, cosine_scores, dedupe_rows, score_buffer, top_rows
 from .embedders import Embedder, l2_normalize
 
 __all__ = ["BankError", "BankRows", "CosineBank", "Hit", "Progress", "SpliceReport"]
@@ -109,11 +126,17 @@ class CosineBank:
     # in row order) or a metadata key ({id: value} for rows that have it). The bank never reads them.
     views: ClassVar[dict[str, str]] = {}
 
-    def __init__(self, snapshot: Snapshot, embedder: Embedder | None = None, directory: Path | None = None) -> None:
+    def __init__(self, snapshot: Snapshot, embedder: Embedder | None = None, directory: Path | None = None,
+                 *, exact: bool | None = None) -> None:
         self._snap = snapshot
         self._directory = directory or snapshot.path
         self.embedder = embedder
         self._write_lock = threading.Lock()
+        # How searches run unless a call says: True exact, False the ANN index, None (auto) the index when
+        # the bank has one and at least ANN_MIN_ROWS rows.
+        self.exact = exact
+        self._ann: tuple[Snapshot, AnnIndex] | None = None  # the index read for one version, kept
+        self._ann_lock = threading.Lock()
 
     # -- construction ----------------------------------------------------------------------------
 
@@ -207,10 +230,17 @@ class CosineBank:
         return bank
 
     @classmethod
-    def load(cls, directory: str | Path, embedder: Embedder | None = None) -> CosineBank:
-        """Open and validate a bank; ``embedder`` (optional) must match the manifest's id and dim."""
+    def load(cls, directory: str | Path, embedder: Embedder | None = None, *, exact: bool | None = None) -> CosineBank:
+        """Open and validate a bank; ``embedder`` (optional) must match the manifest's id and dim.
+
+        ``exact`` sets how this instance searches (see :attr:`exact`); ``False`` needs an index
+        (:meth:`build_ann`).
+        """
         target = Path(directory)
-        return cls(load_snapshot(target, embedder), embedder, target)
+        bank = cls(load_snapshot(target, embedder), embedder, target, exact=exact)
+        if exact is False and not bank.has_ann:
+            raise BankError(f"{target}: has no approximate index; build one with CosineBank.build_ann()")
+        return bank
 
     def refresh(self) -> CosineBank:
         """Move this instance to the newest version on disk (e.g. after another process appended)."""
@@ -272,11 +302,17 @@ class CosineBank:
             all_ids = snap.ids.tolist() + [ids[i] for i in keep]
             tail = metadata_lines([meta[i] for i in keep], snap.count)
 
+            ann = self._ann_of_version(snap) if self._has_ann(snap) else None
+
             def write(tmp: Path) -> None:
                 with write_embeddings(tmp, total, snap.dim) as f:
                     if snap.count:  # target holds exactly this snapshot's version (checked above)
                         copy_rows(target, f, snap.count, snap.dim)
                     new_rows(f, keep)
+                if ann is not None:  # the new rows join the graph; the old version's file stays as it was
+                    self._ann = None  # the in-memory index no longer matches the old version
+                    ann.add(np.load(tmp / EMBEDDINGS, mmap_mode="r")[snap.count :])
+                    ann.write(tmp)
                 added = [meta[i] for i in keep]
                 type(self)._write_views(tmp, all_ids,
                                         lambda r: snap.metadata(r) if r < snap.count else added[r - snap.count])
@@ -287,6 +323,8 @@ class CosineBank:
 
             write_version(target, write)
             self._snap = load_snapshot(target)
+            if ann is not None:
+                self._ann = (self._snap, ann)
         logger.info("appended %d rows to %s (%d skipped as present)", len(keep), target, len(ids) - len(keep))
         return len(keep)
 
@@ -361,9 +399,14 @@ class CosineBank:
             changed = {ids[i]: meta[i] for i in (*replace.values(), *append)}
             removed = {old_ids[row] for row in drop}
 
+            had_ann = self._has_ann(snap)
+
             def write(tmp: Path) -> None:
                 write_spliced_rows(tmp, target, snap, pieces, vectors, meta, out_ids, str(target))
                 type(self)._patch_views(tmp, snap, out_ids, changed, removed)
+                if had_ann:  # rows moved or changed: the graph is rebuilt (HNSW cannot remove a row)
+                    old = self._ann_of_version(snap)
+                    AnnIndex.build(np.load(tmp / EMBEDDINGS, mmap_mode="r"), old.m, old.ef_construction).write(tmp)
                 write_manifest(tmp, len(out_ids), embedder_id=snap.manifest["embedder"], dim=snap.dim,
                                created=snap.manifest.get("created"))
 
@@ -391,6 +434,88 @@ class CosineBank:
             values = {x: v for x, v in old.items() if x not in removed and x not in changed}
             values.update({x: m[key] for x, m in changed.items() if m.get(key) is not None})
             write_json(directory / name, {x: values[x] for x in ids if x in values})
+
+    # -- the approximate index ----------------------------------------------------------------------
+
+    @property
+    def has_ann(self) -> bool:
+        """Whether this version carries an approximate index (:meth:`build_ann`)."""
+        return self._has_ann(self._snap)
+
+    @staticmethod
+    def _has_ann(snap: Snapshot) -> bool:
+        return ANN_INFO in (snap.manifest.get("checksums") or {})
+
+    def build_ann(self, m: int = DEFAULT_M, ef_construction: int = DEFAULT_EF_CONSTRUCTION, *,
+                  progress: Progress = None) -> CosineBank:
+        """Build the approximate (HNSW) index over every row and write it as a new version of the bank.
+
+        Needs the ``ann`` extra (faiss-cpu). The other files of the version are hard-linked, not copied
+        (a version never changes); the build itself takes all CPUs for minutes at 1M rows (see
+        BENCHMARKS.md). Afterwards appends extend the index and replaces or deletes rebuild it.
+        """
+        target = self._directory
+        with self._write_lock, writer_lock(target):
+            if read_manifest(target) != self._snap.manifest:
+                self.refresh()
+            snap = self._snap
+            advance, close = progress_callback(progress, snap.count, unit="row", desc="ANN index")
+            try:
+                ann = AnnIndex.build(snap.matrix, m, ef_construction, lambda done, _total: advance(done))
+            finally:
+                close()
+
+            def write(tmp: Path) -> None:
+                link_version_files(target, tmp, skip=(ANN_FILE, ANN_INFO))
+                ann.write(tmp)
+                write_manifest_adding(tmp, snap.manifest, (ANN_FILE, ANN_INFO))
+
+            write_version(target, write)
+            self._snap = load_snapshot(target)
+            self._ann = (self._snap, ann)
+        logger.info("%s: approximate index over %d rows (M=%d, efConstruction=%d)", target, snap.count, m,
+                    ef_construction)
+        return self
+
+    def _ann_index(self, snap: Snapshot) -> AnnIndex | None:
+        """The index of version ``snap``, read on first use and kept for that version; None when a writer
+        replaced that version on disk before its index was read (searches are then exact: see search)."""
+        with self._ann_lock:
+            if self._ann is not None and self._ann[0] is snap:
+                return self._ann[1]
+            if read_manifest(self._directory) != snap.manifest:
+                return None
+            try:
+                ann = AnnIndex.read(snap.path, snap.count)
+            except ValueError as exc:
+                if read_manifest(self._directory) != snap.manifest:
+                    return None
+                raise BankError(str(exc)) from None
+            if ann is None or read_manifest(self._directory) != snap.manifest:
+                return None
+            self._ann = (snap, ann)
+            return ann
+
+    def _ann_of_version(self, snap: Snapshot) -> AnnIndex:
+        """The index of the version a writer holds the lock on (so it is the one on disk)."""
+        ann = self._ann_index(snap)
+        if ann is None:
+            raise BankError(f"{self._directory}: its approximate index could not be read")
+        return ann
+
+    @property
+    def uses_ann(self) -> bool:
+        """Whether a search that does not pass ``exact`` uses the approximate index."""
+        return self._use_ann(self._snap, None)
+
+    def _use_ann(self, snap: Snapshot, exact: bool | None) -> bool:
+        choice = self.exact if exact is None else exact
+        if choice is None:
+            return self._has_ann(snap) and snap.count >= ANN_MIN_ROWS
+        if choice is False and not self._has_ann(snap):
+            raise BankError(f"{self._directory}: has no approximate index; build one with CosineBank.build_ann() "
+                            "or search with exact=True")
+        return not choice
 
     # -- reading every row ------------------------------------------------------------------------
 
@@ -429,15 +554,22 @@ class CosineBank:
         k: int = 10,
         min_score: float | None = 0.1,
         dedupe_by: str | None = None,
+        *,
+        exact: bool | None = None,
+        ef: int | None = None,
     ) -> list[list[Hit]]:
         """Top-``k`` rows per query by cosine, best first (one list per query, also for a 1-D query).
 
         Rows scoring below ``min_score`` are dropped (None keeps all). ``dedupe_by`` names a metadata
         key: only the best row per value is kept (rows lacking the key are never merged); the default
         dedupes by id, which is a no-op because ids are unique. A batch is scored in one matrix product.
+
+        ``exact``: True scans every row; False asks the approximate index for candidates (``ef``: its
+        search breadth, default :data:`~.bank_ann.DEFAULT_EF`) and rescores them exactly; None follows
+        :attr:`exact` of this instance (by default: the index on banks of ANN_MIN_ROWS rows or more).
         """
         snap = self._snap
-        found = self.search_rows(query_vectors, k, min_score, dedupe_by)
+        found = self.search_rows(query_vectors, k, min_score, dedupe_by, exact=exact, ef=ef)
         every = [r for rows, _ in found for r in rows]  # all hits decoded at once: one parse for the batch
         scores = [s for _, of_query in found for s in of_query]
         hits = list(map(Hit, snap.ids.take(every), scores, every, snap.lines.decode_rows(every)))
@@ -450,6 +582,9 @@ class CosineBank:
         k: int = 10,
         min_score: float | None = 0.1,
         dedupe_by: str | None = None,
+        *,
+        exact: bool | None = None,
+        ef: int | None = None,
     ) -> list[tuple[list[int], list[float]]]:
         """:meth:`search` as (rows, scores) per query, without decoding ids or metadata of the hits."""
         snap = self._snap
@@ -462,10 +597,24 @@ class CosineBank:
             raise ValueError("query vectors contain NaN or infinity")
         if k <= 0 or snap.count == 0 or q.shape[0] == 0:
             return [([], []) for _ in range(q.shape[0])]
+        if ef is not None and ef < 1:
+            raise ValueError(f"ef must be a positive whole number, got {ef}")
         key = None if dedupe_by in (None, "id") else dedupe_by
-        with score_buffer(q.shape[0], snap.count) as out:  # top_rows returns lists: nothing refers to it after
-            scores = cosine_scores(snap.matrix, np.ascontiguousarray(l2_normalize(q)), out)
-            return top_rows(scores, k, min_score, key, snap.metadata)
+        unit = np.ascontiguousarray(l2_normalize(q))
+
+        def exact_rows(queries: np.ndarray) -> list[tuple[list[int], list[float]]]:
+            with score_buffer(queries.shape[0], snap.count) as out:  # top_rows returns lists: nothing refers to it
+                return top_rows(cosine_scores(snap.matrix, queries, out), k, min_score, key, snap.metadata)
+
+        if not self._use_ann(snap, exact):
+            return exact_rows(unit)
+        ann = self._ann_index(snap)
+        if ann is None:  # this instance's version was replaced on disk before its index was read
+            logger.warning("%s: a newer version replaced the one this bank reads before its approximate index "
+                           "was loaded; searching exactly (refresh() to use the new version's index)", self._directory)
+            return exact_rows(unit)
+        dedupe = None if key is None else (lambda rows, n: dedupe_rows(rows, n, key, snap.metadata))
+        return ann_top_rows(ann, snap.matrix, unit, k, min_score, ef or DEFAULT_EF, dedupe, exact_rows)
 
     def search_texts(
         self, texts: Sequence[str], k: int = 10, min_score: float | None = 0.1, dedupe_by: str | None = None

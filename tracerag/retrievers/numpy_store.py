@@ -17,6 +17,11 @@ the bank's public API. What it costs where the bank has no native operation:
   newer version applies its change on top of it). Rows identical to the stored ones are skipped first.
 
 Other handles on the same directory see a new version on their next call (a ``stat`` of the manifest).
+
+Search is exact unless the bank carries an approximate index (:meth:`CosineBank.build_ann`, the ``ann``
+extra): ``search="auto"`` (default) uses it on banks of ``ANN_MIN_ROWS`` rows or more, ``"ann"`` always
+(building it at open when the bank has none), ``"exact"`` never; ``ef`` is its search breadth. As a URI:
+``path/to/bank?search=ann&ef=256``.
 """
 
 from __future__ import annotations
@@ -45,17 +50,19 @@ from .vector_store import (
     check_rows,
 )
 
-__all__ = ["NumpyStore"]
+__all__ = ["SEARCH_MODES", "NumpyStore"]
 
 _MANIFEST = "manifest.json"  # the bank's documented manifest file: its stat tells a new version apart
 _MIN_WINDOW = 64
+SEARCH_MODES = {"auto": None, "ann": False, "exact": True}  # a store's search mode -> CosineBank.exact
 
 
 class NumpyStore:
     """A :class:`~.vector_store.VectorStore` over one CosineBank directory; see the module docstring."""
 
-    def __init__(self, bank: CosineBank) -> None:
+    def __init__(self, bank: CosineBank, *, ef: int | None = None) -> None:
         self._bank = bank
+        self._ef = ef
         self._directory = Path(bank.directory)
         self._seen = self._manifest_stamp()
         self._lock = threading.RLock()
@@ -69,8 +76,12 @@ class NumpyStore:
         dim: int | None = None,
         create: bool = False,
         bank_class: type[CosineBank] | None = None,
+        search: str = "auto",
+        ef: int | None = None,
     ) -> NumpyStore:
         """Open the bank at ``directory`` (``create=True``: an empty one is written when there is none).
+
+        ``search``: "auto", "ann" or "exact" and ``ef`` (see the module docstring).
 
         ``bank_class`` is the CosineBank subclass whose extra view files every version must keep; by
         default an experience bank (its ``task_ids.json`` / ``captions.json`` present) opens as
@@ -93,7 +104,15 @@ class NumpyStore:
             except BankError as e:
                 raise StoreError(str(e)) from None
         check_recorded(str(target), bank.embedder_id, bank.dim, embedder_id, dim)
-        return cls(bank)
+        if search not in SEARCH_MODES:
+            raise StoreError(f"{target}: search {search!r} must be one of {', '.join(SEARCH_MODES)}")
+        if search == "ann" and not bank.has_ann:
+            try:
+                bank.build_ann()
+            except (BankError, ImportError) as e:
+                raise StoreError(f"{target}: cannot build the approximate index: {e}") from None
+        bank.exact = SEARCH_MODES[search]
+        return cls(bank, ef=ef)
 
     # -- reading ---------------------------------------------------------------------------------
 
@@ -122,12 +141,14 @@ class NumpyStore:
         if k <= 0 or len(bank) == 0 or len(q) == 0:
             return [[] for _ in range(len(q))]
         if wanted is None:
-            return [[StoreHit(h.id, h.score, h.metadata) for h in hits] for hits in bank.search(q, k, min_score)]
-        return self._filtered_search(bank, q, k, min_score, wanted)
+            return [[StoreHit(h.id, h.score, h.metadata) for h in hits]
+                    for hits in bank.search(q, k, min_score, ef=self._ef)]
+        return self._filtered_search(bank, q, k, min_score, wanted, self._ef)
 
     @staticmethod
     def _filtered_search(
-        bank: CosineBank, q: np.ndarray, k: int, min_score: float | None, wanted: dict[str, tuple[Any, ...]]
+        bank: CosineBank, q: np.ndarray, k: int, min_score: float | None, wanted: dict[str, tuple[Any, ...]],
+        ef: int | None = None,
     ) -> list[list[StoreHit]]:
         """Widen a window of best rows until ``k`` matching rows are found (module docstring: the cost)."""
         results: list[list[StoreHit]] = [[] for _ in range(len(q))]
@@ -136,7 +157,7 @@ class NumpyStore:
         while pending:
             window = min(window, len(bank))
             unfinished = []
-            for query, hits in zip(pending, bank.search(q[pending], window, min_score), strict=True):
+            for query, hits in zip(pending, bank.search(q[pending], window, min_score, ef=ef), strict=True):
                 kept = [StoreHit(h.id, h.score, h.metadata) for h in hits if matches(h.metadata, wanted)][:k]
                 results[query] = kept
                 # Fewer hits than the window means min_score or the bank's end was reached: nothing more.
@@ -162,7 +183,11 @@ class NumpyStore:
 
     def describe(self) -> StoreInfo:
         bank = self._current()
-        return StoreInfo("numpy", str(self._directory), bank.embedder_id, bank.dim, None, "exact")
+        mode = next(name for name, exact in SEARCH_MODES.items() if exact is bank.exact)
+        given = ([f"search={mode}"] if mode != "auto" else []) + ([f"ef={self._ef}"] if self._ef else [])
+        uri = str(self._directory) + ("?" + "&".join(given) if given else "")
+        index = "HNSW" if bank.uses_ann else "exact"
+        return StoreInfo("numpy", uri, bank.embedder_id, bank.dim, None, index)
 
     # -- writing ---------------------------------------------------------------------------------
 

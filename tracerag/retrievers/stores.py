@@ -1,7 +1,8 @@
 """Opening a vector store: the one module that knows every backend (the protocol in :mod:`.vector_store`
 knows none, so the backends can import it).
 
-``open_store(uri)`` opens a bank directory or a Milvus URI; ``store_and_embedder`` turns what a program
+``open_store(uri)`` opens a bank directory or a Milvus URI; a bank directory may end in a query choosing
+how it searches (``bank?search=ann&ef=256``: see :mod:`.numpy_store`); ``store_and_embedder`` turns what a program
 was given (a store, a bank, a URI) into a checked (store, embedder) pair.
 """
 
@@ -9,10 +10,11 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs
 
 from .cosine_bank import CosineBank
 from .milvus_store import MilvusStore
-from .numpy_store import NumpyStore
+from .numpy_store import SEARCH_MODES, NumpyStore
 from .vector_store import StoreError, VectorStore, check_recorded, parse_store_uri
 
 __all__ = ["open_store", "store_and_embedder", "store_backing_bank"]
@@ -42,7 +44,8 @@ def open_store(
     if target.backend == "numpy":
         if index:
             raise StoreError(f"{target}: {', '.join(sorted(index))} apply only to Milvus stores (the bank is exact)")
-        return NumpyStore.open(target.location, embedder_id=embedder_id, dim=dim, create=create)
+        location, options = _bank_options(target.location)
+        return NumpyStore.open(location, embedder_id=embedder_id, dim=dim, create=create, **options)
     return MilvusStore.open(target, embedder_id=embedder_id, dim=dim, create=create, **index)
 
 
@@ -77,3 +80,31 @@ def store_backing_bank(store: VectorStore) -> Any:
     """The CosineBank behind a numpy store (None for other backends): for older callers that read a bank."""
     bank = getattr(store, "bank", None)
     return bank if isinstance(bank, CosineBank) else None
+
+
+def _bank_options(location: str) -> tuple[str, dict[str, Any]]:
+    """(directory, NumpyStore.open options) from a bank location that may end in ``?search=...&ef=...``.
+
+    A directory whose name really holds a ``?`` is taken as it is."""
+    path, sep, query = location.partition("?")
+    if not sep or Path(location).exists():
+        return location, {}
+    try:
+        params = parse_qs(query, keep_blank_values=True, strict_parsing=True)
+    except ValueError:
+        raise StoreError(f"{location}: cannot parse query {query!r}") from None
+    unknown = sorted(set(params) - {"search", "ef"})
+    if unknown:
+        raise StoreError(f"{location}: unknown parameter {unknown[0]!r} (a bank takes search= and ef=)")
+    options: dict[str, Any] = {}
+    search = params.get("search")
+    if search is not None:
+        if len(search) != 1 or search[0] not in SEARCH_MODES:
+            raise StoreError(f"{location}: search {search[-1]!r} must be one of {', '.join(SEARCH_MODES)}")
+        options["search"] = search[0]
+    ef = params.get("ef")
+    if ef is not None:
+        if len(ef) != 1 or not ef[0].isdigit() or not 1 <= int(ef[0]) <= 32768:
+            raise StoreError(f"{location}: ef {ef[-1]!r} must be one whole number from 1 to 32768")
+        options["ef"] = int(ef[0])
+    return path, options

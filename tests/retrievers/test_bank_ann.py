@@ -1,0 +1,163 @@
+"""The approximate index beside the bank: it agrees with exact search, keeps ids, scores, filters and dedupe,
+survives reopening, follows appends and deletes, and is chosen by a call, a bank option or the store URI."""
+
+import json
+
+import numpy as np
+import pytest
+
+pytest.importorskip("faiss")
+
+from tracerag.retrievers import cosine_bank as cosine_bank_module  # noqa: E402
+from tracerag.retrievers.bank_ann import ANN_FILE, ANN_INFO  # noqa: E402
+from tracerag.retrievers.cosine_bank import BankError, CosineBank  # noqa: E402
+from tracerag.retrievers.stores import open_store  # noqa: E402
+from tracerag.retrievers.vector_store import StoreError  # noqa: E402
+
+DIM = 32
+ROWS = 1000
+
+
+def unit(x):
+    return (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32)
+
+
+def rows_of(kind, n, seed):
+    rng = np.random.default_rng(seed)
+    noise = unit(rng.standard_normal((n, DIM)))
+    if kind == "uniform":
+        return noise
+    centres = unit(np.random.default_rng(99).standard_normal((40, DIM)))
+    return unit(centres[rng.integers(0, 40, n)] + 0.8 * noise)
+
+
+def make_bank(path, kind="clustered", n=ROWS, ann=True):
+    vectors = rows_of(kind, n, 1)
+    meta = [{"doc": i // 4, "colour": ["red", "green", "blue"][i % 3]} for i in range(n)]
+    bank = CosineBank.from_vectors(path, vectors, [f"r{i}" for i in range(n)], meta, embedder_id="test")
+    return bank.build_ann(m=8, ef_construction=40) if ann else bank
+
+
+@pytest.fixture(scope="module", params=["clustered", "uniform"])
+def bank(request, tmp_path_factory):
+    return make_bank(tmp_path_factory.mktemp("ann") / request.param, request.param)
+
+
+def overlap(a, b):
+    return np.mean([len({h.id for h in x} & {h.id for h in y}) / max(len(y), 1) for x, y in zip(a, b, strict=True)])
+
+
+def test_ann_agrees_with_exact_search_and_scores_rows_alike(bank):
+    queries = rows_of("clustered" if "clustered" in str(bank.directory) else "uniform", 40, 2)
+    exact = bank.search(queries, k=10, min_score=None, exact=True)
+    approx = bank.search(queries, k=10, min_score=None, exact=False)
+    assert overlap(approx, exact) >= 0.97
+    for a, e in zip(approx, exact, strict=True):
+        scores = {h.id: h.score for h in e}
+        assert [h.score for h in a] == sorted((h.score for h in a), reverse=True)
+        for hit in a:  # rescored with the exact rows: the very same score for a row both found
+            if hit.id in scores:
+                assert hit.score == scores[hit.id]
+            assert hit.metadata == bank.metadata(hit.row) and hit.id == f"r{hit.row}"
+
+
+def test_ann_keeps_min_score_and_dedupe(bank):
+    queries = rows_of("clustered", 20, 3)
+    for hits in bank.search(queries, k=8, min_score=0.3, exact=False):
+        assert all(h.score >= 0.3 for h in hits)
+    exact = bank.search(queries, k=8, min_score=None, dedupe_by="doc", exact=True)
+    approx = bank.search(queries, k=8, min_score=None, dedupe_by="doc", exact=False)
+    for hits in approx:
+        assert len(hits) == 8 and len({h.metadata["doc"] for h in hits}) == 8
+    assert overlap(approx, exact) >= 0.95
+
+
+def test_a_row_queried_by_its_own_vector_comes_first(bank):
+    rows = [5, 777, 999]
+    found = bank.search(np.asarray(bank.vectors[rows]), k=1, min_score=None, exact=False)
+    assert [hits[0].id for hits in found] == [f"r{r}" for r in rows]
+
+
+def test_the_index_is_persisted_with_the_bank_and_checksummed(bank):
+    manifest = json.loads((bank.directory / "manifest.json").read_text())
+    assert {ANN_FILE, ANN_INFO} <= set(manifest["checksums"])
+    again = CosineBank.load(bank.directory, exact=False)
+    assert again.has_ann and again.uses_ann
+    query = np.asarray(bank.vectors[[42]])
+    assert again.search(query, k=5, min_score=None)[0] == bank.search(query, k=5, min_score=None, exact=False)[0]
+
+
+def test_append_extends_the_index_and_delete_rebuilds_it(tmp_path):
+    bank = make_bank(tmp_path / "b", n=600)
+    new = rows_of("uniform", 50, 7)
+    assert bank.append_vectors([f"n{i}" for i in range(50)], new) == 50
+    info = json.loads((tmp_path / "b" / ANN_INFO).read_text())
+    assert bank.has_ann and info["count"] == 650
+    reopened = CosineBank.load(tmp_path / "b")
+    assert [h[0].id for h in reopened.search(new[:5], k=1, min_score=None, exact=False)] == [f"n{i}" for i in range(5)]
+    assert reopened.delete(["n0", "r3"]) == 2
+    assert json.loads((tmp_path / "b" / ANN_INFO).read_text())["count"] == 648
+    hits = reopened.search(new[:2], k=3, min_score=None, exact=False)
+    assert "n0" not in {h.id for h in hits[0]} and hits[1][0].id == "n1"
+    moved = reopened.row_of("n1")
+    assert hits[1][0].row == moved  # rows after a deleted one moved up, the graph's labels with them
+
+
+def test_exact_stays_the_default_below_the_documented_size(tmp_path, monkeypatch):
+    bank = make_bank(tmp_path / "b", n=600)
+    assert bank.has_ann and not bank.uses_ann  # 600 rows < ANN_MIN_ROWS
+    monkeypatch.setattr(cosine_bank_module, "ANN_MIN_ROWS", 500)
+    assert bank.uses_ann
+    assert CosineBank.load(tmp_path / "b", exact=True).uses_ann is False
+
+
+def test_asking_for_ann_without_an_index_is_a_clear_error(tmp_path):
+    bank = make_bank(tmp_path / "b", n=300, ann=False)
+    with pytest.raises(BankError, match="no approximate index.*build_ann"):
+        bank.search(np.asarray(bank.vectors[:1]), k=3, exact=False)
+    with pytest.raises(BankError, match="no approximate index"):
+        CosineBank.load(tmp_path / "b", exact=False)
+    assert len(bank.search(np.asarray(bank.vectors[:1]), k=3)[0]) == 3  # exact as ever
+
+
+def test_store_uri_chooses_ann_and_builds_the_index_once(tmp_path):
+    make_bank(tmp_path / "b", n=500, ann=False)
+    store = open_store(f"{tmp_path / 'b'}?search=ann&ef=64", embedder_id="test", dim=DIM)
+    info = store.describe()
+    assert info.index == "HNSW" and info.uri == f"{tmp_path / 'b'}?search=ann&ef=64"
+    assert (tmp_path / "b" / ANN_FILE).exists()
+    exact = open_store(f"{tmp_path / 'b'}?search=exact")
+    assert exact.describe().index == "exact"
+    queries = rows_of("clustered", 10, 5)
+    wanted = {"colour": "red"}
+    a, e = store.search(queries, k=5, filter=wanted), exact.search(queries, k=5, filter=wanted)
+    assert all(h.metadata["colour"] == "red" for hits in a for h in hits)
+    assert np.mean([len({h.id for h in x} & {h.id for h in y}) / 5 for x, y in zip(a, e, strict=True)]) >= 0.95
+    assert open_store(tmp_path / "b").describe().index == "exact"  # 500 rows: auto stays exact
+
+
+@pytest.mark.parametrize("uri, message", [
+    ("?search=fast", "search 'fast' must be one of auto, ann, exact"),
+    ("?ef=0", "ef '0' must be one whole number"),
+    ("?nprobe=3", "unknown parameter 'nprobe'"),
+])
+def test_bad_store_uri_options_name_the_option(tmp_path, uri, message):
+    make_bank(tmp_path / "b", n=50, ann=False)
+    with pytest.raises(StoreError, match=message):
+        open_store(f"{tmp_path / 'b'}{uri}")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["clustered", "uniform"])
+def test_ann_recall_at_100k_rows(tmp_path, kind):
+    """The default settings reach recall@10 >= 0.98 against exact search at 100k rows of dim 128."""
+    global DIM
+    old, DIM = DIM, 128
+    try:
+        bank = make_bank(tmp_path / "b", kind, n=100_000)
+        queries = rows_of(kind, 100, 11)
+        assert bank.uses_ann
+        exact = bank.search(queries, k=10, min_score=None, exact=True)
+        assert overlap(bank.search(queries, k=10, min_score=None), exact) >= 0.98
+    finally:
+        DIM = old
