@@ -49,6 +49,7 @@ def test_every_script_in_examples_is_tested():
     assert {path.stem for path in EXAMPLES.glob("*.py")} == tested
 
 
+@pytest.mark.slow
 def test_commands_example_ranks_plans_and_shows_a_dry_run(offline, capsys):
     assert example("commands_on_a_home").main([]) == 0
     out = capsys.readouterr().out
@@ -59,9 +60,13 @@ def test_commands_example_ranks_plans_and_shows_a_dry_run(offline, capsys):
 
 
 def test_commands_example_takes_your_home_and_your_words(offline, home_dir, capsys):
-    assert example("commands_on_a_home").main([str(home_dir), "打开老伙计"]) == 0
+    assert example("commands_on_a_home").main([str(home_dir), "打开老伙计", "关掉所有的灯", "unlock the door"]) == 0
     out = capsys.readouterr().out
-    assert "老伙计 (书房)  main-switch-on" in out.splitlines()[2]
+    assert "客厅老伙计 (书房)  main-switch-on" in out.splitlines()[2]
+    assert "dry run (smartthings): would send 4 call(s) for 4 device(s)" in out      # every light, nothing sent
+    assert 'POST /v1/devices/lamp-study/commands {"commands": [{"component": "main", "capability": "switch", ' \
+           '"command": "off", "arguments": []}]}' in out
+    assert out.rstrip().endswith("unlock the door\n  hint: no_intent")
 
 
 def test_rag_example_answers_from_the_folder_with_citations(offline, capsys):
