@@ -42,9 +42,7 @@ def test_every_page_is_in_the_navigation_and_every_nav_entry_is_a_page():
     listed = set(nav_files(config["nav"]))
     on_disk = {p.relative_to(DOCS).as_posix() for p in pages()}
     assert listed <= on_disk, f"in the nav but missing: {sorted(listed - on_disk)}"
-    # deployment.md joins the navigation through the site's hook when it is there
-    unlisted = on_disk - listed - {"deployment.md"}
-    assert not unlisted, f"pages not in the nav: {sorted(unlisted)}"
+    assert on_disk <= listed, f"pages not in the nav: {sorted(on_disk - listed)}"
 
 
 @pytest.mark.parametrize("page", pages(), ids=lambda p: p.relative_to(DOCS).as_posix())

@@ -1,9 +1,5 @@
-"""MkDocs hooks for the tracerag site.
-
-- The command-line reference (cli.md) is generated at build time from the argparse parser that
-  ``tracerag`` itself runs, so it cannot drift from the flags.
-- The deployment guide is put in the navigation when docs/deployment.md is there.
-"""
+"""MkDocs hook for the tracerag site: the command-line reference (cli.md) is generated at build time from
+the argparse parser that ``tracerag`` itself runs, so it cannot drift from the flags."""
 
 from __future__ import annotations
 
@@ -17,12 +13,8 @@ MARKER = "<!-- cli-reference -->"
 
 def on_config(config):
     root = Path(config.config_file_path).resolve().parent
-    if str(root) not in sys.path:
+    if str(root) not in sys.path:  # optimize.py, the command line, sits at the repository's root
         sys.path.insert(0, str(root))
-    nav = config.nav or []
-    if (Path(config.docs_dir) / "deployment.md").is_file() and not _in_nav(nav, "deployment.md"):
-        at = next((n for n, item in enumerate(nav) if isinstance(item, dict) and "Architecture" in item), len(nav))
-        nav.insert(at, {"Deployment": "deployment.md"})
     return config
 
 
@@ -61,11 +53,3 @@ def _subcommands(parser: argparse.ArgumentParser):
 
 def _section(title: str, parser: argparse.ArgumentParser, level: int) -> str:
     return f"{'#' * level} `{title}`\n\n```text\n{parser.format_help().rstrip()}\n```\n"
-
-
-def _in_nav(nav, target: str) -> bool:
-    for item in nav:
-        value = next(iter(item.values())) if isinstance(item, dict) else item
-        if value == target or (isinstance(value, list) and _in_nav(value, target)):
-            return True
-    return False
