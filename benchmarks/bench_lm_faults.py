@@ -25,7 +25,9 @@ steps after its first tool call). Each run is a fresh child process (so its peak
 talking to a stub endpoint served by this process; runs go ``--jobs`` at a time (they mostly wait).
 Prints wall ÷ the no-LM run's wall and whether it is within 2 × no-LM + 60 s, peak RSS against the
 no-LM run's and whether it is within 100 MB of it, the LM calls (the program's, and an evaluation's
-judge), the HTTP requests the endpoint saw, and whether every quality metric equals the no-LM run's.
+judge), the HTTP requests the endpoint saw (in all, and per signature where one stage fails: the stalled
+stage's against the others', which keep answering), and whether every quality metric equals the no-LM
+run's.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ import os
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -129,16 +132,22 @@ def _run_child(program: str, out: Path, extra: list[str]) -> dict:
 
 def cell(program: str, label: str | None, mode: str | None, stage_mode: str | None, tmp: Path) -> tuple:
     """One cell of the matrix (``label`` None: the no-LM run): (program, label, {seconds, peak_mb, report},
-    the HTTP requests the endpoint saw)."""
+    the HTTP requests the endpoint saw: {signature: count})."""
     out = tmp / f"{program}-{mode or 'none'}-{stage_mode or ''}.json"
     if label is None:
-        return program, None, _run_child(program, out, []), 0
+        return program, None, _run_child(program, out, []), {}
     signature, when, _ = ONE_STAGE[program]
     modes = {signature: stage_mode} if stage_mode else None
     with StubLMServer(ENGINES[program](), mode, modes=modes, delay=STALL_S,
                       modes_when=when if stage_mode else None) as stub:
         result = _run_child(program, out, ["--lm", f"openai/stub-{mode}", "--api-base", stub.url, "--api-key", "k"])
-        return program, label, result, len(stub.requests)
+        return program, label, result, dict(Counter(name for name, _ in stub.requests))
+
+
+def by_signature(requests: dict[str, int], failing: str) -> str:
+    """The HTTP requests per signature, the failing one first: "SummarizeExperience 1; RewriteQuery 95, …"."""
+    others = ", ".join(f"{name} {n}" for name, n in sorted(requests.items()) if name != failing)
+    return f"{failing} {requests.get(failing, 0)}; {others or 'no other'}"
 
 
 def matrix(programs: list[str], jobs: int) -> None:
@@ -154,6 +163,7 @@ def matrix(programs: list[str], jobs: int) -> None:
     print("| program | endpoint | wall s (no LM s) | wall ÷ no LM | ≤ 2× + 60 s | peak RSS MB (no LM) | ≤ +100 MB "
           "| LM calls | HTTP requests | lm_fallback_rate | metrics equal to no LM |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
+    one_stage = []
     order = {label: n for n, (label, _, _) in enumerate(MATRIX)}
     for program, label, result, requests in sorted((r for r in results if r[1] is not None),
                                                    key=lambda r: (programs.index(r[0]), order[r[1]])):
@@ -164,12 +174,19 @@ def matrix(programs: list[str], jobs: int) -> None:
         equal = "yes" if not diff else "NO: " + "; ".join(diff)
         if label.startswith("one stage"):  # the other stages (calls) answer: an LM run, not the no-LM one
             label, equal = f"{label}: {ONE_STAGE[program][2]}", "n/a (the other calls answer)"
+            one_stage.append((program, ONE_STAGE[program][2], by_signature(requests, ONE_STAGE[program][0]),
+                              report["metrics"].get("lm_fallbacks")))
         in_time = "yes" if result["seconds"] <= 2 * b["seconds"] + 60 else "NO"
         in_memory = "yes" if result["peak_mb"] <= b["peak_mb"] + BOUND_MB else "NO"
         print(f"| {program} | {label} | {result['seconds']:.1f} ({b['seconds']:.1f}) "
               f"| {result['seconds'] / max(b['seconds'], 0.05):.1f}x | {in_time} "
               f"| {result['peak_mb']:.0f} ({b['peak_mb']:.0f}) | {in_memory} "
-              f"| {calls} | {requests} | {report['metrics'].get('lm_fallback_rate')} | {equal} |")
+              f"| {calls} | {sum(requests.values())} | {report['metrics'].get('lm_fallback_rate')} | {equal} |")
+    if one_stage:
+        print("\n| program | the stage that stalls | HTTP requests: that stage; the others | lm_fallbacks |")
+        print("|---|---|---|---|")
+        for program, stage, requests, fallbacks in one_stage:
+            print(f"| {program} | {stage} | {requests} | {fallbacks} |")
 
 
 def main() -> None:
