@@ -59,6 +59,11 @@ def test_misses_come_first_worst_first_then_the_datasets_order():
     assert "2 of 5 rows missed (recall below 1)" in page
 
 
+def test_a_run_without_a_miss_says_so():
+    page = render_html_report(_report([{"id": "a", "recall": 1.0}, {"id": "b", "recall": 1.0}]))
+    assert "No row of 2 missed (recall is 1 for each)." in page
+
+
 @pytest.mark.parametrize("score", ["score", "gold_found"])
 def test_planner_and_agent_rows_are_ordered_by_their_own_score(score):
     ordered, misses, headline = misses_first([{"id": "a", score: 1.0}, {"id": "b", score: 0.0}])

@@ -231,8 +231,12 @@ def _rows(rows: list[dict], misses: int, headline: str | None) -> str:
     scores = [c for c in _ROW_SCORES if c in present]
     status = [c for c in _ROW_STATUS if c in present]
     columns = names + scores + status
-    said = (f"{misses} of {len(rows)} rows missed ({_text(headline)} below 1), shown first, worst first."
-            if headline else f"{len(rows)} rows.")
+    if headline is None:
+        said = f"{len(rows)} rows."
+    elif misses:
+        said = f"{misses} of {len(rows)} rows missed ({_text(headline)} below 1), shown first, worst first."
+    else:
+        said = f"No row of {len(rows)} missed ({_text(headline)} is 1 for each)."
     out = [f'<h2 id="rows">Rows</h2><p>{said}</p>', "<table><tr>" + "".join(f"<th>{_text(c)}</th>" for c in columns)
            + "<th>details</th></tr>"]
     for row in rows:
