@@ -157,7 +157,13 @@ def test_a_colour_by_name_goes_to_the_command_that_takes_a_whole_colour(programs
                 if pred.bulk is not None and pred.bulk.targets:
                     assert {c for _, c in pred.bulk.targets} == {"main-colorControl-setColor"}, query
                 checked += 1
-    assert checked >= 9
+        if any(d.category == "Blind" and {"close", "pause"} <= {c.command for c in d.commands} for d in home.devices):
+            for word in ("雨蓬", "遮阳蓬", "遮阳棚", "卷帘"):
+                for query in (f"将{word}关掉", f"关了{word}", f"把{word}关"):
+                    top = program(query=query).candidates[0]
+                    assert top.command_id.endswith("windowShade-close"), query
+                    checked += 1
+    assert checked >= 30
 
 
 SWITCHING = {"zh": ("关掉{label}", "把{label}关了", "打开{label}"), "en": ("turn off the {label}", "{label} off",
@@ -337,3 +343,93 @@ def test_the_general_word_for_a_kind_said_for_an_area_plans_over_every_device_of
             continue
         pred = program(query=f"打开{room}的窗帘")
         assert pred.bulk is not None and {d for d, _ in pred.bulk.targets} == blinds, room
+
+
+def _setpoint_takers(home: Home, celsius: float) -> set[str]:
+    """The devices with a setpoint command whose range holds the temperature."""
+    return {d.device_id for d in home.devices for c in d.commands if "Setpoint" in c.capability
+            and dict(c.value_range or ()).get("min", -1e9) <= celsius <= dict(c.value_range or ()).get("max", 1e9)}
+
+
+@pytest.mark.parametrize("query", ["全屋温度都调到26度", "把所有温度调到24度"])
+def test_a_temperature_set_home_wide_reaches_every_device_that_takes_it(programs, query):
+    """No kind said, a temperature set for the whole home: air conditioners and floor heatings alike, each with a
+    setpoint it has (a heating-only thermostat its heating setpoint); never a thermometer (it has no command),
+    never a fridge (the number is outside its range)."""
+    celsius = float(query[-3:-1])
+    for name in ("home_large", "home_medium", "home_small"):
+        _, home, program = programs[name]
+        pred = program(query=query)
+        assert pred.bulk is not None and pred.bulk.hint is None, (name, pred.bulk)
+        targets = dict(pred.bulk.targets)
+        assert set(targets) == _setpoint_takers(home, celsius), name
+        assert all("Setpoint" in command for command in targets.values()), name
+    _, home, _ = programs["home_large"]
+    assert {home.device(d).category for d in _setpoint_takers(home, 26)} >= {"AirConditioner", "Thermostat"}
+
+
+def test_playback_words_name_a_player_never_a_blinds_pause(programs):
+    """"暂停播放" in a room with a curtain and a TV: playback is the player's; the curtain only pauses."""
+    checked = 0
+    for name in ("home_large", "home_medium", "home_small"):
+        _, home, program = programs[name]
+        players = {d.room for d in home.devices if any(c.capability == "mediaPlayback" for c in d.commands)}
+        for room in sorted(players & {d.room for d in home.devices if d.category == "Blind"}):
+            for query in (f"{room}暂停播放", f"把{room}的停止播放", f"{room}的暂停播放一下"):
+                pred = program(query=query)
+                assert pred.candidates[0].command_id.split("-")[1] == "mediaPlayback", query
+                if pred.bulk is not None:
+                    assert all(c.split("-")[1] == "mediaPlayback" for _, c in pred.bulk.targets), query
+                checked += 1
+    assert checked >= 30
+
+
+def test_closing_a_blind_closes_it_and_stopping_it_pauses_it(programs):
+    """"关窗帘" asks a blind that can close to close, not to halt; "窗帘停一下" asks it to halt."""
+    checked = 0
+    for name in ("home_large", "home_medium", "home_small"):
+        _, home, program = programs[name]
+        for device in home.devices:
+            commands = {c.command for c in device.commands}
+            if device.category != "Blind" or not {"close", "pause"} <= commands:
+                continue
+            for query, wanted in ((f"关{device.label}", "close"), (f"把{device.label}关掉", "close"),
+                                  (f"{device.label}停一下", "pause")):
+                pred = program(query=query)
+                top = pred.candidates[0]
+                assert (top.device_id, top.command_id.rsplit("-", 1)[1]) == (device.device_id, wanted), query
+                checked += 1
+        if any(d.category == "Blind" and {"close", "pause"} <= {c.command for c in d.commands} for d in home.devices):
+            for word in ("雨蓬", "遮阳蓬", "遮阳棚", "卷帘"):
+                for query in (f"将{word}关掉", f"关了{word}", f"把{word}关"):
+                    top = program(query=query).candidates[0]
+                    assert top.command_id.endswith("windowShade-close"), query
+                    checked += 1
+    assert checked >= 30
+
+
+def test_a_position_plan_reaches_blinds_whose_position_is_a_level_and_an_angle_only_slats(programs):
+    """"所有窗帘开到30%": a blind whose position is a plain level takes its level; "所有百叶的角度调到50%"
+    turns slats only, never moving a blind that has none."""
+    _, home, program = programs["home_large"]
+    blinds = [d for d in home.devices if d.category == "Blind"]
+    position = program(query="把所有窗帘开到30%").bulk
+    targets = dict(position.targets)
+    level_only = [d.device_id for d in blinds if any(c.capability == "switchLevel" for c in d.commands)
+                  and not any(c.capability == "windowShadeLevel" for c in d.commands)]
+    assert level_only and all(targets.get(d) == "main-switchLevel-setLevel" for d in level_only)
+    assert not any("Tilt" in c for c in targets.values())
+    slats = dict(program(query="所有百叶的角度调到50%").bulk.targets)
+    assert slats and {c for c in slats.values()} == {"main-windowShadeTiltLevel-setShadeTiltLevel"}
+
+
+@pytest.mark.parametrize("query,category", [("把遮阳棚关上", "Blind"), ("客厅的灯调成棕色", "Light")])
+def test_words_of_the_templates_kinds_and_colours(programs, query, category):
+    """遮阳棚 (an awning, written with 棚 as often as with 篷) is a blind; 棕色 is a colour a colour light takes."""
+    from tracerag.retrievers.category_words import categories_said
+
+    if category == "Blind":
+        assert "Blind" in categories_said(query)
+    else:
+        _, _, program = programs["home_medium"]
+        assert program(query=query).candidates[0].command_id.split("-")[1] == "colorControl"

@@ -280,11 +280,11 @@ def test_the_name_index_grows_linearly_a_1_mb_label_indexes_in_seconds_with_boun
     label = "".join(chr(0x4E00 + i % 20_000) for i in range(1_000_000))  # 1M distinct-ish words, no load cap
     home.devices[0] = dataclasses.replace(home.devices[0], label=label)
     tracemalloc.start()
-    started = time.perf_counter()
+    started = time.process_time()  # CPU time: a busy machine must not fail it
     try:
         index = CommandIndex(home, embedder)
         pred = CommandRetrieval(index)(query="打开客厅的灯")
-        elapsed = time.perf_counter() - started
+        elapsed = time.process_time() - started
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()

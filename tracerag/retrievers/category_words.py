@@ -23,7 +23,7 @@ CATEGORY_WORDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "Light": (("灯", "照明"), ("light", "lights", "lamp", "bulb", "lighting", "chandelier", "sconce")),
     "AirConditioner": (("空调", "冷气"), ("air conditioner", "air conditioning", "ac", "a/c", "aircon")),
     "Thermostat": (("温控", "恒温器", "地暖", "暖气"), ("thermostat", "heating")),
-    "Blind": (("窗帘", "百叶", "卷帘", "遮阳帘", "纱帘", "布帘", "雨棚", "雨蓬", "遮阳蓬", "遮阳篷"),
+    "Blind": (("窗帘", "百叶", "卷帘", "遮阳帘", "纱帘", "布帘", "雨棚", "雨蓬", "遮阳棚", "遮阳蓬", "遮阳篷"),
               ("blind", "curtain", "shade", "shutter", "drape", "awning")),
     "Television": (("电视",), ("tv", "television")),
     "NetworkAudio": (("音箱", "音响", "喇叭"), ("speaker", "stereo", "soundbar")),

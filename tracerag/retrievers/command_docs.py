@@ -27,11 +27,11 @@ VERB_SYNONYMS: dict[str, tuple[str, str]] = {
     "off": ("关闭 关掉 关 熄灭 停止 断开", "turn off, switch off, power off, shut"),
     "open": ("打开 拉开 开启 升起", "open, raise"),
     "close": ("关闭 合上 拉上 放下", "close, shut, lower"),
-    "pause": ("暂停 暂停播放 停住 停下", "pause, hold"),
+    "pause": ("暂停 停住 停下", "pause, hold"),
     "lock": ("锁上 上锁 锁门 反锁", "lock"),
     "unlock": ("解锁 开锁 打开门锁", "unlock"),
     "play": ("播放 开始播放 继续播放 恢复播放", "play, resume"),
-    "stop": ("停止 停止播放 结束", "stop"),
+    "stop": ("停止 结束", "stop"),
     "mute": ("静音 关闭声音", "mute, silence"),
     "unmute": ("取消静音 恢复声音 解除静音", "unmute"),
     "volumeUp": ("调高音量 大声一点 增大音量", "volume up, louder"),
@@ -48,6 +48,19 @@ VERB_SYNONYMS: dict[str, tuple[str, str]] = {
     "cool": ("制冷 降温", "cool"),
     "auto": ("自动", "auto"),
 }
+# the words for playback, said only of a player's commands: a blind or a washer pauses, it does not pause playback
+_PLAYBACK_SYNONYMS = {"pause": ("暂停播放", "pause playback"), "stop": ("停止播放", "stop playback")}
+_PLAYERS = re.compile(r"media|music|audio", re.IGNORECASE)
+
+
+def verb_synonyms(command: str, capability: str = "") -> tuple[str, str] | None:
+    """(Chinese, English) synonyms of a verb command on a capability; None for a command that is no verb."""
+    words = VERB_SYNONYMS.get(command)
+    if words is None or command not in _PLAYBACK_SYNONYMS or not _PLAYERS.search(capability):
+        return words
+    chinese, english = _PLAYBACK_SYNONYMS[command]
+    return f"{words[0]} {chinese}", f"{words[1]}, {english}"
+
 _SET_SYNONYMS = ("调到 调成 设为 设置 调节 改成", "set to, adjust, change")
 _UNIT_WORDS = {
     "%": ("百分比", "percent"),
@@ -74,8 +87,9 @@ def command_texts(spec: CommandSpec) -> tuple[str, ...]:
     """
     lang = 1 if is_chinese(spec.description) else 0  # the other language
     parts = []
-    if spec.command in VERB_SYNONYMS:
-        parts.append(VERB_SYNONYMS[spec.command][lang])
+    verbs = verb_synonyms(spec.command, spec.capability)
+    if verbs:
+        parts.append(verbs[lang])
     unit = _unit_words(spec)
     if unit:
         if spec.command.startswith("set"):
@@ -95,9 +109,9 @@ def command_text(spec: CommandSpec) -> str:
     chinese = is_chinese(spec.description)
     lang = 0 if chinese else 1
     parts = [spec.description]
-    name = spec.command
-    if name in VERB_SYNONYMS:
-        parts.append(VERB_SYNONYMS[name][lang])
+    name, verbs = spec.command, verb_synonyms(spec.command, spec.capability)
+    if verbs:
+        parts.append(verbs[lang])
     elif name.startswith("set"):
         parts.append(_SET_SYNONYMS[lang])
     parts.extend(v.description for v in spec.value_list if v.description)
@@ -164,16 +178,17 @@ class _JoinedText:
 
 
 @cache
-def verb_phrases(command: str) -> frozenset[tuple[str, ...]]:
+def verb_phrases(command: str, capability: str = "") -> frozenset[tuple[str, ...]]:
     """The words that name a verb command ("off": off, 关闭, turn off ...); empty for other commands."""
-    if command not in VERB_SYNONYMS:
+    verbs = verb_synonyms(command, capability)
+    if verbs is None:
         return frozenset()
-    chinese, english = VERB_SYNONYMS[command]
+    chinese, english = verbs
     return frozenset(t for t in (tokens(command), *map(tokens, chinese.split()), *map(tokens, english.split(",")))
                      if t)
 
 
-_VERBS = tuple(set().union(*map(verb_phrases, VERB_SYNONYMS),
+_VERBS = tuple(set().union(*(verb_phrases(command, "media") for command in VERB_SYNONYMS),
                            {tokens(w) for w in (*_SET_SYNONYMS[0].split(), *_SET_SYNONYMS[1].split(","), "set")}))
 # the words that ask for a value to be set ("设置", "调到", "set"): a command taking a value is meant
 SET_VERBS = tuple({tokens(w) for w in (*_SET_SYNONYMS[0].split(), *_SET_SYNONYMS[1].split(","), "set")} - {()})

@@ -184,7 +184,7 @@ class CommandIndex:
         for di, ci in self.slots:
             device = self.home.devices[di]
             spec = device.commands[ci]
-            verbs = set().union(*(verb_phrases(c.command) for c in device.commands))
+            verbs = set().union(*(verb_phrases(c.command, c.capability) for c in device.commands))
             # a value that is also the word for one of the device's verb commands names that command
             # ("turn off the fan" is the fan's off command, not its oscillation value "off"), and a
             # filler word names nothing ("turn off all speakers" does not ask for repeat mode "all")
@@ -209,8 +209,9 @@ class CommandIndex:
              for slot in self.slots], dtype=np.int64)
         self.compatibilities = list(compatibilities)
         verb_sets: dict[frozenset, int] = {}
-        self.slot_verb_set = np.asarray([verb_sets.setdefault(verb_phrases(self._command_of(*slot).command),
-                                                              len(verb_sets)) for slot in self.slots], dtype=np.int64)
+        specs = [self._command_of(*slot) for slot in self.slots]
+        self.slot_verb_set = np.asarray([verb_sets.setdefault(verb_phrases(spec.command, spec.capability),
+                                                              len(verb_sets)) for spec in specs], dtype=np.int64)
         self.verb_sets = list(verb_sets)
         self.slot_is_verb = np.asarray([bool(verbs) for verbs in self.verb_sets] or [False])[self.slot_verb_set]
         self.verb_phrases = PhraseIndex(frozenset().union(*self.verb_sets))  # each phrase once
@@ -753,6 +754,7 @@ class CommandIndex:
         """
         if ir.has_category and ir.type_hint in self.categories:
             return ir.type_hint
+        device_ok = device_ok & self._commanded  # a thermometer named "温度" is never what a plan acts on
         acting = self.verb_devices(utterance, ir.action)  # devices that can do what the verb says
         word = self.device_word(utterance, ir.name_hint)
         if word:  # a device word the user said ("热水器", "风扇") is the strongest evidence there is
@@ -787,8 +789,32 @@ class CommandIndex:
         best = max(evidence, key=evidence.get) if total else None
         if best is not None and evidence[best] / total >= self.params.category_share:
             return best
-        # the verb settles it when one category can do what it says ("把所有门都锁上": only locks lock)
-        return self._one_category(device_ok & acting) if acting.any() else None
+        # the verb settles it when one category can do what it says ("把所有门都锁上": only locks lock), else
+        # the value when one category takes it in the unit said ("温度都调到26度": the setpoints)
+        taking = self.value_devices(utterance, ir.action)
+        return self._one_category(device_ok & acting) if acting.any() else \
+            self._one_category(device_ok & taking) if (device_ok & taking).any() else None
+
+    @cached_property
+    def _commanded(self) -> np.ndarray:
+        """Per device: whether it has a command at all (a sensor has none)."""
+        return np.bincount(self.row_device, minlength=len(self.home.devices)) > 0
+
+    def value_devices(self, *texts: str) -> np.ndarray:
+        """Per device: whether a command of it takes the number said in the unit said, within its range ("26度":
+        a setpoint, not a level, nor a fridge's); none when no text says a unit."""
+        out = np.zeros(len(self.home.devices), dtype=bool)
+        out[self.row_device[self._value_slots(texts)[self.row_slot]]] = True
+        return out
+
+    def _value_slots(self, texts) -> np.ndarray:
+        """Per slot: whether its command takes the number said in the unit said, within its range."""
+        value = _value_in_a_unit(texts)
+        if value is None or not self.slots:
+            return np.zeros(len(self.slots), dtype=bool)
+        fits = np.asarray([numeric and not relative and unit == value[1] and number_fit(value, unit, low, high) == 1
+                           for _, numeric, relative, _, unit, low, high in self.argument_shapes], dtype=bool)
+        return fits[self.slot_shape]
 
     def category_words_said(self, said: tuple[str, ...]) -> set[str]:
         """The words of the said tokens that name one of the home's categories of two or more words
@@ -858,7 +884,11 @@ class CommandIndex:
         category = self.establish_category(ir, utterance, device_ok)
         if category is None:
             return None, device_ok & False
-        device_ok &= self._in_category(category)
+        of_kind = self._in_category(category)
+        if not ir.has_category and not categories_said(utterance) and _sets_a_temperature((utterance, ir.action)):
+            # "温度都调到26度", no kind said: every device that takes it, air conditioners and thermostats alike
+            of_kind |= self.value_devices(utterance, ir.action)
+        device_ok &= of_kind
         hint = self.name_key(ir.name_hint) if ir.name_hint else ()
         if hint:
             named = self._carrying(hint) & device_ok
@@ -1004,7 +1034,17 @@ class CommandIndex:
         if top1 < p.min_top1_ratio or margin < p.min_margin:
             return plan.model_copy(update={"hint": "need_clarification", "options": options[:3],
                                            "reason": "low confidence between the top commands"})
-        return self._expand(plan, options[0].command_id, device_ok, allowed)
+        return self._expand(plan, options[0].command_id, device_ok, allowed,
+                            self._same_setting(options[0].command_id, (utterance, ir.action)))
+
+    def _same_setting(self, command_id: str, texts) -> set[str]:
+        """The commands that set what the chosen one sets to the value said, in its unit: a floor heating's
+        heating setpoint where the air conditioners' cooling one is chosen for "26度", a blind's level where
+        the others' shade level is for "37%"; never another part of a device (slats' angle, colour, volume)."""
+        taking = {(spec.id, spec.capability) for spec in
+                  (self._command_of(*self.slots[i]) for i in np.flatnonzero(self._value_slots(texts)))}
+        part = next((_PART.get(capability) for id_, capability in taking if id_ == command_id), "none")
+        return {id_ for id_, capability in taking if _PART.get(capability) == part}
 
     def choose(self, plan: BulkPlan, command_id: str, ir: QueryIR, utterance: str, *,
                blocked: np.ndarray | None = None) -> BulkPlan:
@@ -1012,19 +1052,20 @@ class CommandIndex:
         return self._expand(plan, command_id, self.bulk_scope(ir, utterance)[1], None if blocked is None else ~blocked)
 
     def _expand(self, plan: BulkPlan, command_id: str, device_ok: np.ndarray,
-                allowed: np.ndarray | None = None) -> BulkPlan:
+                allowed: np.ndarray | None = None, equivalent: set[str] = frozenset()) -> BulkPlan:
         """Targets of `command_id`, grouped by argument shape, split into batches.
 
         A device in scope that lacks the chosen command takes the best other option it supports
         when that option's evidence is within `fallback_margin` of the chosen one ("调暗一点": the
         step command where there is one, setLevel elsewhere), so no device is dropped silently for
-        want of an equivalent command, and none gets a command the utterance did not ask for.
+        want of an equivalent command, and none gets a command the utterance did not ask for. An
+        ``equivalent`` option (one that takes the value said as the chosen one does) is a fallback too.
         """
         p = self.params
         pool = int(device_ok.sum())
         chosen = next((o for o in plan.options if o.command_id == command_id), None)
         fallbacks = [o.command_id for o in plan.options if o.command_id != command_id and chosen is not None
-                     and chosen.evidence - o.evidence <= p.fallback_margin]
+                     and (chosen.evidence - o.evidence <= p.fallback_margin or o.command_id in equivalent)]
         row_of = np.full(len(self.home.devices), -1, dtype=np.int64)  # per device: the command it gets
         for command in reversed((command_id, *fallbacks)):  # the first one a device has wins
             rows = self._supporting(command, device_ok, allowed)
@@ -1123,6 +1164,21 @@ def value_set(utterance: str) -> tuple[float, str | None] | None:
                                                            _UNIT_FAMILY.get(unit))
     match = _TARGET_NUMBER.search(utterance)
     return (float(match.group(1)), None) if match else None
+
+
+def _value_in_a_unit(texts) -> tuple[float, str] | None:
+    """The first value set in a unit among the texts (the utterance, then its parsed action)."""
+    values = (value_set(text) for text in texts if QueryIR.carries_value(text))
+    return next((v for v in values if v is not None and v[1] is not None), None)
+
+
+# The part of a device a capability sets, where a value in the same unit sets another part than a level does
+_PART = {"windowShadeTiltLevel": "slats", "colorControl": "colour", "audioVolume": "volume",
+         "fanSpeedPercent": "fan speed", "airConditionerFanMode": "fan speed"}
+
+
+def _sets_a_temperature(texts) -> bool:
+    return (_value_in_a_unit(texts) or (0, None))[1] == "temperature"
 
 
 def unit_scale(spec: CommandSpec) -> tuple[str | None, float | None, float | None]:

@@ -127,10 +127,13 @@ _COMMAND_POLARITY = {**dict.fromkeys(("on", "open", "unlock", "unlatch", "start"
                                       "open_valve", "media_play"), 1),
                      **dict.fromkeys(("off", "close", "lock", "stop", "pause", "disarm", "disableCharging", "turn_off",
                                       "close_cover", "close_valve", "media_pause", "media_stop", "stop_cover"), -1)}
+# Commands that halt a movement: "关窗帘" closes a blind that can close, it does not pause it ("窗帘停一下" does)
+_HOLDS = frozenset({"pause", "stop_cover"})
+_HOLD_WORDS = re.compile(r"停|\b(stop|pause|hold|halt)\b", re.IGNORECASE)
 # A colour said as the value to set ("调成绿色", "turn the lights blue"): only a colour command can take it.
 # White is one only where the utterance says colour ("set the color to white"): "暖白", "warm white" are
 # colour temperatures.
-_COLOUR = re.compile(r"[红绿蓝黄紫橙粉青]色|\b(red|green|blue|yellow|purple|orange|pink|turquoise|cyan|magenta|"
+_COLOUR = re.compile(r"[红绿蓝黄紫橙粉青棕]色|\b(red|green|blue|yellow|purple|orange|pink|turquoise|cyan|magenta|"
                      r"violet|brown)\b|(颜色|\bcolou?r\b(?!\s*temp)).*"
                      r"((?<![暖冷])白色|(?<!warm )(?<!cool )(?<!cold )\bwhite\b)",
                      re.IGNORECASE)
@@ -280,6 +283,8 @@ class CommandSafety:
         # per slot: +1 for a command that switches, opens or starts something, -1 for one that stops it
         self._slot_polarity = np.asarray([_COMMAND_POLARITY.get(home.devices[d].commands[c].command, 0)
                                           for d, c in index.slots], dtype=np.int64)
+        self._slot_hold = np.asarray([home.devices[d].commands[c].command in _HOLDS for d, c in index.slots],
+                                     dtype=bool)
 
     def _nouns(self, row: int) -> frozenset[str]:
         """The categories whose words name the device of a sensitive row (none for what policy.json marks)."""
@@ -394,7 +399,8 @@ class CommandSafety:
         spec = index._command_of(*index.rows[row])
         device = index.home.devices[index.rows[row][0]]
         words = tokens(said)
-        verb = any(contains(words, v) for v in verb_phrases(spec.command)) or contains(words, tokens(spec.description))
+        verb = any(contains(words, v) for v in verb_phrases(spec.command, spec.capability)) or \
+            contains(words, tokens(spec.description))
         kind = CATEGORY_WORDS.get(device.category)
         return verb and (named or (kind is not None and _said(word_pattern(*kind), said)))
 
@@ -479,6 +485,8 @@ class CommandSafety:
         subject = index.subject_scores(re.sub("|".join(map(re.escape, kind_words)), " ", text)) >= 1.0
         named = (listed | subject | index.verbs_named(text))[index.row_slot]
         way = self._slot_polarity[index.row_slot] == (1 if said == "on" else -1)
+        hold = way & self._slot_hold[index.row_slot] & (not _HOLD_WORDS.search(text))
+        way &= ~(hold & (np.bincount(index.row_device[way & ~hold], minlength=len(of_kind)) > 0)[index.row_device])
         # a device where a listed value or another verb command is named ("开启制冷模式", "取消静音") is set to
         # it, not switched
         of_kind &= np.bincount(index.row_device[named & ~way], minlength=len(of_kind)) == 0
