@@ -2,9 +2,10 @@
 
 Why: one exact query streams the whole matrix (~50-100 ms at 1M x 512 rows on 2 cores); an HNSW graph
 visits a few thousand rows instead. Why faiss: measured against hnswlib and usearch on the same data
-(``benchmarks/bench_ann.py``, BENCHMARKS.md "Approximate search beside the bank"), it builds fastest
-with recall as good, ships wheels for every platform (hnswlib's last release builds from source) and
-is already what the Milvus extra installs.
+(``benchmarks/bench_ann.py``, BENCHMARKS.md "Approximate search beside the bank"), its graph answers one
+query as fast as hnswlib's at the same recall; hnswlib built faster, but its last release (0.8.0, 2023)
+ships no wheels and compiles C++ at install, and usearch's float32 build was the slowest here. faiss-cpu
+ships wheels for every platform and is already what the Milvus extra installs.
 
 The index is two files inside a bank version, written before its manifest (so the manifest's checksums
 cover them) and never changed afterwards, like every other file of a version:
@@ -39,6 +40,7 @@ ANN_MIN_ROWS = 50_000  # below this many rows a bank searches exactly even when 
 _EXACT_SHARE = 4  # a window reaching count / 4 rows is answered by the exact scan instead
 _ADD_CHUNK = 65_536  # rows handed to faiss at a time (bounds the float32 copy of a memory-mapped matrix)
 _ONE_THREAD_ROWS = 20_000  # fewer rows than this are added by one thread (starting threads costs more)
+_THREADED_QUERIES = 256  # batches of at least this many queries are searched on every CPU
 
 
 class AnnUnavailable(ImportError):
@@ -128,7 +130,9 @@ class AnnIndex:
         """(q, n) rows the graph proposes per (unit) query, best first; -1 pads a short list."""
         faiss = _faiss()
         n = min(n, self.count)
-        faiss.omp_set_num_threads(min(len(queries), _cpus()))  # threads split the queries of a batch
+        # One thread unless the batch is large: faiss splits a batch's queries over OpenMP threads, and on a
+        # busy 2-core machine a batch of 32 took 0.3 s that way against ~30 ms on one thread (measured).
+        faiss.omp_set_num_threads(1 if len(queries) < _THREADED_QUERIES else _cpus())
         params = faiss.SearchParametersHNSW(efSearch=int(max(ef, n)))
         _, labels = self._index.search(np.ascontiguousarray(queries, dtype=np.float32), n, params=params)
         return labels
