@@ -25,3 +25,10 @@ def test_the_library_never_imports_its_command_line():
             if any(name.split(".")[0] == "optimize" for name in names):
                 importers.append(str(path.relative_to(ROOT)))
     assert importers == []
+
+
+def test_the_layer_contracts_list_no_exception():
+    import tomllib
+
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]
+    assert [c["name"] for c in contracts["contracts"] if c.get("ignore_imports")] == []

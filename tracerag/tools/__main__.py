@@ -5,8 +5,8 @@ progress, stray prints while starting) goes to stderr. Without ``--bank`` the se
 bundled PubMedQA abstracts, ingested once into the cache directory for the chosen embedder.
 
 ``--programs commands,rag`` (or ``--program rag=FILE`` for an artifact) adds the retrieval programs as
-tools, built as ``tracerag serve`` builds them; their LM comes from TRACERAG_LM / TRACERAG_API_BASE /
-TRACERAG_API_KEY (none: each program's no-LM path).
+tools: that server is a front end, ``python -m tracerag.serving.mcp_server`` (this package sits below the
+programs and does not import them), to which this command hands over by name.
 """
 
 from __future__ import annotations
@@ -44,15 +44,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--concurrency", type=int, default=4, help="program calls running at once (default 4)")
     p.add_argument("--log-level", default="WARNING", choices=("DEBUG", "INFO", "WARNING", "ERROR"))
     args = p.parse_args(argv)
-    if args.programs or args.program:
-        from tracerag.serving.programs import parse_program_specs
-
-        try:
-            args.program_specs = parse_program_specs(args.programs + args.program)
-        except ValueError as e:
-            p.error(str(e))
-    else:
-        args.program_specs = {}
     if args.documents and not args.bank:
         p.error("--documents goes with --bank (the bundled corpus brings its own)")
     if args.browse_root is not None and not args.browse_root.is_dir():
@@ -77,19 +68,16 @@ def make_search(args: argparse.Namespace):
     return PubMedSearch(HybridRetriever(CosineBank.load(args.bank, embedder)), documents)
 
 
-def make_programs(args: argparse.Namespace) -> dict:
-    """The programs ``--programs``/``--program`` name, built as ``tracerag serve`` builds them ({} for none)."""
-    if not args.program_specs:
-        return {}
-    from tracerag.config import configure
-    from tracerag.serving.programs import load_programs
-
-    configure()  # the LM from the environment, like every command; the embedder was configured above
-    return load_programs(args.program_specs, {"agent": {"tool_embedder": args.embedder}})
-
-
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, offer=None) -> int:
+    """Serve the tools; ``offer(server, args)`` adds more to the server (the programs) and returns what to
+    close at the end. With ``--programs``/``--program`` and no ``offer``, the programs' server takes over."""
     args = parse_args(argv)
+    if (args.programs or args.program) and offer is None:
+        import runpy
+
+        sys.argv = ["python -m tracerag.serving.mcp_server", *(sys.argv[1:] if argv is None else argv)]
+        runpy.run_module("tracerag.serving.mcp_server", run_name="__main__")
+        return 0
     logging.basicConfig(stream=sys.stderr, level=args.log_level, format="%(asctime)s %(name)s: %(message)s")
     from .server import build_server
 
@@ -99,15 +87,11 @@ def main(argv: list[str] | None = None) -> int:
 
         try:
             search = make_search(args)
-            programs = make_programs(args)
+            server = build_server(search, args.browse_root)
+            offered = offer(server, args) if offer is not None else []
         except (ValueError, KeyError, OSError, BankError, ToolSourceError) as e:  # a bad embedder spec, a missing
             print(f"tracerag-tools: cannot start: {e}", file=sys.stderr)     # bank or artifact, a broken corpus
             return 2
-        server = build_server(search, args.browse_root)
-        if programs:
-            from tracerag.serving.mcp_tools import add_program_tools
-
-            add_program_tools(server, programs, args.concurrency)
     # One query at a time over a small matrix: threaded BLAS saves nothing, and on a busy 2-core machine
     # its workers made some processes search the bundled corpus in 6-8 ms instead of 1.6 ms. Large banks
     # are unaffected: their search threads itself, with BLAS held at one thread anyway.
@@ -122,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"tracerag-tools: MCP endpoint http://{args.host}:{args.port}/mcp", file=sys.stderr, flush=True)
             server.run("streamable-http", host=args.host, port=args.port)
     finally:  # the agent's own tool server is a child process
-        for served in programs.values():
+        for served in offered:
             served.close()
     return 0
 
