@@ -41,6 +41,8 @@ from tracerag.cli.flags import (
 from tracerag.cli.reports import finish_report
 from tracerag.cli.serve import add_serve_command, cmd_serve
 from tracerag.registry import PROGRAMS as REGISTRY
+from tracerag.retrievers.store_cli import add_store_commands  # argparse only
+from tracerag.smarthome.cli import add_execute_arguments, add_home_commands
 from tracerag.workflows import commands
 from tracerag.workflows.experience import without_missing_images as _without_missing_images  # noqa: F401
 
@@ -96,19 +98,15 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--sub-task", help="experience: the task type, e.g. 'read a value from a bar chart'")
     run.add_argument("--image", action="append", default=[], help="experience: an image path or URL (repeatable)")
     run.add_argument("--home", help="home name when the dataset holds several")
-    run.add_argument("--program-file")
+    run.add_argument("--program-file", help="a compiled/tuned artifact to run instead of the defaults")
     run.add_argument("--arbitration", action="store_true", help="let the LM settle ambiguous bulk commands")
     add_experience_flags(run)
     add_agent_flags(run)
     add_model_flags(run)
-    from tracerag.retrievers.store_cli import add_store_commands  # argparse only
-    from tracerag.smarthome.cli import add_execute_arguments, add_home_commands
+    add_execute_arguments(run)
 
     add_store_commands(sub)
-
-    add_execute_arguments(run)
     add_home_commands(sub)
-
     add_bank_commands(sub)
 
     build = sub.add_parser("build", help="index a dataset (fills the embedding cache) and print its manifest")
@@ -126,7 +124,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     comp = sub.add_parser("compile", help="optimise the program's prompts with a DSPy optimizer")
     comp.add_argument("program", choices=PROGRAMS)
-    comp.add_argument("--dataset", required=True)
+    comp.add_argument("--dataset", required=True, help="dataset directory or bundled name (its train and dev "
+                      "splits)")
     comp.add_argument("--optimizer", choices=("bootstrap", "mipro", "gepa"), default="bootstrap")
     comp.add_argument("--program-file", help="start from this artifact (e.g. the output of tune)")
     comp.add_argument("--max-train", type=int, default=0, help="use at most this many train examples (0 = all)")
