@@ -25,9 +25,10 @@ def add_model_flags(p: argparse.ArgumentParser) -> None:
                    "stage takes its no-LM fallback (default 30; env TRACERAG_LM_TIMEOUT)")
     g.add_argument("--lm-retries", type=int, help="retries of a transient LM failure: 5xx, connection, timeout "
                    "(default 2; env TRACERAG_LM_RETRIES)")
-    g.add_argument("--lm-fault-budget", type=float, help="seconds an evaluation's failing LM calls may take, plus "
-                   "10%% of its time; then the rest runs the no-LM path (default 40; inf: none; env "
-                   "TRACERAG_LM_FAULT_BUDGET)")
+    g.add_argument("--lm-fault-budget", type=float, help="seconds an evaluation's or a compile's failing LM calls "
+                   "may take, plus 10%% of its time (serve: each request's, no share); then the rest runs the no-LM "
+                   "path, and one stage failing while the others answer may take half, then falls back alone "
+                   "(default 40; inf: none; env TRACERAG_LM_FAULT_BUDGET)")
     g.add_argument("--no-cache", action="store_true", help="send every LM call to the endpoint: DSPy's response "
                    "cache is neither read nor written (it is keyed by model string and prompt, not endpoint, so an "
                    "evaluation could otherwise score a reply cached from another endpoint)")
