@@ -37,10 +37,14 @@ def test_batch_scores_are_bitwise_the_per_query_scores_on_pubmedqa(words, corpus
     assert np.array_equal(batch, np.stack([words.scores(q) for q in questions]))
 
 
-def test_batch_top_rows_are_the_per_query_top_rows(words, corpus):
+def test_batch_top_rows_are_a_full_sort_by_score_then_row(words, corpus):
     batch = words.scores_batch(corpus[2][:64])
     for m in (1, 10, 50, len(words) + 5):
-        assert all(np.array_equal(a, _top(row, m)) for a, row in zip(_top_batch(batch, m), batch, strict=True))
+        for top, row in zip(_top_batch(batch, m), batch, strict=True):
+            full = np.lexsort((np.arange(len(row)), -row))[:m]
+            assert np.array_equal(top, full) and np.array_equal(_top(row, m), full)
+    tied = np.asarray([1.0, 2.0, 2.0, 2.0, 0.0, 2.0], dtype=np.float32)
+    assert _top(tied, 2).tolist() == [1, 2]  # equal scores at the cut: the lowest rows
 
 
 def test_repeated_words_and_synthetic_chunks_agree():

@@ -149,61 +149,48 @@ class WordIndex:
         return out
 
     def scores_batch(self, queries: Sequence[str]) -> np.ndarray:
-        """(len(queries), count) float32 BM25 scores of a batch: :meth:`scores` for every query, as one sparse
-        product (the queries' term counts times the term x row weights) in a few numpy calls, not a Python
-        loop per query.
+        """(len(queries), count) float32 BM25 scores of a batch: the sparse product of the queries' term counts
+        and the term x row weights, accumulated into one matrix.
 
-        The additions are the ones :meth:`scores` makes, in the same order (per query, its terms in first-
-        occurrence order; per term, each row once), into float32: every score is bitwise the same.
+        Each (query, term) pair adds its postings into its query's row with one ``np.add.at`` over the
+        stored arrays (no copy of the postings; ``add.at`` is one pass where ``out[rows] += w`` is a gather
+        and a scatter). The additions are the ones :meth:`scores` makes, in the same order, into float32:
+        every score is bitwise the same.
         """
-        queries = list(queries)
-        out = np.zeros(len(queries) * self.count, dtype=np.float32)
-        if not queries or not self.count:
-            return out.reshape(len(queries), self.count)
-        terms: list[int] = []
-        times: list[int] = []
-        query_of: list[int] = []
+        out = np.zeros((len(queries), self.count), dtype=np.float32)
+        rows, weights, indptr, vocab = self.rows, self.weights, self.indptr, self.vocab
         for i, query in enumerate(queries):
-            for token, n in Counter(word_tokens(query)).items():
-                term = self.vocab.get(token)
+            row = out[i]
+            for token, times in Counter(word_tokens(query)).items():
+                term = vocab.get(token)
                 if term is not None:
-                    terms.append(term)
-                    times.append(n)
-                    query_of.append(i)
-        if terms:
-            bounds = zip(self.indptr[terms].tolist(), self.indptr[np.asarray(terms) + 1].tolist(), strict=True)
-            spans = [(lo, hi) for lo, hi in bounds]
-            lengths = np.asarray([hi - lo for lo, hi in spans], dtype=np.int64)
-            # Every (query, term) pair's postings back to back: the rows offset into their query's row of
-            # the flat output, the weights times the term's count in the query.
-            flat = np.concatenate([self.rows[lo:hi] for lo, hi in spans]).astype(np.int64)
-            flat += np.repeat(np.asarray(query_of, dtype=np.int64) * self.count, lengths)
-            values = np.concatenate([self.weights[lo:hi] for lo, hi in spans])
-            values *= np.repeat(np.asarray(times, dtype=np.float32), lengths)
-            np.add.at(out, flat, values)
-        return out.reshape(len(queries), self.count)
+                    lo, hi = indptr[term], indptr[term + 1]
+                    np.add.at(row, rows[lo:hi], weights[lo:hi] if times == 1 else times * weights[lo:hi])
+        return out
 
     def __len__(self) -> int:
         return self.count
 
 
 def _top_batch(scores: np.ndarray, m: int) -> list[np.ndarray]:
-    """:func:`_top` of every row of a (q, n) score matrix: one partition for the whole batch."""
+    """Per row of a (q, n) score matrix, the indices of its ``m`` largest scores, best first, ties by index
+    (of equal scores at the cut, the lowest indices): one partition of the batch finds each row's ``m``-th
+    largest score, then each row sorts only the entries reaching it."""
     q, n = scores.shape
     m = min(m, n)
     if m <= 0 or q == 0:
         return [np.zeros(0, dtype=np.int64) for _ in range(q)]
-    part = np.argpartition(-scores, m - 1, axis=1)[:, :m] if m < n else np.broadcast_to(np.arange(n), (q, n))
-    return [p[np.lexsort((p, -row[p]))] for p, row in zip(part, scores, strict=True)]
+    kth = np.partition(scores, n - m, axis=1)[:, n - m]
+    out = []
+    for row, low in zip(scores, kth.tolist(), strict=True):
+        found = np.flatnonzero(row >= low)
+        out.append(found[np.lexsort((found, -row[found]))][:m])
+    return out
 
 
 def _top(scores: np.ndarray, m: int) -> np.ndarray:
-    """Indices of the ``m`` largest scores, best first, ties by index."""
-    m = min(m, scores.shape[0])
-    if m <= 0:
-        return np.zeros(0, dtype=np.int64)
-    part = np.argpartition(-scores, m - 1)[:m] if m < scores.shape[0] else np.arange(scores.shape[0])
-    return part[np.lexsort((part, -scores[part]))]
+    """Indices of the ``m`` largest scores, best first, ties by index: :func:`_top_batch` of one row."""
+    return _top_batch(scores[None, :], m)[0]
 
 
 class HybridRetriever:
