@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import inspect
 import json
 import re
 import sys
@@ -150,6 +149,8 @@ def build_parser() -> argparse.ArgumentParser:
 def _run_workflow(args, hook, **supplied):
     """Call ``hook``, a workflow of the program ``args.program``, with the flags named as its parameters, and
     those of ``supplied`` (what no flag gives: whether an LM is set, the compile options) it takes."""
+    import inspect
+
     params = inspect.signature(hook).parameters
     given = {key: value for key, value in supplied.items() if key in params}
     return hook(builder(args.program, args), **{**options_for(hook, args), **given})
@@ -169,6 +170,8 @@ def cmd_evaluate(args) -> int:
         from tracerag.report_html import evaluate_to_html
 
         return evaluate_to_html(args, cmd_evaluate)
+    import inspect
+
     entry = REGISTRY[args.program]
     if args.limit and "limit" not in inspect.signature(entry.evaluate).parameters:
         takers = " ".join(name for name, e in REGISTRY.items()

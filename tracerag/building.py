@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import atexit
 import os
-import shutil
-import tempfile
 from pathlib import Path
 
 __all__ = ["build_agent", "build_commands", "build_experience", "build_planner", "build_rag"]
@@ -21,6 +19,8 @@ _TEMP_BANKS: list[str] = []  # banks built for one process on the bundled traces
 
 @atexit.register
 def _remove_temp_banks() -> None:
+    import shutil
+
     for path in _TEMP_BANKS:
         shutil.rmtree(path, ignore_errors=True)
 
@@ -78,6 +78,8 @@ def build_experience(*, artifact: str | Path | None = None, dataset: str | Path 
         found = CosineBank.load(bank, embedder)
     elif traces is not None:
         if bank_dir is None:
+            import tempfile
+
             _TEMP_BANKS.append(tempfile.mkdtemp(prefix="tracerag-bank-"))
             bank_dir = Path(_TEMP_BANKS[-1]) / "bank"
         build_experience_bank(traces, bank_dir, embedder, rebuild=True)

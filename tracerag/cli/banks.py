@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import sys
-import tempfile
 from pathlib import Path
 
 from .flags import add_bank_or_store, add_max_skipped, add_model_flags, add_threads_flag, alias, positive_int
@@ -41,6 +40,8 @@ def into_store(args, build) -> tuple[object, object]:
     (what build returned, the copy report or None)."""
     if args.bank or not str(args.store).startswith("milvus"):
         return build(Path(args.bank or args.store)), None
+    import tempfile
+
     from ..retrievers.store_copy import copy_store
 
     with tempfile.TemporaryDirectory(prefix="tracerag-staging-") as staging:

@@ -3,9 +3,6 @@ options a builder or a workflow takes (``options_for``: each parameter from the 
 
 from __future__ import annotations
 
-import dataclasses
-import inspect
-import logging
 import sys
 from collections.abc import Callable
 
@@ -18,6 +15,8 @@ NOT_FLAGS = ("embedder", "build", "lm", "options")
 def configure(args):
     """Logging, the LM and the embedder as the flags (else the environment, else the defaults) say; the
     resolved :class:`tracerag.config.Settings`. An LM without its API key ends the command (see require_key)."""
+    import logging
+
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, stream=sys.stderr,
                         format="%(levelname)s %(name)s: %(message)s")
     # a command names its whole setup: the embedder from its flag, else the environment, else the default
@@ -37,6 +36,8 @@ def configure(args):
 def require_key(args, settings):
     """An LM that needs an API key and has none ends the command with one line naming the variable to set
     (``ValueError``: exit 2), or with ``--allow-no-lm`` runs the no-LM path after one warning line."""
+    import dataclasses
+
     import dspy
 
     from ..config import missing_key
@@ -55,6 +56,8 @@ def require_key(args, settings):
 def options_for(function: Callable, args) -> dict:
     """The keyword options ``function`` (a builder or a workflow) takes from these flags, by name; a flag not
     given keeps the function's default."""
+    import inspect
+
     options = {}
     for param in inspect.signature(function).parameters:
         if param in NOT_FLAGS:

@@ -3,7 +3,6 @@ of its trajectories (JSONL, and the successful runs as experience traces). Each 
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Callable
 
@@ -56,6 +55,8 @@ def evaluate(build: Callable, *, dataset: str, split: str = "test", limit: int =
 def run(build: Callable, *, query: str, sub_task: str | None = None, jsonl: str | None = None,
         traces: str | None = None) -> Outcome:
     """The interleaved trajectory for one question, then its summary as JSON."""
+    import hashlib
+
     program = build()
     try:
         pred = program(question=query)
