@@ -60,7 +60,7 @@ ENGINES = {"commands": FakeEngine, "experience": FakeEngine, "rag": FakeEngine, 
 FAULTS = (("down (HTTP 500)", "http500", ()), ("garbage", "garbage", ()),
           ("slow (replies after 5 s, --lm-timeout 1)", "slow", ("--lm-timeout", "1")))
 # what an LM run may differ in without being worse: its own call counts, fallbacks and timings
-NOT_QUALITY = ("lm_calls", "lm_call", "lm_fallback", "latency", "errors", "usefulness")
+NOT_QUALITY = ("lm_calls", "lm_call", "lm_fallback", "lm_fault_budget", "latency", "errors", "usefulness")
 
 
 def evaluate(program: str, out: Path, *extra: str) -> tuple[dict, float]:

@@ -19,6 +19,7 @@ from dspy.utils.parallelizer import ParallelExecutor
 from tqdm import tqdm
 
 from .metrics import commands as m
+from .programs.fault_budget import lm_fault_budget
 
 
 class _Failed:
@@ -49,8 +50,6 @@ def run_examples(score: Callable[[Any], dict], items: Sequence, *, num_threads: 
         with lock:
             bar.update()
         return out
-
-    from .programs.fault_budget import lm_fault_budget
 
     try:  # timeout=0: a slow item is never started a second time
         with lm_fault_budget():
@@ -151,8 +150,9 @@ def evaluate_commands(program, queries_by_home: dict, *, dataset: str, k: int = 
             "returned": [list(p) for p in m.returned_pairs(pred, k)][:50],
         }
 
-    rows = run_examples(score_one, queries, num_threads=num_threads, desc="evaluate commands", unit="query",
-                        progress=progress)
+    with lm_fault_budget() as budget:  # the run's, reported
+        rows = run_examples(score_one, queries, num_threads=num_threads, desc="evaluate commands", unit="query",
+                            progress=progress)
     breakdown = {}
     for key in ("home", "quantifier", "category"):
         groups = defaultdict(list)
@@ -164,6 +164,7 @@ def evaluate_commands(program, queries_by_home: dict, *, dataset: str, k: int = 
     metrics.update(fallback_metrics(rows))
     metrics.update(overruled_metrics(rows))
     metrics.update(_latency(rows))
+    metrics["lm_fault_budget"] = budget.report()
     return {"program": "CommandRetrieval", "dataset": dataset, "k": k, "ir": program.ir_source, "n": len(rows),
             "metrics": metrics, "breakdown": breakdown, "per_query": rows}
 
@@ -211,8 +212,9 @@ def evaluate_experience(program, examples: list, *, dataset: str, k: int = 5, ju
             "experience": pred.experience,
         }
 
-    rows = run_examples(score_one, examples, num_threads=num_threads, desc="evaluate experience", unit="task",
-                        progress=progress)
+    with lm_fault_budget() as budget:  # the run's, reported
+        rows = run_examples(score_one, examples, num_threads=num_threads, desc="evaluate experience", unit="task",
+                            progress=progress)
     breakdown = {}
     for key in ("family", "input"):
         groups = defaultdict(list)
@@ -226,6 +228,7 @@ def evaluate_experience(program, examples: list, *, dataset: str, k: int = 5, ju
     metrics["errors"] = sum(r["error"] is not None for r in rows)
     metrics.update(fallback_metrics(rows))
     metrics.update(_latency(rows))
+    metrics["lm_fault_budget"] = budget.report()
     return {"program": "ExperienceRetrieval", "dataset": dataset, "k": k, "n": len(rows),
             "config": program.config.model_dump(), "metrics": metrics, "breakdown": breakdown, "per_query": rows}
 
@@ -287,8 +290,9 @@ def evaluate_rag(program, examples: list, *, dataset: str, k: int = 10, alce: bo
             "kept": pred.kept_ids, "cited": cited, "invalid_cited": pred.invalid_cited_ids,
         }
 
-    rows = run_examples(score_one, examples, num_threads=num_threads, desc="evaluate rag", unit="question",
-                        progress=progress)
+    with lm_fault_budget() as budget:  # the run's, reported
+        rows = run_examples(score_one, examples, num_threads=num_threads, desc="evaluate rag", unit="question",
+                            progress=progress)
     groups = defaultdict(list)
     for row in rows:
         groups[row["hint"]].append(row)
@@ -299,6 +303,7 @@ def evaluate_rag(program, examples: list, *, dataset: str, k: int = 10, alce: bo
     metrics["lm_calls_judge"] = sum(row["lm_calls_judge"] for row in rows)
     metrics.update(fallback_metrics(rows))
     metrics.update(_latency(rows))
+    metrics["lm_fault_budget"] = budget.report()
     return {"program": "SelfReflectiveRAG", "dataset": dataset, "k": k, "n": len(rows),
             "config": program.config.model_dump(), "metrics": metrics,
             "breakdown": {"hint": {name: _rag_summary(rs, k) for name, rs in sorted(groups.items())}},
@@ -331,8 +336,9 @@ def evaluate_planner(program, examples: list, *, dataset: str, progress: bool = 
             "used": list(pred.bullets_used) + list(pred.templates_used), "metadata": pred.metadata,
         }
 
-    rows = run_examples(score_one, examples, num_threads=num_threads, desc="evaluate planner", unit="case",
-                        progress=progress)
+    with lm_fault_budget() as budget:  # the run's, reported
+        rows = run_examples(score_one, examples, num_threads=num_threads, desc="evaluate planner", unit="case",
+                            progress=progress)
     groups = defaultdict(list)
     for row in rows:
         groups[row["domain"]].append(row)
@@ -342,6 +348,7 @@ def evaluate_planner(program, examples: list, *, dataset: str, progress: bool = 
     metrics["plans"] = sum(row["planned"] for row in rows)  # 0 without an LM: the no-LM path plans nothing
     metrics.update(fallback_metrics(rows))
     metrics.update(_latency(rows))
+    metrics["lm_fault_budget"] = budget.report()
     return {"program": "TraceablePlanner", "dataset": dataset, "k": None, "n": len(rows),
             "config": program.config.model_dump(), "metrics": metrics,
             "breakdown": {"domain": {name: _planner_summary(rs) for name, rs in sorted(groups.items())}},
@@ -379,8 +386,9 @@ def evaluate_agent(program, examples: list, *, dataset: str, progress: bool = Tr
             **_lm_outcome(pred),
         }
 
-    rows = run_examples(score_one, examples, num_threads=num_threads, desc="evaluate agent", unit="question",
-                        progress=progress)
+    with lm_fault_budget() as budget:  # the run's, reported
+        rows = run_examples(score_one, examples, num_threads=num_threads, desc="evaluate agent", unit="question",
+                            progress=progress)
     trajectories = {r["id"]: trajectories[r["id"]] for r in rows}  # in the examples' order
     groups = defaultdict(list)
     for row in rows:
@@ -388,6 +396,7 @@ def evaluate_agent(program, examples: list, *, dataset: str, progress: bool = Tr
     metrics = _agent_summary(rows)
     metrics.update(fallback_metrics(rows))
     metrics.update(_latency(rows))
+    metrics["lm_fault_budget"] = budget.report()
     return {"program": "SearchAgent", "dataset": dataset, "k": None, "n": len(rows),
             "config": program.config.model_dump(), "metrics": metrics,
             "breakdown": {"stop_reason": {name: _agent_summary(rs) for name, rs in sorted(groups.items())}},

@@ -182,6 +182,9 @@ def test_the_experience_judge_is_counted_and_its_failures_are_fallbacks():
     assert all(r["lm_fallbacks"] == ["judge"] and r["lm_failed"] and r["usefulness"] is None for r in rows)
     assert report["metrics"]["lm_calls_judge"] == 2 == len(stub.requests)
     assert report["metrics"]["lm_fallbacks"] == {"judge": 2} and report["metrics"]["lm_fallback_rate"] == 1.0
+    # the run's fault budget is in the report: the two failed judge calls, not enough to spend it
+    spent = report["metrics"]["lm_fault_budget"]
+    assert spent["failed_calls"] == 2 and not spent["spent"] and spent["stages_shut"] == [] and spent["seconds"] == 40
 
 
 def test_the_stub_fails_part_of_a_stages_calls_only():

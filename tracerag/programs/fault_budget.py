@@ -149,7 +149,8 @@ class FaultBudget:
 
     def report(self) -> dict:
         """What the run's faults cost: seconds charged, failed calls, spent, and the stages shut."""
-        return {"seconds": self.seconds, "share": self.share, "charged_s": round(self.charged, 2),
+        return {"seconds": None if math.isinf(self.seconds) else self.seconds, "share": self.share,  # None: no limit
+                "charged_s": round(self.charged, 2),
                 "failed_calls": self.failed_calls, "spent": self.spent,
                 "stages_shut": sorted(stage for _, stage in self.shut)}
 
