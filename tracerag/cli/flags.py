@@ -15,6 +15,7 @@ def alias(p, old: str, dest: str, **kwargs) -> None:
 
 
 def add_model_flags(p: argparse.ArgumentParser) -> None:
+    """The LM, its bounds and cache, the embedder, and -v: every command that runs a program or embeds."""
     g = p.add_argument_group("models")
     g.add_argument("--lm", help="dspy/LiteLLM model string, e.g. openai/gpt-4o-mini (env TRACERAG_LM)")
     g.add_argument("--api-base", help="LM endpoint, e.g. http://localhost:8000/v1 (env TRACERAG_API_BASE)")
@@ -39,6 +40,7 @@ def add_model_flags(p: argparse.ArgumentParser) -> None:
 
 
 def positive_int(text: str) -> int:
+    """An integer of at least 1 (argparse type)."""
     value = int(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
@@ -46,6 +48,7 @@ def positive_int(text: str) -> int:
 
 
 def positive_float(text: str) -> float:
+    """A number above 0 (argparse type)."""
     value = float(text)
     if not value > 0:
         raise argparse.ArgumentTypeError(f"must be positive, not {text}")
@@ -53,17 +56,20 @@ def positive_float(text: str) -> float:
 
 
 def add_threads_flag(p: argparse.ArgumentParser, what: str, default: int = 1) -> None:
+    """``--num-threads N``: how many LM calls run at once; ``what`` says what runs in them."""
     p.add_argument("--num-threads", type=positive_int, default=default, metavar="N",
                    help=f"threads for the LM calls: {what}")
 
 
 def add_max_skipped(p: argparse.ArgumentParser, default: float) -> None:
+    """``--max-skipped SHARE``: how much unreadable data a command tolerates before it fails."""
     p.add_argument("--max-skipped", type=share, default=default, metavar="SHARE",
                    help=f"fail when more than this share of the data's items is skipped as unreadable "
                         f"(0..1, default {default:g}); nothing usable left always fails")
 
 
 def share(text: str) -> float:
+    """A share between 0 and 1, or a percentage (``5%``) (argparse type)."""
     value = float(text.rstrip("%")) / (100 if text.endswith("%") else 1)
     if not 0 <= value <= 1:
         raise argparse.ArgumentTypeError(f"{text!r} is not a share between 0 and 1 (or 0% and 100%)")
@@ -71,6 +77,7 @@ def share(text: str) -> float:
 
 
 def add_agent_flags(p: argparse.ArgumentParser, exports: bool = True) -> None:
+    """The search agent's tools and call cap; with ``exports``, where its trajectories are written."""
     g = p.add_argument_group("agent")
     g.add_argument("--tool", dest="tools", action="append", default=[], metavar="SPEC",
                    help="MCP tool server: local (default) | http(s)://… (streamable HTTP) | a command line (stdio); "
@@ -88,6 +95,7 @@ def add_agent_flags(p: argparse.ArgumentParser, exports: bool = True) -> None:
 
 
 def add_bank_or_store(p: argparse.ArgumentParser, bank_help: str) -> None:
+    """``--bank DIR`` or ``--store URI`` (one of them): where build-bank and ingest write."""
     where = p.add_mutually_exclusive_group(required=True)
     where.add_argument("--bank", help=bank_help)
     where.add_argument("--store", metavar="URI", help="a store URI instead (milvus:./file.db, milvus://host:19530, "
@@ -95,6 +103,7 @@ def add_bank_or_store(p: argparse.ArgumentParser, bank_help: str) -> None:
 
 
 def add_experience_flags(p: argparse.ArgumentParser) -> None:
+    """What the retrieving programs search and how: bank or store, reranker, rounds, top-n, rewrite, ALCE."""
     g = p.add_argument_group("experience")
     g.add_argument("--bank", help="experience bank directory (default: built from the dataset's traces)")
     g.add_argument("--store", metavar="URI", help="experience, rag and planner: the vector store to search — a "
