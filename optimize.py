@@ -43,7 +43,9 @@ from tracerag.registry import PROGRAMS as REGISTRY
 from tracerag.retrievers.store_cli import add_store_commands  # argparse only
 from tracerag.smarthome.cli import add_execute_arguments, add_home_commands
 from tracerag.workflows import commands
-from tracerag.workflows.experience import without_missing_images as _without_missing_images  # noqa: F401 (its former name here)
+
+# its former name here, for callers of optimize._without_missing_images
+from tracerag.workflows.experience import without_missing_images as _without_missing_images  # noqa: F401
 
 PROGRAMS = tuple(REGISTRY)
 RUNNABLE = tuple(name for name, entry in REGISTRY.items() if entry.run is not None)
