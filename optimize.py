@@ -47,9 +47,6 @@ from tracerag.workflows import commands
 # its former name here, for callers of optimize._without_missing_images
 from tracerag.workflows.experience import without_missing_images as _without_missing_images  # noqa: F401
 
-PROGRAMS = tuple(REGISTRY)
-RUNNABLE = tuple(name for name, entry in REGISTRY.items() if entry.run is not None)
-
 
 class _Parser(argparse.ArgumentParser):
     """argparse, except that a mistyped command or program name is one line with the closest match
@@ -70,9 +67,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="tracerag", description=__doc__.split("\n\n")[0])
     parser.add_argument("--version", action="version", version=f"%(prog)s {tracerag.__version__}")
     sub = parser.add_subparsers(dest="verb", required=True)
+    programs = tuple(REGISTRY)  # the registry's names; run offers those with a run workflow
+    runnable = tuple(name for name, entry in REGISTRY.items() if entry.run is not None)
 
     ev = sub.add_parser("evaluate", help="score a program on a labelled dataset")
-    ev.add_argument("program", choices=PROGRAMS)
+    ev.add_argument("program", choices=programs)
     ev.add_argument("--dataset", required=True, help="dataset directory or bundled name (e.g. smarthome)")
     ev.add_argument("--ir", choices=("none", "gold", "lm"), help="how queries are parsed (default: lm with --lm, "
                     "else none)")
@@ -90,7 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_model_flags(ev)
 
     run = sub.add_parser("run", help="answer one query and print the result")
-    run.add_argument("program", choices=RUNNABLE)
+    run.add_argument("program", choices=runnable)
     run.add_argument("--dataset", help="commands: home directory or bundled name; experience: traces dataset "
                      "(used when --bank is not given)")
     run.add_argument("--query", "--question", dest="query", required=True,
@@ -124,7 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_model_flags(tune)
 
     comp = sub.add_parser("compile", help="optimise the program's prompts with a DSPy optimizer")
-    comp.add_argument("program", choices=PROGRAMS)
+    comp.add_argument("program", choices=programs)
     comp.add_argument("--dataset", required=True, help="dataset directory or bundled name (its train and dev "
                       "splits)")
     comp.add_argument("--optimizer", choices=("bootstrap", "mipro", "gepa"), default="bootstrap")
@@ -144,7 +143,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_agent_flags(comp)
     add_model_flags(comp)
 
-    add_serve_command(sub, PROGRAMS)
+    add_serve_command(sub, programs)
     return parser
 
 
