@@ -437,8 +437,11 @@ class HybridRetriever:
         if rows.size == 0:
             return []
         dense = self._rows.dense(rows, vector / max(float(np.linalg.norm(vector)), 1e-12), self._ids)
-        lexical = np.concatenate([lexical_all, np.zeros(max(0, int(rows.max()) + 1 - len(lexical_all)),
-                                                        dtype=np.float32)])[rows]
+        if int(rows.max()) < len(lexical_all):
+            lexical = lexical_all[rows]
+        else:  # rows the store added after the lexical scores were taken: BM25 0
+            missing = np.zeros(int(rows.max()) + 1 - len(lexical_all), dtype=np.float32)
+            lexical = np.concatenate([lexical_all, missing])[rows]
         if not isinstance(self.index, WordIndex):  # candidates outside the lexical window: the store scores them
             outside = [i for i, v in enumerate(lexical.tolist()) if v == 0]
             found = self.index.scores(query, [self._ids[int(rows[i])] for i in outside])
@@ -458,8 +461,9 @@ class HybridRetriever:
             top_lexical = float(lexical.max())
             lexical_norm = lexical / top_lexical if top_lexical > 0 else np.zeros_like(lexical)
             fused = (self.dense_weight * dense_norm + self.lexical_weight * lexical_norm).tolist()
-        order = sorted(range(len(rows)), key=lambda i: (-fused[i], rows[i]))
-        return [(int(rows[i]), float(fused[i]), float(dense[i]), float(lexical[i])) for i in order]
+        row_list, dense_list, lexical_list = rows.tolist(), dense.tolist(), lexical.tolist()  # Python floats: fast
+        order = sorted(range(len(row_list)), key=lambda i: (-fused[i], row_list[i]))
+        return [(row_list[i], float(fused[i]), dense_list[i], lexical_list[i]) for i in order]
 
     def _chunks(
         self, ranked: list[tuple[int, float, float | None, float | None]], dedupe_by: str | None, k: int
