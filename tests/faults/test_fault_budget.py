@@ -122,11 +122,13 @@ def test_an_evaluations_threads_share_one_budget():
     assert len(seen) == 6 and seen[0] is not None and all(b is seen[0] for b in seen)
 
 
-def test_a_call_is_cut_at_what_the_budget_has_left():
-    """A stalled endpoint: the call of a bounded LM (30 s a try, 2 retries: 93 s) ends when the 0.15 s
-    the budget has left are gone, and the next stage makes no request."""
+@pytest.mark.parametrize("built", ["make_lm", "dspy.LM"])
+def test_a_call_is_cut_at_what_the_budget_has_left(built):
+    """A stalled endpoint: the call of a bounded LM (30 s a try, 2 retries: 93 s), or of a user's own
+    ``dspy.LM`` with a 30 s timeout of its own, ends when the 0.15 s the budget has left are gone, and the
+    next stage makes no request."""
     with StubLMServer(FakeEngine(), "slow", delay=30.0) as stub:
-        lm = stub.lm(timeout=30.0, retries=2)
+        lm = stub.lm(timeout=30.0, retries=2) if built == "make_lm" else stub.user_lm(timeout=30.0)
         stages = Stages()
         started = time.monotonic()
         with dspy.context(lm=lm), lm_fault_budget(FaultBudget(0.15, share=0.0)) as budget:

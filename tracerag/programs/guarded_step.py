@@ -255,23 +255,28 @@ def work(fn: Callable[..., Any], *args, span: str | None = None, inputs: dict[st
 Pipeline = Generator[LMStep | Work, Any, Any]
 
 
+def _takes_timeout(lm) -> bool:
+    """A ``dspy.LM`` over a model string takes a per-call ``timeout``; a custom engine refuses client
+    settings, and another ``BaseLM`` may not know the key."""
+    return isinstance(lm, dspy.LM) and isinstance(getattr(lm, "_engine_spec", "auto"), str)
+
+
 def call_config(lm) -> dict[str, Any]:
     """Per-call settings for ``lm`` (a Predict's ``config``): the policy's timeout for a ``dspy.LM`` over a
-    model string that sets none itself; nothing for any other LM (a custom engine refuses client settings,
-    another ``BaseLM`` may not know the key)."""
-    if isinstance(lm, dspy.LM) and isinstance(getattr(lm, "_engine_spec", "auto"), str) \
-            and lm.kwargs.get("timeout") is None:
+    model string that sets none itself; nothing for any other LM."""
+    if _takes_timeout(lm) and lm.kwargs.get("timeout") is None:
         return {"timeout": policy().timeout}
     return {}
 
 
 def _with_config(predictor, lm, inputs: dict[str, Any], limit: float | None = None) -> dict[str, Any]:
     """``inputs`` plus ``config=call_config(lm)`` for a predictor that takes a ``config`` (a Predict, or one
-    that says so with ``takes_config``), merged over one the caller gave; the timeout given is at most
-    ``limit``, what the run's fault budget has left for the call."""
+    that says so with ``takes_config``), merged over one the caller gave; the timeout given (the LM's own
+    included) is at most ``limit``, what the run's fault budget has left for the call."""
     extra = call_config(lm)
-    if extra and limit is not None:
-        extra = {**extra, "timeout": max(min(extra["timeout"], limit), 0.001)}
+    if limit is not None and _takes_timeout(lm):
+        own = extra.get("timeout", lm.kwargs.get("timeout"))
+        extra = {**extra, "timeout": max(min(own, limit), 0.001)} if isinstance(own, int | float) else extra
     if not extra or not (isinstance(predictor, dspy.Predict) or getattr(predictor, "takes_config", False)):
         return inputs
     return {**inputs, "config": {**extra, **inputs.get("config", {})}}
@@ -296,7 +301,7 @@ class _Charged:
         self.limit = budget.remaining(self.endpoint, stage) if budget is not None else None
         self.started = budget.now() if budget is not None else 0.0
         # the limit holds for a bounded LM (``config.BoundedLM``: ``at_most``) and one given the timeout per call
-        self.enforced = callable(getattr(lm, "worst_case", None)) or bool(call_config(lm))
+        self.enforced = callable(getattr(lm, "worst_case", None)) or _takes_timeout(lm)
 
     def within(self):
         """The call cut at what the budget has left for it (no limit without a budget)."""
