@@ -15,6 +15,14 @@ seconds. Each optimizer runs twice in one process:
 
 Prints a markdown table: wall seconds, the optimizer's own calls (failed), stopped early, fell back to
 the labelled demos, and dev parse_recall@10 before and after.
+
+    python benchmarks/bench_compile_faults.py --program-stall
+
+The other fault: the program's own stage stalls (every ParseCommand call held for an hour) while the
+optimizer's calls are answered, at the CLI's default settings (an LM built as ``--lm`` builds it: 30 s a
+try, 2 retries; breaker after 5). BootstrapFewShot compiles twice in one process: with no LM fault budget
+(``inf``: how compile ran before it had one) and with the default, 40 s + 10 % of the compile's time.
+Prints wall seconds, the parse calls the endpoint saw, and the scores' ``lm_fault_budget``.
 """
 
 from __future__ import annotations
@@ -23,6 +31,7 @@ import argparse
 import contextlib
 import io
 import logging
+import math
 import os
 import sys
 import time
@@ -49,15 +58,46 @@ RUNS = (  # (label, optimizer, timeout, breaker count)
 )
 
 
+def program_stall(dataset, indexes, max_train: int) -> None:
+    """Bootstrap with the program's parse stage stalled, without and with the run's fault budget."""
+    rows = []
+    for label, budget in (("no fault budget (before)", math.inf), ("fault budget 40 s + 10 % (default)", 40.0)):
+        set_policy(timeout=30.0, retries=2, breaker_failures=5, fault_budget=budget)
+        reset_lm_guard()
+        with StubLMServer(FakeEngine(), modes={"ParseCommand": "slow"}, delay=3600.0) as stub:
+            dspy.configure(lm=stub.lm(timeout=30.0, retries=2))  # as --lm builds it
+            started = time.perf_counter()
+            with contextlib.redirect_stdout(io.StringIO()):
+                scores = compile_commands(CommandRetrieval(indexes, ir_source="lm"), dataset, "bootstrap",
+                                          max_train=max_train)
+            seconds = time.perf_counter() - started
+            parses = sum(name == "ParseCommand" for name, _ in stub.requests)
+        spent = scores["lm_fault_budget"]
+        rows.append(f"| {label} | {seconds:.1f} | {parses} | {spent['failed_calls']} | {spent['charged_s']} | "
+                    f"{spent['spent']} | {scores['dev_parse_recall@10_before']} → "
+                    f"{scores['dev_parse_recall@10_after']} |")
+        print(rows[-1], file=sys.stderr, flush=True)
+    print(f"train {max_train}, ParseCommand stalled, --lm-timeout 30, --lm-retries 2\n")
+    print("| compile (bootstrap) | wall s | parse requests | failed calls | charged s | budget spent "
+          "| dev parse_recall@10 before → after |")
+    print("|---|---|---|---|---|---|---|")
+    print("\n".join(rows))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--stall", type=float, default=8.0, help="seconds the endpoint holds an optimizer call")
     parser.add_argument("--gepa-calls", type=int, default=600, help="GEPA's max_metric_calls")
     parser.add_argument("--max-train", type=int, default=20)
+    parser.add_argument("--program-stall", action="store_true", help="the program's parse stalls instead; "
+                        "bootstrap without and with the LM fault budget")
     args = parser.parse_args()
     logging.disable(logging.WARNING)  # DSPy's and GEPA's logs of each failed call; the table says it all
     dataset = resolve_dataset("smarthome")
     indexes = build_indexes(home_dirs(dataset), tracerag.get_embedder())
+    if args.program_stall:
+        program_stall(dataset, indexes, args.max_train)
+        return
     rows = []
     for label, optimizer, timeout, breaker in RUNS:
         set_policy(timeout=timeout, breaker_failures=breaker)
