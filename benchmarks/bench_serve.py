@@ -19,10 +19,12 @@ Per-request cost: ``--repeats`` rounds, each ``--round-requests`` queries in-pro
 HTTP with one client (interleaved, so both see the same machine load); per round the median latency of each,
 then the median over rounds of the two medians, their ratio and difference.
 
-Memory (``--soak N``): N requests from ``--clients`` clients, commands and rag in turn, each request's utterance
-or question made unique (``" #<n>"`` appended), so no cache answers twice; the service's resident set
-(``VmRSS``) is read every ``--soak-step`` requests. The service and this script use a fresh cache directory
-(``TRACERAG_CACHE_DIR``), so the embedding cache starts empty and its size at the end is printed too.
+Memory (``--soak N``): N requests from ``--clients`` clients, commands and rag in turn, the bundled queries
+cycled (what a leak in the request path shows in: every cache is warm after the first round); with
+``--soak-unique`` each utterance or question is made unique (``" #<n>"`` appended), so the bounded caches fill
+(embeddings, parsed utterances, hashed n-gram features). The service's resident set (``VmRSS``) is read every
+``--soak-step`` requests. The service and this script use a fresh cache directory (``TRACERAG_CACHE_DIR``), so
+the embedding cache starts empty and its size at the end is printed too.
 
 Prints markdown tables and a machine note.
 """
@@ -118,8 +120,9 @@ def overhead(served, url: str, path: str, requests: list[dict], rounds: int, per
 
 
 async def soak(url: str, paths: list[str], requests: dict[str, list[dict]], total: int, step: int, clients: int,
-               pid: int) -> tuple[list[tuple[int, float]], int, float]:
-    """([(requests sent, service RSS MB)], errors, seconds): ``total`` unique requests, paths in turn."""
+               pid: int, distinct: bool) -> tuple[list[tuple[int, float]], int, float]:
+    """([(requests sent, service RSS MB)], errors, seconds): ``total`` requests, paths in turn, each made unique
+    when ``distinct``."""
     samples = [(0, rss_mb(pid))]
     errors, sent = 0, 0
     limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
@@ -134,11 +137,15 @@ async def soak(url: str, paths: list[str], requests: dict[str, list[dict]], tota
                 for n in counter:
                     path = paths[n % len(paths)]
                     pool = requests[path]
+                    request = pool[(n // len(paths)) % len(pool)]
                     try:
-                        reply = await client.post(path, json=unique(pool[(n // len(paths)) % len(pool)], n))
-                        errors += reply.status_code != 200
-                    except httpx.HTTPError:
+                        reply = await client.post(path, json=unique(request, n) if distinct else request)
+                        if reply.status_code != 200:
+                            errors += 1
+                            print(f"soak: {path} answered {reply.status_code}: {reply.text[:200]}", file=sys.stderr)
+                    except httpx.HTTPError as exc:
                         errors += 1
+                        print(f"soak: {path} failed: {exc!r}", file=sys.stderr)
 
             await asyncio.gather(*(worker(counter) for _ in range(clients)))
             sent = end
@@ -186,7 +193,8 @@ def main() -> int:
     p.add_argument("--concurrency", type=int, default=8)
     p.add_argument("--repeats", type=int, default=5, help="rounds of the per-request cost comparison")
     p.add_argument("--round-requests", type=int, default=200, help="queries per round of the per-request cost")
-    p.add_argument("--soak", type=int, default=0, metavar="N", help="then N unique requests, RSS sampled")
+    p.add_argument("--soak", type=int, default=0, metavar="N", help="then N requests, the service's RSS sampled")
+    p.add_argument("--soak-unique", action="store_true", help="make every soak request's text unique")
     p.add_argument("--soak-step", type=int, default=3000, metavar="N", help="requests between two RSS samples")
     p.add_argument("--serve-flag", action="append", default=[], help="a further tracerag serve flag (repeatable)")
     args = p.parse_args()
@@ -232,7 +240,7 @@ def run(args, names: list[str], cache: Path) -> int:
                          f"{identical}/{len(requests)}"))
         if args.soak:
             soaked = asyncio.run(soak(server.url, list(pool), pool, args.soak, args.soak_step, args.clients,
-                                      server.proc.pid))
+                                      server.proc.pid, args.soak_unique))
     embedder = tracerag.get_embedder().id
     for served in local.values():
         served.close()
@@ -252,7 +260,8 @@ def run(args, names: list[str], cache: Path) -> int:
     if soaked:
         samples, errors, seconds = soaked
         sent = samples[-1][0]
-        print(f"\nService memory over {sent} unique requests ({', '.join(pool)} in turn, {args.clients} clients, "
+        kind = "unique" if args.soak_unique else "cycled"
+        print(f"\nService memory over {sent} {kind} requests ({', '.join(pool)} in turn, {args.clients} clients, "
               f"{sent / seconds:.0f} req/s, {errors} errors):\n")
         print("| requests | RSS MB |")
         print("|---:|---:|")
