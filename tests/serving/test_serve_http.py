@@ -8,6 +8,7 @@ in this process. A second service fronts a failing LM endpoint and must answer w
 from __future__ import annotations
 
 import json
+import re
 
 import httpx
 import pytest
@@ -239,7 +240,8 @@ def test_a_failing_lm_gives_the_fallback_not_an_error(cache_dir, embedder, tmp_p
     tracerag.save(no_lm, artifact, dataset=str(home))
     with StubLMServer(FakeEngine(), mode="http500") as stub, \
             ServeProcess(["--program", f"commands={artifact}", "--program", "rag", "--embedder", "lexical",
-                          "--lm", "openai/stub-model", "--api-base", stub.url, "--api-key", "k", "--lm-retries", "0"],
+                          "--lm", "openai/stub-model", "--api-base", stub.url, "--api-key", "k", "--lm-retries", "0",
+                          "--metrics"],
                          log=tmp_path / "serve.log") as server:
         reply = httpx.post(f"{server.url}/v1/commands", json={"query": "打开客厅的灯"}, timeout=60)
         assert reply.status_code == 200, reply.text
@@ -255,6 +257,10 @@ def test_a_failing_lm_gives_the_fallback_not_an_error(cache_dir, embedder, tmp_p
         programs = httpx.get(f"{server.url}/v1/programs").json()["programs"]
         assert programs["commands"]["source"] == str(artifact)
         assert programs["commands"]["metadata"]["program"] == "CommandRetrieval"
+        metrics = httpx.get(f"{server.url}/metrics").text  # what an operator's alert reads
+        assert 'tracerag_lm_fallbacks_total{program="commands",stage="parse"} 1\n' in metrics
+        assert 'tracerag_lm_fallbacks_total{program="rag",stage="grade"} 1\n' in metrics
+        assert re.search(r"^tracerag_lm_breaker_open [01]$", metrics, re.M)
     assert any(fault == "http500" for _, fault in stub.requests)  # the LM really was asked
 
 

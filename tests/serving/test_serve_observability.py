@@ -112,6 +112,25 @@ def test_metrics_label_values_are_escaped():
     assert _get(samples, "tracerag_lm_fallbacks_total", program="rag", stage='say \\"hi\\"\\\\\\nnow') == 1
 
 
+def test_the_breaker_gauge_follows_the_configured_lm():
+    from tracerag.programs.guarded_step import BREAKER
+    from tracerag.serving.metrics import ServiceMetrics, configured_lm_breaker_open
+
+    metrics = ServiceMetrics(breaker_open=configured_lm_breaker_open)
+    with dspy.context(lm=None):
+        assert "tracerag_lm_breaker_open" not in metrics.render()  # no LM: no sample
+    lm = dspy.LM("openai/breaker-gauge-test", api_base="http://127.0.0.1:9/v1", api_key="k")  # its own breaker key
+    with dspy.context(lm=lm):
+        assert "\ntracerag_lm_breaker_open 0\n" in metrics.render()
+        for _ in range(50):  # consecutive failures until the breaker opens
+            BREAKER.record(lm, ok=False, stage="parse")
+            if BREAKER.is_open(lm):
+                break
+        assert _get(parse_metrics(metrics.render()), "tracerag_lm_breaker_open") == 1
+        BREAKER.record(lm, ok=True, stage="parse")  # a probe answered: closed again
+        assert _get(parse_metrics(metrics.render()), "tracerag_lm_breaker_open") == 0
+
+
 # -- tracing -----------------------------------------------------------------------------------------------
 
 

@@ -41,7 +41,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from .metrics import CONTENT_TYPE, MetricsMiddleware, ServiceMetrics
+from .metrics import CONTENT_TYPE, MetricsMiddleware, ServiceMetrics, configured_lm_breaker_open
 from .programs import BY_PATH, ENDPOINTS, RequestError, Runner, ServedProgram
 from .requests import ErrorResponse
 from .slow_clients import ClientLimits, uvicorn_config
@@ -240,8 +240,8 @@ def build_app(programs: dict[str, ServedProgram], *, max_body: int = DEFAULT_MAX
     runner = Runner(concurrency, calls)
     tracing = tracing or Tracing()
     fixed_routes = ("/healthz", "/v1/programs", "/openapi.json", "/metrics")
-    counts = ServiceMetrics(routes=(*fixed_routes, *(p.endpoint.path for p in programs.values()))) if metrics \
-        else None
+    counts = ServiceMetrics(routes=(*fixed_routes, *(p.endpoint.path for p in programs.values())),
+                            breaker_open=configured_lm_breaker_open) if metrics else None
     pending = 0
     schema = openapi(programs)
     listing = {name: p.describe() for name, p in programs.items()}

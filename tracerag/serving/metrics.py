@@ -10,7 +10,9 @@ The families:
   of its response;
 - ``tracerag_lm_fallbacks_total{program, stage}``: LM stages that took their no-LM fallback (an LM that
   failed, timed out, answered unusably, or is skipped by the circuit breaker): the answers' ``lm_fallbacks``;
-- ``tracerag_requests_in_flight``: requests received and not yet answered.
+- ``tracerag_requests_in_flight``: requests received and not yet answered;
+- ``tracerag_lm_breaker_open``: 1 while the circuit breaker skips the configured LM (it failed repeatedly;
+  every stage answers on its no-LM path until a probe call succeeds), 0 otherwise; absent with no LM.
 
 ``route`` is the endpoint's path for the service's own routes and ``other`` for any other path, so a client
 probing random paths cannot grow the label set. Why off by default: the counts tell whoever reads them how
@@ -24,8 +26,9 @@ import bisect
 import threading
 import time
 from collections import defaultdict
+from collections.abc import Callable
 
-__all__ = ["BUCKETS", "CONTENT_TYPE", "MetricsMiddleware", "ServiceMetrics"]
+__all__ = ["BUCKETS", "CONTENT_TYPE", "MetricsMiddleware", "ServiceMetrics", "configured_lm_breaker_open"]
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 # seconds: a commands call without an LM answers in a few ms; an LM stage takes seconds
@@ -48,8 +51,9 @@ class ServiceMetrics:
     """The counters behind ``/metrics``; :meth:`render` writes them. Thread-safe (a lock per update: the
     service updates them from the event loop, tests and embedders may from threads)."""
 
-    def __init__(self, routes: tuple[str, ...] = ()) -> None:
+    def __init__(self, routes: tuple[str, ...] = (), breaker_open: Callable[[], bool | None] | None = None) -> None:
         self.routes = frozenset(routes)
+        self.breaker_open = breaker_open  # None from it: no LM configured, no sample
         self._lock = threading.Lock()
         self._requests: defaultdict[tuple[str, str, str], int] = defaultdict(int)
         self._buckets: dict[str, list[int]] = {}  # route -> count per bucket (not cumulative), + the +Inf one
@@ -108,7 +112,22 @@ class ServiceMetrics:
                   for key, count in fallbacks]
         lines += ["# HELP tracerag_requests_in_flight Requests received and not yet answered.",
                   "# TYPE tracerag_requests_in_flight gauge", f"tracerag_requests_in_flight {in_flight}"]
+        is_open = self.breaker_open() if self.breaker_open is not None else None
+        if is_open is not None:
+            lines += ["# HELP tracerag_lm_breaker_open 1 while the circuit breaker skips the configured LM.",
+                      "# TYPE tracerag_lm_breaker_open gauge", f"tracerag_lm_breaker_open {int(is_open)}"]
         return "\n".join(lines) + "\n"
+
+
+def configured_lm_breaker_open() -> bool | None:
+    """Whether the circuit breaker skips the LM configured for this process (``dspy.settings.lm``); None
+    without one. (A predictor with an LM of its own has its own breaker key, not reported here.)"""
+    import dspy
+
+    from ..programs.guarded_step import BREAKER
+
+    lm = dspy.settings.lm
+    return None if lm is None else BREAKER.is_open(lm)
 
 
 class MetricsMiddleware:
