@@ -3,13 +3,14 @@
 import hashlib
 import json
 import random
+from collections import Counter
 
 import numpy as np
 import pytest
 
 from tracerag.datasets.pubmedqa import pubmedqa_abstracts_path, pubmedqa_questions_path
 from tracerag.retrievers.cosine_bank import CosineBank
-from tracerag.retrievers.hybrid import HybridRetriever, WordIndex, _top, _top_batch
+from tracerag.retrievers.hybrid import HybridRetriever, WordIndex, _top, _top_batch, word_tokens
 
 
 def pubmedqa():
@@ -30,10 +31,23 @@ def words(corpus):
     return WordIndex(corpus[1])
 
 
+def postings_scores(index, query):
+    """BM25 as the word index computed it before batching: each term's postings added with fancy indexing."""
+    out = np.zeros(index.count, dtype=np.float32)
+    for token, times in Counter(word_tokens(query)).items():
+        term = index.vocab.get(token)
+        if term is not None:
+            lo, hi = index.indptr[term], index.indptr[term + 1]
+            out[index.rows[lo:hi]] += times * index.weights[lo:hi]
+    return out
+
+
 def test_batch_scores_are_bitwise_the_per_query_scores_on_pubmedqa(words, corpus):
     questions = corpus[2][:200] + ["", "zzz-no-such-word", "the the the of", "数据 统计", "PCD PCD plant"]
     batch = words.scores_batch(questions)
     assert batch.dtype == np.float32 and batch.shape == (len(questions), len(words))
+    assert words._dense  # common words ("the", "of", ...) take the dense-row path
+    assert np.array_equal(batch, np.stack([postings_scores(words, q) for q in questions]))
     assert np.array_equal(batch, np.stack([words.scores(q) for q in questions]))
 
 
@@ -53,7 +67,8 @@ def test_repeated_words_and_synthetic_chunks_agree():
     texts = [" ".join(rng.choice(vocab) for _ in range(rng.randint(0, 40))) for _ in range(3000)]
     index = WordIndex(texts)
     queries = [" ".join(rng.choice(vocab) for _ in range(rng.randint(1, 12))) for _ in range(50)]
-    assert np.array_equal(index.scores_batch(queries), np.stack([index.scores(q) for q in queries]))
+    assert index._dense
+    assert np.array_equal(index.scores_batch(queries), np.stack([postings_scores(index, q) for q in queries]))
     assert index.scores_batch([]).shape == (0, 3000)
 
 

@@ -54,6 +54,8 @@ DEFAULT_FUSION: Fusion = "normalized"
 DEFAULT_DENSE_WEIGHT = 1.0
 DEFAULT_LEXICAL_WEIGHT = 2.0
 RRF_K = 60  # the usual reciprocal-rank constant: ranks 1 and 10 weigh 1/61 vs 1/70, a smooth blend
+_DENSE_SHARE = 8  # a term in at least 1/8 of the rows keeps a dense row of weights (WordIndex._dense_rows) ...
+_DENSE_BYTES = 64 << 20  # ... within 64 MB for all of them (16 terms at 1M rows, 160 at 100k)
 _BATCH_SCORES = 1 << 23  # BM25 values (queries x rows) one batch holds at most: 32 MB of float32
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
@@ -136,36 +138,60 @@ class WordIndex:
         self.rows = rows.astype(np.int32)
         self.weights = (idf[terms] * tf * (k1 + 1) / (tf + norm)).astype(np.float32)
         self.count = len(texts)
+        self._dense = self._dense_rows(df)
+
+    def _dense_rows(self, df: np.ndarray) -> dict[int, np.ndarray]:
+        """Every row's weight (0 where absent) of the terms in at least 1/:data:`_DENSE_SHARE` of the rows,
+        most frequent first, within :data:`_DENSE_BYTES`.
+
+        Adding such a row is one contiguous vector add, against a scattered add per posting: these few
+        words ("the", "of", ...) hold most of the postings a query touches. Adding 0.0 leaves a score as it
+        was, so the scores are bitwise those of the postings."""
+        dense: dict[int, np.ndarray] = {}
+        if not self.count:
+            return dense
+        common = np.flatnonzero(df * _DENSE_SHARE >= self.count)
+        for term in common[np.argsort(-df[common], kind="stable")][: _DENSE_BYTES // (4 * self.count)].tolist():
+            row = np.zeros(self.count, dtype=np.float32)
+            lo, hi = self.indptr[term], self.indptr[term + 1]
+            row[self.rows[lo:hi]] = self.weights[lo:hi]
+            dense[term] = row
+        return dense
+
+    def _add_term(self, out: np.ndarray, term: int, times: int) -> None:
+        """Add ``times`` x the term's weights into one query's scores (each row at most once per term)."""
+        dense = self._dense.get(term)
+        if dense is not None:
+            out += dense if times == 1 else times * dense
+            return
+        lo, hi = self.indptr[term], self.indptr[term + 1]
+        np.add.at(out, self.rows[lo:hi], self.weights[lo:hi] if times == 1 else times * self.weights[lo:hi])
 
     def scores(self, query: str) -> np.ndarray:
         """(count,) float32 BM25 scores of every text for ``query`` (0 where no query word occurs)."""
         out = np.zeros(self.count, dtype=np.float32)
         for token, times in Counter(word_tokens(query)).items():
             term = self.vocab.get(token)
-            if term is None:
-                continue
-            lo, hi = self.indptr[term], self.indptr[term + 1]
-            out[self.rows[lo:hi]] += times * self.weights[lo:hi]  # a term lists each row once
+            if term is not None:
+                self._add_term(out, term, times)
         return out
 
     def scores_batch(self, queries: Sequence[str]) -> np.ndarray:
         """(len(queries), count) float32 BM25 scores of a batch: the sparse product of the queries' term counts
-        and the term x row weights, accumulated into one matrix.
+        and the term x row weights, accumulated into one matrix, each query's row as :meth:`scores` fills it
+        (so bitwise the same scores, and the batch's memory is one allocation).
 
-        Each (query, term) pair adds its postings into its query's row with one ``np.add.at`` over the
-        stored arrays (no copy of the postings; ``add.at`` is one pass where ``out[rows] += w`` is a gather
-        and a scatter). The additions are the ones :meth:`scores` makes, in the same order, into float32:
-        every score is bitwise the same.
+        A (query, term) pair adds a common term's dense row (one vector add) or its postings (one
+        ``np.add.at`` over the stored arrays: no copy, one pass where ``out[rows] += w`` is a gather and a
+        scatter).
         """
         out = np.zeros((len(queries), self.count), dtype=np.float32)
-        rows, weights, indptr, vocab = self.rows, self.weights, self.indptr, self.vocab
         for i, query in enumerate(queries):
             row = out[i]
             for token, times in Counter(word_tokens(query)).items():
-                term = vocab.get(token)
+                term = self.vocab.get(token)
                 if term is not None:
-                    lo, hi = indptr[term], indptr[term + 1]
-                    np.add.at(row, rows[lo:hi], weights[lo:hi] if times == 1 else times * weights[lo:hi])
+                    self._add_term(row, term, times)
         return out
 
     def __len__(self) -> int:
