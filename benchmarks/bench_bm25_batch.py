@@ -7,29 +7,37 @@ virtualenv: ``pip install numpy 'bm25s==0.3.*'``; the hybrid part also reads the
 
 Two corpora: the bundled PubMedQA abstracts (1,000; its 500 questions, in batches) and synthetic chunks
 (40 words each from a 3,000-word vocabulary with a Zipf-like draw; queries of 6-12 words). Every cell is
-the median over the batches (PubMedQA) or over repeats of one batch (synthetic), all paths measured
-interleaved in this one process, tokenisation included everywhere:
+the median over the batches (PubMedQA, 5 rounds of its 15 batches) or over 41 repeats of one batch
+(synthetic), all paths measured interleaved in this one process (in a fresh random order each round, the
+collector frozen after setup), tokenisation included everywhere:
 
 - batch: ``WordIndex.scores_batch`` + the batch top-10 (``_top_batch``): what ``search_lexical`` runs;
 - per query: ``WordIndex.scores`` + ``_top`` for each query, the path before batching;
 - bm25s: ``bm25s.tokenize`` + ``BM25.retrieve(k=10)`` (same k1 = 1.2, b = 0.75, no stemmer, no stopwords);
 - search_lexical: ``HybridRetriever.search_lexical(batch, k=10)``, the user's call (hits decoded);
 - hybrid: ``HybridRetriever.search(batch, k=10)`` against one bank batch search of the same vectors (k=50,
-  the dense window), on a bank with random unit vectors (a hash embedder: no model time).
+  the dense window: ``bank.search``, hits decoded, and ``bank.search_rows``, rows only, which is what the
+  hybrid search runs), on a bank of hash-embedder vectors (dim 64, no model time).
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
+import random
 import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
+# BLAS on one thread: the bank's matrix products are small here, and idle OpenBLAS threads spin after a call,
+# which on 2 cores slowed whichever path was measured next by up to 7x.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
 
 if "PYTHONPATH" not in os.environ:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -98,22 +106,30 @@ def measure(name: str, texts: list[str], batches: list[list[str]], repeats: int,
         "search_lexical": lambda b: retriever.search_lexical(b, k=K),
         "hybrid": lambda b: retriever.search(b, k=K),
         "bank batch (k=50)": lambda b: bank.search(embedder.embed(b), k=50, min_score=None),
+        "dense window (k=50)": lambda b: bank.search_rows(embedder.embed(b), k=50, min_score=None),
     }
     times: dict[str, list[float]] = {p: [] for p in paths}
     for fn in paths.values():  # warm up
         fn(batches[0])
+    gc.collect()
+    gc.freeze()  # the corpus' millions of objects out of the collector's sight: no full collection mid-call
+    order = list(paths)
+    shuffle = random.Random(0).shuffle
     for _ in range(repeats):
         for batch in batches:
-            for p, fn in paths.items():
+            shuffle(order)  # no path always runs right after the same other one
+            for p in order:
                 s = time.perf_counter()
-                fn(batch)
+                paths[p](batch)
                 times[p].append(time.perf_counter() - s)
+    gc.unfreeze()
     med = {p: statistics.median(v) * 1e3 for p, v in times.items()}
     return {"corpus": name, "docs": len(texts), "batch": len(batches[0]), "ms": med,
             "build_s": {"ours": ours_build, "bm25s": theirs_build},
             "batch_over_bm25s": med["batch"] / med["bm25s"], "per_query_over_bm25s": med["per query"] / med["bm25s"],
             "search_lexical_over_bm25s": med["search_lexical"] / med["bm25s"],
-            "hybrid_over_bank_batch": med["hybrid"] / med["bank batch (k=50)"]}
+            "hybrid_over_bank_batch": med["hybrid"] / med["bank batch (k=50)"],
+            "hybrid_over_dense_window": med["hybrid"] / med["dense window (k=50)"]}
 
 
 def main() -> None:
@@ -129,18 +145,19 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         texts, questions = pubmedqa()
         batches = [questions[i : i + args.batch] for i in range(0, len(questions) - args.batch + 1, args.batch)]
-        results.append(measure("PubMedQA", texts, batches, 3, Path(tmp)))
+        results.append(measure("PubMedQA", texts, batches, 5, Path(tmp)))
         texts, asked = synthetic(args.chunks, args.batch)
-        results.append(measure(f"synthetic {args.chunks:,}", texts, [asked], 15, Path(tmp)))
+        results.append(measure(f"synthetic {args.chunks:,}", texts, [asked], 41, Path(tmp)))
     print("\n| corpus | docs | batch ms | per query ms | bm25s ms | batch / bm25s | per query / bm25s "
-          "| search_lexical ms (/ bm25s) | hybrid ms | bank batch ms | hybrid / bank batch |")
+          "| search_lexical ms (/ bm25s) | hybrid ms | bank batch ms (hybrid /) | dense window ms (hybrid /) |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in results:
         ms = r["ms"]
         print(f"| {r['corpus']} | {r['docs']:,} | {ms['batch']:.2f} | {ms['per query']:.2f} | {ms['bm25s']:.2f} | "
               f"{r['batch_over_bm25s']:.2f} | {r['per_query_over_bm25s']:.2f} | {ms['search_lexical']:.2f} "
-              f"({r['search_lexical_over_bm25s']:.2f}) | {ms['hybrid']:.2f} | {ms['bank batch (k=50)']:.2f} | "
-              f"{r['hybrid_over_bank_batch']:.2f} |")
+              f"({r['search_lexical_over_bm25s']:.2f}) | {ms['hybrid']:.2f} | {ms['bank batch (k=50)']:.2f} "
+              f"({r['hybrid_over_bank_batch']:.2f}) | {ms['dense window (k=50)']:.2f} "
+              f"({r['hybrid_over_dense_window']:.2f}) |")
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1))
 
