@@ -189,7 +189,8 @@ def _baseline(ref: str, homes: list[Path]) -> dict:
                    capture_output=True)
     try:
         out = tree.parent / "baseline.json"
-        env = {**os.environ, "PYTHONPATH": str(tree)}
+        # its own embedding cache: an older tree may not read this tree's cache format
+        env = {**os.environ, "PYTHONPATH": str(tree), "TMPDIR": str(tree.parent)}
         subprocess.run([sys.executable, __file__, "--measure", *map(str, homes), "--json", str(out)], check=True,
                        cwd=tree, env=env)
         return json.loads(out.read_text(encoding="utf-8"))
