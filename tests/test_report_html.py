@@ -83,6 +83,16 @@ def test_the_recall_curve_reads_rankings_and_leaves_bulk_plans_out():
     assert "Recall at each cut-off" in page and "@2 0.750" in page
 
 
+def test_the_curve_goes_as_deep_as_a_rows_ranking_and_labels_every_fifth_cut_off():
+    expected = [{"device_id": "d50", "command_id": "on"}]
+    row = {"bulk": False, "expected": expected, "returned": [[f"d{n}", "on"] for n in range(1, 11)],
+           "ranking": [[f"d{n}", "on"] for n in range(1, 51)]}          # the target ranked 50th
+    curve = recall_curve([row])
+    assert len(curve) == 50 and curve[48] == 0.0 and curve[49] == 1.0
+    page = render_html_report(_report([row]))
+    assert "j = 1..50" in page and "@45 0.000, @50 1.000" in page and "@3 0.000," not in page
+
+
 def test_a_file_that_is_not_a_report_is_one_clear_error():
     with pytest.raises(ValueError, match="report: field 'per_query' is missing"):
         render_html_report({"program": "commands", "metrics": {}})
@@ -112,7 +122,24 @@ def test_evaluate_html_writes_the_page_and_the_json_beside_it(dataset, tmp_path,
     assert page.index(">q-miss<") < page.index(">q-hit<")                 # the miss is the first row
     assert f"{report['metrics']['recall@10']:.4g}" in page
     curve = recall_curve(report["per_query"])                       # both queries are single-target ones
-    assert curve[-1] == pytest.approx(sum(row["recall"] for row in report["per_query"]) / 2)
+    assert curve[9] == pytest.approx(sum(row["recall"] for row in report["per_query"]) / 2)
+    for row in report["per_query"]:                                 # ranked past k=10, up to 50 deep
+        assert row["ranking"][:len(row["returned"])] == row["returned"] and len(row["ranking"]) > 10
+
+
+def test_the_deeper_ranking_changes_no_metric_and_no_other_field(dataset, tmp_path):
+    assert optimize.main(["evaluate", "commands", "--dataset", str(dataset), "--split", "all",
+                          "--out", str(tmp_path / "plain.json")]) == 0
+    assert optimize.main(["evaluate", "commands", "--dataset", str(dataset), "--split", "all",
+                          "--html", str(tmp_path / "deep.html")]) == 0
+    plain, deep = (json.loads((tmp_path / name).read_text(encoding="utf-8")) for name in ("plain.json", "deep.json"))
+
+    def timeless(metrics: dict) -> dict:
+        return {key: value for key, value in metrics.items() if not key.startswith("latency")}
+
+    assert timeless(plain["metrics"]) == timeless(deep["metrics"]) and plain["breakdown"] == deep["breakdown"]
+    for before, after in zip(plain["per_query"], deep["per_query"], strict=True):
+        assert {**before, "ms": 0} == {**{key: v for key, v in after.items() if key != "ranking"}, "ms": 0}
 
 
 def test_evaluate_html_refuses_to_overwrite_its_own_json(dataset, capsys):

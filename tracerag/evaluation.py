@@ -122,10 +122,36 @@ def _summary(rows: list[dict], k: int) -> dict:
     }
 
 
+def _deeper_search(program, depth: int | None):
+    """A copy of ``program`` that ranks ``depth`` candidates from a parse it is given (no LM call), or None
+    when ``depth`` is no deeper than the program's own ranking."""
+    import copy
+
+    if not depth or depth <= program.k:
+        return None
+    deeper = copy.copy(program)
+    deeper.k, deeper.ir_source = depth, "gold"
+    return deeper
+
+
+def _ranking_to_depth(deeper, q, pred) -> list[list[str]]:
+    """The row's candidates to ``deeper.k``: the same search again with the parse the row used. The program's
+    answer changes nothing else, so the ranking starts with the row's own candidates (else they are kept)."""
+    shallow = [[c.device_id, c.command_id] for c in pred.candidates]
+    again = deeper(query=q.query, home=q.home, ir=pred.ir)
+    ranking = [[c.device_id, c.command_id] for c in again.candidates]
+    return ranking if ranking[:len(shallow)] == shallow else shallow
+
+
 def evaluate_commands(program, queries_by_home: dict, *, dataset: str, k: int = 10, progress: bool = True,
-                      num_threads: int = 1) -> dict:
-    """Score CommandRetrieval on every query; `queries_by_home` maps home dir -> LabelledQuery list."""
+                      num_threads: int = 1, ranked_depth: int | None = None) -> dict:
+    """Score CommandRetrieval on every query; `queries_by_home` maps home dir -> LabelledQuery list.
+
+    ``ranked_depth`` (deeper than the program's ``k``): each row whose answer is a ranking, not a bulk plan,
+    also carries ``ranking``, its candidates to that depth (the HTML report's recall curve); the metrics and
+    every other field stay those of the program as it is."""
     queries = [q for qs in queries_by_home.values() for q in qs]
+    deeper = _deeper_search(program, ranked_depth)
 
     def score_one(q) -> dict:
         example = q.to_example()
@@ -148,6 +174,7 @@ def evaluate_commands(program, queries_by_home: dict, *, dataset: str, k: int = 
             "ir": pred.ir.model_dump(),
             "expected": [{"device_id": t.device_id, "command_id": list(t.command_ids)} for t in q.expected],
             "returned": [list(p) for p in m.returned_pairs(pred, k)][:50],
+            **({"ranking": _ranking_to_depth(deeper, q, pred)} if deeper and bulk is None and pred.candidates else {}),
         }
 
     with lm_fault_budget() as budget:  # the run's, reported

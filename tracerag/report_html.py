@@ -29,6 +29,9 @@ _ROW_SCORES = ("recall", "hit", "rr", "bulk_precision", "used_recall", "used_pre
                "usefulness")
 _ROW_STATUS = ("hint", "stop_reason", "error", "lm_fallbacks")
 
+# How deep the page's recall curve goes: ``evaluate --html`` keeps each ranking row's candidates to here.
+CURVE_DEPTH = 50
+
 # One line per metric, so a reader of the page need not look it up.
 METRIC_NOTES = {
     "recall": "share of the expected targets (or relevant ids) found in the top k",
@@ -126,18 +129,23 @@ def misses_first(rows: list[dict]) -> tuple[list[dict], int, str | None]:
 
 
 def recall_curve(rows: list[dict]) -> list[float] | None:
-    """Mean recall@j for j = 1..k over the rows whose ``returned`` list is a ranking: CommandRetrieval rows
-    that are not bulk plans (a plan's targets are a set, not a ranking). None when no row has one."""
-    ranked = [row for row in rows if row.get("bulk") is False and isinstance(row.get("returned"), list)
+    """Mean recall@j for j = 1..depth over the rows whose answer is a ranking: CommandRetrieval rows that are
+    not bulk plans (a plan's targets are a set, not a ranking). A row's ranking is its ``ranking`` (kept to
+    the depth ``evaluate --html`` asks for), else its ``returned`` list (the top k). None when no row has one."""
+    ranked = [row for row in rows if row.get("bulk") is False and isinstance(_ranking(row), list)
               and isinstance(row.get("expected"), list) and row["expected"]]
     if not ranked:
         return None
-    depth = max(len(row["returned"]) for row in ranked)
+    depth = max(len(_ranking(row)) for row in ranked)
     return [sum(_recall_at(row, j) for row in ranked) / len(ranked) for j in range(1, depth + 1)]
 
 
+def _ranking(row: dict) -> Any:
+    return row["ranking"] if isinstance(row.get("ranking"), list) else row.get("returned")
+
+
 def _recall_at(row: dict, j: int) -> float:
-    returned = {tuple(pair) for pair in row["returned"][:j]}
+    returned = {tuple(pair) for pair in _ranking(row)[:j]}
     found = 0
     for target in row["expected"]:
         commands = target["command_id"] if isinstance(target["command_id"], list) else [target["command_id"]]
@@ -150,6 +158,7 @@ def evaluate_to_html(args, evaluate) -> int:
     ``--out`` (else beside the page, ``FILE`` with ``.json``), then draw the page from that report."""
     page = Path(args.html)
     args.html = None
+    args.ranked_depth = max(CURVE_DEPTH, args.k or 0)  # the curve's rows keep their ranking this deep
     args.out = args.out or str(page.with_suffix(".json"))
     if Path(args.out).resolve() == page.resolve():
         print(f"error: --html {page} would overwrite the JSON report: give the page a .html name", file=sys.stderr)
@@ -183,24 +192,32 @@ def _curve(points: list[float] | None) -> str:
     """recall@j against j as an inline SVG line (no script, no image file)."""
     if not points:
         return ""
-    width, height, left, bottom = 520, 220, 44, 28
+    width, height, left, bottom = 640, 240, 44, 28
     step = (width - left - 12) / max(len(points) - 1, 1)
     xy = [(left + n * step, height - bottom - value * (height - bottom - 12)) for n, value in enumerate(points)]
     line = " ".join(f"{x:.1f},{y:.1f}" for x, y in xy)
+    labelled = _cut_offs(len(points))
     ticks = "".join(f'<text x="{x:.1f}" y="{height - 10}" text-anchor="middle">{n}</text>'
-                    for n, (x, _) in enumerate(xy, 1))
+                    for n, (x, _) in enumerate(xy, 1) if n in labelled)
     grid = "".join(f'<line x1="{left}" x2="{width - 12}" y1="{height - bottom - v * (height - bottom - 12):.1f}" '
                    f'y2="{height - bottom - v * (height - bottom - 12):.1f}" stroke="#eaeef2"/>'
                    f'<text x="{left - 6}" y="{height - bottom - v * (height - bottom - 12) + 4:.1f}" '
                    f'text-anchor="end">{v:.2g}</text>' for v in (0, 0.25, 0.5, 0.75, 1))
     dots = "".join(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3" fill="#0969da"><title>recall@{n} = {v:.4f}</title>'
                    f"</circle>" for n, ((x, y), v) in enumerate(zip(xy, points, strict=True), 1))
-    values = ", ".join(f"@{n} {v:.3f}" for n, v in enumerate(points, 1))
+    values = ", ".join(f"@{n} {v:.3f}" for n, v in enumerate(points, 1) if n in labelled)
     return ('<h2 id="recall-curve">Recall at each cut-off</h2><p class="note">Single-target queries (bulk plans '
             f'are sets, not rankings): mean recall@j for j = 1..{len(points)}.</p>'
             f'<svg role="img" aria-label="recall at each cut-off" width="{width}" height="{height}" '
             f'font-size="11" fill="#57606a">{grid}{ticks}<polyline points="{line}" fill="none" stroke="#0969da" '
             f'stroke-width="2"/>{dots}</svg><p class="note">{values}</p>')
+
+
+def _cut_offs(depth: int) -> set[int]:
+    """The cut-offs the curve labels: every one up to 12, else 1, 5, 10 … and the last."""
+    if depth <= 12:
+        return set(range(1, depth + 1))
+    return {1, depth} | set(range(5, depth + 1, 5))
 
 
 def _breakdowns(breakdown: dict, metrics: dict) -> str:

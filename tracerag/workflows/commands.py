@@ -26,9 +26,11 @@ def examples(dataset: str, split: str = "test", *, max_skipped: float = 0.0) -> 
 
 
 def evaluate(build: Callable, *, dataset: str, split: str = "test", ir: str | None = None, k: int | None = None,
-             max_skipped: float = 0.0, num_threads: int = 1, lm: bool = False) -> Outcome:
+             max_skipped: float = 0.0, num_threads: int = 1, lm: bool = False,
+             ranked_depth: int | None = None) -> Outcome:
     """Score the program on the split's queries; ``ir``: how queries are parsed (none, gold, lm; default lm
-    with an LM, else none)."""
+    with an LM, else none); ``ranked_depth``: how deep each row's ``ranking`` goes (the HTML report's
+    recall curve; the metrics stay at ``k``)."""
     from ..datasets.smarthome import load_dataset
     from ..evaluation import evaluate_commands
     from ..retrievers.read_report import DataSetShrunk, ReadReport
@@ -42,7 +44,8 @@ def evaluate(build: Callable, *, dataset: str, split: str = "test", ir: str | No
     print_reading(f"{dataset} queries.jsonl", read, max_skipped)
     if not any(queries.values()):
         raise DataSetShrunk(f"{dataset}: no labelled queries in the {split} split (queries.jsonl)")
-    return Outcome(evaluate_commands(program, queries, dataset=str(dataset), k=k or 10, num_threads=num_threads))
+    return Outcome(evaluate_commands(program, queries, dataset=str(dataset), k=k or 10, num_threads=num_threads,
+                                     ranked_depth=ranked_depth))
 
 
 def run(build: Callable, *, query: str, dataset: str | None = None, home: str | None = None, execute: bool = False,
