@@ -30,14 +30,37 @@ def print_report(report: dict, extra_cols: tuple[str, ...] = ()) -> None:
     checks = ", ".join(f"{check} {n}" for check, n in metrics.get("lm_overruled", {}).items())
     fallbacks += f"; {overruled} LM parse(s) overruled by the utterance ({checks})" if overruled else ""
     print(f"{report['program']} on {report['dataset']} ({report.get('split', 'all')}{how}){fallbacks}")
-    print(f"{'':28}" + "".join(f"{c:>22}" for c in cols))
     rows = [("ALL", report["metrics"])]
     for key, groups in report["breakdown"].items():
         rows += [(f"{key}={name}", s) for name, s in groups.items()]
-    for name, s in rows:
-        print(f"{name[:28]:28}" + "".join(f"{'-' if s.get(c) is None else s[c]:>22}" for c in cols))
+    for line in table_lines(rows, cols):
+        print(line)
     extras = {key: report["metrics"][key] for key in ("lm_calls_per_query", "lm_calls_per_question", "lm_calls_max",
                                                       "lm_call_budget", "latency_ms_p50", "latency_ms_p95")
               if key in report["metrics"]}
     print("  ".join(f"{key}={v}" for key, v in extras.items()))
 
+
+TABLE_WIDTH = 100  # a terminal's width, and a CI log's; docs/reports.md explains each metric
+
+
+def table_lines(rows: list[tuple[str, dict]], cols: list[str], width: int = TABLE_WIDTH) -> list[str]:
+    """``rows`` (name, scores) as a table at most ``width`` characters wide: each column as wide as its
+    name or widest value, and the columns that do not fit continue in a block below, named again."""
+    name_width = min(28, max(len(name) for name, _ in rows)) + 2
+    cells = {c: ["-" if s.get(c) is None else str(s[c]) for _, s in rows] for c in cols}
+    widths = {c: max(len(c), *map(len, cells[c])) + 2 for c in cols}
+    blocks, used = [[]], name_width
+    for c in cols:
+        if blocks[-1] and used + widths[c] > width:
+            blocks.append([])
+            used = name_width
+        blocks[-1].append(c)
+        used += widths[c]
+    lines = []
+    for block in blocks:
+        lines += [""] if lines else []
+        lines.append(" " * name_width + "".join(f"{c:>{widths[c]}}" for c in block))
+        lines += [f"{name[:name_width - 2]:{name_width}}" + "".join(f"{cells[c][n]:>{widths[c]}}" for c in block)
+                  for n, (name, _) in enumerate(rows)]
+    return lines
