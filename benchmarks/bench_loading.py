@@ -93,9 +93,9 @@ def home_table(work: Path, runs: int) -> list[dict]:
 
 
 def jsonl_table(work: Path, runs: int) -> list[dict]:
+    from tracerag.data_files.read_report import ReadReport
     from tracerag.datasets.experience import load_experience_queries
     from tracerag.datasets.smarthome import load_queries
-    from tracerag.retrievers.read_report import ReadReport
 
     def write(name: str, source: Path) -> Path:
         base = [json.loads(line) for line in source.read_text(encoding="utf-8").splitlines() if line.strip()]

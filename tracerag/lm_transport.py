@@ -7,7 +7,7 @@ body, and inflates each chunk without a limit). Retries and timeouts above the w
 
 So the LMs ``config.make_lm`` builds (``BoundedLM``) hand DSPy's native engine this transport instead of
 lm15's own. It speaks lm15's transport interface (``stream(TransportRequest) -> TransportResponse``) over
-httpx with the pieces of ``retrievers.http_json`` that already hold against hostile servers:
+httpx with the pieces of ``http_json`` that already hold against hostile servers:
 
 - **a deadline per attempt**: ``timeout`` seconds from the start of an attempt to the last byte of its
   reply (connect, send, headers and every body read are clamped to the time left), and never past the
@@ -54,7 +54,7 @@ from dspy._vendor.lm15.transports import (
 from dspy.clients.engines.lm15_engine import AsyncLM15Engine
 from dspy.lm15 import CollectionLimitError
 
-from .retrievers.http_json import _deadline, _DeadlineBackend, _Decoder, bounded_async_client, bounded_client
+from .http_json import _deadline, _DeadlineBackend, _Decoder, bounded_async_client, bounded_client
 
 __all__ = ["MAX_REPLY_BYTES", "AsyncBoundedHTTPX", "AsyncBoundedTransport", "BoundedEngines", "BoundedHTTPX",
            "BoundedTransport", "at_most", "call_deadline", "call_limit", "call_time_left", "install_litellm_sessions"]

@@ -24,8 +24,7 @@ from typing import Any
 
 import dspy
 
-from ..retrievers.home import HomeDataError
-from ..retrievers.read_report import (
+from ..data_files.read_report import (
     NumberTooLong,
     ReadReport,
     Unreadable,
@@ -34,6 +33,7 @@ from ..retrievers.read_report import (
     read_regular,
     text_problem,
 )
+from ..retrievers.home import HomeDataError
 from .smarthome import SPLITS, resolve_dataset, split_of
 
 __all__ = ["ExperienceQuery", "load_experience_queries"]

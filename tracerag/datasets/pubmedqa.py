@@ -26,8 +26,8 @@ from pathlib import Path
 
 import dspy
 
+from ..data_files.read_report import DEFAULT_MAX_BYTES, ReadReport, text_problem
 from ..retrievers.corpus import CorpusError, ItemSink, iter_data_lines
-from ..retrievers.read_report import DEFAULT_MAX_BYTES, ReadReport, text_problem
 from .smarthome import SPLITS, resolve_dataset, split_of
 
 __all__ = ["DECISIONS", "PubMedQAQuestion", "load_pubmedqa_questions", "pubmedqa_abstracts_path",

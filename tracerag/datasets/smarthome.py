@@ -28,11 +28,11 @@ from pathlib import Path
 import dspy
 from pydantic import ValidationError
 
+from ..data_files.bundled import BUNDLED_ROOT, resolve_dataset  # noqa: F401  (BUNDLED_ROOT: importable from here as before)
+from ..data_files.jsonl import iter_json_lines
+from ..data_files.read_report import ReadReport, Unreadable, not_finite, text_problem
 from ..retrievers.home import MAX_FILE_BYTES, Home, HomeDataError
-from ..retrievers.jsonl import iter_json_lines
-from ..retrievers.read_report import ReadReport, Unreadable, not_finite, text_problem
 from ..signatures.query_ir import DEVICE_CATEGORIES, UNKNOWN_CATEGORY, QueryIR
-from .bundled import BUNDLED_ROOT, resolve_dataset  # noqa: F401  (BUNDLED_ROOT: importable from here as before)
 
 QUERIES_FILE = "queries.jsonl"
 HELDOUT_FILE = "heldout.jsonl"  # hand-written queries of the bundled homes, kept out of tuning

@@ -1,27 +1,44 @@
-"""Plain-Python retrieval components (no LM): homes and the command index, the vector bank, the store
-protocol and the experience bank built on it, traces, embedders and rerankers.
+"""Vector stores and banks (the store protocol, the numpy bank, Milvus, copying between them), hybrid
+retrieval over a chunk bank, and the experience memory: traces, the experience bank and the planner's playbook.
 
-The names are imported on first use (PEP 562): the command line reads its argument definitions from
-modules here (``store_cli``) without paying for numpy and the embedder.
+Deprecated paths: the modules that used to live here moved to packages named after their concept
+(``tracerag.home_commands``, ``tracerag.embedding``, ``tracerag.documents``, ``tracerag.data_files``,
+``tracerag.http_json``). For one release ``tracerag.retrievers.<old module>`` still imports: it is the SAME
+module object as the new path (so ``mock.patch`` on either path patches both), loaded only when asked for.
+New code imports the new paths.
+
+The names are imported on first use (PEP 562): the command line reads its argument definitions without
+paying for numpy and the embedder.
 """
 
 import importlib
+import importlib.abc
+import importlib.util
+import sys
+
+# old module name here -> where it lives now
+_MOVED = {
+    "http_json": "tracerag.http_json",
+    "jsonl": "tracerag.data_files.jsonl",
+    "read_report": "tracerag.data_files.read_report",
+}
 
 _SOURCES = {
-    ".chunking": ("Chunk", "chunk_text"),
-    ".command_index": ("CommandIndex", "IndexParams"),
-    ".command_results": ("BulkGroup", "BulkPlan", "Candidate", "CapabilityOption"),
-    ".corpus": ("IngestReport", "ingest_documents"),
-    ".cosine_bank": ("BankError", "CosineBank", "Hit"),
-    ".embedder_choice": ("make_embedder",),
-    ".embedders": ("Embedder", "LexicalEmbedder", "LocalUSEEmbedder"),
-    ".experience_bank": ("BankBuildReport", "build_experience_bank"),
-    ".home": ("CommandSpec", "Device", "Home", "HomeDataError"),
-    ".hybrid": ("HybridRetriever", "ScoredChunk"),
-    ".playbook": ("Bullet", "Playbook", "Template", "apply_feedback", "load_playbook", "parse_playbook"),
-    ".rerankers": ("HttpReranker", "LocalReranker", "Reranker", "make_reranker"),
-    ".traces": ("Trace", "TraceLoad", "load_traces"),
-    ".vector_store": ("StoreHit", "VectorStore", "open_store"),
+    "tracerag.retrievers.chunking": ("Chunk", "chunk_text"),
+    "tracerag.retrievers.command_index": ("CommandIndex", "IndexParams"),
+    "tracerag.retrievers.command_results": ("BulkGroup", "BulkPlan", "Candidate", "CapabilityOption"),
+    "tracerag.retrievers.corpus": ("IngestReport", "ingest_documents"),
+    "tracerag.retrievers.cosine_bank": ("BankError", "CosineBank", "Hit"),
+    "tracerag.retrievers.embedder_choice": ("make_embedder",),
+    "tracerag.retrievers.embedders": ("Embedder", "LexicalEmbedder", "LocalUSEEmbedder"),
+    "tracerag.retrievers.experience_bank": ("BankBuildReport", "build_experience_bank"),
+    "tracerag.retrievers.home": ("CommandSpec", "Device", "Home", "HomeDataError"),
+    "tracerag.retrievers.hybrid": ("HybridRetriever", "ScoredChunk"),
+    "tracerag.retrievers.playbook": ("Bullet", "Playbook", "Template", "apply_feedback", "load_playbook",
+                                     "parse_playbook"),
+    "tracerag.retrievers.rerankers": ("HttpReranker", "LocalReranker", "Reranker", "make_reranker"),
+    "tracerag.retrievers.traces": ("Trace", "TraceLoad", "load_traces"),
+    "tracerag.retrievers.vector_store": ("StoreHit", "VectorStore", "open_store"),
 }
 _MODULE_OF = {name: module for module, names in _SOURCES.items() for name in names}
 __all__ = sorted(_MODULE_OF)
@@ -30,10 +47,40 @@ __all__ = sorted(_MODULE_OF)
 def __getattr__(name: str):
     if name not in _MODULE_OF:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(_MODULE_OF[name], __name__), name)
+    value = getattr(importlib.import_module(_MODULE_OF[name]), name)
     globals()[name] = value  # later look-ups are plain attribute reads
     return value
 
 
 def __dir__() -> list[str]:
     return sorted({*globals(), *__all__})
+
+
+class _MovedModuleLoader(importlib.abc.Loader):
+    """Hands the import system the module at its new path, so both names share one module object."""
+
+    def __init__(self, new_name: str) -> None:
+        self.new_name = new_name
+        self._spec = None
+
+    def create_module(self, spec):
+        module = importlib.import_module(self.new_name)
+        self._spec = module.__spec__  # the import system overwrites __spec__; exec_module puts it back
+        return module
+
+    def exec_module(self, module) -> None:
+        module.__spec__ = self._spec
+
+
+class _MovedModuleFinder(importlib.abc.MetaPathFinder):
+    """Finds ``tracerag.retrievers.<old module>`` for a module that moved (deprecated paths, one release)."""
+
+    def find_spec(self, fullname, path, target=None):
+        package, _, module = fullname.rpartition(".")
+        if package != __name__ or module not in _MOVED:
+            return None
+        return importlib.util.spec_from_loader(fullname, _MovedModuleLoader(_MOVED[module]))
+
+
+if not any(isinstance(finder, _MovedModuleFinder) for finder in sys.meta_path):
+    sys.meta_path.insert(0, _MovedModuleFinder())

@@ -41,10 +41,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-from ..device_categories import known_category
-from .home_policy import HomePolicy, load_policy
-from .jsonl import iter_json_lines
-from .read_report import (
+from ..data_files.jsonl import iter_json_lines
+from ..data_files.read_report import (
     DEFAULT_MAX_BYTES,
     FileProblem,
     NumberTooLong,
@@ -55,6 +53,8 @@ from .read_report import (
     read_regular,
     text_problem,
 )
+from ..device_categories import known_category
+from .home_policy import HomePolicy, load_policy
 
 logger = logging.getLogger(__name__)
 
@@ -172,7 +172,7 @@ def _home_directory(directory: str | Path) -> Path:
     path = Path(directory)
     if os.path.lexists(path):
         return path
-    from ..datasets.bundled import resolve_dataset  # package data; imported only for a name not on disk
+    from ..data_files.bundled import resolve_dataset
 
     try:
         return resolve_dataset(directory)

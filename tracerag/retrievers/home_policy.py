@@ -31,7 +31,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .read_report import FileProblem, read_regular
+from ..data_files.read_report import FileProblem, read_regular
 
 POLICY_FILE = "policy.json"
 MAX_POLICY_BYTES = 1024 * 1024

@@ -4,7 +4,7 @@ Remote services fail transiently (rate limits, restarts), so transient errors ar
 exponential backoff; everything else fails loudly with the URL, status and a body excerpt so a
 misconfigured endpoint is diagnosable from the exception alone. Each batch's POST is bounded by a
 total ``deadline`` (retries included; default ``timeout * (max_retries + 1)``) and its decoded answer
-by ``max_bytes`` (see :mod:`.http_json`).
+by ``max_bytes`` (see :mod:`..http_json`).
 
 ``aembed`` is ``embed`` awaited on an event loop (``httpx.AsyncClient``; the same batching, bounds,
 retries, errors and response checks), so an ``aforward`` waiting for the service holds no thread.
@@ -23,8 +23,8 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from ..http_json import MAX_BYTES, JsonEndpoint
 from .embedders import l2_normalize
-from .http_json import MAX_BYTES, JsonEndpoint
 
 __all__ = ["EmbeddingServiceError", "HttpEmbedder", "with_embeddings"]
 

@@ -27,7 +27,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from .read_report import DEFAULT_MAX_BYTES, open_regular, read_capped
+from ..data_files.read_report import DEFAULT_MAX_BYTES, open_regular, read_capped
 
 __all__ = ["BULLET_ID_PATTERN", "TEMPLATE_ID_PATTERN", "Bullet", "Playbook", "PlaybookError", "Template",
            "TemplateIndex", "apply_feedback", "as_template", "index_templates", "load_playbook", "parse_playbook",
@@ -197,7 +197,7 @@ def _playbook_path(path: str | Path) -> Path:
     path = Path(path)
     if os.path.lexists(path):
         return path
-    from ..datasets.bundled import resolve_dataset  # package data; imported only for a name not on disk
+    from ..data_files.bundled import resolve_dataset
 
     try:
         return resolve_dataset(path)

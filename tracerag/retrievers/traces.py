@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .read_report import (
+from ..data_files.read_report import (
     FileProblem,
     NumberTooLong,
     ReadReport,

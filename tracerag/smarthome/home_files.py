@@ -14,8 +14,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..data_files.read_report import FileProblem, NumberTooLong, load_json, read_regular
 from ..retrievers.home import HomeDataError, iter_jsonl
-from ..retrievers.read_report import FileProblem, NumberTooLong, load_json, read_regular
 
 SOURCE_FILE = "source.json"
 

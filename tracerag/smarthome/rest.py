@@ -1,4 +1,4 @@
-"""The JSON-over-HTTP client both smart-home APIs are reached with, on top of ``retrievers/http_json``.
+"""The JSON-over-HTTP client both smart-home APIs are reached with, on top of ``tracerag/http_json``.
 
 Every request has the project's bounds (a total deadline per request, retries and waits included, and a
 cap on the decoded answer). 429 (honouring Retry-After, capped at ``http_json.MAX_DELAY`` and at the
@@ -14,7 +14,7 @@ import threading
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
-from ..retrievers import http_json
+from .. import http_json
 
 DEFAULT_TIMEOUT = 20.0  # seconds per read
 DEFAULT_DEADLINE = 60.0  # seconds per request, retries and their waits included

@@ -7,7 +7,7 @@ requests a second without an API key and 10 with one, so requests are spaced acc
 5xx answer (and a dropped connection) is retried with exponential backoff, honouring ``Retry-After``
 (up to 30 s). Any other non-2xx answer is an error naming the endpoint and the status (never the API
 key), and so is a search past its total deadline or an answer past the size cap: the requests go
-through the project's one bounded HTTP call, :func:`tracerag.retrievers.http_json.request`.
+through the project's one bounded HTTP call, :func:`tracerag.http_json.request`.
 
 :class:`EUtilsToolSource` serves it as the ``pubmed_search`` tool of a
 :class:`~tracerag.tools.mcp_client.Toolbox`, in-process (no MCP server needed).
@@ -22,7 +22,7 @@ import time
 import xml.etree.ElementTree as ET
 from typing import Any
 
-from ..retrievers.http_json import MAX_BYTES, LoopClients, arequest, bounded_async_client, bounded_client, request
+from ..http_json import MAX_BYTES, LoopClients, arequest, bounded_async_client, bounded_client, request
 from .pubmed_corpus import MAX_LIMIT, Snippet, check_search_arguments
 from .tool_results import ToolResult, parameter_types
 

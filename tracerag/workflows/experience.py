@@ -43,9 +43,9 @@ def evaluate(build: Callable, *, dataset: str, split: str = "test", k: int | Non
              max_skipped: float = 0.0, num_threads: int = 1, lm: bool = False) -> Outcome:
     """Score the program at cut-off ``k`` (default 5) on the split's tasks whose relevant tasks the bank holds;
     with an LM, the usefulness judge compares each experience with how a relevant task was really solved."""
+    from ..data_files.read_report import ReadReport
     from ..datasets.smarthome import resolve_dataset
     from ..evaluation import evaluate_experience
-    from ..retrievers.read_report import ReadReport
 
     k = k or 5
     path = resolve_dataset(dataset)

@@ -12,9 +12,9 @@ def examples(dataset: str, split: str = "test", *, max_skipped: float = 0.0, pro
     """The cases of ``split`` as dspy Examples. For a ``program`` that retrieves its templates, the cases'
     templates are not handed over (only the labels stay). Prints what reading them did and fails when more
     than ``max_skipped`` was skipped."""
+    from ..data_files.read_report import ReadReport
     from ..datasets.planner import CASES_FILE, load_planner_cases
     from ..datasets.smarthome import resolve_dataset
-    from ..retrievers.read_report import ReadReport
 
     read = ReadReport("cases")
     cases = load_planner_cases(dataset, None if split == "all" else split, report=read)

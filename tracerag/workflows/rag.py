@@ -12,8 +12,8 @@ from .results import Compiled, Outcome
 def examples(dataset: str, split: str = "test", *, max_skipped: float = 0.0, pmids=None) -> list:
     """The questions of ``split`` as dspy Examples; ``pmids``: keep only those whose abstracts the corpus
     holds. Prints what reading them did and fails when more than ``max_skipped`` was skipped."""
+    from ..data_files.read_report import ReadReport
     from ..datasets.pubmedqa import load_pubmedqa_questions, pubmedqa_questions_path
-    from ..retrievers.read_report import ReadReport
 
     read = ReadReport("questions")
     questions = load_pubmedqa_questions(dataset, None if split == "all" else split, report=read, pmids=pmids)

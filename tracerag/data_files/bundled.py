@@ -7,7 +7,7 @@ from pathlib import Path
 
 __all__ = ["BUNDLED_ROOT", "resolve_dataset"]
 
-BUNDLED_ROOT = Path(__file__).parent / "data"
+BUNDLED_ROOT = Path(__file__).parents[1] / "datasets" / "data"
 
 
 def resolve_dataset(name_or_path: str | Path) -> Path:
