@@ -70,7 +70,9 @@ def build_parser() -> argparse.ArgumentParser:
     programs = tuple(REGISTRY)  # the registry's names; run offers those with a run workflow
     runnable = tuple(name for name, entry in REGISTRY.items() if entry.run is not None)
 
-    ev = sub.add_parser("evaluate", help="score a program on a labelled dataset")
+    ev = sub.add_parser("evaluate", help="score a program on a labelled dataset",
+                        description="Score a program on a labelled dataset. Every metric the report prints is "
+                        "explained in docs/reports.md.")
     ev.add_argument("program", choices=programs)
     ev.add_argument("--dataset", required=True, help="dataset directory or bundled name (e.g. smarthome)")
     ev.add_argument("--ir", choices=("none", "gold", "lm"), help="how queries are parsed (default: lm with --lm, "

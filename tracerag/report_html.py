@@ -32,13 +32,14 @@ _ROW_STATUS = ("hint", "stop_reason", "error", "lm_fallbacks")
 # How deep the page's recall curve goes: ``evaluate --html`` keeps each ranking row's candidates to here.
 CURVE_DEPTH = 50
 
-# One line per metric, so a reader of the page need not look it up.
+# One line per metric any evaluation report carries, so a reader of the page need not look it up;
+# docs/reports.md holds the same table (a test keeps them equal).
 METRIC_NOTES = {
     "recall": "share of the expected targets (or relevant ids) found in the top k",
     "hit": "1 when at least one expected target is in the top k",
     "mrr": "mean reciprocal rank of the first expected target (1 = always first)",
     "bulk_precision": "share of a bulk plan's targets that were expected (all/except queries)",
-    "clarification_rate": "share of bulk queries answered with need_clarification instead of a plan",
+    "clarification_rate": "share of bulk queries answered with need_clarification (asking the user) instead of a plan",
     "used_precision": "share of the ids the output drew on that are relevant",
     "used_recall": "share of the gold ids that the plan used",
     "used_f1": "harmonic mean of used_precision and used_recall",
@@ -48,11 +49,32 @@ METRIC_NOTES = {
     "grounded_rate": "share of answers the groundedness check verified",
     "citation_validity": "share of cited ids that were actually provided or returned",
     "citation_coverage": "share of sentences or steps that carry a valid citation",
+    "citation_recall": "LM-judged: share of answer sentences their cited chunks support (--alce)",
+    "citation_precision": "LM-judged: share of citations that support their sentence (--alce)",
     "gold_found": "share of questions where the tools returned the gold document",
     "score": "the program's combined compile metric",
+    "hallucinated_per_plan": "mean count of ids a plan cited that it was never given",
+    "plans": "examples that produced a plan (0 without an LM: the no-LM path plans nothing)",
+    "tool_calls": "mean tool calls per question",
+    "hallucinated_outputs": "mean tool outputs the model wrote itself instead of calling the tool",
+    "answered_rate": "share of questions that ended with a valid answer (not a limit, no LM or a failed LM)",
+    "lm_calls": "mean LM calls per question",
+    "lm_calls_per_query": "mean LM calls per example, the program's own",
+    "lm_calls_per_question": "mean LM requests per question, counted as sent",
+    "lm_calls_max": "most LM requests one question took",
+    "lm_call_budget": "most LM calls one question can take, however the LM replies",
+    "lm_calls_judge": "LM calls the evaluation's judge made, apart from the program's",
+    "lm_calls_observed": "every LM request of the run, the program's and the judge's",
+    "errors": "examples whose prediction carries an error",
+    "n": "examples scored",
     "lm_fallback_rate": "share of examples where an LM stage fell back to its no-LM result",
+    "lm_fallbacks": "how many times each LM stage fell back",
+    "lm_overruled_rate": "share of queries whose LM parse disagreed with the utterance or the home and was overruled",
+    "lm_overruled": "how often each check overruled the LM parse",
     "latency_ms_p50": "median milliseconds per example",
     "latency_ms_p95": "95th percentile milliseconds per example",
+    "lm_fault_budget": "what failing LM calls cost the run: charged_s, failed_calls, spent (the rest ran without the "
+                       "LM) and stages_shut (a stage that failed while the others answered, which fell back alone)",
 }
 
 _STYLE = """
