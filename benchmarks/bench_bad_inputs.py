@@ -28,8 +28,8 @@ TESTS = Path(__file__).resolve().parent.parent / "tests"
 sys.path.insert(0, str(TESTS))
 
 import tracerag.config  # noqa: E402
-from tracerag.retrievers.embedders import LocalUSEEmbedder  # noqa: E402
-from tracerag.retrievers.embedding_cache import CachedEmbedder  # noqa: E402
+from tracerag.embedding.embedders import LocalUSEEmbedder  # noqa: E402
+from tracerag.embedding.embedding_cache import CachedEmbedder  # noqa: E402
 
 COLUMNS = ("accepted", "skipped", "rejected", "traceback", "hang", "wrong result", "leak")
 ATTACK_COLUMNS = ("rejected", "accepted", "traceback", "hang", "wrong result", "leak", "unexpected")

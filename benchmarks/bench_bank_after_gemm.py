@@ -41,9 +41,9 @@ def worker(directory: str, cpus: int, calls: int) -> list[dict]:
     import numpy as np
     from bench_bank_scale import numpy_top_k
 
+    from tracerag.embedding.embedders import l2_normalize
     from tracerag.retrievers.bank_search import cosine_scores, top_rows
     from tracerag.retrievers.cosine_bank import CosineBank
-    from tracerag.retrievers.embedders import l2_normalize
 
     bank = CosineBank.load(directory)
     snap = bank._snap  # noqa: SLF001 - the decoding step alone needs the bank's id and metadata columns

@@ -31,11 +31,11 @@ import dspy  # noqa: E402
 import numpy as np  # noqa: E402
 
 from tracerag.datasets.smarthome import load_dataset, resolve_dataset  # noqa: E402
+from tracerag.embedding.embedders import LocalUSEEmbedder  # noqa: E402
+from tracerag.embedding.embedding_cache import CachedEmbedder  # noqa: E402
 from tracerag.evaluation import evaluate_commands  # noqa: E402
 from tracerag.programs.command_retrieval import CommandRetrieval, build_indexes  # noqa: E402
 from tracerag.retrievers.command_docs import command_text, is_chinese  # noqa: E402
-from tracerag.retrievers.embedders import LocalUSEEmbedder  # noqa: E402
-from tracerag.retrievers.embedding_cache import CachedEmbedder  # noqa: E402
 from tracerag.retrievers.home import Home  # noqa: E402
 
 FAILURE_CASES = [  # (home, query, the category and command top-1 must have)

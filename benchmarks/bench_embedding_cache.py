@@ -26,7 +26,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tracerag.retrievers.embedding_cache import CachedEmbedder  # noqa: E402
+from tracerag.embedding.embedding_cache import CachedEmbedder  # noqa: E402
 
 
 class FakeEmbedder:

@@ -19,10 +19,10 @@ from pathlib import Path
 
 from tracerag.datasets.experience import load_experience_queries
 from tracerag.datasets.smarthome import resolve_dataset
+from tracerag.embedding.embedders import LocalUSEEmbedder
 from tracerag.evaluation import evaluate_experience
 from tracerag.programs.experience_retrieval import ExperienceConfig, ExperienceRetrieval
 from tracerag.retrievers.cosine_bank import CosineBank
-from tracerag.retrievers.embedders import LocalUSEEmbedder
 from tracerag.retrievers.experience_bank import build_experience_bank
 
 

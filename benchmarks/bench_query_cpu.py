@@ -33,10 +33,10 @@ def measure(devices: int, passes: int) -> dict:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from synthetic_home import BUNDLED, replicate_home
 
+    from tracerag.embedding.embedders import LocalUSEEmbedder
+    from tracerag.embedding.embedding_cache import CachedEmbedder
     from tracerag.programs.command_retrieval import CommandRetrieval
     from tracerag.retrievers.command_index import CommandIndex
-    from tracerag.retrievers.embedders import LocalUSEEmbedder
-    from tracerag.retrievers.embedding_cache import CachedEmbedder
     from tracerag.retrievers.home import Home
 
     assert Path(sys.modules["tracerag"].__file__).is_relative_to(Path.cwd()), \

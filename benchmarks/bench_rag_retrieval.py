@@ -20,9 +20,9 @@ import time
 from pathlib import Path
 
 from tracerag.datasets.pubmedqa import PubMedQAQuestion, load_pubmedqa_questions, pubmedqa_abstracts_path
+from tracerag.embedding.embedders import LocalUSEEmbedder
 from tracerag.retrievers.corpus import ingest_documents
 from tracerag.retrievers.cosine_bank import CosineBank
-from tracerag.retrievers.embedders import LocalUSEEmbedder
 from tracerag.retrievers.hybrid import HybridRetriever, ScoredChunk
 
 K = 10

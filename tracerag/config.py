@@ -16,6 +16,9 @@ from pathlib import Path
 
 import dspy
 
+from .embedding.embedder_choice import make_embedder
+from .embedding.embedders import Embedder
+from .embedding.embedding_cache import default_cache_path
 from .lm_policy import LMPolicy, policy, set_policy
 from .lm_transport import (
     DEFAULT_TIMEOUT,
@@ -26,9 +29,6 @@ from .lm_transport import (
     call_time_left,
     install_litellm_sessions,
 )
-from .retrievers.embedder_choice import make_embedder
-from .retrievers.embedders import Embedder
-from .retrievers.embedding_cache import default_cache_path
 
 ENV_LM, ENV_API_BASE, ENV_API_KEY = "TRACERAG_LM", "TRACERAG_API_BASE", "TRACERAG_API_KEY"
 ENV_EMBEDDER, ENV_EMBED_MODEL, ENV_CACHE_DIR = "TRACERAG_EMBEDDER", "TRACERAG_EMBED_MODEL", "TRACERAG_CACHE_DIR"

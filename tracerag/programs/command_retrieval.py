@@ -26,11 +26,11 @@ from functools import partial
 
 import dspy
 
+from ..embedding.http_embedder import with_embeddings
 from ..retrievers.category_words import categories_said
 from ..retrievers.command_index import CommandIndex
 from ..retrievers.command_results import BulkPlan
 from ..retrievers.command_safety import Screen, safety_of
-from ..retrievers.http_embedder import with_embeddings
 from ..retrievers.negation import read_negation
 from ..retrievers.plain_verbs import plain_verbs
 from ..retrievers.spelled_numbers import with_digits

@@ -40,8 +40,8 @@ from typing import Any
 import dspy
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..embedding.http_embedder import with_embeddings
 from ..retrievers.cosine_bank import CosineBank
-from ..retrievers.http_embedder import with_embeddings
 from ..retrievers.rerankers import LocalReranker, Reranker
 from ..retrievers.stores import store_and_embedder, store_backing_bank
 from ..retrievers.traces import query_text

@@ -45,9 +45,9 @@ from pathlib import Path
 import dspy
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ..embedding.http_embedder import with_embeddings
 from ..metrics.citations import CHUNK_ID_PATTERN, extract_cited_ids, is_citable, keep_citations, render_citation
 from ..retrievers.cosine_bank import CosineBank
-from ..retrievers.http_embedder import with_embeddings
 from ..retrievers.hybrid import HybridRetriever, ScoredChunk
 from ..retrievers.stores import store_and_embedder
 from ..retrievers.vector_store import VectorStore

@@ -39,8 +39,8 @@ from typing import Any
 import dspy
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..embedding.http_embedder import with_embeddings
 from ..metrics.planner import plan_cited_ids
-from ..retrievers.http_embedder import with_embeddings
 from ..retrievers.playbook import Bullet, Playbook, Template, TemplateIndex, as_template, parse_playbook
 from ..retrievers.vector_store import VectorStore
 from ..signatures.planner import GeneratePlan, Plan

@@ -18,6 +18,10 @@ import sys
 
 # old module name here -> where it lives now
 _MOVED = {
+    "embedder_choice": "tracerag.embedding.embedder_choice",
+    "embedders": "tracerag.embedding.embedders",
+    "embedding_cache": "tracerag.embedding.embedding_cache",
+    "http_embedder": "tracerag.embedding.http_embedder",
     "http_json": "tracerag.http_json",
     "jsonl": "tracerag.data_files.jsonl",
     "read_report": "tracerag.data_files.read_report",
@@ -29,8 +33,8 @@ _SOURCES = {
     "tracerag.retrievers.command_results": ("BulkGroup", "BulkPlan", "Candidate", "CapabilityOption"),
     "tracerag.retrievers.corpus": ("IngestReport", "ingest_documents"),
     "tracerag.retrievers.cosine_bank": ("BankError", "CosineBank", "Hit"),
-    "tracerag.retrievers.embedder_choice": ("make_embedder",),
-    "tracerag.retrievers.embedders": ("Embedder", "LexicalEmbedder", "LocalUSEEmbedder"),
+    "tracerag.embedding.embedder_choice": ("make_embedder",),
+    "tracerag.embedding.embedders": ("Embedder", "LexicalEmbedder", "LocalUSEEmbedder"),
     "tracerag.retrievers.experience_bank": ("BankBuildReport", "build_experience_bank"),
     "tracerag.retrievers.home": ("CommandSpec", "Device", "Home", "HomeDataError"),
     "tracerag.retrievers.hybrid": ("HybridRetriever", "ScoredChunk"),

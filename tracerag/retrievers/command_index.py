@@ -34,11 +34,11 @@ from itertools import islice
 import numpy as np
 from pydantic import BaseModel
 
+from ..embedding.embedders import Embedder, LexicalEmbedder, l2_normalize, small_product
 from ..signatures.query_ir import QueryIR
 from .category_words import categories_said, general_word, locative, normalised
 from .command_docs import SET_VERBS, VERB_RUNS, command_texts, is_chinese, subject_phrases, subject_text, verb_phrases
 from .command_results import BulkGroup, BulkPlan, Candidate, CapabilityOption
-from .embedders import Embedder, LexicalEmbedder, l2_normalize, small_product
 from .home import CommandSpec, Home
 from .name_index import NameIndex, PhraseIndex, ordered
 from .negation import is_negated

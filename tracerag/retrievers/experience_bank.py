@@ -17,8 +17,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from ..embedding.embedders import Embedder
 from .cosine_bank import BankError, CosineBank, Progress
-from .embedders import Embedder
 from .traces import Trace, load_traces
 
 __all__ = ["BankBuildReport", "Captioner", "ExperienceBank", "build_experience_bank"]

@@ -14,9 +14,9 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from ..embedding.embedders import Embedder, LexicalEmbedder, LocalUSEEmbedder
+from ..embedding.http_embedder import with_embeddings
 from ..http_json import MAX_BYTES, JsonEndpoint
-from .embedders import Embedder, LexicalEmbedder, LocalUSEEmbedder
-from .http_embedder import with_embeddings
 
 __all__ = ["HttpReranker", "LocalReranker", "RerankServiceError", "Reranker", "make_reranker"]
 

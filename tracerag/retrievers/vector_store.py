@@ -43,7 +43,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import numpy as np
 
-from .embedders import l2_normalize
+from ..embedding.embedders import l2_normalize
 
 __all__ = [
     "DEFAULT_COLLECTION",

@@ -26,9 +26,9 @@ from typing import (
 import numpy as np
 from typing_extensions import TypedDict
 
+from ..embedding.embedders import Embedder
 from ..retrievers.corpus import Document, read_documents
 from ..retrievers.cosine_bank import CosineBank
-from ..retrievers.embedders import Embedder
 from ..retrievers.hybrid import HybridRetriever, word_tokens
 
 __all__ = ["COMMON_WORD_SHARE", "MAX_LIMIT", "PubMedSearch", "Snippet", "check_search_arguments", "open_pubmedqa_bank",

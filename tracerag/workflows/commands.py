@@ -16,8 +16,8 @@ from .results import Compiled, Outcome
 
 def examples(dataset: str, split: str = "test", *, max_skipped: float = 0.0) -> list:
     """The labelled queries of ``split`` (``all``: every split) as dspy Examples."""
+    from ..data_files.read_report import ReadReport
     from ..datasets.smarthome import load_dataset
-    from ..retrievers.read_report import ReadReport
 
     read = ReadReport("queries")
     queries = load_dataset(dataset, None if split == "all" else split, report=read)
@@ -31,9 +31,9 @@ def evaluate(build: Callable, *, dataset: str, split: str = "test", ir: str | No
     """Score the program on the split's queries; ``ir``: how queries are parsed (none, gold, lm; default lm
     with an LM, else none); ``ranked_depth``: how deep each row's ``ranking`` goes (the HTML report's
     recall curve; the metrics stay at ``k``)."""
+    from ..data_files.read_report import DataSetShrunk, ReadReport
     from ..datasets.smarthome import load_dataset
     from ..evaluation import evaluate_commands
-    from ..retrievers.read_report import DataSetShrunk, ReadReport
 
     ir = ir or ("lm" if lm else "none")
     if ir == "lm" and not lm:
