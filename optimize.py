@@ -40,8 +40,8 @@ from tracerag.cli.flags import (
 from tracerag.cli.reports import finish_report
 from tracerag.cli.serve import add_serve_command, cmd_serve
 from tracerag.registry import PROGRAMS as REGISTRY
-from tracerag.retrievers.store_cli import add_store_commands  # argparse only
 from tracerag.smarthome.cli import add_execute_arguments, add_home_commands
+from tracerag.store_cli import add_store_commands  # argparse only
 from tracerag.workflows import commands
 
 # its former name here, for callers of optimize._without_missing_images
@@ -263,7 +263,7 @@ def _run_home(args) -> int:
 
 
 def _run_store(args) -> int:
-    from tracerag.retrievers.store_cli import cmd_store
+    from tracerag.store_cli import cmd_store
 
     return cmd_store(args)
 

@@ -37,9 +37,9 @@ from synthetic_home import BUNDLED, replicate_home  # noqa: E402
 
 from tracerag.embedding.embedders import LocalUSEEmbedder  # noqa: E402
 from tracerag.embedding.embedding_cache import CachedEmbedder  # noqa: E402
+from tracerag.home_commands.command_index import CommandIndex  # noqa: E402
+from tracerag.home_commands.home import Home  # noqa: E402
 from tracerag.programs.command_retrieval import CommandRetrieval  # noqa: E402
-from tracerag.retrievers.command_index import CommandIndex  # noqa: E402
-from tracerag.retrievers.home import Home  # noqa: E402
 
 
 def _median_ms(fn, repeats: int) -> float:

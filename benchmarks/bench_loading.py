@@ -74,7 +74,7 @@ def json_loads_of(*paths: Path):
 
 
 def home_table(work: Path, runs: int) -> list[dict]:
-    from tracerag.retrievers.home import Home
+    from tracerag.home_commands.home import Home
 
     rows = []
     for n in DEVICES:
@@ -156,7 +156,7 @@ def main() -> None:
     args = parser.parse_args()
     root = Path(args.root).resolve()
     sys.path.insert(0, str(root))
-    import tracerag.retrievers.home as home_module
+    import tracerag.home_commands.home as home_module
 
     assert Path(home_module.__file__).is_relative_to(root), f"measuring {home_module.__file__}, not {root}"
     print(f"tree: {root}  python {sys.version.split()[0]}  cpus {os.cpu_count()}", file=sys.stderr)

@@ -35,9 +35,9 @@ def measure(devices: int, passes: int) -> dict:
 
     from tracerag.embedding.embedders import LocalUSEEmbedder
     from tracerag.embedding.embedding_cache import CachedEmbedder
+    from tracerag.home_commands.command_index import CommandIndex
+    from tracerag.home_commands.home import Home
     from tracerag.programs.command_retrieval import CommandRetrieval
-    from tracerag.retrievers.command_index import CommandIndex
-    from tracerag.retrievers.home import Home
 
     assert Path(sys.modules["tracerag"].__file__).is_relative_to(Path.cwd()), \
         "PYTHONPATH must select the tree measured"

@@ -32,8 +32,8 @@ sys.path.insert(0, str(ROOT / "tests" / "smarthome"))
 
 from smarthome_fakes import TOKEN, FakeHomeAssistant, FakeSmartThings  # noqa: E402
 
-from tracerag.retrievers.command_results import BulkGroup, BulkPlan  # noqa: E402
-from tracerag.retrievers.home import Home  # noqa: E402
+from tracerag.home_commands.command_results import BulkGroup, BulkPlan  # noqa: E402
+from tracerag.home_commands.home import Home  # noqa: E402
 from tracerag.smarthome.execute import HomeAssistantTarget, SmartThingsTarget, execute  # noqa: E402
 from tracerag.smarthome.homeassistant import pull_homeassistant  # noqa: E402
 from tracerag.smarthome.smartthings import pull_smartthings  # noqa: E402

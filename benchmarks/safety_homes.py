@@ -36,7 +36,7 @@ from pathlib import Path
 from dspy.lm15 import Message, Response, TextPart, Usage
 
 from tracerag.datasets.smarthome import load_dataset
-from tracerag.retrievers.home import Home
+from tracerag.home_commands.home import Home
 from tracerag.smarthome.execute import SmartThingsTarget, execute
 from tracerag.smarthome.smartthings import capability_commands
 

@@ -255,8 +255,8 @@ def _store_source(path, meta: dict, embedder, chosen):
 
 def _load_commands(path, meta: dict, embedder, home):
     from .datasets.smarthome import home_dirs, resolve_dataset
+    from .home_commands.command_index import IndexParams
     from .programs.command_retrieval import CommandRetrieval, build_indexes
-    from .retrievers.command_index import IndexParams
 
     source = home if home is not None else meta.get("dataset")
     if source is None:

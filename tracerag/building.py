@@ -71,7 +71,7 @@ def build_experience(*, artifact: str | Path | None = None, dataset: str | Path 
     embedder = _embedder(embedder)
     traces = resolve_dataset(dataset) if dataset else None
     if store:
-        from .retrievers.store_cli import open_program_store
+        from .store_cli import open_program_store
 
         found = open_program_store("experience", store, embedder, fill_from=traces or resolve_dataset("experience"))
     elif bank:
@@ -106,7 +106,7 @@ def build_rag(*, artifact: str | Path | None = None, bank: str | Path | None = N
         return load(artifact, store=store or bank, embedder=embedder)
     embedder = _embedder(embedder)
     if store:
-        from .retrievers.store_cli import open_program_store
+        from .store_cli import open_program_store
 
         retriever = HybridRetriever(open_program_store("rag", store, embedder), embedder=embedder)
     else:
@@ -126,7 +126,7 @@ def build_planner(*, artifact: str | Path | None = None, store: str | None = Non
     if not store:
         return TraceablePlanner()
     from .datasets.smarthome import resolve_dataset
-    from .retrievers.store_cli import open_program_store
+    from .store_cli import open_program_store
 
     embedder = _embedder(embedder)
     templates = open_program_store("planner", store, embedder, fill_from=resolve_dataset(dataset or "planner"))

@@ -12,8 +12,8 @@ import statistics
 
 from tqdm import tqdm
 
+from .home_commands.command_index import IndexParams
 from .metrics import commands as m
-from .retrievers.command_index import IndexParams
 
 # name -> (low, high) for floats; the search moves inside these bounds.
 SEARCH_SPACE = {

@@ -31,7 +31,7 @@ from pydantic import ValidationError
 from ..data_files.bundled import BUNDLED_ROOT, resolve_dataset  # noqa: F401  (BUNDLED_ROOT: importable from here as before)
 from ..data_files.jsonl import iter_json_lines
 from ..data_files.read_report import ReadReport, Unreadable, not_finite, text_problem
-from ..retrievers.home import MAX_FILE_BYTES, Home, HomeDataError
+from ..home_commands.home import MAX_FILE_BYTES, Home, HomeDataError
 from ..signatures.query_ir import DEVICE_CATEGORIES, UNKNOWN_CATEGORY, QueryIR
 
 QUERIES_FILE = "queries.jsonl"

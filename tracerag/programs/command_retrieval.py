@@ -7,12 +7,12 @@ the LM call fails or returns garbage, the deterministic no-LM parser takes over 
 An utterance that asks for nothing (empty, punctuation, words no command of the home is close to,
 only negated verbs that start nothing: "别锁门", "don't turn off the fan") gets no candidates and
 ``hint="no_intent"``, never a confident command to execute. A negated verb that starts something asks
-for its opposite: "老人房的灯不用开了" is searched as "老人房的灯关闭了" (see ``retrievers.negation``).
+for its opposite: "老人房的灯不用开了" is searched as "老人房的灯关闭了" (see ``home_commands.negation``).
 An utterance longer than ``MAX_UTTERANCE_CHARS`` is no command (the longest bundled one has 58
 characters, and the search's cost grows with the length): no candidates, ``hint="too_long"``, no LM call.
 An utterance that asks the home for nothing costs no LM call either.
 
-Every path goes through ``retrievers.command_safety``: a sensitive command (unlock, open a door or a valve,
+Every path goes through ``home_commands.command_safety``: a sensitive command (unlock, open a door or a valve,
 disarm, an oven on) the utterance did not ask for is never a candidate or in a plan (``withheld`` says what
 was held back), and the LM's parse is checked against the utterance and the home field by field
 (``hint="lm_overruled"``, ``lm_overruled`` names the checks, ``lm_parse`` keeps the parse as the LM gave it).
@@ -27,13 +27,13 @@ from functools import partial
 import dspy
 
 from ..embedding.http_embedder import with_embeddings
-from ..retrievers.category_words import categories_said
-from ..retrievers.command_index import CommandIndex
-from ..retrievers.command_results import BulkPlan
-from ..retrievers.command_safety import Screen, safety_of
-from ..retrievers.negation import read_negation
-from ..retrievers.plain_verbs import plain_verbs
-from ..retrievers.spelled_numbers import with_digits
+from ..home_commands.category_words import categories_said
+from ..home_commands.command_index import CommandIndex
+from ..home_commands.command_results import BulkPlan
+from ..home_commands.command_safety import Screen, safety_of
+from ..home_commands.negation import read_negation
+from ..home_commands.plain_verbs import plain_verbs
+from ..home_commands.spelled_numbers import with_digits
 from ..signatures.command import ArbitrateCapability, CommandOption, ParseCommand
 from ..signatures.query_ir import QueryIR
 from .guarded_step import Pipeline, Stages, lm_of, lm_step, work
@@ -267,7 +267,7 @@ def _has_intent(query: str, ir: QueryIR, candidates: list) -> bool:
 
 def build_indexes(home_paths, embedder, params=None) -> dict[str, CommandIndex]:
     """Load and index each home directory (embeddings come from the embedder's cache when warm)."""
-    from ..retrievers.home import Home
+    from ..home_commands.home import Home
 
     indexes = {}
     for path in home_paths:

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import re
 
-from ..retrievers.command_docs import VERB_RUNS
-from ..retrievers.command_index import FILLER_TOKENS, CommandIndex
-from ..retrievers.text_match import contains, join_tokens, phrase_mask, remove_phrases, split_on_phrases, tokens
+from ..home_commands.command_docs import VERB_RUNS
+from ..home_commands.command_index import FILLER_TOKENS, CommandIndex
+from ..home_commands.text_match import contains, join_tokens, phrase_mask, remove_phrases, split_on_phrases, tokens
 from ..signatures.query_ir import QueryIR
 
 ALL_WORDS = ("所有", "全部", "全都", "都", "每个", "每一个", "整个", "全屋", "一切", "统统",

@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..device_categories import UNKNOWN_CATEGORY
-from ..retrievers.command_results import BulkPlan, Candidate, Withheld
+from ..home_commands.command_results import BulkPlan, Candidate, Withheld
 from ..signatures.planner import Plan
 from ..signatures.query_ir import CategoryName, Quantifier, QueryIR
 from ..tools.trajectory import Trajectory

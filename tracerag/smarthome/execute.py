@@ -35,10 +35,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote
 
-from ..retrievers.command_results import BulkPlan
-from ..retrievers.command_safety import execution_hold, unit_conflict
-from ..retrievers.home import CommandSpec, Home
-from ..retrievers.spelled_numbers import with_digits
+from ..home_commands.command_results import BulkPlan
+from ..home_commands.command_safety import execution_hold, unit_conflict
+from ..home_commands.home import CommandSpec, Home
+from ..home_commands.spelled_numbers import with_digits
 from ..signatures.query_ir import QueryIR
 from .home_files import read_source
 from .rest import ApiError, RestClient

@@ -384,7 +384,7 @@ def map_home(registries: dict[str, list[dict]], states: list[dict]) -> tuple[lis
 
 
 def _rooms(areas: list[dict], floors: list[dict]) -> list[dict]:
-    from ..retrievers.text_match import tokens
+    from ..home_commands.text_match import tokens
 
     floor_of = {f.get("floor_id"): f for f in floors if isinstance(f, dict)}
     areas = [a for a in areas if isinstance(a, dict) and a.get("area_id") and isinstance(a.get("name"), str)
