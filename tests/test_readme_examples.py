@@ -1,10 +1,11 @@
-"""README.md's Python examples, run as pasted.
+"""README.md's Python examples, and those of the reference pages moved out of it (docs/reference/), run as
+pasted.
 
-Every ```python block of the README is either run here (in a temporary directory holding what the text
+Every ```python block of these files is either run here (in a temporary directory holding what the text
 says the reader has: ``my_home/`` is a copy of a bundled home) or listed in ``NEEDS`` with what it needs
 that a test may not have (an LM key, a server, an artifact built earlier). A new block fails
 ``test_every_python_block_is_run_or_says_what_it_needs`` until it is one or the other. Blocks of one
-walk-through run in one namespace, in README order, as a reader pastes them into one interpreter.
+walk-through run in one namespace, in their order, as a reader pastes them into one interpreter.
 
 The runs load the default embedder and build indexes: they take seconds, so they are marked slow; the
 fast tests beside them check each fixed example's own behaviour in the default run.
@@ -18,7 +19,10 @@ from pathlib import Path
 
 import pytest
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+# The README's first screen, then the reference its longer sections became.
+DOCUMENTS = [README, *sorted((ROOT / "docs" / "reference").glob("*.md"))]
 
 # The first code line of each block that is not run, and what it needs. A block is named by its first
 # line that is not an import, a blank or a comment (the line a reader recognises it by).
@@ -35,6 +39,8 @@ NEEDS = {
     'tracerag.configure(lm="openai/gpt-4o-mini")\nplanner = TraceablePlanner()': "an LM key",
     'tracerag.configure(lm="openai/gpt-4o-mini")\nwith Toolbox.open()': "an LM key",
     'embedder = tracerag.get_embedder()\nstore = open_store("milvus://': "a Milvus server at db.internal",
+    'tracerag.configure(lm="openai/gpt-4o-mini")  # the planner needs an LM': "an LM key",
+    'tracerag.configure(lm="openai/gpt-4o-mini")  # the agent needs an LM': "an LM key",
 }
 
 # Walk-throughs run here: the blocks (by first code line) run one after another in one namespace.
@@ -47,6 +53,16 @@ RUNS = {
         'program = tracerag.build("rag")',
         "class Retrievals(BaseCallback):",
     ],
+    "README: CommandRetrieval": ['tracerag.configure()                         # no LM: the deterministic parse'],
+    "README: ExperienceRetrieval": ['program = tracerag.build("experience")'],
+    "README: SelfReflectiveRAG": ['program = tracerag.build("rag", k=5)'],
+}
+
+# What each README first example must have shown, beyond running.
+SHOWN = {
+    "README: CommandRetrieval": lambda ns: ns["pred"].bulk is not None and ns["pred"].bulk.targets,
+    "README: ExperienceRetrieval": lambda ns: ns["pred"].experience and ns["pred"].used_task_ids,
+    "README: SelfReflectiveRAG": lambda ns: ns["pred"].answer and ns["pred"].cited_ids,
 }
 
 
@@ -76,18 +92,34 @@ def _named(code: str, name: str) -> bool:
     return body.startswith(name)
 
 
-def _block(name: str) -> tuple[int, str]:
-    found = [(line, code) for line, code in python_blocks(README.read_text(encoding="utf-8")) if _named(code, name)]
-    assert len(found) == 1, f"README.md: {len(found)} python blocks start with {name!r}"
+def all_blocks() -> list[tuple[str, str]]:
+    """("file:line", code) for every python block of the README and the reference pages."""
+    return [(f"{doc.relative_to(ROOT)}:{line}", code) for doc in DOCUMENTS
+            for line, code in python_blocks(doc.read_text(encoding="utf-8"))]
+
+
+def _block(name: str) -> tuple[str, str]:
+    found = [(where, code) for where, code in all_blocks() if _named(code, name)]
+    assert len(found) == 1, f"{len(found)} python blocks start with {name!r}"
     return found[0]
 
 
 def test_every_python_block_is_run_or_says_what_it_needs():
     known = list(NEEDS) + [name for names in RUNS.values() for name in names]
-    for line, code in python_blocks(README.read_text(encoding="utf-8")):
+    for where, code in all_blocks():
         matches = [name for name in known if _named(code, name)]
-        assert len(matches) == 1, (f"README.md:{line}: python block starting {first_code_line(code)!r} is "
+        assert len(matches) == 1, (f"{where}: python block starting {first_code_line(code)!r} is "
                                    f"{'named by ' + repr(matches) if matches else 'neither run nor in NEEDS'}")
+
+
+def test_the_readme_is_one_screen_with_an_example_per_program():
+    text = README.read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= 250
+    for program in ("CommandRetrieval", "ExperienceRetrieval", "SelfReflectiveRAG", "TraceablePlanner",
+                    "SearchAgent"):
+        assert f"**{program}**" in text
+    assert 'pip install -e . && tracerag evaluate commands --dataset smarthome --split test' in text
+    assert 'pip install -e ".[dev]" && python -m pytest' in text
 
 
 @pytest.mark.slow
@@ -102,8 +134,8 @@ def test_readme_walk_through_runs_as_pasted(walk, tmp_path, monkeypatch, capsys)
     monkeypatch.setattr(tracerag.config, "_state", dict(tracerag.config._state))  # configure() undone afterwards
     namespace: dict = {"__name__": "__readme__"}
     for name in RUNS[walk]:
-        line, code = _block(name)
-        exec(compile(code, f"README.md:{line}", "exec"), namespace)  # noqa: S102 - the README's own code
+        where, code = _block(name)
+        exec(compile(code, where, "exec"), namespace)  # noqa: S102 - the documents' own code
     if "report" in namespace:  # the dry run: calls shown, nothing sent
         report = namespace["report"]
         assert report.dry_run and report.calls and not report.sent
@@ -113,3 +145,5 @@ def test_readme_walk_through_runs_as_pasted(walk, tmp_path, monkeypatch, capsys)
         assert all(p.retrieved_ids for p in namespace["preds"])
     if "recorder" in namespace:
         assert any(span["name"] == "corpus.search" for span in namespace["recorder"].spans.values())
+    if walk in SHOWN:
+        assert SHOWN[walk](namespace)
