@@ -20,8 +20,8 @@ import time
 from pathlib import Path
 
 from tracerag.datasets.pubmedqa import PubMedQAQuestion, load_pubmedqa_questions, pubmedqa_abstracts_path
+from tracerag.documents.corpus import ingest_documents
 from tracerag.embedding.embedders import LocalUSEEmbedder
-from tracerag.retrievers.corpus import ingest_documents
 from tracerag.retrievers.cosine_bank import CosineBank
 from tracerag.retrievers.hybrid import HybridRetriever, ScoredChunk
 

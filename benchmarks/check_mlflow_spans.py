@@ -32,12 +32,12 @@ os.environ.setdefault("MLFLOW_ALLOW_FILE_STORE", "true")  # a local file store (
 import dspy  # noqa: E402
 import mlflow  # noqa: E402
 
+from tracerag.documents.corpus import ingest_documents  # noqa: E402
 from tracerag.embedding.embedders import LexicalEmbedder  # noqa: E402
 from tracerag.programs.experience_retrieval import ExperienceConfig, ExperienceRetrieval  # noqa: E402
 from tracerag.programs.search_agent import SearchAgent  # noqa: E402
 from tracerag.programs.self_reflective_rag import SelfReflectiveRAG  # noqa: E402
 from tracerag.programs.traceable_planner import TraceablePlanner  # noqa: E402
-from tracerag.retrievers.corpus import ingest_documents  # noqa: E402
 from tracerag.retrievers.cosine_bank import CosineBank  # noqa: E402
 from tracerag.retrievers.experience_bank import build_experience_bank  # noqa: E402
 from tracerag.retrievers.hybrid import HybridRetriever  # noqa: E402

@@ -49,13 +49,13 @@ def save(program, path: str | Path, *, dataset: str | None = None, metric: str |
 def _describe(program, where: Path | None = None) -> dict:
     """What, beyond the prompts, rebuilds this program: its config and the retriever it runs on (store
     references relative to ``where``, the artifact's directory)."""
+    from .documents.rerankers import HttpReranker
     from .programs.command_retrieval import CommandRetrieval
     from .programs.experience_retrieval import ExperienceRetrieval
     from .programs.search_agent import SearchAgent
     from .programs.self_reflective_rag import SelfReflectiveRAG
     from .programs.traceable_planner import TraceablePlanner
     from .retrievers.playbook import TemplateIndex
-    from .retrievers.rerankers import HttpReranker
 
     if isinstance(program, CommandRetrieval):
         index = next(iter(program.indexes.values()))
@@ -266,8 +266,8 @@ def _load_commands(path, meta: dict, embedder, home):
 
 
 def _load_experience(path, meta: dict, embedder, chosen):
+    from .documents.rerankers import make_reranker
     from .programs.experience_retrieval import ExperienceConfig, ExperienceRetrieval
-    from .retrievers.rerankers import make_reranker
 
     config = ExperienceConfig(**meta["config"])
     if not config.enable:

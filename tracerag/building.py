@@ -61,10 +61,10 @@ def build_experience(*, artifact: str | Path | None = None, dataset: str | Path 
     ``reranker``: local (default), none, or the URL of a rerank service."""
     from .artifacts import load
     from .datasets.smarthome import resolve_dataset
+    from .documents.rerankers import make_reranker
     from .programs.experience_retrieval import ExperienceConfig, ExperienceRetrieval
     from .retrievers.cosine_bank import CosineBank
     from .retrievers.experience_bank import build_experience_bank
-    from .retrievers.rerankers import make_reranker
 
     if artifact:
         return load(artifact, store=store or bank, embedder=embedder)

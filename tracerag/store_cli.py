@@ -126,7 +126,7 @@ def _build_numpy(kind: str, bank_dir: Path, embedder: Any, fill_from: str | Path
         build_experience_bank(traces, bank_dir, embedder, rebuild=True, progress=progress)
     elif kind == "rag":
         from .datasets.pubmedqa import pubmedqa_abstracts_path
-        from .retrievers.corpus import ingest_documents
+        from .documents.corpus import ingest_documents
 
         docs = Path(fill_from) if fill_from is not None else pubmedqa_abstracts_path()
         ingest_documents(docs, bank_dir, embedder, progress=progress)

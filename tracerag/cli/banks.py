@@ -74,7 +74,7 @@ def cmd_build_bank(args) -> int:
 
 def cmd_ingest(args) -> int:
     from ..config import get_embedder
-    from ..retrievers.corpus import ingest_documents
+    from ..documents.corpus import ingest_documents
     from ..workflows.reading import print_reading
     from .configuring import configure
 

@@ -26,7 +26,7 @@ import dspy
 from pydantic import ValidationError
 
 from ..data_files.read_report import DEFAULT_MAX_BYTES, ReadReport, not_finite, text_problem
-from ..retrievers.corpus import ItemSink, iter_data_lines
+from ..documents.corpus import ItemSink, iter_data_lines
 from ..retrievers.playbook import Bullet, Playbook, PlaybookError, Template, load_playbook
 from ..signatures.planner import Plan
 from .smarthome import SPLITS, resolve_dataset, split_of

@@ -2,7 +2,7 @@
 
 Bundled (``tracerag/datasets/data/pubmedqa/``, MIT, from the PubMedQA authors): ``abstracts.jsonl``, the
 corpus (``{"pmid", "title", "contexts": [...], "labels", "meshes", "year"}`` a line, ready for
-:func:`tracerag.retrievers.corpus.ingest_documents`), and ``questions_dev.jsonl``, 500 labelled questions
+:func:`tracerag.documents.corpus.ingest_documents`), and ``questions_dev.jsonl``, 500 labelled questions
 (``{"pmid", "question", "final_decision", "long_answer"}``). A question's own abstract is its gold
 evidence, so retrieval recall is whether its pmid is among the retrieved chunks' ``doc_id``. Splits are
 the same stable hash as for the other datasets, of the pmid.
@@ -27,7 +27,7 @@ from pathlib import Path
 import dspy
 
 from ..data_files.read_report import DEFAULT_MAX_BYTES, ReadReport, text_problem
-from ..retrievers.corpus import CorpusError, ItemSink, iter_data_lines
+from ..documents.corpus import CorpusError, ItemSink, iter_data_lines
 from .smarthome import SPLITS, resolve_dataset, split_of
 
 __all__ = ["DECISIONS", "PubMedQAQuestion", "load_pubmedqa_questions", "pubmedqa_abstracts_path",

@@ -40,9 +40,9 @@ from typing import Any
 import dspy
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..documents.rerankers import LocalReranker, Reranker
 from ..embedding.http_embedder import with_embeddings
 from ..retrievers.cosine_bank import CosineBank
-from ..retrievers.rerankers import LocalReranker, Reranker
 from ..retrievers.stores import store_and_embedder, store_backing_bank
 from ..retrievers.traces import query_text
 from ..retrievers.vector_store import StoreError, StoreHit, VectorStore, parse_store_uri

@@ -19,10 +19,12 @@ import sys
 # old module name here -> where it lives now
 _MOVED = {
     "category_words": "tracerag.home_commands.category_words",
+    "chunking": "tracerag.documents.chunking",
     "command_docs": "tracerag.home_commands.command_docs",
     "command_index": "tracerag.home_commands.command_index",
     "command_results": "tracerag.home_commands.command_results",
     "command_safety": "tracerag.home_commands.command_safety",
+    "corpus": "tracerag.documents.corpus",
     "embedder_choice": "tracerag.embedding.embedder_choice",
     "embedders": "tracerag.embedding.embedders",
     "embedding_cache": "tracerag.embedding.embedding_cache",
@@ -36,16 +38,17 @@ _MOVED = {
     "plain_verbs": "tracerag.home_commands.plain_verbs",
     "read_report": "tracerag.data_files.read_report",
     "request_reading": "tracerag.home_commands.request_reading",
+    "rerankers": "tracerag.documents.rerankers",
     "spelled_numbers": "tracerag.home_commands.spelled_numbers",
     "store_cli": "tracerag.store_cli",
     "text_match": "tracerag.home_commands.text_match",
 }
 
 _SOURCES = {
-    "tracerag.retrievers.chunking": ("Chunk", "chunk_text"),
+    "tracerag.documents.chunking": ("Chunk", "chunk_text"),
     "tracerag.home_commands.command_index": ("CommandIndex", "IndexParams"),
     "tracerag.home_commands.command_results": ("BulkGroup", "BulkPlan", "Candidate", "CapabilityOption"),
-    "tracerag.retrievers.corpus": ("IngestReport", "ingest_documents"),
+    "tracerag.documents.corpus": ("IngestReport", "ingest_documents"),
     "tracerag.retrievers.cosine_bank": ("BankError", "CosineBank", "Hit"),
     "tracerag.embedding.embedder_choice": ("make_embedder",),
     "tracerag.embedding.embedders": ("Embedder", "LexicalEmbedder", "LocalUSEEmbedder"),
@@ -54,7 +57,7 @@ _SOURCES = {
     "tracerag.retrievers.hybrid": ("HybridRetriever", "ScoredChunk"),
     "tracerag.retrievers.playbook": ("Bullet", "Playbook", "Template", "apply_feedback", "load_playbook",
                                      "parse_playbook"),
-    "tracerag.retrievers.rerankers": ("HttpReranker", "LocalReranker", "Reranker", "make_reranker"),
+    "tracerag.documents.rerankers": ("HttpReranker", "LocalReranker", "Reranker", "make_reranker"),
     "tracerag.retrievers.traces": ("Trace", "TraceLoad", "load_traces"),
     "tracerag.retrievers.vector_store": ("StoreHit", "VectorStore", "open_store"),
 }

@@ -54,7 +54,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def make_search(args: argparse.Namespace):
     """The PubMedSearch the flags describe (ingests the bundled corpus on first use)."""
     from tracerag.config import configure, get_embedder
-    from tracerag.retrievers.corpus import read_documents
+    from tracerag.documents.corpus import read_documents
     from tracerag.retrievers.cosine_bank import CosineBank
     from tracerag.retrievers.hybrid import HybridRetriever
 

@@ -26,8 +26,8 @@ from typing import (
 import numpy as np
 from typing_extensions import TypedDict
 
+from ..documents.corpus import Document, read_documents
 from ..embedding.embedders import Embedder
-from ..retrievers.corpus import Document, read_documents
 from ..retrievers.cosine_bank import CosineBank
 from ..retrievers.hybrid import HybridRetriever, word_tokens
 
@@ -67,7 +67,7 @@ def open_pubmedqa_bank(embedder: Embedder | None = None) -> CosineBank:
     """
     from ..config import get_embedder
     from ..datasets.pubmedqa import pubmedqa_abstracts_path
-    from ..retrievers.corpus import ingest_documents
+    from ..documents.corpus import ingest_documents
 
     embedder = embedder or get_embedder()
     bank_dir = pubmedqa_bank_dir(embedder)
@@ -105,7 +105,7 @@ def _year(value: Any) -> int | None:
 class PubMedSearch:
     """Hybrid search over a chunk bank returning whole documents, paged by ``limit`` and ``offset``.
 
-    ``documents`` (the corpus file read by ``retrievers.corpus.read_documents``, by id) gives the full
+    ``documents`` (the corpus file read by ``documents.corpus.read_documents``, by id) gives the full
     text and metadata (``title``, ``year``, ``meshes``…) of each hit; without it (a bank from ``tracerag
     ingest``) the text is the document's stored chunks joined, and metadata comes from the chunk metadata.
     """
