@@ -145,3 +145,28 @@ def test_the_deeper_ranking_changes_no_metric_and_no_other_field(dataset, tmp_pa
 def test_evaluate_html_refuses_to_overwrite_its_own_json(dataset, capsys):
     assert optimize.main(["evaluate", "commands", "--dataset", str(dataset), "--html", "r.json"]) == 2
     assert "would overwrite the JSON report" in capsys.readouterr().err
+
+
+def test_rag_rows_draw_the_curve_from_their_gold_documents():
+    rows = [{"id": "p1", "recall": 1.0, "relevant": ["d1"], "ranking": ["d3", "d1", "d1"]},
+            {"id": "p2", "recall": 0.0, "relevant": ["d9"], "ranking": ["d3", "d4", "d5"]}]
+    assert recall_curve(rows) == [0.0, 0.5, 0.5]
+    assert "Gold documents among the first round" in render_html_report(_report(rows))
+
+
+def test_rag_evaluation_adds_the_ranking_for_the_curve_and_changes_nothing_else(retriever):
+    import dspy
+
+    from tracerag.evaluation import evaluate_rag
+    from tracerag.programs.self_reflective_rag import RAGConfig, SelfReflectiveRAG
+
+    program = SelfReflectiveRAG(retriever, RAGConfig(k=4))
+    examples = [dspy.Example(pmid="p0", question="Do statins lower cholesterol in diabetes patients?",
+                             final_decision="yes", gold_doc_ids=["100"]).with_inputs("question")]
+    plain = evaluate_rag(program, examples, dataset="t", k=4, progress=False)
+    curved = evaluate_rag(program, examples, dataset="t", k=4, progress=False, ranked_depth=50)
+    row = curved["per_query"][0]
+    assert row["relevant"] == ["100"] and len(row["ranking"]) == len(row["retrieved"]) == 4
+    assert recall_curve(curved["per_query"])[-1] == row["recall"]           # the curve ends at the metric
+    assert {**plain["per_query"][0], "ms": 0} == {
+        **{key: value for key, value in row.items() if key not in ("ranking", "relevant")}, "ms": 0}

@@ -275,6 +275,14 @@ def _rag_summary(rows: list[dict], k: int) -> dict:
     }
 
 
+def _ranked_documents(ex, pred, k: int) -> dict:
+    """The documents of the first round's top-k chunks in rank order, and the gold documents (the HTML
+    report's recall curve). No deeper search: the hybrid search's candidate pools grow with k, so a second
+    search 50 deep does not start with the chunks the row was scored on (130 of the 206 bundled questions)."""
+    first = (pred.retrieved_per_round or [[]])[0][:k]
+    return {"ranking": [pred.chunk_doc_ids.get(c) for c in first], "relevant": list(ex.gold_doc_ids)}
+
+
 def _rag_decided(pred) -> bool:
     """False for the extractive answer that decides nothing (no LM, an LM stage that failed before a
     verdict, a question that says nothing): its accuracy and kept_gold are not scored, so a dead endpoint
@@ -283,14 +291,16 @@ def _rag_decided(pred) -> bool:
 
 
 def evaluate_rag(program, examples: list, *, dataset: str, k: int = 10, alce: bool = False,
-                 progress: bool = True, num_threads: int = 1) -> dict:
+                 progress: bool = True, num_threads: int = 1, ranked_depth: int | None = None) -> dict:
     """Score SelfReflectiveRAG on PubMedQA-style Examples (same report shape as the other programs).
 
     LM calls are counted twice: by the program and by an LMMeter (a DSPy callback); the report carries both and
     the program's per-question budget. ``alce`` adds the LM-judged citation recall and precision
     (after the program's calls, so they do not count against its budget): the judge is a guarded stage
     (``judge``: the breaker and the run's fault budget apply), its calls are counted apart
-    (``lm_calls_judge``) and a judge that fails is a fallback of the row.
+    (``lm_calls_judge``) and a judge that fails is a fallback of the row. ``ranked_depth`` (any): each row
+    also carries ``ranking``, the documents of its first round's top k, and ``relevant``, its gold documents
+    (the HTML report's recall curve, to k: ``--k 50`` for one to 50); nothing else changes.
     """
     from .metrics import rag as r
     from .programs.guarded_step import Stages
@@ -315,6 +325,7 @@ def evaluate_rag(program, examples: list, *, dataset: str, k: int = 10, alce: bo
             "lm_calls_judge": judged.calls, **_lm_outcome(pred, *judged.fallbacks),
             "ms": round(elapsed_ms, 2), "answer": pred.answer, "retrieved": pred.retrieved_per_round[0][:k],
             "kept": pred.kept_ids, "cited": cited, "invalid_cited": pred.invalid_cited_ids,
+            **(_ranked_documents(ex, pred, k) if ranked_depth else {}),
         }
 
     with lm_fault_budget() as budget:  # the run's, reported

@@ -120,7 +120,7 @@ def render_html_report(report: dict) -> str:
         f'<p class="sub">{_text(", ".join(facts))}</p>',
         _summary(report["metrics"]),
         _config(report.get("config")),
-        _curve(recall_curve(rows)),
+        _curve(recall_curve(rows), _curve_note(rows)),
         _breakdowns(report.get("breakdown") or {}, report["metrics"]),
         _rows(ordered, misses, headline),
         "</body></html>",
@@ -152,10 +152,10 @@ def misses_first(rows: list[dict]) -> tuple[list[dict], int, str | None]:
 
 def recall_curve(rows: list[dict]) -> list[float] | None:
     """Mean recall@j for j = 1..depth over the rows whose answer is a ranking: CommandRetrieval rows that are
-    not bulk plans (a plan's targets are a set, not a ranking). A row's ranking is its ``ranking`` (kept to
-    the depth ``evaluate --html`` asks for), else its ``returned`` list (the top k). None when no row has one."""
-    ranked = [row for row in rows if row.get("bulk") is False and isinstance(_ranking(row), list)
-              and isinstance(row.get("expected"), list) and row["expected"]]
+    not bulk plans (a plan's targets are a set, not a ranking), and rows that name their ``relevant`` ids
+    (SelfReflectiveRAG: the gold documents). A row's ranking is its ``ranking`` (kept to the depth
+    ``evaluate --html`` asks for), else its ``returned`` list (the top k). None when no row has one."""
+    ranked = [row for row in rows if _ranked(row)]
     if not ranked:
         return None
     depth = max(len(_ranking(row)) for row in ranked)
@@ -166,7 +166,17 @@ def _ranking(row: dict) -> Any:
     return row["ranking"] if isinstance(row.get("ranking"), list) else row.get("returned")
 
 
+def _ranked(row: dict) -> bool:
+    if isinstance(row.get("relevant"), list):
+        return bool(row["relevant"]) and isinstance(row.get("ranking"), list)
+    return row.get("bulk") is False and isinstance(_ranking(row), list) and isinstance(row.get("expected"), list) \
+        and bool(row["expected"])
+
+
 def _recall_at(row: dict, j: int) -> float:
+    if isinstance(row.get("relevant"), list):  # ids: the share of the relevant ones in the first j
+        relevant = set(row["relevant"])
+        return len(relevant & set(row["ranking"][:j])) / len(relevant)
     returned = {tuple(pair) for pair in _ranking(row)[:j]}
     found = 0
     for target in row["expected"]:
@@ -210,7 +220,13 @@ def _config(config: Any) -> str:
             "</pre></details>")
 
 
-def _curve(points: list[float] | None) -> str:
+def _curve_note(rows: list[dict]) -> str:
+    if any(isinstance(row.get("relevant"), list) for row in rows):
+        return "Gold documents among the first round's chunks (the question as asked)"
+    return "Single-target queries (bulk plans are sets, not rankings)"
+
+
+def _curve(points: list[float] | None, note: str = "") -> str:
     """recall@j against j as an inline SVG line (no script, no image file)."""
     if not points:
         return ""
@@ -228,8 +244,8 @@ def _curve(points: list[float] | None) -> str:
     dots = "".join(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3" fill="#0969da"><title>recall@{n} = {v:.4f}</title>'
                    f"</circle>" for n, ((x, y), v) in enumerate(zip(xy, points, strict=True), 1))
     values = ", ".join(f"@{n} {v:.3f}" for n, v in enumerate(points, 1) if n in labelled)
-    return ('<h2 id="recall-curve">Recall at each cut-off</h2><p class="note">Single-target queries (bulk plans '
-            f'are sets, not rankings): mean recall@j for j = 1..{len(points)}.</p>'
+    return (f'<h2 id="recall-curve">Recall at each cut-off</h2><p class="note">{_text(note)}: mean recall@j for '
+            f'j = 1..{len(points)}.</p>'
             f'<svg role="img" aria-label="recall at each cut-off" width="{width}" height="{height}" '
             f'font-size="11" fill="#57606a">{grid}{ticks}<polyline points="{line}" fill="none" stroke="#0969da" '
             f'stroke-width="2"/>{dots}</svg><p class="note">{values}</p>')

@@ -22,16 +22,18 @@ def examples(dataset: str, split: str = "test", *, max_skipped: float = 0.0, pmi
 
 
 def evaluate(build: Callable, *, dataset: str, split: str = "test", k: int | None = None, alce: bool = False,
-             max_skipped: float = 0.0, num_threads: int = 1) -> Outcome:
+             max_skipped: float = 0.0, num_threads: int = 1, ranked_depth: int | None = None) -> Outcome:
     """Score the program retrieving ``k`` passages (default 10) on the split's questions that its corpus can
-    answer; ``alce`` adds the LM-judged citation recall and precision."""
+    answer; ``alce`` adds the LM-judged citation recall and precision; ``ranked_depth``: each row also carries
+    its ranked documents (to ``k``) for the HTML report's recall curve."""
     from ..datasets.pubmedqa import corpus_pmids
     from ..evaluation import evaluate_rag
 
     k = k or 10
     program = build(k=k)
     labelled = examples(dataset, split, max_skipped=max_skipped, pmids=corpus_pmids(program.retriever))
-    return Outcome(evaluate_rag(program, labelled, dataset=str(dataset), k=k, alce=alce, num_threads=num_threads))
+    return Outcome(evaluate_rag(program, labelled, dataset=str(dataset), k=k, alce=alce, num_threads=num_threads,
+                                ranked_depth=ranked_depth))
 
 
 def run(build: Callable, *, query: str) -> Outcome:
