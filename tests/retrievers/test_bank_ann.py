@@ -160,3 +160,15 @@ def test_ann_recall_at_100k_clustered_rows(tmp_path):
     assert bank.uses_ann
     exact = bank.search(queries, k=10, min_score=None, exact=True)
     assert overlap(bank.search(queries, k=10, min_score=None), exact) >= 0.98
+
+
+def test_a_version_replaced_before_its_index_was_read_is_searched_exactly(tmp_path, caplog):
+    make_bank(tmp_path / "b", n=400)
+    reader = CosineBank.load(tmp_path / "b")  # its index is not read yet
+    CosineBank.load(tmp_path / "b").append_vectors(["late"], rows_of("uniform", 1, 9))
+    query = np.asarray(reader.vectors[[7]])
+    with caplog.at_level("WARNING"):
+        hits = reader.search(query, k=3, min_score=None, exact=False)
+    assert hits == reader.search(query, k=3, min_score=None, exact=True) and len(reader) == 400
+    assert "searching exactly" in caplog.text
+    assert reader.refresh().search(query, k=1, min_score=None, exact=False)[0][0].id == "r7"
