@@ -81,12 +81,11 @@ def in_process(served, requests: list[dict], duration: float) -> tuple[int, floa
     return i, time.perf_counter() - started, latencies
 
 
-def rss_mb(pid: int) -> float:
-    """The resident set of a process, in MB (Linux ``/proc``)."""
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    raise RuntimeError(f"no VmRSS for process {pid}")
+def rss_mb(pid: int) -> tuple[float, float, float]:
+    """The resident set of a process in MB (Linux ``/proc``): (all, anonymous: the heap, file: mapped files
+    such as the embedding cache, which the kernel can drop and read again)."""
+    fields = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines() if ":" in line)
+    return tuple(int(fields[key].split()[0]) / 1024 for key in ("VmRSS", "RssAnon", "RssFile"))
 
 
 def unique(request: dict, n: int) -> dict:
@@ -120,8 +119,8 @@ def overhead(served, url: str, path: str, requests: list[dict], rounds: int, per
 
 
 async def soak(url: str, paths: list[str], requests: dict[str, list[dict]], total: int, step: int, clients: int,
-               pid: int, distinct: bool) -> tuple[list[tuple[int, float]], int, float]:
-    """([(requests sent, service RSS MB)], errors, seconds): ``total`` requests, paths in turn, each made unique
+               pid: int, distinct: bool) -> tuple[list[tuple[int, tuple[float, float, float]]], int, float]:
+    """([(requests sent, service RSS MB: all, anonymous, file)], errors, seconds): ``total`` requests, paths in turn, each made unique
     when ``distinct``."""
     samples = [(0, rss_mb(pid))]
     errors, sent = 0, 0
@@ -263,15 +262,16 @@ def run(args, names: list[str], cache: Path) -> int:
         kind = "unique" if args.soak_unique else "cycled"
         print(f"\nService memory over {sent} {kind} requests ({', '.join(pool)} in turn, {args.clients} clients, "
               f"{sent / seconds:.0f} req/s, {errors} errors):\n")
-        print("| requests | RSS MB |")
-        print("|---:|---:|")
-        for count, mb in samples:
-            print(f"| {count} | {mb:.1f} |")
-        base = samples[1][1] if len(samples) > 2 else samples[0][1]
-        later = [mb for _, mb in samples[1:]]
-        print(f"\nFrom the first sample after start ({samples[1][0] if len(samples) > 2 else 0} requests) to the "
-              f"end: {samples[-1][1] - base:+.1f} MB; range after it {min(later):.1f}–{max(later):.1f} MB; "
-              f"cache directory at the end {tree_mb(cache):.1f} MB.")
+        print("| requests | RSS MB | anonymous MB | file-backed MB |")
+        print("|---:|---:|---:|---:|")
+        for count, (total, anon, mapped) in samples:
+            print(f"| {count} | {total:.1f} | {anon:.1f} | {mapped:.1f} |")
+        first = samples[1] if len(samples) > 2 else samples[0]
+        later = [total for _, (total, _, _) in samples[1:]]
+        print(f"\nFrom the first sample after start ({first[0]} requests) to the end: RSS "
+              f"{samples[-1][1][0] - first[1][0]:+.1f} MB (anonymous {samples[-1][1][1] - first[1][1]:+.1f}, "
+              f"file-backed {samples[-1][1][2] - first[1][2]:+.1f}); range after it {min(later):.1f}–"
+              f"{max(later):.1f} MB; cache directory at the end {tree_mb(cache):.1f} MB.")
     print(f"\n{os.cpu_count()} cores, {platform.processor() or platform.machine()}, Python "
           f"{platform.python_version()}; the service (--concurrency {args.concurrency}, --calls {args.calls}"
           f"{''.join(' ' + f for f in args.serve_flag)}) and the load generator share the machine; embedder "
