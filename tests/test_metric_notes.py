@@ -11,6 +11,7 @@ import pytest
 from faults.test_agent_faults import Library
 from faults.test_planner_faults import PLAYBOOK, TEMPLATES
 
+from tracerag import CosineBank, build_experience_bank
 from tracerag.datasets.smarthome import LabelledQuery, Target
 from tracerag.evaluation import evaluate_agent, evaluate_commands, evaluate_experience, evaluate_planner, evaluate_rag
 from tracerag.programs.command_retrieval import CommandRetrieval
@@ -19,8 +20,6 @@ from tracerag.programs.search_agent import SearchAgent
 from tracerag.programs.self_reflective_rag import RAGConfig, SelfReflectiveRAG
 from tracerag.programs.traceable_planner import TraceablePlanner
 from tracerag.report_html import METRIC_NOTES
-from tracerag.retrievers.cosine_bank import CosineBank
-from tracerag.retrievers.experience_bank import build_experience_bank
 
 REPORTS_PAGE = Path(__file__).resolve().parents[1] / "docs" / "reports.md"
 QUESTION = "Do statins lower cholesterol in diabetes patients?"

@@ -170,3 +170,28 @@ def test_rag_evaluation_adds_the_ranking_for_the_curve_and_changes_nothing_else(
     assert recall_curve(curved["per_query"])[-1] == row["recall"]           # the curve ends at the metric
     assert {**plain["per_query"][0], "ms": 0} == {
         **{key: value for key, value in row.items() if key not in ("ranking", "relevant")}, "ms": 0}
+
+
+def test_experience_rows_draw_the_curve_from_their_own_recall_at_each_cut_off():
+    rows = [{"id": "e1", "recall": 0.5, "recall_at": [1.0, 0.5, 0.5]}, {"id": "e2", "recall": 1.0, "recall_at": [1.0]}]
+    assert recall_curve(rows) == [1.0, 0.75, 0.75]                  # a shorter row stays at its last value
+    assert "Relevant solved tasks" in render_html_report(_report(rows))
+
+
+def test_experience_evaluation_adds_recall_at_each_cut_off_and_changes_nothing_else(traces_dir, embedder, tmp_path):
+    import dspy
+
+    from tracerag import CosineBank, ExperienceRetrieval, build_experience_bank
+    from tracerag.evaluation import evaluate_experience
+
+    build_experience_bank(traces_dir, tmp_path / "experience_bank", embedder)
+    program = ExperienceRetrieval(CosineBank.load(tmp_path / "experience_bank", embedder))
+    examples = [dspy.Example(id="e0", question="Sum my receipt with tax.", images=[], caption=None, sub_task=None,
+                             family=None, relevant_task_ids=["receipt-0001", "receipt-0002"]
+                             ).with_inputs("question", "images", "caption", "sub_task")]
+    plain = evaluate_experience(program, examples, dataset="t", progress=False)
+    curved = evaluate_experience(program, examples, dataset="t", progress=False, ranked_depth=50)
+    row = curved["per_query"][0]
+    assert len(row["recall_at"]) == 5 and row["recall_at"][-1] == row["recall"]   # to k, ending at the metric
+    assert {**plain["per_query"][0], "ms": 0} == {
+        **{key: value for key, value in row.items() if key != "recall_at"}, "ms": 0}

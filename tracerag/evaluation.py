@@ -208,12 +208,14 @@ def _experience_summary(rows: list[dict], k: int) -> dict:
 
 
 def evaluate_experience(program, examples: list, *, dataset: str, k: int = 5, judge: bool = False,
-                        progress: bool = True, num_threads: int = 1) -> dict:
+                        progress: bool = True, num_threads: int = 1, ranked_depth: int | None = None) -> dict:
     """Score ExperienceRetrieval on dspy Examples from `ExperienceQuery.to_example` (same report shape).
 
     `judge` adds the LM-judged usefulness (one extra LM call per query with a non-empty experience). The
     judge's calls are counted (``lm_calls_judge``; ``lm_calls_observed``: every LM request of the row, the
     program's and the judge's) and a judge that fails is a fallback of the row (stage ``judge``).
+    ``ranked_depth`` (any): each row also carries ``recall_at``, its recall@j for j = 1..k by the same metric
+    (the HTML report's recall curve; the ranking is the selection handed to the summary, k deep).
     """
     from .metrics import experience as e
     from .programs.guarded_step import Stages
@@ -237,6 +239,7 @@ def evaluate_experience(program, examples: list, *, dataset: str, k: int = 5, ju
             **_lm_outcome(pred, *judged.fallbacks),
             "queries": pred.queries, "ranked": e.ranked_task_ids(pred)[:k], "used": pred.used_task_ids,
             "experience": pred.experience,
+            **({"recall_at": [e.recall_at_k(ex, pred, j) for j in range(1, k + 1)]} if ranked_depth else {}),
         }
 
     with lm_fault_budget() as budget:  # the run's, reported

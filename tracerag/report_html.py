@@ -152,9 +152,14 @@ def misses_first(rows: list[dict]) -> tuple[list[dict], int, str | None]:
 
 def recall_curve(rows: list[dict]) -> list[float] | None:
     """Mean recall@j for j = 1..depth over the rows whose answer is a ranking: CommandRetrieval rows that are
-    not bulk plans (a plan's targets are a set, not a ranking), and rows that name their ``relevant`` ids
-    (SelfReflectiveRAG: the gold documents). A row's ranking is its ``ranking`` (kept to the depth
-    ``evaluate --html`` asks for), else its ``returned`` list (the top k). None when no row has one."""
+    not bulk plans (a plan's targets are a set, not a ranking), rows that name their ``relevant`` ids
+    (SelfReflectiveRAG: the gold documents), and rows that carry ``recall_at`` (ExperienceRetrieval). A row's
+    ranking is its ``ranking`` (kept to the depth ``evaluate --html`` asks for), else its ``returned`` list
+    (the top k). None when no row has one."""
+    scored = [row["recall_at"] for row in rows if isinstance(row.get("recall_at"), list) and row["recall_at"]]
+    if scored:  # rows that carry their recall at each cut-off (ExperienceRetrieval's capped recall)
+        depth = max(map(len, scored))
+        return [sum(points[min(j, len(points)) - 1] for points in scored) / len(scored) for j in range(1, depth + 1)]
     ranked = [row for row in rows if _ranked(row)]
     if not ranked:
         return None
@@ -221,6 +226,8 @@ def _config(config: Any) -> str:
 
 
 def _curve_note(rows: list[dict]) -> str:
+    if any(isinstance(row.get("recall_at"), list) for row in rows):
+        return "Relevant solved tasks among those handed to the summary, recall capped at min(j, relevant)"
     if any(isinstance(row.get("relevant"), list) for row in rows):
         return "Gold documents among the first round's chunks (the question as asked)"
     return "Single-target queries (bulk plans are sets, not rankings)"

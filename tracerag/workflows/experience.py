@@ -40,9 +40,11 @@ def without_missing_images(examples: list, dataset: Path) -> list:
 
 
 def evaluate(build: Callable, *, dataset: str, split: str = "test", k: int | None = None, top_n: int = 5,
-             max_skipped: float = 0.0, num_threads: int = 1, lm: bool = False) -> Outcome:
+             max_skipped: float = 0.0, num_threads: int = 1, lm: bool = False,
+             ranked_depth: int | None = None) -> Outcome:
     """Score the program at cut-off ``k`` (default 5) on the split's tasks whose relevant tasks the bank holds;
-    with an LM, the usefulness judge compares each experience with how a relevant task was really solved."""
+    with an LM, the usefulness judge compares each experience with how a relevant task was really solved;
+    ``ranked_depth``: each row also carries its recall at each cut-off to ``k`` (the HTML report's curve)."""
     from ..data_files.read_report import ReadReport
     from ..datasets.smarthome import resolve_dataset
     from ..evaluation import evaluate_experience
@@ -59,7 +61,7 @@ def evaluate(build: Callable, *, dataset: str, split: str = "test", k: int | Non
             first = next((t for t in ex.relevant_task_ids if t in stored), None)
             ex.reference_strategy = stored[first].get("reasoning") if first is not None else None
     return Outcome(evaluate_experience(program, labelled, dataset=str(dataset), k=k, judge=lm,
-                                       num_threads=num_threads))
+                                       num_threads=num_threads, ranked_depth=ranked_depth))
 
 
 def run(build: Callable, *, query: str, image: list[str] = (), caption: str | None = None,
