@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 
 # faiss' OpenMP threads spin while they wait by default, which on a busy 2-core machine measured 3-20x slower
-# builds; the library sets the same default (tracerag.retrievers.bank_ann) before it imports faiss.
+# builds; the library sets the same default (tracerag.stores.bank_ann) before it imports faiss.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 if "PYTHONPATH" not in os.environ:
@@ -239,7 +239,7 @@ def bench_libs(args) -> list[dict]:
 
 
 def bench_bank(args) -> list[dict]:
-    from tracerag.retrievers.cosine_bank import CosineBank
+    from tracerag.stores.cosine_bank import CosineBank
 
     results = []
     root = Path(args.root or tempfile.mkdtemp(prefix="bench-ann-"))

@@ -42,8 +42,8 @@ def worker(directory: str, cpus: int, calls: int) -> list[dict]:
     from bench_bank_scale import numpy_top_k
 
     from tracerag.embedding.embedders import l2_normalize
-    from tracerag.retrievers.bank_search import cosine_scores, top_rows
-    from tracerag.retrievers.cosine_bank import CosineBank
+    from tracerag.stores.bank_search import cosine_scores, top_rows
+    from tracerag.stores.cosine_bank import CosineBank
 
     bank = CosineBank.load(directory)
     snap = bank._snap  # noqa: SLF001 - the decoding step alone needs the bank's id and metadata columns

@@ -50,7 +50,7 @@ def worker(directory: str, cpus: int, calls: int) -> list[dict]:
     os.sched_setaffinity(0, set(sorted(os.sched_getaffinity(0))[:cpus]))
     import numpy as np
 
-    from tracerag.retrievers.cosine_bank import CosineBank
+    from tracerag.stores.cosine_bank import CosineBank
 
     bank = CosineBank.load(directory)
     matrix = bank.vectors
@@ -85,7 +85,7 @@ def rows_or_worker(doc: str, script: str, worker, calls: int) -> list[dict] | No
     import numpy as np
     from bench_cosine_bank import random_unit
 
-    from tracerag.retrievers.cosine_bank import CosineBank
+    from tracerag.stores.cosine_bank import CosineBank
 
     with tempfile.TemporaryDirectory(prefix="bench-bank-") as tmp:
         vectors = random_unit(np.random.default_rng(0), args.rows, DIM)

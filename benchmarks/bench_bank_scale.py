@@ -86,7 +86,7 @@ def search_worker(root: Path, sizes: list[int], cpus: int) -> dict:
     import numpy as np
     from bench_cosine_bank import read_floor_ms
 
-    from tracerag.retrievers.cosine_bank import CosineBank
+    from tracerag.stores.cosine_bank import CosineBank
 
     rng = np.random.default_rng(1)
     a = rng.standard_normal((128, DIM), dtype=np.float32)
@@ -133,7 +133,7 @@ def search_worker(root: Path, sizes: list[int], cpus: int) -> dict:
 
 
 def open_worker(directory: Path) -> dict:
-    from tracerag.retrievers.cosine_bank import CosineBank
+    from tracerag.stores.cosine_bank import CosineBank
 
     before = _rss_mb()
     start = time.perf_counter()
@@ -175,8 +175,8 @@ def chunk_text(rng, words: int = 80) -> str:
 def hybrid_figures(root: Path, n: int) -> dict:
     import numpy as np
 
-    from tracerag.retrievers.cosine_bank import CosineBank
     from tracerag.retrievers.hybrid import HybridRetriever
+    from tracerag.stores.cosine_bank import CosineBank
 
     rng = np.random.default_rng(2)
     texts = [chunk_text(rng, 40) for _ in range(n)]
@@ -200,7 +200,7 @@ def write_banks(root: Path, sizes: list[int]) -> list[dict]:
     from_vectors against np.save (+ one json.dumps write of the metadata) of the same data."""
     import numpy as np
 
-    from tracerag.retrievers.cosine_bank import CosineBank
+    from tracerag.stores.cosine_bank import CosineBank
 
     out = []
     for n in sizes:

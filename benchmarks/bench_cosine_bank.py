@@ -36,8 +36,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import numpy as np  # noqa: E402
 
 from tracerag.embedding.embedders import LocalUSEEmbedder  # noqa: E402
-from tracerag.retrievers.bank_search import worker_count  # noqa: E402
-from tracerag.retrievers.cosine_bank import CosineBank  # noqa: E402
+from tracerag.stores.bank_search import worker_count  # noqa: E402
+from tracerag.stores.cosine_bank import CosineBank  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[1] / "tracerag" / "datasets" / "data" / "smarthome"
 

@@ -22,8 +22,8 @@ from tracerag.datasets.smarthome import resolve_dataset
 from tracerag.embedding.embedders import LocalUSEEmbedder
 from tracerag.evaluation import evaluate_experience
 from tracerag.programs.experience_retrieval import ExperienceConfig, ExperienceRetrieval
-from tracerag.retrievers.cosine_bank import CosineBank
 from tracerag.retrievers.experience_bank import build_experience_bank
+from tracerag.stores.cosine_bank import CosineBank
 
 
 class BareQuestion(ExperienceRetrieval):

@@ -27,9 +27,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import tracerag.retrievers.milvus_store as milvus_store  # noqa: E402
-from tracerag.retrievers.cosine_bank import CosineBank  # noqa: E402
-from tracerag.retrievers.store_copy import copy_store  # noqa: E402
+import tracerag.stores.milvus_store as milvus_store  # noqa: E402
+from tracerag.stores.cosine_bank import CosineBank  # noqa: E402
+from tracerag.stores.store_copy import copy_store  # noqa: E402
 
 DIM = 384
 QUERIES = 200

@@ -44,9 +44,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tracerag.retrievers.milvus_store import HNSW_THRESHOLD, MilvusStore  # noqa: E402
-from tracerag.retrievers.milvus_words import COMMON_SHARE  # noqa: E402
-from tracerag.retrievers.stores import open_store  # noqa: E402
+from tracerag.stores.milvus_store import HNSW_THRESHOLD, MilvusStore  # noqa: E402
+from tracerag.stores.milvus_words import COMMON_SHARE  # noqa: E402
+from tracerag.stores.stores import open_store  # noqa: E402
 
 DIM = 512
 
@@ -134,7 +134,7 @@ def rag_eval(store, embedder, examples: list, mode: str = "") -> dict:
 
 def rag_main(rounds: int, server: str | None, work: Path, lite: list[str]) -> None:
     from tracerag.config import get_embedder
-    from tracerag.retrievers.store_copy import copy_store
+    from tracerag.stores.store_copy import copy_store
     from tracerag.tools.pubmed_corpus import open_pubmedqa_bank
 
     embedder = get_embedder()

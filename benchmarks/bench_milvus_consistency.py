@@ -23,8 +23,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tracerag.retrievers.stores import open_store  # noqa: E402
-from tracerag.retrievers.vector_store import CONSISTENCY_LEVELS  # noqa: E402
+from tracerag.stores.stores import open_store  # noqa: E402
+from tracerag.stores.vector_store import CONSISTENCY_LEVELS  # noqa: E402
 
 DIM = 384
 

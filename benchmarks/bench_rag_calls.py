@@ -27,8 +27,8 @@ from tracerag.documents.corpus import ingest_documents  # noqa: E402
 from tracerag.embedding.embedders import LocalUSEEmbedder  # noqa: E402
 from tracerag.evaluation import evaluate_rag  # noqa: E402
 from tracerag.programs.self_reflective_rag import RAGConfig, SelfReflectiveRAG  # noqa: E402
-from tracerag.retrievers.cosine_bank import CosineBank  # noqa: E402
 from tracerag.retrievers.hybrid import HybridRetriever  # noqa: E402
+from tracerag.stores.cosine_bank import CosineBank  # noqa: E402
 
 
 def main() -> None:

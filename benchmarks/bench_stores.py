@@ -26,9 +26,9 @@ from pathlib import Path
 
 import numpy as np
 
-from tracerag.retrievers.milvus_store import HNSW_THRESHOLD, MilvusStore
-from tracerag.retrievers.stores import open_store
-from tracerag.retrievers.vector_store import VectorStore
+from tracerag.stores.milvus_store import HNSW_THRESHOLD, MilvusStore
+from tracerag.stores.stores import open_store
+from tracerag.stores.vector_store import VectorStore
 
 K = 10
 BATCH = 32

@@ -131,7 +131,7 @@ def _portable_path(path: Path, where: Path | None) -> str:
 def store_reference(info, where: Path | None = None) -> str:
     """The reference an artifact records for the store described by ``info`` (a StoreInfo): see the module
     docstring. ``where`` is the artifact's directory."""
-    from .retrievers.vector_store import parse_store_uri
+    from .stores.vector_store import parse_store_uri
 
     if info.backend == "numpy":
         directory = Path(info.uri)
@@ -283,7 +283,7 @@ def _load_experience(path, meta: dict, embedder, chosen):
 def _load_rag(path, meta: dict, embedder, chosen):
     from .programs.self_reflective_rag import RAGConfig, SelfReflectiveRAG
     from .retrievers.hybrid import HybridRetriever
-    from .retrievers.stores import store_and_embedder
+    from .stores.stores import store_and_embedder
 
     source = _store_source(path, meta, embedder, chosen)
     if source is None:

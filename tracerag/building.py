@@ -63,8 +63,8 @@ def build_experience(*, artifact: str | Path | None = None, dataset: str | Path 
     from .datasets.smarthome import resolve_dataset
     from .documents.rerankers import make_reranker
     from .programs.experience_retrieval import ExperienceConfig, ExperienceRetrieval
-    from .retrievers.cosine_bank import CosineBank
     from .retrievers.experience_bank import build_experience_bank
+    from .stores.cosine_bank import CosineBank
 
     if artifact:
         return load(artifact, store=store or bank, embedder=embedder)
@@ -98,8 +98,8 @@ def build_rag(*, artifact: str | Path | None = None, bank: str | Path | None = N
     abstracts ingested once into the cache directory (re-ingesting unchanged abstracts costs nothing)."""
     from .artifacts import load
     from .programs.self_reflective_rag import RAGConfig, SelfReflectiveRAG
-    from .retrievers.cosine_bank import CosineBank
     from .retrievers.hybrid import HybridRetriever
+    from .stores.cosine_bank import CosineBank
     from .tools.pubmed_corpus import open_pubmedqa_bank
 
     if artifact:

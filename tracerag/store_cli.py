@@ -15,7 +15,7 @@ when it is empty, fills it the way the default numpy bank is built today, with t
   dataset's ``templates.jsonl``).
 
 A numpy URI is built in place; any other store gets a numpy bank built in a temporary directory (the
-embedding cache makes that cheap) and copied into it with :func:`~tracerag.retrievers.store_copy.copy_store`.
+embedding cache makes that cheap) and copied into it with :func:`~tracerag.stores.store_copy.copy_store`.
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ def cmd_store(args: Any) -> int:
     if getattr(args, "verbose", False):
         logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     if args.store_command == "copy":
-        from .retrievers.store_copy import copy_store
+        from .stores.store_copy import copy_store
 
         report = copy_store(args.source, args.target, batch_size=args.batch_size, sample=args.sample,
                             progress=sys.stderr.isatty(), refresh=getattr(args, "refresh", True))
@@ -78,8 +78,8 @@ def open_program_store(kind: str, uri: str | Path, embedder: Any, fill_from: str
     See the module docstring for what fills each kind. A store that already holds rows is returned as it
     is (checked against ``embedder``): filling never replaces rows.
     """
-    from .retrievers.stores import open_store
-    from .retrievers.vector_store import parse_store_uri
+    from .stores.stores import open_store
+    from .stores.vector_store import parse_store_uri
 
     if kind not in PROGRAM_STORE_KINDS:
         raise ValueError(f"unknown store kind {kind!r}; expected one of {', '.join(PROGRAM_STORE_KINDS)}")
@@ -104,7 +104,7 @@ def _fill(kind: str, store: Any, embedder: Any, fill_from: str | Path | None, pr
 
         index_templates(store, embedder, _templates(fill_from))
         return
-    from .retrievers.store_copy import copy_store
+    from .stores.store_copy import copy_store
 
     with tempfile.TemporaryDirectory(prefix="tracerag-fill-") as tmp:
         bank_dir = Path(tmp) / "bank"
@@ -133,9 +133,9 @@ def _build_numpy(kind: str, bank_dir: Path, embedder: Any, fill_from: str | Path
     else:
         import numpy as np
 
-        from .retrievers.cosine_bank import CosineBank
         from .retrievers.playbook import index_templates
-        from .retrievers.stores import open_store
+        from .stores.cosine_bank import CosineBank
+        from .stores.stores import open_store
 
         CosineBank.from_vectors(bank_dir, np.zeros((0, embedder.dim), np.float32), [], [], embedder_id=embedder.id)
         store = open_store(bank_dir, embedder_id=embedder.id, dim=embedder.dim)

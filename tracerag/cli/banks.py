@@ -42,7 +42,7 @@ def into_store(args, build) -> tuple[object, object]:
         return build(Path(args.bank or args.store)), None
     import tempfile
 
-    from ..retrievers.store_copy import copy_store
+    from ..stores.store_copy import copy_store
 
     with tempfile.TemporaryDirectory(prefix="tracerag-staging-") as staging:
         built = build(Path(staging) / "bank")

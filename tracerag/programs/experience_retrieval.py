@@ -42,11 +42,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..documents.rerankers import LocalReranker, Reranker
 from ..embedding.http_embedder import with_embeddings
-from ..retrievers.cosine_bank import CosineBank
-from ..retrievers.stores import store_and_embedder, store_backing_bank
 from ..retrievers.traces import query_text
-from ..retrievers.vector_store import StoreError, StoreHit, VectorStore, parse_store_uri
 from ..signatures.experience import CheckSufficiency, RewriteQuery, SummarizeExperience
+from ..stores.cosine_bank import CosineBank
+from ..stores.stores import store_and_embedder, store_backing_bank
+from ..stores.vector_store import StoreError, StoreHit, VectorStore, parse_store_uri
 from .guarded_step import Pipeline, Stages, lm_of, lm_step, work
 from .reply_limits import MAX_IDS, MAX_QUERY_CHARS, MAX_SHORT_CHARS, MAX_SUMMARY_CHARS, ReplyRejected, given_ids, prose
 from .spans import EXPERIENCE_SEARCH
@@ -108,7 +108,7 @@ class Round:
 class ExperienceRetrieval(dspy.Module):
     """Retrieve experience from a trace store for a new task.
 
-    ``bank`` is where the traces are: a :class:`~tracerag.retrievers.vector_store.VectorStore` (a numpy
+    ``bank`` is where the traces are: a :class:`~tracerag.stores.vector_store.VectorStore` (a numpy
     bank or Milvus, see ``open_store``), a CosineBank built by ``build_experience_bank``, or a store URI /
     bank directory. ``embedder`` must be the one the store was built with (default: a CosineBank's own,
     else the configured one). All retrieval goes through the store protocol. ``reranker`` is a rerank

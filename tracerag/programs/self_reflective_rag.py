@@ -47,11 +47,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..embedding.http_embedder import with_embeddings
 from ..metrics.citations import CHUNK_ID_PATTERN, extract_cited_ids, is_citable, keep_citations, render_citation
-from ..retrievers.cosine_bank import CosineBank
 from ..retrievers.hybrid import HybridRetriever, ScoredChunk
-from ..retrievers.stores import store_and_embedder
-from ..retrievers.vector_store import VectorStore
 from ..signatures.rag import AnswerWithCitations, ChunkGrade, GradeRelevance, RefineQuery, VerifyGroundedness
+from ..stores.cosine_bank import CosineBank
+from ..stores.stores import store_and_embedder
+from ..stores.vector_store import VectorStore
 from .guarded_step import Pipeline, Stages, lm_of, lm_step, work
 from .reply_limits import MAX_ANSWER_CHARS, MAX_IDS, MAX_QUERY_CHARS, MAX_SHORT_CHARS, ReplyRejected, prose
 from .spans import CORPUS_SEARCH
@@ -108,7 +108,7 @@ class SelfReflectiveRAG(dspy.Module):
     """Answer from a chunk bank with graded retrieval and verified, cited answers.
 
     ``retriever`` is a HybridRetriever, or a chunk store it is built on: a
-    :class:`~tracerag.retrievers.vector_store.VectorStore` (numpy bank or Milvus), a CosineBank or a store
+    :class:`~tracerag.stores.vector_store.VectorStore` (numpy bank or Milvus), a CosineBank or a store
     URI, searched with ``embedder`` (default: the bank's own, else the configured one).
 
     The prediction: ``answer``, ``verdict`` (yes/no/maybe, "" when nothing was decided), ``grounded``

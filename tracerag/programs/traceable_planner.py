@@ -42,8 +42,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..embedding.http_embedder import with_embeddings
 from ..metrics.planner import plan_cited_ids
 from ..retrievers.playbook import Bullet, Playbook, Template, TemplateIndex, as_template, parse_playbook
-from ..retrievers.vector_store import VectorStore
 from ..signatures.planner import GeneratePlan, Plan
+from ..stores.vector_store import VectorStore
 from .guarded_step import Pipeline, Stages, lm_of, lm_step, work
 from .lm_meter import LMMeter
 from .reply_limits import MAX_IDS, MAX_PLAN_CHARS, ReplyRejected
@@ -69,7 +69,7 @@ class TraceablePlanner(dspy.Module):
 
     ``retrieve_templates(requirements)`` is used when a call passes no ``templates``; it returns
     Templates (or dicts with ``text``/``content``, ``title``, ``score``, ``id``) best first. A
-    :class:`~tracerag.retrievers.vector_store.VectorStore` of templates (rows written by
+    :class:`~tracerag.stores.vector_store.VectorStore` of templates (rows written by
     ``index_templates``) may be given instead, with the ``embedder`` it was built with: it is searched
     through a :class:`~tracerag.retrievers.playbook.TemplateIndex` (``max_templates`` best).
     """

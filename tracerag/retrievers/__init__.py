@@ -18,6 +18,9 @@ import sys
 
 # old module name here -> where it lives now
 _MOVED = {
+    "bank_ann": "tracerag.stores.bank_ann",
+    "bank_files": "tracerag.stores.bank_files",
+    "bank_search": "tracerag.stores.bank_search",
     "category_words": "tracerag.home_commands.category_words",
     "chunking": "tracerag.documents.chunking",
     "command_docs": "tracerag.home_commands.command_docs",
@@ -25,6 +28,7 @@ _MOVED = {
     "command_results": "tracerag.home_commands.command_results",
     "command_safety": "tracerag.home_commands.command_safety",
     "corpus": "tracerag.documents.corpus",
+    "cosine_bank": "tracerag.stores.cosine_bank",
     "embedder_choice": "tracerag.embedding.embedder_choice",
     "embedders": "tracerag.embedding.embedders",
     "embedding_cache": "tracerag.embedding.embedding_cache",
@@ -33,15 +37,21 @@ _MOVED = {
     "http_embedder": "tracerag.embedding.http_embedder",
     "http_json": "tracerag.http_json",
     "jsonl": "tracerag.data_files.jsonl",
+    "milvus_store": "tracerag.stores.milvus_store",
+    "milvus_words": "tracerag.stores.milvus_words",
     "name_index": "tracerag.home_commands.name_index",
     "negation": "tracerag.home_commands.negation",
+    "numpy_store": "tracerag.stores.numpy_store",
     "plain_verbs": "tracerag.home_commands.plain_verbs",
     "read_report": "tracerag.data_files.read_report",
     "request_reading": "tracerag.home_commands.request_reading",
     "rerankers": "tracerag.documents.rerankers",
     "spelled_numbers": "tracerag.home_commands.spelled_numbers",
     "store_cli": "tracerag.store_cli",
+    "store_copy": "tracerag.stores.store_copy",
+    "stores": "tracerag.stores.stores",
     "text_match": "tracerag.home_commands.text_match",
+    "vector_store": "tracerag.stores.vector_store",
 }
 
 _SOURCES = {
@@ -49,7 +59,7 @@ _SOURCES = {
     "tracerag.home_commands.command_index": ("CommandIndex", "IndexParams"),
     "tracerag.home_commands.command_results": ("BulkGroup", "BulkPlan", "Candidate", "CapabilityOption"),
     "tracerag.documents.corpus": ("IngestReport", "ingest_documents"),
-    "tracerag.retrievers.cosine_bank": ("BankError", "CosineBank", "Hit"),
+    "tracerag.stores.cosine_bank": ("BankError", "CosineBank", "Hit"),
     "tracerag.embedding.embedder_choice": ("make_embedder",),
     "tracerag.embedding.embedders": ("Embedder", "LexicalEmbedder", "LocalUSEEmbedder"),
     "tracerag.retrievers.experience_bank": ("BankBuildReport", "build_experience_bank"),
@@ -59,7 +69,7 @@ _SOURCES = {
                                      "parse_playbook"),
     "tracerag.documents.rerankers": ("HttpReranker", "LocalReranker", "Reranker", "make_reranker"),
     "tracerag.retrievers.traces": ("Trace", "TraceLoad", "load_traces"),
-    "tracerag.retrievers.vector_store": ("StoreHit", "VectorStore", "open_store"),
+    "tracerag.stores.vector_store": ("StoreHit", "VectorStore", "open_store"),
 }
 _MODULE_OF = {name: module for module, names in _SOURCES.items() for name in names}
 __all__ = sorted(_MODULE_OF)

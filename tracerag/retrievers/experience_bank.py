@@ -18,18 +18,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from ..embedding.embedders import Embedder
-from .cosine_bank import BankError, CosineBank, Progress
+from ..stores.cosine_bank import BankError, ExperienceBank, Progress
 from .traces import Trace, load_traces
 
 __all__ = ["BankBuildReport", "Captioner", "ExperienceBank", "build_experience_bank"]
 
 logger = logging.getLogger(__name__)
-
-class ExperienceBank(CosineBank):
-    """A CosineBank of traces, which also writes the ``task_ids.json`` / ``captions.json`` views."""
-
-    views = {"task_ids.json": "id", "captions.json": "caption"}
-
 
 # Given traces that need a caption (they have images and none precomputed), return task_id -> caption
 # for those it could caption. Built from a vision LM in programs/captioning.py; None skips captioning.

@@ -6,8 +6,8 @@ against the bundled abstracts (train split), recall@10 of the source abstract is
 channel alone, 0.97 for BM25 alone and 0.995 fused; on the test split 0.92, 0.985 and 0.985
 (``benchmarks/bench_rag_retrieval.py``).
 
-The retriever runs on any :class:`~.vector_store.VectorStore` (a numpy bank, or Milvus by URI). A store
-that keeps its own word index (``store.word_index(text_key)``: Milvus, see :mod:`.milvus_words`) is
+The retriever runs on any :class:`~..stores.vector_store.VectorStore` (a numpy bank, or Milvus by URI). A store
+that keeps its own word index (``store.word_index(text_key)``: Milvus, see :mod:`..stores.milvus_words`) is
 asked for each query's best lexical rows and for its candidates' BM25, so no retriever reads every row.
 Otherwise the word index is built in memory from the rows' metadata ``text`` when the retriever is made,
 read with the store's ``scan``: a compressed-sparse layout in numpy
@@ -23,8 +23,6 @@ ranking can be explained. Two fusions are implemented; see :data:`DEFAULT_FUSION
 from __future__ import annotations
 
 import logging
-import re
-import unicodedata
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -32,9 +30,10 @@ from typing import Any, Literal
 
 import numpy as np
 
-from .cosine_bank import CosineBank
-from .embedders import Embedder
-from .vector_store import StoreError, VectorStore
+from ..embedding.embedders import Embedder
+from ..stores.cosine_bank import CosineBank
+from ..stores.vector_store import StoreError, VectorStore
+from ..stores.word_tokens import word_tokens
 
 __all__ = ["DEFAULT_DENSE_WEIGHT", "DEFAULT_FUSION", "DEFAULT_LEXICAL_WEIGHT", "HybridRetriever", "ScoredChunk",
            "WordIndex", "word_tokens"]
@@ -57,42 +56,6 @@ RRF_K = 60  # the usual reciprocal-rank constant: ranks 1 and 10 weigh 1/61 vs 1
 _DENSE_SHARE = 8  # a term in at least 1/8 of the rows keeps a dense row of weights (WordIndex._dense_rows) ...
 _DENSE_BYTES = 64 << 20  # ... within 64 MB for all of them (16 terms at 1M rows, 160 at 100k)
 _BATCH_SCORES = 1 << 23  # BM25 values (queries x rows) one batch holds at most: 32 MB of float32
-
-_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
-_TOKEN_RE = re.compile(rf"([{_CJK}]+)|([^\W_{_CJK}]+)")
-_HAS_CJK_RE = re.compile(rf"[{_CJK}]")
-_WORD_RE = re.compile(r"[^\W_]+")
-
-
-def _fold_plural(word: str) -> str:
-    """English plural to singular, crudely (studies -> study, boxes -> box, weekends -> weekend).
-
-    Applied to documents and queries alike, so a wrong fold ("bias" -> "bia") still matches itself; on
-    the PubMedQA dev split it lifts BM25 recall@10 from 0.980 to 0.990 (e.g. "weekends" vs "weekend").
-    """
-    if len(word) <= 3 or word[-1] != "s" or word.endswith(("ss", "us", "is")):
-        return word
-    if word.endswith("ies") and len(word) > 4:
-        return word[:-3] + "y"
-    if word.endswith("es") and word[-3] in "sxz":
-        return word[:-2]
-    return word[:-1]
-
-
-def word_tokens(text: str) -> list[str]:
-    """Lower-cased words (plurals folded) and, inside CJK runs, characters and character bigrams."""
-    text = unicodedata.normalize("NFKC", text).lower()
-    if not _HAS_CJK_RE.search(text):  # the common case, a third faster
-        return [_fold_plural(w) for w in _WORD_RE.findall(text)]
-    tokens: list[str] = []
-    for cjk, word in _TOKEN_RE.findall(text):
-        if word:
-            tokens.append(_fold_plural(word))
-        else:
-            tokens.extend(cjk)
-            tokens.extend(cjk[i : i + 2] for i in range(len(cjk) - 1))
-    return tokens
-
 
 @dataclass(frozen=True, slots=True)
 class ScoredChunk:
@@ -222,8 +185,8 @@ def _top(scores: np.ndarray, m: int) -> np.ndarray:
 class HybridRetriever:
     """Dense + BM25 retrieval over a chunk store (metadata ``text`` per row), fused by score or rank.
 
-    ``store`` is a :class:`~.vector_store.VectorStore` (then pass ``embedder``, which must be the one the
-    store was built with) or a :class:`~.cosine_bank.CosineBank` loaded with its embedder. On the numpy
+    ``store`` is a :class:`~..stores.vector_store.VectorStore` (then pass ``embedder``, which must be the one the
+    store was built with) or a :class:`~..stores.cosine_bank.CosineBank` loaded with its embedder. On the numpy
     bank the dense channel reads the memory-mapped matrix directly; on another store it is one batched
     ``search`` per call plus one ``get`` per query for the candidates' vectors and metadata, and the
     candidates are scored from those vectors exactly as on the bank (so rankings agree up to ties).
@@ -283,7 +246,7 @@ class HybridRetriever:
         return self._rows.bank
 
     def describe(self) -> Any:
-        """The store's :class:`~.vector_store.StoreInfo` (backend, secret-free URI, embedder id, dim)."""
+        """The store's :class:`~..stores.vector_store.StoreInfo` (backend, secret-free URI, embedder id, dim)."""
         return self._rows.store.describe()
 
     @property
@@ -525,7 +488,7 @@ class HybridRetriever:
 
 
 def _rows_of(store: Any) -> _BankRows | _StoreRows:
-    from .numpy_store import NumpyStore
+    from ..stores.numpy_store import NumpyStore
 
     if isinstance(store, CosineBank):
         return _BankRows(store, None)
@@ -548,7 +511,7 @@ class _BankRows:
     @property
     def store(self) -> VectorStore:
         if self._store is None:
-            from .numpy_store import NumpyStore
+            from ..stores.numpy_store import NumpyStore
 
             self._store = NumpyStore(self.bank)
         return self._store

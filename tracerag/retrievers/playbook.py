@@ -295,7 +295,7 @@ def index_templates(store: Any, embedder: Any, templates: Sequence[Template | Ma
 
 
 class TemplateIndex:
-    """Templates searched in a :class:`~.vector_store.VectorStore`: ``index(requirements)`` returns the best
+    """Templates searched in a :class:`~..stores.vector_store.VectorStore`: ``index(requirements)`` returns the best
     ``k`` as Templates (``score`` = cosine), best first, so it is a TraceablePlanner ``retrieve_templates``.
 
     Rows are what :func:`index_templates` writes (metadata ``title`` and ``text``); ``embedder`` must be
@@ -303,7 +303,7 @@ class TemplateIndex:
     """
 
     def __init__(self, store: Any, embedder: Any, *, k: int = 5, min_score: float | None = None) -> None:
-        from .stores import store_and_embedder
+        from ..stores.stores import store_and_embedder
 
         self.store, self.embedder = store_and_embedder(store, embedder)
         self.k = k

@@ -55,8 +55,8 @@ def make_search(args: argparse.Namespace):
     """The PubMedSearch the flags describe (ingests the bundled corpus on first use)."""
     from tracerag.config import configure, get_embedder
     from tracerag.documents.corpus import read_documents
-    from tracerag.retrievers.cosine_bank import CosineBank
     from tracerag.retrievers.hybrid import HybridRetriever
+    from tracerag.stores.cosine_bank import CosineBank
 
     from .pubmed_corpus import PubMedSearch
 
@@ -82,7 +82,7 @@ def main(argv: list[str] | None = None, offer=None) -> int:
     from .server import build_server
 
     with contextlib.redirect_stdout(sys.stderr):  # nothing may reach the stdio channel before the protocol
-        from tracerag.retrievers.cosine_bank import BankError
+        from tracerag.stores.cosine_bank import BankError
         from tracerag.tools.mcp_client import ToolSourceError
 
         try:

@@ -28,8 +28,8 @@ from typing_extensions import TypedDict
 
 from ..documents.corpus import Document, read_documents
 from ..embedding.embedders import Embedder
-from ..retrievers.cosine_bank import CosineBank
 from ..retrievers.hybrid import HybridRetriever, word_tokens
+from ..stores.cosine_bank import CosineBank
 
 __all__ = ["COMMON_WORD_SHARE", "MAX_LIMIT", "PubMedSearch", "Snippet", "check_search_arguments", "open_pubmedqa_bank",
            "pubmedqa_bank_dir"]

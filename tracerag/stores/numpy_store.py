@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from .cosine_bank import BankError, CosineBank
+from .cosine_bank import BankError, CosineBank, ExperienceBank
 from .vector_store import (
     Filter,
     ScanBatch,
@@ -85,7 +85,7 @@ class NumpyStore:
 
         ``bank_class`` is the CosineBank subclass whose extra view files every version must keep; by
         default an experience bank (its ``task_ids.json`` / ``captions.json`` present) opens as
-        :class:`~.experience_bank.ExperienceBank` and anything else as a plain CosineBank.
+        :class:`~.cosine_bank.ExperienceBank` and anything else as a plain CosineBank.
         """
         target = Path(directory)
         bank_class = bank_class or _bank_class_of(target)
@@ -241,8 +241,6 @@ class NumpyStore:
 
 def _bank_class_of(directory: Path) -> type[CosineBank]:
     """ExperienceBank when the directory holds its views (so rewrites keep them), else CosineBank."""
-    from .experience_bank import ExperienceBank
-
     if all((directory / name).exists() for name in ExperienceBank.views):
         return ExperienceBank
     return CosineBank

@@ -59,8 +59,8 @@ from typing import IO, Any
 
 import numpy as np
 
-from .embedders import Embedder, l2_normalize
-from .read_report import open_regular, regular_file
+from ..data_files.read_report import open_regular, regular_file
+from ..embedding.embedders import Embedder, l2_normalize
 
 try:  # POSIX only; without it writers are not serialised (documented single-writer fallback)
     import fcntl

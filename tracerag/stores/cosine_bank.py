@@ -35,6 +35,7 @@ from typing import IO, Any, ClassVar
 
 import numpy as np
 
+from ..embedding.embedders import Embedder, l2_normalize
 from .bank_ann import (
     ANN_FILE,
     ANN_INFO,
@@ -67,9 +68,8 @@ from .bank_files import (
     writer_lock,
 )
 from .bank_search import Hit, cosine_scores, dedupe_rows, score_buffer, top_rows
-from .embedders import Embedder, l2_normalize
 
-__all__ = ["BankError", "BankRows", "CosineBank", "Hit", "Progress", "SpliceReport"]
+__all__ = ["BankError", "BankRows", "CosineBank", "ExperienceBank", "Hit", "Progress", "SpliceReport"]
 
 logger = logging.getLogger(__name__)
 
@@ -758,3 +758,10 @@ def _embed_into(
             advance(start + len(batch))
     finally:
         close()
+
+
+class ExperienceBank(CosineBank):
+    """A CosineBank of solved traces (built by ``tracerag.retrievers.experience_bank``), which also writes the
+    ``task_ids.json`` / ``captions.json`` views; here so a store reopening such a directory keeps them."""
+
+    views = {"task_ids.json": "id", "captions.json": "caption"}

@@ -1,0 +1,5 @@
+"""Vector stores: the protocol programs search through (``vector_store``), its backends (the embedded numpy
+bank, ``numpy_store`` over ``cosine_bank`` with its files, exact search and optional HNSW in ``bank_*``; Milvus,
+``milvus_store`` with its BM25 word index ``milvus_words``), opening a store by URI (``stores``, the one module
+that knows every backend), and copying rows between stores (``store_copy``).
+"""
