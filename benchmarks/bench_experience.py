@@ -21,8 +21,8 @@ from tracerag.datasets.experience import load_experience_queries
 from tracerag.datasets.smarthome import resolve_dataset
 from tracerag.embedding.embedders import LocalUSEEmbedder
 from tracerag.evaluation import evaluate_experience
+from tracerag.memory.experience_bank import build_experience_bank
 from tracerag.programs.experience_retrieval import ExperienceConfig, ExperienceRetrieval
-from tracerag.retrievers.experience_bank import build_experience_bank
 from tracerag.stores.cosine_bank import CosineBank
 
 

@@ -572,7 +572,7 @@ domain(
 
 
 def template_id(text: str) -> str:
-    """Must equal tracerag.retrievers.playbook.template_id (the loader's tests check it)."""
+    """Must equal tracerag.memory.playbook.template_id (the loader's tests check it)."""
     return "tpl-" + hashlib.sha256(text.strip().encode("utf-8")).hexdigest()[:8]
 
 
@@ -731,9 +731,9 @@ non-zero when a check fails.
 
 - `playbooks/<domain>.txt` - one playbook per domain: `#` headings, blank lines and bullets, one a line,
   `[<slug>-<5 digits>] helpful=<n> harmful=<n> :: <text>` (read it with
-  `tracerag.retrievers.playbook.load_playbook`). Ids are unique across all domains.
+  `tracerag.memory.playbook.load_playbook`). Ids are unique across all domains.
 - `templates.jsonl` - one reference template a line: `{"id", "domain", "title", "text"}`. `id` is
-  `tpl-` + the first 8 hex digits of SHA-256 of the stripped text (`tracerag.retrievers.playbook.template_id`).
+  `tpl-` + the first 8 hex digits of SHA-256 of the stripped text (`tracerag.memory.playbook.template_id`).
 - `cases.jsonl` - one case a line:
   - `id` (`<domain>-<nnn>`), `domain`, `requirements` (the planner's input text);
   - `playbook` - the playbook file, relative to this directory;

@@ -50,12 +50,12 @@ def _describe(program, where: Path | None = None) -> dict:
     """What, beyond the prompts, rebuilds this program: its config and the retriever it runs on (store
     references relative to ``where``, the artifact's directory)."""
     from .documents.rerankers import HttpReranker
+    from .memory.playbook import TemplateIndex
     from .programs.command_retrieval import CommandRetrieval
     from .programs.experience_retrieval import ExperienceRetrieval
     from .programs.search_agent import SearchAgent
     from .programs.self_reflective_rag import SelfReflectiveRAG
     from .programs.traceable_planner import TraceablePlanner
-    from .retrievers.playbook import TemplateIndex
 
     if isinstance(program, CommandRetrieval):
         index = next(iter(program.indexes.values()))
@@ -294,8 +294,8 @@ def _load_rag(path, meta: dict, embedder, chosen):
 
 
 def _load_planner(path, meta: dict, embedder, chosen):
+    from .memory.playbook import TemplateIndex
     from .programs.traceable_planner import PlannerConfig, TraceablePlanner
-    from .retrievers.playbook import TemplateIndex
 
     config = PlannerConfig(**meta["config"])
     source = _store_source(path, meta, embedder, chosen)

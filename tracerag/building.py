@@ -62,8 +62,8 @@ def build_experience(*, artifact: str | Path | None = None, dataset: str | Path 
     from .artifacts import load
     from .datasets.smarthome import resolve_dataset
     from .documents.rerankers import make_reranker
+    from .memory.experience_bank import build_experience_bank
     from .programs.experience_retrieval import ExperienceConfig, ExperienceRetrieval
-    from .retrievers.experience_bank import build_experience_bank
     from .stores.cosine_bank import CosineBank
 
     if artifact:

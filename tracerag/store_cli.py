@@ -100,7 +100,7 @@ def open_program_store(kind: str, uri: str | Path, embedder: Any, fill_from: str
 def _fill(kind: str, store: Any, embedder: Any, fill_from: str | Path | None, progress: Any) -> None:
     """Fill an empty store: templates go straight in; banks are built as numpy and copied over."""
     if kind == "planner":
-        from .retrievers.playbook import index_templates
+        from .memory.playbook import index_templates
 
         index_templates(store, embedder, _templates(fill_from))
         return
@@ -120,7 +120,7 @@ def _check(report: Any) -> None:
 def _build_numpy(kind: str, bank_dir: Path, embedder: Any, fill_from: str | Path | None, progress: Any) -> None:
     if kind == "experience":
         from .datasets.smarthome import resolve_dataset
-        from .retrievers.experience_bank import build_experience_bank
+        from .memory.experience_bank import build_experience_bank
 
         traces = resolve_dataset(fill_from if fill_from is not None else "experience")
         build_experience_bank(traces, bank_dir, embedder, rebuild=True, progress=progress)
@@ -133,7 +133,7 @@ def _build_numpy(kind: str, bank_dir: Path, embedder: Any, fill_from: str | Path
     else:
         import numpy as np
 
-        from .retrievers.playbook import index_templates
+        from .memory.playbook import index_templates
         from .stores.cosine_bank import CosineBank
         from .stores.stores import open_store
 

@@ -55,8 +55,8 @@ def into_store(args, build) -> tuple[object, object]:
 
 def cmd_build_bank(args) -> int:
     from ..config import get_embedder
+    from ..memory.experience_bank import build_experience_bank
     from ..programs.captioning import make_captioner
-    from ..retrievers.experience_bank import build_experience_bank
     from .configuring import configure
 
     configure(args)

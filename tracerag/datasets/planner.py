@@ -27,7 +27,7 @@ from pydantic import ValidationError
 
 from ..data_files.read_report import DEFAULT_MAX_BYTES, ReadReport, not_finite, text_problem
 from ..documents.corpus import ItemSink, iter_data_lines
-from ..retrievers.playbook import Bullet, Playbook, PlaybookError, Template, load_playbook
+from ..memory.playbook import Bullet, Playbook, PlaybookError, Template, load_playbook
 from ..signatures.planner import Plan
 from .smarthome import SPLITS, resolve_dataset, split_of
 

@@ -35,7 +35,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ..retrievers.playbook import BULLET_ID_PATTERN, TEMPLATE_ID_PATTERN
+from ..memory.playbook import BULLET_ID_PATTERN, TEMPLATE_ID_PATTERN
 
 __all__ = ["CHUNK_ID_PATTERN", "CITATION_ID_PATTERN", "CitationGroup", "DOC_ID_PATTERN", "citation_coverage",
            "citation_groups", "citation_validity", "extract_cited_ids", "is_citable", "keep_citations", "partition_ids",

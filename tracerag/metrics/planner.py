@@ -19,7 +19,7 @@ from collections.abc import Iterable
 
 import dspy
 
-from ..retrievers.playbook import BULLET_ID_PATTERN, TEMPLATE_ID_PATTERN
+from ..memory.playbook import BULLET_ID_PATTERN, TEMPLATE_ID_PATTERN
 from ..signatures.planner import Plan, PlanStep
 from .citations import citation_coverage, citation_validity, extract_cited_ids
 

@@ -15,8 +15,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import dspy
 
-from ..retrievers.experience_bank import Captioner
-from ..retrievers.traces import Trace
+from ..memory.experience_bank import Captioner
+from ..memory.traces import Trace
 from ..signatures.experience import CaptionImages
 from .guarded_step import BREAKER, call_config, failure_line
 

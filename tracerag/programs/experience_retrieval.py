@@ -42,7 +42,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..documents.rerankers import LocalReranker, Reranker
 from ..embedding.http_embedder import with_embeddings
-from ..retrievers.traces import query_text
+from ..memory.traces import query_text
 from ..signatures.experience import CheckSufficiency, RewriteQuery, SummarizeExperience
 from ..stores.cosine_bank import CosineBank
 from ..stores.stores import store_and_embedder, store_backing_bank

@@ -40,8 +40,8 @@ import dspy
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..embedding.http_embedder import with_embeddings
+from ..memory.playbook import Bullet, Playbook, Template, TemplateIndex, as_template, parse_playbook
 from ..metrics.planner import plan_cited_ids
-from ..retrievers.playbook import Bullet, Playbook, Template, TemplateIndex, as_template, parse_playbook
 from ..signatures.planner import GeneratePlan, Plan
 from ..stores.vector_store import VectorStore
 from .guarded_step import Pipeline, Stages, lm_of, lm_step, work
@@ -71,7 +71,7 @@ class TraceablePlanner(dspy.Module):
     Templates (or dicts with ``text``/``content``, ``title``, ``score``, ``id``) best first. A
     :class:`~tracerag.stores.vector_store.VectorStore` of templates (rows written by
     ``index_templates``) may be given instead, with the ``embedder`` it was built with: it is searched
-    through a :class:`~tracerag.retrievers.playbook.TemplateIndex` (``max_templates`` best).
+    through a :class:`~tracerag.memory.playbook.TemplateIndex` (``max_templates`` best).
     """
 
     def __init__(self, config: PlannerConfig | dict | None = None, *,

@@ -32,6 +32,7 @@ _MOVED = {
     "embedder_choice": "tracerag.embedding.embedder_choice",
     "embedders": "tracerag.embedding.embedders",
     "embedding_cache": "tracerag.embedding.embedding_cache",
+    "experience_bank": "tracerag.memory.experience_bank",
     "home": "tracerag.home_commands.home",
     "home_policy": "tracerag.home_commands.home_policy",
     "http_embedder": "tracerag.embedding.http_embedder",
@@ -43,6 +44,7 @@ _MOVED = {
     "negation": "tracerag.home_commands.negation",
     "numpy_store": "tracerag.stores.numpy_store",
     "plain_verbs": "tracerag.home_commands.plain_verbs",
+    "playbook": "tracerag.memory.playbook",
     "read_report": "tracerag.data_files.read_report",
     "request_reading": "tracerag.home_commands.request_reading",
     "rerankers": "tracerag.documents.rerankers",
@@ -51,6 +53,7 @@ _MOVED = {
     "store_copy": "tracerag.stores.store_copy",
     "stores": "tracerag.stores.stores",
     "text_match": "tracerag.home_commands.text_match",
+    "traces": "tracerag.memory.traces",
     "vector_store": "tracerag.stores.vector_store",
 }
 
@@ -62,13 +65,13 @@ _SOURCES = {
     "tracerag.stores.cosine_bank": ("BankError", "CosineBank", "Hit"),
     "tracerag.embedding.embedder_choice": ("make_embedder",),
     "tracerag.embedding.embedders": ("Embedder", "LexicalEmbedder", "LocalUSEEmbedder"),
-    "tracerag.retrievers.experience_bank": ("BankBuildReport", "build_experience_bank"),
+    "tracerag.memory.experience_bank": ("BankBuildReport", "build_experience_bank"),
     "tracerag.home_commands.home": ("CommandSpec", "Device", "Home", "HomeDataError"),
     "tracerag.retrievers.hybrid": ("HybridRetriever", "ScoredChunk"),
-    "tracerag.retrievers.playbook": ("Bullet", "Playbook", "Template", "apply_feedback", "load_playbook",
+    "tracerag.memory.playbook": ("Bullet", "Playbook", "Template", "apply_feedback", "load_playbook",
                                      "parse_playbook"),
     "tracerag.documents.rerankers": ("HttpReranker", "LocalReranker", "Reranker", "make_reranker"),
-    "tracerag.retrievers.traces": ("Trace", "TraceLoad", "load_traces"),
+    "tracerag.memory.traces": ("Trace", "TraceLoad", "load_traces"),
     "tracerag.stores.vector_store": ("StoreHit", "VectorStore", "open_store"),
 }
 _MODULE_OF = {name: module for module, names in _SOURCES.items() for name in names}

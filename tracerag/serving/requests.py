@@ -107,7 +107,7 @@ class PlanRequest(_Request):
     @field_validator("bullets")
     @classmethod
     def _playbook(cls, bullets: list[str] | str) -> list[str] | str:
-        from ..retrievers.playbook import parse_playbook
+        from ..memory.playbook import parse_playbook
 
         for line in [bullets] if isinstance(bullets, str) else bullets:
             parse_playbook(line, "<bullets>")  # a malformed line is a ValueError naming it: a 422, not a 500

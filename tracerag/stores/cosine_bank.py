@@ -761,7 +761,7 @@ def _embed_into(
 
 
 class ExperienceBank(CosineBank):
-    """A CosineBank of solved traces (built by ``tracerag.retrievers.experience_bank``), which also writes the
+    """A CosineBank of solved traces (built by ``tracerag.memory.experience_bank``), which also writes the
     ``task_ids.json`` / ``captions.json`` views; here so a store reopening such a directory keeps them."""
 
     views = {"task_ids.json": "id", "captions.json": "caption"}
