@@ -175,7 +175,7 @@ def chunk_text(rng, words: int = 80) -> str:
 def hybrid_figures(root: Path, n: int) -> dict:
     import numpy as np
 
-    from tracerag.retrievers.hybrid import HybridRetriever
+    from tracerag.documents.hybrid import HybridRetriever
     from tracerag.stores.cosine_bank import CosineBank
 
     rng = np.random.default_rng(2)

@@ -114,9 +114,9 @@ def rag_eval(store, embedder, examples: list, mode: str = "") -> dict:
     """evaluate_rag on these PubMedQA questions through ``store``'s hybrid retriever (no LM). ``mode``:
     "every posting" sets the postings' ``common_share`` to 1.0; "in memory" builds the retriever's word
     index from a scan, as before stores kept one."""
+    from tracerag.documents.hybrid import HybridRetriever
     from tracerag.evaluation import evaluate_rag
     from tracerag.programs.self_reflective_rag import RAGConfig, SelfReflectiveRAG
-    from tracerag.retrievers.hybrid import HybridRetriever
 
     if mode == "in memory":
         store.word_index = lambda *args, **kwargs: None

@@ -21,8 +21,8 @@ from pathlib import Path
 
 from tracerag.datasets.pubmedqa import PubMedQAQuestion, load_pubmedqa_questions, pubmedqa_abstracts_path
 from tracerag.documents.corpus import ingest_documents
+from tracerag.documents.hybrid import HybridRetriever, ScoredChunk
 from tracerag.embedding.embedders import LocalUSEEmbedder
-from tracerag.retrievers.hybrid import HybridRetriever, ScoredChunk
 from tracerag.stores.cosine_bank import CosineBank
 
 K = 10

@@ -281,8 +281,8 @@ def _load_experience(path, meta: dict, embedder, chosen):
 
 
 def _load_rag(path, meta: dict, embedder, chosen):
+    from .documents.hybrid import HybridRetriever
     from .programs.self_reflective_rag import RAGConfig, SelfReflectiveRAG
-    from .retrievers.hybrid import HybridRetriever
     from .stores.stores import store_and_embedder
 
     source = _store_source(path, meta, embedder, chosen)

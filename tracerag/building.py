@@ -97,8 +97,8 @@ def build_rag(*, artifact: str | Path | None = None, bank: str | Path | None = N
     """SelfReflectiveRAG from an artifact, over a store or a bank directory, or over the bundled PubMedQA
     abstracts ingested once into the cache directory (re-ingesting unchanged abstracts costs nothing)."""
     from .artifacts import load
+    from .documents.hybrid import HybridRetriever
     from .programs.self_reflective_rag import RAGConfig, SelfReflectiveRAG
-    from .retrievers.hybrid import HybridRetriever
     from .stores.cosine_bank import CosineBank
     from .tools.pubmed_corpus import open_pubmedqa_bank
 

@@ -45,9 +45,9 @@ from pathlib import Path
 import dspy
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ..documents.hybrid import HybridRetriever, ScoredChunk
 from ..embedding.http_embedder import with_embeddings
 from ..metrics.citations import CHUNK_ID_PATTERN, extract_cited_ids, is_citable, keep_citations, render_citation
-from ..retrievers.hybrid import HybridRetriever, ScoredChunk
 from ..signatures.rag import AnswerWithCitations, ChunkGrade, GradeRelevance, RefineQuery, VerifyGroundedness
 from ..stores.cosine_bank import CosineBank
 from ..stores.stores import store_and_embedder

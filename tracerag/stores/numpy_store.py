@@ -220,7 +220,7 @@ class NumpyStore:
 
     @property
     def bank(self) -> CosineBank:
-        """The bank this store reads (moved to the newest version first); for code inside ``retrievers/``."""
+        """The bank this store reads (moved to the newest version first); for code inside the library."""
         return self._current()
 
     def close(self) -> None:

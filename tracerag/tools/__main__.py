@@ -55,7 +55,7 @@ def make_search(args: argparse.Namespace):
     """The PubMedSearch the flags describe (ingests the bundled corpus on first use)."""
     from tracerag.config import configure, get_embedder
     from tracerag.documents.corpus import read_documents
-    from tracerag.retrievers.hybrid import HybridRetriever
+    from tracerag.documents.hybrid import HybridRetriever
     from tracerag.stores.cosine_bank import CosineBank
 
     from .pubmed_corpus import PubMedSearch

@@ -27,8 +27,8 @@ import numpy as np
 from typing_extensions import TypedDict
 
 from ..documents.corpus import Document, read_documents
+from ..documents.hybrid import HybridRetriever, word_tokens
 from ..embedding.embedders import Embedder
-from ..retrievers.hybrid import HybridRetriever, word_tokens
 from ..stores.cosine_bank import CosineBank
 
 __all__ = ["COMMON_WORD_SHARE", "MAX_LIMIT", "PubMedSearch", "Snippet", "check_search_arguments", "open_pubmedqa_bank",
