@@ -18,7 +18,7 @@ from pathlib import Path
 
 import tracerag
 from tracerag import HybridRetriever, RAGConfig, SelfReflectiveRAG
-from tracerag.retrievers import CosineBank
+from tracerag.stores.cosine_bank import CosineBank
 
 HERE = Path(__file__).resolve().parent
 QUESTIONS = ["How often are the database backups taken?", "Who do I call when the pager fires at night?"]

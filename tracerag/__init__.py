@@ -21,15 +21,20 @@ _SOURCES = {
     ".registry": ("build",),
     ".programs": ("AgentConfig", "CommandRetrieval", "ExperienceConfig", "ExperienceRetrieval", "PlannerConfig",
                   "RAGConfig", "SearchAgent", "SelfReflectiveRAG", "TraceablePlanner", "render_experience_section"),
-    ".retrievers": ("CommandIndex", "CosineBank", "Home", "HybridRetriever", "IndexParams", "build_experience_bank",
-                    "ingest_documents"),
+    ".documents.corpus": ("ingest_documents",),
+    ".documents.hybrid": ("HybridRetriever",),
+    ".home_commands.command_index": ("CommandIndex", "IndexParams"),
+    ".home_commands.home": ("Home",),
+    ".memory.experience_bank": ("build_experience_bank",),
+    ".stores.cosine_bank": ("CosineBank",),
     ".signatures": ("QueryIR",),
 }
 _MODULE_OF = {name: module for module, names in _SOURCES.items() for name in names}
 # Modules reachable as attributes after a bare ``import tracerag`` (``tracerag.config.make_embedder``), as
 # when this file imported them all.
-_SUBMODULES = ("artifacts", "building", "compiling", "config", "datasets", "evaluation", "metrics", "programs",
-               "registry", "retrievers", "signatures", "tools", "tuning")
+_SUBMODULES = ("artifacts", "building", "compiling", "config", "data_files", "datasets", "documents", "embedding",
+               "evaluation", "home_commands", "memory", "metrics", "programs", "registry", "retrievers", "signatures",
+               "stores", "tools", "tuning")
 
 __all__ = ["AgentConfig", "CommandIndex", "CommandRetrieval", "CosineBank", "ExperienceConfig",
            "ExperienceRetrieval", "Home", "HybridRetriever", "IndexParams", "PlannerConfig", "QueryIR",

@@ -1,14 +1,19 @@
-"""Vector stores and banks (the store protocol, the numpy bank, Milvus, copying between them), hybrid
-retrieval over a chunk bank, and the experience memory: traces, the experience bank and the planner's playbook.
+"""Deprecated: the old home of the retrieval components, kept for one release so old imports keep working.
 
-Deprecated paths: the modules that used to live here moved to packages named after their concept
-(``tracerag.home_commands``, ``tracerag.embedding``, ``tracerag.documents``, ``tracerag.data_files``,
-``tracerag.http_json``). For one release ``tracerag.retrievers.<old module>`` still imports: it is the SAME
-module object as the new path (so ``mock.patch`` on either path patches both), loaded only when asked for.
-New code imports the new paths.
+The modules that lived here are now in packages named after their concept:
 
-The names are imported on first use (PEP 562): the command line reads its argument definitions without
-paying for numpy and the embedder.
+- ``tracerag.home_commands``: a home, the command index and the readers and safety screen around it;
+- ``tracerag.stores``: the vector-store protocol, the numpy bank, Milvus, opening by URI, copying;
+- ``tracerag.documents``: chunking, corpus ingestion, hybrid retrieval, rerankers;
+- ``tracerag.memory``: traces, the experience bank, the planner's playbook;
+- ``tracerag.embedding``: embedders, their cache and choice by spec;
+- ``tracerag.data_files`` and ``tracerag.http_json``: reading users' files, the bounded HTTP call.
+
+``tracerag.retrievers.<old module>`` (say ``tracerag.retrievers.home``) still imports, and is the SAME module
+object as the new path, so ``mock.patch`` and ``monkeypatch`` on either path patch both. A module is loaded
+only when asked for (a finder on ``sys.meta_path``, below), not when this package is imported; the names
+this package used to offer (``tracerag.retrievers.Home``, ...) are imported on first use too. New code
+imports the new paths; this package goes in the release after next.
 """
 
 import importlib
@@ -73,7 +78,8 @@ _SOURCES = {
                                      "parse_playbook"),
     "tracerag.documents.rerankers": ("HttpReranker", "LocalReranker", "Reranker", "make_reranker"),
     "tracerag.memory.traces": ("Trace", "TraceLoad", "load_traces"),
-    "tracerag.stores.vector_store": ("StoreHit", "VectorStore", "open_store"),
+    "tracerag.stores.vector_store": ("StoreHit", "VectorStore"),
+    "tracerag.stores.stores": ("open_store",),
 }
 _MODULE_OF = {name: module for module, names in _SOURCES.items() for name in names}
 __all__ = sorted(_MODULE_OF)
