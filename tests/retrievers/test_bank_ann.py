@@ -8,11 +8,11 @@ import pytest
 
 pytest.importorskip("faiss")
 
-from tracerag.retrievers import cosine_bank as cosine_bank_module  # noqa: E402
-from tracerag.retrievers.bank_ann import ANN_FILE, ANN_INFO  # noqa: E402
-from tracerag.retrievers.cosine_bank import BankError, CosineBank  # noqa: E402
-from tracerag.retrievers.stores import open_store  # noqa: E402
-from tracerag.retrievers.vector_store import StoreError  # noqa: E402
+from tracerag.stores import cosine_bank as cosine_bank_module  # noqa: E402
+from tracerag.stores.bank_ann import ANN_FILE, ANN_INFO  # noqa: E402
+from tracerag.stores.cosine_bank import BankError, CosineBank  # noqa: E402
+from tracerag.stores.stores import open_store  # noqa: E402
+from tracerag.stores.vector_store import StoreError  # noqa: E402
 
 DIM = 32
 ROWS = 1000

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from tracerag.datasets.pubmedqa import pubmedqa_abstracts_path, pubmedqa_questions_path
-from tracerag.retrievers.cosine_bank import CosineBank
-from tracerag.retrievers.hybrid import HybridRetriever, WordIndex, _top, _top_batch, word_tokens
+from tracerag.documents.hybrid import HybridRetriever, WordIndex, _top, _top_batch, word_tokens
+from tracerag.stores.cosine_bank import CosineBank
 
 
 def pubmedqa():
@@ -113,7 +113,7 @@ def test_hybrid_answers_a_batch_as_it_answers_each_question_alone(retriever, cor
 
 
 def test_a_large_batch_is_scored_in_groups(retriever, corpus, monkeypatch):
-    from tracerag.retrievers import hybrid
+    from tracerag.documents import hybrid
 
     questions = corpus[2][:12]
     whole = retriever.search(questions, k=3)
