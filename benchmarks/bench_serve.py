@@ -120,8 +120,8 @@ def overhead(served, url: str, path: str, requests: list[dict], rounds: int, per
 
 async def soak(url: str, paths: list[str], requests: dict[str, list[dict]], total: int, step: int, clients: int,
                pid: int, distinct: bool) -> tuple[list[tuple[int, tuple[float, float, float]]], int, float]:
-    """([(requests sent, service RSS MB: all, anonymous, file)], errors, seconds): ``total`` requests, paths in turn, each made unique
-    when ``distinct``."""
+    """([(requests sent, service RSS MB: all, anonymous, file)], errors, seconds): ``total`` requests, paths in
+    turn, each made unique when ``distinct``."""
     samples = [(0, rss_mb(pid))]
     errors, sent = 0, 0
     limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
