@@ -23,7 +23,7 @@ BULK_QUANTIFIERS = frozenset({"all", "except"})
 _LATIN = re.compile(r"[A-Za-z]")
 _CJK = re.compile(r"[\u3400-\u9fff]")
 # A number with a unit says which kind of value is being set; the command documents carry the same
-# unit words (see retrievers/command_docs.py), so "26度" meets "温度" and "50%" meets "百分比"; "调暗一点"
+# unit words (see home_commands/command_docs.py), so "26度" meets "温度" and "50%" meets "百分比"; "调暗一点"
 # and "暖一点" name the value they change without the word the documents use for it.
 _UNIT_HINTS = (
     (re.compile(r"\d\s*(度|℃|°)"), "温度"),
