@@ -34,6 +34,14 @@ def test_from_imports_of_old_paths_and_names_work():
     assert Home.__module__ == "tracerag.home_commands.home"
 
 
+def test_a_class_pickled_under_its_old_path_loads():
+    import pickle
+
+    from tracerag.home_commands.home import HomeDataError
+
+    assert pickle.loads(b"ctracerag.retrievers.home\nHomeDataError\n.") is HomeDataError
+
+
 def test_an_unknown_old_module_is_still_an_import_error():
     try:
         importlib.import_module("tracerag.retrievers.no_such_module")
