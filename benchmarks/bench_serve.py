@@ -15,9 +15,10 @@ same sequence over HTTP (the per-request cost of the service). Before the load, 
 query is sent once and its answer compared with the in-process call (timings aside): "identical" counts
 those that match. An error is any non-200 answer or a transport failure.
 
-Per-request cost: ``--repeats`` rounds, each ``--round-requests`` queries in-process then the same queries over
-HTTP with one client (interleaved, so both see the same machine load); per round the median latency of each,
-then the median over rounds of the two medians, their ratio and difference.
+Per-request cost: ``--repeats`` rounds, each ``--round-requests`` queries in-process, then the same queries over
+HTTP with one client, then as many ``GET /healthz`` (the HTTP round trip alone: the floor); interleaved, so all
+three see the same machine load. Per round the median latency of each, then the median over rounds, the
+ratio and difference of the first two.
 
 Memory (``--soak N``): N requests from ``--clients`` clients, commands and rag in turn, the bundled queries
 cycled (what a leak in the request path shows in: every cache is warm after the first round); with
@@ -95,8 +96,9 @@ def unique(request: dict, n: int) -> dict:
 
 
 def overhead(served, url: str, path: str, requests: list[dict], rounds: int, per_round: int):
-    """(in-process median ms, HTTP median ms): medians over ``rounds`` of each round's median, one client."""
-    local_medians, http_medians = [], []
+    """(in-process, HTTP, ``GET /healthz``) median ms: medians over ``rounds`` of each round's median, one client.
+    ``/healthz`` is the floor of any request here: the HTTP round trip with no body, no thread hop, no program."""
+    local_medians, http_medians, floor_medians = [], [], []
     with httpx.Client(base_url=url, timeout=60) as client:
         for r in range(rounds):
             batch = [requests[(r * per_round + i) % len(requests)] for i in range(per_round)]
@@ -115,7 +117,13 @@ def overhead(served, url: str, path: str, requests: list[dict], rounds: int, per
                 if reply.status_code != 200:
                     raise RuntimeError(f"{path} answered {reply.status_code}: {reply.text[:200]}")
             http_medians.append(statistics.median(times))
-    return statistics.median(local_medians), statistics.median(http_medians)
+            times = []
+            for _ in batch:
+                t = time.perf_counter()
+                client.get("/healthz")
+                times.append((time.perf_counter() - t) * 1000)
+            floor_medians.append(statistics.median(times))
+    return statistics.median(local_medians), statistics.median(http_medians), statistics.median(floor_medians)
 
 
 async def soak(url: str, paths: list[str], requests: dict[str, list[dict]], total: int, step: int, clients: int,
@@ -251,11 +259,11 @@ def run(args, names: list[str], cache: Path) -> int:
               f"{identical} |")
     print(f"\nPer request, one client, median of {args.repeats} rounds of {args.round_requests} queries "
           "(each round's median):\n")
-    print("| program | in-process ms | HTTP ms | HTTP ÷ in-process | service's own ms |")
-    print("|---|---:|---:|---:|---:|")
-    for name, local_ms, http_ms in costs:
+    print("| program | in-process ms | HTTP ms | HTTP ÷ in-process | service's own ms | GET /healthz ms |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for name, local_ms, http_ms, floor_ms in costs:
         print(f"| {ENDPOINTS[name].program_class} | {local_ms:.2f} | {http_ms:.2f} | {http_ms / local_ms:.2f}x | "
-              f"{http_ms - local_ms:.2f} |")
+              f"{http_ms - local_ms:.2f} | {floor_ms:.2f} |")
     if soaked:
         samples, errors, seconds = soaked
         sent = samples[-1][0]
