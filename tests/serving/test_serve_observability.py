@@ -261,3 +261,27 @@ def test_serve_trace_otel_sends_one_trace_per_request_to_the_collector(tmp_path)
         else:
             assert {"CommandRetrieval.forward", "Tool.command_index.search"} <= set(names)
     assert sorted(searched) == sorted(questions)
+
+
+@pytest.mark.slow
+def test_a_collector_that_is_down_fails_no_request_and_the_service_still_stops_cleanly(tmp_path):
+    import time
+
+    from serve_helpers import free_port
+
+    env = {"TRACERAG_EMBEDDER": "lexical", "TRACERAG_CACHE_DIR": str(tmp_path / "c"), "OTEL_BSP_SCHEDULE_DELAY": "100",
+           "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{free_port()}"}  # nothing listens there
+    server = ServeProcess(["--program", "rag", "--trace", "otel"], env=env, log=tmp_path / "serve.log")
+    try:
+        for i in range(3):
+            reply = httpx.post(f"{server.url}/v1/rag", json={"question": f"Do statins lower LDL? ({i})"}, timeout=60)
+            assert reply.status_code == 200 and reply.json()["answer"]
+        time.sleep(0.5)  # a batch has been tried and failed
+        started = time.monotonic()
+        server.proc.terminate()
+        assert server.proc.wait(30) == 0  # systemd's TimeoutStopSec in docs/deployment.md
+        assert time.monotonic() - started < 30
+    finally:
+        server.stop()
+    log = (tmp_path / "serve.log").read_text()
+    assert "Transient error" in log or "Failed to export" in log  # said in the log, not to the clients
