@@ -217,6 +217,7 @@ def evaluate_experience(program, examples: list, *, dataset: str, k: int = 5, ju
     ``ranked_depth`` (any): each row also carries ``recall_at``, its recall@j for j = 1..k by the same metric
     (the HTML report's recall curve; the ranking is the selection handed to the summary, k deep).
     """
+    from . import judges
     from .metrics import experience as e
     from .programs.guarded_step import Stages
     from .programs.lm_meter import LMMeter
@@ -227,7 +228,7 @@ def evaluate_experience(program, examples: list, *, dataset: str, k: int = 5, ju
             started = time.perf_counter()
             pred = program(**ex.inputs())
             elapsed_ms = (time.perf_counter() - started) * 1000
-            usefulness = e.usefulness(ex, pred, stages=judged) if judge else None
+            usefulness = judges.usefulness(ex, pred, stages=judged) if judge else None
         return {
             "id": ex.id, "question": ex.question, "family": ex.family or "-",
             "input": "image" if ex.images or ex.caption else "text",
@@ -305,6 +306,7 @@ def evaluate_rag(program, examples: list, *, dataset: str, k: int = 10, alce: bo
     also carries ``ranking``, the documents of its first round's top k, and ``relevant``, its gold documents
     (the HTML report's recall curve, to k: ``--k 50`` for one to 50); nothing else changes.
     """
+    from . import judges
     from .metrics import rag as r
     from .programs.guarded_step import Stages
     from .programs.lm_meter import LMMeter
@@ -315,7 +317,7 @@ def evaluate_rag(program, examples: list, *, dataset: str, k: int = 10, alce: bo
             pred = program(question=ex.question)
         elapsed_ms = meter.seconds * 1000
         cited = pred.cited_ids
-        citation_recall, citation_precision = r.alce_citation_scores(pred, stages=judged) if alce else (None, None)
+        citation_recall, citation_precision = judges.alce_citation_scores(pred, stages=judged) if alce else (None, None)
         return {
             "id": ex.pmid, "question": ex.question, "gold": ex.final_decision, "verdict": pred.verdict,
             "recall": r.doc_recall_at_k(ex, pred, k), "rr": r.doc_reciprocal_rank(ex, pred, k),

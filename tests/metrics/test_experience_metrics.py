@@ -3,6 +3,7 @@
 import dspy
 import pytest
 
+from tracerag import judges
 from tracerag.metrics import experience as m
 
 
@@ -42,9 +43,9 @@ def test_feedback_names_what_went_wrong():
 
 def test_usefulness_needs_an_lm_and_a_reference(fake_lm):
     ex = example()
-    assert m.usefulness(ex, pred([["a"]])) is None  # no LM configured
+    assert judges.usefulness(ex, pred([["a"]])) is None  # no LM configured
     fake_lm()
-    assert m.usefulness(ex, pred([["a"]])) is None  # no reference strategy
+    assert judges.usefulness(ex, pred([["a"]])) is None  # no reference strategy
     ex.reference_strategy = "OCR, then add up."
-    assert m.usefulness(ex, pred([["a"]])) == 0.75
-    assert m.usefulness(ex, pred([["a"]], experience="")) == 0.0
+    assert judges.usefulness(ex, pred([["a"]])) == 0.75
+    assert judges.usefulness(ex, pred([["a"]], experience="")) == 0.0

@@ -1,4 +1,5 @@
-"""Experience-retrieval metrics: pure functions of (example, prediction), plus an LM-judged usefulness.
+"""Experience-retrieval metrics: pure functions of (example, prediction); the LM-judged usefulness is in
+``tracerag.judges``.
 
 The ranked list is the last round's selection (after rerank and top_n), which is what the summary
 saw. ``example.relevant_task_ids`` are the same-family correct traces. recall@k is capped recall:
@@ -9,8 +10,6 @@ Metric contract: with ``trace`` (bootstrapping) a strict bool, else a float in [
 from __future__ import annotations
 
 import dspy
-
-from ..signatures.experience import JudgeExperience
 
 
 def ranked_task_ids(pred) -> list[str]:
@@ -78,27 +77,3 @@ def experience_feedback(gold, pred, trace=None, pred_name=None, pred_trace=None)
     if not (pred.experience or "").strip():
         lines.append("The experience was empty.")
     return dspy.Prediction(score=score, feedback="\n".join(lines))
-
-
-_judge = dspy.Predict(JudgeExperience)
-
-
-def usefulness(example, pred, trace=None, *, stages=None) -> float | None:
-    """LM-judged usefulness of the experience in [0, 1] against how a relevant task was really solved.
-
-    Needs a configured LM and ``example.reference_strategy``; returns None without them, 0 for an
-    empty experience, and None (with a warning) when the judge fails. The judge is a guarded stage
-    (``judge``): pass ``stages`` (a ``guarded_step.Stages``) to count its calls and fallbacks there.
-    """
-    experience = (getattr(pred, "experience", "") or "").strip()
-    reference = getattr(example, "reference_strategy", None)
-    from ..programs.guarded_step import Stages, lm_of
-
-    if lm_of(_judge) is None or not reference:
-        return None
-    if not experience:
-        return 0.0
-    value = (stages if stages is not None else Stages()).call(
-        "judge", _judge, check=lambda out: float(out.usefulness), fallback="no usefulness score",
-        question=example.question, reference_strategy=reference, experience=experience)
-    return None if value is None else min(1.0, max(0.0, value))
