@@ -219,6 +219,9 @@ class CommandIndex:
         self.slot_shape = np.asarray(slot_shape, dtype=np.int64)
         self.subject_sets = list(subjects)
         self.slot_subject = np.asarray(slot_subject, dtype=np.int64)
+        # the phrases of every value and subject, looked up once per utterance rather than scanned per shape
+        self.value_phrases = PhraseIndex(p for shape in self.argument_shapes for p in shape[0])
+        self.subject_phrases = PhraseIndex(p for phrases in self.subject_sets for p in phrases)
         # for words no command document says: what each slot's command acts on, in its own words
         texts: dict[str, int] = {}
         self.slot_subject_text = np.asarray(
@@ -249,14 +252,15 @@ class CommandIndex:
         said = tokens(utterance)
         has_value = QueryIR.carries_value(utterance)
         target = QueryIR.sets_target(utterance)
-        set_verb = not has_value and any(contains(text, verb) for text in (said, tokens(action)) for verb in SET_VERBS)
+        set_verb = not has_value and any(_SET_VERB_INDEX.found_in(text) for text in (said, tokens(action)))
         value = value_set(utterance) if has_value else None
         # a value named in words that also name a verb command, with no kind said: "静音" mutes a TV rather
         # than setting an air conditioner's quiet mode ("空调静音" still does)
         verbs = self.verb_phrases.found_in(said) if not categories_said(utterance) else set()
+        named = self.value_phrases.found_in(said)
         per_shape = np.asarray([(0.5 if (target and not numeric) or any(contains(v, p) for v in verbs for p in phrases
-                                                                         if contains(said, p)) else 1.0)
-                                if any(contains(said, p) for p in phrases)
+                                                                         if p in named) else 1.0)
+                                if not named.isdisjoint(phrases)
                                 else number_fit(value, unit, low, high) if numeric and has_value
                                 and not (relative and target)
                                 else -0.5 if not takes and target
@@ -285,8 +289,9 @@ class CommandIndex:
         said = tokens(text)
         if not self.slots:
             return np.zeros(0, dtype=np.float32)
-        per_set = np.asarray([1.0 if any(contains(said, p) for p in phrases) else 0.0
-                              for phrases in self.subject_sets], dtype=np.float32)
+        named = self.subject_phrases.found_in(said)
+        per_set = np.asarray([0.0 if named.isdisjoint(phrases) else 1.0 for phrases in self.subject_sets],
+                             dtype=np.float32)
         if per_set.any() or not similar:
             return per_set[self.slot_subject]
         return self._similar_subjects(said)
@@ -1164,6 +1169,9 @@ def value_set(utterance: str) -> tuple[float, str | None] | None:
                                                            _UNIT_FAMILY.get(unit))
     match = _TARGET_NUMBER.search(utterance)
     return (float(match.group(1)), None) if match else None
+
+
+_SET_VERB_INDEX = PhraseIndex(SET_VERBS)
 
 
 def _value_in_a_unit(texts) -> tuple[float, str] | None:

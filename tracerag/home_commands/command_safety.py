@@ -452,13 +452,13 @@ class CommandSafety:
         if value is None or not len(index.slots):
             return none, none, none
         target = QueryIR.sets_target(text)
-        said = tokens(text)
+        said = index.value_phrases.found_in(tokens(text))
         conflict, cannot = [], []
         for phrases, numeric, relative, takes, unit, low, high in index.argument_shapes:
             clash = bool(numeric and value[1] and unit and value[1] != unit)
             conflict.append(clash)
             # a number in a unit ("26度", "50%") is none of a listed set of values, unless one is named
-            listed = not numeric and takes and value[1] is not None and not any(contains(said, p) for p in phrases)
+            listed = not numeric and takes and value[1] is not None and said.isdisjoint(phrases)
             # outside the range only in the same unit: "96" may be °F, "84%" of a fan's speed steps is a step
             outside = value[1] is not None and value[1] == unit and number_fit(value, unit, low, high) == 0
             cannot.append(target and not clash and (not takes or listed or (numeric and (relative or outside))))
