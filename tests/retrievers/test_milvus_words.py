@@ -15,12 +15,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-from tracerag.retrievers import milvus_words
 from tracerag.retrievers.cosine_bank import CosineBank
 from tracerag.retrievers.hybrid import HybridRetriever, WordIndex
 from tracerag.retrievers.store_copy import copy_store
 from tracerag.retrievers.stores import open_store
+
+from tracerag.retrievers import milvus_words
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))
@@ -253,6 +253,41 @@ def test_lite_bm25_ranks_as_a_fresh_build_after_incremental_writes(tmp_path):
         expected = {ids[i]: round(float(s), 4) for i, s in enumerate(fresh.scores(query)) if s > 0}
         assert {x: round(s, 4) for x, s in words.top(query, 100)} == expected, query
         assert {x: round(s, 4) for x, s in words.scores(query, ids).items()} == expected, query
+    store.close()
+
+
+@pytest.mark.slow
+def test_searches_during_the_lite_rewrite_wait_for_it_rather_than_fail(tmp_path):
+    """On Milvus Lite each write rewrites the BM25 companion (drop, rename, load): a search of another thread
+    in that moment met a collection gone or released; it now waits for the swap."""
+    import threading
+
+    store = open_store(f"milvus:{tmp_path / 'race.db'}?collection=chunks", embedder_id="words-test", dim=4,
+                       create=True)
+    texts = _texts(random.Random(3), 200)
+    store.upsert(list(texts), np.full((len(texts), 4), 0.5, dtype=np.float32), [{"text": t} for t in texts.values()])
+    words = store.word_index(layout="bm25")
+    failures, searches, writing = [], [0], threading.Event()
+
+    def search_while_writing() -> None:
+        while writing.is_set():
+            try:
+                words.top("the w1 w2", 5)
+                searches[0] += 1
+            except Exception as error:  # noqa: BLE001 - any failure is what this test looks for
+                failures.append(repr(error))
+
+    writing.set()
+    searcher = threading.Thread(target=search_while_writing)
+    searcher.start()
+    try:
+        for i, x in enumerate(list(texts)[:6]):
+            store.upsert([x], np.full((1, 4), 0.5, dtype=np.float32), [{"text": f"rewritten {i} w1"}])
+    finally:
+        writing.clear()
+        searcher.join()
+    assert searches[0] > 0 and not failures, failures[:2]
+    assert dict(words.top("rewritten", 10)).keys() == set(list(texts)[:6])
     store.close()
 
 

@@ -31,9 +31,11 @@ from __future__ import annotations
 
 import heapq
 import logging
+import threading
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -78,6 +80,40 @@ def _in(field: str, values: Iterable[str], literal: Literal) -> str:
     return f"{field} in [" + ", ".join(literal(v) for v in values) + "]"
 
 
+class _SwapGate:
+    """Reads run side by side; swapping the companion for its rewrite (drop, rename, load) waits for the reads
+    in flight and holds new ones until it is done, so no search meets a collection that is gone or released."""
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition()
+        self._readers, self._swapping = 0, False
+
+    @contextmanager
+    def reading(self) -> Iterator[None]:
+        with self._changed:
+            self._changed.wait_for(lambda: not self._swapping)
+            self._readers += 1
+        try:
+            yield
+        finally:
+            with self._changed:
+                self._readers -= 1
+                self._changed.notify_all()
+
+    @contextmanager
+    def swapping(self) -> Iterator[None]:
+        with self._changed:
+            self._changed.wait_for(lambda: not self._swapping)
+            self._swapping = True
+            self._changed.wait_for(lambda: self._readers == 0)
+        try:
+            yield
+        finally:
+            with self._changed:
+                self._swapping = False
+                self._changed.notify_all()
+
+
 class BM25Words:
     """The engine's own BM25 over a companion collection (see the module docstring)."""
 
@@ -86,6 +122,7 @@ class BM25Words:
     def __init__(self, client: Any, name: str, literal: Literal, level: Callable[[], str]) -> None:
         self._client, self.name, self._literal, self._level = client, name, literal, level
         self._written = False  # rows were upserted or deleted since the companion was last built whole
+        self._gate = _SwapGate()
 
     @staticmethod
     def create(client: Any, name: str) -> None:
@@ -164,22 +201,25 @@ class BM25Words:
         for start in range(0, len(rows), 5000):
             self._client.insert(fresh, rows[start : start + 5000])
         self._client.flush(fresh)
-        self._client.drop_collection(self.name)
-        self._client.rename_collection(fresh, self.name)
-        self._client.load_collection(self.name)  # a renamed collection comes back released
+        with self._gate.swapping():  # searches of this process wait for the swap rather than fail
+            self._client.drop_collection(self.name)
+            self._client.rename_collection(fresh, self.name)
+            self._client.load_collection(self.name)  # a renamed collection comes back released
         self._written = False
 
     def count(self) -> int:
-        rows = self._client.query(self.name, filter="", output_fields=["count(*)"], consistency_level="Strong")
+        with self._gate.reading():
+            rows = self._client.query(self.name, filter="", output_fields=["count(*)"], consistency_level="Strong")
         return int(rows[0]["count(*)"])
 
     def _search(self, query: str, limit: int, filter: str = "") -> list[tuple[str, float]]:
         words = self.encode(word_tokens(query))
         if not words or limit <= 0:
             return []
-        hits = self._client.search(self.name, data=[words], anns_field="sparse", limit=min(limit, PAGE),
-                                   filter=filter, output_fields=[], consistency_level=self._level(),
-                                   search_params={"metric_type": "BM25", "params": {}})[0]
+        with self._gate.reading():
+            hits = self._client.search(self.name, data=[words], anns_field="sparse", limit=min(limit, PAGE),
+                                       filter=filter, output_fields=[], consistency_level=self._level(),
+                                       search_params={"metric_type": "BM25", "params": {}})[0]
         # Milvus Lite reports BM25 as a negative distance, a server as the score itself
         return [(h["id"], abs(float(h["distance"]))) for h in hits if float(h["distance"]) != 0]
 
