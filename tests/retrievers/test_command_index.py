@@ -3,12 +3,12 @@
 import numpy as np
 import pytest
 from conftest import SPECS, write_home
-from tracerag.retrievers.command_docs import command_text, subject_phrases
-from tracerag.retrievers.command_index import CommandIndex, IndexParams
-from tracerag.retrievers.embedders import LexicalEmbedder
-from tracerag.retrievers.home import CommandSpec, Device, Home, ValueOption
 
 from tracerag.datasets.smarthome import resolve_dataset
+from tracerag.embedding.embedders import LexicalEmbedder
+from tracerag.home_commands.command_docs import command_text, subject_phrases
+from tracerag.home_commands.command_index import CommandIndex, IndexParams
+from tracerag.home_commands.home import CommandSpec, Device, Home, ValueOption
 from tracerag.programs.rule_parser import parse_without_lm
 from tracerag.signatures.query_ir import QueryIR
 
@@ -272,8 +272,7 @@ def test_the_name_index_grows_linearly_a_1_mb_label_indexes_in_seconds_with_boun
     import time
     import tracemalloc
 
-    from tracerag.retrievers.command_index import NAME_RUN_MAX, NAME_TOKENS_MAX
-
+    from tracerag.home_commands.command_index import NAME_RUN_MAX, NAME_TOKENS_MAX
     from tracerag.programs.command_retrieval import CommandRetrieval
 
     CommandRetrieval(CommandIndex(Home.load(home_dir), embedder))(query="打开客厅的灯")  # the embedder warm

@@ -15,12 +15,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from tracerag.retrievers.cosine_bank import CosineBank
-from tracerag.retrievers.hybrid import HybridRetriever, WordIndex
-from tracerag.retrievers.store_copy import copy_store
-from tracerag.retrievers.stores import open_store
 
-from tracerag.retrievers import milvus_words
+from tracerag.documents.hybrid import HybridRetriever, WordIndex
+from tracerag.stores import milvus_words
+from tracerag.stores.cosine_bank import CosineBank
+from tracerag.stores.store_copy import copy_store
+from tracerag.stores.stores import open_store
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))
