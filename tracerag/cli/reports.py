@@ -38,7 +38,13 @@ def print_report(report: dict, extra_cols: tuple[str, ...] = ()) -> None:
     extras = {key: report["metrics"][key] for key in ("lm_calls_per_query", "lm_calls_per_question", "lm_calls_max",
                                                       "lm_call_budget", "latency_ms_p50", "latency_ms_p95")
               if key in report["metrics"]}
-    print("  ".join(f"{key}={v}" for key, v in extras.items()))
+    line = ""
+    for item in (f"{key}={v}" for key, v in extras.items()):  # wrapped at the table's width
+        if line and len(line) + 2 + len(item) > TABLE_WIDTH:
+            print(line)
+            line = ""
+        line = f"{line}  {item}" if line else item
+    print(line)
 
 
 TABLE_WIDTH = 100  # a terminal's width, and a CI log's; docs/reports.md explains each metric
