@@ -23,11 +23,13 @@ import asyncio
 import contextvars
 import json
 import logging
+import ssl
 import threading
 import time
 import zlib
 from collections.abc import Generator
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 import httpcore
@@ -100,23 +102,35 @@ class _DeadlineBackend(httpcore.NetworkBackend):
         self._backend.sleep(seconds)
 
 
-def bounded_client(timeout: float, headers: dict[str, str] | None = None) -> httpx.Client:
-    """An httpx client whose socket operations honour the deadline of the `request` in progress.
+@cache
+def shared_ssl_context() -> ssl.SSLContext:
+    """The process's one SSL context (httpx's defaults): every new one loads the CA bundle again, natively, and
+    keeps it (1-10 MB a client), while clients are made per endpoint, per program and per LM."""
+    return httpx.create_ssl_context()
 
-    Only gzip/deflate are asked for, because this module decodes them itself in bounded steps."""
-    transport = httpx.HTTPTransport()
+
+def deadline_transport() -> httpx.HTTPTransport:
+    """An httpx transport whose socket operations honour the deadline of the `request` in progress (without
+    the hook the deadline is still checked between body chunks, just not inside one read)."""
+    transport = httpx.HTTPTransport(verify=shared_ssl_context())
     pool = getattr(transport, "_pool", None)
     if isinstance(getattr(pool, "_network_backend", None), httpcore.NetworkBackend):
         pool._network_backend = _DeadlineBackend(pool._network_backend)  # type: ignore[union-attr]
-    # (without that hook the deadline is still checked between body chunks, just not inside one read)
-    return httpx.Client(timeout=timeout, transport=transport,
+    return transport
+
+
+def bounded_client(timeout: float, headers: dict[str, str] | None = None) -> httpx.Client:
+    """An httpx client over `deadline_transport`. Only gzip/deflate are asked for, because this module decodes
+    them itself in bounded steps."""
+    return httpx.Client(timeout=timeout, transport=deadline_transport(), verify=shared_ssl_context(),
                         headers={"Accept-Encoding": "gzip, deflate", **(headers or {})})
 
 
 def bounded_async_client(timeout: float, headers: dict[str, str] | None = None) -> httpx.AsyncClient:
     """`bounded_client` for an event loop: `arequest` cuts each attempt at the call's deadline itself
     (a cancellation), so no network-backend hook is needed."""
-    return httpx.AsyncClient(timeout=timeout, headers={"Accept-Encoding": "gzip, deflate", **(headers or {})})
+    return httpx.AsyncClient(timeout=timeout, verify=shared_ssl_context(),
+                             headers={"Accept-Encoding": "gzip, deflate", **(headers or {})})
 
 
 class _Decoder:

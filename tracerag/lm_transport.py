@@ -38,7 +38,6 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import replace
 
-import httpcore
 import httpx
 from dspy._vendor.lm15.transports import (
     AsyncTransportResponse,
@@ -54,7 +53,7 @@ from dspy._vendor.lm15.transports import (
 from dspy.clients.engines.lm15_engine import AsyncLM15Engine
 from dspy.lm15 import CollectionLimitError
 
-from .http_json import _deadline, _DeadlineBackend, _Decoder, bounded_async_client, bounded_client
+from .http_json import _deadline, _Decoder, bounded_async_client, bounded_client, deadline_transport, shared_ssl_context
 
 __all__ = ["MAX_REPLY_BYTES", "AsyncBoundedHTTPX", "AsyncBoundedTransport", "BoundedEngines", "BoundedHTTPX",
            "BoundedTransport", "at_most", "call_deadline", "call_limit", "call_time_left", "install_litellm_sessions"]
@@ -310,14 +309,6 @@ class BoundedEngines(dict):
 # and pass any other request through untouched (another library's LiteLLM calls are not ours to bound).
 
 
-def _deadline_transport() -> httpx.HTTPTransport:
-    transport = httpx.HTTPTransport()
-    pool = getattr(transport, "_pool", None)
-    if isinstance(getattr(pool, "_network_backend", None), httpcore.NetworkBackend):
-        pool._network_backend = _DeadlineBackend(pool._network_backend)  # type: ignore[union-attr]
-    return transport
-
-
 class _BoundedStream(httpx.SyncByteStream):
     def __init__(self, raw: httpx.SyncByteStream, reply: _Reply) -> None:
         self._raw, self._reply = raw, reply
@@ -347,7 +338,7 @@ class BoundedHTTPX(httpx.BaseTransport):
     on connect, headers and every body read, and the decoded reply against the cap."""
 
     def __init__(self) -> None:
-        self._inner = _deadline_transport()
+        self._inner = deadline_transport()
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         limits = _limits.get()
@@ -405,7 +396,7 @@ class AsyncBoundedHTTPX(httpx.AsyncBaseTransport):
         for closed in [other for other in self._inner if other.is_closed()]:
             del self._inner[closed]
         if loop not in self._inner:
-            self._inner[loop] = httpx.AsyncHTTPTransport()
+            self._inner[loop] = httpx.AsyncHTTPTransport(verify=shared_ssl_context())
         return self._inner[loop]
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
@@ -440,8 +431,9 @@ def install_litellm_sessions() -> bool:
 
     encodings = {"Accept-Encoding": "gzip, deflate"}  # the codings inflated here in bounded steps
     if litellm.client_session is None:
-        litellm.client_session = httpx.Client(transport=BoundedHTTPX(), follow_redirects=True, headers=encodings)
+        litellm.client_session = httpx.Client(transport=BoundedHTTPX(), follow_redirects=True, headers=encodings,
+                                              verify=shared_ssl_context())
     if litellm.aclient_session is None:
         litellm.aclient_session = httpx.AsyncClient(transport=AsyncBoundedHTTPX(), follow_redirects=True,
-                                                     headers=encodings)
+                                                     headers=encodings, verify=shared_ssl_context())
     return isinstance(getattr(litellm.client_session, "_transport", None), BoundedHTTPX)

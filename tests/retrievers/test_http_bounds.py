@@ -188,3 +188,26 @@ def test_an_lm_retry_after_of_1000_s_is_capped_and_the_stage_falls_back():
     assert len(Overloaded.hits) == 3  # DSPy retried twice ...
     assert 1.5 < elapsed < 5, elapsed  # ... waiting min(Retry-After, timeout) = 1 s each, not 1000 s
     assert counter.starts == 1 and stages.calls == 1  # retries stay inside one counted LM call
+
+
+def test_clients_share_one_ssl_context_so_each_new_one_costs_no_ca_bundle():
+    """Clients are made per endpoint, per program and per LM; each used to load the CA bundle into its own SSL
+    context (1-10 MB kept natively: an evaluation whose LM stages answered grew by 115 MB)."""
+    import httpx
+
+    from tracerag.http_json import bounded_async_client, bounded_client, deadline_transport, shared_ssl_context
+    from tracerag.lm_transport import BoundedTransport
+
+    def anon_kb() -> int:
+        with open("/proc/self/status") as status:
+            return next(int(line.split()[1]) for line in status if line.startswith("RssAnon:"))
+
+    shared_ssl_context(), BoundedTransport(timeout=5)  # the one context, loaded once
+    before = anon_kb()
+    made = [bounded_client(5) for _ in range(20)] + [BoundedTransport(timeout=5) for _ in range(20)]
+    grown_mb = (anon_kb() - before) / 1024
+    assert grown_mb < 10, grown_mb  # one CA bundle per client was >= 1.3 MB each: >= 52 MB here
+    assert deadline_transport()._pool._ssl_context is shared_ssl_context()
+    assert isinstance(bounded_async_client(5), httpx.AsyncClient)
+    for client in made:
+        getattr(client, "close", lambda: None)()
