@@ -114,8 +114,13 @@ def _hwm_mb() -> float:
 
 
 def child(program: str, out: Path, extra: list[str]) -> None:
-    """One evaluation in this fresh process; prints {seconds, peak_mb} as JSON."""
+    """One evaluation in this fresh process; prints {seconds, peak_mb} as JSON. The embedder's weights are
+    loaded first, in every run alike: whether a run loads them otherwise depends on what the embedding cache
+    still holds (an LM's rewritten queries are new texts), which is no cost of the LM's faults."""
+    from tracerag.embedding.embedders import LocalUSEEmbedder
+
     dspy.configure_cache(enable_disk_cache=False, enable_memory_cache=False)
+    LocalUSEEmbedder().embed(["warm"])  # the process's one copy of the weights, which every instance shares
     _, seconds = evaluate(program, out, *extra)
     print(json.dumps({"seconds": seconds, "peak_mb": _hwm_mb()}))
 

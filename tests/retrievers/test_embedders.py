@@ -35,6 +35,16 @@ def test_use_crosslingual_pair_beats_unrelated(use):
     assert cos(zh, en) > cos(zh, other) + 0.1
 
 
+def test_every_instance_shares_the_loaded_weights(use):
+    """~120 MB of weights, held once per process: a service of several programs, or a program whose stages
+    each make an embedder, does not load them again."""
+    use.embed(["warm"])
+    other = LocalUSEEmbedder()
+    assert other._get_model() is use._get_model()
+    assert LocalUSEEmbedder(threads=2)._model is None  # another thread count loads on its first embed
+    np.testing.assert_array_equal(other.embed(["打开客厅的灯"]), use.embed(["打开客厅的灯"]))
+
+
 def test_protocol_deepcopy_repr(use):
     for emb in (use, LexicalEmbedder(64)):
         assert isinstance(emb, Embedder)

