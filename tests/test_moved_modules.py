@@ -25,9 +25,8 @@ def test_a_patch_on_the_old_path_is_seen_at_the_new_one():
 
 
 def test_from_imports_of_old_paths_and_names_work():
-    from tracerag.retrievers.cosine_bank import CosineBank as old_bank
-
     from tracerag.retrievers import CosineBank, Home, open_store
+    from tracerag.retrievers.cosine_bank import CosineBank as old_bank
     from tracerag.stores.stores import open_store as new_open
 
     assert CosineBank is old_bank and open_store is new_open
