@@ -49,3 +49,14 @@ def test_an_app_reads_a_programs_labelled_examples_from_its_entry(capsys):
     questions = PROGRAMS["rag"].examples("pubmedqa", "dev")
     assert questions and questions[0].question and "questions" in capsys.readouterr().err  # what reading did
     assert PROGRAMS["agent"].examples("pubmedqa", "dev", limit=3) == questions[:3]
+
+
+@pytest.mark.slow  # starts the bundled MCP search server, a child process (~2 s)
+def test_the_agent_builds_on_its_defaults_with_no_option():
+    """`tracerag.build("agent")` is the bundled local search server, as `tracerag run agent` is without --pubmed."""
+    agent = tracerag.build("agent")
+    try:
+        assert type(agent).__name__ == "SearchAgent"
+        assert "pubmed_search" in agent.toolbox.names
+    finally:
+        agent.toolbox.close()

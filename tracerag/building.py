@@ -133,7 +133,7 @@ def build_planner(*, artifact: str | Path | None = None, store: str | None = Non
     return TraceablePlanner(retrieve_templates=templates, embedder=embedder)
 
 
-def build_agent(*, artifact: str | Path | None = None, tools: list[str] | None = None, pubmed: str | None = None,
+def build_agent(*, artifact: str | Path | None = None, tools: list[str] | None = None, pubmed: str | None = "local",
                 bank: str | Path | None = None, browse_root: str | Path | None = None, tool_embedder: str | None = None,
                 cache_dir: str | Path | None = None, max_tool_calls: int | None = None):
     """SearchAgent over ``tools`` (MCP tool sources; default: the bundled local MCP server, a child process
@@ -146,7 +146,8 @@ def build_agent(*, artifact: str | Path | None = None, tools: list[str] | None =
 
     if cache_dir:  # the local tool server is a child process: it reads the cache directory from here
         os.environ[ENV_CACHE_DIR] = str(cache_dir)
-    toolbox = Toolbox.open(tools or None, pubmed=pubmed, bank=bank, browse_root=browse_root, embedder=tool_embedder)
+    toolbox = Toolbox.open(tools or None, pubmed=pubmed or "local", bank=bank, browse_root=browse_root,
+                           embedder=tool_embedder)
     program = load(artifact, tools=toolbox) if artifact else SearchAgent(toolbox)
     if max_tool_calls is not None:
         program.config = program.config.model_copy(update={"max_tool_calls": max_tool_calls})
