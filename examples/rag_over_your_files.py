@@ -1,5 +1,5 @@
-"""Questions over a folder of your own .txt and .md files: chunk, embed, retrieve, answer with [chunk-id]
-citations.
+"""Questions over a folder of your own .txt, .md and .pdf files: chunk, embed, retrieve, answer with [chunk-id]
+citations (.pdf text through pypdf: `pip install pypdf`; without it the .pdf files are skipped, said once).
 
     python examples/rag_over_your_files.py                                   # examples/notes/
     python examples/rag_over_your_files.py ~/notes/ "How often are backups taken?"
@@ -25,14 +25,27 @@ QUESTIONS = ["How often are the database backups taken?", "Who do I call when th
 
 
 def folder_to_jsonl(folder: Path, out: Path) -> int:
-    """One JSON line per .txt/.md file: {"id": its path in the folder, "title": its first heading, "text"}."""
-    files = sorted(p for p in folder.rglob("*") if p.suffix.lower() in (".txt", ".md") and p.is_file())
+    """One JSON line per .txt/.md/.pdf file: {"id": its path in the folder, "title": its first heading (a .pdf:
+    its title, else its name), "text"}."""
+    files = sorted(p for p in folder.rglob("*") if p.suffix.lower() in (".txt", ".md", ".pdf") and p.is_file())
+    pdfs = [p for p in files if p.suffix.lower() == ".pdf"]
+    try:
+        import pypdf
+    except ImportError:
+        if pdfs:
+            print(f"skipped {len(pdfs)} .pdf file(s): pip install pypdf to read them")
+        files = [p for p in files if p not in pdfs]
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("w", encoding="utf-8") as out_lines:
         for path in files:
-            lines_of = path.read_text(encoding="utf-8").splitlines()
-            heading = next((line.lstrip("# ").strip() for line in lines_of if line.startswith("#")), path.stem)
-            text = "\n".join(line for line in lines_of if not line.startswith("#"))   # headings: the title
+            if path.suffix.lower() == ".pdf":
+                reader = pypdf.PdfReader(path)
+                heading = (reader.metadata or {}).get("/Title") or path.stem
+                text = "\n".join(page.extract_text() or "" for page in reader.pages)
+            else:
+                lines_of = path.read_text(encoding="utf-8").splitlines()
+                heading = next((line.lstrip("# ").strip() for line in lines_of if line.startswith("#")), path.stem)
+                text = "\n".join(line for line in lines_of if not line.startswith("#"))   # headings: the title
             doc = {"id": path.relative_to(folder).as_posix(), "title": heading, "text": text}
             out_lines.write(json.dumps(doc, ensure_ascii=False) + "\n")
     return len(files)

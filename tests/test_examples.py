@@ -81,6 +81,45 @@ def test_rag_example_answers_from_the_folder_with_citations(offline, capsys):
     assert docs[0]["title"] == "Backups" and "#" not in docs[0]["text"]
 
 
+def _pdf_with_text(text: str) -> bytes:
+    """A one-page PDF whose page shows ``text`` (Helvetica), with a correct cross-reference table."""
+    stream = f"BT /F1 12 Tf 72 720 Td ({text}) Tj ET".encode()
+    objects = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+               b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+               b"/Resources << /Font << /F1 5 0 R >> >> >>",
+               b"<< /Length %d >>\nstream\n%s\nendstream" % (len(stream), stream),
+               b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]
+    out, offsets = bytearray(b"%PDF-1.4\n"), []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    return bytes(out)
+
+
+def test_rag_example_reads_pdf_files_or_says_it_skipped_them(tmp_path, monkeypatch, capsys):
+    """A folder of your own files holds PDFs too: their text through pypdf, or one line saying they were skipped."""
+    import builtins
+
+    module = example("rag_over_your_files")
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "runbook.pdf").write_bytes(_pdf_with_text("Restores take about forty minutes."))
+    (tmp_path / "notes" / "a.md").write_text("# A\nAlpha.\n", encoding="utf-8")
+    assert module.folder_to_jsonl(tmp_path / "notes", tmp_path / "docs.jsonl") == 2
+    docs = {d["id"]: d for d in map(json.loads, (tmp_path / "docs.jsonl").read_text(encoding="utf-8").splitlines())}
+    assert "Restores take about forty minutes." in docs["runbook.pdf"]["text"]
+    assert docs["runbook.pdf"]["title"] == "runbook"
+
+    real_import = builtins.__import__
+    monkeypatch.setattr(builtins, "__import__", lambda name, *a, **k: (_ for _ in ()).throw(ImportError(name))
+                        if name == "pypdf" else real_import(name, *a, **k))
+    assert module.folder_to_jsonl(tmp_path / "notes", tmp_path / "docs.jsonl") == 1
+    assert capsys.readouterr().out == "skipped 1 .pdf file(s): pip install pypdf to read them\n"
+
+
 def test_experience_example_banks_the_solved_runs_and_draws_on_the_similar_one(offline, capsys):
     assert example("experience_memory").main([], out_dir="out") == 0
     out = capsys.readouterr().out
