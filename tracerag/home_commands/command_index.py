@@ -796,9 +796,10 @@ class CommandIndex:
             return best
         # the verb settles it when one category can do what it says ("把所有门都锁上": only locks lock), else
         # the value when one category takes it in the unit said ("温度都调到26度": the setpoints)
-        taking = self.value_devices(utterance, ir.action)
-        return self._one_category(device_ok & acting) if acting.any() else \
-            self._one_category(device_ok & taking) if (device_ok & taking).any() else None
+        if acting.any():
+            return self._one_category(device_ok & acting)
+        taking = device_ok & self.value_devices(utterance, ir.action)
+        return self._one_category(taking) if taking.any() else None
 
     @cached_property
     def _commanded(self) -> np.ndarray:
