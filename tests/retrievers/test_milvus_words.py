@@ -140,6 +140,54 @@ def test_an_index_that_disagrees_with_the_store_is_rebuilt_once(milvus, embedder
 
 
 # ---------------------------------------------------------------------------------------------
+# A batch of questions on a store larger than the fusion window: each question's words point to rows outside
+# every question's dense window, and the word index is read for the batch, not per question.
+
+GREEK = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda sigma".split()
+BIG = {f"d{i:03d}": " ".join(random.Random(i).sample(GREEK, 6)) + f" code{i}" for i in range(300)}
+BATCH = ["code5 code17 code299", "code250 code251 code99 code3", "code77", "alpha beta code140", "nothing here",
+         "code77"]
+
+
+@pytest.fixture(scope="module")
+def big_bank(tmp_path_factory, embedder):
+    return CosineBank.create(tmp_path_factory.mktemp("big") / "bank", embedder, list(BIG), list(BIG.values()),
+                             [{"text": t} for t in BIG.values()])
+
+
+def test_a_batch_ranks_as_the_numpy_bank_and_reads_the_word_index_once(engine, big_bank, embedder, tmp_path,
+                                                                         monkeypatch):
+    if engine == "standalone":
+        uri = f"{STANDALONE}?collection=big{next(_COUNTER)}_{os.getpid()}"
+    else:
+        uri = f"milvus:{tmp_path / 'big.db'}?collection=chunks"
+    assert copy_store(str(big_bank.directory), uri).ok
+    store = _open(uri, embedder, {"lite-bm25": "bm25", "lite-postings": "postings"}.get(engine))
+    words = store.word_index()
+    retriever = HybridRetriever(store, embedder=embedder)
+    numpy_side = HybridRetriever(big_bank)
+    expected = _ranked(numpy_side.search(BATCH, k=5))
+    assert all(any(c.startswith("d") for c, _ in r) for r in expected)
+    reads = []
+    for name in ("search", "query"):
+        call = getattr(words._client, name)
+
+        def counted(collection, *args, _call=call, **kwargs):
+            reads.extend([kwargs.get("filter", "")] if collection == words.name else [])
+            return _call(collection, *args, **kwargs)
+
+        monkeypatch.setattr(words._client, name, counted)
+    assert _ranked(retriever.search(BATCH, k=5)) == expected
+    best_rows = [f for f in reads if not f.startswith("id in [")]  # the rest: one question's dense candidates
+    assert len(best_rows) <= 2, best_rows  # the batch's best rows (postings: and the common words', kept)
+    assert [_ranked(retriever.search([q], k=5))[0] for q in BATCH] == expected
+    by_score = [sorted(r, key=lambda hit: (-hit[1], hit[0])) for r in _ranked(retriever.search_lexical(BATCH, k=5))]
+    assert by_score == [sorted(r, key=lambda hit: (-hit[1], hit[0]))  # equal scores: any order
+                        for r in _ranked(numpy_side.search_lexical(BATCH, k=5))]
+    store.close()
+
+
+# ---------------------------------------------------------------------------------------------
 # Postings: common words are read only for the rows that can rank, yet every score is exact.
 
 

@@ -8,7 +8,8 @@ channel alone, 0.97 for BM25 alone and 0.995 fused; on the test split 0.92, 0.98
 
 The retriever runs on any :class:`~..stores.vector_store.VectorStore` (a numpy bank, or Milvus by URI). A store
 that keeps its own word index (``store.word_index(text_key)``: Milvus, see :mod:`..stores.milvus_words`) is
-asked for each query's best lexical rows and for its candidates' BM25, so no retriever reads every row.
+asked for a batch's best lexical rows in one call and for each query's other candidates' BM25, so no
+retriever reads every row.
 Otherwise the word index is built in memory from the rows' metadata ``text`` when the retriever is made,
 read with the store's ``scan``: a compressed-sparse layout in numpy
 arrays (per term, the rows it occurs in and their BM25 weight), so a query costs one vector add per
@@ -310,6 +311,8 @@ class HybridRetriever:
         try:
             for group in self._query_groups(len(queries)):
                 lexical, lexical_tops = self._lexical_batch([queries[i] for i in group], window)
+                if not isinstance(self.index, WordIndex):
+                    self._score_candidates([queries[i] for i in group], [dense_windows[i] for i in group], lexical)
                 results.extend(self._search_one(queries[i], vectors[i], dense_windows[i], window, k, dedupe_by,
                                                 lexical_all, top)
                                for i, lexical_all, top in zip(group, lexical, lexical_tops, strict=True))
@@ -321,14 +324,16 @@ class HybridRetriever:
                     dedupe_by: str | None, lexical_all: np.ndarray, lexical_top: np.ndarray) -> list[ScoredChunk]:
         """Fuse one query's windows, widening both (deeper dense search) while dedupe leaves fewer than ``k``."""
         while True:
-            fused = self._fuse(query, vector, dense_rows, lexical_all, window, lexical_top)
+            fused = self._fuse(vector, dense_rows, lexical_all, lexical_top)
             kept = self._chunks(fused, dedupe_by, k)
             if len(kept) >= k or window >= self._rows.count():
                 return kept
             window *= 4  # deduplication left fewer than k: look deeper
             dense_rows = self._rows.dense_windows(vector[None, :], window, self._ids)[0]
             if not isinstance(self.index, WordIndex):
-                lexical_all = self._lexical_scores(query, window)
+                lexical = self._lexical_batch([query], window)[0]
+                self._score_candidates([query], [dense_rows], lexical)
+                lexical_all = lexical[0]
             lexical_top = _top(lexical_all, window)
 
     def search_dense(
@@ -363,7 +368,7 @@ class HybridRetriever:
                             break
                         window *= 4
                         if not isinstance(self.index, WordIndex):  # a store's index: asked per width
-                            scores = self._lexical_scores(queries[i], window)
+                            scores = self._lexical_batch([queries[i]], window)[0][0]
                         top = _top(scores, window)
                     results.append(kept)
         finally:
@@ -390,33 +395,33 @@ class HybridRetriever:
 
     def _lexical_batch(self, queries: list[str], window: int) -> tuple[np.ndarray, list[np.ndarray]]:
         """(BM25 of every row per query, each query's best ``window`` rows best first): the in-memory index
-        scores the whole batch in one sparse product; a store's own index is asked query by query."""
-        if not isinstance(self.index, WordIndex):
-            scores = np.stack([self._lexical_scores(q, window) for q in queries]) if queries else \
-                np.zeros((0, len(self._ids)), dtype=np.float32)
-        else:
+        scores the whole batch in one sparse product; a store's own index returns each query's best
+        ``window`` rows in one call (the other rows 0 here; :meth:`_score_candidates` fills in the ones fused)."""
+        if isinstance(self.index, WordIndex):
             scores = self.index.scores_batch(queries)
             missing = self._rows.count() - scores.shape[1]
             if missing > 0:  # rows added since the index was built score 0 until refresh()
                 scores = np.concatenate([scores, np.zeros((len(queries), missing), dtype=np.float32)], axis=1)
+        else:
+            tops = self.index.top_batch(queries, window)
+            rows = [[self._rows.row(x, self._ids) for x, _ in hits] for hits in tops]  # may number new rows
+            scores = np.zeros((len(queries), len(self._ids)), dtype=np.float32)
+            for line, hits, at in zip(scores, tops, rows, strict=True):
+                line[at] = [score for _, score in hits]
         return scores, _top_batch(scores, window)
 
-    def _lexical_scores(self, query: str, window: int) -> np.ndarray:
-        """BM25 per row: every row's from the in-memory index; from a store's own index, its best ``window``
-        rows' (others 0 here; :meth:`_fuse` asks the store for the candidates')."""
-        if not isinstance(self.index, WordIndex):
-            hits = self.index.top(query, window)
-            rows = [self._rows.row(x, self._ids) for x, _ in hits]
-            out = np.zeros(len(self._ids), dtype=np.float32)
-            out[rows] = [score for _, score in hits]
-            return out
-        scores = self.index.scores(query)
-        missing = self._rows.count() - len(scores)
-        return np.concatenate([scores, np.zeros(missing, dtype=np.float32)]) if missing > 0 else scores
+    def _score_candidates(self, queries: list[str], dense_rows: list[list[int]], lexical: np.ndarray) -> None:
+        """A store's own index: the BM25 of each query's dense candidates outside its lexical window, written
+        into ``lexical`` (one call for the batch), so fusion scores every candidate on both channels."""
+        asked = [[r for r in dict.fromkeys(dense) if line[r] == 0]  # the lexical window's are scored already
+                 for line, dense in zip(lexical, dense_rows, strict=True)]
+        found = self.index.scores_batch(queries, [[self._ids[r] for r in rows] for rows in asked])
+        for line, rows, held in zip(lexical, asked, found, strict=True):
+            for r in rows:
+                line[r] = held.get(self._ids[r], 0.0)
 
     def _fuse(
-        self, query: str, vector: np.ndarray, dense_rows: list[int], lexical_all: np.ndarray, window: int,
-        lexical_top: np.ndarray,
+        self, vector: np.ndarray, dense_rows: list[int], lexical_all: np.ndarray, lexical_top: np.ndarray,
     ) -> list[tuple[int, float, float, float]]:
         """(row, fused, dense, lexical) for the union of both windows (dense: the store's best ``window``
         rows, best first; lexical: ``lexical_top``, the best ``window`` rows of ``lexical_all``), best fused
@@ -431,11 +436,6 @@ class HybridRetriever:
         else:  # rows the store added after the lexical scores were taken: BM25 0
             missing = np.zeros(int(rows.max()) + 1 - len(lexical_all), dtype=np.float32)
             lexical = np.concatenate([lexical_all, missing])[rows]
-        if not isinstance(self.index, WordIndex):  # candidates outside the lexical window: the store scores them
-            outside = [i for i, v in enumerate(lexical.tolist()) if v == 0]
-            found = self.index.scores(query, [self._ids[int(rows[i])] for i in outside])
-            for i in outside:
-                lexical[i] = found.get(self._ids[int(rows[i])], 0.0)
         if self.fusion == "rrf":
             dense_rank = {r: i for i, r in enumerate(dense_rows, start=1)}
             lexical_rank = {r: i for i, r in enumerate(lexical_rows, start=1)}
