@@ -22,6 +22,10 @@ Reported: recall@10, MRR, retrieved lists that differ from the numpy bank's, and
 ms over ``--rounds`` rounds (per question, its median over the rounds). Lite with postings takes ~1 s a
 question (its queries scan every posting): ``--lite bm25 postings`` to include it.
 
+``--batch`` times the hybrid retriever itself on the same stores: the PubMedQA test questions in
+batches of 32, one ``search`` call per batch against the same 32 questions one call each (medians over
+the batches and ``--rounds``), and checks every list against the numpy bank's.
+
 ``--drift`` measures whether incremental writes move a Lite word index away from a fresh build: the
 bank's rows go into Lite except the last ``--drift-rows``, the word index is built, then those rows are
 upserted ``--drift-batch`` at a time (each call timed); the retrieved lists are then compared with the
@@ -38,6 +42,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -132,7 +137,9 @@ def rag_eval(store, embedder, examples: list, mode: str = "") -> dict:
             "lists": [r["retrieved"] for r in report["per_query"]]}
 
 
-def rag_main(rounds: int, server: str | None, work: Path, lite: list[str]) -> None:
+def rag_stores(server: str | None, work: Path, lite: list[str]) -> tuple[Any, list, dict[str, tuple[Any, str | None]]]:
+    """(embedder, PubMedQA test examples, {label: (store, word index layout)}): the numpy bank and Milvus
+    stores filled from it, each with its word index built."""
     from tracerag.config import get_embedder
     from tracerag.stores.store_copy import copy_store
     from tracerag.tools.pubmed_corpus import open_pubmedqa_bank
@@ -140,7 +147,7 @@ def rag_main(rounds: int, server: str | None, work: Path, lite: list[str]) -> No
     embedder = get_embedder()
     bank = open_pubmedqa_bank(embedder)
     examples = test_questions(bank)
-    stores = {"numpy bank": (open_store(str(bank.directory)), None)}
+    stores: dict[str, tuple[Any, str | None]] = {"numpy bank": (open_store(str(bank.directory)), None)}
     lites = {"Milvus Lite, BM25 function": "bm25", "Milvus Lite, postings": "postings"}
     for name, layout in lites.items():
         if layout not in lite:
@@ -156,6 +163,11 @@ def rag_main(rounds: int, server: str | None, work: Path, lite: list[str]) -> No
         store = open_store(uri, embedder_id=embedder.id, dim=embedder.dim)
         store.word_index()
         stores["Milvus server, postings"] = (store, store.word_index().kind)
+    return embedder, examples, stores
+
+
+def rag_main(rounds: int, server: str | None, work: Path, lite: list[str]) -> None:
+    embedder, examples, stores = rag_stores(server, work, lite)
     runs: dict[str, list[dict]] = {}
     for r in range(rounds):
         for name, (store, layout) in stores.items():
@@ -176,6 +188,42 @@ def rag_main(rounds: int, server: str | None, work: Path, lite: list[str]) -> No
         differ = max(sum(a != b for a, b in zip(x["lists"], base, strict=True)) for x in results)
         print(f"| {label} | {m['recall@10']:.4f} | {m['mrr']:.4f} | {differ} of {len(base)} | "
               f"{statistics.median(per_question):.1f} | {per_question[int(0.95 * (len(per_question) - 1))]:.1f} |")
+    for store, _ in stores.values():
+        store.close()
+
+
+def batch_main(rounds: int, server: str | None, work: Path, lite: list[str], size: int = 32) -> None:
+    """The hybrid retriever's search of a batch of questions against the same questions one call each, per
+    store: medians over the batches and rounds, and whether every list equals the numpy bank's."""
+    from tracerag.documents.hybrid import HybridRetriever
+
+    embedder, examples, stores = rag_stores(server, work, lite)
+    questions = [e.question for e in examples]
+    batches = [questions[i : i + size] for i in range(0, len(questions) - size + 1, size)]
+    embedder.embed(questions)  # the embedding cache is warm for both ways
+    rows, base = [], None
+    for label, (store, _) in stores.items():
+        retriever = HybridRetriever(store, embedder=embedder)
+        together, apart, lists = [], [], []
+        for _ in range(rounds):
+            for batch in batches:
+                started = time.perf_counter()
+                found = retriever.search(batch, k=10)
+                together.append((time.perf_counter() - started) * 1000)
+                started = time.perf_counter()
+                alone = [retriever.search([q], k=10)[0] for q in batch]
+                apart.append((time.perf_counter() - started) * 1000)
+                lists += [[c.id for c in hits] for hits in found + alone]
+        base = base or lists
+        rows.append((label, statistics.median(together), statistics.median(apart), lists == base))
+        print(f"# {label}: {rows[-1]}", file=sys.stderr, flush=True)
+    print(f"HybridRetriever.search, k=10, PubMedQA test questions in {len(batches)} batches of {size}, {rounds} "
+          "rounds: medians per batch\n")
+    print(f"| store, word index | batch of {size} ms | {size} calls of one ms | batch / one by one | "
+          "lists equal the numpy bank's |")
+    print("|---|---:|---:|---:|---|")
+    for label, together, apart, same in rows:
+        print(f"| {label} | {together:.1f} | {apart:.1f} | {together / apart:.2f} | {'yes' if same else 'no'} |")
     for store, _ in stores.values():
         store.close()
 
@@ -230,15 +278,18 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--lite", nargs="*", default=["bm25"], choices=["bm25", "postings"],
                         help="Lite word indexes in --rag and --drift (postings on Lite take ~1 s a question)")
+    parser.add_argument("--batch", action="store_true", help="the hybrid retriever: a batch against one by one")
     parser.add_argument("--drift", action="store_true", help="Lite word indexes after incremental upserts")
     parser.add_argument("--drift-rows", type=int, default=400)
     parser.add_argument("--drift-batch", type=int, default=50)
     args = parser.parse_args()
     server = os.environ.get("TRACERAG_MILVUS_STANDALONE")
-    if args.rag or args.drift:
+    if args.rag or args.drift or args.batch:
         with tempfile.TemporaryDirectory(prefix="bench-rag-") as tmp:
             if args.rag:
                 rag_main(args.rounds, server, Path(tmp), args.lite)
+            if args.batch:
+                batch_main(args.rounds, server, Path(tmp), args.lite)
             if args.drift:
                 drift_main(args.drift_rows, args.drift_batch, Path(tmp), args.lite)
         return
