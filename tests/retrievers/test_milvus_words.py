@@ -282,6 +282,35 @@ def test_postings_score_as_a_fresh_index_after_incremental_writes(where, tmp_pat
     store.close()
 
 
+@pytest.mark.parametrize("room", [milvus_words.CACHE_POSTINGS, 0])
+def test_postings_score_a_batch_exactly_reading_common_words_once_for_it(room, tmp_path, monkeypatch):
+    """With room in memory for the common words' postings, or none (a large collection), a batch of questions
+    costs a fixed number of reads however many questions it holds, and scores as a fresh index."""
+    rng = random.Random(9)
+    store = open_store(f"milvus:{tmp_path / 'batch.db'}?collection=chunks", embedder_id="words-test", dim=4,
+                       create=True)
+    texts = _texts(rng, 60)
+    vectors = np.asarray([[rng.random() + 0.1 for _ in range(4)] for _ in texts], dtype=np.float32)
+    store.upsert(list(texts), vectors, [{"text": t} for t in texts.values()])
+    words = store.word_index(layout="postings")
+    ids, fresh = list(texts), WordIndex(list(texts.values()))
+    questions = [f"the of w{i} w{i + 1}" for i in range(0, 24, 2)] + ["the", "zzz", "the w3"]
+    expected = [{ids[i]: float(s) for i, s in enumerate(fresh.scores(q)) if s > 0} for q in questions]
+    monkeypatch.setattr(milvus_words, "CACHE_POSTINGS", room)
+    reads = []
+    query = words._client.query
+    monkeypatch.setattr(words._client, "query", lambda name, **kwargs: reads.append(name) or query(name, **kwargs))
+    for m in (3, 100):
+        reads.clear()
+        found = words.top_batch(questions, m)
+        assert found == [sorted(e.items(), key=lambda kv: (-kv[1], kv[0]))[:m] for e in expected]
+        some = [ids[i::5] for i in range(len(questions))]
+        assert words.scores_batch(questions, some) == [{x: v for x, v in e.items() if x in part}
+                                                       for e, part in zip(expected, some, strict=True)]
+        assert len(reads) <= 4, reads  # one by one: two or more a question with no room
+    store.close()
+
+
 @pytest.mark.slow
 def test_lite_bm25_ranks_as_a_fresh_build_after_incremental_writes(tmp_path):
     rng = random.Random(9)

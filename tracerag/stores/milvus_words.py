@@ -441,36 +441,35 @@ class PostingsWords:
         return self.top_batch([query], m)[0]
 
     def top_batch(self, queries: Sequence[str], m: int) -> list[list[tuple[str, float]]]:
-        """:meth:`top` of each query; the totals, frequencies and postings of :data:`QUERIES_PER_READ`
-        queries come from one read."""
+        """:meth:`top` of each query; per :data:`QUERIES_PER_READ` queries, one read for their totals,
+        frequencies and rarer words' postings, and at most one for the common words' postings they need."""
         if m <= 0:
             return [[] for _ in queries]
         expected, self._expected = self._expected, []
         self._recent = {}
         out = []
         for start in range(0, len(queries), QUERIES_PER_READ):
-            for scored in self._read(queries[start : start + QUERIES_PER_READ]):
-                self._recent[scored.query] = scored
-                out.append(self._best(scored, m, expected))
+            records = self._read(queries[start : start + QUERIES_PER_READ])
+            self._recent.update((scored.query, scored) for scored in records)
+            candidates = [self._candidates(scored, m) for scored in records]
+            self._score([(scored, None if rows is None else rows | set(expected))
+                         for scored, rows in zip(records, candidates, strict=True)])
+            for scored, rows in zip(records, candidates, strict=True):
+                exact = scored.exact if rows is None else {x: scored.exact[x] for x in rows}
+                ranked = sorted(((x, v) for x, v in exact.items() if v > 0), key=lambda kv: (-kv[1], kv[0].encode()))
+                out.append(ranked[:m])
         return out
 
-    def _best(self, scored: _Scored, m: int, expected: list[str]) -> list[tuple[str, float]]:
-        """The ``m`` best rows of one query's record, scored exactly (see :meth:`top`)."""
-        if not scored.df:
-            return []
+    def _candidates(self, scored: _Scored, m: int) -> set[str] | None:
+        """The rows that can still be among the ``m`` best once the common words count (see :meth:`top`), to be
+        scored exactly; None when every row holding one of the query's words must be."""
         first = _bm25(scored, scored.postings)
         best = heapq.nlargest(m, first.values())
         floor = best[-1] if len(best) == m else 0.0
         bound = sum(scored.counts[t] * _idf(scored.n, scored.df[t]) * (K1 + 1) for t in scored.common)
-        if not scored.common or bound >= floor - _SLACK:
-            exact = _bm25(scored, scored.postings + self._common_postings(scored)) if scored.common else first
-            scored.complete = True
-            scored.exact.update(exact)
-        else:
-            rows = {x for x, s in first.items() if s + bound >= floor - _SLACK}
-            self._score_exactly(scored, rows | set(expected))
-            exact = {x: scored.exact[x] for x in rows if scored.exact[x] > 0}
-        return sorted(exact.items(), key=lambda kv: (-kv[1], kv[0].encode("utf-8")))[:m]
+        if scored.common and bound < floor - _SLACK:
+            return {x for x, s in first.items() if s + bound >= floor - _SLACK}
+        return None
 
     def expect(self, ids: Sequence[str]) -> None:
         """Rows whose scores are likely asked next (the store's last dense search hits): the next :meth:`top`
@@ -484,39 +483,53 @@ class PostingsWords:
 
     def scores_batch(self, queries: Sequence[str], ids: Sequence[Sequence[str]]) -> list[dict[str, float]]:
         """:meth:`scores` of each query for its own rows; queries the last :meth:`top_batch` did not read are
-        read together."""
+        read together, and the common-word postings the rows need come from one query at most."""
         unread = list(dict.fromkeys(q for q, row_ids in zip(queries, ids, strict=True)
                                     if row_ids and q not in self._recent))
         for start in range(0, len(unread), QUERIES_PER_READ):
             self._recent.update((r.query, r) for r in self._read(unread[start : start + QUERIES_PER_READ]))
-        out = []
-        for query, row_ids in zip(queries, ids, strict=True):
-            scored = self._recent.get(query)
-            if not row_ids or scored is None or not scored.df:
-                out.append({})
-                continue
-            if not scored.complete:
-                self._score_exactly(scored, {x for x in row_ids if x not in scored.exact})
-            out.append({x: scored.exact[x] for x in row_ids if scored.exact.get(x, 0.0) > 0})
-        return out
+        records = [self._recent.get(q) if row_ids else None for q, row_ids in zip(queries, ids, strict=True)]
+        self._score([(scored, {x for x in row_ids if x not in scored.exact})
+                     for scored, row_ids in zip(records, ids, strict=True) if scored and not scored.complete])
+        return [{x: scored.exact[x] for x in row_ids if scored.exact.get(x, 0.0) > 0} if scored else {}
+                for scored, row_ids in zip(records, ids, strict=True)]
 
-    def _score_exactly(self, scored: _Scored, rows: set[str]) -> None:
-        """Add these rows' exact BM25 to ``scored``: their postings of the words read in full are at hand,
-        their common-word postings come from memory or one query (:meth:`_common_postings`)."""
-        if rows:
-            held = [p for p in scored.postings if p[1] in rows] + self._common_postings(scored, sorted(rows))
-            scored.exact.update(dict.fromkeys(rows, 0.0))
-            scored.exact.update(_bm25(scored, held))
+    def _score(self, work: list[tuple[_Scored, set[str] | None]]) -> None:
+        """Add each record's exact BM25 of its rows (None: of every row holding one of its words, which makes
+        it complete). The postings of the words read in full are at hand; the common words' come from memory
+        (:meth:`_cached_words`), else from one query for all the records together."""
+        work = [(scored, rows) for scored, rows in work if scored.df and rows != set()]
+        common = [(scored, rows) for scored, rows in work if scored.common]
+        held = None
+        if len(common) > 1 and any(self._cached_words(scored) is None for scored, _ in common):
+            whole = any(rows is None for _, rows in common)
+            held = {}
+            for t, x, tf, dl in self._postings(sorted({t for scored, _ in common for t in scored.common}),
+                                               None if whole else sorted(set().union(*(r for _, r in common)))):
+                held.setdefault(t, {})[x] = (tf, dl)
+        for scored, rows in work:
+            picked = sorted(rows) if rows is not None else None
+            found = [p for p in scored.postings if rows is None or p[1] in rows]
+            if scored.common:
+                found += self._common_postings(scored, picked, held)
+            if rows is None:
+                scored.complete = True
+            else:
+                scored.exact.update(dict.fromkeys(rows, 0.0))
+            scored.exact.update(_bm25(scored, found))
 
-    def _common_postings(self, scored: _Scored, rows: list[str] | None = None) -> list[Posting]:
+    def _common_postings(self, scored: _Scored, rows: list[str] | None,
+                         held: dict[str, dict[str, tuple[int, int]]] | None = None) -> list[Posting]:
         """The postings of ``scored``'s common words (of these rows only, when given): from memory when they
-        fit there (see :meth:`_cached_words`), else one query."""
-        cache = self._cached_words(scored)
-        if cache is None:
+        fit there (see :meth:`_cached_words`), else from ``held`` (what :meth:`_score` read for a batch of
+        records, in the memory's layout), else one query."""
+        words = self._cached_words(scored)
+        if words is None and held is None:
             return self._postings(scored.common, rows)
+        words = held if words is None else words
         if rows is None:
-            return [(t, x, *held) for t in scored.common for x, held in cache[t].items()]
-        return [(t, x, *cache[t][x]) for t in scored.common for x in rows if x in cache[t]]
+            return [(t, x, *p) for t in scored.common for x, p in words.get(t, {}).items()]
+        return [(t, x, *words[t][x]) for t in scored.common for x in rows if x in words.get(t, {})]
 
     def _cached_words(self, scored: _Scored) -> dict[str, dict[str, tuple[int, int]]] | None:
         """Every posting of ``scored``'s common words by word and row id, kept in memory while the index's
