@@ -5,7 +5,8 @@
   ``add_home_commands(subparsers)`` and ``run_home_command(args)``;
 - ``tracerag run commands … --execute [--dry-run] [--confirm-sensitive] [--target smartthings|homeassistant]
   [--home-url URL]``:
-  ``add_execute_arguments(parser)`` and ``execute_from_args(args, prediction, home=…)``.
+  ``add_execute_arguments(parser)`` and ``execute_from_args(args, prediction, home=…)``
+  (``execute_prediction(prediction, target=…, …)`` without a parser).
 
 Only argparse is imported here; the API clients (httpx) load when a command runs, so ``tracerag --help``
 stays cheap.
@@ -78,31 +79,41 @@ def add_execute_arguments(parser) -> None:
 
 
 def execute_from_args(args, prediction, home=None) -> tuple[dict | None, int]:
-    """(the execution report as a dict, exit code) for ``run commands``; (None, 0) without ``--execute``.
-
-    Prints the per-device report on stderr. Exit code: 0 when every device was accepted (or, with
-    ``--dry-run``, every planned call could be built), 1 when anything was refused, skipped, failed or
-    needs a confirmation,
-    2 when the target cannot be used (no token, no home)."""
+    """:func:`execute_prediction` with the options ``add_execute_arguments`` added to a parser; (None, 0)
+    without ``--execute``."""
     if not getattr(args, "execute", False):
         return None, 0
+    return execute_prediction(prediction, home=home, target=args.target, home_url=args.home_url,
+                              dry_run=args.dry_run, confirm_sensitive=args.confirm_sensitive,
+                              dataset=getattr(args, "dataset", None), query=getattr(args, "query", None))
+
+
+def execute_prediction(prediction, *, home=None, target: str | None = None, home_url: str | None = None,
+                       dry_run: bool = False, confirm_sensitive: bool = False, dataset: str | None = None,
+                       query: str | None = None) -> tuple[dict, int]:
+    """(the execution report as a dict, exit code) of sending ``prediction`` to the home's API (``target``:
+    smartthings, homeassistant, or None to tell from the home's files).
+
+    Prints the per-device report on stderr. Exit code: 0 when every device was accepted (or, with
+    ``dry_run``, every planned call could be built), 1 when anything was refused, skipped, failed or
+    needs a confirmation, 2 when the target cannot be used (no token, no home)."""
     from .execute import ExecutionError, HomeAssistantTarget, SmartThingsTarget, execute, target_for_home
 
-    home_dir = _home_dir(args, home)
+    home_dir = _home_dir(dataset, home)
     try:
-        if args.target == "smartthings":
-            target = SmartThingsTarget(base_url=args.home_url or SmartThingsTarget.base_url, home_dir=home_dir)
-        elif args.target == "homeassistant":
-            if not args.home_url:
+        if target == "smartthings":
+            api = SmartThingsTarget(base_url=home_url or SmartThingsTarget.base_url, home_dir=home_dir)
+        elif target == "homeassistant":
+            if not home_url:
                 raise ExecutionError("--target homeassistant needs --home-url (the instance's URL)")
-            target = HomeAssistantTarget(args.home_url, home_dir=home_dir)
+            api = HomeAssistantTarget(home_url, home_dir=home_dir)
         elif home_dir is None:  # a dataset of several homes: the calls can be shown, the API is not known
-            target = SmartThingsTarget(base_url=args.home_url or SmartThingsTarget.base_url, dry_run_only=(
-                f"{args.dataset}: which home's source.json to read is not known: give --target to send"))
+            api = SmartThingsTarget(base_url=home_url or SmartThingsTarget.base_url, dry_run_only=(
+                f"{dataset}: which home's source.json to read is not known: give --target to send"))
         else:
-            target = target_for_home(home_dir, base_url=args.home_url)
-        report = execute(prediction, target, dry_run=args.dry_run, home=home, query=getattr(args, "query", None),
-                         confirm_sensitive=args.confirm_sensitive)
+            api = target_for_home(home_dir, base_url=home_url)
+        report = execute(prediction, api, dry_run=dry_run, home=home, query=query,
+                         confirm_sensitive=confirm_sensitive)
     except (ExecutionError, OSError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return {"error": str(exc)}, 2
@@ -111,13 +122,12 @@ def execute_from_args(args, prediction, home=None) -> tuple[dict | None, int]:
     return report.to_dict(), 0 if report.ok else 1
 
 
-def _home_dir(args, home):
+def _home_dir(dataset: str | None, home):
     """The directory of the home the prediction was made on, when it can be told."""
     from pathlib import Path
 
     from ..datasets.smarthome import resolve_dataset
 
-    dataset = getattr(args, "dataset", None)
     if not dataset:
         return None
     try:

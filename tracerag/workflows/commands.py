@@ -7,7 +7,6 @@ import json
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 from .reading import print_reading
@@ -53,7 +52,7 @@ def run(build: Callable, *, query: str, dataset: str | None = None, home: str | 
         home_url: str | None = None) -> Outcome:
     """The candidates (or bulk plan) for one utterance as JSON; with ``execute``, sent to the home's API too
     (exit code 1 when anything was refused or failed, 2 when the target cannot be used)."""
-    from ..smarthome.cli import execute_from_args
+    from ..smarthome.cli import execute_prediction
 
     if not dataset:
         raise ValueError("run commands needs --dataset")
@@ -65,11 +64,11 @@ def run(build: Callable, *, query: str, dataset: str | None = None, home: str | 
            "candidates": [c.model_dump() for c in pred.candidates],
            "bulk": pred.bulk.model_dump() if pred.bulk else None,
            "withheld": [w.model_dump() for w in pred.withheld]}
-    how = SimpleNamespace(execute=execute, dry_run=dry_run, confirm_sensitive=confirm_sensitive, target=target,
-                          home_url=home_url, dataset=dataset, query=query)
-    execution, code = execute_from_args(how, pred, home=program.index_for(home).home)
-    if execution is not None:
-        out["execution"] = execution
+    code = 0
+    if execute:
+        out["execution"], code = execute_prediction(pred, home=program.index_for(home).home, target=target,
+                                                    home_url=home_url, dry_run=dry_run,
+                                                    confirm_sensitive=confirm_sensitive, dataset=dataset, query=query)
     return Outcome(json.dumps(out, ensure_ascii=False, indent=1), code=code)
 
 
