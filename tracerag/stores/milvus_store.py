@@ -23,8 +23,9 @@ Scores: the metric is COSINE, for which Milvus returns the cosine similarity its
 Index by size: FLAT (exact) while the collection holds fewer than ``hnsw_threshold`` rows (100,000 by
 default); an upsert that crosses it rebuilds the index as HNSW (``hnsw_m`` 16, ``hnsw_ef_construction``
 200; all three are :meth:`MilvusStore.open` arguments) searched with ef = max(k, ``?ef=`` of the URI,
-default 128). Clustered vectors (embeddings) are found exactly at ef 128; uniformly random ones need
-ef 4096 at M=16 or ef 2048 at M=32 for recall@10 >= 0.98 at 100k rows (BENCHMARKS.md). During the
+default 128). Clustered vectors (embeddings) are found exactly at ef 128 at 100k rows (recall@10 0.995 at
+1M); uniformly random ones need ef 4096 at M=16 or ef 2048 at M=32 for recall@10 >= 0.98 at 100k rows,
+M=32 and ef 8192 at 1M (BENCHMARKS.md). During the
 rebuild (tens of seconds at 100k rows) the collection is released and searches from other clients fail,
 so on a server build large stores before serving them; :meth:`MilvusStore.reindex` rebuilds with other
 parameters. A bulk ingest through ``copy_store`` ends by reloading the collection
