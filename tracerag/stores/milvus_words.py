@@ -241,7 +241,7 @@ class BM25Words:
         return self._search([query], m)[0]
 
     def top_batch(self, queries: Sequence[str], m: int) -> list[list[tuple[str, float]]]:
-        """:meth:`top` of each query, from one engine search."""
+        """:meth:`top` of each query: one engine search per :data:`QUERIES_PER_READ` queries."""
         return self._search(queries, m)
 
     def scores(self, query: str, ids: Sequence[str]) -> dict[str, float]:
@@ -462,12 +462,17 @@ class PostingsWords:
 
     def _candidates(self, scored: _Scored, m: int) -> set[str] | None:
         """The rows that can still be among the ``m`` best once the common words count (see :meth:`top`), to be
-        scored exactly; None when every row holding one of the query's words must be."""
+        scored exactly; None when every row holding one of the query's words must be (or, for a query without
+        common words, already is: its postings were read in full)."""
         first = _bm25(scored, scored.postings)
+        if not scored.common:
+            scored.exact.update(first)
+            scored.complete = True
+            return None
         best = heapq.nlargest(m, first.values())
         floor = best[-1] if len(best) == m else 0.0
         bound = sum(scored.counts[t] * _idf(scored.n, scored.df[t]) * (K1 + 1) for t in scored.common)
-        if scored.common and bound < floor - _SLACK:
+        if bound < floor - _SLACK:
             return {x for x, s in first.items() if s + bound >= floor - _SLACK}
         return None
 
@@ -498,7 +503,7 @@ class PostingsWords:
         """Add each record's exact BM25 of its rows (None: of every row holding one of its words, which makes
         it complete). The postings of the words read in full are at hand; the common words' come from memory
         (:meth:`_cached_words`), else from one query for all the records together."""
-        work = [(scored, rows) for scored, rows in work if scored.df and rows != set()]
+        work = [(scored, rows) for scored, rows in work if scored.df and not scored.complete and rows != set()]
         common = [(scored, rows) for scored, rows in work if scored.common]
         held = None
         if len(common) > 1 and any(self._cached_words(scored) is None for scored, _ in common):
