@@ -63,7 +63,11 @@ def engine(request):
 
 @pytest.fixture
 def milvus(engine, bank, tmp_path):
-    """(store URI, word index layout) filled from the bank by copy_store."""
+    return _filled(engine, bank, tmp_path)
+
+
+def _filled(engine, bank, tmp_path):
+    """(store URI, word index layout) of a store of ``engine`` filled from ``bank`` by copy_store."""
     if engine == "standalone":
         uri = f"{STANDALONE}?collection=words{next(_COUNTER)}_{os.getpid()}"
     else:
@@ -157,12 +161,8 @@ def big_bank(tmp_path_factory, embedder):
 
 def test_a_batch_ranks_as_the_numpy_bank_and_reads_the_word_index_once(engine, big_bank, embedder, tmp_path,
                                                                          monkeypatch):
-    if engine == "standalone":
-        uri = f"{STANDALONE}?collection=big{next(_COUNTER)}_{os.getpid()}"
-    else:
-        uri = f"milvus:{tmp_path / 'big.db'}?collection=chunks"
-    assert copy_store(str(big_bank.directory), uri).ok
-    store = _open(uri, embedder, {"lite-bm25": "bm25", "lite-postings": "postings"}.get(engine))
+    uri, layout = _filled(engine, big_bank, tmp_path)
+    store = _open(uri, embedder, layout)
     words = store.word_index()
     retriever = HybridRetriever(store, embedder=embedder)
     numpy_side = HybridRetriever(big_bank)
