@@ -7,6 +7,7 @@ import json
 import pytest
 
 from tracerag.datasets.smarthome import load_dataset, load_queries
+from tracerag.device_operations import OPERATIONS
 from tracerag.retrievers.home import Home, HomeDataError
 from tracerag.retrievers.read_report import DataSetShrunk, ReadReport
 
@@ -108,8 +109,10 @@ WRONG = [
     ({**GOOD, "id": "q2", "ir": {"action": " 打开"}},
      "field 'ir.action': expected a string without outer spaces, got ' 打开'"),
     ({**GOOD, "id": "q2", "ir": {"room": "客厅"}},
-     "field 'ir.room': not a QueryIR field (expected ['action', 'type_hint', 'name_hint', 'scope_include', "
-     "'scope_exclude', 'quantifier'])"),
+     "field 'ir.room': not a QueryIR field (expected ['operation', 'action', 'type_hint', 'name_hint', "
+     "'scope_include', 'scope_exclude', 'quantifier'])"),
+    ({**GOOD, "id": "q2", "ir": {"operation": "brighten_a_lot"}},
+     f"field 'ir.operation': expected one of {list(OPERATIONS)}, got 'brighten_a_lot'"),
 ]
 
 
@@ -149,13 +152,13 @@ def test_a_fifo_in_place_of_queries_is_refused_without_blocking(home_dir):
 
 def test_null_in_an_optional_field_of_a_gold_ir_means_empty_and_a_null_action_is_still_wrong(home_dir):
     ir = {"action": "打开", "type_hint": None, "name_hint": None, "scope_include": None, "scope_exclude": None,
-          "quantifier": None}
+          "quantifier": None, "operation": None}
     line = {**_target("light-living-1", "main-switch-on"), "ir": ir}
     path = home_dir / "queries.jsonl"
     path.write_text(json.dumps(line, ensure_ascii=False) + "\n", encoding="utf-8")
     (query,) = load_dataset(home_dir)[home_dir]
-    assert query.to_example().ir == {"action": "打开", "type_hint": "Unknown", "name_hint": "", "scope_include": [],
-                                     "scope_exclude": [], "quantifier": "one"}
+    assert query.to_example().ir == {"operation": None, "action": "打开", "type_hint": "Unknown", "name_hint": "",
+                                     "scope_include": [], "scope_exclude": [], "quantifier": "one"}
     path.write_text(json.dumps({**line, "ir": {**ir, "action": None}}) + "\n", encoding="utf-8")
     with pytest.raises(HomeDataError, match=r":1: field 'ir.action': expected a string without outer spaces, "
                                             r"got None"):

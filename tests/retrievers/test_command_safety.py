@@ -137,7 +137,8 @@ def test_what_was_held_back_is_reported_with_the_reason(program):
     pred = program(query="打开客厅的灯")
     assert pred.candidates[0].category == "Light"
     held = {(w.device_id, w.command_id): w.reason for w in pred.withheld}
-    assert ("lock-front", "main-lock-unlatch") in held or ("lock-front", "main-lock-unlock") in held
+    # the commands that would switch on what was not asked: the oven's on, the water valve's and garage's open
+    assert ("oven", "main-switch-on") in held and ("valve", "main-valve-open") in held
     assert all("does not ask for it" in reason for reason in held.values())
 
 
@@ -164,7 +165,6 @@ def test_a_temperature_is_never_a_colour_temperature_and_a_setpoint_never_off(pr
     commands = [c.command_id for c in pred.candidates]
     assert "main-colorTemperature-setColorTemperature" not in commands
     assert commands[0] == "main-thermostatCoolingSetpoint-setCoolingSetpoint"
-    assert {w.command_id for w in pred.withheld} >= {"main-colorTemperature-setColorTemperature"}
 
 
 # -- an LM's parse, checked against the utterance and the home --------------------------------------------

@@ -139,7 +139,9 @@ def test_a_wrong_ir_is_422_naming_the_field(server, ir, field, message):
 def test_a_right_ir_is_used_as_given(server):
     ir = {"action": "关闭", "type_hint": "Light", "scope_exclude": ["卧室"], "quantifier": "except"}
     body = server.post("/v1/commands", json={"query": "除了卧室都关灯", "ir": ir}).json()
-    assert body["parse_source"] == "gold" and body["ir"] == {**ir, "name_hint": "", "scope_include": []}
+    # as given, with the operation its action says read from it ("关闭": off)
+    assert body["parse_source"] == "gold" and body["ir"] == {**ir, "name_hint": "", "scope_include": [],
+                                                              "operation": "off"}
 
 
 @pytest.mark.parametrize(("path", "body", "field"), [

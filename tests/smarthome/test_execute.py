@@ -126,7 +126,7 @@ def test_argument_comes_from_the_utterance_or_the_command_is_not_sent(st_home, s
         # the same plan for an utterance that sets no value: skipped, with the reason, nothing sent
         report = execute(pred, target, dry_run=False, query="把客厅所有的灯调亮")
         assert fake.posts() == [] and report.calls == [] and not report.ok
-        assert all("needs a value (0..100 %)" in r.reason for r in report.skipped)
+        assert all("needs a value (0..100%)" in r.reason for r in report.skipped)
 
 
 def test_a_sensitive_command_is_sent_only_when_confirmed(st_home, st_program):
@@ -148,8 +148,11 @@ def test_a_value_in_another_unit_or_outside_the_range_is_never_sent(st_home):
     light = next(d for d in Home.load(st_home).devices if d.command("main-switchLevel-setLevel"))
     plan = BulkPlan(command_id="main-switchLevel-setLevel", batches=[[light.device_id]], groups=[BulkGroup(
         command_id="main-switchLevel-setLevel", signature="s", device_ids=[light.device_id])])
-    for query, reason in (("把客厅所有的灯调到26度", "takes a percent value; the utterance sets 26 as a temperature"),
-                          ("把客厅所有的灯调到400", "400 is outside (0..100 %)")):
+    for query, reason in (("把客厅所有的灯调到26度", "takes values in % (0..100%); the utterance says 26 degrees"),
+                          ("把客厅所有的灯调到400", "400 is outside 0..100%"),
+                          ("把客厅所有的灯调到1e3%", "1000% is outside 0..100%"),
+                          ("把客厅所有的灯调到百分之一万", "10000% is outside 0..100%"),
+                          ("set the lights to NaN percent", "NaN")):
         report = execute(plan, SmartThingsTarget(TOKEN, "http://127.0.0.1:9", home_dir=st_home), query=query)
         assert report.calls == [] and len(report.skipped) == 1 and reason in report.skipped[0].reason, query
 

@@ -170,7 +170,9 @@ def test_homeassistant_bundled_queries_find_their_device(ha_pull, embedder):
              and all(e["device_id"] in entity_of for e in q["expected"])][:40]
     bundled = _hits(Home.load(BUNDLED / "home_en"), embedder, cases)
     pulled = _hits(Home.load(out), embedder, cases, entity_of)
-    assert len(pulled) >= len(bundled) - 2 and len(pulled) >= 0.9 * len(cases)
+    # a device is offered only for what it can do: Home Assistant's light has no colour command here, the fake's
+    # blinds no tilt and its humidifier no modes, so those three asks find nothing in the pulled home
+    assert len(pulled) >= len(bundled) - 3 and len(pulled) >= 0.9 * len(cases)
 
 
 def test_homeassistant_without_floors_and_errors(tmp_path):

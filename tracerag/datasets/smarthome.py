@@ -31,6 +31,7 @@ from pydantic import ValidationError
 from ..data_files.bundled import BUNDLED_ROOT, resolve_dataset  # noqa: F401  (BUNDLED_ROOT: importable from here as before)
 from ..data_files.jsonl import iter_json_lines
 from ..data_files.read_report import ReadReport, Unreadable, not_finite, text_problem
+from ..device_operations import OPERATIONS
 from ..home_commands.home import MAX_FILE_BYTES, Home, HomeDataError
 from ..signatures.query_ir import DEVICE_CATEGORIES, UNKNOWN_CATEGORY, QueryIR
 
@@ -163,7 +164,7 @@ def _gold_ir(ir) -> dict | None:
     if not isinstance(ir, dict):
         raise _Wrong(f"field 'ir': expected a QueryIR object or null, got {_kind(ir)}")
     ir = {key: _IR_NULL_MEANS.get(key, value) if value is None else value for key, value in ir.items()
-          if not (key == "quantifier" and value is None)}
+          if not (key in ("quantifier", "operation") and value is None)}
     for key, value in ir.items():
         name = f"ir.{key}"
         if key in _IR_TEXT:
@@ -175,6 +176,8 @@ def _gold_ir(ir) -> dict | None:
             ok, expected = value in _IR_CATEGORIES, f"a device category ({UNKNOWN_CATEGORY} when none)"
         elif key == "quantifier":
             ok, expected = value in _IR_QUANTIFIERS, f"one of {list(_IR_QUANTIFIERS)}"
+        elif key == "operation":
+            ok, expected = value in OPERATIONS, f"one of {list(OPERATIONS)}"
         else:
             raise _Wrong(f"field {name!r}: not a QueryIR field (expected {list(QueryIR.model_fields)})")
         if not ok:

@@ -149,9 +149,13 @@ def locative(text: str, start: int, end: int) -> bool:
     return bool(_BEFORE_PLACE.search(text, 0, start)) or bool(_AFTER_PLACE.match(text, end))
 
 
-_WHERE = r"旁边|附近|边上|上面|下面|里面|外面|前面|后面|对面|那边|这边|上的|下的|边的|里|内|外"
+_WHERE = r"旁边|附近|边上|上面|下面|里面|外面|前面|后面|对面|那边|这边|跟前|上的|下的|边的|旁的|旁|里|内|外"
 _QUALIFIER = re.compile(rf"(?:\s|的|'s|{_WHERE})*")
 _NAME_THEN_PLACE = re.compile(rf"[\u4e00-\u9fff]{{0,4}}?(?:{_WHERE})(?:\s|的|{_WHERE})*[\u4e00-\u9fff]{{0,3}}")
-_BEFORE_PLACE = re.compile(r"(?:\b(?:in|at|inside|near|by|beside|behind|above|below|under|over|outside|around|from|"
-                           r"next to|in front of|close to)\s+(?:the\s+|my\s+|our\s+|a\s+)?|在)\s*$")
+# a word said after a preposition of place, with up to two words before it in its phrase ("by the patio door",
+# "facing the front door"), or after 在 ("在车库"), says where something is
+_BEFORE_PLACE = re.compile(r"(?:\b(?:in|at|inside|near|nearby|by|beside|behind|above|below|under|beneath|underneath|"
+                           r"over|outside|around|from|facing|opposite|across(?: from)?|along(?:side)?|toward|towards|"
+                           r"against|next to|in front of|close to|on top of)\s+(?:the\s+|my\s+|our\s+|a\s+|an\s+)?"
+                           r"(?:[\w'-]+\s+){0,2}|在)\s*$")
 _AFTER_PLACE = re.compile(rf"\s*(?:{_WHERE})")

@@ -26,6 +26,7 @@ to every target of one category, grouped by argument shape and batched.
 from __future__ import annotations
 
 import logging
+import math
 import re
 from collections import Counter, defaultdict
 from functools import cached_property, lru_cache
@@ -34,15 +35,27 @@ from itertools import islice
 import numpy as np
 from pydantic import BaseModel
 
+from ..device_operations import OTHER
 from ..embedding.embedders import Embedder, LexicalEmbedder, l2_normalize, small_product
 from ..signatures.query_ir import QueryIR
 from .category_words import categories_said, general_word, locative, normalised
+from .command_choice import choice_of
 from .command_docs import SET_VERBS, VERB_RUNS, command_texts, is_chinese, subject_phrases, subject_text, verb_phrases
 from .command_results import BulkGroup, BulkPlan, Candidate, CapabilityOption
 from .home import CommandSpec, Home
 from .name_index import NameIndex, PhraseIndex, ordered
 from .negation import is_negated
-from .text_match import contains, join_tokens, phrase_mask, remove_phrases, split_on_phrases, tokens
+from .text_match import (
+    contains,
+    join_tokens,
+    phrase_mask,
+    phrase_pattern,
+    remove_phrases,
+    split_on_phrases,
+    tokens,
+)
+from .value_ranges import unit_family
+from .values import UNIT_FAMILY, SaidValue, Unreadable, is_target, number_and_family, value_said
 
 logger = logging.getLogger(__name__)
 
@@ -59,6 +72,8 @@ _MASKED = "|"  # stands in for a masked phrase: tokens() never yields it, so no 
 NAME_TOKENS_MAX = 64
 NAME_RUN_MAX = 8
 
+TIE_BREAK = 0.05  # the weight of the command words in a known operation's device order
+OTHER_PERFORMER = 0.3  # how far below a device's command for an operation its other commands for it rank
 SWITCH_EDGE = 1e-3  # how far a device's switching row ranks above its best other one
 LABEL_SAID = 0.2  # over a full name match for a label said whole: more than an ordinal repeated (0.1) adds
 LABEL_SAID_CHARS = 200  # longer labels are not looked for whole in an utterance
@@ -250,10 +265,10 @@ class CommandIndex:
         setVolume beats volumeUp; commands that take values keep their order among themselves. A listed
         value named next to a number set counts half: "制热温度调到26度" sets a temperature, not the mode."""
         said = tokens(utterance)
-        has_value = QueryIR.carries_value(utterance)
-        target = QueryIR.sets_target(utterance)
+        read = self.said_value(utterance)
+        has_value, target = read is not None, is_target(read)
         set_verb = not has_value and any(_SET_VERB_INDEX.found_in(text) for text in (said, tokens(action)))
-        value = value_set(utterance) if has_value else None
+        value = number_and_family(read)
         # a value named in words that also name a verb command, with no kind said: "静音" mutes a TV rather
         # than setting an air conditioner's quiet mode ("空调静音" still does)
         verbs = self.verb_phrases.found_in(said) if not categories_said(utterance) else set()
@@ -268,6 +283,51 @@ class CommandIndex:
                                 for phrases, numeric, relative, takes, unit, low, high in self.argument_shapes]
                                or [0.0], dtype=np.float32)
         return per_shape[self.slot_shape] if self.slots else np.zeros(0, dtype=np.float32)
+
+    def name_spans(self, utterance: str) -> tuple[tuple[int, int], ...]:
+        """Where the utterance says a device label or a room name that holds a number ("Curtain 1A", 筒灯3,
+        "Bedroom 2"): never a value."""
+        said = tokens(utterance)
+        found = [p for p in (*self._label_phrases.found_in(said), *self.room_phrases.found_in(said))
+                 if any(ch.isdigit() for t in p for ch in t)]
+        return tuple((m.start(), m.end()) for phrase in found for m in phrase_pattern(phrase).finditer(utterance))
+
+    def said_value(self, utterance: str) -> SaidValue | Unreadable | None:
+        """The value the utterance sets (``values.read_value``), its names' numbers aside."""
+        return value_said(utterance, self.name_spans(utterance))
+
+    def value_in(self, utterance: str) -> tuple[float | None, str | None] | None:
+        """(number, unit family) of the value the utterance sets (``values.number_and_family``), or None."""
+        return number_and_family(self.said_value(utterance))
+
+    def _value_in_a_unit(self, texts) -> tuple[float, str] | None:
+        """The first value set in a unit among the texts (the utterance, then its parsed action)."""
+        values = (self.value_in(text) for text in texts)
+        return next((v for v in values if v is not None and v[1] is not None), None)
+
+    def _sets_a_temperature(self, texts) -> bool:
+        return (self._value_in_a_unit(texts) or (0, None))[1] == "temperature"
+
+    def values_named(self, utterance: str) -> np.ndarray:
+        """Per slot: whether the utterance names one of its command's listed values ("制冷", "HDMI 2", "速冷")."""
+        named = self.value_phrases.found_in(tokens(utterance))
+        if not named or not self.slots:
+            return np.zeros(len(self.slots), dtype=bool)
+        per_shape = np.asarray([not named.isdisjoint(shape[0]) for shape in self.argument_shapes], dtype=bool)
+        return per_shape[self.slot_shape]
+
+    def takes_kind_said(self, utterance: str) -> np.ndarray:
+        """Per slot: whether its command takes the kind of value the utterance sets: a listed value it names
+        ("制冷"), or a number where it takes numbers in the unit said; every slot when no value is said."""
+        named = self.values_named(utterance)
+        value = self.value_in(utterance)
+        if not named.any() and value is None:
+            return np.ones(len(self.slots), dtype=bool)
+        # a name said may be a value of a numeric command too ("warm white" of a colour temperature)
+        per_shape = np.asarray([numeric and (value is None or not (value[1] and unit and value[1] != unit))
+                                for _, numeric, _, _, unit, _, _ in self.argument_shapes], dtype=bool)
+        numeric = per_shape[self.slot_shape] if self.slots else np.zeros(0, dtype=bool)
+        return numeric | named if value is None else numeric
 
     def _kind_tokens(self) -> dict[str, set[str]]:
         """Per category, the name words that name the kind ("灯", "空调"): in `kind_word_share` of its names.
@@ -458,13 +518,26 @@ class CommandIndex:
         """The tokens with verb phrases masked: 调 of "调到" names no 空调."""
         return tuple(_MASKED if verb else t for t, verb in zip(said, phrase_mask(said, VERB_RUNS), strict=True))
 
+    def without_landmarks(self, utterance: str) -> str:
+        """The utterance (lower case) with each device name it says only to say where something is masked: "open
+        the blinds by the patio door" refers to the blinds, "门锁旁的灯" to a light (``category_words.locative``)."""
+        text = normalised(utterance)
+        said = tokens(text)
+        phrases = {*self._label_phrases.found_in(said), *self.name_phrases.found_in(said),
+                   *self.run_phrases.found_in(said)}
+        for phrase in sorted(phrases, key=len, reverse=True):
+            for m in phrase_pattern(phrase).finditer(text):
+                if locative(text, m.start(), m.end()):
+                    text = text[:m.start()] + " " * (m.end() - m.start()) + text[m.end():]
+        return text
+
     def name_scores(self, utterance: str, name_hint: str = "") -> np.ndarray:
-        """Per device: how much of its name the utterance (or the name hint) contains.
+        """Per device: how much of its name the utterance (or the name hint) contains, landmarks aside.
 
         An ordinal in the label ("筒灯3") that the utterance repeats adds a little, so the numbered
         device wins over its siblings without numbers deciding anything on their own.
         """
-        spoken = _content(self._without_verbs(tokens(utterance)))
+        spoken = _content(self._without_verbs(tokens(self.without_landmarks(utterance))))
         queries = [remove_phrases(spoken, self.room_phrases.possible_in(spoken))]
         if name_hint:
             queries.append(_content(tokens(name_hint)))
@@ -475,7 +548,7 @@ class CommandIndex:
     def _room_set(self, names: list[str]) -> list[str]:
         return [room for r in names for room in self.room_aliases.get(self.room_tokens.get(r) or tokens(r), (r,))]
 
-    def _in_rooms(self, rooms) -> np.ndarray:
+    def in_rooms(self, rooms) -> np.ndarray:
         """Per device: whether it is in one of these rooms (names the home does not have match nothing)."""
         wanted = np.zeros(len(self._room_code), dtype=bool)
         wanted[[self._room_code[r] for r in rooms if r in self._room_code]] = True
@@ -495,7 +568,7 @@ class CommandIndex:
         entry that names no room of the home: "desk lamp"), never appear."""
         mask = np.ones(len(self.home.devices), dtype=bool)
         if ir.scope_exclude:
-            mask &= ~self._in_rooms(self._room_set(ir.scope_exclude))
+            mask &= ~self.in_rooms(self._room_set(ir.scope_exclude))
         for name in self.excepted_devices(ir):
             mask &= ~self.devices_named(name)
         return mask
@@ -523,13 +596,13 @@ class CommandIndex:
             return labelled
         carriers = self._carrying(self.name_key(name))
         rooms = self.mentioned_rooms(name)
-        in_rooms = carriers & self._in_rooms(rooms) if rooms else carriers
+        in_rooms = carriers & self.in_rooms(rooms) if rooms else carriers
         return in_rooms if in_rooms.any() else carriers
 
     def _room_hits(self, ir: QueryIR, utterance: str) -> np.ndarray:
         wanted = set(self._room_set(ir.scope_include)) | set(self._said_rooms(ir, utterance))
         wanted -= set(self._room_set(ir.scope_exclude))
-        return self._in_rooms(wanted).astype(np.float32)
+        return self.in_rooms(wanted).astype(np.float32)
 
     def _text_scores(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(text score, vector, lexical) per slot: its best-matching document for its best text."""
@@ -636,6 +709,16 @@ class CommandIndex:
                     said[devices] = 1.0
         return said
 
+    def labels_named(self, utterance: str) -> np.ndarray:
+        """Per device: its whole label is said (one device's or several's: "Garage Door" on each floor), not
+        inside a longer label said."""
+        found = self._label_phrases.found_in(tokens(utterance))
+        out = np.zeros(len(self.home.devices), dtype=bool)
+        for label in found:
+            if not any(other != label and contains(other, label) for other in found):
+                out[self._devices_labelled[label]] = True
+        return out
+
     @cached_property
     def _devices_labelled(self) -> dict[tuple[str, ...], list[int]]:
         """Each label's words -> its devices; a label of more than LABEL_SAID_CHARS characters is never said whole."""
@@ -695,9 +778,13 @@ class CommandIndex:
         ``kind_named`` devices (per device) may be named by a word for their kind (``score_rows``). They
         come from the safety rules (``command_safety.Screen``): the index itself knows no policy."""
         fused, channels = self.score_rows(ir, utterance, kind_named)
-        order_key = fused
+        operation = ir.operation if ir.operation != OTHER else None
+        order_key = self._operation_order(operation, ir, utterance, fused, channels) if operation else fused
+        reachable = np.isfinite(order_key)  # what would be offered if nothing were held back
         if blocked is not None:
             order_key = np.where(blocked, -np.inf, order_key)
+        if operation:  # the operation decides: the screen's polarity and value rules have nothing to add
+            demoted = unfit = switching = None
         if demoted is not None:
             order_key = order_key - DEMOTED * demoted
         if unfit is not None:
@@ -714,11 +801,47 @@ class CommandIndex:
         candidates = [self._candidate(int(r), float(fused[r]), channels) for r in top]
         passed_over: list[int] = []
         if blocked is not None and blocked.any():
-            held = np.flatnonzero(blocked & np.isfinite(fused))
+            held = np.flatnonzero(blocked & reachable)
             if len(top) == k:
                 held = held[fused[held] >= order_key[top[-1]]]
             passed_over = held[np.argsort(-fused[held], kind="stable")][:k].tolist()
         return candidates, passed_over
+
+    def _operation_order(self, operation: str, ir: QueryIR, utterance: str, fused: np.ndarray,
+                         channels: dict[str, np.ndarray]) -> np.ndarray:
+        """Row order for a known operation: each device's command for it (``command_choice``), devices ranked by
+        how the utterance refers to them (name, room), a device's other commands for the operation just after its
+        choice. No other command is offered: "unlock the front door" is never answered with its lock, "open the
+        safe" never with the blinds."""
+        choice = choice_of(self)
+        p = self.params
+        scores = np.where(np.isfinite(fused), self._performing_scores(choice, operation, utterance, channels), -np.inf)
+        chosen = choice.device_rows(scores)
+        devices = np.flatnonzero(chosen >= 0)
+        rows = chosen[devices]
+        w_name = p.w_name if ir.has_category and ir.type_hint in self.categories else p.w_name_keyword_first
+        name, room = channels["name"], channels["room"]
+        referent = w_name * name + p.w_room * room
+        if (room[devices] > 0).any() and ((room[devices] > 0) & (name[devices] > 0)).any():
+            # rooms said, and the device asked for stands in one: a device elsewhere is not what is meant, however
+            # much of its name is said ("书房窗帘": the study's blind, not the living room's 客厅窗帘)
+            referent = referent - DEMOTED * (room <= 0)
+        # Between devices referred to alike, what the command's own words share with the utterance ("stop
+        # charging": the charger's stop), whether it takes the value said ("调到20度": an air conditioner, not the
+        # fridge) and, last, how plainly it is the operation's ("暂停" alone: a player's pause, not a dryer's)
+        words = (channels["vector"] + p.w_lexical * channels["lexical"])[self.row_slot]
+        fit = np.clip(channels["argument"], -1.0, 1.0)[self.row_slot]
+        place = np.maximum(choice.place(operation), 0)[self.row_slot]
+        tie = TIE_BREAK * (words + 2 * fit - 0.2 * place)
+        order = np.full(len(fused), -np.inf)  # a command that does not do what is asked is never offered
+        others = np.flatnonzero(np.isfinite(scores))
+        order[others] = referent[self.row_device[others]] - OTHER_PERFORMER + tie[others]
+        order[rows] = referent[devices] + tie[rows]
+        return order
+
+    def _performing_scores(self, choice, operation: str, utterance: str, channels: dict[str, np.ndarray]) -> np.ndarray:
+        """Per row: how well its command performs the operation for what is said (``CommandChoice.row_scores``)."""
+        return choice.row_scores(operation, channels["argument"], channels["subject"] + choice.qualified(utterance))
 
     def _top_rows(self, scores: np.ndarray, k: int) -> np.ndarray:
         """The k best rows by score, a device's n-th command paying n * ``repeat_penalty``."""
@@ -815,7 +938,7 @@ class CommandIndex:
 
     def _value_slots(self, texts) -> np.ndarray:
         """Per slot: whether its command takes the number said in the unit said, within its range."""
-        value = _value_in_a_unit(texts)
+        value = self._value_in_a_unit(texts)
         if value is None or not self.slots:
             return np.zeros(len(self.slots), dtype=bool)
         fits = np.asarray([numeric and not relative and unit == value[1] and number_fit(value, unit, low, high) == 1
@@ -879,7 +1002,7 @@ class CommandIndex:
         said = self.run_phrases.found_in(spoken)
         return max(said, key=lambda run: (len("".join(run)), run)) if said else ()
 
-    def bulk_scope(self, ir: QueryIR, utterance: str) -> tuple[str | None, np.ndarray]:
+    def bulk_scope(self, ir: QueryIR, utterance: str, operation: str | None = None) -> tuple[str | None, np.ndarray]:
         """(category, device mask) a bulk command may expand over; category None = unknown.
 
         In bulk mode the included rooms are where the devices physically are: acting on every
@@ -887,11 +1010,15 @@ class CommandIndex:
         A name hint ("所有筒灯") narrows the set to the devices carrying that name.
         """
         device_ok = self._device_mask(ir)
-        category = self.establish_category(ir, utterance, device_ok)
+        able = np.ones(len(device_ok), dtype=bool)
+        if operation:  # only devices that can do what is asked are in scope ("lock all the doors": the locks)
+            performing = choice_of(self).performing(operation)
+            able = np.bincount(self.row_device[performing], minlength=len(device_ok)) > 0
+        category = self.establish_category(ir, utterance, device_ok & able)
         if category is None:
             return None, device_ok & False
         of_kind = self._in_category(category)
-        if not ir.has_category and not categories_said(utterance) and _sets_a_temperature((utterance, ir.action)):
+        if not ir.has_category and not categories_said(utterance) and self._sets_a_temperature((utterance, ir.action)):
             # "温度都调到26度", no kind said: every device that takes it, air conditioners and thermostats alike
             of_kind |= self.value_devices(utterance, ir.action)
         device_ok &= of_kind
@@ -908,8 +1035,8 @@ class CommandIndex:
         rooms = set(self._room_set(ir.scope_include) or self._said_rooms(ir, utterance))
         rooms -= set(self._room_set(ir.scope_exclude))
         if rooms:
-            device_ok &= self._in_rooms(rooms)
-        return category, device_ok
+            device_ok &= self.in_rooms(rooms)
+        return category, device_ok & able
 
     def _names_the_kind(self, hint: tuple[str, ...], category: str, share: float, utterance: str) -> bool:
         """Whether a name hint is the word for the category's kind, so it narrows nothing.
@@ -1013,7 +1140,8 @@ class CommandIndex:
         that take no value of the kind said: a colour temperature for "green") count as evidence only where
         nothing else is, so the command the value names wins over one more devices support."""
         p = self.params
-        category, device_ok = self.bulk_scope(ir, utterance)
+        operation = ir.operation if ir.operation != OTHER else None
+        category, device_ok = self.bulk_scope(ir, utterance, operation)
         if category is None:
             return BulkPlan(hint="need_clarification",
                             reason="the target category cannot be established from this home's devices")
@@ -1021,6 +1149,8 @@ class CommandIndex:
             device_ok = device_ok & ~np.bincount(self.row_device[skipped], minlength=len(device_ok)).astype(bool)
         if not device_ok.any():
             return BulkPlan(category=category, hint="no_target", reason=f"no {category} device in scope")
+        if operation:
+            return self._operation_plan(operation, ir, utterance, category, device_ok, blocked)
         text, _ = self._command_scores(ir, utterance)
         scores = text[self.row_slot] if other_kind is None else text[self.row_slot] - DEMOTED * other_kind
         options = self._options(np.where(device_ok[self.row_device], scores, -np.inf), device_ok)
@@ -1042,6 +1172,43 @@ class CommandIndex:
                                            "reason": "low confidence between the top commands"})
         return self._expand(plan, options[0].command_id, device_ok, allowed,
                             self._same_setting(options[0].command_id, (utterance, ir.action)))
+
+    def _operation_plan(self, operation: str, ir: QueryIR, utterance: str, category: str, device_ok: np.ndarray,
+                        blocked: np.ndarray | None) -> BulkPlan:
+        """The plan for a known operation: every device in scope with its command for it (``command_choice``),
+        the same decision the ranked candidates read. A device in scope whose command for it is held back (an
+        unlock the utterance does not ask for) makes the plan ask instead."""
+        choice = choice_of(self)
+        _, channels = self._command_scores(ir, utterance)
+        scores = np.where(device_ok[self.row_device], self._performing_scores(choice, operation, utterance, channels),
+                          -np.inf)
+        if operation.startswith("set_"):
+            # a device whose command cannot take the kind of value said is left out ("all fans to 59%": not the fan
+            # that only knows low, medium, high); a number out of a command's range is refused when it is sent
+            scores = np.where(self.takes_kind_said(utterance)[self.row_slot], scores, -np.inf)
+        row_of = choice.device_rows(scores)
+        devices = np.flatnonzero(row_of >= 0)
+        if not devices.size:
+            return BulkPlan(category=category, hint="no_target",
+                            reason=f"no {category} device in scope can do {operation}")
+        counts = Counter(self.row_command[row_of[devices]].tolist())
+        commands = {code: self._command_of(*self.rows[int(row_of[d])]) for d in devices.tolist()
+                    for code in [int(self.row_command[row_of[d]])]}
+        options = [CapabilityOption(command_id=commands[code].id, description=commands[code].description,
+                                    p=round(n / len(devices), 4), evidence=float(n), supported_devices=n,
+                                    sample_devices=[self.home.devices[d].label for d in devices.tolist()
+                                                    if self.row_command[row_of[d]] == code][:3],
+                                    sample_rooms=sorted({self.home.devices[d].room for d in devices.tolist()
+                                                         if self.row_command[row_of[d]] == code} - {""})[:3])
+                   for code, n in counts.most_common()]
+        plan = BulkPlan(category=category, options=options, top1_ratio=1.0, margin=1.0)
+        held = devices[blocked[row_of[devices]]] if blocked is not None else devices[:0]
+        if held.size:  # the options shown are those no device in scope holds back
+            shown = [o for o in options if not blocked[self._supporting(o.command_id, device_ok)].any()]
+            return plan.model_copy(update={"hint": "need_clarification", "options": shown, "reason": (
+                f"{self._command_of(*self.rows[int(row_of[held[0]])]).id} on {self.home.devices[held[0]].label} is "
+                "held back: the utterance does not ask for it")})
+        return self._with_targets(plan, options[0].command_id, row_of, int(device_ok.sum()))
 
     def _same_setting(self, command_id: str, texts) -> set[str]:
         """The commands that set what the chosen one sets to the value said, in its unit: a floor heating's
@@ -1076,25 +1243,32 @@ class CommandIndex:
         for command in reversed((command_id, *fallbacks)):  # the first one a device has wins
             rows = self._supporting(command, device_ok, allowed)
             row_of[self.row_device[rows]] = rows
-        targets = np.flatnonzero(row_of >= 0)
-        shapes = self.slot_compatibility_code[self.row_slot[row_of[targets]]]
+        return self._with_targets(plan, command_id, row_of, pool)
+
+    def _with_targets(self, plan: BulkPlan, command_id: str, row_of: np.ndarray, pool: int) -> BulkPlan:
+        """``plan`` carrying its targets: each device with ``row_of`` >= 0 and that row's command, grouped by
+        argument shape and split into batches; ``command_id`` is the plan's command (its coverage: the share of
+        the ``pool`` devices in scope that take it)."""
+        p = self.params
+        devices = np.flatnonzero(row_of >= 0)
+        shapes = self.slot_compatibility_code[self.row_slot[row_of[devices]]]
         found, first = np.unique(shapes, return_index=True)
-        groups = {self.compatibilities[shape]: self.device_ids[targets[shapes == shape]].tolist()
+        groups = {self.compatibilities[shape]: self.device_ids[devices[shapes == shape]].tolist()
                   for shape in found[np.argsort(first)]}  # in the order of each group's first device
-        targets = sum(len(ids) for ids in groups.values())
+        taking = int((self.row_command[row_of[devices]] == self._command_code.get(command_id, -1)).sum())
         plan = plan.model_copy(update={
             "command_id": command_id, "hint": None, "reason": "",
-            "coverage": round(len(self._supporting(command_id, device_ok, allowed)) / pool, 4) if pool else 0.0,
+            "coverage": round(taking / pool, 4) if pool else 0.0,
             "groups": [BulkGroup(command_id=sig[0], signature=_signature_text(sig), device_ids=ids)
                        for sig, ids in groups.items()],
             "batches": [ids[i:i + p.batch_size] for ids in groups.values()
                         for i in range(0, len(ids), p.batch_size)],
         })
-        if not targets:
+        if not devices.size:
             plan.hint, plan.reason = "no_target", f"no device in scope supports {command_id}"
-        elif targets > p.max_targets or len(groups) > p.max_groups:
+        elif devices.size > p.max_targets or len(groups) > p.max_groups:
             plan.hint = "too_many_targets"
-            plan.reason = (f"{targets} targets in {len(groups)} groups exceed the limits ({p.max_targets} "
+            plan.reason = (f"{devices.size} targets in {len(groups)} groups exceed the limits ({p.max_targets} "
                            f"targets, {p.max_groups} groups): narrow by room, category or name, or confirm")
         return plan
 
@@ -1149,36 +1323,7 @@ def _group_max(values: np.ndarray, starts: np.ndarray, mask: np.ndarray | None =
 
 
 # The unit a number is said in, by family: the families of SmartThings' value_range units.
-_UNIT_FAMILY = {"%": "percent", "percent": "percent", "百分之": "percent", "k": "kelvin", "kelvin": "kelvin",
-                "c": "temperature", "f": "temperature", "℃": "temperature", "℉": "temperature",
-                "°c": "temperature", "°f": "temperature", "°": "temperature", "度": "temperature",
-                "degree": "temperature", "degrees": "temperature", "摄氏度": "temperature", "华氏度": "temperature",
-                "ma": "current", "amp": "current", "amps": "current", "ampere": "current", "amperes": "current",
-                "安": "current", "安培": "current"}
-_NUMBER_UNIT = re.compile(r"(百分之)?(\d+(?:\.\d+)?)\s*(%|percent\b|°\s*[cf]\b|℃|℉|°|摄氏度|华氏度|度|degrees?\b|"
-                          r"k\b|kelvin\b|ma\b|amps?\b|amperes?\b|安培|安)?", re.IGNORECASE)
-_TARGET_NUMBER = re.compile(r"(?:到|成|为|至|\bto\b|\bat\b)\s*(?:百分之)?(\d+(?:\.\d+)?)", re.IGNORECASE)
-
-
-def value_set(utterance: str) -> tuple[float, str | None] | None:
-    """The number the utterance sets and its unit family: the first number said with a unit, else the
-    number after "到/成/to/at"; None when neither (an ordinal in a name, "筒灯3", is no value)."""
-    for match in _NUMBER_UNIT.finditer(utterance):
-        unit = "百分之" if match.group(1) else re.sub(r"\s+", "", match.group(3) or "").lower()
-        if unit:
-            return float(match.group(2)), _UNIT_FAMILY.get(unit.rstrip("s") if unit.startswith("degree") else unit,
-                                                           _UNIT_FAMILY.get(unit))
-    match = _TARGET_NUMBER.search(utterance)
-    return (float(match.group(1)), None) if match else None
-
-
 _SET_VERB_INDEX = PhraseIndex(SET_VERBS)
-
-
-def _value_in_a_unit(texts) -> tuple[float, str] | None:
-    """The first value set in a unit among the texts (the utterance, then its parsed action)."""
-    values = (value_set(text) for text in texts if QueryIR.carries_value(text))
-    return next((v for v in values if v is not None and v[1] is not None), None)
 
 
 # The part of a device a capability sets, where a value in the same unit sets another part than a level does
@@ -1186,15 +1331,11 @@ _PART = {"windowShadeTiltLevel": "slats", "colorControl": "colour", "audioVolume
          "fanSpeedPercent": "fan speed", "airConditionerFanMode": "fan speed"}
 
 
-def _sets_a_temperature(texts) -> bool:
-    return (_value_in_a_unit(texts) or (0, None))[1] == "temperature"
-
-
 def unit_scale(spec: CommandSpec) -> tuple[str | None, float | None, float | None]:
     """(unit family, min, max) of a numeric command's value range; None where the spec does not say."""
     bounds = dict(spec.value_range or ())
     unit = bounds.get("unit")
-    family = _UNIT_FAMILY.get(unit.strip().lower()) if isinstance(unit, str) else None
+    family = UNIT_FAMILY.get(unit_family(unit))
     low, high = bounds.get("min"), bounds.get("max")
     number = lambda v: float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None  # noqa: E731
     return family, number(low), number(high)
@@ -1205,9 +1346,11 @@ def number_fit(value: tuple[float, str | None] | None, unit: str | None, low: fl
     """How well a numeric command takes the value set: 1 in its own unit, 0 in another unit or outside its
     range, 0.5 otherwise (a number without a unit, or a command whose unit is unknown). A temperature
     fits in either scale ("22 degrees" on a Fahrenheit thermostat means Celsius), a current in A or mA."""
-    if value is None:
+    if value is None or value[0] is None:
         return 0.5
     number, said = value
+    if not math.isfinite(number):
+        return 0.0
     if said is not None and unit is not None and said != unit:
         return 0.0
     if said == "percent" and unit is None and high is not None and high <= 10:

@@ -36,13 +36,14 @@ import numpy as np
 from ..signatures.query_ir import QueryIR, action_polarity
 from .category_words import CATEGORY_WORDS, categories_said, locative, normalised, qualifies, word_pattern
 from .command_docs import verb_phrases
-from .command_index import number_fit, unit_scale, value_set
+from .command_index import number_fit
 from .command_results import Candidate, Withheld
 from .home import CommandSpec, Device
 from .home_policy import HomePolicy
 from .name_index import PhraseIndex
 from .request_reading import door_qualifiers, points_back, read_request
 from .text_match import contains, join_tokens, remove_phrases, tokens
+from .values import is_target, number_and_family
 
 _NOTHING = re.compile(r"(?!)")
 
@@ -180,16 +181,6 @@ def execution_hold(device: Device, spec: CommandSpec, policy: HomePolicy, confir
     effect = next((k.effect for k in SENSITIVE_KINDS if k.name == kind), "is marked sensitive in policy.json")
     return "needs_confirmation", f"sensitive ({kind}: {effect}): send it with confirm_sensitive=True " \
                                  "(--confirm-sensitive)"
-
-
-def unit_conflict(spec: CommandSpec, text: str) -> str:
-    """Why the value the text sets cannot go to this command by its unit ("26度" is a temperature, never a
-    colour temperature in K or a level in %), else ""."""
-    value = value_set(text) if QueryIR.carries_value(text) else None
-    unit, _, _ = unit_scale(spec)
-    if value is None or value[1] is None or unit is None or value[1] == unit:
-        return ""
-    return f"{spec.id} takes a {unit} value; the utterance sets {value[0]:g} as a {value[1]}"
 
 
 def _names_nothing(word: str, text: str) -> bool:
@@ -369,7 +360,7 @@ class CommandSafety:
             worded = np.ones(len(rows), dtype=bool)
         else:
             rooms = index.mentioned_rooms(text)
-            by_words = index._in_rooms(rooms)[devices] if rooms else np.ones(len(rows), dtype=bool)
+            by_words = index.in_rooms(rooms)[devices] if rooms else np.ones(len(rows), dtype=bool)
             verbless = text
             for kind in SENSITIVE_KINDS:  # the 锁 of "开锁" is the verb's, no lock said
                 verbless = kind.self_naming.sub(" ", verbless)
@@ -448,10 +439,11 @@ class CommandSafety:
             # "打开红色台灯" switches a lamp; "调成红色" sets a colour, with a command that takes a whole one
             whole = self._slot_colour & ~self._slot_colour_number
             return none, none, ~(whole if whole.any() else self._slot_colour)
-        value = value_set(text) if QueryIR.carries_value(text) else None
+        said = index.said_value(text)
+        value = number_and_family(said)
         if value is None or not len(index.slots):
             return none, none, none
-        target = QueryIR.sets_target(text)
+        target = is_target(said)
         said = index.value_phrases.found_in(tokens(text))
         conflict, cannot = [], []
         for phrases, numeric, relative, takes, unit, low, high in index.argument_shapes:
@@ -474,7 +466,7 @@ class CommandSafety:
         none = np.zeros(len(index.rows), dtype=bool)
         said = action_polarity(_NO_SWITCH.sub(" ", self._without_rooms(text)))
         kinds = self._kinds_said(text)
-        if said is None or not kinds or QueryIR.carries_value(text) or _SETS_TO.search(text):
+        if said is None or not kinds or index.said_value(text) is not None or _SETS_TO.search(text):
             return none, none
         of_kind = index.in_categories(kinds)
         kind_words = sorted({w for words in kinds.values() for w in words}, key=len, reverse=True)
@@ -551,7 +543,7 @@ class CommandSafety:
             effect = SENSITIVE_KINDS[kind].effect if kind < len(SENSITIVE_KINDS) else "is marked sensitive"
             return f"sensitive ({self._kinds[kind]}: {effect}); the utterance does not ask for it"
         spec = index._command_of(*index.rows[row])
-        value = value_set(text)
+        value = index.value_in(text)
         unit = index.argument_shapes[int(index.slot_shape[index.row_slot[row]])][4]
         return f"{spec.id} takes a {unit} value; the utterance sets a {value[1] if value else 'different'} one"
 

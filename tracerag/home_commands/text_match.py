@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
+from functools import lru_cache
 
 _TOKEN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]|[a-z0-9]+")
 
@@ -117,3 +118,11 @@ def name_similarity(label: Sequence[str], utterance: Sequence[str], weight: Mapp
     weight = weight or {}
     total = sum(weight.get(t, 1.0) for t in label)
     return heaviest_common_run(label, utterance, weight, single_cap=1.0) / max(total, specificity)
+
+
+@lru_cache(maxsize=4096)
+def phrase_pattern(phrase: tuple[str, ...]) -> re.Pattern:
+    """A token phrase as it stands in text: CJK characters with any spacing between them, Latin words with any
+    separator and an optional plural, never inside a longer word."""
+    parts = [re.escape(t) if not t.isascii() else rf"(?<![a-z0-9]){re.escape(t)}(?:e?s)?(?![a-z0-9])" for t in phrase]
+    return re.compile(r"[\s\W_]*".join(parts), re.IGNORECASE)

@@ -32,8 +32,9 @@ from ..home_commands.command_index import CommandIndex
 from ..home_commands.command_results import BulkPlan
 from ..home_commands.command_safety import Screen, safety_of
 from ..home_commands.negation import read_negation
+from ..home_commands.operation_words import with_operation
 from ..home_commands.plain_verbs import plain_verbs
-from ..home_commands.spelled_numbers import with_digits
+from ..home_commands.values import with_digits
 from ..signatures.command import ArbitrateCapability, CommandOption, ParseCommand
 from ..signatures.query_ir import QueryIR
 from .guarded_step import Pipeline, Stages, lm_of, lm_step, work
@@ -103,7 +104,8 @@ class CommandRetrieval(dspy.Module):
             return self._prediction([], None, QueryIR(), "none", stages, index, hint="too_long")
         # The LM reads the utterance as said; the rules, the safety checks and the search read its negations
         # first ("灯不用开了" asks for the lights off, "别锁门" for nothing to be done).
-        said = read_negation(with_digits(plain_verbs(query)))
+        plain = plain_verbs(query)
+        said = read_negation(with_digits(plain, index.name_spans(plain)))
         text = said.text
         safety = safety_of(index)
         screen = safety.screen(text)
@@ -113,6 +115,8 @@ class CommandRetrieval(dspy.Module):
             parsed, source = QueryIR.model_validate(ir), "gold"
         else:
             parsed, source = (yield work(parse_without_lm, text, index)), "rules"
+        if source == "gold":  # a label without an operation: read from its action (the rule parse reads its own)
+            parsed = with_operation(parsed, text, index)
         said_all = parsed.is_bulk  # the utterance's own quantifier words (or the caller's gold parse)
         if said.asks_nothing:
             return self._prediction([], None, parsed, source, stages, index, hint="no_intent")
@@ -130,6 +134,7 @@ class CommandRetrieval(dspy.Module):
                 source = "rules_fallback"
             else:
                 (parsed, overruled), source, ranked = safety.check_parse(lm_parse, parsed, text), "lm", None
+                parsed = with_operation(parsed, text, index)
                 lm_ir = lm_parse
         candidates, withheld = ranked if ranked is not None else (yield from search(parsed, text))
         if not _has_intent(text, parsed, candidates):

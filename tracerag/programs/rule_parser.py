@@ -12,8 +12,17 @@ from __future__ import annotations
 import re
 
 from ..home_commands.command_docs import VERB_RUNS
-from ..home_commands.command_index import FILLER_TOKENS, CommandIndex
-from ..home_commands.text_match import contains, join_tokens, phrase_mask, remove_phrases, split_on_phrases, tokens
+from ..home_commands.command_index import FILLER_TOKENS, CommandIndex, is_kind_word
+from ..home_commands.operation_words import kinds_meant, operation_in
+from ..home_commands.text_match import (
+    contains,
+    join_tokens,
+    phrase_mask,
+    phrase_pattern,
+    remove_phrases,
+    split_on_phrases,
+    tokens,
+)
 from ..signatures.query_ir import QueryIR
 
 ALL_WORDS = ("所有", "全部", "全都", "都", "每个", "每一个", "整个", "全屋", "一切", "统统",
@@ -58,8 +67,27 @@ def parse_without_lm(utterance: str, index: CommandIndex) -> QueryIR:
     included = [r for r in index.mentioned_rooms(wanted) if r not in excluded]
     # a device named in the excluded clause ("except the desk lamp") is the one device not wanted:
     # it must not become the name hint that bulk mode narrows the targets to
-    return QueryIR(action=_action(utterance, index), type_hint="Unknown", name_hint=_name_hint(wanted, index),
-                   scope_include=included, scope_exclude=excluded, quantifier=quantifier)
+    parsed = QueryIR(action=_action(utterance, index), type_hint="Unknown",
+                     name_hint=_name_hint(index.without_landmarks(wanted), index),
+                     scope_include=included, scope_exclude=excluded, quantifier=quantifier)
+    operation = operation_in(index, verb_text(utterance, index), kinds_meant(index, parsed, utterance))
+    return parsed.model_copy(update={"operation": operation}) if operation else parsed
+
+
+def verb_text(utterance: str, index: CommandIndex) -> str:
+    """The utterance with the rooms and device names it says masked, for reading its verbs: 玄关 (a room)
+    closes nothing, "Gas Fireplace" opens no gas, "Red Lamp" sets no colour."""
+    said = tokens(utterance)
+    # whole names, and runs of two or more words of a Latin name ("open shelf" of Open Shelf Light); a run of a
+    # Chinese name may be a verb of its own (充电 of 充电桩)
+    names = (p for p in index.name_phrases.found_in(said) if not is_kind_word(join_tokens(p)))  # "light" stays
+    phrases = {*index.room_phrases.found_in(said), *names,
+               *(p for p in index.run_phrases.found_in(said) if len(p) >= 2 and all(t.isascii() for t in p))}
+    for phrase in sorted(phrases, key=len, reverse=True):  # with the number that ends a name (庭院灯8)
+        utterance = re.sub(phrase_pattern(phrase).pattern + r"(?:[ \t]*[0-9]+(?![0-9%.]))?", " · ", utterance,
+                           flags=re.IGNORECASE)
+    return utterance
+
 
 
 def _excluded_clause(utterance: str) -> str:

@@ -54,7 +54,6 @@ _MOVED = {
     "read_report": "tracerag.data_files.read_report",
     "request_reading": "tracerag.home_commands.request_reading",
     "rerankers": "tracerag.documents.rerankers",
-    "spelled_numbers": "tracerag.home_commands.spelled_numbers",
     "store_cli": "tracerag.store_cli",
     "store_copy": "tracerag.stores.store_copy",
     "stores": "tracerag.stores.stores",

@@ -13,6 +13,7 @@ from typing import Literal
 from pydantic import BaseModel, Field, field_validator
 
 from ..device_categories import DEVICE_CATEGORIES, UNKNOWN_CATEGORY, known_category
+from ..device_operations import Operation, known_operation
 
 # The device categories and their aliases live with the home model (tracerag/device_categories.py); the LM
 # must choose from this list, and anything else is normalised to "Unknown", which disables category gating.
@@ -84,8 +85,11 @@ def _as_name_list(value: object) -> list[str]:
 
 
 class QueryIR(BaseModel):
-    """What the user asked for: an intent phrase plus hints that narrow the device set."""
+    """What the user asked for: the operation, an intent phrase, and hints that narrow the device set."""
 
+    operation: Operation | None = Field(
+        None, description="what is to be done, from the closed set (on, off, set_level, unlock, next ...); other "
+                          "for a command outside it; null when not read")
     action: str = Field("", description="Chinese intent phrase without Latin letters, e.g. 打开, 调到制冷模式")
     type_hint: CategoryName = Field(UNKNOWN_CATEGORY, description="the device category, or Unknown")
     name_hint: str = Field("", description="device name words the user said, else empty")
@@ -99,6 +103,11 @@ class QueryIR(BaseModel):
     @classmethod
     def _text(cls, v: object) -> str:
         return v.strip() if isinstance(v, str) else ""
+
+    @field_validator("operation", mode="before")
+    @classmethod
+    def _operation(cls, v: object) -> str | None:
+        return known_operation(v)
 
     @field_validator("type_hint", mode="before")
     @classmethod

@@ -14,7 +14,7 @@ bulk plan with ``need_clarification``, ``too_many_targets`` or ``no_target`` (``
 one line why).
 
 Arguments come only from what the user said: a command that takes a value gets the number the
-utterance sets (``QueryIR.carries_value``; "50%", "to 26 degrees", "一半", "最亮"), checked against the
+utterance sets (``home_commands.values``: "50%", "to 26 degrees", "1e2%", "一半", "最亮"), checked against the
 command's range and unit, or the listed value the utterance names ("cool", "HDMI 2"); a command that
 needs a value the utterance does not give is skipped with the reason, never sent with a guess.
 
@@ -36,10 +36,10 @@ from pathlib import Path
 from urllib.parse import quote
 
 from ..home_commands.command_results import BulkPlan
-from ..home_commands.command_safety import execution_hold, unit_conflict
+from ..home_commands.command_safety import execution_hold
 from ..home_commands.home import CommandSpec, Home
-from ..home_commands.spelled_numbers import with_digits
-from ..signatures.query_ir import QueryIR
+from ..home_commands.value_ranges import check_value, command_range
+from ..home_commands.values import Unreadable, read_value
 from .home_files import read_source
 from .rest import ApiError, RestClient
 
@@ -256,7 +256,7 @@ def execute(plan_or_prediction, home_source: Target, *, dry_run: bool = True, ho
         if home_source.home_dir is None:
             raise ExecutionError("no home to read commands from: pass home= or a target with home_dir")
         home = Home.load(home_source.home_dir, log_warnings=False)
-    text = with_digits(query or getattr(plan_or_prediction, "query", None) or _action(plan_or_prediction))
+    text = query or getattr(plan_or_prediction, "query", None) or _action(plan_or_prediction)
     build = _smartthings_calls if home_source.kind == "smartthings" else _homeassistant_calls
     report.results, report.calls = build(targets, home, text, confirm_sensitive)
     if not report.calls and not report.results:
@@ -344,7 +344,7 @@ def _resolved(home: Home, device_id: str, command_id: str, text: str, cache: dic
         return device, spec, None, *hold
     key = (spec.compatibility, text)
     if key not in cache:
-        cache[key] = resolve_arguments(spec, text)
+        cache[key] = resolve_arguments(spec, text, name_spans(home, text))
     arguments, reason = cache[key]
     return device, spec, arguments, "skipped", reason
 
@@ -400,24 +400,15 @@ def _homeassistant_calls(targets, home: Home, text: str, confirmed: bool) -> tup
 # ---------------------------------------------------------------------------------------------
 # Arguments
 
-_NUMBER = re.compile(r"(?<![A-Za-z0-9.])(-?\d+(?:\.\d+)?)\s*"
-                     r"(%|percent\b|per cent\b|度|℃|°\s*[CF]?|degrees?\b|kelvin\b|k\b)?", re.IGNORECASE)
-_TO_NUMBER = re.compile(r"(到|成|为|至|\bto\b|\bat\b)\s*(百分之)?\s*(-?\d+(?:\.\d+)?)", re.IGNORECASE)
-_HALF = re.compile(r"一半|半开|\bhalf(way)?\b", re.IGNORECASE)
-_MOST = re.compile(r"最(亮|大|高)|\b(max(imum)?|full)\b", re.IGNORECASE)
-_LEAST = re.compile(r"最(暗|小|低)|\bmin(imum)?\b", re.IGNORECASE)
-_PERCENT_WORD = re.compile(r"百分之\s*(\d+(?:\.\d+)?)")
 _NEGATIVE = re.compile(r"\b(off|stop|disable|no|un\w+)\b|关|停|取消", re.IGNORECASE)
-_UNIT_WORDS = {"%": ("%", "percent", "per cent"), "C": ("度", "℃", "°", "degree"), "F": ("度", "°", "degree"),
-               "K": ("k", "kelvin")}
-
 
 def needs_argument(spec: CommandSpec) -> bool:
     return spec.type is not None or bool(spec.value_list) or spec.value_range is not None
 
 
-def resolve_arguments(spec: CommandSpec, text: str) -> tuple[list | None, str]:
-    """(arguments, "") when the utterance justifies them, else (None, why not)."""
+def resolve_arguments(spec: CommandSpec, text: str, names: list[tuple[int, int]] = ()) -> tuple[list | None, str]:
+    """(arguments, "") when the utterance justifies them, else (None, why not). ``names``: spans of the text that
+    name a device or a room (``name_spans``), never a value."""
     if not needs_argument(spec):
         return [], ""
     if spec.value_list:
@@ -430,57 +421,34 @@ def resolve_arguments(spec: CommandSpec, text: str) -> tuple[list | None, str]:
         return None, f"{spec.id} needs one of: {listed}; the utterance names none"
     if spec.type == "boolean":
         return [not _NEGATIVE.search(text or "")], ""
-    bounds = dict(spec.value_range or ())
-    low, high, unit = bounds.get("min"), bounds.get("max"), bounds.get("unit")
-    if unit == "%":  # a percentage is 0..100 where the spec gives no bound
-        low, high = 0 if low is None else low, 100 if high is None else high
-    if spec.type not in ("integer", "number") and not isinstance(high, int | float):
+    if spec.type not in ("integer", "number") and command_range(spec) is None:
         return None, f"{spec.id} takes a {spec.type or 'free'} value the utterance cannot be read for"
-    conflict = unit_conflict(spec, text)
-    if conflict:
-        return None, conflict
-    value = _number(text, unit, low, high)
-    if isinstance(value, str):
-        return None, f"{spec.id} needs a value{_range_text(low, high, unit)}: {value}"
-    if isinstance(low, int | float) and value < low or isinstance(high, int | float) and value > high:
-        return None, f"{spec.id}: {value:g} is outside{_range_text(low, high, unit)}"
-    if spec.type == "integer" and not float(value).is_integer():  # 0.5% rounded is 0: off, which nobody said
-        return None, f"{spec.id} takes whole numbers; the utterance sets {value:g}"
-    return [int(value) if float(value).is_integer() else value], ""
+    said = read_value(text or "", names)
+    if said is None:
+        rng = command_range(spec)
+        return None, f"{spec.id} needs a value{f' ({rng})' if rng else ''}: the utterance sets none"
+    if isinstance(said, Unreadable):
+        return None, f"{spec.id}: {said.text!r} {said.reason}"
+    if bool(said.relative) != _changes_by_amount(spec):  # "up 10%" is no level, "to 50%" no step
+        return None, (f"{spec.id} changes a value by an amount; the utterance sets a target" if said.relative == 0
+                      else f"{spec.id} sets a value; the utterance changes it by an amount")
+    number, reason = check_value(said, spec)
+    return (None, reason) if number is None else ([number], "")
 
 
-def _number(text: str, unit: str | None, low, high) -> float | str:
-    """The value the utterance sets, or a string saying why there is none."""
-    text = text or ""
-    if not QueryIR.carries_value(text):
-        return "the utterance sets none"
-    percent = _PERCENT_WORD.search(text)
-    if percent and unit == "%":
-        return float(percent.group(1))
-    numbers = [(float(m.group(1)), (m.group(2) or "").strip().lower()) for m in _NUMBER.finditer(text)]
-    if not numbers:
-        if _HALF.search(text) and unit == "%":
-            return 50.0
-        if _MOST.search(text) and isinstance(high, int | float):
-            return float(high)
-        if _LEAST.search(text) and isinstance(low, int | float):
-            return float(low)
-        return "no number in the utterance"
-    words = _UNIT_WORDS.get(unit or "", ())
-    with_unit = {v for v, u in numbers if u and any(u.startswith(w) for w in words)}
-    targets = {float(m.group(3)) for m in _TO_NUMBER.finditer(text)}
-    for pool in (with_unit, targets, {v for v, _ in numbers}):
-        if len(pool) == 1:
-            return next(iter(pool))
-        if len(pool) > 1:
-            return f"several numbers ({', '.join(f'{v:g}' for v in sorted(pool))}) and none is clearly the value"
-    return "no number in the utterance"
+def _changes_by_amount(spec: CommandSpec) -> bool:
+    """A command whose range runs as far below zero as above it (a step of -100..100 %) takes a change."""
+    rng = command_range(spec)
+    return rng is not None and rng.low < 0 < rng.high and abs(rng.low + rng.high) <= 0.1 * (rng.high - rng.low)
 
 
-def _range_text(low, high, unit) -> str:
-    if low is None and high is None:
-        return ""
-    return f" ({'' if low is None else f'{low:g}'}..{'' if high is None else f'{high:g}'}{' ' + unit if unit else ''})"
+def name_spans(home: Home, text: str) -> list[tuple[int, int]]:
+    """Where the text says a device label or a room name holding a digit ("Pendant 2", 筒灯3, "Bedroom 2"): never a
+    value."""
+    lowered = (text or "").lower()
+    names = {n.lower() for d in home.devices for n in (d.label, d.room) if n and any(ch.isdigit() for ch in n)}
+    return [(m.start(), m.end()) for name in names if name in lowered
+            for m in re.finditer(re.escape(name), lowered)]
 
 
 def _squash(text: str) -> str:

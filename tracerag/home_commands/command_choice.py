@@ -1,0 +1,106 @@
+"""With the operation known, the command on each device is a decision, not a search.
+
+``PERFORMED_BY`` (``operations``) lists, per operation, the capability commands that perform it, most
+specific first. A device's command for an operation is its first one there that takes the value said: a
+mode the utterance names picks the command listing it ("制冷": the air conditioner's mode); a number picks
+the command whose unit and range take it ("26度": a setpoint, not a level). A device with none of them
+cannot do what is asked and is no candidate for it. The ranked candidates and a bulk plan both read
+``device_rows``: the two answers come from one decision and cannot disagree.
+
+What ``on`` and ``off`` mean on a device without a switch (a blind, a valve) is what Home Assistant does
+with them: it opens or closes (``SWITCH_STANDS_FOR``).
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from .operations import SWITCH_STANDS_FOR, rank_in
+
+NO_ROW = -1
+# Words that say which of a device's commands for an operation is meant ("制热温度设成27度": the heating setpoint)
+QUALIFIERS = {"thermostatHeatingSetpoint": re.compile(r"制热|加热|供暖|\bheat(?:ing)?\b", re.IGNORECASE),
+              "thermostatCoolingSetpoint": re.compile(r"制冷|\bcool(?:ing)?\b", re.IGNORECASE)}
+# how much a command's value fit outweighs its place in the table: a command that takes the value said
+# (a listed value named, a number in its unit and range) beats any command the table lists before it
+_VALUE_FIT = 10.0
+
+
+class CommandChoice:
+    """Per index: which row of each device performs an operation (built lazily, per operation)."""
+
+    def __init__(self, index):
+        self.index = index
+        self._places: dict[str, np.ndarray] = {}
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def place(self, operation: str) -> np.ndarray:
+        """Per slot: where its command stands among those performing ``operation`` (-1: it does not)."""
+        found = self._places.get(operation)
+        if found is None:
+            index = self.index
+            found = np.asarray([rank_in(operation, index._command_of(*slot)) for slot in index.slots] or [-1],
+                               dtype=np.int64)[:len(index.slots)]
+            self._places[operation] = found
+        return found
+
+    def performing(self, operation: str) -> np.ndarray:
+        """Per row: whether its command performs ``operation`` on its device (``on``/``off`` on a device that
+        has no switch: its open or close)."""
+        index = self.index
+        rows = self.place(operation)[index.row_slot] >= 0
+        stand_in = SWITCH_STANDS_FOR.get(operation)
+        if stand_in is not None:
+            switches = np.bincount(index.row_device[rows], minlength=len(index.home.devices)) > 0
+            rows = rows | ((self.place(stand_in)[index.row_slot] >= 0) & ~switches[index.row_device])
+        return rows
+
+    def qualified(self, utterance: str) -> np.ndarray:
+        """Per slot: 1 where the utterance says the word that tells its command from its siblings (``QUALIFIERS``)."""
+        index = self.index
+        said = {capability for capability, words in QUALIFIERS.items() if words.search(utterance)}
+        if not said:
+            return np.zeros(len(index.slots), dtype=np.float32)
+        return np.asarray([index._command_of(*slot).capability in said for slot in index.slots], dtype=np.float32)
+
+    def row_scores(self, operation: str, argument: np.ndarray, subject: np.ndarray | None = None) -> np.ndarray:
+        """Per row: how well it performs ``operation`` for the value said (-inf where it does not). ``argument``
+        (per slot) is the index's argument channel: 1 for a listed value named or a number in the command's own
+        unit and range, 0.5 for a number it may take, 0 or below for one it cannot; ``subject`` (per slot) is
+        higher where the utterance names what the command acts on ("制热温度": the heating setpoint)."""
+        index = self.index
+        place = self.place(operation)
+        stand_in = SWITCH_STANDS_FOR.get(operation)
+        if stand_in is not None:
+            other = self.place(stand_in)
+            place = np.where(place >= 0, place, np.where(other >= 0, other + 1_000, -1))
+        fit = _VALUE_FIT * np.clip(argument, -1.0, 1.0) + (0.0 if subject is None else np.clip(subject, -1.0, 1.0))
+        slot = np.where(place >= 0, fit - 0.01 * place, -np.inf)
+        scores = slot[index.row_slot] if len(index.rows) else np.zeros(0)
+        return np.where(self.performing(operation), scores, -np.inf)
+
+    def device_rows(self, scores: np.ndarray, allowed: np.ndarray | None = None) -> np.ndarray:
+        """Per device: its best row by ``scores`` (among the ``allowed`` rows), or ``NO_ROW``."""
+        index = self.index
+        devices = len(index.home.devices)
+        scores = scores if allowed is None else np.where(allowed, scores, -np.inf)
+        out = np.full(devices, NO_ROW, dtype=np.int64)
+        finite = np.flatnonzero(np.isfinite(scores))
+        if finite.size:
+            order = finite[np.lexsort((finite, -scores[finite]))]  # best first, ties to the earlier row
+            device = index.row_device[order]
+            first = np.unique(device, return_index=True)[1]
+            out[device[first]] = order[first]
+        return out
+
+
+def choice_of(index) -> CommandChoice:
+    """The index's command choice, built once and kept with the index."""
+    choice = getattr(index, "_command_choice", None)
+    if choice is None:
+        choice = index._command_choice = CommandChoice(index)
+    return choice

@@ -1,0 +1,429 @@
+"""The words that ask for each operation, in English and Chinese: ``read_operation(text, kinds)``.
+
+The rule parser reads the operation an utterance asks for here, and so does an IR that carries only free
+text (an older label, another tool's parse: its ``action``). A word plays one of five roles:
+
+- an **operation** said outright: "unlock", "下一首", "mute", "dim", "调高音量";
+- a **switching** verb: "turn on", "打开", "close", "关" (on a blind it opens or closes, on a lock "打开"
+  unlocks and "关" locks, as Home Assistant and Chinese read them);
+- a **subject**: what is changed ("volume", "亮度", "colour temperature", "fan speed", "位置");
+- a **direction**: "up", "lower", "调高", "decrease";
+- a **value**: "50%", "to 22", "26度", "2700K", "一半", a colour, a mode.
+
+An operation said wins (the first one); a switching verb followed by a subject or a value sets it ("打开一半",
+"turn the lights on to 50%"); otherwise a subject with a direction changes it ("turn the volume down"), with
+a value or alone sets it; a direction or a value alone acts on the subject of the kind of device meant
+(``kinds``: "lower" is ``close`` for blinds, ``level_down`` for lights, ``volume_down`` for a speaker; "to
+22" sets an air conditioner's temperature). A change said with a target ("turn the lights down to 30%",
+"increase the colour temperature to cool white") sets that target, unless it says "by". A negated verb is
+read before this (``negation.read_negation``); names of devices and rooms should be masked by the caller, so
+"Red Lamp" sets no colour and "Gas Fireplace" no gas.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..device_operations import RELATIVE_TO_SETTING
+from .category_words import categories_said, normalised
+from .operations import operations_of
+from .values import SaidValue, sets_target, value_said
+
+COVERS = frozenset({"Blind", "Window", "Door", "GarageDoor", "WaterValve", "GasValve", "Irrigation"})
+LOCKS = frozenset({"Lock"})
+MEDIA = frozenset({"Television", "NetworkAudio", "Speaker", "Projector"})
+CLIMATE = frozenset({"AirConditioner", "Thermostat", "WaterHeater", "Oven", "Refrigerator", "Humidifier",
+                     "Dehumidifier"})
+LIGHTS = frozenset({"Light"})
+FANS = frozenset({"Fan", "AirPurifier", "Vent"})
+CYCLES = frozenset({"RobotCleaner", "Washer", "Dryer", "Dishwasher", "Charger"})  # start and stop a cycle
+SECURITY = frozenset({"SecurityPanel"})
+SIRENS = frozenset({"Siren"})
+
+OPERATION, SWITCH, SUBJECT, DIRECTION, VALUE = "operation", "switch", "subject", "direction", "value"
+
+# subject -> (set it, raise it, lower it)
+SUBJECTS = {
+    "volume": ("set_volume", "volume_up", "volume_down"),
+    "level": ("set_level", "level_up", "level_down"),
+    "temperature": ("set_temperature", "temperature_up", "temperature_down"),
+    "color_temperature": ("set_color_temperature", "cooler", "warmer"),  # a higher colour temperature is cooler
+    "fan_speed": ("set_fan_speed", "fan_speed_up", "fan_speed_down"),
+    "position": ("set_position", "open", "close"),
+    "tilt": ("set_tilt", "set_tilt", "set_tilt"),
+    "color": ("set_color", "set_color", "set_color"),
+    "mode": ("set_mode", "set_mode", "set_mode"),
+    "channel": ("set_channel", "channel_up", "channel_down"),
+    "input": ("set_input", "set_input", "set_input"),
+    "current": ("set_current", "set_current", "set_current"),
+}
+# the subject a direction or a bare value changes on a device of each kind ("lower" the blinds: their position)
+_KIND_SUBJECT = ((COVERS, "position"), (LIGHTS, "level"), (MEDIA, "volume"), (CLIMATE, "temperature"),
+                 (FANS, "fan_speed"))
+
+Reading = Callable[[frozenset[str]], str | None]
+
+
+def _by_kind(default: str | None, *pairs: tuple[frozenset[str], str | None]) -> Reading:
+    """A word whose meaning depends on the kinds acted on: the first pair whose kinds hold all of ``kinds``
+    ("lower the blinds and the lights" is no one operation), else ``default``."""
+
+    def read(kinds: frozenset[str]) -> str | None:
+        for group, meaning in pairs:
+            if kinds and kinds <= group:
+                return meaning
+        return default
+
+    return read
+
+
+def _always(meaning: str | None) -> Reading:
+    return lambda kinds: meaning
+
+
+def kind_subject(kinds: frozenset[str], default: str | None = None) -> str | None:
+    """The subject a direction or a bare value changes on devices of these kinds, else ``default``."""
+    return _by_kind(default, *_KIND_SUBJECT)(kinds)
+
+
+@dataclass(frozen=True)
+class Sense:
+    """Words (``pattern``) in a ``role``, and what they mean given the kinds acted on (``read``): an operation
+    (roles operation, switch), a subject (subject, value: the subject the value sets; None: the kind's), or
+    a direction (+1 / -1)."""
+
+    pattern: re.Pattern
+    role: str
+    read: Reading
+
+
+# switching verbs: English "turn on" a lock locks it (Home Assistant), Chinese 打开 one unlocks it
+_ON = _by_kind("on", (COVERS, "open"), (LOCKS, "lock"), (SECURITY, "arm"))
+_OFF = _by_kind("off", (COVERS, "close"), (LOCKS, None), (SECURITY, "disarm"))
+_ZH_ON = _by_kind("on", (COVERS, "open"), (LOCKS, "unlock"), (SECURITY, "arm"))
+_ZH_OFF = _by_kind("off", (COVERS, "close"), (LOCKS, "lock"), (SECURITY, "disarm"))
+_OPEN = _by_kind("open", (LOCKS, "unlock"), (LIGHTS | MEDIA | FANS | CLIMATE, "on"))
+_CLOSE = _by_kind("close", (LOCKS, "lock"), (LIGHTS | MEDIA | FANS | CLIMATE, "off"))
+_START = _by_kind("on", (CYCLES | frozenset({"Oven"}), "start"), (MEDIA, "play"))
+# "stop" with no kind said stops what moves or plays (a blind, a player, a cycle); a lamp or a fan said: off
+_STOP = _by_kind("stop", (LIGHTS | FANS | (CLIMATE - {"Oven"}) | SIRENS, "off"))
+_PAUSE = _by_kind("pause", (COVERS, "stop"))
+_MUTE = _by_kind("mute", (SIRENS, "off"), (SECURITY, "disarm"))
+_WARMER = _by_kind("temperature_up", (LIGHTS, "warmer"))
+_COOLER = _by_kind("temperature_down", (LIGHTS, "cooler"))
+_UP, _DOWN = _always(+1), _always(-1)
+
+_E = r"(?:[\w'-]+\s+){0,6}?"  # up to six words between a verb and its particle ("turn the kitchen lights on")
+_COLOURS_EN = r"red|green|blue|yellow|purple|orange|pink|turquoise|cyan|magenta|violet|brown|black|gold|teal|lavender"
+_COLOURS_ZH = r"[红绿蓝黄紫橙粉青棕黑金]色"
+_MODES_EN = r"cool(?:ing)?|heat(?:ing)?|auto(?:matic)?|dry|dehumidify|fan only|eco|sleep|turbo|quiet|boost"
+_MODES_ZH = r"制冷|制热|除湿|送风|[\u4e00-\u9fff]{1,4}模式"
+_NO_VERB = _always(None)
+
+_SENSES_EN: tuple[tuple[str, str, Reading], ...] = (
+    # operations said outright
+    (r"\b(?:unlock|unlatch|unbolt)(?:s|ed|ing)?\b", OPERATION, _always("unlock")),
+    (r"\bdisarm(?:s|ed|ing)?\b|\b(?:turn|switch)\s+off\s+(?:the\s+)?(?:security|alarm)\s+system", OPERATION,
+     _always("disarm")),
+    (r"(?:^|\b(?:please|and|then|to|you|can|could|would|will|go)\s+)lock\b(?!\s+(?:is|was|log|status|battery))"
+     r"|\block\s+(?:up|it|them|all|every\w*|the|my|our|\w+\s+doors?)\b", OPERATION, _always("lock")),
+    (r"\barm(?:ed)?\b(?!\s*chair)", OPERATION, _always("arm")),
+    (r"\bunmute[sd]?\b", OPERATION, _always("unmute")),
+    (r"\bmute[sd]?\b|\bsilence\b", OPERATION, _MUTE),
+    (r"\bnext\s+channel\b|\bchannel\s+up\b", OPERATION, _always("channel_up")),
+    (r"\b(?:previous|last)\s+channel\b|\bchannel\s+down\b", OPERATION, _always("channel_down")),
+    (r"\bnext\b(?:\s+(?:track|song|one|item|episode|video))?|\bskip\b", OPERATION, _always("next")),
+    (r"\bprevious(?:\s+(?:track|song|one|item|episode))?\b|\blast\s+(?:track|song)\b|\bgo\s+back\b", OPERATION,
+     _always("previous")),
+    (r"\bshuffle\b|\brepeat\b|\bon\s+loop\b", OPERATION, _always("set_mode")),
+    (r"\b(?:resume|unpause|continue)\b|\bplay\b", OPERATION, _always("play")),
+    (r"\bpause[sd]?\b|\bhold\b", OPERATION, _PAUSE),
+    (r"\bvolume\s+(?:up|higher)\b|\bloud(?:er)?\b", OPERATION, _always("volume_up")),
+    (r"\bvolume\s+(?:down|lower)\b|\b(?:quiet|soft)er\b", OPERATION, _always("volume_down")),
+    # what is wrong, for what would mend it ("it's too loud", "too dark in here")
+    (r"\btoo\s+(?:loud|noisy)\b", OPERATION, _always("volume_down")),
+    (r"\btoo\s+(?:quiet|soft)\b|\bcan'?t\s+hear\b", OPERATION, _always("volume_up")),
+    (r"\btoo\s+bright\b", OPERATION, _always("level_down")),
+    (r"\btoo\s+dark\b", OPERATION, _always("level_up")),
+    (r"\btoo\s+(?:hot|warm)\b", OPERATION, _always("temperature_down")),
+    (r"\btoo\s+(?:cold|chilly)\b", OPERATION, _always("temperature_up")),
+    (r"\b(?:dim|dimmer|darker|darken)\b|\bless\s+bright", OPERATION, _always("level_down")),
+    (r"\b(?:brighten|brighter)\b|\bmore\s+(?:bright|light)\b", OPERATION, _always("level_up")),
+    (r"\bwarmer\b", OPERATION, _WARMER),
+    (r"\bcooler\b|\bcolder\b", OPERATION, _COOLER),
+    (r"\b(?:hotter|heat\s+up|warm\s+up)\b", OPERATION, _WARMER),
+    (r"\bcool\s+down\b", OPERATION, _always("temperature_down")),
+    (r"\bfaster\b|\bspeed\s+up\b", OPERATION, _always("fan_speed_up")),
+    (r"\bslow(?:er|\s+down)\b", OPERATION, _always("fan_speed_down")),
+    (r"\b(?:return|go|send|head)\b(?:\s+[\w']+){0,3}?\s+(?:home|base|dock|charger)\b|\bdock\b|\brecharge\b",
+     OPERATION, _always("return_home")),
+    (r"\b(?:start|begin|resume)\s+charging\b|\bcharge\s+(?:the|my)\s+(?:car|vehicle|ev)\b", OPERATION,
+     _always("start")),
+    (r"\b(?:stop|end|pause|halt)\s+charging\b", OPERATION, _always("stop")),
+    (r"\bpreset\b|\bfavou?rite\s+position\b|\bmy\s+position\b", OPERATION, _always("preset")),
+    (r"\b(?:vacuum|hoover|mop|sweep)(?:s|ed|ing)?\b(?!\s+(?:cleaner|robot))|\bclean(?:s|ed|ing)?\b", OPERATION,
+     _always("start")),
+    (r"\bstart(?:s|ed|ing)?\b|\bbegin\b|\brun\b|\bpreheat\b", OPERATION, _START),
+    (r"\bstop(?:s|ped|ping)?\b|\bhalt\b|\bcancel\b", OPERATION, _STOP),
+    (r"\btoggle\b", OPERATION, _always("toggle")),
+    # switching
+    (rf"\b(?:turn|switch|power|put|flip|bring|get|shut)\s+{_E}off\b|\bshut\s+down\b|\bkill\b|\bdisable\b|"
+     r"\b(?:lights?|lamps?)\s+out\b|\boff\b", SWITCH, _OFF),
+    (rf"\b(?:turn|switch|power|put|flip|bring|get)\s+{_E}on\b|\blight\s+(?:\w+\s+){{0,3}}?up\b|\benable\b|"
+     r"\bon\b(?=\s*(?:please|now|again|for\s+me|thanks?)?\s*[.!?]*\s*$)", SWITCH, _ON),
+    (r"\b(?:open(?:s|ed|ing)?|raise[sd]?|lift(?:s|ed)?)\s+up\b|\bopen(?:s|ed|ing)?\b|\bpull\s+up\b|\bput\s+up\b|"
+     r"\broll\s+up\b", SWITCH, _OPEN),
+    (r"\b(?:close[sd]?|closing|shut|shuts|draw)\b|\bpull\s+down\b|\broll\s+down\b", SWITCH, _CLOSE),
+    # subjects
+    (r"\bvolume\b|\bsound\b", SUBJECT, _always("volume")),
+    (r"\bbrightness\b|\bintensity\b", SUBJECT, _always("level")),
+    (r"\bcolou?r\s+temp\w*", SUBJECT, _always("color_temperature")),
+    (r"\btemp(?:erature)?s?\b", SUBJECT, _by_kind("temperature", (LIGHTS, "color_temperature"))),
+    (r"\bheat(?:ing|er)?\b", SUBJECT, _always("temperature")),
+    (r"\b(?:fan\s+)?speed\b", SUBJECT, _always("fan_speed")),
+    (r"\btilt\w*|\bslats?\b|\bangle\b", SUBJECT, _always("tilt")),
+    (r"\bposition\b", SUBJECT, _always("position")),
+    (r"\bcolou?r\b", SUBJECT, _always("color")),
+    (r"\bmode\b|\b(?:swing|oscillat\w*)\b", SUBJECT, _always("mode")),
+    (r"\bchannel\b", SUBJECT, _always("channel")),
+    (r"\b(?:input|source)\b|\bhdmi\b", SUBJECT, _always("input")),
+    # directions
+    (r"\b(?:raise[sd]?|increase[sd]?|higher|boost|more)\b|\bturn\s+(?:[\w']+\s+){0,4}?up\b|\bup\b", DIRECTION, _UP),
+    (r"\b(?:lower(?:ed)?|decrease[sd]?|reduce[sd]?|less)\b|\bturn\s+(?:[\w']+\s+){0,4}?down\b|\bdown\b", DIRECTION,
+     _DOWN),
+    # values
+    (r"\b(?:warm|cool|cold|soft|bright)\s+white\b|\bdaylight\b|\bcandle\s*light\b", VALUE,
+     _always("color_temperature")),
+    (rf"\b(?:{_COLOURS_EN})\b|\bwhite\b", VALUE, _always("color")),
+    (rf"\b(?:to|on|into)\s+(?:{_MODES_EN})\b", VALUE, _always("mode")),
+    (r"\b(?:on|to)\s+(?:high|low|medium)\b", VALUE, _always("fan_speed")),
+    (r"\bhalf\s*way\b|\bhalf\s+open\b", VALUE, _always("position")),
+)
+
+_SENSES_ZH: tuple[tuple[str, str, Reading], ...] = (
+    (r"播放器|开关机|开关|关系|关于|开心|离开|公开", OPERATION, _NO_VERB),  # nouns holding a verb's character
+    (r"解锁|开锁|打开门锁|把门锁打开", OPERATION, _always("unlock")),
+    (r"撤防|解除布防|取消布防|撤销布防|关闭安防|解除警戒|解除警报", OPERATION, _always("disarm")),
+    (r"锁上|上锁|锁门|锁好|锁住|反锁|锁起来|关上门锁", OPERATION, _always("lock")),
+    (r"布防|设防|开启安防|打开安防|启动安防", OPERATION, _always("arm")),
+    (r"取消静音|解除静音|恢复声音|声音恢复|打开声音|开声音", OPERATION, _always("unmute")),
+    (r"静音|关闭声音|关掉声音|把声音关", OPERATION, _MUTE),
+    (r"下一个频道|换台|频道加|下个台|下一个台", OPERATION, _always("channel_up")),
+    (r"上一个频道|频道减|上个台|上一个台", OPERATION, _always("channel_down")),
+    (r"下一首|下一曲|切歌|下一集|下一个|下一台", OPERATION, _always("next")),
+    (r"上一首|上一曲|上一集|上一个", OPERATION, _always("previous")),
+    (r"随机播放|单曲循环|循环播放|顺序播放|列表循环", OPERATION, _always("set_mode")),
+    (r"继续播放|恢复播放|接着放|继续放|播放|接着播", OPERATION, _always("play")),
+    (r"暂停", OPERATION, _PAUSE),
+    (r"停止播放", OPERATION, _always("stop")),
+    (r"(?:调高|调大|加大|增大|提高)音量|音量(?:调高|调大|加大|增大|高一点|大一点|大点|加)|大声|声音(?:大|调大|开大)",
+     OPERATION, _always("volume_up")),
+    (r"(?:调低|调小|减小|降低)音量|音量(?:调低|调小|减小|低一点|小一点|小点|减)|小声|声音(?:小|调小|关小)",
+     OPERATION, _always("volume_down")),
+    (r"太吵|太响", OPERATION, _always("volume_down")),
+    (r"太刺眼|太亮", OPERATION, _always("level_down")),
+    (r"太暗|太黑", OPERATION, _always("level_up")),
+    (r"太热", OPERATION, _always("temperature_down")),
+    (r"太冷", OPERATION, _always("temperature_up")),
+    (r"调暗|暗一[点些]|暗点|变暗", OPERATION, _always("level_down")),
+    (r"调亮|亮一[点些]|亮点|变亮", OPERATION, _always("level_up")),
+    (r"暖一[点些]|调暖", OPERATION, _WARMER),
+    (r"冷一[点些]|凉快", OPERATION, _COOLER),
+    (r"升温|热一[点些]|暖和", OPERATION, _always("temperature_up")),
+    (r"降温", OPERATION, _always("temperature_down")),
+    (r"风(?:速|量)?(?:调大|调高|大一[点些]|加大)|(?:调大|加大)风(?:速|量)", OPERATION, _always("fan_speed_up")),
+    (r"风(?:速|量)?(?:调小|调低|小一[点些]|减小)|(?:调小|减小)风(?:速|量)", OPERATION, _always("fan_speed_down")),
+    (r"回充|返回充电|回去充电|回基座|回到基座|去充电|回家充电", OPERATION, _always("return_home")),
+    (r"预设位置|预置位|收藏位置|常用位置", OPERATION, _always("preset")),
+    (r"(?:开始|启动)[^，,。]{0,5}?充电|给[^，,。]{0,4}?充电", OPERATION, _always("start")),
+    (r"(?:停止|结束|暂停|别再?)充电", OPERATION, _always("stop")),
+    (r"扫地|清扫|打扫|拖地|吸尘", OPERATION, _always("start")),
+    (r"开始|启动|预热", OPERATION, _START),
+    (r"停止|停下|停住|停一下|别动", OPERATION, _STOP),
+    # switching
+    (r"拉开|升起|拉起|升上去|卷起", SWITCH, _always("open")),
+    (r"合上|拉上|放下|降下|落下|拉下", SWITCH, _always("close")),
+    (r"关闭|关掉|关上|关了|关一下|关下|熄灭|灭掉|断电|断开|(?<!开)关(?![于系注心键])", SWITCH, _ZH_OFF),
+    (r"打开|开启|开一下|开开|点亮|通电|接通|开(?![关始心会车学放])", SWITCH, _ZH_ON),
+    # subjects
+    (r"音量|声音", SUBJECT, _always("volume")),
+    (r"亮度", SUBJECT, _always("level")),
+    (r"色温|颜色温度", SUBJECT, _always("color_temperature")),
+    (r"温度", SUBJECT, _by_kind("temperature", (LIGHTS, "color_temperature"))),
+    (r"风速|风量", SUBJECT, _always("fan_speed")),
+    (r"角度|叶片|倾斜|翻转", SUBJECT, _always("tilt")),
+    (r"开合度|位置", SUBJECT, _always("position")),
+    (r"颜色", SUBJECT, _always("color")),
+    (r"模式|扫风|摆风|摇头", SUBJECT, _always("mode")),
+    (r"频道", SUBJECT, _always("channel")),
+    (r"信号源|输入源|hdmi", SUBJECT, _always("input")),
+    # directions
+    (r"调高|升高|提高|加大|调大|增大|高一[点些]|大一[点些]", DIRECTION, _UP),
+    (r"调低|降低|减小|调小|低一[点些]|小一[点些]", DIRECTION, _DOWN),
+    # values
+    (r"暖光|暖白|暖色|冷光|冷白|白光|日光|自然光|蜡烛光|烛光", VALUE, _always("color_temperature")),
+    (_COLOURS_ZH, VALUE, _always("color")),
+    (_MODES_ZH, VALUE, _always("mode")),
+    (r"\d\s*档|[高中低]档|[高中低]速", VALUE, _always("fan_speed")),
+    (r"\d+\s*开(?![\u4e00-\u9fff])", VALUE, _always("color_temperature")),  # "3900开": kelvin, said short
+    (r"打?开到|拉到|开一半|关到|一半", VALUE, _always("position")),
+)
+
+
+def _compile(senses: Iterable[tuple[str, str, Reading]]) -> tuple[Sense, ...]:
+    return tuple(Sense(re.compile(pattern, re.IGNORECASE), role, read) for pattern, role, read in senses)
+
+
+SENSES = _compile(_SENSES_EN) + _compile(_SENSES_ZH)
+_SWITCHING = frozenset({"on", "off", "open", "close"})
+
+
+# what the unit of the value said says is set (a number without one, a share or an extreme: the kind's subject)
+_UNIT_SUBJECT = {"celsius": "temperature", "fahrenheit": "temperature", "degrees": "temperature",
+                 "kelvin": "color_temperature", "ampere": "current", "milliampere": "current"}
+
+
+def words_said(text: str, kinds: Iterable[str] = ()) -> list[tuple[int, str, object]]:
+    """Every operation word the text says: (start, role, meaning) in the order said (see ``Sense``); the value it
+    sets (``values.read_value``: never a time of day, a name's number or a count) is one, its unit saying what it
+    sets. A word inside a longer one said counts only as the longer one (the "off" of "turn the lights off")."""
+    value = value_said(text)
+    text, kinds = normalised(text), frozenset(kinds)
+    found = [(m.start(), m.end(), i) for i, sense in enumerate(SENSES) for m in sense.pattern.finditer(text)
+             if m.end() > m.start()]
+    found.sort(key=lambda f: (f[0], f[0] - f[1], f[2]))
+    kept: list[tuple[int, int, int]] = []
+    for start, end, i in found:
+        # a subject or a value inside a verb's span stays ("turn the volume down", "turn the heat up")
+        if not any(s <= start and end <= e and not (SENSES[i].role in (SUBJECT, VALUE)
+                                                    and SENSES[j].role in (DIRECTION, SWITCH)) for s, e, j in kept):
+            kept.append((start, end, i))
+    words = [(start, SENSES[i].role, SENSES[i].read(kinds)) for start, end, i in sorted(kept)
+             if not (isinstance(value, SaidValue) and value.start <= start and end <= value.end)]  # 开 of 4100开尔文
+    if isinstance(value, SaidValue):
+        words.append((value.start, VALUE, _UNIT_SUBJECT.get(value.unit)))
+    return sorted(words, key=lambda w: w[0])
+
+
+def read_operation(text: str, kinds: Iterable[str] = ()) -> str | None:
+    """The operation the text asks for (see the module docstring), else None."""
+    kinds = frozenset(kinds)
+    said = words_said(text, kinds)
+    text = normalised(text)
+    by_role = {role: [(at, meaning) for at, r, meaning in said if r == role] for role in
+               (OPERATION, SWITCH, SUBJECT, DIRECTION, VALUE)}
+    subjects = [meaning for _, meaning in by_role[SUBJECT]]
+    named = [meaning for _, meaning in by_role[VALUE] if meaning]  # values that say what they set ("2700K")
+    # a number said with no unit and no kind sets what a room has ("让健身房调成16": its temperature); a share, a level
+    plain = value_said(text)
+    share = isinstance(plain, SaidValue) and (plain.unit == "percent" or plain.extreme is not None)
+    values = named + [kind_subject(kinds, "level" if share else "temperature")
+                      for _, meaning in by_role[VALUE] if not meaning]
+    direction = next((meaning for _, meaning in by_role[DIRECTION]), None)
+    acts = sorted(p for p in by_role[OPERATION] + by_role[SWITCH] if p[1] is not None)
+    if acts:
+        at, operation = acts[0]
+        if operation in _SWITCHING:  # "打开一半", "turn the lights on to 50%": what is set after the verb
+            later = [m for a, m in by_role[SUBJECT] + by_role[VALUE] if a > at]
+            subject = next((m for m in later if m is not None), None) or (kind_subject(kinds) if later else None)
+            if subject is not None and subject != "position" or (subject == "position" and later and values):
+                return SUBJECTS[subject][0]
+        return _with_target(operation, text)
+    subject = next((s for s in subjects if s is not None), None) or next((v for v in values if v), None)
+    if subject is None and direction is not None:  # "turn it up", no kind said: what assistants read as volume
+        subject = kind_subject(kinds, "level" if kinds else "volume")
+    if subject is None:
+        return None
+    setting, up, down = SUBJECTS[subject]
+    if subject == "position" and (values or sets_target(text)):
+        return setting  # "increase the awnings' position to 83%", "decrease curtains to 59%"
+    if direction is not None and not any(v in _ABSOLUTE for v in named):
+        return _with_target(up if direction > 0 else down, text)
+    return setting  # a value no change can be ("increase the colour temperature to cool white", "… 2700K")
+
+
+_ABSOLUTE = frozenset({"color_temperature", "color", "mode"})  # values said as what they are, never an amount
+
+
+def _with_target(operation: str, text: str) -> str:
+    """A change said with a target ("turn the lights down to 30%") sets it; one by an amount stays a change."""
+    if operation in RELATIVE_TO_SETTING and isinstance(value_said(text), SaidValue) and sets_target(text):
+        return RELATIVE_TO_SETTING[operation]
+    return operation
+
+
+def kinds_meant(index, ir, text: str) -> frozenset[str]:
+    """The kinds of device the utterance refers to, for reading its verbs: the parse's category; else the
+    categories of the devices it names (a label said whole, its name hint, the longest run of a name it says:
+    "侧门" of 侧门门锁), where they agree with the words for a kind it says; else those words' kinds, narrowed to
+    the devices in the rooms it says ("玄关的门": the lock in the entrance, not the garage door)."""
+    if ir.has_category:
+        return frozenset({ir.type_hint})
+    said = frozenset(kind for kind in categories_said(text) if kind in index.categories) or \
+        frozenset(stand_in for kind in categories_said(text) for stand_in in _NAMED_AS.get(kind, ())
+                  if stand_in in index.categories)
+    plain = index.without_landmarks(text)
+    word = index.device_word(plain)
+    for named in (index.labels_named(plain), index.devices_named(ir.name_hint) if ir.name_hint else None,
+                  index.names.carrying(word) if word and len("".join(word)) >= 2 else None):
+        if named is not None and named.any():
+            kinds = frozenset(index.device_categories[named].tolist()) - {""}
+            if not said or kinds & said:
+                return kinds & said if len(kinds) > 1 and kinds & said else kinds
+    rooms = index.mentioned_rooms(text)
+    if rooms and len(said) > 1:
+        there = frozenset(index.device_categories[index.in_rooms(rooms)].tolist()) & said
+        return there or said
+    return said
+
+
+# a word for a kind the home has no device of, and the kinds it names there ("开门" where the doors are locks)
+_NAMED_AS = {"Door": ("Lock", "GarageDoor"), "Siren": ("SecurityPanel",), "SecurityPanel": ("Siren",)}
+
+
+def with_operation(ir, text: str, index):
+    """``ir`` with its operation: as given, else read from its action (a parse that carries only free text),
+    else from the utterance."""
+    if ir.operation is not None:
+        return ir
+    kinds = kinds_meant(index, ir, text)
+    operation = (operation_in(index, ir.action, kinds) if ir.action else None) or operation_in(index, text, kinds)
+    return ir.model_copy(update={"operation": operation}) if operation else ir
+
+
+def operation_in(index, text: str, kinds: frozenset[str]) -> str | None:
+    """The operation an utterance asks of this home's devices of ``kinds``: its words' (``read_operation``), or,
+    where they only switch on or say nothing, the setting of a value it names ("开启速冷", "空调上下扫风")."""
+    operation = read_operation(text, kinds)
+    if operation in (None, "on", "start") or (kinds and not _performed(index, operation, kinds)):
+        # "空调静音": an air conditioner has no mute, but a quiet mode named 静音
+        operation = _value_operation(index, text, kinds) or operation
+    return operation
+
+
+def _performed(index, operation: str, kinds: frozenset[str]) -> bool:
+    """Whether some device of these kinds in the home can do the operation."""
+    from .command_choice import choice_of
+
+    rows = choice_of(index).performing(operation)
+    return bool(np.isin(index.device_categories[index.row_device[rows]], list(kinds)).any())
+
+
+def _value_operation(index, text: str, kinds: frozenset[str]) -> str | None:
+    """The setting operation of the commands whose listed value the text names (on devices of ``kinds``)."""
+    named = np.flatnonzero(index.values_named(text))
+    found: Counter = Counter()
+    for slot in named.tolist():
+        device, position = index.slots[slot]
+        if kinds and index.home.devices[device].category not in kinds:
+            continue
+        found.update(op for op in operations_of(index.home.devices[device].commands[position]) if op in _SETTINGS)
+    return found.most_common(1)[0][0] if found else None
+
+
+_SETTINGS = ("set_mode", "set_fan_speed", "set_input", "set_channel", "set_color")
