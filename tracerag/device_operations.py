@@ -46,3 +46,15 @@ def known_operation(value: object) -> str | None:
     key = "_".join(value.strip().lower().replace("-", " ").split())
     key = _ALIASES.get(key, key)
     return key if key in OPERATIONS else None
+
+# operations that undo each other: an LM's parse saying one where the words say the other is overruled
+OPPOSITES = {frozenset(pair) for pair in (
+    ("on", "off"), ("open", "close"), ("lock", "unlock"), ("arm", "disarm"), ("play", "pause"), ("mute", "unmute"),
+    ("level_up", "level_down"), ("volume_up", "volume_down"), ("temperature_up", "temperature_down"),
+    ("warmer", "cooler"), ("fan_speed_up", "fan_speed_down"), ("channel_up", "channel_down"), ("next", "previous"),
+    ("start", "stop"), ("on", "close"), ("open", "off"), ("on", "lock"), ("unlock", "close"), ("unlock", "off"))}
+
+
+def opposite(first: str | None, second: str | None) -> bool:
+    """Whether two operations undo each other (turning on and off, locking and unlocking ...)."""
+    return first is not None and second is not None and frozenset((first, second)) in OPPOSITES

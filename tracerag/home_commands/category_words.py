@@ -150,7 +150,7 @@ def locative(text: str, start: int, end: int) -> bool:
 
 
 _WHERE = r"旁边|附近|边上|上面|下面|里面|外面|前面|后面|对面|那边|这边|跟前|上的|下的|边的|旁的|旁|里|内|外"
-_QUALIFIER = re.compile(rf"(?:\s|的|'s|{_WHERE})*")
+_QUALIFIER = re.compile(rf"(?:\s|的|'s|口|{_WHERE})*")  # 口 of "阳台门口的灯": the light at the doorway
 _NAME_THEN_PLACE = re.compile(rf"[\u4e00-\u9fff]{{0,4}}?(?:{_WHERE})(?:\s|的|{_WHERE})*[\u4e00-\u9fff]{{0,3}}")
 # a word said after a preposition of place, with up to two words before it in its phrase ("by the patio door",
 # "facing the front door"), or after 在 ("在车库"), says where something is
@@ -159,3 +159,14 @@ _BEFORE_PLACE = re.compile(r"(?:\b(?:in|at|inside|near|nearby|by|beside|behind|a
                            r"against|next to|in front of|close to|on top of)\s+(?:the\s+|my\s+|our\s+|a\s+|an\s+)?"
                            r"(?:[\w'-]+\s+){0,2}|在)\s*$")
 _AFTER_PLACE = re.compile(rf"\s*(?:{_WHERE})")
+
+
+def is_kind_word(text: str) -> bool:
+    """Whether the text is only a word for a kind of device ("空调", "light", "blinds"), no name, no number."""
+    words = {_compact(w) for ws in categories_said(text).values() for w in ws}
+    said = _compact(text)
+    return bool(said) and not any(ch.isdigit() for ch in said) and (said in words or said.rstrip("s") in words)
+
+
+def _compact(text: str) -> str:
+    return re.sub(r"\s+", "", text).lower()

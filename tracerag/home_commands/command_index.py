@@ -38,7 +38,7 @@ from pydantic import BaseModel
 from ..device_operations import OTHER
 from ..embedding.embedders import Embedder, LexicalEmbedder, l2_normalize, small_product
 from ..signatures.query_ir import QueryIR
-from .category_words import categories_said, general_word, locative, normalised
+from .category_words import categories_said, general_word, is_kind_word, locative, normalised
 from .command_choice import choice_of
 from .command_docs import SET_VERBS, VERB_RUNS, command_texts, is_chinese, subject_phrases, subject_text, verb_phrases
 from .command_results import BulkGroup, BulkPlan, Candidate, CapabilityOption
@@ -72,6 +72,7 @@ _MASKED = "|"  # stands in for a masked phrase: tokens() never yields it, so no 
 NAME_TOKENS_MAX = 64
 NAME_RUN_MAX = 8
 
+LANDMARK = 0.3  # what a device of the kind said gains when its name holds the landmark said ("by the front door")
 TIE_BREAK = 0.05  # the weight of the command words in a known operation's device order
 OTHER_PERFORMER = 0.3  # how far below a device's command for an operation its other commands for it rank
 SWITCH_EDGE = 1e-3  # how far a device's switching row ranks above its best other one
@@ -81,6 +82,8 @@ ROOMS_SAID_CACHE = 256  # utterances whose rooms an index remembers
 # What a demoted row (one that cannot take the value the utterance sets) loses: more than any score spans.
 DEMOTED = 1_000.0
 
+# a word for one kind that names devices of another where the home has them ("门": a lock)
+_NAMED_AS = {"Door": ("Lock", "GarageDoor")}
 # Categories whose devices power something else ("排气扇" and "浴霸" are both Switches).
 CARRIER_CATEGORIES = frozenset({"Switch", "SmartPlug"})
 
@@ -400,6 +403,7 @@ class CommandIndex:
     def _prepare_names(self) -> None:
         self.room_aliases = _room_aliases(self.home.rooms, self.home.floors)
         self._rooms_said: dict[str, list[str]] = {}
+        self._landmarks_said: dict[str, tuple[str, list[tuple[str, ...]]]] = {}
         self.room_phrases = PhraseIndex(self.room_aliases)  # longest first, as room_words reads them
         self.room_tokens = {room: tokens(room) for room in self.home.rooms}
         self._room_rank = {room: i for i, room in enumerate(self.room_tokens)}
@@ -520,15 +524,47 @@ class CommandIndex:
 
     def without_landmarks(self, utterance: str) -> str:
         """The utterance (lower case) with each device name it says only to say where something is masked: "open
-        the blinds by the patio door" refers to the blinds, "门锁旁的灯" to a light (``category_words.locative``)."""
+        the blinds by the patio door" refers to the blinds, "门锁旁的灯" to a light (``category_words.locative``);
+        never inside a label said whole (the lamp labelled 门锁旁的灯 is named so)."""
+        return self._landmarks(utterance)[0]
+
+    def landmarks(self, utterance: str) -> list[tuple[str, ...]]:
+        """The device names the utterance says only to say where something is ("the patio door" of "the blinds by
+        the patio door"): they say which of the devices referred to is meant, and name nothing themselves."""
+        return self._landmarks(utterance)[1]
+
+    def _landmarks(self, utterance: str) -> tuple[str, list[tuple[str, ...]]]:
+        found = self._landmarks_said.get(utterance)
+        if found is None:
+            if len(self._landmarks_said) >= ROOMS_SAID_CACHE:
+                self._landmarks_said.clear()
+            found = self._landmarks_said[utterance] = self._read_landmarks(utterance)
+        return found
+
+    def _read_landmarks(self, utterance: str) -> tuple[str, list[tuple[str, ...]]]:
         text = normalised(utterance)
+        masked: list[tuple[str, ...]] = []
         said = tokens(text)
+        labels = [m.span() for label in self._label_phrases.found_in(said)
+                  for m in phrase_pattern(label).finditer(text)]
+        words = {(t,) for t in said if t.isascii() and len(t) >= 3 and self.names.carrying((t,)).any()}
         phrases = {*self._label_phrases.found_in(said), *self.name_phrases.found_in(said),
-                   *self.run_phrases.found_in(said)}
-        for phrase in sorted(phrases, key=len, reverse=True):
+                   *self.run_phrases.found_in(said), *words}
+        for phrase in sorted(phrases, key=lambda p: (-len(p), p)):
             for m in phrase_pattern(phrase).finditer(text):
-                if locative(text, m.start(), m.end()):
+                inside = any(s <= m.start() and m.end() <= e and (s, e) != m.span() for s, e in labels)
+                if locative(text, m.start(), m.end()) and not inside:
                     text = text[:m.start()] + " " * (m.end() - m.start()) + text[m.end():]
+                    masked.append(phrase)
+        return text, masked
+
+    def without_names(self, utterance: str) -> str:
+        """The utterance with its landmarks and the labels it says whole masked: what is left says kinds of device
+        and rooms, never a word of a name ("turn on the gas fireplace" says no gas, "后门灯" no door)."""
+        text = self.without_landmarks(utterance)
+        for label in sorted(self._label_phrases.found_in(tokens(text)), key=lambda p: (-len(p), p)):
+            if label in self._naming_labels:
+                text = phrase_pattern(label).sub(" · ", text)
         return text
 
     def name_scores(self, utterance: str, name_hint: str = "") -> np.ndarray:
@@ -690,6 +726,11 @@ class CommandIndex:
             if not any(self._says_a_narrower_kind(utterance, word, kind) if not word.isascii() else
                        (of_kind & self._carrying(tokens(word))).any() for word in words):
                 name = np.maximum(name, p.kind_said_name * of_kind)
+        # a landmark says which device of the kind said is meant ("the shades facing the front door": the Front
+        # Door Shades among the shades)
+        for phrase in self.landmarks(utterance):
+            by_it = self.names.carrying(phrase) & (name > 0)
+            name = np.where(by_it, name + LANDMARK, name).astype(np.float32)
         slot, device = self.row_slot, self.row_device
         fused = text[slot] + p.w_within_device * channels["within_device"][slot] + w_name * name[device] + \
             p.w_room * room[device]
@@ -708,6 +749,14 @@ class CommandIndex:
                 if not _said_where(utterance, self.home.devices[devices[0]].label):
                     said[devices] = 1.0
         return said
+
+    def name_ends_with(self, run: tuple[str, ...]) -> np.ndarray:
+        """Per device: whether its name ends in ``run`` (the run is its head noun: "safe" of Office Safe, not of Safe
+        Room Lamp), among the devices carrying it."""
+        out = np.zeros(len(self.home.devices), dtype=bool)
+        for d in np.flatnonzero(self.names.carrying(run)).tolist():
+            out[d] = self.name_keys[d][-len(run):] == run
+        return out
 
     def labels_named(self, utterance: str) -> np.ndarray:
         """Per device: its whole label is said (one device's or several's: "Garage Door" on each floor), not
@@ -735,10 +784,13 @@ class CommandIndex:
     @cached_property
     def _naming_labels(self) -> frozenset[tuple[str, ...]]:
         """The labels that name one device: one device's alone ("吸顶灯" of six is a kind of light), not a word for
-        a kind, not a room and a kind ("阳台灯": what anyone says for the lights there)."""
+        a kind, not a room and a kind ("阳台灯": what anyone says for the lights there) unless it is the only one
+        of its kind there ("露台门", the terrace's one door)."""
+        alone = Counter(zip(self.device_rooms.tolist(), self.device_categories.tolist(), strict=True))
         return frozenset(words for words, devices in self._devices_labelled.items()
                          if len(devices) == 1 and not is_kind_word(join_tokens(words))
-                         and not self._generic(self.home.devices[devices[0]].label))
+                         and (not self._generic(self.home.devices[devices[0]].label)
+                              or alone[self.device_rooms[devices[0]], self.device_categories[devices[0]]] == 1))
 
     def _says_a_narrower_kind(self, utterance: str, word: str, kind: str) -> bool:
         """Whether the utterance says a Chinese kind ``word`` inside a longer word some label of the kind holds:
@@ -1018,6 +1070,11 @@ class CommandIndex:
         if category is None:
             return None, device_ok & False
         of_kind = self._in_category(category)
+        said = categories_said(self.without_names(utterance))
+        if category not in said:  # a word for another kind naming this one ("all the doors": the locks of doors)
+            words = [tokens(w) for kind, ws in said.items() if category in _NAMED_AS.get(kind, ()) for w in ws]
+            if words:
+                of_kind &= np.logical_or.reduce([self._carrying(w) for w in words])
         if not ir.has_category and not categories_said(utterance) and self._sets_a_temperature((utterance, ir.action)):
             # "温度都调到26度", no kind said: every device that takes it, air conditioners and thermostats alike
             of_kind |= self.value_devices(utterance, ir.action)
@@ -1095,7 +1152,7 @@ class CommandIndex:
         device of that kind in the home."""
         top = candidates[0]
         if ir.quantifier != "one" or ir.scope_include or is_negated(utterance) or self._said_rooms(ir, utterance) \
-                or _ONE_OF.search(utterance):
+                or _ONE_OF.search(utterance) or self.landmarks(utterance):  # "the shades by the door": one of them
             return False
         return (not ir.name_hint or is_kind_word(ir.name_hint)) and top.category in categories_said(utterance) \
             and not self._says_part_of_label(top.label, utterance) \
@@ -1436,13 +1493,6 @@ def _signature_text(sig: tuple) -> str:
 # "随便开一盏灯", "turn on a light", "any speaker": one device of the kind will do, never all of them
 _ONE_OF = re.compile(r"随便|任意|哪个都|哪盏都|[一某][盏个台只部]|\b(any|one|either|an?(?! (bit|little|few)\b))\b",
                      re.IGNORECASE)
-
-
-def is_kind_word(text: str) -> bool:
-    """Whether the text is only a word for a kind of device ("空调", "light", "blinds"), no name, no number."""
-    words = {_compact(w) for ws in categories_said(text).values() for w in ws}
-    said = _compact(text)
-    return bool(said) and not any(ch.isdigit() for ch in said) and (said in words or said.rstrip("s") in words)
 
 
 def _said_where(utterance: str, label: str) -> bool:

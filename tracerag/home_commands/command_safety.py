@@ -33,15 +33,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..device_operations import opposite
 from ..signatures.query_ir import QueryIR, action_polarity
-from .category_words import CATEGORY_WORDS, categories_said, locative, normalised, qualifies, word_pattern
+from .category_words import CATEGORY_WORDS, categories_said, normalised, word_pattern
+from .command_choice import choice_of
 from .command_docs import verb_phrases
 from .command_index import number_fit
 from .command_results import Candidate, Withheld
 from .home import CommandSpec, Device
 from .home_policy import HomePolicy
 from .name_index import PhraseIndex
-from .request_reading import door_qualifiers, points_back, read_request
+from .operation_words import SENSES, kinds_meant, operation_in, verb_text
+from .referents import named
+from .request_reading import door_qualifiers, lock_qualifiers, points_back, read_request
 from .text_match import contains, join_tokens, remove_phrases, tokens
 from .values import is_target, number_and_family
 
@@ -121,6 +125,11 @@ SENSITIVE_KINDS: tuple[SensitiveKind, ...] = (
 _NAMED_BY = {"Lock": {"Lock", "Door"}, "GasValve": {"GasValve", "WaterValve"}, "Siren": {"Siren", "SecurityPanel"},
              "SecurityPanel": {"SecurityPanel", "Siren"}}
 MARKED = "marked"  # a command or device the home's policy.json marks sensitive
+_DOOR_WORDS = frozenset({"门", "door", "gate"})
+_ENTRANCE_WORDS = frozenset({"前", "入", "户", "大", "正", "进", "玄", "关", "front", "main", "entry", "entrance",
+                             "entryway", "foyer"})
+# what a switching verb does on a device that opens rather than switches, and the other way round
+_COUNTERPART = {"open": "on", "close": "off", "on": "open", "off": "close"}
 # Commands that switch, open, start or sound something (+1) and those that stop it (-1): an utterance that says
 # one way ("turn off the siren", "打开前门") ranks the other way last ("siren" never answers "turn off").
 _COMMAND_POLARITY = {**dict.fromkeys(("on", "open", "unlock", "unlatch", "start", "play", "resume", "siren", "strobe",
@@ -183,19 +192,6 @@ def execution_hold(device: Device, spec: CommandSpec, policy: HomePolicy, confir
                                  "(--confirm-sensitive)"
 
 
-def _names_nothing(word: str, text: str) -> bool:
-    """Whether ``word`` (a run of a device's name) names no device to act on in the text: it is only a word for
-    a kind ("door" of Garage Door, whose room is Garage), or every time it is said it qualifies the word for a
-    kind after it ("车库的灯", "the oven door") or says where something is ("the light next to the oven",
-    "后门那边")."""
-    if _KIND_WORD.fullmatch(word):
-        return True
-    spans = [m.span() for m in re.finditer(re.escape(word), text)]
-    return bool(spans) and all(locative(text, start, end) or any(qualifies(text[end:m.start()])
-                                                                  for m in _KIND_WORD.finditer(text, end))
-                               for start, end in spans)
-
-
 def _said(pattern: re.Pattern, text: str) -> bool:
     return bool(pattern.search(text))
 
@@ -251,10 +247,6 @@ class CommandSafety:
         self._noun_code = np.asarray([noun_sets.setdefault(self._nouns(int(row)), len(noun_sets))
                                       for row in self._sensitive_rows], dtype=np.int64)
         self._noun_sets = list(noun_sets)
-        # every run of a sensitive device's name: only these can name one, or make a word of another name
-        sensitive_keys = {index.name_keys[d] for d in np.flatnonzero(self.sensitive_devices).tolist()}
-        self._sensitive_runs = {key[i:j] for key in sensitive_keys for i in range(len(key))
-                                for j in range(i + 1, len(key) + 1)}
         self._device_position = {device.device_id: i for i, device in enumerate(home.devices)}
         self._plain_devices = np.bincount(index.row_device[self._sensitive_rows], minlength=len(home.devices)) == 0
         # per device: the words of its label, room and floor ("阳台门" says which door: the one on the balcony)
@@ -320,63 +312,109 @@ class CommandSafety:
     def _asked(self, text: str) -> np.ndarray:
         """Per sensitive row (``_sensitive_rows``): whether the text asks for its command on its device.
 
-        Only a request to act now can (``request_reading``), one clause at a time (a verb in one clause and a
-        device in the next ask nothing), and never for a device the text excepts ("unlock every door except
-        the front door")."""
+        Only a clause that is a request to act now can (``request_reading``: a reason in another clause takes
+        nothing away), its operation must be one the command performs (``operation_words``, read from the
+        utterance, never from an LM), and the clause must refer to the device (``_asked_in``); never a device
+        the text excepts ("unlock every door except the front door")."""
         asked = np.zeros(len(self._sensitive_rows), dtype=bool)
         reading = read_request(text)
-        if not reading.is_request:
+        requests = reading.requests
+        if not requests:
             return asked
-        clauses = reading.clauses
-        named = self._named_lengths(reading.text)
-        for clause in clauses:
-            # a clause names its own devices; "it" names those of the others ("let me in the back door, unlock it")
-            own = self._named_lengths(clause) if len(clauses) > 1 else named
-            asked |= self._asked_in(clause, own if own.any() or not points_back(clause) else named)
+        whole = named(self.index, reading.text)
+        for clause in requests:
+            # a clause names its own devices; a verb alone ("帮我解锁") or one pointing back ("unlock it") speaks of
+            # those of the others ("保险柜密码忘了，帮我解锁"); "put on some music" of none of them
+            own = named(self.index, clause) if len(reading.clauses) > 1 else whole
+            elsewhere = not own.any() and (points_back(clause) or self._verb_alone(clause))
+            asked |= self._asked_in(clause, whole if elsewhere else own)
         if reading.excepted and asked.any():
-            asked &= self._named_lengths(reading.excepted)[self.index.row_device[self._sensitive_rows]] == 0
+            asked &= named(self.index, reading.excepted)[self.index.row_device[self._sensitive_rows]] == 0
         return asked
 
-    def _asked_in(self, text: str, named: np.ndarray) -> np.ndarray:
-        """``_asked`` for one clause: the verb is said and its opposite is not; and the device is named (the
-        longest run of a sensitive device's name said: "打开前门门锁" names the front-door lock, so no other lock
-        is asked for), or, where no sensitive device is named, a word for its kind is said (or, alone, a verb
-        that names the kind: "解锁", "please unlock") and any room said is the device's room ("打开阳台门" asks
-        nothing of the lock in the living room). ``named``: the ``_named_lengths`` the clause stands for."""
+    def _asked_in(self, text: str, named_by: np.ndarray) -> np.ndarray:
+        """``_asked`` for one clause: the operation it asks for is one the row's command performs, and it refers
+        to the row's device: by name (``referents.named``: the devices it names best; naming another device
+        leaves this one out), or, naming none, by a word for its kind (or, alone, a verb that names the kind:
+        "解锁", "please unlock") with any room said being the device's room ("打开阳台门" asks nothing of the lock
+        in the living room). ``named_by``: the ``referents.named`` the clause stands for."""
         index = self.index
         rows, kinds = self._sensitive_rows, self._sensitive_kinds
-        # the verbs said, outside room names (玄关 holds 关) and the noun "switch" (开关 holds both 开 and 关)
-        said = self._without_rooms(text).replace("开关", " ")
-        self_named = np.asarray([_said(k.self_naming, said) for k in SENSITIVE_KINDS] + [False])
-        verb = np.asarray([_said(k.verbs, said) for k in SENSITIVE_KINDS] + [True])
-        opposite = np.asarray([_said(k.opposite, said) for k in SENSITIVE_KINDS] + [False])
-        wants = (verb & (self_named | ~opposite))[kinds]  # "unlock the door lock": its "lock" is a noun
-        if not wants.any():
-            return wants
-        best = named.max(initial=0)
+        operation = operation_in(index, verb_text(text, index), kinds_meant(index, QueryIR(), text))
+        performing = choice_of(index).performing(operation)[rows] if operation else np.zeros(len(rows), bool)
+        marked = kinds == len(SENSITIVE_KINDS)
+        if not (performing.any() or marked.any()):
+            return performing
         devices = index.row_device[rows]
+        # only a device named that can do what is asked counts: "unlock the door" beside a Patio Door names no
+        # door that unlocks, so it speaks of the locks by their kind (what policy.json marks is judged apart)
+        able = np.zeros(len(named_by), dtype=bool)
+        able[devices[marked]] = True
+        if operation:
+            able[index.row_device[choice_of(index).performing(operation)]] = True
+        named_by = np.where(able, named_by, 0)
+        best = named_by.max(initial=0)
+        said = self._without_rooms(text).replace("开关", " ")
         if best:
-            by_words = named[devices] == best
-            worded = np.ones(len(rows), dtype=bool)
+            referred = named_by[devices] == best
         else:
             rooms = index.mentioned_rooms(text)
-            by_words = index.in_rooms(rooms)[devices] if rooms else np.ones(len(rows), dtype=bool)
+            referred = index.in_rooms(rooms)[devices] if rooms else np.ones(len(rows), dtype=bool)
             verbless = text
             for kind in SENSITIVE_KINDS:  # the 锁 of "开锁" is the verb's, no lock said
                 verbless = kind.self_naming.sub(" ", verbless)
-            kinds_said = set(self._kinds_said(verbless))
-            alone = np.asarray([self_named[k] and self._bare(k, said)
-                                for k in range(len(SENSITIVE_KINDS))] + [False])
-            worded = alone[kinds] | np.asarray([bool(n & kinds_said) for n in self._noun_sets])[self._noun_code]
+            kinds_said = self._kinds_referred(index.without_names(verbless), operation)
+            self_named = np.asarray([_said(k.self_naming, said) and self._bare(i, said)
+                                     for i, k in enumerate(SENSITIVE_KINDS)] + [False])
+            worded = self_named[kinds] | np.asarray([bool(n & kinds_said) for n in self._noun_sets])[self._noun_code]
             if "Door" in kinds_said:  # a device reached only through a door word must be the door said
                 only_door = np.asarray([n & kinds_said == {"Door"} for n in self._noun_sets])[self._noun_code]
                 said_door = [set(q) for q in door_qualifiers(verbless)]
-                fits = np.asarray([any(q <= self._device_words[d] for q in said_door) for d in devices.tolist()])
+                fits = np.asarray([self._is_the_door(d, said_door, operation) for d in devices.tolist()])
                 worded &= ~only_door | fits
-        asked = wants & by_words & worded
-        for i in np.flatnonzero((kinds == len(SENSITIVE_KINDS)) & by_words).tolist():  # what policy.json marks
+            qualified = lock_qualifiers(verbless)  # "进门那把锁": a lock no name or room here calls so
+            if qualified:
+                worded &= np.asarray([index.device_categories[d] != "Lock" or
+                                      any(q <= self._device_words[d] for q in qualified) for d in devices.tolist()])
+            referred &= worded
+        asked = performing & referred
+        for i in np.flatnonzero(marked & referred).tolist():  # what policy.json marks
             asked[i] = self._asked_marked(said, int(rows[i]), bool(best))
         return asked
+
+    def _kinds_referred(self, text: str, operation: str | None) -> set[str]:
+        """The kinds the text names by a word for them (``_kinds_said``), less those whose word also stands in the
+        name of an ordinary device that could do what is asked: "water on" where a Water Heater and a Water
+        Feature Pump switch on names no water valve; "unlock the door" beside a Back Door Light still names the
+        locks (a light does not unlock)."""
+        index = self.index
+        said = self._kinds_said(text)
+        if not said or operation is None:
+            return set(said)
+        choice = choice_of(index)  # a valve opens where a pump switches on: both answer "water on"
+        rows = choice.performing(operation) | choice.performing(_COUNTERPART.get(operation, operation))
+        able = np.bincount(index.row_device[rows], minlength=len(index.home.devices)) > 0
+        plain = able & ~self.sensitive_devices
+        return {kind for kind, words in said.items()
+                if not any((index.names.carrying(tokens(w)) & plain).any() for w in words)}
+
+    def _is_the_door(self, device: int, said: list[set[str]], operation: str | None) -> bool:
+        """Whether a door said names this device: the words said with it are the device's ("阳台门"), a lock
+        is a door's lock (its name says door: not the Cubby), and a door said with no word of its own ("开门",
+        "open the door") is the house's way in (前门, 入户门, "Front Door"), not the one to the balcony."""
+        words = self._device_words[device]
+        if not any(q <= words for q in said):
+            return False
+        if self.index.device_categories[device] == "Lock":
+            return bool(words & _DOOR_WORDS)
+        return any(q for q in said) or bool(words & _ENTRANCE_WORDS)
+
+    def _verb_alone(self, clause: str) -> bool:
+        """Whether the clause says what to do and nothing it acts on ("帮我解锁", "快关掉", "unlock please")."""
+        text = normalised(clause)
+        for sense in SENSES:
+            text = sense.pattern.sub(" ", text)
+        return text != normalised(clause) and not _BARE.sub("", text).strip()
 
     def _bare(self, kind: int, text: str) -> bool:
         """Whether a verb that names its kind on its own stands alone in the clause, rooms and polite words
@@ -395,27 +433,6 @@ class CommandSafety:
         kind = CATEGORY_WORDS.get(device.category)
         return verb and (named or (kind is not None and _said(word_pattern(*kind), said)))
 
-    def _named_lengths(self, text: str) -> np.ndarray:
-        """Per device: the length (in characters) of the longest run of its name the text says that no device
-        outside the sensitive ones carries ("前门" of 前门门锁, "front door" of Front Door Lock); 0 for none.
-        A single character is no name, and a run that only qualifies the word for another kind of device after
-        it ("车库的灯": the light of the garage) names nothing."""
-        index = self.index
-        named = np.zeros(len(index.home.devices), dtype=np.int64)
-        said = tokens(text)
-        plain = normalised(text)
-        runs = {*index.name_phrases.found_in(said), *index.run_phrases.found_in(said)} & self._sensitive_runs
-        for run in runs:
-            if any(len(other) > len(run) and contains(other, run) for other in runs):
-                continue  # only the whole run said counts: "车棚卷帘门旁边", not its "车棚卷"
-            length = len("".join(run))
-            if length < 2 or _names_nothing(join_tokens(run), plain):
-                continue
-            carriers = index.names.carrying(run)
-            if carriers.any() and not (carriers & ~self.sensitive_devices).any():
-                named[carriers] = np.maximum(named[carriers], length)
-        return named
-
     def _without_rooms(self, text: str) -> str:
         """The text without the home's room names, for reading its verbs: 玄关 (entrance) says no 关 (close)."""
         toks = tokens(text)
@@ -427,7 +444,9 @@ class CommandSafety:
         said = categories_said(text)
         if len(said) > 1:
             said = categories_said(self._without_rooms(text)) or said
-        return said
+        rooms = {join_tokens(r) for r in self.index.room_phrases.found_in(tokens(text))}
+        # "turn on the garage" where Garage is a room: the room, not its door
+        return {kind: words for kind, words in said.items() if not all(w in rooms for w in words)}
 
     def _value_fit(self, text: str, polarity: str | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Per slot: (the value said has a unit the command's is not; the utterance sets a value the command
@@ -503,6 +522,8 @@ class CommandSafety:
         said = action_polarity(self._without_rooms(text))
         if said is not None and action_polarity(parsed.action) not in (None, said):
             update["action"] = rules.action
+        if opposite(parsed.operation, rules.operation):  # "unlock" for "lock the door": the words decide
+            update["operation"] = rules.operation
         if parsed.has_category and not self._category_fits(parsed.type_hint, text):
             update["type_hint"] = rules.type_hint
         if parsed.name_hint and not set(index.name_key(parsed.name_hint)) <= set(tokens(text)):
@@ -512,17 +533,21 @@ class CommandSafety:
         if any(not index.names_a_room(name) and name not in index.excepted_devices(parsed)
                for name in parsed.scope_exclude):
             update["scope_exclude"] = rules.scope_exclude
-        failed = ["polarity" if key == "action" else key for key in update]
+        failed = list(dict.fromkeys("polarity" if key in ("action", "operation") else key for key in update))
         return (parsed.model_copy(update=update) if update else parsed), failed
 
     def _category_fits(self, category: str, text: str) -> bool:
-        """Whether the home has the category and the text names no other kind of device than it (a device of
-        the category whose name holds the word said counts as that kind, unless the category has sensitive
-        commands; a room named like a kind, "Garage", is where the kind said next to it is)."""
+        """Whether the home has the category, the device the text names (``referents.named``) is of it, and the
+        text names no other kind of device than it (a device of the category whose name holds the word said
+        counts as that kind, unless the category has sensitive commands; a room named like a kind, "Garage", is
+        where the kind said next to it is)."""
         index = self.index
         if category not in index.categories:
             return False
-        said = self._kinds_said(text)
+        by_name = named(index, text)  # a device named ("turn on the gas fireplace") is of its own kind
+        if by_name.any() and category not in set(index.device_categories[by_name >= by_name.max()].tolist()):
+            return False
+        said = self._kinds_said(index.without_names(text))
         if not said or category in said:
             return True
         if category in self._sensitive_categories:  # "open the main valve" names a water valve, never the gas one

@@ -30,8 +30,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..device_operations import RELATIVE_TO_SETTING
-from .category_words import categories_said, normalised
+from .category_words import categories_said, is_kind_word, normalised
 from .operations import operations_of
+from .referents import named
+from .text_match import join_tokens, phrase_pattern, tokens
 from .values import SaidValue, sets_target, value_said
 
 COVERS = frozenset({"Blind", "Window", "Door", "GarageDoor", "WaterValve", "GasValve", "Irrigation"})
@@ -46,6 +48,7 @@ SECURITY = frozenset({"SecurityPanel"})
 SIRENS = frozenset({"Siren"})
 
 OPERATION, SWITCH, SUBJECT, DIRECTION, VALUE = "operation", "switch", "subject", "direction", "value"
+COMPLAINT = "complaint"  # what is wrong ("too loud", "太吵"): what would mend it, where nothing else is asked
 
 # subject -> (set it, raise it, lower it)
 SUBJECTS = {
@@ -118,7 +121,9 @@ _WARMER = _by_kind("temperature_up", (LIGHTS, "warmer"))
 _COOLER = _by_kind("temperature_down", (LIGHTS, "cooler"))
 _UP, _DOWN = _always(+1), _always(-1)
 
-_E = r"(?:[\w'-]+\s+){0,6}?"  # up to six words between a verb and its particle ("turn the kitchen lights on")
+# up to six words between a verb and its particle ("turn the kitchen lights on"), none of them another particle or
+# an exception ("turn off all the lights except on the second floor" turns nothing on)
+_E = r"(?:(?!(?:on|off|except|but|and)\b)[\w'-]+\s+){0,6}?"
 _COLOURS_EN = r"red|green|blue|yellow|purple|orange|pink|turquoise|cyan|magenta|violet|brown|black|gold|teal|lavender"
 _COLOURS_ZH = r"[红绿蓝黄紫橙粉青棕黑金]色"
 _MODES_EN = r"cool(?:ing)?|heat(?:ing)?|auto(?:matic)?|dry|dehumidify|fan only|eco|sleep|turbo|quiet|boost"
@@ -135,6 +140,7 @@ _SENSES_EN: tuple[tuple[str, str, Reading], ...] = (
     (r"\barm(?:ed)?\b(?!\s*chair)", OPERATION, _always("arm")),
     (r"\bunmute[sd]?\b", OPERATION, _always("unmute")),
     (r"\bmute[sd]?\b|\bsilence\b", OPERATION, _MUTE),
+    (r"\bsound\s+(?:the\s+|an?\s+)?(?:siren|alarm)s?\b", OPERATION, _always("on")),
     (r"\bnext\s+channel\b|\bchannel\s+up\b", OPERATION, _always("channel_up")),
     (r"\b(?:previous|last)\s+channel\b|\bchannel\s+down\b", OPERATION, _always("channel_down")),
     (r"\bnext\b(?:\s+(?:track|song|one|item|episode|video))?|\bskip\b", OPERATION, _always("next")),
@@ -146,12 +152,12 @@ _SENSES_EN: tuple[tuple[str, str, Reading], ...] = (
     (r"\bvolume\s+(?:up|higher)\b|\bloud(?:er)?\b", OPERATION, _always("volume_up")),
     (r"\bvolume\s+(?:down|lower)\b|\b(?:quiet|soft)er\b", OPERATION, _always("volume_down")),
     # what is wrong, for what would mend it ("it's too loud", "too dark in here")
-    (r"\btoo\s+(?:loud|noisy)\b", OPERATION, _always("volume_down")),
-    (r"\btoo\s+(?:quiet|soft)\b|\bcan'?t\s+hear\b", OPERATION, _always("volume_up")),
-    (r"\btoo\s+bright\b", OPERATION, _always("level_down")),
-    (r"\btoo\s+dark\b", OPERATION, _always("level_up")),
-    (r"\btoo\s+(?:hot|warm)\b", OPERATION, _always("temperature_down")),
-    (r"\btoo\s+(?:cold|chilly)\b", OPERATION, _always("temperature_up")),
+    (r"\btoo\s+(?:loud|noisy)\b", COMPLAINT, _always("volume_down")),
+    (r"\btoo\s+(?:quiet|soft)\b|\bcan'?t\s+hear\b", COMPLAINT, _always("volume_up")),
+    (r"\btoo\s+bright\b", COMPLAINT, _always("level_down")),
+    (r"\btoo\s+dark\b", COMPLAINT, _always("level_up")),
+    (r"\btoo\s+(?:hot|warm)\b", COMPLAINT, _always("temperature_down")),
+    (r"\btoo\s+(?:cold|chilly)\b", COMPLAINT, _always("temperature_up")),
     (r"\b(?:dim|dimmer|darker|darken)\b|\bless\s+bright", OPERATION, _always("level_down")),
     (r"\b(?:brighten|brighter)\b|\bmore\s+(?:bright|light)\b", OPERATION, _always("level_up")),
     (r"\bwarmer\b", OPERATION, _WARMER),
@@ -209,6 +215,7 @@ _SENSES_ZH: tuple[tuple[str, str, Reading], ...] = (
     (r"播放器|开关机|开关|关系|关于|开心|离开|公开", OPERATION, _NO_VERB),  # nouns holding a verb's character
     (r"解锁|开锁|打开门锁|把门锁打开", OPERATION, _always("unlock")),
     (r"撤防|解除布防|取消布防|撤销布防|关闭安防|解除警戒|解除警报", OPERATION, _always("disarm")),
+    (r"拉响|鸣响|响起", OPERATION, _always("on")),
     (r"锁上|上锁|锁门|锁好|锁住|反锁|锁起来|关上门锁", OPERATION, _always("lock")),
     (r"布防|设防|开启安防|打开安防|启动安防", OPERATION, _always("arm")),
     (r"取消静音|解除静音|恢复声音|声音恢复|打开声音|开声音", OPERATION, _always("unmute")),
@@ -225,11 +232,11 @@ _SENSES_ZH: tuple[tuple[str, str, Reading], ...] = (
      OPERATION, _always("volume_up")),
     (r"(?:调低|调小|减小|降低)音量|音量(?:调低|调小|减小|低一点|小一点|小点|减)|小声|声音(?:小|调小|关小)",
      OPERATION, _always("volume_down")),
-    (r"太吵|太响", OPERATION, _always("volume_down")),
-    (r"太刺眼|太亮", OPERATION, _always("level_down")),
-    (r"太暗|太黑", OPERATION, _always("level_up")),
-    (r"太热", OPERATION, _always("temperature_down")),
-    (r"太冷", OPERATION, _always("temperature_up")),
+    (r"太吵|太响", COMPLAINT, _always("volume_down")),
+    (r"太刺眼|太亮", COMPLAINT, _always("level_down")),
+    (r"太暗|太黑", COMPLAINT, _always("level_up")),
+    (r"太热", COMPLAINT, _always("temperature_down")),
+    (r"太冷", COMPLAINT, _always("temperature_up")),
     (r"调暗|暗一[点些]|暗点|变暗", OPERATION, _always("level_down")),
     (r"调亮|亮一[点些]|亮点|变亮", OPERATION, _always("level_up")),
     (r"暖一[点些]|调暖", OPERATION, _WARMER),
@@ -316,7 +323,9 @@ def read_operation(text: str, kinds: Iterable[str] = ()) -> str | None:
     said = words_said(text, kinds)
     text = normalised(text)
     by_role = {role: [(at, meaning) for at, r, meaning in said if r == role] for role in
-               (OPERATION, SWITCH, SUBJECT, DIRECTION, VALUE)}
+               (OPERATION, SWITCH, SUBJECT, DIRECTION, VALUE, COMPLAINT)}
+    if not (by_role[OPERATION] or by_role[SWITCH]):  # "it's too loud": what would mend it
+        by_role[OPERATION] = by_role[COMPLAINT]
     subjects = [meaning for _, meaning in by_role[SUBJECT]]
     named = [meaning for _, meaning in by_role[VALUE] if meaning]  # values that say what they set ("2700K")
     # a number said with no unit and no kind sets what a room has ("让健身房调成16": its temperature); a share, a level
@@ -357,29 +366,43 @@ def _with_target(operation: str, text: str) -> str:
     return operation
 
 
+def verb_text(utterance: str, index) -> str:
+    """The utterance with the rooms and device names it says masked, for reading its verbs: 玄关 (a room)
+    closes nothing, "Gas Fireplace" opens no gas, "Red Lamp" sets no colour."""
+    said = tokens(utterance)
+    # whole names, and runs of two or more words of a Latin name ("open shelf" of Open Shelf Light); a run of a
+    # Chinese name may be a verb of its own (充电 of 充电桩)
+    names = [p for p in (*index.name_phrases.found_in(said), *index._label_phrases.found_in(said))
+             if not is_kind_word(join_tokens(p))]  # "light" stays: "lights out"
+    phrases = {*index.room_phrases.found_in(said), *names,
+               *(p for p in index.run_phrases.found_in(said) if len(p) >= 2 and all(t.isascii() for t in p))}
+    for phrase in sorted(phrases, key=lambda p: (-len(p), p)):  # with the number that ends a name (庭院灯8)
+        utterance = re.sub(phrase_pattern(phrase).pattern + r"(?:[ \t]*[0-9]+(?![0-9%.]))?", " · ", utterance,
+                           flags=re.IGNORECASE)
+    return utterance
+
+
 def kinds_meant(index, ir, text: str) -> frozenset[str]:
     """The kinds of device the utterance refers to, for reading its verbs: the parse's category; else the
-    categories of the devices it names (a label said whole, its name hint, the longest run of a name it says:
-    "侧门" of 侧门门锁), where they agree with the words for a kind it says; else those words' kinds, narrowed to
-    the devices in the rooms it says ("玄关的门": the lock in the entrance, not the garage door)."""
+    categories of the devices it names (``referents.named``: a label said whole, its head noun: "the safe" is
+    the Office Safe, not the Safe Room Lamp), where some name is said; else the words for a kind it says, read
+    with the names said set aside ("Gas Fireplace" says no gas), narrowed to the devices in the rooms it says
+    ("玄关的门": the lock in the entrance, not the garage door)."""
     if ir.has_category:
         return frozenset({ir.type_hint})
-    said = frozenset(kind for kind in categories_said(text) if kind in index.categories) or \
-        frozenset(stand_in for kind in categories_said(text) for stand_in in _NAMED_AS.get(kind, ())
-                  if stand_in in index.categories)
-    plain = index.without_landmarks(text)
-    word = index.device_word(plain)
-    for named in (index.labels_named(plain), index.devices_named(ir.name_hint) if ir.name_hint else None,
-                  index.names.carrying(word) if word and len("".join(word)) >= 2 else None):
-        if named is not None and named.any():
-            kinds = frozenset(index.device_categories[named].tolist()) - {""}
-            if not said or kinds & said:
-                return kinds & said if len(kinds) > 1 and kinds & said else kinds
+    by_name = named(index, text)
+    if ir.name_hint and not by_name.any():
+        by_name = index.devices_named(ir.name_hint)
+    if by_name.any():
+        return frozenset(index.device_categories[by_name >= by_name.max()].tolist()) - {""}
+    said = categories_said(index.without_names(text))
+    kinds = frozenset(kind for kind in said if kind in index.categories) or \
+        frozenset(stand_in for kind in said for stand_in in _NAMED_AS.get(kind, ()) if stand_in in index.categories)
     rooms = index.mentioned_rooms(text)
-    if rooms and len(said) > 1:
-        there = frozenset(index.device_categories[index.in_rooms(rooms)].tolist()) & said
-        return there or said
-    return said
+    if rooms and len(kinds) > 1:
+        there = frozenset(index.device_categories[index.in_rooms(rooms)].tolist()) & kinds
+        return there or kinds
+    return kinds
 
 
 # a word for a kind the home has no device of, and the kinds it names there ("开门" where the doors are locks)
@@ -422,7 +445,8 @@ def _value_operation(index, text: str, kinds: frozenset[str]) -> str | None:
         device, position = index.slots[slot]
         if kinds and index.home.devices[device].category not in kinds:
             continue
-        found.update(op for op in operations_of(index.home.devices[device].commands[position]) if op in _SETTINGS)
+        performs = operations_of(index.home.devices[device].commands[position])
+        found.update(op for op in _SETTINGS if op in performs)  # in a fixed order: ties fall alike in any process
     return found.most_common(1)[0][0] if found else None
 
 

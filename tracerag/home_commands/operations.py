@@ -60,8 +60,8 @@ def _ps(*refs: str) -> tuple[Performer, ...]:
 PERFORMED_BY: dict[str, tuple[Performer, ...]] = {
     "on": _ps("switch.on", "outlet.on", "light.turn_on", "switch.turn_on", "fan.turn_on", "climate.turn_on",
               "media_player.turn_on", "humidifier.turn_on", "*.on", "*.turn_on",
-              # a thermostat with no switch is on when it heats (地暖打开)
-              "thermostatMode.heat", "thermostatMode.auto"),
+              # a thermostat with no switch is on when it heats (地暖打开); a siren sounds
+              "thermostatMode.heat", "thermostatMode.auto", "alarm.both", "alarm.siren"),
     "off": _ps("switch.off", "outlet.off", "alarm.off", "light.turn_off", "switch.turn_off", "fan.turn_off",
                "climate.turn_off", "media_player.turn_off", "humidifier.turn_off", "*.off", "*.turn_off"),
     "toggle": _ps("*.toggle"),
@@ -91,7 +91,7 @@ PERFORMED_BY: dict[str, tuple[Performer, ...]] = {
     "unlock": _ps("lock.unlock", "lock.unlatch", "lock.open"),
     "arm": _ps("securitySystem.armAway", "securitySystem.armStay", "alarm_control_panel.alarm_arm_away",
                "alarm_control_panel.alarm_arm_home"),
-    "disarm": _ps("securitySystem.disarm", "alarm_control_panel.alarm_disarm", "alarm.off"),
+    "disarm": _ps("securitySystem.disarm", "alarm_control_panel.alarm_disarm"),
     "play": _ps("mediaPlayback.play", "media_player.media_play", "*.play"),
     "pause": (*_ps("mediaPlayback.pause", "media_player.media_pause", "vacuum.pause", "windowShade.pause",
                    "cover.stop_cover"), _p("washerOperatingState.setMachineState", "pause"),
@@ -141,6 +141,7 @@ PERFORMED_BY: dict[str, tuple[Performer, ...]] = {
     "set_current": _ps("evseChargingSession.setMaxCurrent"),
     "start": (_p("robotCleanerMovement.setRobotCleanerMovement", "cleaning"),
               _p("washerOperatingState.setMachineState", "run"), _p("dryerOperatingState.setMachineState", "run"),
+              _p("dishwasherOperatingState.setMachineState", "run"),
               *_ps("ovenOperatingState.start", "evseChargingSession.enableCharging", "vacuum.start", "*.start")),
     "preset": _ps("windowShadePreset.presetPosition", "mediaPresets.playPreset"),
     "return_home": (_p("robotCleanerMovement.setRobotCleanerMovement", "homing"), *_ps("vacuum.return_to_base")),

@@ -45,7 +45,9 @@ NOT_A_REQUEST = re.compile(
 # "Can you unlock the door?" is a request: its question mark and "can" are no question
 POLITE_QUESTION = re.compile(r"^\s*(?:please\s+)?(?:can|could|would|will)\s+(?:you|u)\b|"
                              r"(?:好吗|行吗|可以吗)[?？]?\s*$", re.I)
-CLAUSE = re.compile(r"[，,。.;；!！?？]|\b(?:and then|then|and|but|also)\b|然后|并且|而且|同时|还有|再", re.I)
+# clauses: and a reason said after the request is a clause of its own ("open the gas valve so the fireplace works")
+CLAUSE = re.compile(r"[，,。.;；!！?？]|\b(?:and then|then|and|but|also|so that|so|because|since|cause)\b|"
+                    r"然后|并且|而且|同时|还有|再|因为|所以|不然|否则|好让", re.I)
 EXCEPTED = re.compile(r"除了|除去|(?<=[^\s])(?:除外|以外|之外)|不包括|不算|\b(?:except(?: for)?|other than|apart from|"
                       r"besides|but not|excluding|save for|(?<=thing )but|(?<=all )but)\b", re.I)
 TITLES = re.compile(r"《[^》]*》|“[^”]*”|\"[^\"]*\"|「[^」]*」")
@@ -65,15 +67,35 @@ class RequestReading:
     def clauses(self) -> list[str]:
         return [c for c in CLAUSE.split(self.text) if c.strip()]
 
+    @property
+    def requests(self) -> list[str]:
+        """The clauses that are requests to act now: no negation, question or narration is in the clause, and no
+        condition anywhere ("open the garage door, when I get home"). A reason said in another clause takes
+        nothing away: "unlock the front door, the plumber is here", "打开前门，不然进不去"."""
+        clauses = self.clauses
+        if any(CONDITION.search(clause) for clause in clauses):
+            return []
+        return [clause for clause in clauses if _is_request(clause)]
+
+
+# a condition: what follows it waits for something ("if you can, unlock the door", "等我到家了，打开车库门")
+CONDITION = re.compile(r"如果|要是|假如|的话|等我|等到|\b(?:if|when|whenever|unless|once|after|before)\b", re.I)
+
+
+_TARGET_STATE = re.compile(r"\b(to|be)\s+(unlock|open|disarm|unlatch)(?:ed)\b", re.I)  # "set it to disarmed"
+
+
+def _is_request(text: str) -> bool:
+    polite = _TARGET_STATE.sub(r"\1 \2", POLITE_QUESTION.sub(" ", text)).rstrip("?？ ")
+    return not NOT_A_REQUEST.search(EXCEPTED.sub(" ", polite))
+
 
 def read_request(utterance: str) -> RequestReading:
     """The utterance read as a request (see the module docstring). A title or a quotation ("放一首《后门开着》",
     'the show "Open the Gate"') is a name, not words said to the home."""
     text = IDIOMS.sub(" ", TITLES.sub(" ", normalised(utterance)))
-    polite = POLITE_QUESTION.sub(" ", text).rstrip("?？ ")
-    is_request = not NOT_A_REQUEST.search(EXCEPTED.sub(" ", polite))
     rest, excepted = split_excepted(text)
-    return RequestReading(rest, excepted, is_request)
+    return RequestReading(rest, excepted, _is_request(text))
 
 
 def points_back(clause: str) -> bool:
@@ -122,3 +144,19 @@ _ZH_STOP = "开打把了一下个给帮我请将关锁升拉抬，,。 "
 _EN_DOOR = re.compile(r"(?:\b([a-z]+)\s+)?(?<!garage )\b(?:door|gate)s?\b(?!\s*(?:lock|bell|way|mat))")
 _EN_STOP = frozenset({"the", "a", "an", "my", "our", "your", "this", "that", "open", "unlock", "unlatch", "all",
                       "every", "both", "lift", "raise", "to", "and", "main"})
+
+
+def lock_qualifiers(clause: str) -> list[set[str]]:
+    """The words that say which lock a Chinese clause means, where it points at one ("那把锁", "这个锁"): "帮我把进门
+    那把锁打开" -> [{"进", "门"}]; "把那把锁打开" and "开锁" say none."""
+    out = []
+    for match in _ZH_LOCK.finditer(clause):
+        before = clause[max(0, match.start() - 6):match.start()].rstrip("的 ")
+        cut = max((before.rfind(c) for c in _ZH_STOP), default=-1)
+        words = set(tokens(before[cut + 1:]))
+        if words:
+            out.append(words)
+    return out
+
+
+_ZH_LOCK = re.compile(r"(?:那|这)(?:把|个)?的?锁")

@@ -34,6 +34,7 @@ from ..home_commands.command_safety import Screen, safety_of
 from ..home_commands.negation import read_negation
 from ..home_commands.operation_words import with_operation
 from ..home_commands.plain_verbs import plain_verbs
+from ..home_commands.referents import unresolved_places
 from ..home_commands.values import with_digits
 from ..signatures.command import ArbitrateCapability, CommandOption, ParseCommand
 from ..signatures.query_ir import QueryIR
@@ -50,8 +51,9 @@ class CommandRetrieval(dspy.Module):
     The prediction: ``candidates``, ``bulk`` (a BulkPlan for all/except), ``ir``, ``parse_source``
     (lm, rules, rules_fallback, gold; none when nothing was read), ``hint`` (None, ``lm_failed``,
     ``lm_overruled``, ``no_intent``, ``too_long``, ``withheld``: every command it reached is held back by the
-    safety rules or the home's policy, ``no_match``: nothing in the home matched; an empty answer always has
-    one), ``withheld``, ``lm_overruled``, ``lm_parse``,
+    safety rules or the home's policy, ``unknown_scope``: it says a floor or room this home does not have
+    (``unresolved`` lists them; ask the user), ``no_match``: nothing in the home matched; an empty answer always
+    has one), ``withheld``, ``unresolved``, ``lm_overruled``, ``lm_parse``,
     ``lm_fallbacks`` (stages that fell back: parse, arbitrate), ``lm_calls``.
 
     `indexes` maps a home name to its CommandIndex (a single index is accepted too). `ir_source`
@@ -120,6 +122,9 @@ class CommandRetrieval(dspy.Module):
         said_all = parsed.is_bulk  # the utterance's own quantifier words (or the caller's gold parse)
         if said.asks_nothing:
             return self._prediction([], None, parsed, source, stages, index, hint="no_intent")
+        places = unresolved_places(index, text)
+        if places:  # a floor or room this home does not have: asked about, never widened to the whole home
+            return self._prediction([], None, parsed, source, stages, index, hint="unknown_scope", unresolved=places)
         ranked, lm_ir = None, None
         if source == "rules" and self.ir_source == "lm" and lm_of(self.parse) is not None:
             # what asks this home for nothing costs no LM call ("hello", "", "今天天气怎么样"): where the rule
@@ -137,7 +142,7 @@ class CommandRetrieval(dspy.Module):
                 parsed = with_operation(parsed, text, index)
                 lm_ir = lm_parse
         candidates, withheld = ranked if ranked is not None else (yield from search(parsed, text))
-        if not _has_intent(text, parsed, candidates):
+        if not withheld and not _has_intent(text, parsed, candidates):
             return self._prediction([], None, parsed, source, stages, index, hint="no_intent")
         bulk = None
         one = parsed.is_bulk or not candidates or index.says_one_device(candidates[0].device_id, text)
@@ -179,11 +184,12 @@ class CommandRetrieval(dspy.Module):
 
     @staticmethod
     def _prediction(candidates, bulk, parsed, source, stages: Stages, index: CommandIndex, hint, withheld=(),
-                    overruled=(), lm_ir=None) -> dspy.Prediction:
+                    overruled=(), lm_ir=None, unresolved=()) -> dspy.Prediction:
         if not candidates and not (bulk is not None and (bulk.targets or bulk.hint)) and hint in (None, "lm_overruled"):
             hint = "withheld" if withheld else "no_match"  # an empty answer always says why
         return dspy.Prediction(candidates=candidates, bulk=bulk, ir=parsed, parse_source=source, hint=hint,
-                               withheld=list(withheld), lm_overruled=list(overruled), lm_parse=lm_ir,
+                               withheld=list(withheld), unresolved=list(unresolved), lm_overruled=list(overruled),
+                               lm_parse=lm_ir,
                                lm_fallbacks=stages.fallbacks, lm_errors=stages.errors, lm_calls=stages.calls,
                                home=index.home.name)
 

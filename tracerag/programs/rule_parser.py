@@ -12,13 +12,12 @@ from __future__ import annotations
 import re
 
 from ..home_commands.command_docs import VERB_RUNS
-from ..home_commands.command_index import FILLER_TOKENS, CommandIndex, is_kind_word
-from ..home_commands.operation_words import kinds_meant, operation_in
+from ..home_commands.command_index import FILLER_TOKENS, CommandIndex
+from ..home_commands.operation_words import kinds_meant, operation_in, verb_text
 from ..home_commands.text_match import (
     contains,
     join_tokens,
     phrase_mask,
-    phrase_pattern,
     remove_phrases,
     split_on_phrases,
     tokens,
@@ -52,7 +51,8 @@ def parse_without_lm(utterance: str, index: CommandIndex) -> QueryIR:
         clause = _excluded_clause(utterance)
         # a whole device name ("except the desk lamp", "书房台灯除外") excepts that device, room words and
         # all; part of a name does not (卧室 of a lamp called 卧室小夜灯 still names the bedrooms)
-        names = [name for name in index.name_phrases.found_in(tokens(clause)) if len("".join(name)) >= 2]
+        names = [name for name in (*index.name_phrases.found_in(tokens(clause)),
+                                   *index._label_phrases.found_in(tokens(clause))) if len("".join(name)) >= 2]
         if names:  # a device name, with the room words before it: the index excepts that device
             content = _content_tokens(clause)  # up to the name's end: "the bed lights" excepts "bed"
             excluded = [join_tokens(content[:max(_end_of(content, name) for name in names)])]
@@ -73,20 +73,6 @@ def parse_without_lm(utterance: str, index: CommandIndex) -> QueryIR:
     operation = operation_in(index, verb_text(utterance, index), kinds_meant(index, parsed, utterance))
     return parsed.model_copy(update={"operation": operation}) if operation else parsed
 
-
-def verb_text(utterance: str, index: CommandIndex) -> str:
-    """The utterance with the rooms and device names it says masked, for reading its verbs: 玄关 (a room)
-    closes nothing, "Gas Fireplace" opens no gas, "Red Lamp" sets no colour."""
-    said = tokens(utterance)
-    # whole names, and runs of two or more words of a Latin name ("open shelf" of Open Shelf Light); a run of a
-    # Chinese name may be a verb of its own (充电 of 充电桩)
-    names = (p for p in index.name_phrases.found_in(said) if not is_kind_word(join_tokens(p)))  # "light" stays
-    phrases = {*index.room_phrases.found_in(said), *names,
-               *(p for p in index.run_phrases.found_in(said) if len(p) >= 2 and all(t.isascii() for t in p))}
-    for phrase in sorted(phrases, key=len, reverse=True):  # with the number that ends a name (庭院灯8)
-        utterance = re.sub(phrase_pattern(phrase).pattern + r"(?:[ \t]*[0-9]+(?![0-9%.]))?", " · ", utterance,
-                           flags=re.IGNORECASE)
-    return utterance
 
 
 

@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..device_categories import UNKNOWN_CATEGORY
+from ..device_operations import Operation
 from ..home_commands.command_results import BulkPlan, Candidate, Withheld
 from ..signatures.planner import Plan
 from ..signatures.query_ir import CategoryName, Quantifier, QueryIR
@@ -38,6 +39,9 @@ class QueryIRIn(_Request):
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
+    operation: Operation | None = Field(None, description="what is to be done, from the closed set: on, off, "
+                                                          "set_level, unlock, next ... (read from the action if "
+                                                          "not given)")
     action: str = Field("", max_length=MAX_QUESTION, description="Chinese intent phrase, e.g. 打开")
     type_hint: CategoryName = Field(UNKNOWN_CATEGORY, description="the device category, or Unknown")
     name_hint: str = Field("", max_length=MAX_QUESTION, description="device name words the user said")
@@ -134,6 +138,7 @@ class CommandsResponse(_Response):
     parse_source: str
     hint: str | None
     withheld: list[Withheld]
+    unresolved: list[str] = []
     lm_overruled: list[str]
     lm_parse: QueryIR | None
     lm_fallbacks: list[str]

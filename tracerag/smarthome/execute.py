@@ -44,7 +44,7 @@ from .home_files import read_source
 from .rest import ApiError, RestClient
 
 REFUSED_HINTS = ("need_clarification", "too_many_targets", "no_intent", "too_long", "no_target", "withheld",
-                 "no_match")
+                 "unknown_scope", "no_match")
 DEFAULT_CONCURRENCY = 8
 _NOT_IDEMPOTENT = re.compile(r"step|next|previous|up$|down$|toggle|fastForward|rewind|volume_up|volume_down",
                              re.IGNORECASE)

@@ -1,0 +1,137 @@
+"""Which device an utterance refers to, and which operation it asks for, on a home built to confuse by name:
+a Gas Fireplace beside the Gas Valve, a Back Door Light beside the Back Door lock, a Safe Room Lamp beside
+the Office Safe, shades facing the front door, a lamp by the oven, a device labelled exactly "TV".
+
+No LM: what is asked is resolved from the utterance, and a sensitive command is chosen only when the
+operation asked is its operation and the utterance refers to its device.
+"""
+
+from __future__ import annotations
+
+import pytest
+from conftest import write_home
+
+from tracerag.home_commands.command_index import CommandIndex
+from tracerag.home_commands.home import Home
+from tracerag.programs.command_retrieval import CommandRetrieval
+
+SPECS = {
+    "p-switch": [{"id": "main-switch-on", "description": "turn on", "type": None, "value_range": None},
+                 {"id": "main-switch-off", "description": "turn off", "type": None, "value_range": None}],
+    "p-lock": [{"id": "main-lock-lock", "description": "lock", "type": None, "value_range": None},
+               {"id": "main-lock-unlock", "description": "unlock", "type": None, "value_range": None}],
+    "p-valve": [{"id": "main-valve-open", "description": "open the valve", "type": None, "value_range": None},
+                {"id": "main-valve-close", "description": "close the valve", "type": None, "value_range": None}],
+    "p-shade": [{"id": "main-windowShade-open", "description": "open", "type": None, "value_range": None},
+                {"id": "main-windowShade-close", "description": "close", "type": None, "value_range": None}],
+    "p-oven": [{"id": "main-switch-on", "description": "turn on", "type": None, "value_range": None},
+               {"id": "main-switch-off", "description": "turn off", "type": None, "value_range": None},
+               {"id": "main-ovenSetpoint-setOvenSetpoint", "description": "set the oven temperature",
+                "type": "number", "value_range": None}],
+    "p-tv": [{"id": "main-switch-on", "description": "turn on", "type": None, "value_range": None},
+             {"id": "main-mediaPlayback-pause", "description": "pause", "type": None, "value_range": None},
+             {"id": "main-mediaPlayback-play", "description": "play", "type": None, "value_range": None}],
+    "p-panel": [{"id": "main-securitySystem-armAway", "description": "arm away", "type": None, "value_range": None},
+                {"id": "main-securitySystem-disarm", "description": "disarm", "type": None, "value_range": None}],
+}
+ROOMS = {"r-living": "Living Room", "r-kitchen": "Kitchen", "r-office": "Office", "r-hall": "Hallway"}
+DEVICES = [
+    ("fireplace", "Gas Fireplace", "r-living", "Switch", "p-switch"),
+    ("gas", "Gas Valve", "r-kitchen", "GasValve", "p-valve"),
+    ("back-light", "Back Door Light", "r-hall", "Light", "p-switch"),
+    ("back-lock", "Back Door", "r-hall", "Lock", "p-lock"),
+    ("front-lock", "Front Door", "r-hall", "Lock", "p-lock"),
+    ("front-shades", "Front Door Shades", "r-living", "Blind", "p-shade"),
+    ("living-shades", "Living Room Shades", "r-living", "Blind", "p-shade"),
+    ("safe-lamp", "Safe Room Lamp", "r-office", "Light", "p-switch"),
+    ("safe", "Office Safe", "r-office", "Lock", "p-lock"),
+    ("oven-lamp", "Lamp by the Oven", "r-kitchen", "Light", "p-switch"),
+    ("oven", "Oven", "r-kitchen", "Oven", "p-oven"),
+    ("floodlight", "Security Floodlight", "r-hall", "Light", "p-switch"),
+    ("panel", "Security Panel", "r-hall", "SecurityPanel", "p-panel"),
+    ("tv", "TV", "r-living", "Television", "p-tv"),
+    ("kitchen-tv", "Kitchen TV", "r-kitchen", "Television", "p-tv"),
+    ("office-tv", "Office Television", "r-office", "Television", "p-tv"),
+]
+SENSITIVE = {("gas", "main-valve-open"), ("back-lock", "main-lock-unlock"), ("front-lock", "main-lock-unlock"),
+             ("safe", "main-lock-unlock"), ("oven", "main-switch-on"), ("panel", "main-securitySystem-disarm")}
+
+
+@pytest.fixture(scope="module")
+def program(tmp_path_factory, embedder):
+    home = Home.load(write_home(tmp_path_factory.mktemp("confusing"), DEVICES, SPECS, ROOMS))
+    return CommandRetrieval(CommandIndex(home, embedder), ir_source="none")
+
+
+def acted_on(pred) -> set[tuple[str, str]]:
+    """The top candidate and an executable plan's targets: what would be run."""
+    top = {(c.device_id, c.command_id) for c in pred.candidates[:1]}
+    return top | set(pred.bulk.targets if pred.bulk is not None else [])
+
+
+@pytest.mark.parametrize("query, device, command", [
+    ("turn on the gas fireplace", "fireplace", "main-switch-on"),  # "gas" inside the label names no valve
+    ("turn off the back door light", "back-light", "main-switch-off"),  # nor "back door" the lock
+    ("turn on the safe room lamp", "safe-lamp", "main-switch-on"),
+    ("turn on the lamp by the oven", "oven-lamp", "main-switch-on"),  # the oven is where, not what
+    ("open the shades facing the front door", "front-shades", "main-windowShade-open"),
+    ("turn on the security floodlight", "floodlight", "main-switch-on"),
+    ("pause the TV", "tv", "main-mediaPlayback-pause"),  # a label said whole: that device, not three
+])
+def test_a_device_named_is_the_one_acted_on_and_no_sensitive_command_is_reached(program, query, device, command):
+    pred = program(query=query)
+    assert (pred.candidates[0].device_id, pred.candidates[0].command_id) == (device, command)
+    assert not acted_on(pred) & SENSITIVE and pred.bulk is None
+
+
+@pytest.mark.parametrize("query, device, command", [
+    ("unlock the front door, the plumber is here", "front-lock", "main-lock-unlock"),  # a reason in another clause
+    ("I need my passport, open the safe", "safe", "main-lock-unlock"),  # the safe is the Office Safe, the head noun
+    ("set the security system to disarmed", "panel", "main-securitySystem-disarm"),
+    ("open the gas valve so the fireplace works", "gas", "main-valve-open"),
+    ("turn on the oven", "oven", "main-switch-on"),
+])
+def test_a_clear_ask_gets_what_it_asks_for(program, query, device, command):
+    pred = program(query=query)
+    assert (pred.candidates[0].device_id, pred.candidates[0].command_id) == (device, command)
+    assert pred.candidates[0].sensitive
+
+
+@pytest.mark.parametrize("query", [
+    "unlock the office safe's lamp", "open the front door shades", "don't unlock the front door",
+    "is the front door unlocked?", "unlock the front door when I get home", "turn on the gas",
+])
+def test_what_does_not_plainly_ask_for_a_sensitive_command_never_reaches_one(program, query):
+    assert not acted_on(program(query=query)) & SENSITIVE
+
+
+def test_an_ask_that_cannot_be_answered_offers_nothing_in_its_place(program):
+    # the safe's unlock is what is asked; with it held back nothing else (its lock, the blinds) is offered
+    pred = program(query="unlock the office safe if it is late")
+    assert not pred.candidates and pred.hint == "withheld"
+
+
+def test_every_door_but_one_leaves_that_door_and_what_is_no_door(program):
+    pred = program(query="unlock every door except the back door")
+    assert pred.bulk is not None and set(pred.bulk.targets) == {("front-lock", "main-lock-unlock")}
+
+
+@pytest.mark.parametrize("query", ["turn off the upstairs lights", "turn off the first floor lights",
+                                   "turn on the lights in the basement", "unlock the doors on the third floor"])
+def test_a_place_the_home_does_not_have_is_asked_about_never_widened_to_the_home(program, query):
+    pred = program(query=query)
+    assert pred.hint == "unknown_scope" and pred.unresolved and not pred.candidates and pred.bulk is None
+
+
+@pytest.mark.parametrize("query, operation", [
+    ("turn the lights down", "level_down"), ("lower the shades", "close"), ("pause the TV", "pause"),
+    ("set the oven to 400 degrees", "set_temperature"), ("turn it up", "volume_up"),
+])
+def test_the_parse_carries_a_typed_operation_and_the_command_follows_from_it(program, query, operation):
+    assert program(query=query).ir.operation == operation
+
+
+def test_a_value_no_command_of_the_device_can_take_is_never_moved_to_another_device(program):
+    pred = program(query="set the oven to 4e2 degrees")
+    assert (pred.candidates[0].device_id, pred.candidates[0].command_id) == \
+        ("oven", "main-ovenSetpoint-setOvenSetpoint")

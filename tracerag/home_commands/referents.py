@@ -1,0 +1,134 @@
+"""Which devices an utterance refers to by name, resolved rather than matched by the words it contains.
+
+- A label said whole names that device: "the TV", "the Gas Fireplace", "后门灯". Its words then name nothing
+  else: the "gas" of "Gas Fireplace" is no gas valve, the "back door" of "Back Door Light" no lock.
+- A run of a name said names the devices whose name ends in it, where some do (its head noun): "the safe" is
+  the Office Safe, not the Safe Room Lamp; "the front door" is the Front Door lock, not the Front Door
+  Shades. Where none does, it names every device carrying it ("the pendant": Pendant 1 and Pendant 2).
+- A name said only to say where something is names nothing ("the blinds by the patio door", "门锁旁的灯":
+  ``CommandIndex.without_landmarks``), nor does a run that qualifies the word for another kind after it ("车库
+  的灯", "the oven door").
+
+``named(index, text)`` gives, per device, how much of its name the text says in these terms (the characters
+of the longest label or run said; 0 for none): the safety rules decide from it which sensitive device an
+utterance asks for, and only a device it names, or a word for its kind said on its own, can be one.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from .category_words import categories_said, is_kind_word, normalised, qualifies
+from .text_match import contains, join_tokens, phrase_pattern, tokens
+
+
+def named(index, text: str) -> np.ndarray:
+    """Per device: the length in characters of the longest label or name run the text names it by (see the
+    module docstring); 0 where it names it by none."""
+    out = np.zeros(len(index.home.devices), dtype=np.int64)
+    plain = index.without_landmarks(text)
+    said = tokens(plain)
+    rooms = index.mentioned_rooms(text)
+    there = index.in_rooms(rooms) if rooms else None
+    # a label said to qualify the word for another kind after it names nothing ("阳台门口的灯": a light)
+    labels = [label for label in _outermost(index._label_phrases.found_in(said))
+              if not _qualifies_another_kind(join_tokens(label), plain)]
+    for label in labels:
+        devices = np.zeros(len(out), dtype=bool)
+        devices[index._devices_labelled[label]] = True
+        out[_in_rooms_said(index, devices, label, there)] = len("".join(label))
+    for label in labels:  # a label said whole: its words name nothing else
+        plain = phrase_pattern(label).sub(" · ", plain)
+    for room in sorted(index.room_phrases.found_in(tokens(plain)), key=lambda p: (-len(p), p)):  # nor a room's words
+        plain = phrase_pattern(room).sub(" · ", plain)
+    said = tokens(plain)
+    words = {(t,) for t in said if t.isascii() and len(t) >= 3 and not t.isdigit()}  # "the safe", "the oven"
+    runs = _outermost({*index.name_phrases.found_in(said), *index.run_phrases.found_in(said),
+                       *(w for w in words if index.names.carrying(w).any())})
+    for run in runs:
+        length = len("".join(run))
+        if length < 2 or _qualifies_another_kind(join_tokens(run), plain):
+            continue
+        carriers = index.names.carrying(run)
+        heads = carriers & index.name_ends_with(run)
+        if is_kind_word(join_tokens(run)):
+            # a word for a kind names only devices of that kind whose name holds it ("the valve" is no Gas Valve,
+            # "the door" no Garage Door), and only in the rooms said; "the security system" no Security Floodlight
+            of_kind = index.in_categories(categories_said(join_tokens(run)))
+            meant = (heads if (heads & of_kind).any() else carriers) & of_kind
+            meant = meant & there if there is not None else meant
+            if not heads.any() or not meant.any():
+                continue
+        else:
+            meant = _in_rooms_said(index, heads if heads.any() else carriers, run, there)
+        out[meant] = np.maximum(out[meant], length)
+    return out
+
+
+def _in_rooms_said(index, devices: np.ndarray, words: tuple[str, ...], there: np.ndarray | None) -> np.ndarray:
+    """The devices a name said means, where rooms are said: those of them in the rooms, else the devices there
+    whose name carries its words ("1栋车库的车库门": the garage door of building 1, labelled 车库门 kab), else all."""
+    if there is None:
+        return devices
+    if (devices & there).any():
+        return devices & there
+    carried = index.names.carrying(index.name_key(join_tokens(words)) or words) & there
+    return carried if carried.any() else devices
+
+
+def _outermost(phrases) -> list[tuple[str, ...]]:
+    """The phrases said that lie inside no longer one said ("车棚卷帘门", not its "车棚卷")."""
+    found = set(phrases)
+    return sorted((p for p in found if not any(len(other) > len(p) and contains(other, p) for other in found)),
+                  key=lambda p: (-len(p), p))
+
+
+def _qualifies_another_kind(word: str, text: str) -> bool:
+    """Whether every time ``word`` is said it qualifies the word for a kind of device after it ("车库的灯", "the
+    oven light"): it then says which device of that kind, and names none itself."""
+    text = normalised(text)
+    spans = [m.span() for m in phrase_pattern(tokens(word)).finditer(text)]
+    if not spans:
+        return False
+    own = set(categories_said(word))
+    for start, end in spans:
+        if own & set(categories_said(text[start:end + 3])):
+            return False  # the word for its own kind goes on: "总水阀门" is the valve 总水阀
+        after = text[end:]
+        kinds = categories_said(after[:24])
+        first = min((after.find(w) for ws in kinds.values() for w in ws if after.find(w) >= 0), default=-1)
+        if first < 0 or not qualifies(after[:first]) or set(categories_said(word)) & set(kinds):
+            return False
+    return True
+
+
+# Words for a place in a home: a floor, or a kind of room. One the home cannot resolve is asked about, never
+# widened to the whole home ("turn off the first floor lights" where no floors are recorded).
+_PLACE_EN = re.compile(
+    r"\b(?:(?:first|second|third|fourth|fifth|ground|top|upper|lower|1st|2nd|3rd|4th|5th)\s+(?:floor|storey|story)|"
+    r"upstairs|downstairs|basement|attic|cellar|wine\s+cellar|guest\s+(?:house|room|bedroom)|sunroom|sun\s+room|"
+    r"nursery|playroom|pantry|porch|patio|deck|backyard|front\s+yard|yard|garden|hallway|kitchen|bathroom|"
+    r"bedroom|living\s+room|dining\s+room|family\s+room|laundry\s+room|media\s+room|office|study|den|garage|"
+    r"balcony|terrace|gym|library|closet|mudroom|utility\s+room|hall)\b", re.IGNORECASE)
+_PLACE_ZH = re.compile("|".join((
+    r"[一二三四五六七八九十两0-9]+楼", "楼上", "楼下", "地下室", "阁楼", "顶楼", "厨房", "卫生间", "洗手间",
+    "浴室", "卧室", "主卧", "次卧", "客厅", "餐厅", "书房", "车库", "阳台", "玄关", "走廊", "过道", "花园",
+    "院子", "储藏室", "洗衣房", "衣帽间", "儿童房", "客房", "老人房", "健身房", "影音室", "茶室", "露台")))
+
+
+def unresolved_places(index, text: str) -> list[str]:
+    """The places the text says that this home cannot resolve: a floor or a kind of room that is no room, floor
+    or room kind of the home ("bedroom" is the Master Bedroom), and no part of a device's name said ("the
+    Upstairs Hallway Light", "Kitchen TV")."""
+    plain = normalised(text)
+    out = []
+    for match in (*_PLACE_EN.finditer(plain), *_PLACE_ZH.finditer(plain)):
+        place = match.group(0)
+        said = tokens(place)
+        if index.names_a_room(place) or said in index.room_aliases or index.names.carrying(said).any() or \
+                any(contains(tokens(floor), said) for floor in set(index.home.floors.values())):
+            continue
+        out.append(place)
+    return out
