@@ -34,6 +34,8 @@ class CommandChoice:
     def __init__(self, index):
         self.index = index
         self._places: dict[str, np.ndarray] = {}
+        self._performing: dict[str, np.ndarray] = {}
+        self._able: dict[str, np.ndarray] = {}
 
     def __deepcopy__(self, memo):
         return self
@@ -50,7 +52,22 @@ class CommandChoice:
 
     def performing(self, operation: str) -> np.ndarray:
         """Per row: whether its command performs ``operation`` on its device (``on``/``off`` on a device that
-        has no switch: its open or close)."""
+        has no switch: its open or close). Built once per operation (the array is shared: not to be changed)."""
+        found = self._performing.get(operation)
+        if found is None:
+            found = self._performing[operation] = self._rows_performing(operation)
+        return found
+
+    def devices_able(self, operation: str) -> np.ndarray:
+        """Per device: whether some command of it performs ``operation``."""
+        found = self._able.get(operation)
+        if found is None:
+            index = self.index
+            found = self._able[operation] = np.bincount(index.row_device[self.performing(operation)],
+                                                        minlength=len(index.home.devices)) > 0
+        return found
+
+    def _rows_performing(self, operation: str) -> np.ndarray:
         index = self.index
         rows = self.place(operation)[index.row_slot] >= 0
         stand_in = SWITCH_STANDS_FOR.get(operation)

@@ -287,9 +287,22 @@ class CommandIndex:
                                or [0.0], dtype=np.float32)
         return per_shape[self.slot_shape] if self.slots else np.zeros(0, dtype=np.float32)
 
+    def memo(self, key: tuple, compute):
+        """``compute()``, remembered for ``key``: what one utterance's parse, search and safety rules each ask of
+        it is read once (the last ``ROOMS_SAID_CACHE`` times four answers are kept)."""
+        if key in self._memo:
+            return self._memo[key]
+        if len(self._memo) >= 4 * ROOMS_SAID_CACHE:
+            self._memo.clear()
+        value = self._memo[key] = compute()
+        return value
+
     def name_spans(self, utterance: str) -> tuple[tuple[int, int], ...]:
         """Where the utterance says a device label or a room name that holds a number ("Curtain 1A", 筒灯3,
         "Bedroom 2"): never a value."""
+        return self.memo(("name_spans", utterance), lambda: self._name_spans(utterance))
+
+    def _name_spans(self, utterance: str) -> tuple[tuple[int, int], ...]:
         said = tokens(utterance)
         found = [p for p in (*self._label_phrases.found_in(said), *self.room_phrases.found_in(said))
                  if any(ch.isdigit() for t in p for ch in t)]
@@ -404,6 +417,8 @@ class CommandIndex:
         self.room_aliases = _room_aliases(self.home.rooms, self.home.floors)
         self._rooms_said: dict[str, list[str]] = {}
         self._landmarks_said: dict[str, tuple[str, list[tuple[str, ...]]]] = {}
+        self._memo: dict[tuple, object] = {}
+        self._name_ends: dict[int, dict[tuple[str, ...], list[int]]] = {}  # per run length: a name's last words
         self.room_phrases = PhraseIndex(self.room_aliases)  # longest first, as room_words reads them
         self.room_tokens = {room: tokens(room) for room in self.home.rooms}
         self._room_rank = {room: i for i, room in enumerate(self.room_tokens)}
@@ -753,9 +768,14 @@ class CommandIndex:
     def name_ends_with(self, run: tuple[str, ...]) -> np.ndarray:
         """Per device: whether its name ends in ``run`` (the run is its head noun: "safe" of Office Safe, not of Safe
         Room Lamp), among the devices carrying it."""
+        ends = self._name_ends.get(len(run))
+        if ends is None:
+            ends = self._name_ends[len(run)] = defaultdict(list)
+            for d, key in enumerate(self.name_keys):
+                if len(key) >= len(run):
+                    ends[key[-len(run):]].append(d)
         out = np.zeros(len(self.home.devices), dtype=bool)
-        for d in np.flatnonzero(self.names.carrying(run)).tolist():
-            out[d] = self.name_keys[d][-len(run):] == run
+        out[ends.get(run, [])] = True
         return out
 
     def labels_named(self, utterance: str) -> np.ndarray:
@@ -1248,16 +1268,17 @@ class CommandIndex:
         if not devices.size:
             return BulkPlan(category=category, hint="no_target",
                             reason=f"no {category} device in scope can do {operation}")
-        counts = Counter(self.row_command[row_of[devices]].tolist())
-        commands = {code: self._command_of(*self.rows[int(row_of[d])]) for d in devices.tolist()
-                    for code in [int(self.row_command[row_of[d]])]}
-        options = [CapabilityOption(command_id=commands[code].id, description=commands[code].description,
-                                    p=round(n / len(devices), 4), evidence=float(n), supported_devices=n,
-                                    sample_devices=[self.home.devices[d].label for d in devices.tolist()
-                                                    if self.row_command[row_of[d]] == code][:3],
-                                    sample_rooms=sorted({self.home.devices[d].room for d in devices.tolist()
-                                                         if self.row_command[row_of[d]] == code} - {""})[:3])
-                   for code, n in counts.most_common()]
+        codes = self.row_command[row_of[devices]]
+        found, first, counts = np.unique(codes, return_index=True, return_counts=True)
+        options = []
+        for i in np.lexsort((first, -counts)).tolist():  # most devices first, ties to the first one found
+            taking = devices[codes == found[i]]
+            spec = self._command_of(*self.rows[int(row_of[taking[0]])])
+            options.append(CapabilityOption(
+                command_id=spec.id, description=spec.description, p=round(int(counts[i]) / len(devices), 4),
+                evidence=float(counts[i]), supported_devices=int(counts[i]),
+                sample_devices=[self.home.devices[d].label for d in taking[:3].tolist()],
+                sample_rooms=sorted(set(self.device_rooms[taking].tolist()) - {""})[:3]))
         plan = BulkPlan(category=category, options=options, top1_ratio=1.0, margin=1.0)
         held = devices[blocked[row_of[devices]]] if blocked is not None else devices[:0]
         if held.size:  # the options shown are those no device in scope holds back

@@ -30,6 +30,7 @@ from __future__ import annotations
 import re
 import weakref
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -196,23 +197,46 @@ def _said(pattern: re.Pattern, text: str) -> bool:
     return bool(pattern.search(text))
 
 
-@dataclass(frozen=True)
 class Screen:
-    """What one utterance may reach in one home, per row of the command index."""
+    """What one utterance may reach in one home, per row of the command index. ``blocked`` and ``skipped`` are
+    read at once; the rest only rank a search whose operation is unknown, and are read when it asks."""
 
-    blocked: np.ndarray  # never a candidate, never in a plan
-    demoted: np.ndarray  # ranked after every row that is not: it switches the other way than the utterance says,
-    #                      or turns a blind's slats where no angle is said
-    unfit: np.ndarray  # ranked after every row that is not, unless its device is named in full: it cannot take
-    #                    the value the utterance sets
-    other_kind: np.ndarray  # its command takes no value of the kind said (a colour; unfit too), or does not switch
-    #                         the way an utterance that only switches says: no evidence for a plan's command, where
-    #                         a number out of range still is (refused per device)
-    switching: np.ndarray  # the command that switches the way said on a device of the kind said ("关风扇": the
-    #                        fan's off, never its speed): it answers for its device
-    kind_named: np.ndarray  # per device: a word for its kind may name it ("风扇" of 落地扇); never a device with a
-    #                         sensitive command, which only its own words name ("天然气阀门" is no water valve)
-    skipped: np.ndarray  # (blocked too) the rows of devices the policy never acts on: left out of plans
+    def __init__(self, safety: CommandSafety, text: str, blocked: np.ndarray, skipped: np.ndarray):
+        self._safety, self._text = safety, text
+        self.blocked = blocked  # never a candidate, never in a plan
+        self.skipped = skipped  # (blocked too) the rows of devices the policy never acts on: left out of plans
+        # per device: a word for its kind may name it ("风扇" of 落地扇); never a device with a sensitive command,
+        # which only its own words name ("天然气阀门" is no water valve)
+        self.kind_named = safety._plain_devices
+
+    @cached_property
+    def _ranking(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        return self._safety._ranking_masks(self._text, self.blocked)
+
+    @property
+    def demoted(self) -> np.ndarray:
+        """Ranked after every row that is not: it switches the other way than the utterance says, or turns a
+        blind's slats where no angle is said."""
+        return self._ranking[0]
+
+    @property
+    def unfit(self) -> np.ndarray:
+        """Ranked after every row that is not, unless its device is named in full: it cannot take the value the
+        utterance sets."""
+        return self._ranking[1]
+
+    @property
+    def other_kind(self) -> np.ndarray:
+        """Its command takes no value of the kind said (a colour; unfit too), or does not switch the way an
+        utterance that only switches says: no evidence for a plan's command, where a number out of range still
+        is (refused per device)."""
+        return self._ranking[2]
+
+    @property
+    def switching(self) -> np.ndarray:
+        """The command that switches the way said on a device of the kind said ("关风扇": the fan's off, never its
+        speed): it answers for its device."""
+        return self._ranking[3]
 
 
 class CommandSafety:
@@ -294,9 +318,19 @@ class CommandSafety:
         blocked = skipped.copy()
         if self._sensitive_rows.size:
             blocked[self._sensitive_rows] |= ~self._asked(text)
-        said = action_polarity(self._without_rooms(text))
-        unit_conflict, cannot_take, other_kind = self._value_fit(text, said)
+        unit_conflict, _, _ = self._value_fit(text, self._polarity(text))
         blocked |= unit_conflict[index.row_slot]
+        return Screen(self, text, blocked, skipped)
+
+    def _polarity(self, text: str) -> str | None:
+        """The way the utterance switches ("on", "off"), its room names aside (玄关 closes nothing)."""
+        return self.index.memo(("polarity", text), lambda: action_polarity(self._without_rooms(text)))
+
+    def _ranking_masks(self, text: str, blocked: np.ndarray) -> tuple[np.ndarray, ...]:
+        """(demoted, unfit, other kind, switching) rows: see ``Screen``."""
+        index = self.index
+        said = self._polarity(text)
+        _, cannot_take, other_kind = self._value_fit(text, said)
         opposite = self._slot_polarity == {"on": -1, "off": 1}.get(said, 0) if said else \
             np.zeros(len(index.slots), dtype=bool)
         # a blind's slats turn only when their angle is said: "百叶窗开到一半" is its position
@@ -304,10 +338,8 @@ class CommandSafety:
         opposite |= tilt
         other_kind = (other_kind | tilt)[index.row_slot] & ~blocked
         switching, otherwise = self._switching(text, blocked)
-        return Screen(blocked=blocked, demoted=opposite[index.row_slot] & ~blocked,
-                      unfit=(cannot_take[index.row_slot] & ~blocked) | other_kind,
-                      other_kind=other_kind | otherwise, switching=switching, kind_named=self._plain_devices,
-                      skipped=skipped)
+        return (opposite[index.row_slot] & ~blocked, (cannot_take[index.row_slot] & ~blocked) | other_kind,
+                other_kind | otherwise, switching)
 
     def _asked(self, text: str) -> np.ndarray:
         """Per sensitive row (``_sensitive_rows``): whether the text asks for its command on its device.
@@ -340,7 +372,8 @@ class CommandSafety:
         in the living room). ``named_by``: the ``referents.named`` the clause stands for."""
         index = self.index
         rows, kinds = self._sensitive_rows, self._sensitive_kinds
-        operation = operation_in(index, verb_text(text, index), kinds_meant(index, QueryIR(), text))
+        operation = index.memo(("operation", text), lambda: operation_in(
+            index, verb_text(text, index), kinds_meant(index, QueryIR(), text)))
         performing = choice_of(index).performing(operation)[rows] if operation else np.zeros(len(rows), bool)
         marked = kinds == len(SENSITIVE_KINDS)
         if not (performing.any() or marked.any()):
@@ -351,7 +384,7 @@ class CommandSafety:
         able = np.zeros(len(named_by), dtype=bool)
         able[devices[marked]] = True
         if operation:
-            able[index.row_device[choice_of(index).performing(operation)]] = True
+            able |= choice_of(index).devices_able(operation)
         named_by = np.where(able, named_by, 0)
         best = named_by.max(initial=0)
         said = self._without_rooms(text).replace("开关", " ")
@@ -392,8 +425,7 @@ class CommandSafety:
         if not said or operation is None:
             return set(said)
         choice = choice_of(index)  # a valve opens where a pump switches on: both answer "water on"
-        rows = choice.performing(operation) | choice.performing(_COUNTERPART.get(operation, operation))
-        able = np.bincount(index.row_device[rows], minlength=len(index.home.devices)) > 0
+        able = choice.devices_able(operation) | choice.devices_able(_COUNTERPART.get(operation, operation))
         plain = able & ~self.sensitive_devices
         return {kind for kind, words in said.items()
                 if not any((index.names.carrying(tokens(w)) & plain).any() for w in words)}

@@ -22,6 +22,7 @@ from .text_match import contains, contains_words_in_order, heaviest_common_run
 
 Phrase = tuple[str, ...]
 _UNSAID = "\x00"  # stands in for a name word the query does not say: no query token is ever this
+CARRYING_CACHE = 1024  # words whose carriers a NameIndex keeps: a home's vocabulary, bounded
 
 
 class PhraseIndex:
@@ -89,6 +90,7 @@ class NameIndex:
                 keys_with_pair[pair].add(i)
         self._keys_with = {t: np.fromiter(sorted(ids), dtype=np.int64) for t, ids in keys_with.items()}
         self._keys_with_pair = {p: sorted(ids) for p, ids in keys_with_pair.items()}
+        self._carrying: dict[Phrase, np.ndarray] = {}
         devices_with: dict[str, list[int]] = defaultdict(list)
         for device, numbers in enumerate(ordinals):
             for t in numbers:
@@ -134,7 +136,15 @@ class NameIndex:
 
     def carrying(self, word: Phrase) -> np.ndarray:
         """Per device: whether its name contains the word (Latin words also with others between them:
-        "hue spot" in "Hue ambiance spot 3")."""
+        "hue spot" in "Hue ambiance spot 3"). Each word is looked up once (up to CARRYING_CACHE words kept)."""
+        found = self._carrying.get(word)
+        if found is None:
+            if len(self._carrying) >= CARRYING_CACHE:
+                self._carrying.clear()
+            found = self._carrying[word] = self._carriers(word)
+        return found.copy()
+
+    def _carriers(self, word: Phrase) -> np.ndarray:
         found = np.zeros(len(self.keys), dtype=bool)
         if word:
             candidates = None

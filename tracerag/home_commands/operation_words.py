@@ -31,6 +31,7 @@ import numpy as np
 
 from ..device_operations import RELATIVE_TO_SETTING
 from .category_words import categories_said, is_kind_word, normalised
+from .command_choice import choice_of
 from .operations import operations_of
 from .referents import named
 from .text_match import join_tokens, phrase_pattern, tokens
@@ -368,7 +369,11 @@ def _with_target(operation: str, text: str) -> str:
 
 def verb_text(utterance: str, index) -> str:
     """The utterance with the rooms and device names it says masked, for reading its verbs: 玄关 (a room)
-    closes nothing, "Gas Fireplace" opens no gas, "Red Lamp" sets no colour."""
+    closes nothing, "Gas Fireplace" opens no gas, "Red Lamp" sets no colour. Read once per utterance."""
+    return index.memo(("verb_text", utterance), lambda: _verb_text(utterance, index))
+
+
+def _verb_text(utterance: str, index) -> str:
     said = tokens(utterance)
     # whole names, and runs of two or more words of a Latin name ("open shelf" of Open Shelf Light); a run of a
     # Chinese name may be a verb of its own (充电 of 充电桩)
@@ -431,10 +436,8 @@ def operation_in(index, text: str, kinds: frozenset[str]) -> str | None:
 
 def _performed(index, operation: str, kinds: frozenset[str]) -> bool:
     """Whether some device of these kinds in the home can do the operation."""
-    from .command_choice import choice_of
-
-    rows = choice_of(index).performing(operation)
-    return bool(np.isin(index.device_categories[index.row_device[rows]], list(kinds)).any())
+    return index.memo(("performed", operation, kinds), lambda: bool(
+        (choice_of(index).devices_able(operation) & index.in_categories(kinds)).any()))
 
 
 def _value_operation(index, text: str, kinds: frozenset[str]) -> str | None:

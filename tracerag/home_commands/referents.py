@@ -26,7 +26,11 @@ from .text_match import contains, join_tokens, phrase_pattern, tokens
 
 def named(index, text: str) -> np.ndarray:
     """Per device: the length in characters of the longest label or name run the text names it by (see the
-    module docstring); 0 where it names it by none."""
+    module docstring); 0 where it names it by none. Read once per text (the array is shared: not to be changed)."""
+    return index.memo(("named", text), lambda: _named(index, text))
+
+
+def _named(index, text: str) -> np.ndarray:
     out = np.zeros(len(index.home.devices), dtype=np.int64)
     plain = index.without_landmarks(text)
     said = tokens(plain)

@@ -26,6 +26,7 @@ from functools import partial
 
 import dspy
 
+from ..device_operations import OTHER
 from ..embedding.http_embedder import with_embeddings
 from ..home_commands.category_words import categories_said
 from ..home_commands.command_index import CommandIndex
@@ -159,8 +160,9 @@ class CommandRetrieval(dspy.Module):
             # "the lights", "二楼的窗帘": a word for the kind, which no name of the plan need hold
             if home_wide or index.says_the_kind_itself(scoped.name_hint, scoped.type_hint, text):
                 scoped = scoped.model_copy(update={"name_hint": ""})
+            other_kind = None if scoped.operation not in (None, OTHER) else screen.other_kind
             bulk = yield work(index.plan_bulk, scoped, text, blocked=screen.blocked, skipped=screen.skipped,
-                              other_kind=screen.other_kind, afn=_awaiting_embeddings(index, index.plan_bulk),
+                              other_kind=other_kind, afn=_awaiting_embeddings(index, index.plan_bulk),
                               span=COMMAND_BULK, inputs={"query": query}, outputs=_bulk_outputs)
         if bulk is not None and any(safety.is_sensitive(*t) for t in bulk.targets) and not said_all:
             bulk = None  # a plan opens or unlocks several devices only when the utterance says so ("所有", "all")
@@ -176,8 +178,11 @@ class CommandRetrieval(dspy.Module):
 
     def _search(self, index: CommandIndex, screen: Screen, query: str, parsed: QueryIR, text: str) -> Pipeline:
         """The ranked candidates for one parse, and the rows the safety screen held back from them."""
-        return (yield work(index.rank, parsed, text, k=self.k, blocked=screen.blocked, demoted=screen.demoted,
-                           unfit=screen.unfit, switching=screen.switching, kind_named=screen.kind_named,
+        # an unknown operation is ranked by the screen's polarity and value rules; a known one needs none of them
+        rules = {} if parsed.operation not in (None, OTHER) else {
+            "demoted": screen.demoted, "unfit": screen.unfit, "switching": screen.switching}
+        return (yield work(index.rank, parsed, text, k=self.k, blocked=screen.blocked, kind_named=screen.kind_named,
+                           **rules,
                            afn=_awaiting_embeddings(index, index.rank), span=COMMAND_SEARCH,
                            inputs={"query": query, "k": self.k, "home": index.home.name, "ir": parsed.model_dump()},
                            outputs=_candidate_outputs))

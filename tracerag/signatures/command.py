@@ -11,6 +11,13 @@ from .query_ir import QueryIR
 class ParseCommand(dspy.Signature):
     """Read a smart-home utterance and fill the QueryIR.
 
+    - operation: what is to be done, chosen only from the allowed values: on, off, set_level (brightness or a
+      percentage), level_up / level_down (brighter, dimmer), set_color, set_color_temperature, warmer / cooler,
+      open, close, stop, set_position, set_tilt, lock, unlock, arm, disarm, play, pause, next, previous,
+      set_volume, volume_up / volume_down, mute, unmute, set_temperature, temperature_up / temperature_down,
+      set_mode, set_fan_speed, start (a cleaner, a washer, charging), return_home ...; other for a command none
+      of these is; null when the utterance asks for nothing. "turn the lights down" is level_down, "unlock the
+      front door" unlock, "打开窗帘" open, "set the AC to cool" set_mode.
     - action: the user's intent as a short Chinese phrase with no Latin letters (打开, 关闭, 调到制冷模式,
       调高音量), even when the utterance is English; empty when there is no intent.
     - type_hint: the device category the user means, chosen only from the allowed values; Unknown when
