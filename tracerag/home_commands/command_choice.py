@@ -8,7 +8,7 @@ cannot do what is asked and is no candidate for it. The ranked candidates and a 
 ``device_rows``: the two answers come from one decision and cannot disagree.
 
 What ``on`` and ``off`` mean on a device without a switch (a blind, a valve) is what Home Assistant does
-with them: it opens or closes (``SWITCH_STANDS_FOR``).
+with them: it opens or closes; on a robot cleaner they start and stop it (``STANDS_FOR``).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import re
 
 import numpy as np
 
-from .operations import SWITCH_STANDS_FOR, rank_in
+from .operations import PERFORMED_BY, STANDS_FOR, rank_in
 
 NO_ROW = -1
 # Words that say which of a device's commands for an operation is meant ("制热温度设成27度": the heating setpoint)
@@ -34,6 +34,7 @@ class CommandChoice:
     def __init__(self, index):
         self.index = index
         self._places: dict[str, np.ndarray] = {}
+        self._standing: dict[str, np.ndarray] = {}
         self._performing: dict[str, np.ndarray] = {}
         self._able: dict[str, np.ndarray] = {}
 
@@ -50,9 +51,25 @@ class CommandChoice:
             self._places[operation] = found
         return found
 
+    def standing(self, operation: str) -> np.ndarray:
+        """Per slot: ``place``, where a command that performs ``operation`` only as a stand-in (``STANDS_FOR``)
+        stands after every command the table lists for it: a vacuum's start answers "turn on" only where it
+        has no switch, and ranks below the commands that switch on."""
+        found = self._standing.get(operation)
+        if found is None:
+            found = self.place(operation)
+            after = len(PERFORMED_BY.get(operation, ()))
+            for stand_in in STANDS_FOR.get(operation, ()):
+                other = self.place(stand_in)
+                found = np.where(found >= 0, found, np.where(other >= 0, other + after, -1))
+                after += len(PERFORMED_BY.get(stand_in, ()))
+            self._standing[operation] = found
+        return found
+
     def performing(self, operation: str) -> np.ndarray:
         """Per row: whether its command performs ``operation`` on its device (``on``/``off`` on a device that
-        has no switch: its open or close). Built once per operation (the array is shared: not to be changed)."""
+        has no switch: its open or close, else its start or stop). Built once per operation (the array is
+        shared: not to be changed)."""
         found = self._performing.get(operation)
         if found is None:
             found = self._performing[operation] = self._rows_performing(operation)
@@ -70,10 +87,9 @@ class CommandChoice:
     def _rows_performing(self, operation: str) -> np.ndarray:
         index = self.index
         rows = self.place(operation)[index.row_slot] >= 0
-        stand_in = SWITCH_STANDS_FOR.get(operation)
-        if stand_in is not None:
-            switches = np.bincount(index.row_device[rows], minlength=len(index.home.devices)) > 0
-            rows = rows | ((self.place(stand_in)[index.row_slot] >= 0) & ~switches[index.row_device])
+        for stand_in in STANDS_FOR.get(operation, ()):
+            able = np.bincount(index.row_device[rows], minlength=len(index.home.devices)) > 0
+            rows = rows | ((self.place(stand_in)[index.row_slot] >= 0) & ~able[index.row_device])
         return rows
 
     def qualified(self, utterance: str) -> np.ndarray:
@@ -91,10 +107,9 @@ class CommandChoice:
         higher where the utterance names what the command acts on ("制热温度": the heating setpoint)."""
         index = self.index
         place = self.place(operation)
-        stand_in = SWITCH_STANDS_FOR.get(operation)
-        if stand_in is not None:
+        for n, stand_in in enumerate(STANDS_FOR.get(operation, ()), start=1):  # far after any own command
             other = self.place(stand_in)
-            place = np.where(place >= 0, place, np.where(other >= 0, other + 1_000, -1))
+            place = np.where(place >= 0, place, np.where(other >= 0, other + 1_000 * n, -1))
         fit = _VALUE_FIT * np.clip(argument, -1.0, 1.0) + (0.0 if subject is None else np.clip(subject, -1.0, 1.0))
         slot = np.where(place >= 0, fit - 0.01 * place, -np.inf)
         scores = slot[index.row_slot] if len(index.rows) else np.zeros(0)

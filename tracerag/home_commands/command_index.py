@@ -903,7 +903,7 @@ class CommandIndex:
         # fridge) and, last, how plainly it is the operation's ("暂停" alone: a player's pause, not a dryer's)
         words = (channels["vector"] + p.w_lexical * channels["lexical"])[self.row_slot]
         fit = np.clip(channels["argument"], -1.0, 1.0)[self.row_slot]
-        place = np.maximum(choice.place(operation), 0)[self.row_slot]
+        place = np.maximum(choice.standing(operation), 0)[self.row_slot]
         tie = TIE_BREAK * (words + 2 * fit - 0.2 * place)
         order = np.full(len(fused), -np.inf)  # a command that does not do what is asked is never offered
         others = np.flatnonzero(np.isfinite(scores))

@@ -47,6 +47,7 @@ FANS = frozenset({"Fan", "AirPurifier", "Vent"})
 CYCLES = frozenset({"RobotCleaner", "Washer", "Dryer", "Dishwasher", "Charger"})  # start and stop a cycle
 SECURITY = frozenset({"SecurityPanel"})
 SIRENS = frozenset({"Siren"})
+_SWITCHED = frozenset({"Switch", "SmartPlug", "Outlet"})  # devices that only switch: "start" one, it is on
 
 OPERATION, SWITCH, SUBJECT, DIRECTION, VALUE = "operation", "switch", "subject", "direction", "value"
 COMPLAINT = "complaint"  # what is wrong ("too loud", "太吵"): what would mend it, where nothing else is asked
@@ -113,18 +114,22 @@ _ZH_ON = _by_kind("on", (COVERS, "open"), (LOCKS, "unlock"), (SECURITY, "arm"))
 _ZH_OFF = _by_kind("off", (COVERS, "close"), (LOCKS, "lock"), (SECURITY, "disarm"))
 _OPEN = _by_kind("open", (LOCKS, "unlock"), (LIGHTS | MEDIA | FANS | CLIMATE, "on"))
 _CLOSE = _by_kind("close", (LOCKS, "lock"), (LIGHTS | MEDIA | FANS | CLIMATE, "off"))
-_START = _by_kind("on", (CYCLES | frozenset({"Oven"}), "start"), (MEDIA, "play"))
+# "start" with no kind said starts a cycle ("start cleaning"); a device that only switches is switched on
+_START = _by_kind("start", (CYCLES | frozenset({"Oven"}), "start"), (MEDIA, "play"), (_SWITCHED, "on"))
 # "stop" with no kind said stops what moves or plays (a blind, a player, a cycle); a lamp or a fan said: off
-_STOP = _by_kind("stop", (LIGHTS | FANS | (CLIMATE - {"Oven"}) | SIRENS, "off"))
+_STOP = _by_kind("stop", (LIGHTS | FANS | (CLIMATE - {"Oven"}) | SIRENS | _SWITCHED, "off"))
 _PAUSE = _by_kind("pause", (COVERS, "stop"))
 _MUTE = _by_kind("mute", (SIRENS, "off"), (SECURITY, "disarm"))
+# "be quiet", "silent mode": a player mutes; an air conditioner or a fan has no mute (its quiet mode, if listed)
+_HUSH = _by_kind("mute", (FANS | CLIMATE | CYCLES, None))
 _WARMER = _by_kind("temperature_up", (LIGHTS, "warmer"))
 _COOLER = _by_kind("temperature_down", (LIGHTS, "cooler"))
 _UP, _DOWN = _always(+1), _always(-1)
 
 # up to six words between a verb and its particle ("turn the kitchen lights on"), none of them another particle or
-# an exception ("turn off all the lights except on the second floor" turns nothing on)
-_E = r"(?:(?!(?:on|off|except|but|and)\b)[\w'-]+\s+){0,6}?"
+# an exception ("turn off all the lights except on the second floor" turns nothing on; "turn up the volume on
+# the speaker" switches nothing)
+_E = r"(?:(?!(?:on|off|up|down|except|but|and)\b)[\w'-]+\s+){0,6}?"
 _COLOURS_EN = r"red|green|blue|yellow|purple|orange|pink|turquoise|cyan|magenta|violet|brown|black|gold|teal|lavender"
 _COLOURS_ZH = r"[红绿蓝黄紫橙粉青棕黑金]色"
 _MODES_EN = r"cool(?:ing)?|heat(?:ing)?|auto(?:matic)?|dry|dehumidify|fan only|eco|sleep|turbo|quiet|boost"
@@ -141,10 +146,13 @@ _SENSES_EN: tuple[tuple[str, str, Reading], ...] = (
     (r"\barm(?:ed)?\b(?!\s*chair)", OPERATION, _always("arm")),
     (r"\bunmute[sd]?\b", OPERATION, _always("unmute")),
     (r"\bmute[sd]?\b|\bsilence\b", OPERATION, _MUTE),
+    (r"\b(?:be|keep|stay|go|remain)\s+(?:quiet|silent)\b|\bquiet\s+(?:the|my|down)\b|\bsilent\s+mode\b|"
+     r"\bquiet\s+(?:mode\s+)?on\b|\bsound\s+off\b|\bhush\b", OPERATION, _HUSH),
     (r"\bsound\s+(?:the\s+|an?\s+)?(?:siren|alarm)s?\b", OPERATION, _always("on")),
     (r"\bnext\s+channel\b|\bchannel\s+up\b", OPERATION, _always("channel_up")),
     (r"\b(?:previous|last)\s+channel\b|\bchannel\s+down\b", OPERATION, _always("channel_down")),
-    (r"\bnext\b(?:\s+(?:track|song|one|item|episode|video))?|\bskip\b", OPERATION, _always("next")),
+    (r"\bnext\b(?:\s+(?:track|song|one|item|episode|video))?(?!\s+(?:[\w-]+\s+)?(?:hours?|minutes?|seconds?|days?|"
+     r"weeks?|months?|morning|night|time)\b)|\bskip\b", OPERATION, _always("next")),
     (r"\bprevious(?:\s+(?:track|song|one|item|episode))?\b|\blast\s+(?:track|song)\b|\bgo\s+back\b", OPERATION,
      _always("previous")),
     (r"\bshuffle\b|\brepeat\b|\bon\s+loop\b", OPERATION, _always("set_mode")),
@@ -166,7 +174,8 @@ _SENSES_EN: tuple[tuple[str, str, Reading], ...] = (
     (r"\b(?:hotter|heat\s+up|warm\s+up)\b", OPERATION, _WARMER),
     (r"\bcool\s+down\b", OPERATION, _always("temperature_down")),
     (r"\bfaster\b|\bspeed\s+up\b", OPERATION, _always("fan_speed_up")),
-    (r"\bslow(?:er|\s+down)\b", OPERATION, _always("fan_speed_down")),
+    (r"\bslow(?:er|\s+down)\b(?!\s+(?:the\s+|my\s+)?(?:\w+\s+)?(?:volume|sound)\b)", OPERATION,
+     _always("fan_speed_down")),
     (r"\b(?:return|go|send|head)\b(?:\s+[\w']+){0,3}?\s+(?:home|base|dock|charger)\b|\bdock\b|\brecharge\b",
      OPERATION, _always("return_home")),
     (r"\b(?:start|begin|resume)\s+charging\b|\bcharge\s+(?:the|my)\s+(?:car|vehicle|ev)\b", OPERATION,
@@ -179,7 +188,8 @@ _SENSES_EN: tuple[tuple[str, str, Reading], ...] = (
     (r"\bstop(?:s|ped|ping)?\b|\bhalt\b|\bcancel\b", OPERATION, _STOP),
     (r"\btoggle\b", OPERATION, _always("toggle")),
     # switching
-    (rf"\b(?:turn|switch|power|put|flip|bring|get|shut)\s+{_E}off\b|\bshut\s+down\b|\bkill\b|\bdisable\b|"
+    (rf"\b(?:turn|switch|power|put|flip|bring|get|shut|cut)\s+{_E}off\b|\bshut\s+{_E}down\b|\bpower\s+down\b|"
+     r"\bkill\b|\bdisable\b|"
      r"\b(?:lights?|lamps?)\s+out\b|\boff\b", SWITCH, _OFF),
     (rf"\b(?:turn|switch|power|put|flip|bring|get)\s+{_E}on\b|\blight\s+(?:\w+\s+){{0,3}}?up\b|\benable\b|"
      r"\bon\b(?=\s*(?:please|now|again|for\s+me|thanks?)?\s*[.!?]*\s*$)", SWITCH, _ON),
@@ -187,7 +197,7 @@ _SENSES_EN: tuple[tuple[str, str, Reading], ...] = (
      r"\broll\s+up\b", SWITCH, _OPEN),
     (r"\b(?:close[sd]?|closing|shut|shuts|draw)\b|\bpull\s+down\b|\broll\s+down\b", SWITCH, _CLOSE),
     # subjects
-    (r"\bvolume\b|\bsound\b", SUBJECT, _always("volume")),
+    (r"\bvolume\b|\bsound\b(?!\s*(?:bar|system|machine)s?\b)", SUBJECT, _always("volume")),
     (r"\bbrightness\b|\bintensity\b", SUBJECT, _always("level")),
     (r"\bcolou?r\s+temp\w*", SUBJECT, _always("color_temperature")),
     (r"\btemp(?:erature)?s?\b", SUBJECT, _by_kind("temperature", (LIGHTS, "color_temperature"))),
@@ -341,6 +351,8 @@ def read_operation(text: str, kinds: Iterable[str] = ()) -> str | None:
         if operation in _SWITCHING:  # "打开一半", "turn the lights on to 50%": what is set after the verb
             later = [m for a, m in by_role[SUBJECT] + by_role[VALUE] if a > at]
             subject = next((m for m in later if m is not None), None) or (kind_subject(kinds) if later else None)
+            if subject == "volume" and not values:  # "turn off the sound", "turn the volume back on"
+                return "mute" if operation in ("off", "close") else "unmute"
             if subject is not None and subject != "position" or (subject == "position" and later and values):
                 return SUBJECTS[subject][0]
         return _with_target(operation, text)

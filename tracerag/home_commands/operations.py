@@ -151,9 +151,10 @@ PERFORMED_BY: dict[str, tuple[Performer, ...]] = {
 # the commands the table names with their capability ("lock.open" is an unlock, never a plain open)
 _NAMED = frozenset((p.capability, p.command) for ps in PERFORMED_BY.values() for p in ps if p.capability != "*")
 
-# What "on" and "off" mean on a device that has no switch, as Home Assistant reads them (HassTurnOn opens a
-# cover or a valve, HassTurnOff closes it): the operation whose commands such a device has instead.
-SWITCH_STANDS_FOR = {"on": "open", "off": "close"}
+# What an operation means on a device that has no command for it: the first of these it has. "on" and "off"
+# as Home Assistant reads them (HassTurnOn opens a cover or a valve, HassTurnOff closes it), then as a cycle
+# is run ("turn on the vacuum": it cleans); "start" and "stop" on a device that only switches ("start the plug").
+STANDS_FOR = {"on": ("open", "start"), "off": ("close", "stop"), "start": ("on",), "stop": ("off",)}
 
 
 @cache

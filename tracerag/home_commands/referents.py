@@ -127,10 +127,13 @@ def unresolved_places(index, text: str) -> list[str]:
     or room kind of the home ("bedroom" is the Master Bedroom), and no part of a device's name said ("the
     Upstairs Hallway Light", "Kitchen TV")."""
     plain = normalised(text)
+    kind_words = [word for words in categories_said(plain).values() for word in words]
     out = []
     for match in (*_PLACE_EN.finditer(plain), *_PLACE_ZH.finditer(plain)):
         place = match.group(0)
         said = tokens(place)
+        if any(len(word) > len(place) and place in word for word in kind_words):
+            continue  # part of a word for a kind of device: 车库门, "garage door"
         if index.names_a_room(place) or said in index.room_aliases or index.names.carrying(said).any() or \
                 any(contains(tokens(floor), said) for floor in set(index.home.floors.values())):
             continue

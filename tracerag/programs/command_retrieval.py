@@ -262,8 +262,9 @@ _EVIDENCE_CHANNELS = ("name", "room", "argument", "subject", "within_device")
 
 
 def _parse_shows_intent(ir: QueryIR) -> bool:
-    """A category, device name, room or quantifier in the parse: the utterance asks the home for something."""
-    return ir.has_category or bool(ir.name_hint or ir.scope_include or ir.scope_exclude) or ir.is_bulk
+    """A category, device name, room, quantifier or operation in the parse: the utterance asks the home for
+    something ("be quiet": mute)."""
+    return ir.has_category or bool(ir.name_hint or ir.scope_include or ir.scope_exclude or ir.operation) or ir.is_bulk
 
 
 def _has_intent(query: str, ir: QueryIR, candidates: list) -> bool:

@@ -1,0 +1,82 @@
+"""The operation an utterance asks for, read from the words people say (the crowd-sourced phrasings of
+HWU64-like requests, written anew here), and what it does on devices that lack the obvious command.
+
+No LM: a robot cleaner with no switch is started by "turn on the vacuum", a plug is switched off by "stop
+powering the socket", and "be quiet" mutes the speaker.
+"""
+
+from __future__ import annotations
+
+import pytest
+from conftest import write_home
+
+from tracerag.home_commands.command_index import CommandIndex
+from tracerag.home_commands.home import Home
+from tracerag.home_commands.operation_words import read_operation
+from tracerag.programs.command_retrieval import CommandRetrieval
+
+
+@pytest.mark.parametrize("text, kinds, operation", [
+    ("be quiet", (), "mute"),
+    ("please be silent for thirty minutes", (), "mute"),
+    ("silent mode on", (), "mute"),
+    ("turn off the sound", (), "mute"),
+    ("turn the volume back on", (), "unmute"),
+    ("please be quiet for the next two hours", (), "mute"),  # "the next two hours" is no next track
+    ("next song", (), "next"),
+    ("turn up the volume on my speakers", (), "volume_up"),  # "turn ... on" across "up" switches nothing
+    ("slow down the speaker volume", (), "volume_down"),
+    ("slow down the fan", ("Fan",), "fan_speed_down"),
+    ("turn off the sound bar", (), "off"),  # a device's name, not its sound
+    ("power down the plug socket", (), "off"),
+    ("shut the smart socket down", (), "off"),
+    ("cut the lights off", (), "off"),
+    ("start cleaning", (), "start"),
+    ("start the smart plug", ("SmartPlug",), "on"),
+    ("stop powering the socket", ("SmartPlug",), "off"),
+    ("be quiet", ("AirConditioner",), None),  # no mute on an air conditioner: its quiet mode, if it lists one
+])
+def test_reads_the_operation_people_ask_for(text, kinds, operation):
+    assert read_operation(text, kinds) == operation
+
+
+SPECS = {
+    "p-robot": [{"id": "main-robotCleanerMovement-setRobotCleanerMovement", "description": "set the cleaner movement",
+                 "type": "enum", "value_range": None, "values": ["cleaning", "homing", "idle"]}],
+    "p-plug": [{"id": "main-switch-on", "description": "turn on", "type": None, "value_range": None},
+               {"id": "main-switch-off", "description": "turn off", "type": None, "value_range": None}],
+    "p-speaker": [{"id": "main-audioMute-mute", "description": "mute", "type": None, "value_range": None},
+                  {"id": "main-audioMute-unmute", "description": "unmute", "type": None, "value_range": None},
+                  {"id": "main-mediaPlayback-stop", "description": "stop", "type": None, "value_range": None}],
+    "p-door": [{"id": "main-garageDoorControl-open", "description": "open", "type": None, "value_range": None},
+               {"id": "main-garageDoorControl-close", "description": "close", "type": None, "value_range": None}],
+}
+ROOMS = {"r-living": "Living Room", "r-hall": "Hallway"}
+DEVICES = [
+    ("robot", "Bob", "r-living", "RobotCleaner", "p-robot"),
+    ("plug", "Wemo", "r-living", "SmartPlug", "p-plug"),
+    ("lamp", "Floor Lamp", "r-living", "Light", "p-plug"),
+    ("speaker", "Sonos", "r-living", "Speaker", "p-speaker"),
+    ("garage", "Roller Door", "r-hall", "GarageDoor", "p-door"),
+]
+
+
+@pytest.fixture(scope="module")
+def program(tmp_path_factory, embedder):
+    home = Home.load(write_home(tmp_path_factory.mktemp("operations"), DEVICES, SPECS, ROOMS))
+    return CommandRetrieval(CommandIndex(home, embedder), ir_source="none")
+
+
+@pytest.mark.parametrize("query, device, command", [
+    ("turn on the vacuum", "robot", "main-robotCleanerMovement-setRobotCleanerMovement"),  # no switch: it cleans
+    ("start vacuuming", "robot", "main-robotCleanerMovement-setRobotCleanerMovement"),
+    ("stop powering the socket", "plug", "main-switch-off"),  # no stop: it is switched off
+    ("be quiet", "speaker", "main-audioMute-mute"),
+    ("turn off the sound", "speaker", "main-audioMute-mute"),
+    ("open the garage door", "garage", "main-garageDoorControl-open"),  # "garage" here is no room to ask about
+])
+def test_asks_get_the_command_that_does_it(program, query, device, command):
+    pred = program(query=query)
+    assert pred.hint is None
+    assert (pred.candidates[0].device_id, pred.candidates[0].command_id) == (device, command)
+
