@@ -9,8 +9,10 @@
 Sets: the intents dev corpus (``intents_corpus.py``: Home Assistant's templates over seven homes, sentences
 nobody here wrote) and the bundled smart-home test split and held-out queries. Each is run without an LM
 (``none``) and with its gold parse (``gold``). A slice is language × intent × quantifier × home (corpus) or
-home × quantifier (bundled sets), per mode; its figures are recall@10 and bulk precision. The gate fails
-when any slice's figure is more than ``--tolerance`` (0.01) below the baseline's, or a slice is missing.
+home × quantifier (bundled sets), per mode; its figures are recall@10, bulk precision and the operation read
+right (the parse's operation is one the expected commands perform: derived from the labels, never written by
+hand). The gate fails when any slice's figure is more than ``--tolerance`` (0.01) below the baseline's, or a
+slice is missing.
 Everything here is deterministic (no LM, local embedder), so a drop is a changed answer, never noise.
 """
 
@@ -36,6 +38,7 @@ from tracerag.datasets.smarthome import load_dataset, load_queries, resolve_data
 from tracerag.embedding.embedders import LocalUSEEmbedder  # noqa: E402
 from tracerag.embedding.embedding_cache import CachedEmbedder  # noqa: E402
 from tracerag.evaluation import evaluate_commands  # noqa: E402
+from tracerag.home_commands.operations import STANDS_FOR, operations_of  # noqa: E402
 from tracerag.programs.command_retrieval import CommandRetrieval, build_indexes  # noqa: E402
 
 BASELINE = ROOT / "benchmarks" / "data" / "regression_baseline.json"
@@ -75,18 +78,40 @@ def measure(corpus_dir: Path = CORPUS) -> dict:
                              "lang": extra.get("lang", "en" if r["home"] == "home_en" else "zh"),
                              "intent": extra.get("intent", "-"), "split": extra.get("split", r["split"]),
                              "recall": r["recall"], "bulk_precision": r["bulk_precision"], "ms": r["ms"],
+                             "operation_ok": operation_read_right(indexes[r["home"]], r),
                              "ir": r["ir"], "returned": r["returned"][:3], "expected": r["expected"][:3]})
             out.setdefault(set_name, {})[mode] = rows
     return {"sets": out}
 
 
+def operation_read_right(index, row: dict) -> bool | None:
+    """Whether the parse's operation is one every expected command performs (directly, or as the stand-in of
+    a device without its own command: "turn on" a blind opens it); None for a row that expects nothing. The
+    gold operation is derived from the expected commands, so no label is written by hand."""
+    said = (row["ir"] or {}).get("operation")
+    accepted = None
+    for target in row["expected"]:
+        device = index.home.find(target["device_id"])
+        if device is None:
+            continue
+        ids = target["command_id"] if isinstance(target["command_id"], list) else [target["command_id"]]
+        own = {op for spec in device.commands for op in operations_of(spec)}
+        ops = {op for cid in ids if (spec := device.command(cid)) is not None for op in operations_of(spec)}
+        ops |= {op for op, stand_ins in STANDS_FOR.items() if op not in own and ops & set(stand_ins)}
+        accepted = ops if accepted is None else accepted & ops
+    return None if accepted is None else said in accepted
+
+
 def _figures(rows: list[dict]) -> dict:
     """recall@10; bulk precision over the rows that got a plan; ``plans``: the share that got one (for a
-    one-device command, a plan is a wrong answer)."""
+    one-device command, a plan is a wrong answer); ``operation``: the share of rows expecting a command whose
+    parse read an operation that command performs."""
     bulk = [r["bulk_precision"] for r in rows if r["bulk_precision"] is not None]
+    read = [r["operation_ok"] for r in rows if r.get("operation_ok") is not None]
     return {"n": len(rows), "recall@10": round(statistics.fmean(r["recall"] for r in rows), 4),
             "bulk_precision": round(statistics.fmean(bulk), 4) if bulk else None,
-            "plans": round(len(bulk) / len(rows), 4)}
+            "plans": round(len(bulk) / len(rows), 4),
+            "operation": round(statistics.fmean(read), 4) if read else None}
 
 
 def slices(measured: dict) -> dict:
@@ -111,7 +136,8 @@ def compare(baseline: dict, current: dict, tolerance: float) -> list[str]:
         if now is None:
             problems.append(f"{key}: missing (baseline n={before['n']})")
             continue
-        checks = [("recall@10", 1)] + ([("plans", -1)] if " one" in f" {key} " else [("bulk_precision", 1)])
+        checks = [("recall@10", 1), ("operation", 1)] + \
+            ([("plans", -1)] if " one" in f" {key} " else [("bulk_precision", 1)])
         for metric, direction in checks:
             b, a = before.get(metric), now.get(metric)
             if b is not None and a is not None and (a - b) * direction < -tolerance:
@@ -151,6 +177,12 @@ def table(before: dict, after: dict) -> list[str]:
             n = cells[("after", "none")][name]["n"]
             lines.append(f"| {name} | {n} | " + " | ".join(cell(cells[(side, mode)].get(name)) for mode in MODES
                                                            for side in ("before", "after")) + " |")
+    lines += ["", "operation read right (the parse's operation is one the expected commands perform), after", "",
+              "| slice | n | no LM | gold parse |", "|---|---|---|---|"]
+    ops = {mode: group(after, "corpus", mode, lambda r: f"{r['lang']} {r['split']}") for mode in MODES}
+    for name in sorted(ops["none"]):
+        lines.append(f"| {name} | {ops['none'][name]['n']} | " +
+                     " | ".join(f"{ops[mode][name]['operation']:.3f}" for mode in MODES) + " |")
     return lines
 
 

@@ -34,6 +34,13 @@ from tracerag.programs.command_retrieval import CommandRetrieval
     ("start cleaning", (), "start"),
     ("start the smart plug", ("SmartPlug",), "on"),
     ("stop powering the socket", ("SmartPlug",), "off"),
+    ("turn the lamps in the dining room out", (), "off"),
+    ("return Bob to base", ("RobotCleaner",), "return_home"),
+    ("return Bob", ("RobotCleaner",), "return_home"),
+    ("继续", (), "play"),
+    ("上一台", (), "previous"),
+    ("让小白返回基站", (), "return_home"),
+    ("恢复声音", (), "unmute"),
     ("be quiet", ("AirConditioner",), None),  # no mute on an air conditioner: its quiet mode, if it lists one
 ])
 def test_reads_the_operation_people_ask_for(text, kinds, operation):

@@ -129,7 +129,7 @@ _UP, _DOWN = _always(+1), _always(-1)
 # up to six words between a verb and its particle ("turn the kitchen lights on"), none of them another particle or
 # an exception ("turn off all the lights except on the second floor" turns nothing on; "turn up the volume on
 # the speaker" switches nothing)
-_E = r"(?:(?!(?:on|off|up|down|except|but|and)\b)[\w'-]+\s+){0,6}?"
+_E = r"(?:(?:(?!(?:on|off|up|down|except|but|and)\b)[\w'-]+|·)\s+){0,6}?"  # ·: a name masked (verb_text)
 _COLOURS_EN = r"red|green|blue|yellow|purple|orange|pink|turquoise|cyan|magenta|violet|brown|black|gold|teal|lavender"
 _COLOURS_ZH = r"[红绿蓝黄紫橙粉青棕黑金]色"
 _MODES_EN = r"cool(?:ing)?|heat(?:ing)?|auto(?:matic)?|dry|dehumidify|fan only|eco|sleep|turbo|quiet|boost"
@@ -176,8 +176,9 @@ _SENSES_EN: tuple[tuple[str, str, Reading], ...] = (
     (r"\bfaster\b|\bspeed\s+up\b", OPERATION, _always("fan_speed_up")),
     (r"\bslow(?:er|\s+down)\b(?!\s+(?:the\s+|my\s+)?(?:\w+\s+)?(?:volume|sound)\b)", OPERATION,
      _always("fan_speed_down")),
-    (r"\b(?:return|go|send|head)\b(?:\s+[\w']+){0,3}?\s+(?:home|base|dock|charger)\b|\bdock\b|\brecharge\b",
+    (r"\b(?:return|go|send|head)\b(?:\s+(?:[\w']+|·)){0,3}?\s+(?:home|base|dock|charger)\b|\bdock\b|\brecharge\b",
      OPERATION, _always("return_home")),
+    (r"\breturn\b", OPERATION, _by_kind(None, (frozenset({"RobotCleaner"}), "return_home"))),  # "return Bob"
     (r"\b(?:start|begin|resume)\s+charging\b|\bcharge\s+(?:the|my)\s+(?:car|vehicle|ev)\b", OPERATION,
      _always("start")),
     (r"\b(?:stop|end|pause|halt)\s+charging\b", OPERATION, _always("stop")),
@@ -188,7 +189,7 @@ _SENSES_EN: tuple[tuple[str, str, Reading], ...] = (
     (r"\bstop(?:s|ped|ping)?\b|\bhalt\b|\bcancel\b", OPERATION, _STOP),
     (r"\btoggle\b", OPERATION, _always("toggle")),
     # switching
-    (rf"\b(?:turn|switch|power|put|flip|bring|get|shut|cut)\s+{_E}off\b|\bshut\s+{_E}down\b|\bpower\s+down\b|"
+    (rf"\b(?:turn|switch|power|put|flip|bring|get|shut|cut)\s+{_E}off\b|\bturn\s+{_E}out\b|\bshut\s+{_E}down\b|\bpower\s+down\b|"
      r"\bkill\b|\bdisable\b|"
      r"\b(?:lights?|lamps?)\s+out\b|\boff\b", SWITCH, _OFF),
     (rf"\b(?:turn|switch|power|put|flip|bring|get)\s+{_E}on\b|\blight\s+(?:\w+\s+){{0,3}}?up\b|\benable\b|"
@@ -234,9 +235,10 @@ _SENSES_ZH: tuple[tuple[str, str, Reading], ...] = (
     (r"下一个频道|换台|频道加|下个台|下一个台", OPERATION, _always("channel_up")),
     (r"上一个频道|频道减|上个台|上一个台", OPERATION, _always("channel_down")),
     (r"下一首|下一曲|切歌|下一集|下一个|下一台", OPERATION, _always("next")),
-    (r"上一首|上一曲|上一集|上一个", OPERATION, _always("previous")),
+    (r"上一首|上一曲|上一集|上一个|上一台", OPERATION, _always("previous")),
     (r"随机播放|单曲循环|循环播放|顺序播放|列表循环", OPERATION, _always("set_mode")),
-    (r"继续播放|恢复播放|接着放|继续放|播放|接着播", OPERATION, _always("play")),
+    (r"继续播放|恢复播放|接着放|继续放|播放|接着播|继续(?!充电|清扫|打扫)|恢复(?!声音|静音|充电|出厂|默认)", OPERATION,
+     _always("play")),
     (r"暂停", OPERATION, _PAUSE),
     (r"停止播放", OPERATION, _always("stop")),
     (r"(?:调高|调大|加大|增大|提高)音量|音量(?:调高|调大|加大|增大|高一点|大一点|大点|加)|大声|声音(?:大|调大|开大)",
@@ -256,7 +258,7 @@ _SENSES_ZH: tuple[tuple[str, str, Reading], ...] = (
     (r"降温", OPERATION, _always("temperature_down")),
     (r"风(?:速|量)?(?:调大|调高|大一[点些]|加大)|(?:调大|加大)风(?:速|量)", OPERATION, _always("fan_speed_up")),
     (r"风(?:速|量)?(?:调小|调低|小一[点些]|减小)|(?:调小|减小)风(?:速|量)", OPERATION, _always("fan_speed_down")),
-    (r"回充|返回充电|回去充电|回基座|回到基座|去充电|回家充电", OPERATION, _always("return_home")),
+    (r"回充|返回充电|回去充电|回到?基[座站]|返回基[座站]|去充电|回家充电", OPERATION, _always("return_home")),
     (r"预设位置|预置位|收藏位置|常用位置", OPERATION, _always("preset")),
     (r"(?:开始|启动)[^，,。]{0,5}?充电|给[^，,。]{0,4}?充电", OPERATION, _always("start")),
     (r"(?:停止|结束|暂停|别再?)充电", OPERATION, _always("stop")),
