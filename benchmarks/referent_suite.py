@@ -2,6 +2,7 @@
 
     python benchmarks/referent_suite.py [--split dev|blind|all] [--modes none,faithful,hostile]
                                         [--homes en_maple,zh_flat] [--show-misses] [--json out.json]
+                                        [--data benchmarks/data/referent_suite_b]
 
 Data: ``benchmarks/data/referent_suite/`` (six homes whose device names mention sensitive devices, and
 ``cases.jsonl``; its README says how they were written and what every field means). The cases were written
@@ -279,9 +280,9 @@ def judge_value(case: dict, ctx: dict, pred) -> dict:
 # ---------------------------------------------------------------------------------------------
 # Running
 
-def load_cases(homes: set[str] | None) -> list[dict]:
+def load_cases(homes: set[str] | None, data: Path = DATA) -> list[dict]:
     cases = []
-    with open(DATA / "cases.jsonl", encoding="utf-8") as f:
+    with open(data / "cases.jsonl", encoding="utf-8") as f:
         for line in f:
             if line.strip():
                 case = json.loads(line)
@@ -291,7 +292,8 @@ def load_cases(homes: set[str] | None) -> list[dict]:
     return cases
 
 
-def run(cases: list[dict], modes: list[str], progress: bool = True) -> dict[str, dict[str, list[dict]]]:
+def run(cases: list[dict], modes: list[str], progress: bool = True,
+        data: Path = DATA) -> dict[str, dict[str, list[dict]]]:
     """{mode: {case id: [run rows]}}."""
     tracerag.configure()
     dspy.configure(lm=None)
@@ -306,7 +308,7 @@ def run(cases: list[dict], modes: list[str], progress: bool = True) -> dict[str,
     out = {m: {} for m in modes}
     for home_name in sorted(by_home):
         started = time.perf_counter()
-        home = Home.load(DATA / home_name, log_warnings=False)
+        home = Home.load(data / home_name, log_warnings=False)
         ids = {d.label: d.device_id for d in home.devices}
         ctx = {"home": home, "ids": ids, "labels": {d.device_id: d.label for d in home.devices}}
         index = CommandIndex(home, embedder)
@@ -501,7 +503,9 @@ def main() -> None:
     parser.add_argument("--homes", default=None, help="comma-separated home directory names (default: all)")
     parser.add_argument("--show-misses", action="store_true", help="print the dev rows missed (never blind ones)")
     parser.add_argument("--json", help="write every figure here")
+    parser.add_argument("--data", type=Path, default=DATA, help="a suite directory: homes and cases.jsonl")
     args = parser.parse_args()
+    data = args.data.resolve()
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
     unknown = [m for m in modes if m not in MODES]
     if unknown:
@@ -509,14 +513,15 @@ def main() -> None:
         modes = [m for m in modes if m in MODES]
     homes = set(args.homes.split(",")) if args.homes else None
     splits = ["dev", "blind"] if args.split == "all" else [args.split]
-    cases = [c for c in load_cases(homes) if c["split"] in splits]
+    cases = [c for c in load_cases(homes, data) if c["split"] in splits]
     counts = Counter((c["split"], c["class"], c["lang"]) for c in cases)
     per_split = ", ".join(f"{s} {sum(1 for c in cases if c['split'] == s)}" for s in splits)
     print(f"referent suite: {len(cases)} cases ({per_split}), modes {', '.join(modes)}", file=sys.stderr)
     started = time.perf_counter()
-    results = run(cases, modes)
+    results = run(cases, modes, data=data)
     seconds = time.perf_counter() - started
-    report = {"data": str(DATA.relative_to(ROOT)), "splits": splits, "modes": modes, "seconds": round(seconds, 1),
+    shown = str(data.relative_to(ROOT)) if data.is_relative_to(ROOT) else str(data)
+    report = {"data": shown, "splits": splits, "modes": modes, "seconds": round(seconds, 1),
               "cases": {f"{s}/{c}/{lang}": n for (s, c, lang), n in sorted(counts.items())}, "summary": {}}
     for split in splits:
         split_cases = [c for c in cases if c["split"] == split]
