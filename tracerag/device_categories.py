@@ -25,7 +25,8 @@ CATEGORY_ALIASES = {"smartlock": "Lock", "shade": "Blind", "curtain": "Blind", "
                     "tv": "Television", "smarttv": "Television", "range": "Oven", "stove": "Cooktop",
                     "watersensor": "LeakSensor", "smokesensor": "SmokeDetector", "smartspeaker": "Speaker",
                     "vacuum": "RobotCleaner", "robotvacuum": "RobotCleaner", "outlet": "SmartPlug",
-                    "plug": "SmartPlug", "valve": "WaterValve", "securitysystem": "SecurityPanel"}
+                    "plug": "SmartPlug", "valve": "WaterValve", "securitysystem": "SecurityPanel",
+                    "rangehood": "KitchenHood", "hood": "KitchenHood"}
 _BY_KEY = {c.lower(): c for c in DEVICE_CATEGORIES}
 
 

@@ -41,6 +41,10 @@ from tracerag.programs.command_retrieval import CommandRetrieval
     ("上一台", (), "previous"),
     ("让小白返回基站", (), "return_home"),
     ("恢复声音", (), "unmute"),
+    ("light the stove", (), "on"),
+    ("unlcok the side door please", (), "unlock"),  # a typo of a sensitive verb is still that verb, never its opposite
+    ("lights on in the basement please, I'm headed down", (), "on"),
+    ("报警器别响了", ("Siren",), "off"),  # a negated sound asks for silence
     ("be quiet", ("AirConditioner",), None),  # no mute on an air conditioner: its quiet mode, if it lists one
 ])
 def test_reads_the_operation_people_ask_for(text, kinds, operation):
@@ -87,3 +91,19 @@ def test_asks_get_the_command_that_does_it(program, query, device, command):
     assert pred.hint is None
     assert (pred.candidates[0].device_id, pred.candidates[0].command_id) == (device, command)
 
+
+
+def test_several_requests_are_answered_for_the_first_never_a_mix(tmp_path, embedder):
+    devices = [("gate", "Front Gate", "r-hall", "Lock", "p-lock"), ("gate-light", "Gate Light", "r-hall", "Light",
+                                                                      "p-plug"),
+               ("curtains", "Hall Curtains", "r-hall", "Blind", "p-shade")]
+    specs = {"p-lock": [{"id": "main-lock-lock", "description": "lock", "type": None, "value_range": None},
+                        {"id": "main-lock-unlock", "description": "unlock", "type": None, "value_range": None}],
+             "p-plug": SPECS["p-plug"],
+             "p-shade": [{"id": "main-windowShade-open", "description": "open", "type": None, "value_range": None}]}
+    home = Home.load(write_home(tmp_path, devices, specs, ROOMS))
+    program = CommandRetrieval(CommandIndex(home, embedder), ir_source="none")
+    pred = program(query="open the front gate and turn on the gate light")
+    # the gate's unlock (asked, so offered), never the curtains opened nor the gate light "opened"
+    assert (pred.candidates[0].device_id, pred.candidates[0].command_id) == ("gate", "main-lock-unlock")
+    assert all(c.device_id == "gate" for c in pred.candidates)

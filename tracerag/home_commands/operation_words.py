@@ -138,14 +138,15 @@ _NO_VERB = _always(None)
 
 _SENSES_EN: tuple[tuple[str, str, Reading], ...] = (
     # operations said outright
-    (r"\b(?:unlock|unlatch|unbolt)(?:s|ed|ing)?\b", OPERATION, _always("unlock")),
+    (r"\b(?:unlock|unlcok|unlokc|unlok|unloack|unlatch|unbolt)(?:s|ed|ing)?\b", OPERATION, _always("unlock")),
     (r"\bdisarm(?:s|ed|ing)?\b|\b(?:turn|switch)\s+off\s+(?:the\s+)?(?:security|alarm)\s+system", OPERATION,
      _always("disarm")),
     (r"(?:^|\b(?:please|and|then|to|you|can|could|would|will|go)\s+)lock\b(?!\s+(?:is|was|log|status|battery))"
      r"|\block\s+(?:up|it|them|all|every\w*|the|my|our|\w+\s+doors?)\b", OPERATION, _always("lock")),
     (r"\barm(?:ed)?\b(?!\s*chair)", OPERATION, _always("arm")),
     (r"\bunmute[sd]?\b", OPERATION, _always("unmute")),
-    (r"\bmute[sd]?\b|\bsilence\b", OPERATION, _MUTE),
+    (r"\bmute[sd]?\b|\bsilence\b|\b(?:stop|quit)\s+(?:the\s+)?(?:beeping|ringing|wailing|blaring)\b", OPERATION,
+     _MUTE),
     (r"\b(?:be|keep|stay|go|remain)\s+(?:quiet|silent)\b|\bquiet\s+(?:the|my|down)\b|\bsilent\s+mode\b|"
      r"\bquiet\s+(?:mode\s+)?on\b|\bsound\s+off\b|\bhush\b", OPERATION, _HUSH),
     (r"\bsound\s+(?:the\s+|an?\s+)?(?:siren|alarm)s?\b", OPERATION, _always("on")),
@@ -193,6 +194,8 @@ _SENSES_EN: tuple[tuple[str, str, Reading], ...] = (
      r"\bkill\b|\bdisable\b|"
      r"\b(?:lights?|lamps?)\s+out\b|\boff\b", SWITCH, _OFF),
     (rf"\b(?:turn|switch|power|put|flip|bring|get)\s+{_E}on\b|\blight\s+(?:\w+\s+){{0,3}}?up\b|\benable\b|"
+     r"\b(?:lights?|lamps?)\s+on\b|"
+     r"(?:^|[,.;!?]\s*|\b(?:please|and|then)\s+)light\s+(?:the|my|our)\b|"
      r"\bon\b(?=\s*(?:please|now|again|for\s+me|thanks?)?\s*[.!?]*\s*$)", SWITCH, _ON),
     (r"\b(?:open(?:s|ed|ing)?|raise[sd]?|lift(?:s|ed)?)\s+up\b|\bopen(?:s|ed|ing)?\b|\bpull\s+up\b|\bput\s+up\b|"
      r"\broll\s+up\b", SWITCH, _OPEN),
@@ -231,7 +234,7 @@ _SENSES_ZH: tuple[tuple[str, str, Reading], ...] = (
     (r"锁上|上锁|锁门|锁好|锁住|反锁|锁起来|关上门锁", OPERATION, _always("lock")),
     (r"布防|设防|开启安防|打开安防|启动安防", OPERATION, _always("arm")),
     (r"取消静音|解除静音|恢复声音|声音恢复|打开声音|开声音", OPERATION, _always("unmute")),
-    (r"静音|关闭声音|关掉声音|把声音关", OPERATION, _MUTE),
+    (r"静音|关闭声音|关掉声音|把声音关|别再?[响叫吵鸣]", OPERATION, _MUTE),
     (r"下一个频道|换台|频道加|下个台|下一个台", OPERATION, _always("channel_up")),
     (r"上一个频道|频道减|上个台|上一个台", OPERATION, _always("channel_down")),
     (r"下一首|下一曲|切歌|下一集|下一个|下一台", OPERATION, _always("next")),

@@ -36,9 +36,12 @@ def _named(index, text: str) -> np.ndarray:
     said = tokens(plain)
     rooms = index.mentioned_rooms(text)
     there = index.in_rooms(rooms) if rooms else None
-    # a label said to qualify the word for another kind after it names nothing ("阳台门口的灯": a light)
+    # a label said to qualify the word for another kind after it names nothing ("阳台门口的灯": a light), nor one
+    # said inside a longer run of another name ("the coop door": the Chicken Coop Door, not the one labelled Door)
+    longer = {*index.name_phrases.found_in(said), *index.run_phrases.found_in(said)}
     labels = [label for label in _outermost(index._label_phrases.found_in(said))
-              if not _qualifies_another_kind(join_tokens(label), plain)]
+              if not _qualifies_another_kind(join_tokens(label), plain)
+              and not any(len(run) > len(label) and contains(run, label) for run in longer)]
     for label in labels:
         devices = np.zeros(len(out), dtype=bool)
         devices[index._devices_labelled[label]] = True

@@ -36,6 +36,7 @@ from ..home_commands.negation import read_negation
 from ..home_commands.operation_words import with_operation
 from ..home_commands.plain_verbs import plain_verbs
 from ..home_commands.referents import unresolved_places
+from ..home_commands.several_requests import first_request
 from ..home_commands.values import with_digits
 from ..signatures.command import ArbitrateCapability, CommandOption, ParseCommand
 from ..signatures.query_ir import QueryIR
@@ -109,7 +110,7 @@ class CommandRetrieval(dspy.Module):
         # first ("灯不用开了" asks for the lights off, "别锁门" for nothing to be done).
         plain = plain_verbs(query)
         said = read_negation(with_digits(plain, index.name_spans(plain)))
-        text = said.text
+        text = first_request(index, said.text)  # several requests: the first, never a mix of two
         safety = safety_of(index)
         screen = safety.screen(text)
         search = partial(self._search, index, screen, query)
