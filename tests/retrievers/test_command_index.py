@@ -8,7 +8,8 @@ from tracerag.datasets.smarthome import resolve_dataset
 from tracerag.embedding.embedders import LexicalEmbedder
 from tracerag.home_commands.command_docs import command_text, subject_phrases
 from tracerag.home_commands.command_index import CommandIndex, IndexParams
-from tracerag.home_commands.home import CommandSpec, Device, Home, ValueOption
+from tracerag.home_commands.devices import CommandSpec, Device, ValueOption
+from tracerag.home_commands.home import Home
 from tracerag.programs.rule_parser import parse_without_lm
 from tracerag.signatures.query_ir import QueryIR
 

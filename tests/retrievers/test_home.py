@@ -3,7 +3,8 @@ import json
 import pytest
 from conftest import DEVICES, SPECS, write_home
 
-from tracerag.retrievers.home import Home, HomeDataError
+from tracerag.home_commands.file_fields import HomeDataError
+from tracerag.home_commands.home import Home
 
 
 def test_loads_devices_rooms_and_main_commands(home_dir):
@@ -75,7 +76,7 @@ def test_not_a_home_directory(tmp_path):
 
 def test_jsonl_lines_end_at_newline_only(tmp_path):
     """U+2029 inside a JSON string is legal; str.splitlines would cut the line there."""
-    from tracerag.retrievers.home import HomeDataError, iter_jsonl
+    from tracerag.home_commands.file_fields import HomeDataError, iter_jsonl
 
     path = tmp_path / "q.jsonl"
     path.write_text('{"id": "a", "query": "one\u2029two"}\n\n[1]\n', encoding="utf-8")
@@ -174,7 +175,8 @@ LONG = "客厅" + "灯" * 1_000_000
 
 
 def test_long_free_text_is_cut_at_load(home_dir):
-    from tracerag.retrievers.home import DESCRIPTION_MAX, LABEL_MAX
+    from tracerag.home_commands.device_files import LABEL_MAX
+    from tracerag.home_commands.spec_file import DESCRIPTION_MAX
 
     _write_devices(home_dir, lambda d: d["items"][0].update(label=LONG))
     (home_dir / "rooms.json").write_text(json.dumps({"items": [{"roomId": "r-living", "name": LONG}]}))
@@ -316,9 +318,9 @@ def test_a_fifo_or_directory_is_refused_without_blocking(home_dir, name):
 
 
 def test_an_oversized_file_is_one_clear_line(home_dir, monkeypatch):
-    import tracerag.retrievers.home as home_module
+    import tracerag.home_commands.file_fields as file_fields
 
-    monkeypatch.setattr(home_module, "MAX_FILE_BYTES", 100)
+    monkeypatch.setattr(file_fields, "MAX_FILE_BYTES", 100)
     with pytest.raises(HomeDataError, match=r"spec\.jsonl: [\d,]+ bytes is over the 100-byte limit for one file"):
         Home.load(home_dir)
 

@@ -42,7 +42,8 @@ from .category_words import categories_said, general_word, is_kind_word, locativ
 from .command_choice import choice_of
 from .command_docs import SET_VERBS, VERB_RUNS, command_texts, is_chinese, subject_phrases, subject_text, verb_phrases
 from .command_results import BulkGroup, BulkPlan, Candidate, CapabilityOption
-from .home import CommandSpec, Home
+from .devices import CommandSpec
+from .home import Home
 from .name_index import NameIndex, PhraseIndex, ordered
 from .negation import is_negated
 from .text_match import (

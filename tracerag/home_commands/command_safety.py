@@ -41,7 +41,7 @@ from .command_choice import choice_of
 from .command_docs import verb_phrases
 from .command_index import number_fit
 from .command_results import Candidate, Withheld
-from .home import CommandSpec, Device
+from .devices import CommandSpec, Device
 from .home_policy import HomePolicy
 from .name_index import PhraseIndex
 from .operation_words import SENSES, kinds_meant, operation_in, verb_text

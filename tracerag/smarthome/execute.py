@@ -37,7 +37,8 @@ from urllib.parse import quote
 
 from ..home_commands.command_results import BulkPlan
 from ..home_commands.command_safety import execution_hold
-from ..home_commands.home import CommandSpec, Home
+from ..home_commands.devices import CommandSpec
+from ..home_commands.home import Home
 from ..home_commands.value_ranges import check_value, command_range
 from ..home_commands.values import Unreadable, read_value
 from .home_files import read_source
