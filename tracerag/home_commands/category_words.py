@@ -3,7 +3,7 @@
 The index never needs them to rank (device names and command documents carry the home's own words),
 but two checks do: whether an LM's ``type_hint`` contradicts the kind the utterance itself names
 ("打开客厅的灯" is about a Light, never a Lock), and whether an utterance names the kind of a sensitive
-device at all (see ``command_safety``). A word may name several categories ("门": a door, a garage door
+device at all (see ``sensitive_requests``). A word may name several categories ("门": a door, a garage door
 or a lock; "音箱": NetworkAudio or Speaker), so every lookup answers a set.
 
 Chinese words match as substrings, except where a compound means something else: 门 in 门铃 (doorbell),

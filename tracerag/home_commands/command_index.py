@@ -31,6 +31,7 @@ import re
 from collections import Counter, defaultdict
 from functools import cached_property, lru_cache
 from itertools import islice
+from typing import NamedTuple
 
 import numpy as np
 from pydantic import BaseModel
@@ -42,7 +43,7 @@ from .category_words import categories_said, general_word, is_kind_word, locativ
 from .command_choice import choice_of
 from .command_docs import SET_VERBS, VERB_RUNS, command_texts, is_chinese, subject_phrases, subject_text, verb_phrases
 from .command_results import BulkGroup, BulkPlan, Candidate, CapabilityOption
-from .devices import CommandSpec
+from .devices import CommandSpec, Device
 from .home import Home
 from .name_index import NameIndex, PhraseIndex, ordered
 from .negation import is_negated
@@ -87,6 +88,18 @@ DEMOTED = 1_000.0
 _NAMED_AS = {"Door": ("Lock", "GarageDoor")}
 # Categories whose devices power something else ("排气扇" and "浴霸" are both Switches).
 CARRIER_CATEGORIES = frozenset({"Switch", "SmartPlug"})
+
+
+class ArgumentShape(NamedTuple):
+    """What a command takes, as the argument channel reads it; commands of one shape score alike."""
+
+    phrases: tuple[tuple[str, ...], ...]  # the words of its listed values (the home's, in any language)
+    numeric: bool  # it takes a number
+    relative: bool  # the number changes a value by an amount (a step of -100..100): it takes no target
+    takes: bool  # it takes a value at all
+    unit: str | None  # the unit family of its range (``unit_scale``), None where the spec does not say
+    low: float | None
+    high: float | None
 
 
 class IndexParams(BaseModel):
@@ -212,8 +225,8 @@ class CommandIndex:
                                     and t not in verbs and not set(t) <= FILLER_TOKENS}))
             numeric = spec.value_range is not None or (spec.type is not None and not spec.value_list)
             takes = numeric or bool(spec.value_list)
-            slot_shape.append(shapes.setdefault((phrases, numeric, _changes_by_amount(spec), takes, *unit_scale(spec)),
-                                                len(shapes)))
+            shape = ArgumentShape(phrases, numeric, _changes_by_amount(spec), takes, *unit_scale(spec))
+            slot_shape.append(shapes.setdefault(shape, len(shapes)))
             subject = tuple(run for run in subject_phrases(spec, device.commands)
                             if not set(run) & kind_tokens.get(device.category, set()))
             slot_subject.append(subjects.setdefault(subject, len(subjects)))
@@ -234,7 +247,7 @@ class CommandIndex:
         self.verb_sets = list(verb_sets)
         self.slot_is_verb = np.asarray([bool(verbs) for verbs in self.verb_sets] or [False])[self.slot_verb_set]
         self.verb_phrases = PhraseIndex(frozenset().union(*self.verb_sets))  # each phrase once
-        self.argument_shapes = list(shapes)
+        self.argument_shapes: list[ArgumentShape] = list(shapes)
         self.slot_shape = np.asarray(slot_shape, dtype=np.int64)
         self.subject_sets = list(subjects)
         self.slot_subject = np.asarray(slot_subject, dtype=np.int64)
@@ -849,7 +862,7 @@ class CommandIndex:
         command then refuses the value, rather than becoming the thermostat); a ``switching`` row answers for
         its device, first among its commands ("关风扇": the fan's off where its speed scored higher);
         ``kind_named`` devices (per device) may be named by a word for their kind (``score_rows``). They
-        come from the safety rules (``command_safety.Screen``): the index itself knows no policy."""
+        come from the safety rules (``safety_screen.Screen``): the index itself knows no policy."""
         fused, channels = self.score_rows(ir, utterance, kind_named)
         operation = ir.operation if ir.operation != OTHER else None
         order_key = self._operation_order(operation, ir, utterance, fused, channels) if operation else fused
@@ -1390,6 +1403,18 @@ class CommandIndex:
 
     def _command_of(self, device: int, position: int) -> CommandSpec:
         return self.home.devices[device].commands[position]
+
+    @cached_property
+    def slot_commands(self) -> list[tuple[Device, CommandSpec]]:
+        """Per slot: the device that stands for it and its command (the devices of one profile share a slot)."""
+        return [(self.home.devices[d], self.home.devices[d].commands[c]) for d, c in self.slots]
+
+    def device_of_row(self, row: int) -> Device:
+        return self.home.devices[self.rows[row][0]]
+
+    def spec_of_row(self, row: int) -> CommandSpec:
+        """The command of one row."""
+        return self._command_of(*self.rows[row])
 
 
 def _group_max(values: np.ndarray, starts: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:

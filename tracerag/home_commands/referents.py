@@ -21,7 +21,7 @@ import re
 import numpy as np
 
 from .category_words import categories_said, is_kind_word, normalised, qualifies
-from .text_match import contains, join_tokens, phrase_pattern, tokens
+from .text_match import contains, join_tokens, phrase_pattern, remove_phrases, tokens
 
 
 def named(index, text: str) -> np.ndarray:
@@ -107,6 +107,23 @@ def _qualifies_another_kind(word: str, text: str) -> bool:
             return False
     return True
 
+
+
+def kinds_acted_on(index, text: str) -> dict[str, list[str]]:
+    """The kinds of device the text names as what to act on (``categories_said``), with the words said; where
+    it names two kinds or more, outside the rooms it names ("the lights in Garage": Garage is a room)."""
+    said = categories_said(text)
+    if len(said) > 1:
+        said = categories_said(without_rooms(index, text)) or said
+    rooms = {join_tokens(r) for r in index.room_phrases.found_in(tokens(text))}
+    # "turn on the garage" where Garage is a room: the room, not its door
+    return {kind: words for kind, words in said.items() if not all(w in rooms for w in words)}
+
+
+def without_rooms(index, text: str) -> str:
+    """The text without the home's room names, for reading its verbs: 玄关 (entrance) says no 关 (close)."""
+    toks = tokens(text)
+    return join_tokens(remove_phrases(toks, index.room_phrases.possible_in(toks)))
 
 # Words for a place in a home: a floor, or a kind of room. One the home cannot resolve is asked about, never
 # widened to the whole home ("turn off the first floor lights" where no floors are recorded).

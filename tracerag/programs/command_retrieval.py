@@ -12,7 +12,7 @@ An utterance longer than ``MAX_UTTERANCE_CHARS`` is no command (the longest bund
 characters, and the search's cost grows with the length): no candidates, ``hint="too_long"``, no LM call.
 An utterance that asks the home for nothing costs no LM call either.
 
-Every path goes through ``home_commands.command_safety``: a sensitive command (unlock, open a door or a valve,
+Every path goes through ``home_commands.safety_screen``: a sensitive command (unlock, open a door or a valve,
 disarm, an oven on) the utterance did not ask for is never a candidate or in a plan (``withheld`` says what
 was held back), and the LM's parse is checked against the utterance and the home field by field
 (``hint="lm_overruled"``, ``lm_overruled`` names the checks, ``lm_parse`` keeps the parse as the LM gave it).
@@ -31,11 +31,11 @@ from ..embedding.http_embedder import with_embeddings
 from ..home_commands.category_words import categories_said
 from ..home_commands.command_index import CommandIndex
 from ..home_commands.command_results import BulkPlan
-from ..home_commands.command_safety import Screen, safety_of
 from ..home_commands.negation import read_negation
 from ..home_commands.operation_words import with_operation
 from ..home_commands.plain_verbs import plain_verbs
 from ..home_commands.referents import unresolved_places
+from ..home_commands.safety_screen import Screen, safety_of
 from ..home_commands.values import with_digits
 from ..signatures.command import ArbitrateCapability, CommandOption, ParseCommand
 from ..signatures.query_ir import QueryIR

@@ -31,7 +31,7 @@ _MOVED = {
     "command_docs": "tracerag.home_commands.command_docs",
     "command_index": "tracerag.home_commands.command_index",
     "command_results": "tracerag.home_commands.command_results",
-    "command_safety": "tracerag.home_commands.command_safety",
+    "command_safety": "tracerag.home_commands.safety_screen",
     "corpus": "tracerag.documents.corpus",
     "cosine_bank": "tracerag.stores.cosine_bank",
     "embedder_choice": "tracerag.embedding.embedder_choice",
