@@ -17,6 +17,8 @@ import re
 import unicodedata
 from functools import cache, lru_cache
 
+from .text_match import tokens
+
 # category -> (Chinese words, English words); the first Chinese word is the general word for the kind (窗帘 names
 # every blind, 纱帘 the sheer ones)
 CATEGORY_WORDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
@@ -86,6 +88,11 @@ def word_pattern(zh: tuple[str, ...], en: tuple[str, ...]) -> re.Pattern:
 @cache
 def _patterns() -> tuple[tuple[str, re.Pattern], ...]:
     return tuple((category, word_pattern(zh, en)) for category, (zh, en) in CATEGORY_WORDS.items())
+
+
+def category_name_words(category: str) -> tuple[str, ...]:
+    """"AirConditioner" -> ("air", "conditioner"): category names as words a user may say."""
+    return tokens(" ".join(re.findall(r"[A-Z][a-z]*|[a-z]+", category)))
 
 
 def general_word(category: str) -> str | None:

@@ -29,10 +29,10 @@ import numpy as np
 
 from ..device_operations import opposite
 from ..signatures.query_ir import QueryIR, action_polarity
-from .command_index import number_fit
+from .argument_channel import number_fit
 from .command_results import Candidate, Withheld
 from .name_index import PhraseIndex
-from .referents import kinds_acted_on, named, without_rooms
+from .referents import kinds_acted_on, named
 from .sensitive_commands import SENSITIVE_KINDS, SensitiveRows
 from .sensitive_requests import SensitiveRequests
 from .text_match import tokens
@@ -115,15 +115,16 @@ class CommandSafety:
 
     def __init__(self, index):
         self.index = index
-        self.sensitive = SensitiveRows(index)
+        self.table = index.table
+        self.sensitive = SensitiveRows(index.table)
         self.requests = SensitiveRequests(index, self.sensitive)
         self._device_position = {device.device_id: i for i, device in enumerate(index.home.devices)}
-        specs = [spec for _, spec in index.slot_commands]
+        specs = [spec for _, spec in self.table.slot_commands]
         self._slot_colour = np.asarray([spec.capability in COLOUR_CAPABILITIES for spec in specs], dtype=bool)
         # a colour's name is no number: a hue or a saturation alone cannot take "orange", a whole colour can
         self._slot_colour_number = self._slot_colour & np.asarray(
             [spec.type in ("number", "integer") for spec in specs], dtype=bool)
-        self._value_phrases = PhraseIndex({p for shape in index.argument_shapes for p in shape.phrases})
+        self._value_phrases = PhraseIndex({p for shape in index.arguments.shapes for p in shape.phrases})
         self._slot_tilt = np.asarray([spec.capability in TILT_CAPABILITIES for spec in specs], dtype=bool)
         # per slot: +1 for a command that switches, opens or starts something, -1 for one that stops it
         self._slot_polarity = np.asarray([_COMMAND_POLARITY.get(spec.command, 0) for spec in specs], dtype=np.int64)
@@ -136,52 +137,52 @@ class CommandSafety:
 
     def screen(self, text: str) -> Screen:
         """The rows ``text`` (the utterance with its negations read) may not reach, or reaches last."""
-        index = self.index
-        skipped = self.sensitive.never[index.row_device]
+        table = self.table
+        skipped = self.sensitive.never[table.row_device]
         blocked = skipped.copy()
         if self.sensitive.rows.size:
             blocked[self.sensitive.rows] |= ~self.requests.asked(text)
         unit_conflict, _, _ = self._value_fit(text, self._polarity(text))
-        blocked |= unit_conflict[index.row_slot]
+        blocked |= unit_conflict[table.row_slot]
         return Screen(self, text, blocked, skipped)
 
     def _polarity(self, text: str) -> str | None:
         """The way the utterance switches ("on", "off"), its room names aside (玄关 closes nothing)."""
-        return self.index.memo(("polarity", text), lambda: action_polarity(without_rooms(self.index, text)))
+        return self.index.memo(("polarity", text), lambda: action_polarity(self.index.rooms.without_room_names(text)))
 
     def ranking_masks(self, text: str, blocked: np.ndarray) -> tuple[np.ndarray, ...]:
         """(demoted, unfit, other kind, switching) rows: see ``Screen``."""
-        index = self.index
+        table = self.table
         said = self._polarity(text)
         _, cannot_take, other_kind = self._value_fit(text, said)
         opposite = self._slot_polarity == {"on": -1, "off": 1}.get(said, 0) if said else \
-            np.zeros(len(index.slots), dtype=bool)
+            np.zeros(len(table.slots), dtype=bool)
         # a blind's slats turn only when their angle is said: "百叶窗开到一半" is its position
         tilt = self._slot_tilt & (not _TILT.search(text))
         opposite |= tilt
-        other_kind = (other_kind | tilt)[index.row_slot] & ~blocked
+        other_kind = (other_kind | tilt)[table.row_slot] & ~blocked
         switching, otherwise = self._switching(text, blocked)
-        return (opposite[index.row_slot] & ~blocked, (cannot_take[index.row_slot] & ~blocked) | other_kind,
+        return (opposite[table.row_slot] & ~blocked, (cannot_take[table.row_slot] & ~blocked) | other_kind,
                 other_kind | otherwise, switching)
 
     def _value_fit(self, text: str, polarity: str | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Per slot: (the value said has a unit the command's is not; the utterance sets a value the command
         cannot take: it takes none, only changes one by an amount, or the number lies outside its range; the
         command takes no value of the kind said: a colour). ``polarity``: the way the utterance switches."""
-        index = self.index
-        none = np.zeros(len(index.slots), dtype=bool)
+        index, table = self.index, self.table
+        none = np.zeros(len(table.slots), dtype=bool)
         if self._slot_colour.any() and polarity is None and _COLOUR.search(text):
             # "打开红色台灯" switches a lamp; "调成红色" sets a colour, with a command that takes a whole one
             whole = self._slot_colour & ~self._slot_colour_number
             return none, none, ~(whole if whole.any() else self._slot_colour)
-        said = index.said_value(text)
+        said = index.arguments.said_value(text)
         value = number_and_family(said)
-        if value is None or not len(index.slots):
+        if value is None or not len(table.slots):
             return none, none, none
         target = is_target(said)
-        said = index.value_phrases.found_in(tokens(text))
+        said = index.arguments.value_phrases.found_in(tokens(text))
         conflict, cannot = [], []
-        for phrases, numeric, relative, takes, unit, low, high in index.argument_shapes:
+        for phrases, numeric, relative, takes, unit, low, high in index.arguments.shapes:
             clash = bool(numeric and value[1] and unit and value[1] != unit)
             conflict.append(clash)
             # a number in a unit ("26度", "50%") is none of a listed set of values, unless one is named
@@ -189,7 +190,7 @@ class CommandSafety:
             # outside the range only in the same unit: "96" may be °F, "84%" of a fan's speed steps is a step
             outside = value[1] is not None and value[1] == unit and number_fit(value, unit, low, high) == 0
             cannot.append(target and not clash and (not takes or listed or (numeric and (relative or outside))))
-        return np.asarray(conflict)[index.slot_shape], np.asarray(cannot)[index.slot_shape], none
+        return np.asarray(conflict)[index.arguments.slot_shape], np.asarray(cannot)[index.arguments.slot_shape], none
 
     def _switching(self, text: str, blocked: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Per row, for an utterance that only switches a kind of device ("fans on", "关掉风扇": an on/off word,
@@ -197,29 +198,29 @@ class CommandSafety:
         devices of that kind, the others there: a speed, a mode). "关风扇" is the fan's off, never a speed with
         no value; a robot cleaner with no switch still starts by its movement; "把声音关掉" names no kind (the
         mute, not the TV's power)."""
-        index = self.index
-        none = np.zeros(len(index.rows), dtype=bool)
-        said = action_polarity(_NO_SWITCH.sub(" ", without_rooms(index, text)))
+        index, table = self.index, self.table
+        none = np.zeros(len(table.rows), dtype=bool)
+        said = action_polarity(_NO_SWITCH.sub(" ", index.rooms.without_room_names(text)))
         kinds = kinds_acted_on(index, text)
-        if said is None or not kinds or index.said_value(text) is not None or _SETS_TO.search(text):
+        if said is None or not kinds or index.arguments.said_value(text) is not None or _SETS_TO.search(text):
             return none, none
-        of_kind = index.in_categories(kinds)
+        of_kind = table.in_categories(kinds)
         kind_words = sorted({w for words in kinds.values() for w in words}, key=len, reverse=True)
         named_values = self._value_phrases.found_in(tokens(text))
-        listed = np.asarray([not named_values.isdisjoint(shape.phrases) for shape in index.argument_shapes],
-                            dtype=bool)[index.slot_shape]
+        listed = np.asarray([not named_values.isdisjoint(shape.phrases) for shape in index.arguments.shapes],
+                            dtype=bool)[index.arguments.slot_shape]
         # what another command acts on, said beside the kind ("打开所有空调的扫风": the swing, not the power)
-        subject = index.subject_scores(re.sub("|".join(map(re.escape, kind_words)), " ", text)) >= 1.0
-        named = (listed | subject | index.verbs_named(text))[index.row_slot]
-        way = self._slot_polarity[index.row_slot] == (1 if said == "on" else -1)
-        hold = way & self._slot_hold[index.row_slot] & (not _HOLD_WORDS.search(text))
-        way &= ~(hold & (np.bincount(index.row_device[way & ~hold], minlength=len(of_kind)) > 0)[index.row_device])
+        subject = index.subjects.scores(re.sub("|".join(map(re.escape, kind_words)), " ", text)) >= 1.0
+        named = (listed | subject | index.verbs.named(text))[table.row_slot]
+        way = self._slot_polarity[table.row_slot] == (1 if said == "on" else -1)
+        hold = way & self._slot_hold[table.row_slot] & (not _HOLD_WORDS.search(text))
+        way &= ~(hold & (np.bincount(table.row_device[way & ~hold], minlength=len(of_kind)) > 0)[table.row_device])
         # a device where a listed value or another verb command is named ("开启制冷模式", "取消静音") is set to
         # it, not switched
-        of_kind &= np.bincount(index.row_device[named & ~way], minlength=len(of_kind)) == 0
-        switching = way & ~blocked & of_kind[index.row_device]
-        switches = np.bincount(index.row_device[switching], minlength=len(of_kind)) > 0
-        return switching, ~way & ~named & switches[index.row_device]
+        of_kind &= np.bincount(table.row_device[named & ~way], minlength=len(of_kind)) == 0
+        switching = way & ~blocked & of_kind[table.row_device]
+        switches = np.bincount(table.row_device[switching], minlength=len(of_kind)) > 0
+        return switching, ~way & ~named & switches[table.row_device]
 
     # ----- an LM's parse ---------------------------------------------------------------------------
 
@@ -235,18 +236,18 @@ class CommandSafety:
         - ``scope_include`` / ``scope_exclude``: rooms of this home (or, excluded, a device it names)."""
         index = self.index
         update: dict[str, object] = {}
-        said = action_polarity(without_rooms(index, text))
+        said = action_polarity(index.rooms.without_room_names(text))
         if said is not None and action_polarity(parsed.action) not in (None, said):
             update["action"] = rules.action
         if opposite(parsed.operation, rules.operation):  # "unlock" for "lock the door": the words decide
             update["operation"] = rules.operation
         if parsed.has_category and not self._category_fits(parsed.type_hint, text):
             update["type_hint"] = rules.type_hint
-        if parsed.name_hint and not set(index.name_key(parsed.name_hint)) <= set(tokens(text)):
+        if parsed.name_hint and not set(index.names.name_key(parsed.name_hint)) <= set(tokens(text)):
             update["name_hint"] = rules.name_hint
-        if any(not index.names_a_room(room) for room in parsed.scope_include):
+        if any(not index.rooms.names_a_room(room) for room in parsed.scope_include):
             update["scope_include"] = rules.scope_include
-        if any(not index.names_a_room(name) and name not in index.excepted_devices(parsed)
+        if any(not index.rooms.names_a_room(name) and name not in index.names.excepted_devices(parsed)
                for name in parsed.scope_exclude):
             update["scope_exclude"] = rules.scope_exclude
         failed = list(dict.fromkeys("polarity" if key in ("action", "operation") else key for key in update))
@@ -257,43 +258,43 @@ class CommandSafety:
         text names no other kind of device than it (a device of the category whose name holds the word said
         counts as that kind, unless the category has sensitive commands; a room named like a kind, "Garage", is
         where the kind said next to it is)."""
-        index = self.index
-        if category not in index.categories:
+        index, table = self.index, self.table
+        if category not in table.categories:
             return False
         by_name = named(index, text)  # a device named ("turn on the gas fireplace") is of its own kind
-        if by_name.any() and category not in set(index.device_categories[by_name >= by_name.max()].tolist()):
+        if by_name.any() and category not in set(table.device_categories[by_name >= by_name.max()].tolist()):
             return False
-        said = kinds_acted_on(index, index.without_names(text))
+        said = kinds_acted_on(index, index.names.without_names(text))
         if not said or category in said:
             return True
         if category in self.sensitive.categories:  # "open the main valve" names a water valve, never the gas one
             return False
-        return any(category in set(index.device_categories[index.names.carrying(tokens(word))])
+        return any(category in set(table.device_categories[index.names.carrying(tokens(word))])
                    for words in said.values() for word in words)
 
     # ----- what the search answered --------------------------------------------------------------
 
     def reason(self, row: int, text: str) -> str:
         """Why a blocked row was held back, in one line."""
-        index = self.index
-        device = int(index.row_device[row])
+        index, table = self.index, self.table
+        device = int(table.row_device[row])
         if self.sensitive.never[device]:
             return "policy.json: never act on this device"
         kind = int(self.sensitive.row_kind[row])
         if kind >= 0:
             effect = SENSITIVE_KINDS[kind].effect if kind < len(SENSITIVE_KINDS) else "is marked sensitive"
             return f"sensitive ({self.sensitive.kinds[kind]}: {effect}); the utterance does not ask for it"
-        spec = index.spec_of_row(row)
-        value = index.value_in(text)
-        unit = index.argument_shapes[int(index.slot_shape[index.row_slot[row]])].unit
+        spec = table.spec_of_row(row)
+        value = index.arguments.value_in(text)
+        unit = index.arguments.shapes[int(index.arguments.slot_shape[table.row_slot[row]])].unit
         return f"{spec.id} takes a {unit} value; the utterance sets a {value[1] if value else 'different'} one"
 
     def withheld(self, rows: list[int], text: str) -> list[Withheld]:
-        index = self.index
+        table = self.table
         out = []
         for row in rows:
-            device = index.device_of_row(row)
-            out.append(Withheld(device_id=device.device_id, command_id=index.spec_of_row(row).id,
+            device = table.device_of_row(row)
+            out.append(Withheld(device_id=device.device_id, command_id=table.spec_of_row(row).id,
                                 label=device.label, reason=self.reason(row, text)))
         return out
 
@@ -309,7 +310,7 @@ class CommandSafety:
 
     def blocked_targets(self, targets: list[tuple[str, str]], screen: Screen) -> list[tuple[str, str]]:
         """The (device, command) pairs of a plan that the screen blocks: a plan holding any is not executed."""
-        index = self.index
+        index, table = self.index, self.table
         out = []
         for device_id, command_id in targets:
             position = self._device_position.get(device_id)
@@ -317,14 +318,13 @@ class CommandSafety:
             spec = device.command(command_id) if device is not None else None
             if spec is None:
                 continue
-            row = int(np.searchsorted(index.row_device, position)) + device.commands.index(spec)
+            row = int(np.searchsorted(table.row_device, position)) + device.commands.index(spec)
             if screen.blocked[row]:
                 out.append((device_id, command_id))
         return out
 
 
 _BUILT: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
 
 
 def safety_of(index) -> CommandSafety:

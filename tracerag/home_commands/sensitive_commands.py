@@ -5,7 +5,7 @@ unlocking or unlatching a lock, opening a door or garage door, disarming an alar
 a water or gas valve, turning on an oven or cooktop; a home's ``policy.json`` (``home_policy``) marks more
 (``MARKED``) and names devices never to act on. ``sensitive_kind`` and ``execution_hold`` judge one command on
 one device (``smarthome.execute`` holds a sensitive call as ``needs_confirmation`` unless it is confirmed);
-``SensitiveRows`` finds them among the rows of one home's command index, once per index.
+``SensitiveRows`` finds them among the rows of one home's command table (``command_table``), once per index.
 
 This is the static side of safety. Whether an utterance asks for a sensitive command is
 ``sensitive_requests``; what one utterance may reach is ``safety_screen``.
@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .category_words import word_pattern
+from .command_table import CommandTable
 from .devices import CommandSpec, Device
 from .home_policy import HomePolicy
 from .text_match import tokens
@@ -126,53 +127,52 @@ def execution_hold(device: Device, spec: CommandSpec, policy: HomePolicy, confir
                                  "(--confirm-sensitive)"
 
 
-
 class SensitiveRows:
-    """The sensitive commands and the devices never to act on among the rows of one home's command index."""
+    """The sensitive commands and the devices never to act on among the rows of one home's command table."""
 
-    def __init__(self, index):
-        home = index.home
+    def __init__(self, table: CommandTable):
+        home = table.home
         self.policy = policy = home.policy
         self.kinds = [k.name for k in SENSITIVE_KINDS] + [MARKED]
         # per slot the built-in kind (slots share a category and commands), then per row with the policy
-        slot_kind = np.asarray([self._kind_code(device, spec) for device, spec in index.slot_commands] or [-1],
-                               dtype=np.int64)[:len(index.slots)]
-        self.row_kind = slot_kind[index.row_slot] if len(index.rows) else np.zeros(0, dtype=np.int64)
-        device_ids = index.device_ids
+        slot_kind = np.asarray([self._kind_code(device, spec) for device, spec in table.slot_commands] or [-1],
+                               dtype=np.int64)[:len(table.slots)]
+        self.row_kind = slot_kind[table.row_slot] if len(table.rows) else np.zeros(0, dtype=np.int64)
+        device_ids = table.device_ids
         if policy.sensitive_commands or policy.sensitive_devices:
-            marked_device = np.isin(device_ids, list(policy.sensitive_devices))[index.row_device]
-            marked_command = np.asarray([index.spec_of_row(r).id in policy.sensitive_commands
-                                         for r in range(len(index.rows))], dtype=bool) \
-                if policy.sensitive_commands else np.zeros(len(index.rows), dtype=bool)
+            marked_device = np.isin(device_ids, list(policy.sensitive_devices))[table.row_device]
+            marked_command = np.asarray([table.spec_of_row(r).id in policy.sensitive_commands
+                                         for r in range(len(table.rows))], dtype=bool) \
+                if policy.sensitive_commands else np.zeros(len(table.rows), dtype=bool)
             self.row_kind = np.where((self.row_kind < 0) & (marked_device | marked_command), len(self.kinds) - 1,
                                      self.row_kind)
         self.never = np.isin(device_ids, list(policy.never)) if policy.never else \
             np.zeros(len(home.devices), dtype=bool)
         self.devices = np.zeros(len(home.devices), dtype=bool)  # per device: it has a sensitive command
-        self.devices[index.row_device[self.row_kind >= 0]] = True
+        self.devices[table.row_device[self.row_kind >= 0]] = True
         self.rows = np.flatnonzero(self.row_kind >= 0)
-        self.categories = set(index.device_categories[self.devices].tolist())
+        self.categories = set(table.device_categories[self.devices].tolist())
         self.row_kinds = self.row_kind[self.rows]  # per sensitive row
         # per sensitive row: the kinds of device whose words name its device (a door's words name its lock)
         noun_sets: dict[frozenset, int] = {}
-        self.noun_code = np.asarray([noun_sets.setdefault(self._nouns(index, int(row)), len(noun_sets))
+        self.noun_code = np.asarray([noun_sets.setdefault(self._nouns(table, int(row)), len(noun_sets))
                                      for row in self.rows], dtype=np.int64)
         self.noun_sets = list(noun_sets)
         # per device: a word for its kind may name it ("风扇" of 落地扇); never a device with a sensitive command,
         # which only its own words name ("天然气阀门" is no water valve)
-        self.plain_devices = np.bincount(index.row_device[self.rows], minlength=len(home.devices)) == 0
+        self.plain_devices = np.bincount(table.row_device[self.rows], minlength=len(home.devices)) == 0
         # per device: the words of its label, room and floor ("阳台门" says which door: the one on the balcony)
         self.device_words = {int(d): set(tokens(f"{home.devices[d].label} {home.devices[d].room} "
                                                 f"{home.floors.get(home.devices[d].room, '')}"))
-                             for d in np.unique(index.row_device[self.rows]).tolist()}
-        self._pairs = {(index.device_of_row(r).device_id, index.spec_of_row(r).id) for r in self.rows.tolist()}
+                             for d in np.unique(table.row_device[self.rows]).tolist()}
+        self._pairs = {(table.device_of_row(r).device_id, table.spec_of_row(r).id) for r in self.rows.tolist()}
 
-    def _nouns(self, index, row: int) -> frozenset[str]:
+    def _nouns(self, table: CommandTable, row: int) -> frozenset[str]:
         """The categories whose words name the device of a sensitive row (none for what policy.json marks)."""
         kind = int(self.row_kind[row])
         if kind >= len(SENSITIVE_KINDS):
             return frozenset()
-        category = index.device_of_row(row).category
+        category = table.device_of_row(row).category
         nouns = SENSITIVE_KINDS[kind].nouns
         return frozenset(_NAMED_BY.get(category, {category}) if category in nouns else nouns)
 

@@ -19,7 +19,7 @@ from .category_words import CATEGORY_WORDS, normalised, word_pattern
 from .command_choice import choice_of
 from .command_docs import verb_phrases
 from .operation_words import SENSES, kinds_meant, operation_in, verb_text
-from .referents import kinds_acted_on, named, without_rooms
+from .referents import kinds_acted_on, named
 from .request_reading import door_qualifiers, lock_qualifiers, points_back, read_request
 from .sensitive_commands import SENSITIVE_KINDS, SensitiveRows
 from .text_match import contains, tokens
@@ -65,7 +65,7 @@ class SensitiveRequests:
             elsewhere = not own.any() and (points_back(clause) or self._verb_alone(clause))
             asked |= self._asked_in(clause, whole if elsewhere else own)
         if reading.excepted and asked.any():
-            asked &= named(self.index, reading.excepted)[self.index.row_device[self.sensitive.rows]] == 0
+            asked &= named(self.index, reading.excepted)[self.index.table.row_device[self.sensitive.rows]] == 0
         return asked
 
     def _asked_in(self, text: str, named_by: np.ndarray) -> np.ndarray:
@@ -83,7 +83,7 @@ class SensitiveRequests:
         marked = kinds == len(SENSITIVE_KINDS)
         if not (performing.any() or marked.any()):
             return performing
-        devices = index.row_device[rows]
+        devices = index.table.row_device[rows]
         # only a device named that can do what is asked counts: "unlock the door" beside a Patio Door names no
         # door that unlocks, so it speaks of the locks by their kind (what policy.json marks is judged apart)
         able = np.zeros(len(named_by), dtype=bool)
@@ -92,16 +92,16 @@ class SensitiveRequests:
             able |= choice_of(index).devices_able(operation)
         named_by = np.where(able, named_by, 0)
         best = named_by.max(initial=0)
-        said = without_rooms(index, text).replace("开关", " ")
+        said = index.rooms.without_room_names(text).replace("开关", " ")
         if best:
             referred = named_by[devices] == best
         else:
-            rooms = index.mentioned_rooms(text)
-            referred = index.in_rooms(rooms)[devices] if rooms else np.ones(len(rows), dtype=bool)
+            rooms = index.names.mentioned_rooms(text)
+            referred = index.rooms.devices_in(rooms)[devices] if rooms else np.ones(len(rows), dtype=bool)
             verbless = text
             for kind in SENSITIVE_KINDS:  # the 锁 of "开锁" is the verb's, no lock said
                 verbless = kind.self_naming.sub(" ", verbless)
-            kinds_said = self._kinds_referred(index.without_names(verbless), operation)
+            kinds_said = self._kinds_referred(index.names.without_names(verbless), operation)
             self_named = np.asarray([_said(k.self_naming, said) and self._bare(i, said)
                                      for i, k in enumerate(SENSITIVE_KINDS)] + [False])
             worded = self_named[kinds] | np.asarray([bool(n & kinds_said)
@@ -113,7 +113,7 @@ class SensitiveRequests:
                 worded &= ~only_door | fits
             qualified = lock_qualifiers(verbless)  # "进门那把锁": a lock no name or room here calls so
             if qualified:
-                worded &= np.asarray([index.device_categories[d] != "Lock" or
+                worded &= np.asarray([index.table.device_categories[d] != "Lock" or
                                       any(q <= sensitive.device_words[d] for q in qualified) for d in devices.tolist()])
             referred &= worded
         asked = performing & referred
@@ -143,7 +143,7 @@ class SensitiveRequests:
         words = self.sensitive.device_words[device]
         if not any(q <= words for q in said):
             return False
-        if self.index.device_categories[device] == "Lock":
+        if self.index.table.device_categories[device] == "Lock":
             return bool(words & _DOOR_WORDS)
         return any(q for q in said) or bool(words & _ENTRANCE_WORDS)
 
@@ -157,13 +157,14 @@ class SensitiveRequests:
     def _bare(self, kind: int, text: str) -> bool:
         """Whether a verb that names its kind on its own stands alone in the clause, rooms and polite words
         aside ("帮我解锁", "unlock the garage" where the garage is a room; not "unlock my potential")."""
-        return not _BARE.sub("", without_rooms(self.index, SENSITIVE_KINDS[kind].self_naming.sub(" ", text))).strip()
+        verbless = SENSITIVE_KINDS[kind].self_naming.sub(" ", text)
+        return not _BARE.sub("", self.index.rooms.without_room_names(verbless)).strip()
 
     def _asked_marked(self, said: str, row: int, named: bool) -> bool:
         """A command the home marks sensitive: its own verbs (or its description) and its device (by name or
         a word for its kind) are said."""
         index = self.index
-        spec, device = index.spec_of_row(row), index.device_of_row(row)
+        spec, device = index.table.spec_of_row(row), index.table.device_of_row(row)
         words = tokens(said)
         verb = any(contains(words, v) for v in verb_phrases(spec.command, spec.capability)) or \
             contains(words, tokens(spec.description))

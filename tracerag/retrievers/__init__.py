@@ -29,7 +29,7 @@ _MOVED = {
     "category_words": "tracerag.home_commands.category_words",
     "chunking": "tracerag.documents.chunking",
     "command_docs": "tracerag.home_commands.command_docs",
-    "command_index": "tracerag.home_commands.command_index",
+    "command_index": "tracerag.home_commands.home_index",
     "command_results": "tracerag.home_commands.command_results",
     "command_safety": "tracerag.home_commands.safety_screen",
     "corpus": "tracerag.documents.corpus",
@@ -64,7 +64,8 @@ _MOVED = {
 
 _SOURCES = {
     "tracerag.documents.chunking": ("Chunk", "chunk_text"),
-    "tracerag.home_commands.command_index": ("CommandIndex", "IndexParams"),
+    "tracerag.home_commands.home_index": ("CommandIndex",),
+    "tracerag.home_commands.index_params": ("IndexParams",),
     "tracerag.home_commands.command_results": ("BulkGroup", "BulkPlan", "Candidate", "CapabilityOption"),
     "tracerag.documents.corpus": ("IngestReport", "ingest_documents"),
     "tracerag.stores.cosine_bank": ("BankError", "CosineBank", "Hit"),
