@@ -53,7 +53,7 @@ class FlatBaseline:
     def __init__(self, index, k=10):
         self.index, self.k = index, k
         texts = []
-        for di, ci in index.rows:
+        for di, ci in index.table.rows:
             device = index.home.devices[di]
             texts.append(f"{device.label} {device.room} {command_text(device.commands[ci])}")
         self.vectors = index.embedder.embed(texts) if texts else np.zeros((0, index.embedder.dim))
@@ -62,8 +62,8 @@ class FlatBaseline:
         index = self.index
         scores = self.vectors @ index.embedder.embed([query])[0]
         top = np.argsort(-scores, kind="stable")[: self.k]
-        return [(index.home.devices[index.rows[r][0]].device_id,
-                 index.home.devices[index.rows[r][0]].commands[index.rows[r][1]].id) for r in top]
+        return [(index.home.devices[index.table.rows[r][0]].device_id,
+                 index.home.devices[index.table.rows[r][0]].commands[index.table.rows[r][1]].id) for r in top]
 
 
 def baseline_report(indexes, queries_by_home, k=10):

@@ -37,8 +37,8 @@ from synthetic_home import BUNDLED, replicate_home  # noqa: E402
 
 from tracerag.embedding.embedders import LocalUSEEmbedder  # noqa: E402
 from tracerag.embedding.embedding_cache import CachedEmbedder  # noqa: E402
-from tracerag.home_commands.command_index import CommandIndex  # noqa: E402
 from tracerag.home_commands.home import Home  # noqa: E402
+from tracerag.home_commands.home_index import CommandIndex  # noqa: E402
 from tracerag.programs.command_retrieval import CommandRetrieval  # noqa: E402
 
 
@@ -96,7 +96,7 @@ def main() -> None:
             uncached[n] = CommandRetrieval(CommandIndex(home, plain), ir_source="none")
             for q in queries:  # warm the query embeddings and code paths
                 programs[n](query=q)
-            rows[n] = {"devices": n, "commands": len(index.rows), "load_ms": load, "json_ms": parse,
+            rows[n] = {"devices": n, "commands": len(index.table.rows), "load_ms": load, "json_ms": parse,
                        "load_ratio": load / parse, "build_ms": build, "held_mb": held_mb(home_dir, embedder),
                        "latencies": [], "cold": []}
             print(f"{n} devices ready", file=sys.stderr)

@@ -35,8 +35,8 @@ def measure(devices: int, passes: int) -> dict:
 
     from tracerag.embedding.embedders import LocalUSEEmbedder
     from tracerag.embedding.embedding_cache import CachedEmbedder
-    from tracerag.home_commands.command_index import CommandIndex
     from tracerag.home_commands.home import Home
+    from tracerag.home_commands.home_index import CommandIndex
     from tracerag.programs.command_retrieval import CommandRetrieval
 
     assert Path(sys.modules["tracerag"].__file__).is_relative_to(Path.cwd()), \

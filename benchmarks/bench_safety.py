@@ -54,8 +54,8 @@ from tracerag.datasets.smarthome import load_dataset, resolve_dataset  # noqa: E
 from tracerag.embedding.embedders import LocalUSEEmbedder  # noqa: E402
 from tracerag.embedding.embedding_cache import CachedEmbedder  # noqa: E402
 from tracerag.evaluation import evaluate_commands  # noqa: E402
-from tracerag.home_commands.command_index import CommandIndex  # noqa: E402
 from tracerag.home_commands.home import Home  # noqa: E402
+from tracerag.home_commands.home_index import CommandIndex  # noqa: E402
 from tracerag.programs.command_retrieval import CommandRetrieval, build_indexes  # noqa: E402
 from tracerag.smarthome.execute import SmartThingsTarget, execute  # noqa: E402
 

@@ -27,12 +27,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tracerag.embedding.embedders import LocalUSEEmbedder  # noqa: E402
 from tracerag.embedding.embedding_cache import CachedEmbedder  # noqa: E402
-from tracerag.home_commands import home as home_module  # noqa: E402
 from tracerag.home_commands.command_docs import _join_new_phrases  # noqa: E402
-from tracerag.home_commands.command_index import CommandIndex  # noqa: E402
 from tracerag.home_commands.home import Home  # noqa: E402
-
-CAP = getattr(home_module, "MAX_VALUES_PER_COMMAND", None)  # None: a checkout from before the cap
+from tracerag.home_commands.home_index import CommandIndex  # noqa: E402
+from tracerag.home_commands.spec_file import MAX_VALUES_PER_COMMAND as CAP  # noqa: E402
 
 
 def quadratic_join(parts: list[str], chinese: bool) -> str:

@@ -54,7 +54,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from tracerag.home_commands.home import Device, Home  # noqa: E402
+from tracerag.home_commands.devices import Device  # noqa: E402
+from tracerag.home_commands.home import Home  # noqa: E402
 
 HOMES = {"home_en": ROOT / "tracerag" / "datasets" / "data" / "smarthome" / "home_en",
          "home_st_sample": ROOT / "benchmarks" / "data" / "smarthome_untuned" / "home_st_sample"}

@@ -40,7 +40,8 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from synthetic_home import replicate_home  # noqa: E402
 
-from tracerag.home_commands.home import Device, Home  # noqa: E402
+from tracerag.home_commands.devices import Device  # noqa: E402
+from tracerag.home_commands.home import Home  # noqa: E402
 
 BUNDLED = ROOT / "tracerag" / "datasets" / "data" / "smarthome"
 UNTUNED = ROOT / "benchmarks" / "data" / "smarthome_untuned"

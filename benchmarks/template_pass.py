@@ -40,7 +40,8 @@ from intents_corpus import (  # noqa: E402
     load_templates,
 )
 
-from tracerag.home_commands.home import Device, Home  # noqa: E402
+from tracerag.home_commands.devices import Device  # noqa: E402
+from tracerag.home_commands.home import Home  # noqa: E402
 from tracerag.signatures.query_ir import QueryIR  # noqa: E402
 
 _CJK = re.compile(r"[\u3400-\u9fff]")

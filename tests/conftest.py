@@ -142,7 +142,7 @@ def embedder(tmp_path_factory):
 
 @pytest.fixture
 def index(home_dir, embedder):
-    from tracerag.retrievers.command_index import CommandIndex
+    from tracerag.home_commands.home_index import CommandIndex
     from tracerag.retrievers.home import Home
 
     return CommandIndex(Home.load(home_dir), embedder)

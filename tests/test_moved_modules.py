@@ -19,9 +19,9 @@ def test_every_old_path_is_the_module_at_its_new_path():
 def test_a_patch_on_the_old_path_is_seen_at_the_new_one():
     from tracerag.home_commands import home
 
-    with mock.patch("tracerag.retrievers.home.MAX_FILE_BYTES", 7):
-        assert home.MAX_FILE_BYTES == 7
-    assert home.MAX_FILE_BYTES != 7
+    with mock.patch("tracerag.retrievers.home.logger", 7):
+        assert home.logger == 7
+    assert home.logger != 7
 
 
 def test_from_imports_of_old_paths_and_names_work():
@@ -36,7 +36,7 @@ def test_from_imports_of_old_paths_and_names_work():
 def test_a_class_pickled_under_its_old_path_loads():
     import pickle
 
-    from tracerag.home_commands.home import HomeDataError
+    from tracerag.home_commands.file_fields import HomeDataError
 
     assert pickle.loads(b"ctracerag.retrievers.home\nHomeDataError\n.") is HomeDataError
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from tracerag.retrievers.home import Home, HomeDataError
+from tracerag.home_commands.file_fields import HomeDataError
+from tracerag.home_commands.home import Home
 
 
 def test_home_load_takes_a_bundled_name_as_the_cli_does():

@@ -255,7 +255,7 @@ def _store_source(path, meta: dict, embedder, chosen):
 
 def _load_commands(path, meta: dict, embedder, home):
     from .datasets.smarthome import home_dirs, resolve_dataset
-    from .home_commands.command_index import IndexParams
+    from .home_commands.index_params import IndexParams
     from .programs.command_retrieval import CommandRetrieval, build_indexes
 
     source = home if home is not None else meta.get("dataset")

@@ -85,7 +85,7 @@ def fallback_metrics(rows: list[dict]) -> dict:
 
 def overruled_metrics(rows: list[dict]) -> dict:
     """``lm_overruled_rate``: the share of queries whose LM parse failed a check against the utterance and
-    the home (``command_safety.CommandSafety.check_parse``); ``lm_overruled``: how often each check did."""
+    the home (``safety_screen.CommandSafety.check_parse``); ``lm_overruled``: how often each check did."""
     rate, counts = _tally(rows, "lm_overruled")
     return {"lm_overruled_rate": rate, "lm_overruled": counts}
 

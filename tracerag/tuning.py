@@ -12,7 +12,7 @@ import statistics
 
 from tqdm import tqdm
 
-from .home_commands.command_index import IndexParams
+from .home_commands.index_params import IndexParams
 from .metrics import commands as m
 
 # name -> (low, high) for floats; the search moves inside these bounds.

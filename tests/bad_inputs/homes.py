@@ -34,8 +34,8 @@ def _embedder():
 
 
 def _load_and_ask(home_dir: Path) -> None:
+    from tracerag.home_commands.home_index import CommandIndex
     from tracerag.programs.command_retrieval import CommandRetrieval
-    from tracerag.retrievers.command_index import CommandIndex
     from tracerag.retrievers.home import Home
 
     program = CommandRetrieval(CommandIndex(Home.load(home_dir), _embedder()))

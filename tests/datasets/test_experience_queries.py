@@ -70,7 +70,7 @@ def test_an_unreadable_line_fails_by_default_and_is_skipped_when_allowed(tmp_pat
 
 
 def test_a_repeated_id_is_an_error_naming_both_lines_whatever_may_be_skipped(tmp_path):
-    from tracerag.retrievers.home import HomeDataError
+    from tracerag.home_commands.file_fields import HomeDataError
 
     path = _write(tmp_path, GOOD, {**GOOD, "id": "q2"}, "", {**GOOD, "question": "again?"})
     with pytest.raises(HomeDataError) as err:
@@ -79,7 +79,7 @@ def test_a_repeated_id_is_an_error_naming_both_lines_whatever_may_be_skipped(tmp
 
 
 def test_a_relevant_task_the_traces_lack_is_an_error_naming_the_line(tmp_path):
-    from tracerag.retrievers.home import HomeDataError
+    from tracerag.home_commands.file_fields import HomeDataError
 
     path = _write(tmp_path, GOOD, {**GOOD, "id": "q2", "relevant_task_ids": ["plant-0001", "plant-0099"]})
     assert len(load_experience_queries(tmp_path)) == 2  # without the traces nothing to check against

@@ -8,7 +8,8 @@ import pytest
 
 from tracerag.datasets.smarthome import load_dataset, load_queries
 from tracerag.device_operations import OPERATIONS
-from tracerag.retrievers.home import Home, HomeDataError
+from tracerag.home_commands.file_fields import HomeDataError
+from tracerag.home_commands.home import Home
 from tracerag.retrievers.read_report import DataSetShrunk, ReadReport
 
 GOOD = {"id": "q1", "query": "打开客厅的灯",

@@ -17,13 +17,13 @@ from conftest import ABSTRACTS, AgentEngine, FakeEngine, PlannerEngine, ToolResu
 from lm_server import StubLMServer
 from remote_services import RemoteService
 
+from tracerag.home_commands.index_params import IndexParams
 from tracerag.programs.command_retrieval import CommandRetrieval
 from tracerag.programs.experience_retrieval import ExperienceConfig, ExperienceRetrieval
 from tracerag.programs.guarded_step import BREAKER, Stages
 from tracerag.programs.search_agent import SearchAgent
 from tracerag.programs.self_reflective_rag import RAGConfig, SelfReflectiveRAG
 from tracerag.programs.traceable_planner import TraceablePlanner
-from tracerag.retrievers.command_index import IndexParams
 from tracerag.retrievers.corpus import ingest_documents
 from tracerag.retrievers.cosine_bank import CosineBank
 from tracerag.retrievers.experience_bank import build_experience_bank
@@ -359,7 +359,7 @@ def test_concurrent_calls_wait_for_the_remote_services_without_a_thread_each(rem
 def test_command_search_awaits_a_remote_embedder_without_a_thread_each(remote, home_dir):
     """CommandRetrieval over a remote embedder: the texts its index search embeds are awaited first, so 16
     calls on ONE worker thread take about one latency, with the predictions of the sync path."""
-    from tracerag.retrievers.command_index import CommandIndex
+    from tracerag.home_commands.home_index import CommandIndex
     from tracerag.retrievers.home import Home
 
     program = CommandRetrieval(CommandIndex(Home.load(home_dir), remote.embedder()))

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from tracerag.datasets.smarthome import resolve_dataset
-from tracerag.home_commands.command_index import CommandIndex
 from tracerag.home_commands.home import Home
+from tracerag.home_commands.home_index import CommandIndex
 from tracerag.programs.command_retrieval import CommandRetrieval
 
 COLOURS = {"zh": ["红色", "绿色", "蓝色", "紫色", "橙色"], "en": ["red", "green", "blue", "purple", "orange"]}

@@ -11,8 +11,8 @@ from __future__ import annotations
 import pytest
 from conftest import write_home
 
-from tracerag.home_commands.command_index import CommandIndex
 from tracerag.home_commands.home import Home
+from tracerag.home_commands.home_index import CommandIndex
 from tracerag.programs.command_retrieval import CommandRetrieval
 
 SPECS = {

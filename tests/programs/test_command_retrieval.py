@@ -3,8 +3,8 @@
 import dspy
 import pytest
 
+from tracerag.home_commands.index_params import IndexParams
 from tracerag.programs.command_retrieval import CommandRetrieval
-from tracerag.retrievers.command_index import IndexParams
 
 LIGHT_ON = {"action": "打开", "type_hint": "Light", "name_hint": "", "scope_include": ["客厅"],
             "scope_exclude": [], "quantifier": "one"}

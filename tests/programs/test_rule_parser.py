@@ -3,8 +3,8 @@
 import pytest
 from conftest import write_home
 
+from tracerag.home_commands.home_index import CommandIndex
 from tracerag.programs.rule_parser import parse_without_lm
-from tracerag.retrievers.command_index import CommandIndex
 from tracerag.retrievers.home import Home
 
 
@@ -59,7 +59,7 @@ def test_a_lamp_named_after_a_room_word_does_not_hide_the_rooms(tmp_path, embedd
     assert sorted(parse_without_lm("除了卧室，其他灯都关了", index).scope_exclude) == ["二楼主卧", "二楼次卧"]
     # the whole name excepts that one lamp (by name), not the bedrooms
     assert parse_without_lm("除了卧室小夜灯，其他灯都关了", index).scope_exclude == ["卧室小夜灯"]
-    assert index.excepted_devices(parse_without_lm("除了卧室小夜灯，其他灯都关了", index)) == ["卧室小夜灯"]
+    assert index.names.excepted_devices(parse_without_lm("除了卧室小夜灯，其他灯都关了", index)) == ["卧室小夜灯"]
 
 
 def test_a_device_named_as_the_exception_is_not_the_name_hint(index):
@@ -98,7 +98,7 @@ _PARSE_SCRIPT = """
 import json, sys
 from tracerag.datasets.smarthome import resolve_dataset
 from tracerag.programs.command_retrieval import CommandRetrieval
-from tracerag.retrievers.command_index import CommandIndex
+from tracerag.home_commands.home_index import CommandIndex
 from tracerag.retrievers.embedders import LocalUSEEmbedder
 from tracerag.retrievers.home import Home
 out = []

@@ -2,8 +2,9 @@
 
 from conftest import ROOMS, SPECS, write_home
 
+from tracerag.home_commands.home_index import CommandIndex
+from tracerag.home_commands.index_params import IndexParams
 from tracerag.programs.rule_parser import parse_without_lm
-from tracerag.retrievers.command_index import CommandIndex, IndexParams
 from tracerag.retrievers.home import Home
 from tracerag.signatures.query_ir import QueryIR
 

@@ -7,8 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tracerag.home_commands.home import Home
+from tracerag.home_commands.spec_file import MAX_VALUES_PER_COMMAND
 from tracerag.retrievers.command_docs import _join_new_phrases, _JoinedText, command_texts
-from tracerag.retrievers.home import MAX_VALUES_PER_COMMAND, Home
 
 
 def _quadratic_join(parts: list[str], chinese: bool) -> str:

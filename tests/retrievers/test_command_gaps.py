@@ -9,8 +9,8 @@ import pytest
 from conftest import write_home
 
 from tracerag.datasets.smarthome import resolve_dataset
+from tracerag.home_commands.home_index import CommandIndex
 from tracerag.programs.command_retrieval import CommandRetrieval, build_indexes
-from tracerag.retrievers.command_index import CommandIndex
 from tracerag.retrievers.home import Home
 
 HOMES = ("home_en", "home_small", "home_medium", "home_large")

@@ -7,8 +7,10 @@ from conftest import SPECS, write_home
 from tracerag.datasets.smarthome import resolve_dataset
 from tracerag.embedding.embedders import LexicalEmbedder
 from tracerag.home_commands.command_docs import command_text, subject_phrases
-from tracerag.home_commands.command_index import CommandIndex, IndexParams
-from tracerag.home_commands.home import CommandSpec, Device, Home, ValueOption
+from tracerag.home_commands.devices import CommandSpec, Device, ValueOption
+from tracerag.home_commands.home import Home
+from tracerag.home_commands.home_index import CommandIndex
+from tracerag.home_commands.index_params import IndexParams
 from tracerag.programs.rule_parser import parse_without_lm
 from tracerag.signatures.query_ir import QueryIR
 
@@ -18,15 +20,15 @@ def top(index, query, ir=None, k=10):
 
 
 def test_command_documents_are_pure_semantic_text(index):
-    for text in index.doc_texts:
+    for text in index.table.doc_texts:
         assert "main-" not in text and "Light" not in text.split() and "switchLevel" not in text
     ac_mode = next(c for d in index.home.devices for c in d.commands if c.id.endswith("setAirConditionerMode"))
     assert "制冷" in command_text(ac_mode) and "制热" in command_text(ac_mode)
 
 
 def test_identical_documents_are_embedded_once(index):
-    assert len(index.doc_texts) < len(index.rows)
-    assert index.doc_vectors.shape == (len(index.doc_texts), index.embedder.dim)
+    assert len(index.table.doc_texts) < len(index.table.rows)
+    assert index.table.doc_vectors.shape == (len(index.table.doc_texts), index.embedder.dim)
 
 
 def test_turn_on_living_room_light_does_not_land_on_the_shade(index):
@@ -106,7 +108,7 @@ def test_query_latency_is_milliseconds(index):
 def test_empty_home(tmp_path, embedder):
     index = CommandIndex(Home.load(write_home(tmp_path / "empty", devices=[])), embedder)
     assert index.search(QueryIR(), "打开灯") == []
-    assert np.asarray(index.doc_vectors).shape[0] == 0
+    assert np.asarray(index.table.doc_vectors).shape[0] == 0
 
 
 def test_rooms_are_found_by_short_form(tmp_path, embedder):
@@ -114,18 +116,18 @@ def test_rooms_are_found_by_short_form(tmp_path, embedder):
     devices = [("a", "餐厅吊灯", "r1", "Light", "p-light"), ("b", "镜前灯", "r2", "Light", "p-light"),
                ("c", "镜前灯", "r3", "Light", "p-light"), ("d", "床头灯", "r4", "Light", "p-light")]
     index = CommandIndex(Home.load(write_home(tmp_path / "floors", devices=devices, rooms=rooms)), embedder)
-    assert index.mentioned_rooms("打开餐厅的灯") == ["一楼餐厅"]
-    assert sorted(index.mentioned_rooms("关掉所有卫生间的灯")) == ["一楼卫生间", "二楼卫生间"]
-    assert index.mentioned_rooms("打开二楼主卧的灯") == ["二楼主卧"]
+    assert index.names.mentioned_rooms("打开餐厅的灯") == ["一楼餐厅"]
+    assert sorted(index.names.mentioned_rooms("关掉所有卫生间的灯")) == ["一楼卫生间", "二楼卫生间"]
+    assert index.names.mentioned_rooms("打开二楼主卧的灯") == ["二楼主卧"]
     # a label's room words are not part of its name
-    assert index.name_key("餐厅吊灯") == ("吊", "灯")
+    assert index.names.name_key("餐厅吊灯") == ("吊", "灯")
 
 
 def test_one_shared_character_is_weak_name_evidence(index):
-    scores = dict(zip([d.device_id for d in index.home.devices], index.name_scores("把灯光调到50%"), strict=True))
+    scores = dict(zip([d.device_id for d in index.home.devices], index.names.name_scores("把灯光调到50%"), strict=True))
     # "调" of 空调 inside 调到 must not make the air conditioners the named devices
     assert scores["ac-bed"] < 0.3 and scores["ac-bed"] <= max(scores["light-bed"], scores["light-living-1"])
-    assert index.name_scores("打开老伙计")[[d.device_id for d in index.home.devices].index("lamp-study")] == 1.0
+    assert index.names.name_scores("打开老伙计")[[d.device_id for d in index.home.devices].index("lamp-study")] == 1.0
 
 
 def test_english_utterance_is_also_searched_as_said():
@@ -263,8 +265,8 @@ def test_mute_is_not_unmute_in_the_bundled_english_home(embedder, utterance, com
 
 def test_a_negated_verb_names_nothing(tmp_path, embedder):
     index = _audio_home(tmp_path, embedder, "zh")
-    assert not index.verb_scores("电视不用静音了").any()
-    assert index.verb_scores("电视静音").min() == -1.0
+    assert not index.verbs.scores("电视不用静音了").any()
+    assert index.verbs.scores("电视静音").min() == -1.0
 
 
 def test_the_name_index_grows_linearly_a_1_mb_label_indexes_in_seconds_with_bounded_memory(home_dir, embedder):
@@ -272,7 +274,7 @@ def test_the_name_index_grows_linearly_a_1_mb_label_indexes_in_seconds_with_boun
     import time
     import tracemalloc
 
-    from tracerag.home_commands.command_index import NAME_RUN_MAX, NAME_TOKENS_MAX
+    from tracerag.home_commands.home_names import NAME_RUN_MAX, NAME_TOKENS_MAX
     from tracerag.programs.command_retrieval import CommandRetrieval
 
     CommandRetrieval(CommandIndex(Home.load(home_dir), embedder))(query="打开客厅的灯")  # the embedder warm
@@ -290,14 +292,14 @@ def test_the_name_index_grows_linearly_a_1_mb_label_indexes_in_seconds_with_boun
         tracemalloc.stop()
     assert pred.candidates and elapsed < 10.0, elapsed
     assert peak < 200_000_000, peak  # the transient token list of the label; the index itself is bounded
-    assert max(map(len, index.name_keys)) == NAME_TOKENS_MAX
-    assert len(index.name_runs) <= len(home.devices) * (NAME_TOKENS_MAX * (NAME_RUN_MAX - 1) + 1)
+    assert max(map(len, index.names.name_keys)) == NAME_TOKENS_MAX
+    assert len(index.names.name_runs) <= len(home.devices) * (NAME_TOKENS_MAX * (NAME_RUN_MAX - 1) + 1)
 
 
 def test_runs_of_short_names_are_all_indexed():
     home = Home("h", [Device("d1", "小米风扇", "", "Fan", "p", ())], [])
     index = CommandIndex(home, LexicalEmbedder())
-    assert index.name_runs == {("小", "米"), ("米", "风"), ("风", "扇"), ("小", "米", "风"), ("米", "风", "扇"),
+    assert index.names.name_runs == {("小", "米"), ("米", "风"), ("风", "扇"), ("小", "米", "风"), ("米", "风", "扇"),
                                ("小", "米", "风", "扇")}
 
 
@@ -308,7 +310,7 @@ def test_a_floor_said_with_a_room_on_it_is_that_room():
               "客厅": "一楼", "书房": "一楼"}
     home = Home("h", [Device("d1", "Living Room Blinds", "Living Room", "Blind", "p", ())], rooms, floors=floors)
     index = CommandIndex(home, LexicalEmbedder())
-    assert index.mentioned_rooms("open the Living Room Blinds downstairs") == ["Living Room"]
-    assert index.mentioned_rooms("给一楼客厅空调打开") == ["客厅"]
-    assert sorted(index.mentioned_rooms("lights off downstairs")) == ["Living Room", "Office"]
-    assert sorted(index.mentioned_rooms("客厅和书房的灯关掉")) == ["书房", "客厅"]
+    assert index.names.mentioned_rooms("open the Living Room Blinds downstairs") == ["Living Room"]
+    assert index.names.mentioned_rooms("给一楼客厅空调打开") == ["客厅"]
+    assert sorted(index.names.mentioned_rooms("lights off downstairs")) == ["Living Room", "Office"]
+    assert sorted(index.names.mentioned_rooms("客厅和书房的灯关掉")) == ["书房", "客厅"]

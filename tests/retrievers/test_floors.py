@@ -8,8 +8,8 @@ import json
 import pytest
 from conftest import DEVICES, write_home
 
+from tracerag.home_commands.home_index import CommandIndex
 from tracerag.programs.command_retrieval import CommandRetrieval
-from tracerag.retrievers.command_index import CommandIndex
 from tracerag.retrievers.home import Home
 
 FLOORS = {"r-living": "一楼", "r-kitchen": "一楼", "r-bed": "二楼", "r-study": "二楼"}

@@ -3,7 +3,8 @@ import json
 import pytest
 from conftest import DEVICES, SPECS, write_home
 
-from tracerag.retrievers.home import Home, HomeDataError
+from tracerag.home_commands.file_fields import HomeDataError
+from tracerag.home_commands.home import Home
 
 
 def test_loads_devices_rooms_and_main_commands(home_dir):
@@ -75,7 +76,7 @@ def test_not_a_home_directory(tmp_path):
 
 def test_jsonl_lines_end_at_newline_only(tmp_path):
     """U+2029 inside a JSON string is legal; str.splitlines would cut the line there."""
-    from tracerag.retrievers.home import HomeDataError, iter_jsonl
+    from tracerag.home_commands.file_fields import HomeDataError, iter_jsonl
 
     path = tmp_path / "q.jsonl"
     path.write_text('{"id": "a", "query": "one\u2029two"}\n\n[1]\n', encoding="utf-8")
@@ -174,7 +175,8 @@ LONG = "客厅" + "灯" * 1_000_000
 
 
 def test_long_free_text_is_cut_at_load(home_dir):
-    from tracerag.retrievers.home import DESCRIPTION_MAX, LABEL_MAX
+    from tracerag.home_commands.device_files import LABEL_MAX
+    from tracerag.home_commands.spec_file import DESCRIPTION_MAX
 
     _write_devices(home_dir, lambda d: d["items"][0].update(label=LONG))
     (home_dir / "rooms.json").write_text(json.dumps({"items": [{"roomId": "r-living", "name": LONG}]}))
@@ -195,8 +197,8 @@ def test_a_long_description_is_cut_at_load(home_dir):
 def test_a_home_with_a_1_mb_label_loads_indexes_and_answers_within_a_second(tmp_path, embedder):
     import time
 
+    from tracerag.home_commands.home_index import CommandIndex
     from tracerag.programs.command_retrieval import CommandRetrieval
-    from tracerag.retrievers.command_index import CommandIndex
 
     CommandRetrieval(CommandIndex(Home.load(write_home(tmp_path / "warm")), embedder))(query="打开客厅的灯")
     devices = [("light-living-1", "".join(chr(0x4E00 + i % 20000) for i in range(1_000_000)), "r-living",
@@ -316,9 +318,9 @@ def test_a_fifo_or_directory_is_refused_without_blocking(home_dir, name):
 
 
 def test_an_oversized_file_is_one_clear_line(home_dir, monkeypatch):
-    import tracerag.retrievers.home as home_module
+    import tracerag.home_commands.file_fields as file_fields
 
-    monkeypatch.setattr(home_module, "MAX_FILE_BYTES", 100)
+    monkeypatch.setattr(file_fields, "MAX_FILE_BYTES", 100)
     with pytest.raises(HomeDataError, match=r"spec\.jsonl: [\d,]+ bytes is over the 100-byte limit for one file"):
         Home.load(home_dir)
 
@@ -390,8 +392,8 @@ def test_a_spec_type_that_is_no_argument_type_reads_as_not_stated_and_the_comman
                                                                                                  embedder):
     from conftest import SPECS
 
+    from tracerag.home_commands.home_index import CommandIndex
     from tracerag.programs.command_retrieval import CommandRetrieval
-    from tracerag.retrievers.command_index import CommandIndex
     from tracerag.smarthome.execute import SmartThingsTarget, execute
 
     specs = json.loads(json.dumps(SPECS))

@@ -10,8 +10,9 @@ from conftest import make_trace, write_traces
 
 from tracerag.datasets.experience import load_experience_queries
 from tracerag.datasets.smarthome import load_queries
+from tracerag.home_commands.file_fields import HomeDataError
+from tracerag.home_commands.home import Home
 from tracerag.retrievers.corpus import CorpusError, read_documents
-from tracerag.retrievers.home import Home, HomeDataError
 from tracerag.retrievers.read_report import DataSetShrunk, NumberTooLong, ReadReport, load_json
 from tracerag.retrievers.traces import load_traces
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tracerag.home_commands.home import CommandSpec, ValueOption
+from tracerag.home_commands.devices import CommandSpec, ValueOption
 from tracerag.home_commands.value_ranges import (
     DEFAULT_RANGES,
     check_value,

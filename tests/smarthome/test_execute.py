@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from smarthome_fakes import TOKEN, FakeHomeAssistant, FakeSmartThings
 
+from tracerag.home_commands.home_index import CommandIndex
 from tracerag.programs.command_retrieval import CommandRetrieval
-from tracerag.retrievers.command_index import CommandIndex
 from tracerag.retrievers.command_results import BulkGroup, BulkPlan
 from tracerag.retrievers.home import Home
 from tracerag.smarthome.cli import add_execute_arguments, add_home_commands, execute_from_args, run_home_command

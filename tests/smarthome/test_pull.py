@@ -8,8 +8,8 @@ import shutil
 import pytest
 from smarthome_fakes import BUNDLED, TOKEN, FakeHomeAssistant, FakeSmartThings, queries
 
+from tracerag.home_commands.home_index import CommandIndex
 from tracerag.programs.command_retrieval import CommandRetrieval
-from tracerag.retrievers.command_index import CommandIndex
 from tracerag.retrievers.home import Home
 from tracerag.smarthome.homeassistant import HomeAssistantError, category, pull_homeassistant, room_name
 from tracerag.smarthome.smartthings import SmartThingsError, capability_commands, pull_smartthings
@@ -157,10 +157,10 @@ def test_homeassistant_pull_maps_entities_areas_and_floors(ha_pull, embedder):
 def test_homeassistant_floor_is_said_with_the_room(ha_pull, embedder):
     out, _, _, _ = ha_pull
     index = CommandIndex(Home.load(out), embedder)
-    assert index.mentioned_rooms("turn on the guest room lights") == ["First Floor Guest Room",
+    assert index.names.mentioned_rooms("turn on the guest room lights") == ["First Floor Guest Room",
                                                                       "Second Floor Guest Room"]
-    assert index.mentioned_rooms("turn on the second floor guest room light") == ["Second Floor Guest Room"]
-    assert index.mentioned_rooms("switch off the kitchen lights") == ["Kitchen"]
+    assert index.names.mentioned_rooms("turn on the second floor guest room light") == ["Second Floor Guest Room"]
+    assert index.names.mentioned_rooms("switch off the kitchen lights") == ["Kitchen"]
 
 
 def test_homeassistant_bundled_queries_find_their_device(ha_pull, embedder):

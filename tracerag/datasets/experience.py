@@ -33,7 +33,7 @@ from ..data_files.read_report import (
     read_regular,
     text_problem,
 )
-from ..home_commands.home import HomeDataError
+from ..home_commands.file_fields import HomeDataError
 from .smarthome import SPLITS, resolve_dataset, split_of
 
 __all__ = ["ExperienceQuery", "load_experience_queries"]

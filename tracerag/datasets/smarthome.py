@@ -32,7 +32,8 @@ from ..data_files.bundled import BUNDLED_ROOT, resolve_dataset  # noqa: F401  (B
 from ..data_files.jsonl import iter_json_lines
 from ..data_files.read_report import ReadReport, Unreadable, not_finite, text_problem
 from ..device_operations import OPERATIONS
-from ..home_commands.home import MAX_FILE_BYTES, Home, HomeDataError
+from ..home_commands.file_fields import MAX_FILE_BYTES, HomeDataError
+from ..home_commands.home import Home
 from ..signatures.query_ir import DEVICE_CATEGORIES, UNKNOWN_CATEGORY, QueryIR
 
 QUERIES_FILE = "queries.jsonl"

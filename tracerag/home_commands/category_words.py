@@ -3,7 +3,7 @@
 The index never needs them to rank (device names and command documents carry the home's own words),
 but two checks do: whether an LM's ``type_hint`` contradicts the kind the utterance itself names
 ("打开客厅的灯" is about a Light, never a Lock), and whether an utterance names the kind of a sensitive
-device at all (see ``command_safety``). A word may name several categories ("门": a door, a garage door
+device at all (see ``sensitive_requests``). A word may name several categories ("门": a door, a garage door
 or a lock; "音箱": NetworkAudio or Speaker), so every lookup answers a set.
 
 Chinese words match as substrings, except where a compound means something else: 门 in 门铃 (doorbell),
@@ -16,6 +16,8 @@ from __future__ import annotations
 import re
 import unicodedata
 from functools import cache, lru_cache
+
+from .text_match import tokens
 
 # category -> (Chinese words, English words); the first Chinese word is the general word for the kind (窗帘 names
 # every blind, 纱帘 the sheer ones)
@@ -86,6 +88,11 @@ def word_pattern(zh: tuple[str, ...], en: tuple[str, ...]) -> re.Pattern:
 @cache
 def _patterns() -> tuple[tuple[str, re.Pattern], ...]:
     return tuple((category, word_pattern(zh, en)) for category, (zh, en) in CATEGORY_WORDS.items())
+
+
+def category_name_words(category: str) -> tuple[str, ...]:
+    """"AirConditioner" -> ("air", "conditioner"): category names as words a user may say."""
+    return tokens(" ".join(re.findall(r"[A-Z][a-z]*|[a-z]+", category)))
 
 
 def general_word(category: str) -> str | None:

@@ -46,8 +46,8 @@ class CommandChoice:
         found = self._places.get(operation)
         if found is None:
             index = self.index
-            found = np.asarray([rank_in(operation, index._command_of(*slot)) for slot in index.slots] or [-1],
-                               dtype=np.int64)[:len(index.slots)]
+            found = np.asarray([rank_in(operation, index.table.spec(*slot)) for slot in index.table.slots] or [-1],
+                               dtype=np.int64)[:len(index.table.slots)]
             self._places[operation] = found
         return found
 
@@ -80,16 +80,16 @@ class CommandChoice:
         found = self._able.get(operation)
         if found is None:
             index = self.index
-            found = self._able[operation] = np.bincount(index.row_device[self.performing(operation)],
+            found = self._able[operation] = np.bincount(index.table.row_device[self.performing(operation)],
                                                         minlength=len(index.home.devices)) > 0
         return found
 
     def _rows_performing(self, operation: str) -> np.ndarray:
         index = self.index
-        rows = self.place(operation)[index.row_slot] >= 0
+        rows = self.place(operation)[index.table.row_slot] >= 0
         for stand_in in STANDS_FOR.get(operation, ()):
-            able = np.bincount(index.row_device[rows], minlength=len(index.home.devices)) > 0
-            rows = rows | ((self.place(stand_in)[index.row_slot] >= 0) & ~able[index.row_device])
+            able = np.bincount(index.table.row_device[rows], minlength=len(index.home.devices)) > 0
+            rows = rows | ((self.place(stand_in)[index.table.row_slot] >= 0) & ~able[index.table.row_device])
         return rows
 
     def qualified(self, utterance: str) -> np.ndarray:
@@ -97,8 +97,8 @@ class CommandChoice:
         index = self.index
         said = {capability for capability, words in QUALIFIERS.items() if words.search(utterance)}
         if not said:
-            return np.zeros(len(index.slots), dtype=np.float32)
-        return np.asarray([index._command_of(*slot).capability in said for slot in index.slots], dtype=np.float32)
+            return np.zeros(len(index.table.slots), dtype=np.float32)
+        return np.asarray([index.table.spec(*slot).capability in said for slot in index.table.slots], dtype=np.float32)
 
     def row_scores(self, operation: str, argument: np.ndarray, subject: np.ndarray | None = None) -> np.ndarray:
         """Per row: how well it performs ``operation`` for the value said (-inf where it does not). ``argument``
@@ -112,7 +112,7 @@ class CommandChoice:
             place = np.where(place >= 0, place, np.where(other >= 0, other + 1_000 * n, -1))
         fit = _VALUE_FIT * np.clip(argument, -1.0, 1.0) + (0.0 if subject is None else np.clip(subject, -1.0, 1.0))
         slot = np.where(place >= 0, fit - 0.01 * place, -np.inf)
-        scores = slot[index.row_slot] if len(index.rows) else np.zeros(0)
+        scores = slot[index.table.row_slot] if len(index.table.rows) else np.zeros(0)
         return np.where(self.performing(operation), scores, -np.inf)
 
     def device_rows(self, scores: np.ndarray, allowed: np.ndarray | None = None) -> np.ndarray:
@@ -124,7 +124,7 @@ class CommandChoice:
         finite = np.flatnonzero(np.isfinite(scores))
         if finite.size:
             order = finite[np.lexsort((finite, -scores[finite]))]  # best first, ties to the earlier row
-            device = index.row_device[order]
+            device = index.table.row_device[order]
             first = np.unique(device, return_index=True)[1]
             out[device[first]] = order[first]
         return out

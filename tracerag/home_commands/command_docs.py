@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from functools import cache, lru_cache
 
-from .home import CommandSpec
+from .devices import CommandSpec
 from .text_match import contains, join_tokens, split_on_phrases, tokens
 
 _CJK = re.compile(r"[\u3400-\u9fff]")

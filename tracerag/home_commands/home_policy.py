@@ -1,6 +1,6 @@
 """A home's own safety policy: ``policy.json`` beside ``devices.json`` (optional).
 
-The built-in table of sensitive commands (``command_safety.SENSITIVE_KINDS``: unlocking, opening doors,
+The built-in table of sensitive commands (``sensitive_commands.SENSITIVE_KINDS``: unlocking, opening doors,
 disarming, opening valves, turning on ovens) covers what is dangerous in every home; a home adds what is
 dangerous in it:
 

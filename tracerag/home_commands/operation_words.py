@@ -194,7 +194,7 @@ _SENSES_EN: tuple[tuple[str, str, Reading], ...] = (
      r"\bkill\b|\bdisable\b|"
      r"\b(?:lights?|lamps?)\s+out\b|\boff\b", SWITCH, _OFF),
     (rf"\b(?:turn|switch|power|put|flip|bring|get)\s+{_E}on\b|\blight\s+(?:\w+\s+){{0,3}}?up\b|\benable\b|"
-     r"\b(?:lights?|lamps?)\s+on\b|"
+     r"\b(?:lights?|lamps?)\s+on\b(?=\s*(?:$|[,.!?]|please|now|again|in\b|for\b|thanks))|"
      r"(?:^|[,.;!?]\s*|\b(?:please|and|then)\s+)light\s+(?:the|my|our)\b|"
      r"\bon\b(?=\s*(?:please|now|again|for\s+me|thanks?)?\s*[.!?]*\s*$)", SWITCH, _ON),
     (r"\b(?:open(?:s|ed|ing)?|raise[sd]?|lift(?:s|ed)?)\s+up\b|\bopen(?:s|ed|ing)?\b|\bpull\s+up\b|\bput\s+up\b|"
@@ -394,10 +394,10 @@ def _verb_text(utterance: str, index) -> str:
     said = tokens(utterance)
     # whole names, and runs of two or more words of a Latin name ("open shelf" of Open Shelf Light); a run of a
     # Chinese name may be a verb of its own (充电 of 充电桩)
-    names = [p for p in (*index.name_phrases.found_in(said), *index._label_phrases.found_in(said))
+    names = [p for p in (*index.names.name_phrases.found_in(said), *index.names.label_phrases.found_in(said))
              if not is_kind_word(join_tokens(p))]  # "light" stays: "lights out"
-    phrases = {*index.room_phrases.found_in(said), *names,
-               *(p for p in index.run_phrases.found_in(said) if len(p) >= 2 and all(t.isascii() for t in p))}
+    phrases = {*index.rooms.phrases.found_in(said), *names,
+               *(p for p in index.names.run_phrases.found_in(said) if len(p) >= 2 and all(t.isascii() for t in p))}
     for phrase in sorted(phrases, key=lambda p: (-len(p), p)):  # with the number that ends a name (庭院灯8)
         utterance = re.sub(phrase_pattern(phrase).pattern + r"(?:[ \t]*[0-9]+(?![0-9%.]))?", " · ", utterance,
                            flags=re.IGNORECASE)
@@ -414,15 +414,16 @@ def kinds_meant(index, ir, text: str) -> frozenset[str]:
         return frozenset({ir.type_hint})
     by_name = named(index, text)
     if ir.name_hint and not by_name.any():
-        by_name = index.devices_named(ir.name_hint)
+        by_name = index.names.devices_named(ir.name_hint)
     if by_name.any():
-        return frozenset(index.device_categories[by_name >= by_name.max()].tolist()) - {""}
-    said = categories_said(index.without_names(text))
-    kinds = frozenset(kind for kind in said if kind in index.categories) or \
-        frozenset(stand_in for kind in said for stand_in in _NAMED_AS.get(kind, ()) if stand_in in index.categories)
-    rooms = index.mentioned_rooms(text)
+        return frozenset(index.table.device_categories[by_name >= by_name.max()].tolist()) - {""}
+    said = categories_said(index.names.without_names(text))
+    categories = index.table.categories
+    kinds = frozenset(kind for kind in said if kind in categories) or \
+        frozenset(stand_in for kind in said for stand_in in _NAMED_AS.get(kind, ()) if stand_in in categories)
+    rooms = index.names.mentioned_rooms(text)
     if rooms and len(kinds) > 1:
-        there = frozenset(index.device_categories[index.in_rooms(rooms)].tolist()) & kinds
+        there = frozenset(index.table.device_categories[index.rooms.devices_in(rooms)].tolist()) & kinds
         return there or kinds
     return kinds
 
@@ -454,15 +455,15 @@ def operation_in(index, text: str, kinds: frozenset[str]) -> str | None:
 def _performed(index, operation: str, kinds: frozenset[str]) -> bool:
     """Whether some device of these kinds in the home can do the operation."""
     return index.memo(("performed", operation, kinds), lambda: bool(
-        (choice_of(index).devices_able(operation) & index.in_categories(kinds)).any()))
+        (choice_of(index).devices_able(operation) & index.table.in_categories(kinds)).any()))
 
 
 def _value_operation(index, text: str, kinds: frozenset[str]) -> str | None:
     """The setting operation of the commands whose listed value the text names (on devices of ``kinds``)."""
-    named = np.flatnonzero(index.values_named(text))
+    named = np.flatnonzero(index.arguments.values_named(text))
     found: Counter = Counter()
     for slot in named.tolist():
-        device, position = index.slots[slot]
+        device, position = index.table.slots[slot]
         if kinds and index.home.devices[device].category not in kinds:
             continue
         performs = operations_of(index.home.devices[device].commands[position])

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from ..device_operations import OPERATIONS
-from .home import CommandSpec
+from .devices import CommandSpec
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@
   the Office Safe, not the Safe Room Lamp; "the front door" is the Front Door lock, not the Front Door
   Shades. Where none does, it names every device carrying it ("the pendant": Pendant 1 and Pendant 2).
 - A name said only to say where something is names nothing ("the blinds by the patio door", "门锁旁的灯":
-  ``CommandIndex.without_landmarks``), nor does a run that qualifies the word for another kind after it ("车库
+  ``HomeNames.without_landmarks``), nor does a run that qualifies the word for another kind after it ("车库
   的灯", "the oven door").
 
 ``named(index, text)`` gives, per device, how much of its name the text says in these terms (the characters
@@ -32,38 +32,38 @@ def named(index, text: str) -> np.ndarray:
 
 def _named(index, text: str) -> np.ndarray:
     out = np.zeros(len(index.home.devices), dtype=np.int64)
-    plain = index.without_landmarks(text)
+    plain = index.names.without_landmarks(text)
     said = tokens(plain)
-    rooms = index.mentioned_rooms(text)
-    there = index.in_rooms(rooms) if rooms else None
+    rooms = index.names.mentioned_rooms(text)
+    there = index.rooms.devices_in(rooms) if rooms else None
     # a label said to qualify the word for another kind after it names nothing ("阳台门口的灯": a light), nor one
     # said inside a longer run of another name ("the coop door": the Chicken Coop Door, not the one labelled Door)
-    longer = {*index.name_phrases.found_in(said), *index.run_phrases.found_in(said)}
-    labels = [label for label in _outermost(index._label_phrases.found_in(said))
+    longer = {*index.names.name_phrases.found_in(said), *index.names.run_phrases.found_in(said)}
+    labels = [label for label in _outermost(index.names.label_phrases.found_in(said))
               if not _qualifies_another_kind(join_tokens(label), plain)
               and not any(len(run) > len(label) and contains(run, label) for run in longer)]
     for label in labels:
         devices = np.zeros(len(out), dtype=bool)
-        devices[index._devices_labelled[label]] = True
+        devices[index.names.devices_labelled[label]] = True
         out[_in_rooms_said(index, devices, label, there)] = len("".join(label))
     for label in labels:  # a label said whole: its words name nothing else
         plain = phrase_pattern(label).sub(" · ", plain)
-    for room in sorted(index.room_phrases.found_in(tokens(plain)), key=lambda p: (-len(p), p)):  # nor a room's words
+    for room in sorted(index.rooms.phrases.found_in(tokens(plain)), key=lambda p: (-len(p), p)):  # nor a room's words
         plain = phrase_pattern(room).sub(" · ", plain)
     said = tokens(plain)
     words = {(t,) for t in said if t.isascii() and len(t) >= 3 and not t.isdigit()}  # "the safe", "the oven"
-    runs = _outermost({*index.name_phrases.found_in(said), *index.run_phrases.found_in(said),
+    runs = _outermost({*index.names.name_phrases.found_in(said), *index.names.run_phrases.found_in(said),
                        *(w for w in words if index.names.carrying(w).any())})
     for run in runs:
         length = len("".join(run))
         if length < 2 or _qualifies_another_kind(join_tokens(run), plain):
             continue
         carriers = index.names.carrying(run)
-        heads = carriers & index.name_ends_with(run)
+        heads = carriers & index.names.name_ends_with(run)
         if is_kind_word(join_tokens(run)):
             # a word for a kind names only devices of that kind whose name holds it ("the valve" is no Gas Valve,
             # "the door" no Garage Door), and only in the rooms said; "the security system" no Security Floodlight
-            of_kind = index.in_categories(categories_said(join_tokens(run)))
+            of_kind = index.table.in_categories(categories_said(join_tokens(run)))
             meant = (heads if (heads & of_kind).any() else carriers) & of_kind
             meant = meant & there if there is not None else meant
             if not heads.any() or not meant.any():
@@ -81,7 +81,7 @@ def _in_rooms_said(index, devices: np.ndarray, words: tuple[str, ...], there: np
         return devices
     if (devices & there).any():
         return devices & there
-    carried = index.names.carrying(index.name_key(join_tokens(words)) or words) & there
+    carried = index.names.carrying(index.names.name_key(join_tokens(words)) or words) & there
     return carried if carried.any() else devices
 
 
@@ -111,6 +111,18 @@ def _qualifies_another_kind(word: str, text: str) -> bool:
     return True
 
 
+
+def kinds_acted_on(index, text: str) -> dict[str, list[str]]:
+    """The kinds of device the text names as what to act on (``categories_said``), with the words said; where
+    it names two kinds or more, outside the rooms it names ("the lights in Garage": Garage is a room)."""
+    said = categories_said(text)
+    if len(said) > 1:
+        said = categories_said(index.rooms.without_room_names(text)) or said
+    rooms = {join_tokens(r) for r in index.rooms.phrases.found_in(tokens(text))}
+    # "turn on the garage" where Garage is a room: the room, not its door
+    return {kind: words for kind, words in said.items() if not all(w in rooms for w in words)}
+
+
 # Words for a place in a home: a floor, or a kind of room. One the home cannot resolve is asked about, never
 # widened to the whole home ("turn off the first floor lights" where no floors are recorded).
 _PLACE_EN = re.compile(
@@ -137,7 +149,7 @@ def unresolved_places(index, text: str) -> list[str]:
         said = tokens(place)
         if any(len(word) > len(place) and place in word for word in kind_words):
             continue  # part of a word for a kind of device: 车库门, "garage door"
-        if index.names_a_room(place) or said in index.room_aliases or index.names.carrying(said).any() or \
+        if index.rooms.names_a_room(place) or said in index.rooms.aliases or index.names.carrying(said).any() or \
                 any(contains(tokens(floor), said) for floor in set(index.home.floors.values())):
             continue
         out.append(place)

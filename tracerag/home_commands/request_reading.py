@@ -1,6 +1,6 @@
 """What an utterance says as a request to act now: its clauses, what it excepts, and whether it is one at all.
 
-A sensitive command (``command_safety``) is asked for only by a plain request, so this reading errs on the
+A sensitive command (``sensitive_commands``) is asked for only by a plain request, so this reading errs on the
 side of "not a request": a negation anywhere ("别让烤箱开着", "don't ever unlock"), a question ("门锁开着吗",
 "is the garage open?"; "can you …?" is a request), a narration or a condition ("我刚才开了后门", "open the
 garage when I get home", "燃气阀打开的时候提醒我"), talk about a device rather than to it (a lock's log,

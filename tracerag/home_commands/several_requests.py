@@ -30,4 +30,4 @@ def _asks(index, clause: str) -> bool:
         return False
     verbs = any(role in (OPERATION, SWITCH) and meaning is not None
                 for _, role, meaning in words_said(verb_text(clause, index)))
-    return verbs and (bool(named(index, clause).any()) or bool(categories_said(index.without_names(clause))))
+    return verbs and (bool(named(index, clause).any()) or bool(categories_said(index.names.without_names(clause))))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .home import CommandSpec
+from .devices import CommandSpec
 from .numerals import number_text
 from .values import SaidValue
 

@@ -12,7 +12,7 @@ An utterance longer than ``MAX_UTTERANCE_CHARS`` is no command (the longest bund
 characters, and the search's cost grows with the length): no candidates, ``hint="too_long"``, no LM call.
 An utterance that asks the home for nothing costs no LM call either.
 
-Every path goes through ``home_commands.command_safety``: a sensitive command (unlock, open a door or a valve,
+Every path goes through ``home_commands.safety_screen``: a sensitive command (unlock, open a door or a valve,
 disarm, an oven on) the utterance did not ask for is never a candidate or in a plan (``withheld`` says what
 was held back), and the LM's parse is checked against the utterance and the home field by field
 (``hint="lm_overruled"``, ``lm_overruled`` names the checks, ``lm_parse`` keeps the parse as the LM gave it).
@@ -29,13 +29,14 @@ import dspy
 from ..device_operations import OTHER
 from ..embedding.http_embedder import with_embeddings
 from ..home_commands.category_words import categories_said
-from ..home_commands.command_index import CommandIndex
 from ..home_commands.command_results import BulkPlan
-from ..home_commands.command_safety import Screen, safety_of
+from ..home_commands.home_index import CommandIndex
+from ..home_commands.naming_scope import names_a_kind_only, names_an_area, says_one_device, says_the_kind_itself
 from ..home_commands.negation import read_negation
 from ..home_commands.operation_words import with_operation
 from ..home_commands.plain_verbs import plain_verbs
 from ..home_commands.referents import unresolved_places
+from ..home_commands.safety_screen import Screen, safety_of
 from ..home_commands.several_requests import first_request
 from ..home_commands.values import with_digits
 from ..signatures.command import ArbitrateCapability, CommandOption, ParseCommand
@@ -109,7 +110,7 @@ class CommandRetrieval(dspy.Module):
         # The LM reads the utterance as said; the rules, the safety checks and the search read its negations
         # first ("灯不用开了" asks for the lights off, "别锁门" for nothing to be done).
         plain = plain_verbs(query)
-        said = read_negation(with_digits(plain, index.name_spans(plain)))
+        said = read_negation(with_digits(plain, index.names.name_spans(plain)))
         text = first_request(index, said.text)  # several requests: the first, never a mix of two
         safety = safety_of(index)
         screen = safety.screen(text)
@@ -147,11 +148,11 @@ class CommandRetrieval(dspy.Module):
         if not withheld and not _has_intent(text, parsed, candidates):
             return self._prediction([], None, parsed, source, stages, index, hint="no_intent")
         bulk = None
-        one = parsed.is_bulk or not candidates or index.says_one_device(candidates[0].device_id, text)
-        area = not one and index.names_an_area(parsed, text)
+        one = parsed.is_bulk or not candidates or says_one_device(index, candidates[0].device_id, text)
+        area = not one and names_an_area(index, parsed, text)
         # no room and no device said, only a kind ("turn the lights off", "关百叶窗"): the home's devices of
         # that kind, as Home Assistant reads it (a plan over more than max_targets asks instead)
-        home_wide = not one and not area and source != "gold" and index.names_a_kind_only(parsed, text, candidates)
+        home_wide = not one and not area and source != "gold" and names_a_kind_only(index, parsed, text, candidates)
         area = area or home_wide
         if parsed.is_bulk or area:
             # an area's kind, where the parse gives none, is the kind of the device the search ranks
@@ -159,7 +160,7 @@ class CommandRetrieval(dspy.Module):
             scoped = parsed if parsed.is_bulk or parsed.has_category else \
                 parsed.model_copy(update={"type_hint": _kind_said(text, index) or candidates[0].category})
             # "the lights", "二楼的窗帘": a word for the kind, which no name of the plan need hold
-            if home_wide or index.says_the_kind_itself(scoped.name_hint, scoped.type_hint, text):
+            if home_wide or says_the_kind_itself(index, scoped.name_hint, scoped.type_hint, text):
                 scoped = scoped.model_copy(update={"name_hint": ""})
             other_kind = None if scoped.operation not in (None, OTHER) else screen.other_kind
             bulk = yield work(index.plan_bulk, scoped, text, blocked=screen.blocked, skipped=screen.skipped,
@@ -217,7 +218,7 @@ class CommandRetrieval(dspy.Module):
 
 def _kind_said(text: str, index: CommandIndex) -> str | None:
     """The one kind of device of this home the utterance names ("my shutter ... to 22%"), else None."""
-    kinds = [k for k in categories_said(text) if k in index.categories]
+    kinds = [k for k in categories_said(text) if k in index.table.categories]
     return kinds[0] if len(kinds) == 1 else None
 
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 import re
 
 from ..home_commands.command_docs import VERB_RUNS
-from ..home_commands.command_index import FILLER_TOKENS, CommandIndex
+from ..home_commands.home_index import CommandIndex
+from ..home_commands.home_names import FILLER_TOKENS
 from ..home_commands.operation_words import kinds_meant, operation_in, verb_text
 from ..home_commands.text_match import (
     contains,
@@ -51,24 +52,24 @@ def parse_without_lm(utterance: str, index: CommandIndex) -> QueryIR:
         clause = _excluded_clause(utterance)
         # a whole device name ("except the desk lamp", "书房台灯除外") excepts that device, room words and
         # all; part of a name does not (卧室 of a lamp called 卧室小夜灯 still names the bedrooms)
-        names = [name for name in (*index.name_phrases.found_in(tokens(clause)),
-                                   *index._label_phrases.found_in(tokens(clause))) if len("".join(name)) >= 2]
+        names = [name for name in (*index.names.name_phrases.found_in(tokens(clause)),
+                                   *index.names.label_phrases.found_in(tokens(clause))) if len("".join(name)) >= 2]
         if names:  # a device name, with the room words before it: the index excepts that device
             content = _content_tokens(clause)  # up to the name's end: "the bed lights" excepts "bed"
             excluded = [join_tokens(content[:max(_end_of(content, name) for name in names)])]
         else:
-            words = [*index.room_words(clause), *_unknown_words(clause, index)]
+            words = [*index.rooms.words_said(clause), *_unknown_words(clause, index)]
             excluded = list(dict.fromkeys(r for word in words
-                                          for r in (*index.rooms_meant_by(word), *index.room_aliases.get(word, ()))))
+                                          for r in (*index.rooms.meant_by(word), *index.rooms.aliases.get(word, ()))))
         wanted = utterance.replace(clause, " ") if clause.strip() else utterance
     elif _has_word(utterance, ALL_WORDS):
         quantifier = "all"
     # a room said inside the excluded clause qualifies what is excluded ("书房台灯除外"), never the scope
-    included = [r for r in index.mentioned_rooms(wanted) if r not in excluded]
+    included = [r for r in index.names.mentioned_rooms(wanted) if r not in excluded]
     # a device named in the excluded clause ("except the desk lamp") is the one device not wanted:
     # it must not become the name hint that bulk mode narrows the targets to
     parsed = QueryIR(action=_action(utterance, index), type_hint="Unknown",
-                     name_hint=_name_hint(index.without_landmarks(wanted), index),
+                     name_hint=_name_hint(index.names.without_landmarks(wanted), index),
                      scope_include=included, scope_exclude=excluded, quantifier=quantifier)
     operation = operation_in(index, verb_text(utterance, index), kinds_meant(index, parsed, utterance))
     return parsed.model_copy(update={"operation": operation}) if operation else parsed
@@ -109,7 +110,7 @@ def _unknown_words(text: str, index: CommandIndex) -> list[tuple[str, ...]]:
     rooms are 主卧 and 次卧). Only whole names count as device words here: 卧室 of a lamp called
     卧室小夜灯 is still a room word."""
     said = tokens(text)
-    return split_on_phrases(said, [*index.room_phrases.found_in(said), *index.name_phrases.found_in(said),
+    return split_on_phrases(said, [*index.rooms.phrases.found_in(said), *index.names.name_phrases.found_in(said),
                                    *_QUANTIFIER_TOKENS, *((t,) for t in FILLER_TOKENS)])
 
 
@@ -117,7 +118,8 @@ def _device_words(text: str, index: CommandIndex) -> list[tuple[str, ...]]:
     """The device names and name runs ("风扇" of 小米风扇) the text contains, and runs of Latin words a
     name holds in order ("hue spots" of Hue ambiance spot)."""
     said = tokens(text)
-    return [*index.name_phrases.found_in(said), *index.run_phrases.found_in(said), *_words_of_names(said, index)]
+    names = index.names
+    return [*names.name_phrases.found_in(said), *names.run_phrases.found_in(said), *_words_of_names(said, index)]
 
 
 def _words_of_names(said: tuple[str, ...], index: CommandIndex) -> list[tuple[str, ...]]:
@@ -143,9 +145,9 @@ def _name_hint(utterance: str, index: CommandIndex) -> str:
     out: they name a kind of device, not a device. A Latin word is a word: "lamp" names the lamps.
     """
     said = tokens(utterance)
-    named = {key for key in index.name_phrases.found_in(said) if len("".join(key)) >= 2}
+    named = {key for key in index.names.name_phrases.found_in(said) if len("".join(key)) >= 2}
     if not named:  # three or more words of names ("床头灯" of 床头灯左 and 床头灯右) name those devices
-        named = {run for run in index.run_phrases.found_in(said) if len(run) >= 3}
+        named = {run for run in index.names.run_phrases.found_in(said) if len(run) >= 3}
     if not named:  # Latin words a name holds in order ("hue spots")
         named = set(_words_of_names(said, index))
     # ties go to more characters (more specific), then to the one said first: never to a set's order
@@ -163,8 +165,8 @@ def _action(utterance: str, index: CommandIndex) -> str:
     Device words must go: "把所有空调都关了" should search for 关了, not for documents that
     mention 空调 ("设置空调模式")."""
     said = tokens(utterance)
-    rest = remove_phrases(said, [*index.room_phrases.possible_in(said), *_device_words(utterance, index),
-                                 *_QUANTIFIER_TOKENS, *((t,) for t in index.category_words_said(said))])
+    rest = remove_phrases(said, [*index.rooms.phrases.possible_in(said), *_device_words(utterance, index),
+                                 *_QUANTIFIER_TOKENS, *((t,) for t in index.names.category_words_said(said))])
     # a filler inside a verb phrase is part of it: 一 of "下一首" stays, or 下首 would mean nothing
     in_verb = phrase_mask(rest, VERB_RUNS)
     return join_tokens(tuple(t for t, verb in zip(rest, in_verb, strict=True) if verb or t not in FILLER_TOKENS))

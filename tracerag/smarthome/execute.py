@@ -36,8 +36,9 @@ from pathlib import Path
 from urllib.parse import quote
 
 from ..home_commands.command_results import BulkPlan
-from ..home_commands.command_safety import execution_hold
-from ..home_commands.home import CommandSpec, Home
+from ..home_commands.devices import CommandSpec
+from ..home_commands.home import Home
+from ..home_commands.sensitive_commands import execution_hold
 from ..home_commands.value_ranges import check_value, command_range
 from ..home_commands.values import Unreadable, read_value
 from .home_files import read_source
@@ -244,7 +245,7 @@ def execute(plan_or_prediction, home_source: Target, *, dry_run: bool = True, ho
     ``home`` is the Home the prediction was made on (for labels, each command's argument shape and the
     home's policy.json); by default the target's ``home_dir`` is read. ``query`` is the utterance (the
     source of argument values); by default the prediction's ``query``, else its parse's action phrase.
-    A sensitive command (``command_safety``: unlock, open a door, disarm, open a valve, an oven on, what
+    A sensitive command (``sensitive_commands``: unlock, open a door, disarm, open a valve, an oven on, what
     policy.json marks) is sent only with ``confirm_sensitive=True``; without it the device is reported
     ``needs_confirmation`` and nothing is sent for it."""
     report = ExecutionReport(home_source.kind, dry_run, source=home_source)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..data_files.read_report import FileProblem, NumberTooLong, load_json, read_regular
-from ..home_commands.home import HomeDataError, iter_jsonl
+from ..home_commands.file_fields import HomeDataError, iter_jsonl
 
 SOURCE_FILE = "source.json"
 

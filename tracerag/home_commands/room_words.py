@@ -1,0 +1,117 @@
+"""A home's rooms and floors as the words people say for them: full names, short forms, floors, kinds of room.
+
+People drop floors and wings ("餐厅" for 一楼餐厅), say a floor for every room on it ("二楼", "upstairs" where
+rooms.json records floors), and say a kind of room where the home's rooms have their own names ("卧室" where
+they are 主卧 and 次卧). ``RoomWords`` holds every such form with the rooms it names, judged from the home's
+own room names, and which devices stand in which rooms. Which rooms one utterance names, outside the device
+names it says, is read by ``home_names``.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+
+from .home import Home
+from .name_index import PhraseIndex, ordered
+from .text_match import contains, join_tokens, remove_phrases, tokens
+
+# Words for a kind of room -> the word whose first character the short forms of such rooms end in
+# (主卫, 客卫: 卫生间; 主卧, 次卧: 卧室). See `HomeNames.mentioned_rooms`.
+ROOM_KINDS = tuple((tokens(word), tokens(kind)) for word, kind in (
+    ("卫生间", "卫生间"), ("洗手间", "卫生间"), ("厕所", "卫生间"), ("浴室", "卫生间"),
+    ("卧室", "卧室"), ("卧房", "卧室")))
+
+
+class RoomWords:
+    """The room words of one home, and the rooms each names."""
+
+    def __init__(self, home: Home, device_rooms: np.ndarray):
+        self.aliases = room_aliases(home.rooms, home.floors)
+        self.phrases = PhraseIndex(self.aliases)  # longest first, as words_said reads them
+        self.tokens = {room: tokens(room) for room in home.rooms}
+        self._rank = {room: i for i, room in enumerate(self.tokens)}
+        self._rooms_with: dict[str, set[str]] = defaultdict(set)  # word -> rooms whose name holds it
+        self._rooms_ending: dict[str, list[str]] = defaultdict(list)  # last word -> rooms of 2+ words
+        for room, toks in self.tokens.items():
+            for t in toks:
+                self._rooms_with[t].add(room)
+            if len(toks) >= 2:
+                self._rooms_ending[toks[-1]].append(room)
+        self.code = {room: i for i, room in enumerate(dict.fromkeys([*home.rooms, *device_rooms]))}
+        self.device_codes = np.asarray([self.code[r] for r in device_rooms], dtype=np.int64)
+
+    def names_a_room(self, name: str) -> bool:
+        """Whether a name (a parse's scope entry) means some room of this home: a room's name, a short form,
+        a floor, or a word for a kind of room ("卧室" where the rooms are 主卧 and 次卧)."""
+        said = self.tokens.get(name) or tokens(name)
+        return name in self.code or said in self.aliases or bool(self.meant_by(said)) or \
+            any(contains(said, word) and self.meant_by(kind) for word, kind in ROOM_KINDS)
+
+    def words_said(self, utterance: str) -> list[tuple[str, ...]]:
+        """The room names and short forms the utterance says, longest first, none inside another."""
+        matched: list[tuple[str, ...]] = []
+        for alias in ordered(self.phrases.found_in(tokens(utterance)), self.phrases.rank):  # longest first
+            if not any(contains(m, alias) for m in matched):
+                matched.append(alias)
+        return matched
+
+    def meant_by(self, word: tuple[str, ...]) -> list[str]:
+        """Every room a room word may mean in this home, judged from the rooms' own names.
+
+        The rooms whose name contains the word ("bedroom" in "Master Bedroom"), and, for a Chinese
+        word, those whose name ends in its first character: short forms keep a word's first
+        character, so 主卧 and 次卧 are bedrooms (卧室) and 主卫 is a bathroom (卫生间) too. A single
+        Chinese character is no word.
+        """
+        if not word or (len(word) < 2 and not word[0].isascii()):
+            return []
+        holding = set.intersection(*(self._rooms_with.get(t, set()) for t in set(word)))
+        meant = {room for room in holding if contains(self.tokens[room], word)}
+        if not word[0].isascii():
+            meant.update(self._rooms_ending.get(word[0], ()))
+        return ordered(meant, self._rank)
+
+    def expand(self, names: list[str]) -> list[str]:
+        """The rooms a parse's room names stand for: a short form or a floor is every room it names."""
+        return [room for r in names for room in self.aliases.get(self.tokens.get(r) or tokens(r), (r,))]
+
+    def devices_in(self, rooms) -> np.ndarray:
+        """Per device: whether it is in one of these rooms (names the home does not have match nothing)."""
+        wanted = np.zeros(len(self.code), dtype=bool)
+        wanted[[self.code[r] for r in rooms if r in self.code]] = True
+        return wanted[self.device_codes]
+
+    def without_room_names(self, text: str) -> str:
+        """The text without the home's room names, for reading its verbs: 玄关 (entrance) says no 关 (close)."""
+        toks = tokens(text)
+        return join_tokens(remove_phrases(toks, self.phrases.possible_in(toks)))
+
+
+def room_aliases(rooms: list[str], floors: dict[str, str] | None = None) -> dict[tuple[str, ...], tuple[str, ...]]:
+    """Token form -> the rooms it names, longest forms first: each full name, plus each trailing run of
+    two or more tokens ("餐厅" for "一楼餐厅"; "卫生间" for every room ending in it), each leading run of
+    two or more tokens several rooms share ("二楼"), plus each floor's name for every room on it
+    (``floors``: room -> floor, where the home records floors). People drop floors and wings, and
+    "所有卫生间" means all of them."""
+    full = {tokens(r): r for r in rooms if tokens(r)}
+    aliases: dict[tuple[str, ...], set[str]] = defaultdict(set)
+    for toks, room in full.items():
+        aliases[toks].add(room)
+        for start in range(1, len(toks) - 1):
+            if toks[start:] not in full:
+                aliases[toks[start:]].add(room)
+    # a leading run of two or more tokens that several rooms share is their floor or wing ("二楼" of
+    # 二楼主卧 and 二楼次卧), even where the home records no floors
+    starts: dict[tuple[str, ...], set[str]] = defaultdict(set)
+    for toks, room in full.items():
+        for end in range(2, len(toks)):
+            starts[toks[:end]].add(room)
+    for run, owners in starts.items():
+        if len(owners) >= 2 and run not in full:
+            aliases[run] |= owners
+    for room, floor in (floors or {}).items():
+        if room in rooms and tokens(floor) and tokens(floor) not in full:
+            aliases[tokens(floor)].add(room)
+    return {alias: tuple(sorted(owners)) for alias, owners in sorted(aliases.items(), key=lambda kv: -len(kv[0]))}

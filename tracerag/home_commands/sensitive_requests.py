@@ -1,0 +1,172 @@
+"""Whether an utterance asks for a sensitive command: a request to act now, on that device, in so many words.
+
+A sensitive command (``sensitive_commands``) is chosen only when the utterance itself asks for it: a request to
+act now (``request_reading``: no negation, question, narration or condition), in one clause its verb said and
+its opposite not, the operation one the command performs (``operation_words``, read from the utterance, never
+from an LM), its device named (``referents.named``: by name, else by a word for its kind, in its room when a
+room is said), and not excepted. A word that only qualifies or locates another device ("车库的灯", "the lamp
+next to the oven") names nothing. What is not asked for is blocked by the screen (``safety_screen``).
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from ..signatures.query_ir import QueryIR
+from .category_words import CATEGORY_WORDS, normalised, word_pattern
+from .command_choice import choice_of
+from .command_docs import verb_phrases
+from .operation_words import SENSES, kinds_meant, operation_in, verb_text
+from .referents import kinds_acted_on, named
+from .request_reading import door_qualifiers, lock_qualifiers, points_back, read_request
+from .sensitive_commands import SENSITIVE_KINDS, SensitiveRows
+from .text_match import contains, tokens
+
+_DOOR_WORDS = frozenset({"门", "door", "gate"})
+_ENTRANCE_WORDS = frozenset({"前", "入", "户", "大", "正", "进", "玄", "关", "front", "main", "entry", "entrance",
+                             "entryway", "foyer"})
+# what a switching verb does on a device that opens rather than switches, and the other way round
+_COUNTERPART = {"open": "on", "close": "off", "on": "open", "off": "close"}
+# the words left around a verb that names its kind on its own ("帮我解锁", "please unlock"): no other object
+_BARE = re.compile(r"[\s的了吧呀啊呢把给帮我请一下快马上现在都]|\b(?:please|can|could|would|will|you|u|it|now|for|me|"
+                   r"the|a|right|away|all|up)\b", re.I)
+
+
+def _said(pattern: re.Pattern, text: str) -> bool:
+    return bool(pattern.search(text))
+
+
+class SensitiveRequests:
+    """Which sensitive rows of one home's command index an utterance asks for (built once per index)."""
+
+    def __init__(self, index, sensitive: SensitiveRows):
+        self.index = index
+        self.sensitive = sensitive
+
+    def asked(self, text: str) -> np.ndarray:
+        """Per sensitive row (``SensitiveRows.rows``): whether the text asks for its command on its device.
+
+        Only a clause that is a request to act now can (``request_reading``: a reason in another clause takes
+        nothing away), its operation must be one the command performs (``operation_words``, read from the
+        utterance, never from an LM), and the clause must refer to the device (``_asked_in``); never a device
+        the text excepts ("unlock every door except the front door")."""
+        asked = np.zeros(len(self.sensitive.rows), dtype=bool)
+        reading = read_request(text)
+        requests = reading.requests
+        if not requests:
+            return asked
+        whole = named(self.index, reading.text)
+        for clause in requests:
+            # a clause names its own devices; a verb alone ("帮我解锁") or one pointing back ("unlock it") speaks of
+            # those of the others ("保险柜密码忘了，帮我解锁"); "put on some music" of none of them
+            own = named(self.index, clause) if len(reading.clauses) > 1 else whole
+            elsewhere = not own.any() and (points_back(clause) or self._verb_alone(clause))
+            asked |= self._asked_in(clause, whole if elsewhere else own)
+        if reading.excepted and asked.any():
+            asked &= named(self.index, reading.excepted)[self.index.table.row_device[self.sensitive.rows]] == 0
+        return asked
+
+    def _asked_in(self, text: str, named_by: np.ndarray) -> np.ndarray:
+        """``asked`` for one clause: the operation it asks for is one the row's command performs, and it refers
+        to the row's device: by name (``referents.named``: the devices it names best; naming another device
+        leaves this one out), or, naming none, by a word for its kind (or, alone, a verb that names the kind:
+        "解锁", "please unlock") with any room said being the device's room ("打开阳台门" asks nothing of the lock
+        in the living room). ``named_by``: the ``referents.named`` the clause stands for."""
+        index = self.index
+        sensitive = self.sensitive
+        rows, kinds = sensitive.rows, sensitive.row_kinds
+        operation = index.memo(("operation", text), lambda: operation_in(
+            index, verb_text(text, index), kinds_meant(index, QueryIR(), text)))
+        performing = choice_of(index).performing(operation)[rows] if operation else np.zeros(len(rows), bool)
+        marked = kinds == len(SENSITIVE_KINDS)
+        if not (performing.any() or marked.any()):
+            return performing
+        devices = index.table.row_device[rows]
+        # only a device named that can do what is asked counts: "unlock the door" beside a Patio Door names no
+        # door that unlocks, so it speaks of the locks by their kind (what policy.json marks is judged apart)
+        able = np.zeros(len(named_by), dtype=bool)
+        able[devices[marked]] = True
+        if operation:
+            able |= choice_of(index).devices_able(operation)
+        named_by = np.where(able, named_by, 0)
+        best = named_by.max(initial=0)
+        said = index.rooms.without_room_names(text).replace("开关", " ")
+        if best:
+            referred = named_by[devices] == best
+        else:
+            rooms = index.names.mentioned_rooms(text)
+            referred = index.rooms.devices_in(rooms)[devices] if rooms else np.ones(len(rows), dtype=bool)
+            verbless = text
+            for kind in SENSITIVE_KINDS:  # the 锁 of "开锁" is the verb's, no lock said
+                verbless = kind.self_naming.sub(" ", verbless)
+            kinds_said = self._kinds_referred(index.names.without_names(verbless), operation)
+            self_named = np.asarray([_said(k.self_naming, said) and self._bare(i, said)
+                                     for i, k in enumerate(SENSITIVE_KINDS)] + [False])
+            worded = self_named[kinds] | np.asarray([bool(n & kinds_said)
+                                                     for n in sensitive.noun_sets])[sensitive.noun_code]
+            if "Door" in kinds_said:  # a device reached only through a door word must be the door said
+                only_door = np.asarray([n & kinds_said == {"Door"} for n in sensitive.noun_sets])[sensitive.noun_code]
+                said_door = [set(q) for q in door_qualifiers(verbless)]
+                fits = np.asarray([self._is_the_door(d, said_door, operation) for d in devices.tolist()])
+                worded &= ~only_door | fits
+            qualified = lock_qualifiers(verbless)  # "进门那把锁": a lock no name or room here calls so
+            if qualified:
+                worded &= np.asarray([index.table.device_categories[d] != "Lock" or
+                                      any(q <= sensitive.device_words[d] for q in qualified) for d in devices.tolist()])
+            referred &= worded
+        asked = performing & referred
+        for i in np.flatnonzero(marked & referred).tolist():  # what policy.json marks
+            asked[i] = self._asked_marked(said, int(rows[i]), bool(best))
+        return asked
+
+    def _kinds_referred(self, text: str, operation: str | None) -> set[str]:
+        """The kinds the text names by a word for them (``referents.kinds_acted_on``), less those whose word also
+        stands in the name of an ordinary device that could do what is asked: "water on" where a Water Heater and a
+        Water Feature Pump switch on names no water valve; "unlock the door" beside a Back Door Light still names
+        the locks (a light does not unlock)."""
+        index = self.index
+        said = kinds_acted_on(index, text)
+        if not said or operation is None:
+            return set(said)
+        choice = choice_of(index)  # a valve opens where a pump switches on: both answer "water on"
+        able = choice.devices_able(operation) | choice.devices_able(_COUNTERPART.get(operation, operation))
+        plain = able & ~self.sensitive.devices
+        return {kind for kind, words in said.items()
+                if not any((index.names.carrying(tokens(w)) & plain).any() for w in words)}
+
+    def _is_the_door(self, device: int, said: list[set[str]], operation: str | None) -> bool:
+        """Whether a door said names this device: the words said with it are the device's ("阳台门"), a lock
+        is a door's lock (its name says door: not the Cubby), and a door said with no word of its own ("开门",
+        "open the door") is the house's way in (前门, 入户门, "Front Door"), not the one to the balcony."""
+        words = self.sensitive.device_words[device]
+        if not any(q <= words for q in said):
+            return False
+        if self.index.table.device_categories[device] == "Lock":
+            return bool(words & _DOOR_WORDS)
+        return any(q for q in said) or bool(words & _ENTRANCE_WORDS)
+
+    def _verb_alone(self, clause: str) -> bool:
+        """Whether the clause says what to do and nothing it acts on ("帮我解锁", "快关掉", "unlock please")."""
+        text = normalised(clause)
+        for sense in SENSES:
+            text = sense.pattern.sub(" ", text)
+        return text != normalised(clause) and not _BARE.sub("", text).strip()
+
+    def _bare(self, kind: int, text: str) -> bool:
+        """Whether a verb that names its kind on its own stands alone in the clause, rooms and polite words
+        aside ("帮我解锁", "unlock the garage" where the garage is a room; not "unlock my potential")."""
+        verbless = SENSITIVE_KINDS[kind].self_naming.sub(" ", text)
+        return not _BARE.sub("", self.index.rooms.without_room_names(verbless)).strip()
+
+    def _asked_marked(self, said: str, row: int, named: bool) -> bool:
+        """A command the home marks sensitive: its own verbs (or its description) and its device (by name or
+        a word for its kind) are said."""
+        index = self.index
+        spec, device = index.table.spec_of_row(row), index.table.device_of_row(row)
+        words = tokens(said)
+        verb = any(contains(words, v) for v in verb_phrases(spec.command, spec.capability)) or \
+            contains(words, tokens(spec.description))
+        kind = CATEGORY_WORDS.get(device.category)
+        return verb and (named or (kind is not None and _said(word_pattern(*kind), said)))
