@@ -11,6 +11,7 @@ ask (``need_clarification``) rather than run the next best one.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 
 import numpy as np
@@ -28,6 +29,9 @@ from .text_match import contains, join_tokens, tokens
 
 # a word for one kind that names devices of another where the home has them ("门": a lock)
 _NAMED_AS = {"Door": ("Lock", "GarageDoor")}
+# the verb of locking, which says no lock ("lock all the doors", "其他门都锁上": the doors' locks, not the safe's)
+_LOCKING = re.compile(r"[解开]锁|锁(?=[上好住门]|起来)|上锁|反锁|"
+                      r"\b(?:un)?lock(?=\s+(?:up\s+)?(?:the|all|every|my|our|both|it|them)\b)", re.IGNORECASE)
 # Categories whose devices power something else ("排气扇" and "浴霸" are both Switches).
 CARRIER_CATEGORIES = frozenset({"Switch", "SmartPlug"})
 # The part of a device a capability sets, where a value in the same unit sets another part than a level does
@@ -117,7 +121,7 @@ def bulk_scope(index, ir: QueryIR, utterance: str, operation: str | None = None)
     if category is None:
         return None, device_ok & False
     of_kind = table.in_category(category)
-    said = categories_said(names.without_names(utterance))
+    said = categories_said(_LOCKING.sub(" ", names.without_names(utterance)))
     if category not in said:  # a word for another kind naming this one ("all the doors": the locks of doors)
         words = [tokens(w) for kind, ws in said.items() if category in _NAMED_AS.get(kind, ()) for w in ws]
         if words:

@@ -130,11 +130,15 @@ _PLACE_EN = re.compile(
     r"upstairs|downstairs|basement|attic|cellar|wine\s+cellar|guest\s+(?:house|room|bedroom)|sunroom|sun\s+room|"
     r"nursery|playroom|pantry|porch|patio|deck|backyard|front\s+yard|yard|garden|hallway|kitchen|bathroom|"
     r"bedroom|living\s+room|dining\s+room|family\s+room|laundry\s+room|media\s+room|office|study|den|garage|"
-    r"balcony|terrace|gym|library|closet|mudroom|utility\s+room|hall)\b", re.IGNORECASE)
+    r"balcony|terrace|gym|library|closet|mudroom|utility\s+room|hall|hayloft|loft|shed|workshop|greenhouse|"
+    r"conservatory|pool\s*(?:side|house)?|foyer|lobby|mezzanine|rec(?:reation)?\s+room|game\s+room|sauna|"
+    r"boathouse|carport|driveway|gazebo|pergola|courtyard|stables?|wine\s+room)\b", re.IGNORECASE)
 _PLACE_ZH = re.compile("|".join((
     r"[一二三四五六七八九十两0-9]+楼", "楼上", "楼下", "地下室", "阁楼", "顶楼", "厨房", "卫生间", "洗手间",
     "浴室", "卧室", "主卧", "次卧", "客厅", "餐厅", "书房", "车库", "阳台", "玄关", "走廊", "过道", "花园",
-    "院子", "储藏室", "洗衣房", "衣帽间", "儿童房", "客房", "老人房", "健身房", "影音室", "茶室", "露台")))
+    "院子", "储藏室", "洗衣房", "衣帽间", "儿童房", "客房", "老人房", "健身房", "影音室", "茶室", "露台",
+    "阳光房", "游?泳池边?", "花房", "温室", "酒窖", "地窖", "杂物间", "工作室", "车棚", "凉亭", "庭院", "前院", "后院",
+    "天台", "地库", "保姆房", "琴房", "棋牌室", "桑拿房", "储物间", "洗衣间", "起居室", "会客厅")))
 
 
 def unresolved_places(index, text: str) -> list[str]:

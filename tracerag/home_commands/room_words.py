@@ -68,7 +68,7 @@ class RoomWords:
         if not word or (len(word) < 2 and not word[0].isascii()):
             return []
         holding = set.intersection(*(self._rooms_with.get(t, set()) for t in set(word)))
-        meant = {room for room in holding if contains(self.tokens[room], word)}
+        meant = {room for room in holding if _says_floor_whole(self.tokens[room], word)}
         if not word[0].isascii():
             meant.update(self._rooms_ending.get(word[0], ()))
         return ordered(meant, self._rank)
@@ -87,6 +87,18 @@ class RoomWords:
         """The text without the home's room names, for reading its verbs: 玄关 (entrance) says no 关 (close)."""
         toks = tokens(text)
         return join_tokens(remove_phrases(toks, self.phrases.possible_in(toks)))
+
+
+_NUMBER_BEFORE = frozenset("负地下零一二三四五六七八九十两0123456789")
+
+
+def _says_floor_whole(room: tuple[str, ...], word: tuple[str, ...]) -> bool:
+    """Whether the room's name holds the word, a number in it whole: 一楼 is not in 负一楼 or 十一楼."""
+    n = len(word)
+    at = [i for i in range(len(room) - n + 1) if room[i:i + n] == word]
+    if not at or not (word[0] in _NUMBER_BEFORE and len(word[0]) == 1):
+        return bool(at)
+    return any(i == 0 or room[i - 1] not in _NUMBER_BEFORE for i in at)
 
 
 def room_aliases(rooms: list[str], floors: dict[str, str] | None = None) -> dict[tuple[str, ...], tuple[str, ...]]:

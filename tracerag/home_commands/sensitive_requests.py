@@ -34,6 +34,12 @@ _BARE = re.compile(r"[\s的了吧呀啊呢把给帮我请一下快马上现在�
                    r"the|a|right|away|all|up)\b", re.I)
 
 
+def _door_nouns(text: str) -> frozenset[str]:
+    """The words for a door the text says (门, door, gate; "doors" as door); all of them where it says none."""
+    said = {t[:-1] if t in ("doors", "gates") else t for t in tokens(text)} & _DOOR_WORDS
+    return frozenset(said) or _DOOR_WORDS
+
+
 def _said(pattern: re.Pattern, text: str) -> bool:
     return bool(pattern.search(text))
 
@@ -109,7 +115,8 @@ class SensitiveRequests:
             if "Door" in kinds_said:  # a device reached only through a door word must be the door said
                 only_door = np.asarray([n & kinds_said == {"Door"} for n in sensitive.noun_sets])[sensitive.noun_code]
                 said_door = [set(q) for q in door_qualifiers(verbless)]
-                fits = np.asarray([self._is_the_door(d, said_door, operation) for d in devices.tolist()])
+                nouns = _door_nouns(verbless)
+                fits = np.asarray([self._is_the_door(d, said_door, nouns, operation) for d in devices.tolist()])
                 worded &= ~only_door | fits
             qualified = lock_qualifiers(verbless)  # "进门那把锁": a lock no name or room here calls so
             if qualified:
@@ -136,15 +143,16 @@ class SensitiveRequests:
         return {kind for kind, words in said.items()
                 if not any((index.names.carrying(tokens(w)) & plain).any() for w in words)}
 
-    def _is_the_door(self, device: int, said: list[set[str]], operation: str | None) -> bool:
+    def _is_the_door(self, device: int, said: list[set[str]], nouns: frozenset[str], operation: str | None) -> bool:
         """Whether a door said names this device: the words said with it are the device's ("阳台门"), a lock
-        is a door's lock (its name says door: not the Cubby), and a door said with no word of its own ("开门",
-        "open the door") is the house's way in (前门, 入户门, "Front Door"), not the one to the balcony."""
+        is the lock of what was said (its name says door, or gate where a gate was said: not the Cubby, and
+        "every door" is no Front Gate), and a door said with no word of its own ("开门", "open the door") is the
+        house's way in (前门, 入户门, "Front Door"), not the one to the balcony."""
         words = self.sensitive.device_words[device]
         if not any(q <= words for q in said):
             return False
         if self.index.table.device_categories[device] == "Lock":
-            return bool(words & _DOOR_WORDS)
+            return bool(words & nouns)
         return any(q for q in said) or bool(words & _ENTRANCE_WORDS)
 
     def _verb_alone(self, clause: str) -> bool:

@@ -1,0 +1,65 @@
+"""What "every door", a floor and a place the home lacks refer to, without an LM.
+
+"unlock every door" is no gate's or safe's lock; 一楼 (first floor) is not 负一楼 (the basement floor); a place
+this home does not have (the hayloft, 阳光房) is asked about, never widened to every light.
+"""
+
+from __future__ import annotations
+
+import pytest
+from conftest import write_home
+
+from tracerag.home_commands.home import Home
+from tracerag.home_commands.home_index import CommandIndex
+from tracerag.programs.command_retrieval import CommandRetrieval
+
+LOCK = [{"id": "main-lock-lock", "description": "lock", "type": None, "value_range": None},
+        {"id": "main-lock-unlock", "description": "unlock", "type": None, "value_range": None}]
+SWITCH = [{"id": "main-switch-on", "description": "turn on", "type": None, "value_range": None},
+          {"id": "main-switch-off", "description": "turn off", "type": None, "value_range": None}]
+SPECS = {"p-lock": LOCK, "p-switch": SWITCH}
+ROOMS = {"r-entry": "一楼门厅", "r-living": "一楼客厅", "r-gym": "负一楼健身房", "r-yard": "Yard"}
+DEVICES = [
+    ("front-door", "Front Door", "r-entry", "Lock", "p-lock"),
+    ("back-door", "Back Door", "r-entry", "Lock", "p-lock"),
+    ("gate", "Front Gate", "r-yard", "Lock", "p-lock"),
+    ("safe", "Gun Safe", "r-living", "Lock", "p-lock"),
+    ("living-light", "客厅大灯", "r-living", "Light", "p-switch"),
+    ("entry-light", "门厅吊灯", "r-entry", "Light", "p-switch"),
+    ("gym-light", "健身房灯", "r-gym", "Light", "p-switch"),
+]
+
+
+@pytest.fixture(scope="module")
+def program(tmp_path_factory, embedder):
+    home = Home.load(write_home(tmp_path_factory.mktemp("scope"), DEVICES, SPECS, ROOMS))
+    return CommandRetrieval(CommandIndex(home, embedder), ir_source="none")
+
+
+def acted_on(pred) -> set[tuple[str, str]]:
+    top = {(c.device_id, c.command_id) for c in pred.candidates[:1]}
+    return top | set(pred.bulk.targets if pred.bulk is not None else [])
+
+
+def test_every_door_is_no_gate_nor_safe(program):
+    pred = program(query="unlock every door except the back door")
+    unlocked = {device for device, command in acted_on(pred) if command == "main-lock-unlock"}
+    assert unlocked <= {"front-door"}
+
+
+def test_locking_the_doors_leaves_the_safe_alone(program):
+    pred = program(query="lock all the doors")
+    assert pred.bulk is not None and "safe" not in {device for device, _ in pred.bulk.targets}
+
+
+def test_the_first_floor_is_not_the_basement_floor(program):
+    pred = program(query="一楼所有的灯都打开")
+    assert pred.bulk is not None
+    assert {device for device, _ in pred.bulk.targets} == {"living-light", "entry-light"}
+
+
+@pytest.mark.parametrize("query", ["turn on the lights in the hayloft", "打开阳光房所有的灯", "泳池边的灯都打开"])
+def test_a_place_the_home_lacks_is_asked_about(program, query):
+    pred = program(query=query)
+    assert pred.hint == "unknown_scope" and pred.unresolved
+    assert not acted_on(pred)
