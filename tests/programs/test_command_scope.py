@@ -1,4 +1,4 @@
-"""What "every door", a floor and a place the home lacks refer to, without an LM.
+"""What "every door", a floor, an exception and a place the home lacks refer to, without an LM.
 
 "unlock every door" is no gate's or safe's lock; 一楼 (first floor) is not 负一楼 (the basement floor); a place
 this home does not have (the hayloft, 阳光房) is asked about, never widened to every light.
@@ -27,6 +27,11 @@ DEVICES = [
     ("living-light", "客厅大灯", "r-living", "Light", "p-switch"),
     ("entry-light", "门厅吊灯", "r-entry", "Light", "p-switch"),
     ("gym-light", "健身房灯", "r-gym", "Light", "p-switch"),
+    ("pump", "Well Pump", "r-yard", "SmartPlug", "p-switch"),
+    ("freezer", "Chest Freezer", "r-yard", "SmartPlug", "p-switch"),
+    ("kettle", "Kettle Plug", "r-yard", "SmartPlug", "p-switch"),
+    ("porch", "Porch Light", "r-yard", "Light", "p-switch"),
+    ("night", "Night Light", "r-yard", "Light", "p-switch"),
 ]
 
 
@@ -63,3 +68,14 @@ def test_a_place_the_home_lacks_is_asked_about(program, query):
     pred = program(query=query)
     assert pred.hint == "unknown_scope" and pred.unresolved
     assert not acted_on(pred)
+
+
+@pytest.mark.parametrize("query, kept", [
+    ("turn off every plug except the well pump and the chest freezer", {"pump", "freezer"}),  # each part excepted
+    ("turn off all the lights in the yard but leave the night light on", {"night"}),  # "leave ... on" excepts
+    ("turn off all the plugs but not the kettle one", {"kettle"}),  # a run of a name: the device carrying it
+])
+def test_what_is_excepted_is_left_alone(program, query, kept):
+    pred = program(query=query)
+    assert pred.bulk is not None and pred.bulk.targets
+    assert not kept & {device for device, _ in pred.bulk.targets}

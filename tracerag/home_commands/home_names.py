@@ -112,12 +112,15 @@ class HomeNames:
         return found
 
     def excepted_devices(self, ir: QueryIR) -> list[str]:
-        """The scope_exclude entries that name no room of the home: names of single devices excepted."""
-        # a device's whole name or label: 卧室 is the bedrooms, not part of the lamp 卧室小夜灯
+        """The scope_exclude entries that name no room of the home: names of single devices excepted, whole or a
+        run of one ("the workshop one": the Workshop Garage Door)."""
+        # a room first: 卧室 is the bedrooms, not part of the lamp 卧室小夜灯
         rooms = self.rooms
         return [name for name in ir.scope_exclude if name not in rooms.code
                 and (rooms.tokens.get(name) or tokens(name)) not in rooms.aliases
-                and (self.name_key(name) in self._whole_names or content(tokens(name)) in self._labels)]
+                and (self.name_key(name) in self._whole_names or content(tokens(name)) in self._labels
+                     or (not rooms.names_a_room(name) and bool(self.name_key(name))
+                         and self.carrying(self.name_key(name)).any()))]
 
     def said_rooms(self, ir: QueryIR, utterance: str) -> list[str]:
         """The rooms the utterance names, outside the names of devices it excepts ("书房台灯除外")."""

@@ -10,14 +10,22 @@ light and the fan": a second device for the same verb) makes no request of its o
 
 from __future__ import annotations
 
+import re
+
 from .category_words import categories_said
 from .operation_words import OPERATION, SWITCH, verb_text, words_said
 from .referents import named
 from .request_reading import CLAUSE, read_request
 
+# an exception said in a clause of its own is no request ("turn off the lights but leave the night light on")
+_EXCEPTING = re.compile(r"\b(?:except|but|besides|apart from|other than|excluding)\b|除了|除去|除外|以外|之外|不包括",
+                        re.IGNORECASE)
+
 
 def first_request(index, text: str) -> str:
     """``text`` up to the end of its first request, where it makes more than one; else ``text`` as it is."""
+    if _EXCEPTING.search(text):
+        return text
     ends = [match.start() for match in CLAUSE.finditer(text)] + [len(text)]
     starts = [0] + [match.end() for match in CLAUSE.finditer(text)]
     asking = [end for start, end in zip(starts, ends, strict=True) if _asks(index, text[start:end])]

@@ -50,17 +50,8 @@ def parse_without_lm(utterance: str, index: CommandIndex) -> QueryIR:
     if _has_word(utterance, EXCEPT_WORDS):
         quantifier = "except"
         clause = _excluded_clause(utterance)
-        # a whole device name ("except the desk lamp", "书房台灯除外") excepts that device, room words and
-        # all; part of a name does not (卧室 of a lamp called 卧室小夜灯 still names the bedrooms)
-        names = [name for name in (*index.names.name_phrases.found_in(tokens(clause)),
-                                   *index.names.label_phrases.found_in(tokens(clause))) if len("".join(name)) >= 2]
-        if names:  # a device name, with the room words before it: the index excepts that device
-            content = _content_tokens(clause)  # up to the name's end: "the bed lights" excepts "bed"
-            excluded = [join_tokens(content[:max(_end_of(content, name) for name in names)])]
-        else:
-            words = [*index.rooms.words_said(clause), *_unknown_words(clause, index)]
-            excluded = list(dict.fromkeys(r for word in words
-                                          for r in (*index.rooms.meant_by(word), *index.rooms.aliases.get(word, ()))))
+        excluded = list(dict.fromkeys(e for part in _EXCEPTED_PARTS.split(_LEAVE.sub(" ", clause)) if part.strip()
+                                      for e in _excepted(part, index)))
         wanted = utterance.replace(clause, " ") if clause.strip() else utterance
     elif _has_word(utterance, ALL_WORDS):
         quantifier = "all"
@@ -75,6 +66,31 @@ def parse_without_lm(utterance: str, index: CommandIndex) -> QueryIR:
     return parsed.model_copy(update={"operation": operation}) if operation else parsed
 
 
+
+
+# what is excepted, one part at a time ("except the well pump and the chest freezer"), "leave ... on" said around it
+_EXCEPTED_PARTS = re.compile(r"\b(?:and|or|nor)\b|[和与跟及、,，/&]", re.IGNORECASE)
+_LEAVE = re.compile(r"^\s*(?:leave|keep)\b|\b(?:on|off|alone|as\s+it\s+is|be)\s*$", re.IGNORECASE)
+
+
+def _excepted(part: str, index: CommandIndex) -> list[str]:
+    """The scope_exclude entries one excepted part says. A whole device name ("the desk lamp", "书房台灯") excepts
+    that device, the room words before it and all; part of a name does not (卧室 of a lamp called 卧室小夜灯 still
+    names the bedrooms); a run of a name said with no room ("the workshop one") excepts the devices carrying it."""
+    said = tokens(part)
+    names = [name for name in (*index.names.name_phrases.found_in(said), *index.names.label_phrases.found_in(said))
+             if len("".join(name)) >= 2]
+    if names:  # a device name, with the room words before it: the index excepts that device
+        content = _content_tokens(part)  # up to the name's end: "the bed lights" excepts "bed"
+        return [join_tokens(content[:max(_end_of(content, name) for name in names)])]
+    words = [*index.rooms.words_said(part), *_unknown_words(part, index)]
+    rooms = [r for word in words for r in (*index.rooms.meant_by(word), *index.rooms.aliases.get(word, ()))]
+    if rooms:
+        return rooms
+    runs = [*(run for run in index.names.run_phrases.found_in(said) if len("".join(run)) >= 3),
+            *((t,) for t in said if t.isascii() and len(t) >= 4 and t not in FILLER_TOKENS
+              and index.names.carrying((t,)).any())]
+    return [join_tokens(max(runs, key=len))] if runs else []
 
 
 def _excluded_clause(utterance: str) -> str:
