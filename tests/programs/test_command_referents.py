@@ -135,3 +135,45 @@ def test_a_value_no_command_of_the_device_can_take_is_never_moved_to_another_dev
     pred = program(query="set the oven to 4e2 degrees")
     assert (pred.candidates[0].device_id, pred.candidates[0].command_id) == \
         ("oven", "main-ovenSetpoint-setOvenSetpoint")
+
+
+def test_a_door_the_home_lacks_is_answered_with_nothing_in_its_place(program):
+    # the office has no door: neither a lock named "... Door" nor the office's blinds or lamps stand in for it
+    pred = program(query="open the office door")
+    assert not pred.candidates and pred.hint == "withheld" and not acted_on(pred) & SENSITIVE
+
+
+WATER_DEVICES = [
+    ("water-main", "Water Main", "r-hall", "WaterValve", "p-valve"),
+    ("heater", "Water Heater", "r-hall", "WaterHeater", "p-switch"),
+    ("shades", "Hall Shades", "r-hall", "Blind", "p-shade"),
+    ("front-lock", "入户门锁", "r-hall", "Lock", "p-lock"),
+]
+
+
+@pytest.fixture(scope="module")
+def water(tmp_path_factory, embedder):
+    home = Home.load(write_home(tmp_path_factory.mktemp("water"), WATER_DEVICES, SPECS, ROOMS))
+    return CommandRetrieval(CommandIndex(home, embedder), ir_source="none")
+
+
+def test_where_an_ask_is_done_can_say_its_device(water):
+    # "water" alone may be the heater; "at the main valve" says the valve again
+    pred = water(query="turn the water back on at the main valve")
+    assert (pred.candidates[0].device_id, pred.candidates[0].command_id) == ("water-main", "main-valve-open")
+
+
+def test_an_ask_held_back_is_never_answered_by_a_blind_that_opens(water):
+    pred = water(query="turn on the water")  # the heater or the main: the valve is not opened, nor the shades
+    assert "shades" not in {c.device_id for c in pred.candidates}
+    assert ("water-main", "main-valve-open") not in {(c.device_id, c.command_id) for c in pred.candidates}
+
+
+@pytest.mark.parametrize("query", ["unlock the front door", "unlock the door", "please unlock the entrance door"])
+def test_a_door_said_in_another_language_than_the_locks_name_is_its_door(water, query):
+    pred = water(query=query)
+    assert (pred.candidates[0].device_id, pred.candidates[0].command_id) == ("front-lock", "main-lock-unlock")
+
+
+def test_a_gate_is_no_house_door(water):
+    assert not water(query="unlock the gate").candidates

@@ -79,3 +79,10 @@ def test_what_is_excepted_is_left_alone(program, query, kept):
     pred = program(query=query)
     assert pred.bulk is not None and pred.bulk.targets
     assert not kept & {device for device, _ in pred.bulk.targets}
+
+
+def test_a_sensitive_candidate_says_it_is_sensitive_and_asked(program):
+    top = program(query="unlock the front door, the plumber is here").candidates[0]
+    assert (top.device_id, top.command_id, top.sensitive, top.asked) == ("front-door", "main-lock-unlock", True, True)
+    light = program(query="turn on 客厅大灯").candidates[0]
+    assert (light.sensitive, light.asked) == (False, None)

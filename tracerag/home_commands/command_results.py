@@ -23,8 +23,11 @@ class Candidate(BaseModel):
     score: float
     channels: dict[str, float] = Field(
         description="vector, lexical, argument, subject, within_device, name, room: the fused score's parts")
-    sensitive: bool = Field(False, description="a sensitive command (unlock, open a door ...) the utterance asked "
-                                               "for: executing it needs an explicit confirmation")
+    sensitive: bool = Field(False, description="a sensitive command (unlock, open a door, disarm, open a valve, "
+                                               "heat): executing it needs an explicit confirmation")
+    asked: bool | None = Field(None, description="for a sensitive command, whether the utterance asks for it on "
+                                                 "this device (one not asked for is never offered: see withheld); "
+                                                 "None for any other command")
 
 
 class Withheld(BaseModel):

@@ -298,12 +298,35 @@ class CommandSafety:
                                 label=device.label, reason=self.reason(row, text)))
         return out
 
+    def without_stand_ins(self, candidates: list[Candidate], withheld: list[int], text: str) -> list[Candidate]:
+        """The candidates, less every other device offered in place of one the utterance refers to whose command
+        was held back: "open the bedroom door" beside a Patio Door is no bedroom shade opened; "turn on the
+        water" beside a Water Main no blind. The utterance refers to the devices it names best, else to those
+        of the kinds it names (their category, or a name that holds the word)."""
+        if not withheld or not candidates:
+            return candidates
+        index, table = self.index, self.table
+        referred = named(index, text)
+        if referred.any():
+            referred = referred == referred.max()
+        else:
+            kinds = kinds_acted_on(index, text)
+            if not kinds:
+                return candidates
+            referred = table.in_categories(kinds)
+            for word in {w for words in kinds.values() for w in words}:
+                referred = referred | index.names.carrying(tokens(word))
+        if not referred[table.row_device[withheld]].any():
+            return candidates
+        return [c for c in candidates if referred[self._device_position[c.device_id]]]
+
     def marked(self, candidates: list[Candidate]) -> list[Candidate]:
-        """The candidates, each sensitive one marked ``sensitive=True`` (executing it needs a confirmation)."""
+        """The candidates, each sensitive one marked ``sensitive=True`` (executing it needs a confirmation) and
+        ``asked=True``: the screen let it through because the utterance asks for it."""
         if not self.sensitive.rows.size:
             return candidates
-        return [c.model_copy(update={"sensitive": True}) if self.is_sensitive(c.device_id, c.command_id) else c
-                for c in candidates]
+        return [c.model_copy(update={"sensitive": True, "asked": True})
+                if self.is_sensitive(c.device_id, c.command_id) else c for c in candidates]
 
     def is_sensitive(self, device_id: str, command_id: str) -> bool:
         return self.sensitive.is_sensitive(device_id, command_id)

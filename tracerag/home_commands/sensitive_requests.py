@@ -25,6 +25,7 @@ from .sensitive_commands import SENSITIVE_KINDS, SensitiveRows
 from .text_match import contains, tokens
 
 _DOOR_WORDS = frozenset({"门", "door", "gate"})
+_DOOR_WORD = re.compile(r"\b(?:door|gate)s?\b|门", re.I)
 _ENTRANCE_WORDS = frozenset({"前", "入", "户", "大", "正", "进", "玄", "关", "front", "main", "entry", "entrance",
                              "entryway", "foyer"})
 # what a switching verb does on a device that opens rather than switches, and the other way round
@@ -34,10 +35,25 @@ _BARE = re.compile(r"[\s的了吧呀啊呢把给帮我请一下快马上现在�
                    r"the|a|right|away|all|up)\b", re.I)
 
 
+# a door word said, and the words a lock's name may carry for it in either language (门 is door or gate; a gate
+# is never a 门 said of a house door)
+_DOOR_NAMES = {"door": frozenset({"door", "门"}), "gate": frozenset({"gate"}), "门": _DOOR_WORDS}
+
+
 def _door_nouns(text: str) -> frozenset[str]:
-    """The words for a door the text says (门, door, gate; "doors" as door); all of them where it says none."""
+    """The words a lock's name may carry for the door the text says (门, door, gate; "doors" as door, "door" as
+    门 too); all of them where it says none."""
     said = {t[:-1] if t in ("doors", "gates") else t for t in tokens(text)} & _DOOR_WORDS
-    return frozenset(said) or _DOOR_WORDS
+    return frozenset().union(*(_DOOR_NAMES[w] for w in said)) if said else _DOOR_WORDS
+
+
+def _describes(qualifier: set[str], words: set[str]) -> bool:
+    """Whether the words said with a door are the device's: its own words, or, said in the other language,
+    the house's way in ("the front door" of 入户门锁, "前门" of a Front Door)."""
+    if qualifier <= words:
+        return True
+    other_script = all(w.isascii() for w in qualifier) != all(w.isascii() for w in words & _ENTRANCE_WORDS)
+    return bool(qualifier) and qualifier <= _ENTRANCE_WORDS and bool(words & _ENTRANCE_WORDS) and other_script
 
 
 def _said(pattern: re.Pattern, text: str) -> bool:
@@ -101,6 +117,12 @@ class SensitiveRequests:
         said = index.rooms.without_room_names(text).replace("开关", " ")
         if best:
             referred = named_by[devices] == best
+            said_door = [set(q) for q in door_qualifiers(text)]
+            if any(said_door):  # "the bedroom door" names no Patio Door through the word door alone
+                by_door_word = named(index, " ".join(_DOOR_WORD.findall(text))) >= named_by
+                nouns = _door_nouns(text)
+                referred &= np.asarray([not by_door_word[d] or self._is_the_door(d, said_door, nouns, operation)
+                                        for d in devices.tolist()])
         else:
             rooms = index.names.mentioned_rooms(text)
             referred = index.rooms.devices_in(rooms)[devices] if rooms else np.ones(len(rows), dtype=bool)
@@ -140,8 +162,13 @@ class SensitiveRequests:
         choice = choice_of(index)  # a valve opens where a pump switches on: both answer "water on"
         able = choice.devices_able(operation) | choice.devices_able(_COUNTERPART.get(operation, operation))
         plain = able & ~self.sensitive.devices
-        return {kind for kind, words in said.items()
-                if not any((index.names.carrying(tokens(w)) & plain).any() for w in words)}
+
+        def own(word: str) -> bool:
+            return not (index.names.carrying(tokens(word)) & plain).any()
+
+        # "turn the water on at the main valve": where it is done says the kind again, in a word only it has
+        return {kind for kind, words in said.items() if any(own(w) for w in words) or kind in CATEGORY_WORDS and
+                any(own(m.group(0)) for m in word_pattern(*CATEGORY_WORDS[kind]).finditer(normalised(text)))}
 
     def _is_the_door(self, device: int, said: list[set[str]], nouns: frozenset[str], operation: str | None) -> bool:
         """Whether a door said names this device: the words said with it are the device's ("阳台门"), a lock
@@ -149,7 +176,7 @@ class SensitiveRequests:
         "every door" is no Front Gate), and a door said with no word of its own ("开门", "open the door") is the
         house's way in (前门, 入户门, "Front Door"), not the one to the balcony."""
         words = self.sensitive.device_words[device]
-        if not any(q <= words for q in said):
+        if not any(_describes(q, words) for q in said):
             return False
         if self.index.table.device_categories[device] == "Lock":
             return bool(words & nouns)

@@ -145,6 +145,7 @@ class CommandRetrieval(dspy.Module):
                 parsed = with_operation(parsed, text, index)
                 lm_ir = lm_parse
         candidates, withheld = ranked if ranked is not None else (yield from search(parsed, text))
+        candidates = safety.without_stand_ins(candidates, withheld, text)  # never another device in its place
         if not withheld and not _has_intent(text, parsed, candidates):
             return self._prediction([], None, parsed, source, stages, index, hint="no_intent")
         bulk = None
