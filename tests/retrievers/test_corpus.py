@@ -176,3 +176,24 @@ def test_only_regular_files_are_read(tmp_path, embedder):
     big = write_docs(tmp_path / "big.jsonl", DOCS)
     with pytest.raises(CorpusError, match=r"big.jsonl: \d+ bytes is over the 100-byte limit"):
         read_documents(big, max_bytes=100)
+
+
+def test_a_first_ingest_raced_by_another_appends_what_the_other_did_not_store(tmp_path, embedder, monkeypatch):
+    """Two first ingests into a missing bank (two servers starting at once): the second to write finds the
+    bank created by the first and appends what it lacks, instead of failing with "a bank already exists"."""
+    docs = write_docs(tmp_path / "docs.jsonl", DOCS)
+    first_half = write_docs(tmp_path / "half.jsonl", DOCS[:1])
+    bank_dir = tmp_path / "bank"
+    real_create = CosineBank.create.__func__
+
+    def raced(cls, directory, *args, **kwargs):
+        monkeypatch.setattr(CosineBank, "create", classmethod(real_create))
+        ingest_documents(first_half, bank_dir, embedder)          # the other process gets there first
+        return real_create(cls, directory, *args, **kwargs)
+
+    monkeypatch.setattr(CosineBank, "create", classmethod(raced))
+    report = ingest_documents(docs, bank_dir, embedder)
+    bank = CosineBank.load(bank_dir, embedder)
+    assert report.bank_size == len(bank) == len(set(bank.ids))
+    assert {bank.metadata(row)["doc_id"] for row in range(len(bank))} == {"1001", "doc-2", "3"}
+    assert report.unchanged > 0 and report.added > 0

@@ -35,6 +35,7 @@ from typing import IO, Any
 
 from ..data_files.read_report import BOM, NumberTooLong, ReadReport, load_json, not_finite, open_regular, text_problem
 from ..embedding.embedders import Embedder
+from ..stores.bank_files import BankExists
 from ..stores.cosine_bank import CosineBank, Progress
 from .chunking import DEFAULT_OVERLAP, DEFAULT_SIZE, Chunk, chunk_text
 
@@ -284,6 +285,35 @@ def _is_stored_unchanged(bank: CosineBank, chunks: list[Chunk], stored_count: in
     return all(c.id in bank and bank.metadata(bank.row_of(c.id)).get("hash") == c.hash for c in chunks)
 
 
+def _plan(bank: CosineBank | None, chunked: list, report: IngestReport, docs_path) -> list[tuple[Document, Chunk]]:
+    """The chunks the bank does not hold yet; documents without text or changed since are counted and skipped."""
+    stored = _stored_chunk_counts(bank) if bank is not None else Counter()
+    new_chunks: list[tuple[Document, Chunk]] = []
+    for doc, chunks in chunked:
+        if not chunks:
+            report.empty_skipped.append(doc.id)
+        elif not stored[doc.id]:
+            new_chunks.extend((doc, c) for c in chunks)
+        elif _is_stored_unchanged(bank, chunks, stored[doc.id]):
+            report.unchanged += len(chunks)
+        else:
+            report.changed_skipped.append(doc.id)
+    if report.empty_skipped:
+        logger.warning("%s: %d documents have no text and were skipped: %s", docs_path,
+                       len(report.empty_skipped), ", ".join(report.empty_skipped[:10]))
+    if report.changed_skipped:
+        logger.warning("%s: %d documents differ from the stored version and were skipped (the bank is "
+                       "append-only; rebuild it to update them): %s", docs_path, len(report.changed_skipped),
+                       ", ".join(report.changed_skipped[:10]))
+    return new_chunks
+
+
+def _rows(new_chunks: list[tuple[Document, Chunk]]) -> tuple[list[str], list[str], list[dict[str, Any]]]:
+    """The ids, texts and metadata of chunks to store."""
+    return ([c.id for _, c in new_chunks], [c.text for _, c in new_chunks],
+            [_chunk_metadata(d, c) for d, c in new_chunks])
+
+
 def ingest_documents(
     docs_path: str | Path,
     bank_dir: str | Path,
@@ -318,35 +348,21 @@ def ingest_documents(
                           reading=reading)
 
     bank = CosineBank.load(bank_dir, embedder) if (bank_dir / "manifest.json").exists() else None
-    stored = _stored_chunk_counts(bank) if bank is not None else Counter()
-    new_chunks: list[tuple[Document, Chunk]] = []
-    for doc, chunks in chunked:
-        if not chunks:
-            report.empty_skipped.append(doc.id)
-        elif not stored[doc.id]:
-            new_chunks.extend((doc, c) for c in chunks)
-        elif _is_stored_unchanged(bank, chunks, stored[doc.id]):
-            report.unchanged += len(chunks)
-        else:
-            report.changed_skipped.append(doc.id)
-    if report.empty_skipped:
-        logger.warning("%s: %d documents have no text and were skipped: %s", docs_path,
-                       len(report.empty_skipped), ", ".join(report.empty_skipped[:10]))
-    if report.changed_skipped:
-        logger.warning("%s: %d documents differ from the stored version and were skipped (the bank is "
-                       "append-only; rebuild it to update them): %s", docs_path, len(report.changed_skipped),
-                       ", ".join(report.changed_skipped[:10]))
-
-    ids = [c.id for _, c in new_chunks]
-    texts = [c.text for _, c in new_chunks]
-    metadata = [_chunk_metadata(d, c) for d, c in new_chunks]
+    new_chunks = _plan(bank, chunked, report, docs_path)
     if bank is None:
         if not new_chunks:
             raise CorpusError(f"{docs_path}: no document has any text to ingest")
-        bank = CosineBank.create(bank_dir, embedder, ids, texts, metadata, batch_size=batch_size, progress=progress)
-        report.added = len(ids)
-    elif new_chunks:
-        report.added = bank.append(ids, texts, metadata, batch_size=batch_size, progress=progress)
+        try:
+            bank = CosineBank.create(bank_dir, embedder, *_rows(new_chunks), batch_size=batch_size,
+                                     progress=progress)
+            report.added = len(new_chunks)
+        except BankExists:  # another ingest created it first: what it does not hold yet is appended
+            bank = CosineBank.load(bank_dir, embedder)
+            report = IngestReport(bank=report.bank, documents=report.documents, chunks=report.chunks,
+                                  reading=reading)
+            new_chunks = _plan(bank, chunked, report, docs_path)
+    if new_chunks and not report.added:
+        report.added = bank.append(*_rows(new_chunks), batch_size=batch_size, progress=progress)
     report.bank_size = len(bank)
     report.seconds = time.perf_counter() - started
     logger.info("ingested %s into %s: %d documents, %d chunks, +%d added, %d unchanged, %d changed (skipped) "

@@ -98,7 +98,11 @@ class BankError(RuntimeError):
     """A bank directory is missing, inconsistent or does not match the embedder it is used with."""
 
 
-class BankRestored(BankError):
+class BankExists(BankError):
+    """A new bank was asked for where one already is (another writer may have created it first)."""
+
+
+class BankRestored(BankExists):
     """A new bank was asked for where a writer's interrupted swap had hidden an existing one, now restored."""
 
 
@@ -887,7 +891,7 @@ def write_new_bank(target: Path, write: Callable[[Path], None], overwrite: bool)
             if is_bank and not overwrite and restored:  # the caller saw no bank: a crash had moved it aside
                 raise BankRestored(f"{target}: a bank already exists (restored from an interrupted write)")
             if is_bank and not overwrite:
-                raise BankError(f"{target}: a bank already exists; pass overwrite=True to replace it or use append")
+                raise BankExists(f"{target}: a bank already exists; pass overwrite=True to replace it or use append")
             if not is_bank and any(target.iterdir()):
                 raise BankError(f"{target}: exists, is not empty and holds no {MANIFEST}; refusing to replace it")
         write_version(target, write)
