@@ -1,9 +1,11 @@
 import json
+from dataclasses import replace
 
 import pytest
 from conftest import DEVICES, SPECS, write_home
 
 from tracerag.home_commands.file_fields import HomeDataError
+from tracerag.datasets.smarthome import resolve_dataset
 from tracerag.home_commands.home import Home
 
 
@@ -411,3 +413,16 @@ def test_a_spec_type_that_is_no_argument_type_reads_as_not_stated_and_the_comman
                          query=query)
         assert [c.body["commands"][0]["command"] for c in report.calls] == [command]
         assert report.calls[0].body["commands"][0]["arguments"] == arguments
+
+
+def test_a_homes_temperature_scale_is_the_one_its_ranges_state(home_dir):
+    """The scale a temperature command without a unit is read in: the one every stated temperature range uses."""
+    assert Home.load(resolve_dataset("smarthome/home_en"), log_warnings=False).temperature_scale == "fahrenheit"
+    assert Home.load(resolve_dataset("smarthome/home_medium"), log_warnings=False).temperature_scale == "celsius"
+    home = Home.load(home_dir, log_warnings=False)
+    device = home.devices[0]
+    spec = device.commands[0]
+    fahrenheit = replace(spec, value_range=(("max", 86), ("min", 60), ("unit", "F")))
+    celsius = replace(spec, value_range=(("max", 30), ("min", 16), ("unit", "C")))
+    devices = [replace(device, commands=(fahrenheit, celsius)), *home.devices[1:]]
+    assert Home(home.name, devices, home.rooms).temperature_scale is None  # both stated: none assumed

@@ -542,3 +542,14 @@ def test_read_then_check_never_raises_and_never_sends_out_of_range(text, spec):
         rng = command_range(spec)
         assert math.isfinite(value) and reason == ""
         assert (abs(value) <= rng.high - rng.low) if said.relative else (rng.low <= value <= rng.high)
+
+
+def test_a_temperature_without_a_unit_is_in_the_homes_scale():
+    """A US home (its thermostats say °F) sets its oven, whose spec gives no range, to 350 °F; a metric home
+    refuses 350 as more than an oven's 300 °C; a value said in the other scale is converted."""
+    said = read_value("set the oven to 350")
+    assert check_value(said, OVEN, "fahrenheit") == (350, "")
+    assert "outside 0..300 °C" in check_value(said, OVEN, "celsius")[1]
+    assert check_value(read_value("set the oven to 180 °C"), OVEN, "fahrenheit") == (356, "")
+    assert "outside 32..572 °F" in check_value(read_value("set the oven to 600"), OVEN, "fahrenheit")[1]
+    assert check_value(said, _spec("main-fanSpeed-setFanSpeed"), "fahrenheit")[0] is None  # no temperature

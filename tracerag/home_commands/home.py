@@ -20,6 +20,7 @@ from .devices import Device
 from .file_fields import HomeDataError
 from .home_policy import HomePolicy, load_policy
 from .spec_file import load_spec
+from .value_ranges import unit_family
 
 logger = logging.getLogger(__name__)
 
@@ -51,6 +52,14 @@ class Home:
     @property
     def categories(self) -> set[str]:
         return {d.category for d in self.devices if d.category}
+
+    @cached_property
+    def temperature_scale(self) -> str | None:
+        """"celsius" or "fahrenheit" where every temperature range the home's commands state is in that scale (a
+        US home's oven with no range is set in °F), else None."""
+        stated = {unit_family(dict(c.value_range or ()).get("unit")) for d in self.devices for c in d.commands}
+        scales = stated & {"celsius", "fahrenheit"}
+        return scales.pop() if len(scales) == 1 else None
 
     @classmethod
     def load(cls, directory: str | Path, *, log_warnings: bool = True) -> Home:

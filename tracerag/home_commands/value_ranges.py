@@ -44,6 +44,7 @@ _SPEC_UNIT = {"%": "percent", "percent": "percent", "c": "celsius", "°c": "cels
               "celsius": "celsius", "f": "fahrenheit", "°f": "fahrenheit", "℉": "fahrenheit",
               "fahrenheit": "fahrenheit", "k": "kelvin", "kelvin": "kelvin", "ma": "milliampere",
               "milliampere": "milliampere", "a": "ampere", "ampere": "ampere"}
+_TEMPERATURE = ("celsius", "fahrenheit")
 _SYMBOL = {"percent": "%", "celsius": "°C", "fahrenheit": "°F", "kelvin": "K", "milliampere": "mA", "ampere": "A",
            "degrees": "degrees"}
 
@@ -101,9 +102,10 @@ def _scale_bound(value: float, source: str | None, target: str | None) -> float 
     return None
 
 
-def command_range(spec: CommandSpec) -> CommandRange | None:
+def command_range(spec: CommandSpec, scale: str | None = None) -> CommandRange | None:
     """The command's range: its spec's value_range, filled from ``DEFAULT_RANGES`` where the spec gives no
-    range or one bound (a percent command without one is 0..100); None when nothing bounds it."""
+    range or one bound (a percent command without one is 0..100); None when nothing bounds it. ``scale``: the
+    home's temperature scale (``Home.temperature_scale``), the unit of a temperature whose spec states none."""
     bounds = dict(spec.value_range or ())
     low, high, unit = _bound(bounds.get("min")), _bound(bounds.get("max")), unit_family(bounds.get("unit"))
     if low is not None and high is not None:
@@ -113,7 +115,7 @@ def command_range(spec: CommandSpec) -> CommandRange | None:
     if default is not None:
         key, (d_low, d_high, d_unit) = default
         d_family = unit_family(d_unit)
-        unit = unit or d_family
+        unit = unit or (scale if d_family in _TEMPERATURE and scale in _TEMPERATURE else d_family)
         d_low, d_high = _scale_bound(float(d_low), d_family, unit), _scale_bound(float(d_high), d_family, unit)
         if d_low is not None and d_high is not None:
             low, high = (d_low if low is None else low), (d_high if high is None else high)
@@ -194,9 +196,10 @@ def _sent(value: float, whole: bool) -> float | int:
     return int(value) if whole or value.is_integer() else value
 
 
-def check_value(said: SaidValue, spec: CommandSpec) -> tuple[float | int | None, str]:
+def check_value(said: SaidValue, spec: CommandSpec, scale: str | None = None) -> tuple[float | int | None, str]:
     """(the number to send, "") when the command can take the value as said, else (None, one-line reason naming
-    the command's range and unit). Never clamps, truncates or rounds a value into range."""
+    the command's range and unit). Never clamps, truncates or rounds a value into range. ``scale``: as for
+    ``command_range``."""
     numeric = spec.type in ("integer", "number") or spec.type is None and spec.value_range is not None
     listed = _listed_numbers(spec) if spec.value_list else None
     if not numeric and not listed:
@@ -204,7 +207,7 @@ def check_value(said: SaidValue, spec: CommandSpec) -> tuple[float | int | None,
     if spec.value_list and listed is None:
         options = ", ".join(o.value for o in spec.value_list[:8])
         return None, f"{spec.id} takes one of: {options}; not a number"
-    rng = command_range(spec)
+    rng = command_range(spec, scale)
     if rng is None and listed:
         rng = CommandRange(min(listed), max(listed), None, "the values it lists")
     if rng is None:

@@ -345,7 +345,7 @@ def _resolved(home: Home, device_id: str, command_id: str, text: str, cache: dic
         return device, spec, None, *hold
     key = (spec.compatibility, text)
     if key not in cache:
-        cache[key] = resolve_arguments(spec, text, name_spans(home, text))
+        cache[key] = resolve_arguments(spec, text, name_spans(home, text), home.temperature_scale)
     arguments, reason = cache[key]
     return device, spec, arguments, "skipped", reason
 
@@ -407,9 +407,11 @@ def needs_argument(spec: CommandSpec) -> bool:
     return spec.type is not None or bool(spec.value_list) or spec.value_range is not None
 
 
-def resolve_arguments(spec: CommandSpec, text: str, names: list[tuple[int, int]] = ()) -> tuple[list | None, str]:
+def resolve_arguments(spec: CommandSpec, text: str, names: list[tuple[int, int]] = (),
+                      scale: str | None = None) -> tuple[list | None, str]:
     """(arguments, "") when the utterance justifies them, else (None, why not). ``names``: spans of the text that
-    name a device or a room (``name_spans``), never a value."""
+    name a device or a room (``name_spans``), never a value; ``scale``: the home's temperature scale, the unit of
+    a temperature command whose spec states none (``Home.temperature_scale``)."""
     if not needs_argument(spec):
         return [], ""
     if spec.value_list:
@@ -426,14 +428,14 @@ def resolve_arguments(spec: CommandSpec, text: str, names: list[tuple[int, int]]
         return None, f"{spec.id} takes a {spec.type or 'free'} value the utterance cannot be read for"
     said = read_value(text or "", names)
     if said is None:
-        rng = command_range(spec)
+        rng = command_range(spec, scale)
         return None, f"{spec.id} needs a value{f' ({rng})' if rng else ''}: the utterance sets none"
     if isinstance(said, Unreadable):
         return None, f"{spec.id}: {said.text!r} {said.reason}"
     if bool(said.relative) != _changes_by_amount(spec):  # "up 10%" is no level, "to 50%" no step
         return None, (f"{spec.id} changes a value by an amount; the utterance sets a target" if said.relative == 0
                       else f"{spec.id} sets a value; the utterance changes it by an amount")
-    number, reason = check_value(said, spec)
+    number, reason = check_value(said, spec, scale)
     return (None, reason) if number is None else ([number], "")
 
 
