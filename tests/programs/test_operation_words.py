@@ -107,3 +107,7 @@ def test_several_requests_are_answered_for_the_first_never_a_mix(tmp_path, embed
     # the gate's unlock (asked, so offered), never the curtains opened nor the gate light "opened"
     assert (pred.candidates[0].device_id, pred.candidates[0].command_id) == ("gate", "main-lock-unlock")
     assert all(c.device_id == "gate" for c in pred.candidates)
+    assert pred.unanswered == "turn on the gate light"  # the request not answered, to ask again
+    again = program(query=pred.unanswered)
+    assert (again.candidates[0].device_id, again.candidates[0].command_id) == ("gate-light", "main-switch-on")
+    assert again.unanswered == "" and program(query="open the front gate").unanswered == ""

@@ -4,8 +4,8 @@ from dataclasses import replace
 import pytest
 from conftest import DEVICES, SPECS, write_home
 
-from tracerag.home_commands.file_fields import HomeDataError
 from tracerag.datasets.smarthome import resolve_dataset
+from tracerag.home_commands.file_fields import HomeDataError
 from tracerag.home_commands.home import Home
 
 

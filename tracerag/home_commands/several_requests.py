@@ -22,14 +22,19 @@ _EXCEPTING = re.compile(r"\b(?:except|but|besides|apart from|other than|excludin
                         re.IGNORECASE)
 
 
-def first_request(index, text: str) -> str:
-    """``text`` up to the end of its first request, where it makes more than one; else ``text`` as it is."""
+def first_request(index, text: str) -> tuple[str, str]:
+    """(``text`` up to the end of its first request, the rest after it) where it makes more than one; else
+    (``text``, ""). The rest is what the caller may ask again ("lock the side door, turn off the side door
+    light" -> "turn off the side door light")."""
     if _EXCEPTING.search(text):
-        return text
-    ends = [match.start() for match in CLAUSE.finditer(text)] + [len(text)]
-    starts = [0] + [match.end() for match in CLAUSE.finditer(text)]
-    asking = [end for start, end in zip(starts, ends, strict=True) if _asks(index, text[start:end])]
-    return text[:asking[0]] if len(asking) > 1 else text
+        return text, ""
+    clauses = list(CLAUSE.finditer(text))
+    ends = [match.start() for match in clauses] + [len(text)]
+    starts = [0] + [match.end() for match in clauses]
+    asking = [i for i, (start, end) in enumerate(zip(starts, ends, strict=True)) if _asks(index, text[start:end])]
+    if len(asking) < 2:
+        return text, ""
+    return text[:ends[asking[0]]], text[starts[asking[0] + 1]:].strip()
 
 
 def _asks(index, clause: str) -> bool:

@@ -56,7 +56,8 @@ class CommandRetrieval(dspy.Module):
     ``lm_overruled``, ``no_intent``, ``too_long``, ``withheld``: every command it reached is held back by the
     safety rules or the home's policy, ``unknown_scope``: it says a floor or room this home does not have
     (``unresolved`` lists them; ask the user), ``no_match``: nothing in the home matched; an empty answer always
-    has one), ``withheld``, ``unresolved``, ``lm_overruled``, ``lm_parse``,
+    has one), ``withheld``, ``unresolved``, ``unanswered`` (where the utterance makes several requests, the
+    ones after the first, which is the one answered: ask it again), ``lm_overruled``, ``lm_parse``,
     ``lm_fallbacks`` (stages that fell back: parse, arbitrate), ``lm_calls``.
 
     `indexes` maps a home name to its CommandIndex (a single index is accepted too). `ir_source`
@@ -111,7 +112,13 @@ class CommandRetrieval(dspy.Module):
         # first ("灯不用开了" asks for the lights off, "别锁门" for nothing to be done).
         plain = plain_verbs(query)
         said = read_negation(with_digits(plain, index.names.name_spans(plain)))
-        text = first_request(index, said.text)  # several requests: the first, never a mix of two
+        text, unanswered = first_request(index, said.text)  # several requests: the first, never a mix of two
+        pred = yield from self._answer(index, query, said, text, ir, stages)
+        pred.unanswered = unanswered
+        return pred
+
+    def _answer(self, index: CommandIndex, query: str, said, text: str, ir, stages: Stages) -> Pipeline:
+        """The prediction for one request (``text``: the utterance read, up to the end of its first request)."""
         safety = safety_of(index)
         screen = safety.screen(text)
         search = partial(self._search, index, screen, query)
@@ -196,7 +203,8 @@ class CommandRetrieval(dspy.Module):
         if not candidates and not (bulk is not None and (bulk.targets or bulk.hint)) and hint in (None, "lm_overruled"):
             hint = "withheld" if withheld else "no_match"  # an empty answer always says why
         return dspy.Prediction(candidates=candidates, bulk=bulk, ir=parsed, parse_source=source, hint=hint,
-                               withheld=list(withheld), unresolved=list(unresolved), lm_overruled=list(overruled),
+                               withheld=list(withheld), unresolved=list(unresolved), unanswered="",
+                               lm_overruled=list(overruled),
                                lm_parse=lm_ir,
                                lm_fallbacks=stages.fallbacks, lm_errors=stages.errors, lm_calls=stages.calls,
                                home=index.home.name)

@@ -139,6 +139,7 @@ class CommandsResponse(_Response):
     hint: str | None
     withheld: list[Withheld]
     unresolved: list[str] = []
+    unanswered: str = ""
     lm_overruled: list[str]
     lm_parse: QueryIR | None
     lm_fallbacks: list[str]
