@@ -177,3 +177,17 @@ def test_a_door_said_in_another_language_than_the_locks_name_is_its_door(water, 
 
 def test_a_gate_is_no_house_door(water):
     assert not water(query="unlock the gate").candidates
+
+
+def test_what_is_excepted_is_no_device_the_answer_must_be(tmp_path, embedder):
+    garage = [{"id": "main-garageDoorControl-open", "description": "open", "type": None, "value_range": None},
+              {"id": "main-garageDoorControl-close", "description": "close", "type": None, "value_range": None}]
+    devices = [("big", "Big Garage Door", "r-garage", "GarageDoor", "p-garage"),
+               ("workshop", "Workshop Garage Door", "r-garage", "GarageDoor", "p-garage"),
+               ("shades", "Hall Shades", "r-hall", "Blind", "p-shade")]
+    home = Home.load(write_home(tmp_path, devices, {**SPECS, "p-garage": garage}, {**ROOMS, "r-garage": "Garage"}))
+    pred = CommandRetrieval(CommandIndex(home, embedder), ir_source="none")(
+        query="open every garage door except the big one")
+    # the big one is excepted, not the device the answer must be: the workshop's door is offered
+    assert [(c.device_id, c.command_id) for c in pred.candidates[:1]] == [("workshop", "main-garageDoorControl-open")]
+    assert "big" not in {c.device_id for c in pred.candidates}

@@ -86,3 +86,4 @@ def test_a_sensitive_candidate_says_it_is_sensitive_and_asked(program):
     assert (top.device_id, top.command_id, top.sensitive, top.asked) == ("front-door", "main-lock-unlock", True, True)
     light = program(query="turn on 客厅大灯").candidates[0]
     assert (light.sensitive, light.asked) == (False, None)
+

@@ -33,6 +33,7 @@ from .argument_channel import number_fit
 from .command_results import Candidate, Withheld
 from .name_index import PhraseIndex
 from .referents import kinds_acted_on, named
+from .request_reading import split_excepted
 from .sensitive_commands import SENSITIVE_KINDS, SensitiveRows
 from .sensitive_requests import SensitiveRequests
 from .text_match import tokens
@@ -302,10 +303,11 @@ class CommandSafety:
         """The candidates, less every other device offered in place of one the utterance refers to whose command
         was held back: "open the bedroom door" beside a Patio Door is no bedroom shade opened; "turn on the
         water" beside a Water Main no blind. The utterance refers to the devices it names best, else to those
-        of the kinds it names (their category, or a name that holds the word)."""
+        of the kinds it names (their category, or a name that holds the word), never those it excepts."""
         if not withheld or not candidates:
             return candidates
         index, table = self.index, self.table
+        text, _ = split_excepted(text)  # "every garage door except the big one" refers to no Big Garage Door
         referred = named(index, text)
         if referred.any():
             referred = referred == referred.max()
