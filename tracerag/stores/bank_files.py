@@ -59,6 +59,7 @@ from typing import IO, Any
 
 import numpy as np
 
+from ..data_files.durable import fsync_dir
 from ..data_files.read_report import open_regular, regular_file
 from ..embedding.embedders import Embedder, l2_normalize
 
@@ -756,19 +757,6 @@ def writer_lock(target: Path) -> Iterator[bool]:
             fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
 
 
-def _fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    except OSError:  # pragma: no cover - e.g. Windows cannot open directories
-        return
-    try:
-        os.fsync(fd)
-    except OSError:  # pragma: no cover - some filesystems refuse fsync on directories
-        pass
-    finally:
-        os.close(fd)
-
-
 def _recover(target: Path) -> bool:
     """Finish what a crashed writer left behind (caller holds the writer lock); True if the bank was
     restored from its backup."""
@@ -780,7 +768,7 @@ def _recover(target: Path) -> bool:
         else:  # crashed between the two renames: the old version is complete, put it back
             logger.warning("restoring %s from %s left by an interrupted write", target, backup)
             os.rename(backup, target)
-            _fsync_dir(target.parent)
+            fsync_dir(target.parent)
             restored = True
     now = time.time()
     for tmp in target.parent.glob(_tmp_prefix(target) + "*"):
@@ -850,7 +838,7 @@ def _swap_in(tmp: Path, target: Path) -> None:
     """Make ``tmp`` the bank at ``target``; at every instant one complete version exists on disk."""
     if not target.exists():
         os.rename(tmp, target)
-        _fsync_dir(target.parent)
+        fsync_dir(target.parent)
         return
     backup = _backup_path(target)
     os.rename(target, backup)
@@ -859,7 +847,7 @@ def _swap_in(tmp: Path, target: Path) -> None:
     except BaseException:
         os.rename(backup, target)
         raise
-    _fsync_dir(target.parent)
+    fsync_dir(target.parent)
     shutil.rmtree(backup, ignore_errors=True)
 
 
@@ -874,7 +862,7 @@ def write_version(target: Path, write: Callable[[Path], None]) -> None:
         (tmp / WRITER).write_bytes(_writer_record())  # so a later writer knows whether this one is gone
         write(tmp)
         (tmp / WRITER).unlink()  # not part of the version
-        _fsync_dir(tmp)
+        fsync_dir(tmp)
         _swap_in(tmp, target)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
