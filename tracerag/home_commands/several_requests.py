@@ -26,9 +26,9 @@ def first_request(index, text: str) -> tuple[str, str]:
     """(``text`` up to the end of its first request, the rest after it) where it makes more than one; else
     (``text``, ""). The rest is what the caller may ask again ("lock the side door, turn off the side door
     light" -> "turn off the side door light")."""
-    if _EXCEPTING.search(text):
-        return text, ""
     clauses = list(CLAUSE.finditer(text))
+    if not clauses or _EXCEPTING.search(text):
+        return text, ""
     ends = [match.start() for match in clauses] + [len(text)]
     starts = [0] + [match.end() for match in clauses]
     asking = [i for i, (start, end) in enumerate(zip(starts, ends, strict=True)) if _asks(index, text[start:end])]
