@@ -191,3 +191,46 @@ def test_what_is_excepted_is_no_device_the_answer_must_be(tmp_path, embedder):
     # the big one is excepted, not the device the answer must be: the workshop's door is offered
     assert [(c.device_id, c.command_id) for c in pred.candidates[:1]] == [("workshop", "main-garageDoorControl-open")]
     assert "big" not in {c.device_id for c in pred.candidates}
+
+
+ZH_ROOMS = {"r-entry": "玄关", "r-second": "次卧", "r-kitchen": "厨房", "r-garage": "车库"}
+ZH_DEVICES = [
+    ("entry-lock", "入户门", "r-entry", "Lock", "p-lock"),
+    ("entry-light", "门口感应灯", "r-entry", "Light", "p-switch"),
+    ("second-lock", "次卧门锁", "r-second", "Lock", "p-lock"),
+    ("valve-light", "阀门旁的灯", "r-kitchen", "Light", "p-switch"),
+    ("stove", "燃气灶", "r-kitchen", "Cooktop", "p-switch"),
+    ("garage-door", "车库门", "r-garage", "GarageDoor", "p-garage"),
+    ("garage-light", "车库灯", "r-garage", "Light", "p-switch"),
+]
+GARAGE = [{"id": "main-garageDoorControl-open", "description": "open", "type": None, "value_range": None},
+          {"id": "main-garageDoorControl-close", "description": "close", "type": None, "value_range": None}]
+
+
+@pytest.fixture(scope="module")
+def flat(tmp_path_factory, embedder):
+    home = Home.load(write_home(tmp_path_factory.mktemp("flat"), ZH_DEVICES, {**SPECS, "p-garage": GARAGE}, ZH_ROOMS))
+    return CommandRetrieval(CommandIndex(home, embedder), ir_source="none")
+
+
+@pytest.mark.parametrize("query, device, command", [
+    ("把门打开", "entry-lock", "main-lock-unlock"),  # the door, said bare, is the way in (a lock: unlock)
+    ("把次卧的门打开", "second-lock", "main-lock-unlock"),  # the bedroom door's lock; 门口/阀门 name no door
+    ("阿姨来打扫了，把玄关的门锁打开", "entry-lock", "main-lock-unlock"),  # the operation of the clause that asks
+    ("入户门的锁打开一下，朋友到楼下了", "entry-lock", "main-lock-unlock"),  # 楼下 is where the friend is, no scope
+    ("打开车库", "garage-door", "main-garageDoorControl-open"),  # a room named for what opens in it
+])
+def test_a_clear_chinese_ask_gets_the_device_it_refers_to(flat, query, device, command):
+    pred = flat(query=query)
+    assert (pred.candidates[0].device_id, pred.candidates[0].command_id) == (device, command) and pred.hint is None
+
+
+def test_a_room_named_for_a_door_is_not_its_door_when_another_kind_is_said(flat):
+    pred = flat(query="车库开灯")
+    assert ("garage-door", "main-garageDoorControl-open") not in {(c.device_id, c.command_id) for c in pred.candidates}
+    assert pred.candidates[0].device_id == "garage-light"
+
+
+def test_a_word_for_a_sensitive_kind_names_the_device_it_asks_for(program):
+    pred = program(query="switch the oven on")
+    assert (pred.candidates[0].device_id, pred.candidates[0].command_id) == ("oven", "main-switch-on")

@@ -126,7 +126,8 @@ def _read_categories(text: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     text = normalised(text)
     matches = [(m.start(), m.end(), category) for category, pattern in _patterns() for m in pattern.finditer(text)]
     words = [(s, e, c) for s, e, c in matches
-             if not any(s2 <= s and e <= e2 and e2 - s2 > e - s for s2, e2, _ in matches)]
+             if not any(s2 <= s and e <= e2 and e2 - s2 > e - s for s2, e2, _ in matches)
+             and not (text[s:e] == "switch" and _SWITCH_VERB.fullmatch(text[:s]))]
     dropped = set()
     for i, (start, end, category) in enumerate(words):
         after = [j for j, (s, _, c) in enumerate(words) if c != category and s >= end and qualifies(text[end:s])]
@@ -140,6 +141,12 @@ def _read_categories(text: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
         if i not in dropped:
             found.setdefault(category, []).append(text[start:end])
     return tuple((category, tuple(words)) for category, words in found.items())
+
+
+# "switch" at the start of what is asked is the verb ("switch the oven on", "please switch off the fan"), not a
+# Switch ("turn on the switch", "the hall switch")
+_SWITCH_VERB = re.compile(r"(?:.*[,.;!?，。；！？]|.*\b(?:and|then))?\s*"
+                          r"(?:(?:please|pls|can|could|would|will|you|just)\s+)*")
 
 
 def qualifies(between: str) -> bool:

@@ -110,7 +110,8 @@ class Sense:
 # switching verbs: English "turn on" a lock locks it (Home Assistant), Chinese 打开 one unlocks it
 _ON = _by_kind("on", (COVERS, "open"), (LOCKS, "lock"), (SECURITY, "arm"))
 _OFF = _by_kind("off", (COVERS, "close"), (LOCKS, None), (SECURITY, "disarm"))
-_ZH_ON = _by_kind("on", (COVERS, "open"), (LOCKS, "unlock"), (SECURITY, "arm"))
+# doors and locks together ("把门打开" where the doors are locks and a garage door): open, a lock's unlock
+_ZH_ON = _by_kind("on", (COVERS, "open"), (LOCKS, "unlock"), (SECURITY, "arm"), (COVERS | LOCKS, "open"))
 _ZH_OFF = _by_kind("off", (COVERS, "close"), (LOCKS, "lock"), (SECURITY, "disarm"))
 _OPEN = _by_kind("open", (LOCKS, "unlock"), (LIGHTS | MEDIA | FANS | CLIMATE, "on"))
 _CLOSE = _by_kind("close", (LOCKS, "lock"), (LIGHTS | MEDIA | FANS | CLIMATE, "off"))

@@ -139,7 +139,7 @@ def door_qualifiers(clause: str) -> list[tuple[str, ...]]:
     return out
 
 
-_ZH_DOOR = re.compile(r"(?<![出进串敲])门(?![铃廊厅口帘灯磁禁锁])")
+_ZH_DOOR = re.compile(r"(?<![出进串敲阀])门(?![铃廊厅口帘灯磁禁锁])")  # 阀门 is a valve
 _ZH_STOP = "开打把了一下个给帮我请将关锁升拉抬，,。 "
 _EN_DOOR = re.compile(r"(?:\b([a-z]+)\s+)?(?<!garage )\b(?:door|gate)s?\b(?!\s*(?:lock|bell|way|mat))")
 _EN_STOP = frozenset({"the", "a", "an", "my", "our", "your", "this", "that", "open", "unlock", "unlatch", "all",

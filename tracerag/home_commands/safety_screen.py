@@ -74,12 +74,14 @@ class Screen:
     """What one utterance may reach in one home, per row of the command index. ``blocked`` and ``skipped`` are
     read at once; the rest only rank a search whose operation is unknown, and are read when it asks."""
 
-    def __init__(self, safety: CommandSafety, text: str, blocked: np.ndarray, skipped: np.ndarray):
+    def __init__(self, safety: CommandSafety, text: str, blocked: np.ndarray, skipped: np.ndarray,
+                 asked_devices: np.ndarray):
         self._safety, self._text = safety, text
         self.blocked = blocked  # never a candidate, never in a plan
         self.skipped = skipped  # (blocked too) the rows of devices the policy never acts on: left out of plans
-        # per device: a word for its kind may name it (``SensitiveRows.plain_devices``)
-        self.kind_named = safety.sensitive.plain_devices
+        # per device: a word for its kind may name it (``SensitiveRows.plain_devices``), and a device with a
+        # sensitive command the utterance asks for ("turn on the stove": the Cooktop) is named by its kind too
+        self.kind_named = safety.sensitive.plain_devices | asked_devices
 
     @cached_property
     def _ranking(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -141,11 +143,14 @@ class CommandSafety:
         table = self.table
         skipped = self.sensitive.never[table.row_device]
         blocked = skipped.copy()
+        asked_devices = np.zeros(len(self.index.home.devices), dtype=bool)
         if self.sensitive.rows.size:
-            blocked[self.sensitive.rows] |= ~self.requests.asked(text)
+            asked = self.requests.asked(text)
+            blocked[self.sensitive.rows] |= ~asked
+            asked_devices[table.row_device[self.sensitive.rows[asked]]] = True
         unit_conflict, _, _ = self._value_fit(text, self._polarity(text))
         blocked |= unit_conflict[table.row_slot]
-        return Screen(self, text, blocked, skipped)
+        return Screen(self, text, blocked, skipped, asked_devices)
 
     def _polarity(self, text: str) -> str | None:
         """The way the utterance switches ("on", "off"), its room names aside (玄关 closes nothing)."""
@@ -303,7 +308,8 @@ class CommandSafety:
         """The candidates, less every other device offered in place of one the utterance refers to whose command
         was held back: "open the bedroom door" beside a Patio Door is no bedroom shade opened; "turn on the
         water" beside a Water Main no blind. The utterance refers to the devices it names best, else to those
-        of the kinds it names (their category, or a name that holds the word), never those it excepts."""
+        of the kinds it names (their category, or a name that holds the word), else to those in the rooms it
+        names; never to those it excepts."""
         if not withheld or not candidates:
             return candidates
         index, table = self.index, self.table
@@ -311,13 +317,14 @@ class CommandSafety:
         referred = named(index, text)
         if referred.any():
             referred = referred == referred.max()
-        else:
-            kinds = kinds_acted_on(index, text)
-            if not kinds:
-                return candidates
+        elif kinds := kinds_acted_on(index, text):
             referred = table.in_categories(kinds)
             for word in {w for words in kinds.values() for w in words}:
                 referred = referred | index.names.carrying(tokens(word))
+        elif rooms := index.names.mentioned_rooms(text):  # "open the garage": what is there
+            referred = index.rooms.devices_in(rooms)
+        else:
+            return candidates
         if not referred[table.row_device[withheld]].any():
             return candidates
         return [c for c in candidates if referred[self._device_position[c.device_id]]]

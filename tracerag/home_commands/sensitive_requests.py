@@ -15,10 +15,10 @@ import re
 import numpy as np
 
 from ..signatures.query_ir import QueryIR
-from .category_words import CATEGORY_WORDS, normalised, word_pattern
+from .category_words import CATEGORY_WORDS, categories_said, normalised, word_pattern
 from .command_choice import choice_of
 from .command_docs import verb_phrases
-from .operation_words import SENSES, kinds_meant, operation_in, verb_text
+from .operation_words import SENSES, kinds_meant, operation_in, read_operation, verb_text
 from .referents import kinds_acted_on, named
 from .request_reading import door_qualifiers, lock_qualifiers, points_back, read_request
 from .sensitive_commands import SENSITIVE_KINDS, SensitiveRows
@@ -130,6 +130,14 @@ class SensitiveRequests:
             for kind in SENSITIVE_KINDS:  # the 锁 of "开锁" is the verb's, no lock said
                 verbless = kind.self_naming.sub(" ", verbless)
             kinds_said = self._kinds_referred(index.names.without_names(verbless), operation)
+            verb = read_operation(verb_text(text, index), frozenset())
+            if rooms and verb not in (None, "off") and (verb != "on" or not text.isascii()):
+                # "open the garage", "打开车库" where the garage is a room: its garage doors, the room's name their
+                # word ("turn on the garage" switches what is in it)
+                said_kinds = categories_said(verbless)  # and no other kind said ("车库开灯": its lights)
+                by_room = {kind for kind, words in said_kinds.items()
+                           if all(index.rooms.names_a_room(w) for w in words)}
+                kinds_said |= by_room if by_room == set(said_kinds) else set()
             self_named = np.asarray([_said(k.self_naming, said) and self._bare(i, said)
                                      for i, k in enumerate(SENSITIVE_KINDS)] + [False])
             worded = self_named[kinds] | np.asarray([bool(n & kinds_said)
@@ -139,6 +147,9 @@ class SensitiveRequests:
                 said_door = [set(q) for q in door_qualifiers(verbless)]
                 nouns = _door_nouns(verbless)
                 fits = np.asarray([self._is_the_door(d, said_door, nouns, operation) for d in devices.tolist()])
+                if not any(said_door) and not rooms:  # "开门", "unlock the door": the way in, where a lock is it
+                    way_in = np.asarray([bool(sensitive.device_words[d] & _ENTRANCE_WORDS) for d in devices.tolist()])
+                    fits &= way_in if (fits & way_in & only_door).any() else fits
                 worded &= ~only_door | fits
             qualified = lock_qualifiers(verbless)  # "进门那把锁": a lock no name or room here calls so
             if qualified:
@@ -164,7 +175,10 @@ class SensitiveRequests:
         plain = able & ~self.sensitive.devices
 
         def own(word: str) -> bool:
-            return not (index.names.carrying(tokens(word)) & plain).any()
+            carriers = np.flatnonzero(index.names.carrying(tokens(word)) & plain)
+            if word == "门":  # 门口感应灯 holds 门 inside 门口, no door
+                return not any(door_qualifiers(index.home.devices[d].label) for d in carriers.tolist())
+            return not carriers.size
 
         # "turn the water on at the main valve": where it is done says the kind again, in a word only it has
         return {kind for kind, words in said.items() if any(own(w) for w in words) or kind in CATEGORY_WORDS and

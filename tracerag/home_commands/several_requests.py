@@ -37,10 +37,32 @@ def first_request(index, text: str) -> tuple[str, str]:
     return text[:ends[asking[0]]], text[starts[asking[0] + 1]:].strip()
 
 
+def asking_clause(index, text: str) -> str:
+    """The one clause of ``text`` that asks something of a device, where the others only tell ("阿姨来打扫了，把玄关
+    的门锁打开": the lock's clause, not the cleaning); ``text`` itself otherwise."""
+    parts = [c for c in CLAUSE.split(text) if c.strip()]
+    if len(parts) < 2:
+        return text
+    asking = [c for c in parts if _asks(index, c)]
+    return asking[0] if len(asking) == 1 else text
+
+
+def acting_clauses(index, text: str) -> str:
+    """The clauses of ``text`` that say an operation ("入户门的锁打开一下，朋友到楼下了" -> the first: where the friend
+    is asks nothing of the home); ``text`` itself where none or all do."""
+    parts = [c for c in CLAUSE.split(text) if c.strip()]
+    acting = [c for c in parts if _says_operation(index, c)]
+    return " , ".join(acting) if acting and len(acting) < len(parts) else text
+
+
+def _says_operation(index, clause: str) -> bool:
+    return any(role in (OPERATION, SWITCH) and meaning is not None
+               for _, role, meaning in words_said(verb_text(clause, index)))
+
+
 def _asks(index, clause: str) -> bool:
     """Whether the clause is a request of its own: a verb for an operation, and a device or a kind it names."""
     if not clause.strip() or not read_request(clause).is_request:
         return False
-    verbs = any(role in (OPERATION, SWITCH) and meaning is not None
-                for _, role, meaning in words_said(verb_text(clause, index)))
-    return verbs and (bool(named(index, clause).any()) or bool(categories_said(index.names.without_names(clause))))
+    return _says_operation(index, clause) and \
+        (bool(named(index, clause).any()) or bool(categories_said(index.names.without_names(clause))))

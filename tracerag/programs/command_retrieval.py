@@ -37,7 +37,7 @@ from ..home_commands.operation_words import with_operation
 from ..home_commands.plain_verbs import plain_verbs
 from ..home_commands.referents import unresolved_places
 from ..home_commands.safety_screen import Screen, safety_of
-from ..home_commands.several_requests import first_request
+from ..home_commands.several_requests import acting_clauses, first_request
 from ..home_commands.values import with_digits
 from ..signatures.command import ArbitrateCapability, CommandOption, ParseCommand
 from ..signatures.query_ir import QueryIR
@@ -132,7 +132,7 @@ class CommandRetrieval(dspy.Module):
         said_all = parsed.is_bulk  # the utterance's own quantifier words (or the caller's gold parse)
         if said.asks_nothing:
             return self._prediction([], None, parsed, source, stages, index, hint="no_intent")
-        places = unresolved_places(index, text)
+        places = unresolved_places(index, acting_clauses(index, text))
         if places:  # a floor or room this home does not have: asked about, never widened to the whole home
             return self._prediction([], None, parsed, source, stages, index, hint="unknown_scope", unresolved=places)
         ranked, lm_ir = None, None

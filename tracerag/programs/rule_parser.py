@@ -15,6 +15,7 @@ from ..home_commands.command_docs import VERB_RUNS
 from ..home_commands.home_index import CommandIndex
 from ..home_commands.home_names import FILLER_TOKENS
 from ..home_commands.operation_words import kinds_meant, operation_in, verb_text
+from ..home_commands.several_requests import asking_clause
 from ..home_commands.text_match import (
     contains,
     join_tokens,
@@ -62,7 +63,9 @@ def parse_without_lm(utterance: str, index: CommandIndex) -> QueryIR:
     parsed = QueryIR(action=_action(utterance, index), type_hint="Unknown",
                      name_hint=_name_hint(index.names.without_landmarks(wanted), index),
                      scope_include=included, scope_exclude=excluded, quantifier=quantifier)
-    operation = operation_in(index, verb_text(utterance, index), kinds_meant(index, parsed, utterance))
+    # the operation of the clause that asks something of a device, where another only tells ("阿姨来打扫了，...")
+    asking = asking_clause(index, utterance)
+    operation = operation_in(index, verb_text(asking, index), kinds_meant(index, parsed, utterance))
     return parsed.model_copy(update={"operation": operation}) if operation else parsed
 
 
