@@ -1,6 +1,6 @@
 """``GET /metrics``: what the service did, in Prometheus' text format (``tracerag serve --metrics``).
 
-Why a small writer of our own and not ``prometheus-client``: the service needs four metric families, all
+Why a small writer of our own and not ``prometheus-client``: the service needs a few metric families, all
 updated on the event loop, and the text format is a few lines of spec; the default install stays as it is.
 The families:
 
@@ -13,6 +13,9 @@ The families:
 - ``tracerag_requests_in_flight``: requests received and not yet answered;
 - ``tracerag_lm_breaker_open``: 1 while the circuit breaker skips the configured LM (it failed repeatedly;
   every stage answers on its no-LM path until a probe call succeeds), 0 otherwise; absent with no LM.
+- ``tracerag_embedding_cache_errors_total{cause}``: failures of this process's embedding caches (every
+  ``CachedEmbedder``, the one serving uses included) by cause, each cause listed from 0: the answers were
+  computed without the cache, slower (:mod:`tracerag.embedding.embedding_cache`).
 
 ``route`` is the endpoint's path for the service's own routes and ``other`` for any other path, so a client
 probing random paths cannot grow the label set. Why off by default: the counts tell whoever reads them how
@@ -112,6 +115,12 @@ class ServiceMetrics:
                   for key, count in fallbacks]
         lines += ["# HELP tracerag_requests_in_flight Requests received and not yet answered.",
                   "# TYPE tracerag_requests_in_flight gauge", f"tracerag_requests_in_flight {in_flight}"]
+        from ..embedding.embedding_cache import cache_errors
+
+        lines += ["# HELP tracerag_embedding_cache_errors_total Embedding cache failures, by cause (answers computed "
+                  "without the cache).", "# TYPE tracerag_embedding_cache_errors_total counter"]
+        lines += [f"tracerag_embedding_cache_errors_total{{{_labels(('cause',), (cause,))}}} {count}"
+                  for cause, count in cache_errors().items()]
         is_open = self.breaker_open() if self.breaker_open is not None else None
         if is_open is not None:
             lines += ["# HELP tracerag_lm_breaker_open 1 while the circuit breaker skips the configured LM.",
