@@ -16,16 +16,53 @@ and never holds a secret or a path into the user's cache (see :func:`store_refer
 
 ``load(artifact, store=URI)`` opens another store instead. Artifacts written before stores recorded only
 ``"bank"`` (an absolute directory), which is still read.
+
+Durability (every write through :func:`~tracerag.data_files.durable.write_durably`): a kill at any moment of
+``save`` leaves the previous complete artifact or the new complete one, and a failed save (a full disk) leaves
+the previous one as it was, with an error naming the file ("disk full"). The sidecar records the SHA-256 of
+the program file it belongs to (``"program_sha256"``), and ``save`` commits the two files in this order:
+
+1. the new sidecar is written beside the old one, as ``.<file>.meta.json.next``;
+2. the program file is replaced (``write_durably``);
+3. the new sidecar is renamed over the old one (the commit; a rename needs no disk space).
+
+A save killed before 2 leaves the old pair (the ``.next`` file matches no program file and is ignored); one
+killed between 2 and 3 leaves the new program file beside the ``.next`` sidecar that matches it, which
+``load`` uses (and renames into place). Saves into one directory take turns (a lock on the directory), and
+each removes the temp file a killed save's write left behind. ``load``
+verifies the checksum, so a program file and a sidecar from two different saves (copied together by hand, or
+edited) are refused with one line naming the file, never loaded as a mix; a sidecar without a checksum
+(written before this) is trusted as before. Both files are read only when they are regular files of a sane
+size (``read_report.open_regular``): a FIFO, a directory or a socket at the path is an error naming it, at once.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import glob
 import json
+import logging
 import os
+import re
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
+from .data_files.durable import DurableWriteError, fsync_dir, sha256_of, verify_sha256, write_durably
+from .data_files.read_report import FileProblem, open_regular, read_capped, read_regular
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: saves do not take turns
+    fcntl = None  # type: ignore[assignment]
+
+logger = logging.getLogger(__name__)
+
 FORMAT_VERSION = 1
+CHECKSUM_KEY = "program_sha256"  # in the sidecar: the SHA-256 of the program file it belongs to
+PROGRAM_MAX_BYTES = 256 * 1024 * 1024  # a program file (demos may hold images); larger is refused, not read
+META_MAX_BYTES = 16 * 1024 * 1024
 
 
 def meta_path(path: str | Path) -> Path:
@@ -33,17 +70,106 @@ def meta_path(path: str | Path) -> Path:
     return path.with_name(path.name + ".meta.json")
 
 
+def next_meta_path(path: str | Path) -> Path:
+    """Where ``save`` writes the new sidecar before it replaces the program file (see the module docstring)."""
+    path = Path(path)
+    return path.with_name(f".{path.name}.meta.json.next")
+
+
 def save(program, path: str | Path, *, dataset: str | None = None, metric: str | None = None,
          scores: dict | None = None, extra: dict | None = None) -> Path:
-    """Write the program state and its sidecar; returns the sidecar path."""
+    """Write the program state and its sidecar, durably (see the module docstring); returns the sidecar path.
+
+    Nothing is written until both files are rendered, so a state or metadata that is not JSON fails with the
+    previous artifact untouched; a write that fails (``DurableWriteError``, "disk full") leaves it too."""
     path = Path(path)
+    if path.suffix != ".json":
+        raise ValueError(f"{path}: an artifact is a JSON file; name it *.json")
     path.parent.mkdir(parents=True, exist_ok=True)
+    state = program_state_bytes(program, path)
     meta = {"format_version": FORMAT_VERSION, **_describe(program, path.parent), "dataset": dataset, "metric": metric,
-            "scores": scores or {}, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **(extra or {})}
-    program.save(str(path))
-    sidecar = meta_path(path)
-    sidecar.write_text(json.dumps(meta, indent=2, ensure_ascii=False), encoding="utf-8")
+            "scores": scores or {}, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **(extra or {}),
+            CHECKSUM_KEY: sha256_of(state)}
+    try:
+        text = json.dumps(meta, indent=2, ensure_ascii=False)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{meta_path(path)}: the metadata is not JSON ({exc}); nothing was written") from None
+    sidecar, pending = meta_path(path), next_meta_path(path)
+    with _saves_take_turns(path.parent):
+        _remove_killed_writes(path)
+        written = pending
+        try:
+            write_durably(pending, text)  # 1. the new sidecar, beside the old one
+            written = path
+            write_durably(path, state)  # 2. the program file
+        except OSError as exc:
+            if written == path:  # the old pair is intact: the new sidecar is no use
+                pending.unlink(missing_ok=True)
+            raise _not_saved(path, written, exc) from exc
+        try:
+            os.replace(pending, sidecar)  # 3. the commit
+            fsync_dir(path.parent)
+        except OSError as exc:  # the new pair loads (load uses the .next sidecar); say it was not finished
+            raise _not_saved(path, sidecar, exc, committed=True) from exc
     return sidecar
+
+
+def _remove_killed_writes(path: Path) -> None:
+    """Remove the temp files of this artifact's writes that a killed save left (``write_durably``'s
+    ``.<file>.XXXXXXXX.tmp``); the caller holds the directory's lock, so no save is writing them."""
+    for target in (path, next_meta_path(path)):
+        pattern = re.compile(rf"\.{re.escape(target.name)}\.[A-Za-z0-9_]{{8}}\.tmp")
+        for leftover in path.parent.glob(f".{glob.escape(target.name)}.*.tmp"):
+            if pattern.fullmatch(leftover.name) and leftover.is_file() and not leftover.is_symlink():
+                leftover.unlink(missing_ok=True)
+
+
+def _not_saved(path: Path, written: Path, exc: OSError, committed: bool = False) -> DurableWriteError:
+    """One line: the artifact, the file that failed, why ("disk full"), and what is left."""
+    full = exc.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC))
+    why = "disk full" if full else (os.strerror(exc.errno) if exc.errno else str(exc))
+    left = ("the new program file is in place and loads with its sidecar " + str(next_meta_path(path))
+            if committed else "the previous artifact is intact")
+    return DurableWriteError(exc.errno, f"{path}: not saved ({why}, writing {written}); {left}")
+
+
+def program_state_bytes(program, path: str | Path = "program.json") -> bytes:
+    """The program file's bytes exactly as DSPy's ``program.save(path)`` writes a ``.json`` state (its
+    predictors' state plus the dependency versions), rendered in memory so it can be written durably."""
+    import orjson
+    from dspy.utils.saving import get_dependency_versions
+
+    state = program.dump_state()
+    state["metadata"] = {"dependency_versions": get_dependency_versions()}
+    try:
+        return orjson.dumps(state, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
+    except TypeError as exc:
+        raise TypeError(f"{path}: the program's state is not JSON ({exc}); nothing was written") from None
+
+
+@contextlib.contextmanager
+def _saves_take_turns(directory: Path, blocking: bool = True) -> Iterator[bool]:
+    """An exclusive lock on ``directory`` (yields whether it was taken: a non-blocking try may fail), so two
+    saves into one directory never interleave their files. Where directories cannot be locked, True."""
+    if fcntl is None:  # pragma: no cover
+        yield True
+        return
+    try:
+        fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:  # pragma: no cover - cannot open the directory to lock it
+        yield True
+        return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX if blocking else fcntl.LOCK_EX | fcntl.LOCK_NB)
+            taken = True
+        except BlockingIOError:
+            taken = False
+        except OSError:  # pragma: no cover - a filesystem without locks (some network mounts)
+            taken = blocking
+        yield taken
+    finally:
+        os.close(fd)  # releases the lock
 
 
 def _describe(program, where: Path | None = None) -> dict:
@@ -176,18 +302,31 @@ _REQUIRED_FOR = {"CommandRetrieval": {"index_params": dict}}
 
 def read_meta(path: str | Path) -> dict:
     """The sidecar's metadata; anything unusable (not JSON, a required key missing or of the wrong type, an
-    unknown program) is one ValueError line naming the sidecar."""
+    unknown program, not a regular file) is one ValueError line naming the sidecar."""
     sidecar = meta_path(path)
-    if not sidecar.is_file():
+    if not os.path.lexists(sidecar):
+        if os.path.lexists(path) and not Path(path).is_file():  # a FIFO or a directory: say so, not "no sidecar"
+            _read_program_file(path)
         raise FileNotFoundError(f"{sidecar}: metadata sidecar missing; was {path} written by tracerag.save?")
+    return _read_sidecar(sidecar, path)
+
+
+def _read_sidecar(sidecar: Path, path: str | Path) -> dict:
     try:
-        meta = json.loads(sidecar.read_text(encoding="utf-8"))
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"{sidecar}: not UTF-8 (byte {exc.start + 1})") from None
+        text = read_regular(sidecar, META_MAX_BYTES)
+    except FileProblem as exc:
+        if not os.path.lexists(sidecar):
+            raise FileNotFoundError(f"{sidecar}: metadata sidecar missing; was {path} written by tracerag.save?"
+                                    ) from None
+        raise ValueError(str(exc)) from None
+    try:
+        meta = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ValueError(f"{sidecar}: invalid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
     except RecursionError:
         raise ValueError(f"{sidecar}: invalid JSON (nested too deeply)") from None
+    except ValueError as exc:  # an integer past Python's digit limit
+        raise ValueError(f"{sidecar}: invalid JSON ({exc})") from None
     if not isinstance(meta, dict):
         raise ValueError(f"{sidecar}: expected a JSON object, got {type(meta).__name__}")
     if meta.get("format_version") != FORMAT_VERSION:
@@ -201,7 +340,100 @@ def read_meta(path: str | Path) -> dict:
                              f"got {type(meta[key]).__name__}")
     if meta["program"] not in PROGRAMS:
         raise ValueError(f"{sidecar}: unknown program {meta['program']!r}; expected one of {list(PROGRAMS)}")
+    if not isinstance(meta.get(CHECKSUM_KEY, ""), str):
+        raise ValueError(f"{sidecar}: field {CHECKSUM_KEY!r}: expected a string, "
+                         f"got {type(meta[CHECKSUM_KEY]).__name__}")
     return meta
+
+
+def _read_program_file(path: str | Path) -> bytes:
+    """The program file's bytes, when it is a regular file of at most PROGRAM_MAX_BYTES (never blocking on a
+    FIFO); else one ValueError line naming it (FileNotFoundError when it is missing)."""
+    try:
+        with open_regular(path, FileProblem, PROGRAM_MAX_BYTES) as f:
+            data = read_capped(f, PROGRAM_MAX_BYTES)
+    except FileProblem:
+        if not os.path.lexists(path):
+            raise FileNotFoundError(f"{path}: program file missing; its sidecar {meta_path(path)} is there") from None
+        raise
+    if len(data) > PROGRAM_MAX_BYTES:  # it grew after the check
+        raise FileProblem(f"{path}: over the {PROGRAM_MAX_BYTES:,}-byte limit for one file")
+    return data
+
+
+def read_artifact(path: str | Path) -> tuple[dict, bytes]:
+    """(the metadata, the program file's bytes) of one complete save, checked against each other.
+
+    The sidecar's checksum must match the program file. When it does not, a ``.next`` sidecar that matches is
+    a save killed just before its commit: its metadata is used (and renamed into place when no save is
+    running). Otherwise the pair is read again (a save may have committed between the two reads) and then
+    refused: one ValueError line naming the program file and its sidecar."""
+    path = Path(path)
+    for _ in range(3):
+        meta = read_meta(path)
+        data = _read_program_file(path)
+        recorded = meta.get(CHECKSUM_KEY)
+        if recorded is not None:
+            try:
+                verify_sha256(data, recorded, path)
+                return meta, data
+            except ValueError as exc:
+                mismatch = exc
+        pending = _matching_pending(path, data)
+        if pending is not None:
+            _finish_commit(path, data)
+            return pending, data
+        if recorded is None:  # a sidecar written before checksums, and no save of ours stopped half-way
+            return meta, data
+    raise ValueError(f"{mismatch} (the checksum is in {meta_path(path)}: a program file and a sidecar from two "
+                     f"different saves are refused; for a program file edited by hand, delete {CHECKSUM_KEY!r} "
+                     "from the sidecar)") from None
+
+
+def _matching_pending(path: Path, data: bytes) -> dict | None:
+    """The ``.next`` sidecar's metadata when it is usable and records ``data``'s checksum, else None."""
+    pending = next_meta_path(path)
+    if not os.path.lexists(pending):
+        return None
+    try:
+        meta = _read_sidecar(pending, path)
+    except (OSError, ValueError):
+        return None
+    return meta if meta.get(CHECKSUM_KEY) == sha256_of(data) else None
+
+
+def _finish_commit(path: Path, data: bytes) -> None:
+    """Rename the ``.next`` sidecar that matches ``data`` over the sidecar, as the killed save would have; skipped
+    when a save is running (it will) or the directory cannot be written (loading does not need it)."""
+    try:
+        with _saves_take_turns(path.parent, blocking=False) as mine:
+            if mine and _matching_pending(path, data) is not None and _read_program_file(path) == data:
+                os.replace(next_meta_path(path), meta_path(path))
+                fsync_dir(path.parent)
+                logger.info("%s: finished a save that was stopped before its sidecar was in place", path)
+    except (OSError, ValueError) as exc:
+        logger.debug("%s: left the .next sidecar as it is: %s", path, exc)
+
+
+def _apply_state(program, path: Path, data: bytes) -> None:
+    """Load the program file's verified ``data`` into ``program`` as DSPy's ``program.load`` does (a warning
+    for each dependency whose version differs from the one it was saved with)."""
+    import orjson
+    from dspy.utils.saving import get_dependency_versions
+
+    try:
+        state = orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        raise ValueError(f"{path}: invalid JSON ({exc})") from None
+    if not isinstance(state, dict):
+        raise ValueError(f"{path}: expected a JSON object, got {type(state).__name__}")
+    saved = (state.get("metadata") or {}).get("dependency_versions") or {}
+    current = get_dependency_versions()
+    for key, version in saved.items():
+        if key in current and current[key] != version:
+            logger.warning("%s was saved with %s==%s; this environment has %s==%s (the program may behave "
+                           "differently)", path, key, version, key, current[key])
+    program.load_state(state)
 
 
 def load(path: str | Path, home: str | Path | None = None, embedder=None, *, bank: str | Path | None = None,
@@ -217,12 +449,13 @@ def load(path: str | Path, home: str | Path | None = None, embedder=None, *, ban
     """
     from .config import get_embedder
 
-    meta = read_meta(path)
+    path = Path(path)
+    meta, state = read_artifact(path)
     if meta["program"] == "SearchAgent":  # no embedder of its own: the tools bring theirs
         from .programs.search_agent import AgentConfig, SearchAgent
 
         program = SearchAgent(tools, AgentConfig(**meta["config"]))
-        program.load(str(path))
+        _apply_state(program, path, state)
         return program
     embedder = embedder or get_embedder()
     if meta.get("embedder") and embedder.id != meta["embedder"]:
@@ -239,7 +472,7 @@ def load(path: str | Path, home: str | Path | None = None, embedder=None, *, ban
         program = _load_commands(path, meta, embedder, home)
     else:
         raise ValueError(f"{meta_path(path)}: unknown program {meta['program']!r}")
-    program.load(str(path))
+    _apply_state(program, path, state)
     return program
 
 

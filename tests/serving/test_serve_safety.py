@@ -187,10 +187,11 @@ def test_a_stop_signal_ends_the_service_and_removes_its_temp_banks(stop, tmp_pat
     env = {"TMPDIR": str(temp), "TRACERAG_CACHE_DIR": str(tmp_path / "cache")}
     with ServeProcess(["--program", "experience", "--embedder", "lexical"], env=env, log=tmp_path / "serve.log") \
             as server:
-        assert list(temp.glob("tracerag-bank-*"))  # the bank built on the bundled traces, for this process
+        # the bank built on the bundled traces, for this process, inside the service's own temp directory
+        assert list(temp.glob(f"tracerag-serve-{server.proc.pid}-*/tracerag-bank-*"))
         assert httpx.post(f"{server.url}/v1/experience", json={"question": "Sum my receipt."}).status_code == 200
         server.proc.send_signal(stop)
         code = server.proc.wait(30)
     log = (tmp_path / "serve.log").read_text()
-    assert list(temp.glob("tracerag-bank-*")) == [], log
+    assert list(temp.iterdir()) == [], log  # the bank and the service's temp directory are gone
     assert "Traceback" not in log and code == 0, (code, log)

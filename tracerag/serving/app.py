@@ -1,8 +1,25 @@
 """The HTTP service: a Starlette app over the loaded programs, run by uvicorn (``tracerag serve``).
 
 Why Starlette and uvicorn: the MCP SDK already installs them, so serving adds no dependency. Endpoints:
-``POST /v1/commands|experience|rag|plan|agent`` (a program call), ``GET /healthz``, ``GET /v1/programs`` (what
-is loaded) and ``GET /openapi.json`` (generated from the request and response models).
+``POST /v1/commands|experience|rag|plan|agent`` (a program call), ``GET /healthz`` (readiness), ``GET /livez``
+(liveness), ``GET /v1/programs`` (what is loaded) and ``GET /openapi.json`` (generated from the request and
+response models).
+
+Starting: ``tracerag serve`` listens at once and loads its programs in the background
+(:class:`~tracerag.serving.programs.Startup`), then warms them: each embedder computes one vector, so the
+model is loaded (or the embedding service has answered) before the first call, not during it. Until then
+``GET /healthz`` answers 503 ``{"status": "starting", "programs": [...]}`` and a program call or
+``/v1/programs`` 503 "starting" with ``Retry-After: 1``; then ``/healthz`` answers 200 ``{"status": "ok",
+"programs": [...]}`` (readiness: send traffic). ``GET /livez`` answers 200 whenever the process answers HTTP,
+starting or ready (``{"status": "starting"|"ok"}``; liveness: restart it only when this fails), so a
+probe does not kill a service that is still loading. A load that fails ends the service with its error line
+(both probes answer 503 ``"failed"`` meanwhile). Both paths are open (no token, any ``Host``) and say nothing
+but the status and the program names.
+
+Temporary state (the experience bank built from the bundled traces, a store being filled, the tool server's
+files) goes into the service's own temp directory, ``tracerag-serve-<pid>-…`` (``TMPDIR`` for the process and
+its children), removed when the service stops; one that a killed service left is removed by the next start
+(:func:`~tracerag.serving.programs.remove_stale_temp_dirs`: only those whose process is gone).
 
 What a client can rely on: every error is a JSON ``{"error": "one line", "fields": [...]}`` — malformed JSON
 or a ``Host`` not allowed 400, no or a wrong bearer token 401, an ``Origin`` not allowed 403, an unknown
@@ -12,7 +29,8 @@ more), a POST body not declared ``application/json`` 415, a wrong field 422 nami
 500 (logged here with its traceback; the client gets one line), more program calls than the service holds
 (``max_pending``) 503. An LM that fails is never an error: every LM stage of every program falls back to its
 no-LM result. Program calls run off the event loop, at most
-``concurrency`` at once (:class:`~tracerag.serving.programs.Runner`), so health checks answer while calls run.
+``concurrency`` at once (:class:`~tracerag.serving.programs.Runner`), so health checks answer while calls run
+(and while the programs load).
 A client too slow to send its request is answered 408 and dropped (:mod:`~tracerag.serving.slow_clients`).
 
 Why the ``Host``, ``Origin`` and content-type checks: a web page the user visits can send requests to a
@@ -30,7 +48,7 @@ import ipaddress
 import json
 import logging
 import signal
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -42,7 +60,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from .metrics import CONTENT_TYPE, MetricsMiddleware, ServiceMetrics, configured_lm_breaker_open
-from .programs import BY_PATH, ENDPOINTS, RequestError, Runner, ServedProgram
+from .programs import BY_PATH, ENDPOINTS, RequestError, Runner, ServedProgram, Startup
 from .requests import ErrorResponse
 from .slow_clients import ClientLimits, uvicorn_config
 from .tracing import Tracing, start_tracing
@@ -54,7 +72,7 @@ logger = logging.getLogger(__name__)
 DEFAULT_MAX_BODY = 1 << 20
 DEFAULT_MAX_PENDING = 256  # program calls held at once (running or waiting), each with its body of <= max_body
 TOKEN_ENV = "TRACERAG_SERVE_TOKEN"
-OPEN_PATHS = ("/healthz",)  # liveness probes carry no token or known Host; the answer says nothing but "ok"
+OPEN_PATHS = ("/healthz", "/livez")  # probes carry no token or known Host; the answer is a status and names
 DEFAULT_ALLOWED_HOSTS = ("localhost", "127.0.0.1", "[::1]")
 WILDCARD_BINDS = ("0.0.0.0", "::", "")
 
@@ -180,11 +198,12 @@ class BearerAuth:
         return await self.app(scope, receive, send)
 
 
-def openapi(programs: dict[str, ServedProgram]) -> dict[str, Any]:
-    """The OpenAPI 3.1 description of this service: the loaded programs' endpoints, health and listing."""
+def openapi(programs: Mapping[str, ServedProgram] | Iterable[str]) -> dict[str, Any]:
+    """The OpenAPI 3.1 description of this service: the endpoints of ``programs`` (the served programs, or
+    their names), health and listing."""
     from pydantic.json_schema import models_json_schema
 
-    endpoints = [p.endpoint for p in programs.values()]
+    endpoints = [ENDPOINTS[name] for name in programs]
     models = [(e.request, "validation") for e in endpoints] + [(e.response, "serialization") for e in endpoints]
     refs, top = models_json_schema([*models, (ErrorResponse, "serialization")],
                                    ref_template="#/components/schemas/{model}")
@@ -198,10 +217,16 @@ def openapi(programs: dict[str, ServedProgram]) -> dict[str, Any]:
                                  (415, "the body is not declared Content-Type: application/json"),
                                  (422, "a field is missing, unknown, of the wrong type or over its length"),
                                  (500, "unexpected server error (logged)"),
-                                 (503, "busy: as many program calls as the service holds; retry after a second"))}
+                                 (503, "busy: as many program calls as the service holds, or still starting "
+                                       "(the programs are loading); retry after a second"))}
     paths: dict[str, Any] = {
-        "/healthz": {"get": {"summary": "Liveness: 200 when the service answers", "operationId": "healthz",
-                             "responses": {"200": {"description": "ok"}}}},
+        "/healthz": {"get": {"summary": "Readiness: 200 once the programs are loaded and warm",
+                             "operationId": "healthz",
+                             "responses": {"200": {"description": "ok"},
+                                           "503": {"description": "starting (loading), or failed"}}}},
+        "/livez": {"get": {"summary": "Liveness: 200 when the service answers, starting or ready",
+                           "operationId": "livez", "responses": {"200": {"description": "starting or ok"},
+                                                                 "503": {"description": "failed"}}}},
         "/v1/programs": {"get": {"summary": "The loaded programs: source, metadata, embedder, store",
                                  "operationId": "programs", "responses": {"200": {"description": "by name"}}}},
     }
@@ -226,30 +251,54 @@ def _version() -> str:
     return tracerag.__version__
 
 
-def build_app(programs: dict[str, ServedProgram], *, max_body: int = DEFAULT_MAX_BODY, concurrency: int = 8,
-              calls: str = "thread", token: str | None = None,
+def build_app(programs: Mapping[str, ServedProgram] | Startup, *, max_body: int = DEFAULT_MAX_BODY,
+              concurrency: int = 8, calls: str = "thread", token: str | None = None,
               allowed_hosts: Iterable[str] = DEFAULT_ALLOWED_HOSTS, max_pending: int = DEFAULT_MAX_PENDING,
               metrics: bool = False, tracing: Tracing | None = None):
-    """The ASGI app over ``programs`` (:func:`~tracerag.serving.programs.load_programs`); closes them on shutdown.
+    """The ASGI app over ``programs``; closes them on shutdown.
+
+    ``programs``: the loaded programs (:func:`~tracerag.serving.programs.load_programs`; their embedders are
+    warmed here, so the app is ready at once), or a :class:`~tracerag.serving.programs.Startup` that loads them
+    in the background from the app's startup on (``/healthz`` 503 "starting" until it is done).
 
     ``allowed_hosts``: the names (``name`` or ``name:port``) a request's ``Host`` and ``Origin`` may carry.
     ``max_pending``: program calls running or waiting for one of the ``concurrency`` slots; a call beyond it is
     answered 503 at once, so a flood of requests cannot queue bodies and tasks without end.
     ``metrics``: count requests and offer them at ``GET /metrics`` (:mod:`~tracerag.serving.metrics`).
     ``tracing``: a span around each program call (:mod:`~tracerag.serving.tracing`); the flush on shutdown."""
+    startup = programs if isinstance(programs, Startup) else Startup.of(programs)
+    names = list(startup.names)
     runner = Runner(concurrency, calls)
     tracing = tracing or Tracing()
-    fixed_routes = ("/healthz", "/v1/programs", "/openapi.json", "/metrics")
-    counts = ServiceMetrics(routes=(*fixed_routes, *(p.endpoint.path for p in programs.values())),
+    fixed_routes = ("/healthz", "/livez", "/v1/programs", "/openapi.json", "/metrics")
+    counts = ServiceMetrics(routes=(*fixed_routes, *(ENDPOINTS[name].path for name in names)),
                             breaker_open=configured_lm_breaker_open) if metrics else None
     pending = 0
-    schema = openapi(programs)
-    listing = {name: p.describe() for name, p in programs.items()}
+    schema = openapi(names)
+    offered = ", ".join(ENDPOINTS[name].path for name in names)
+    listing: dict[str, Any] = {}
+
+    def _starting() -> _JSON:
+        if startup.state == "starting":
+            return _error(503, "starting: the programs are loading; retry shortly", headers={"Retry-After": "1"})
+        return _error(503, "the programs failed to load; the service is stopping (see its log)")
 
     async def healthz(request: Request) -> Response:
-        return _JSON({"status": "ok", "programs": list(programs)})
+        if not startup.ready:
+            return _JSON({"status": "starting" if startup.state == "starting" else "failed", "programs": names},
+                         status_code=503, headers={"Retry-After": "1"} if startup.state == "starting" else None)
+        return _JSON({"status": "ok", "programs": names})
+
+    async def livez(request: Request) -> Response:
+        if startup.state in ("starting", "ready"):
+            return _JSON({"status": "ok" if startup.ready else "starting"})
+        return _JSON({"status": "failed"}, status_code=503)
 
     async def list_programs(request: Request) -> Response:
+        if not startup.ready:
+            return _starting()
+        if not listing:
+            listing.update({name: p.describe() for name, p in startup.programs.items()})
         return _JSON({"programs": listing})
 
     async def openapi_json(request: Request) -> Response:
@@ -262,12 +311,12 @@ def build_app(programs: dict[str, ServedProgram], *, max_body: int = DEFAULT_MAX
         path = request.url.path
         endpoint = BY_PATH.get(path)
         if endpoint is None:
-            return _error(404, f"unknown program {request.path_params['program']!r}; this service offers "
-                               f"{', '.join(p.endpoint.path for p in programs.values())}")
-        served = programs.get(endpoint.name)
-        if served is None:
-            return _error(404, f"{endpoint.name} is not loaded by this service; it offers "
-                               f"{', '.join(p.endpoint.path for p in programs.values())}")
+            return _error(404, f"unknown program {request.path_params['program']!r}; this service offers {offered}")
+        if endpoint.name not in names:
+            return _error(404, f"{endpoint.name} is not loaded by this service; it offers {offered}")
+        if not startup.ready:
+            return _starting()
+        served = startup.programs[endpoint.name]
         content_type = request.headers.get("content-type", "")
         if not _is_json(content_type):
             given = f"not {content_type!r}" if content_type else "and the request declares none"
@@ -325,15 +374,15 @@ def build_app(programs: dict[str, ServedProgram], *, max_body: int = DEFAULT_MAX
 
     @contextlib.asynccontextmanager
     async def lifespan(app):
+        import anyio
+
+        startup.start()  # a no-op for programs loaded already
         yield
-        for served in programs.values():
-            try:
-                served.close()
-            except Exception as exc:  # closing the others matters more
-                logger.warning("closing %s failed: %s", served.name, exc)
+        await anyio.to_thread.run_sync(startup.close)  # waits for a program being built, then closes them all
         tracing.shutdown()
 
-    routes = [Route("/healthz", healthz, methods=["GET"]), Route("/v1/programs", list_programs, methods=["GET"]),
+    routes = [Route("/healthz", healthz, methods=["GET"]), Route("/livez", livez, methods=["GET"]),
+              Route("/v1/programs", list_programs, methods=["GET"]),
               Route("/openapi.json", openapi_json, methods=["GET"])]
     if counts is not None:
         routes.append(Route("/metrics", metrics_text, methods=["GET"]))
@@ -404,43 +453,65 @@ def serve(specs: dict[str, str | None], options: dict[str, dict], args) -> int:
 
 def _run(specs: dict[str, str | None], options: dict[str, dict], args, token: str | None, allowed: list[str],
          tracing: Tracing) -> None:
+    """Listen at once, load and warm the programs in the background (``/healthz`` 503 "starting" meanwhile),
+    serve until stopped; a load that fails stops the service and its error is raised here. Everything temporary
+    goes into the service's own temp directory (see the module docstring)."""
+    import os
+    import shutil
     import sys
+    import tempfile
 
     import uvicorn
     from threadpoolctl import threadpool_limits
 
-    from .programs import load_programs
+    from .programs import LoadingStopped, own_temp_dir, remove_stale_temp_dirs
 
+    remove_stale_temp_dirs()  # what a killed service left
+    temp = own_temp_dir()
+    previous_tempdir, previous_env = tempfile.tempdir, os.environ.get("TMPDIR")
+    tempfile.tempdir, os.environ["TMPDIR"] = str(temp), str(temp)  # this process's and its children's
+    server: uvicorn.Server | None = None
+
+    def failed(exc: BaseException) -> None:
+        if server is not None:
+            server.should_exit = True
+
+    def ready(seconds: float) -> None:
+        print(f"tracerag serve: ready ({seconds:.1f} s to load and warm)", file=sys.stderr, flush=True)
+
+    startup = Startup.loading(specs, options, on_failed=failed, on_ready=ready)
     try:
-        programs = load_programs(specs, options)
-    except BaseException:
-        tracing.shutdown()
-        raise
-    app = build_app(programs, max_body=args.max_body, concurrency=args.concurrency, calls=args.calls, token=token,
-                    allowed_hosts=allowed, max_pending=args.max_pending, metrics=getattr(args, "metrics", False),
-                    tracing=tracing)
-    # Many calls at once, each a small matrix product: threaded BLAS in every worker oversubscribes the
-    # cores; the large banks' searches thread themselves.
-    threadpool_limits(limits=1, user_api="blas")
-    names = ", ".join(f"{name} ({ENDPOINTS[name].path})" for name in programs)
-    extras = "".join(("; bearer token required" if token else "",
-                      "; /metrics" if getattr(args, "metrics", False) else "",
-                      f"; tracing to {tracing.name}" if tracing.name else ""))
-    print(f"tracerag serve: http://{args.host}:{args.port} — {names}{extras}; Host allowed: {', '.join(allowed)}",
-          file=sys.stderr, flush=True)
-    limits = ClientLimits(header_timeout=args.header_timeout, body_timeout=args.body_timeout,
-                          keep_alive=args.keep_alive)
-    config = uvicorn_config(app, host=args.host, port=args.port, limits=limits, server_header=False,
-                            log_level="info" if args.verbose else "warning", access_log=bool(args.verbose))
-    try:
+        app = build_app(startup, max_body=args.max_body, concurrency=args.concurrency, calls=args.calls,
+                        token=token, allowed_hosts=allowed, max_pending=args.max_pending,
+                        metrics=getattr(args, "metrics", False), tracing=tracing)
+        # Many calls at once, each a small matrix product: threaded BLAS in every worker oversubscribes the
+        # cores; the large banks' searches thread themselves.
+        threadpool_limits(limits=1, user_api="blas")
+        names = ", ".join(f"{name} ({ENDPOINTS[name].path})" for name in specs)
+        extras = "".join(("; bearer token required" if token else "",
+                          "; /metrics" if getattr(args, "metrics", False) else "",
+                          f"; tracing to {tracing.name}" if tracing.name else ""))
+        print(f"tracerag serve: http://{args.host}:{args.port} — {names}{extras}; Host allowed: {', '.join(allowed)}"
+              "; loading (GET /healthz answers 200 when ready)", file=sys.stderr, flush=True)
+        limits = ClientLimits(header_timeout=args.header_timeout, body_timeout=args.body_timeout,
+                              keep_alive=args.keep_alive)
+        config = uvicorn_config(app, host=args.host, port=args.port, limits=limits, server_header=False,
+                                log_level="info" if args.verbose else "warning", access_log=bool(args.verbose))
         server = uvicorn.Server(config)
         try:
             server.run()
         except KeyboardInterrupt:  # Ctrl-C: uvicorn has stopped gracefully, as uvicorn.run would
             pass
+        if startup.error is not None and not isinstance(startup.error, LoadingStopped):
+            raise startup.error  # the one error line a load failure always was
         if not server.started:  # e.g. the port was taken; uvicorn has logged why
             raise SystemExit(3)
     finally:  # also when the port was taken or on SIGTERM: the agent's tool servers must not outlive the service
-        for served in programs.values():
-            served.close()
+        startup.close()
         tracing.shutdown()  # the spans still batched are sent (a second shutdown does nothing)
+        tempfile.tempdir = previous_tempdir
+        if previous_env is None:
+            os.environ.pop("TMPDIR", None)
+        else:
+            os.environ["TMPDIR"] = previous_env
+        shutil.rmtree(temp, ignore_errors=True)

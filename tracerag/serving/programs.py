@@ -8,7 +8,11 @@ Both front ends use this module, so the HTTP service (``tracerag serve``) and th
   run``/``evaluate`` build too), from an artifact or on the bundled defaults;
 - :meth:`ServedProgram.respond` / :meth:`ServedProgram.arespond` call a program with a validated request
   and turn its ``Prediction`` into JSON under the same field names;
-- :class:`Runner` bounds how many calls run at once and keeps them off the event loop.
+- :class:`Runner` bounds how many calls run at once and keeps them off the event loop;
+- :class:`Startup` loads and warms them in the background while the service already answers (``/healthz``
+  says "starting" until it is done): a service is ready only when its first call costs what every call does;
+- :func:`own_temp_dir` / :func:`remove_stale_temp_dirs`: the temp directory a service keeps its temporary
+  state in (``tracerag-serve-<pid>-…``), and the removal, at the next start, of those a killed service left.
 """
 
 from __future__ import annotations
@@ -16,8 +20,15 @@ from __future__ import annotations
 import copy
 import dataclasses
 import logging
-from collections.abc import Mapping
+import os
+import re
+import shutil
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
@@ -25,8 +36,9 @@ from pydantic import BaseModel
 from ..registry import PROGRAMS
 from . import requests as rq
 
-__all__ = ["DEFAULT_SOURCE", "ENDPOINTS", "Endpoint", "RequestError", "Runner", "ServedProgram", "load_programs",
-           "parse_program_specs", "to_jsonable"]
+__all__ = ["DEFAULT_SOURCE", "ENDPOINTS", "TEMP_PREFIX", "Endpoint", "RequestError", "Runner", "ServedProgram",
+           "Startup", "embedders_of", "load_programs", "own_temp_dir", "parse_program_specs",
+           "remove_stale_temp_dirs", "to_jsonable", "warm_up"]
 
 logger = logging.getLogger(__name__)
 
@@ -202,11 +214,15 @@ def _store(name: str, program) -> dict[str, Any] | None:
     return None
 
 
-def load_programs(specs: Mapping[str, str | None], options: Mapping[str, Mapping[str, Any]] | None = None
-                  ) -> dict[str, ServedProgram]:
+class LoadingStopped(Exception):
+    """The service was stopped while its programs were loading (what was loaded is closed)."""
+
+
+def load_programs(specs: Mapping[str, str | None], options: Mapping[str, Mapping[str, Any]] | None = None,
+                  *, stop: threading.Event | None = None) -> dict[str, ServedProgram]:
     """Build each program of ``specs`` ({name: artifact or None}) through the registry, with its builder's
     keyword ``options`` ({name: {option: value}}; none: the bundled defaults); a failure closes what was
-    already started and raises."""
+    already started and raises. ``stop`` set: no further program is built (``LoadingStopped``)."""
     from ..artifacts import read_meta
     from ..registry import build
 
@@ -220,6 +236,8 @@ def load_programs(specs: Mapping[str, str | None], options: Mapping[str, Mapping
     served: dict[str, ServedProgram] = {}
     try:
         for name, artifact in specs.items():
+            if stop is not None and stop.is_set():
+                raise LoadingStopped(f"stopped while loading; {name} was not loaded")
             program = build(name, **{**options.get(name, {}), "artifact": artifact})
             served[name] = ServedProgram(ENDPOINTS[name], program, artifact or DEFAULT_SOURCE,
                                          read_meta(artifact) if artifact else {})
@@ -254,3 +272,209 @@ class Runner:
             async with self._limiter:
                 return await served.arespond(request)
         return await anyio.to_thread.run_sync(served.respond, request, limiter=self._limiter)
+
+
+# -- startup: load, then warm, while the service already answers ---------------------------------------
+
+
+def embedders_of(programs: Mapping[str, ServedProgram]) -> list[Any]:
+    """The distinct embedders the programs embed queries with, each unwrapped to the model behind its
+    cache (``CachedEmbedder.inner``), so embedding with it computes a vector instead of reading one."""
+    found: dict[int, Any] = {}
+    for served in programs.values():
+        program = served.program
+        candidates = [getattr(program, "embedder", None),
+                      getattr(getattr(program, "retriever", None), "embedder", None),
+                      getattr(getattr(program, "retrieve_templates", None), "embedder", None)]
+        indexes = getattr(program, "indexes", None)
+        if isinstance(indexes, Mapping):
+            candidates += [getattr(index, "embedder", None) for index in indexes.values()]
+        for embedder in candidates:
+            while getattr(embedder, "inner", None) is not None:
+                embedder = embedder.inner
+            if embedder is not None and callable(getattr(embedder, "embed", None)):
+                found.setdefault(id(embedder), embedder)
+    return list(found.values())
+
+
+def warm_up(programs: Mapping[str, ServedProgram], stop: threading.Event | None = None, *,
+            retry: bool = True, on_wait: Callable[[str], None] | None = None) -> None:
+    """Compute one embedding with each embedder of ``programs``, so the model is loaded (or the embedding
+    service has answered) before the first call. A failure is retried (1 s, 2 s, … up to 30 s apart; ``on_wait``
+    hears why) until it succeeds or ``stop`` is set; with ``retry=False`` it is logged and left."""
+    for embedder in embedders_of(programs):
+        delay = 1.0
+        while True:
+            try:
+                started = time.perf_counter()
+                embedder.embed(["warm-up"])
+                logger.info("embedder %s warm in %.1f s", getattr(embedder, "id", embedder),
+                            time.perf_counter() - started)
+                break
+            except Exception as exc:
+                why = f"embedder {getattr(embedder, 'id', embedder)!s} did not answer: {type(exc).__name__}: {exc}"
+                if not retry:
+                    logger.warning("%s (the first calls will load it)", why)
+                    break
+                logger.warning("%s; trying again in %g s", why, delay)
+                if on_wait is not None:
+                    on_wait(why)
+                if stop is None:
+                    time.sleep(delay)
+                elif stop.wait(delay):
+                    raise LoadingStopped("stopped while warming the embedder") from None
+                delay = min(delay * 2, 30.0)
+
+
+class Startup:
+    """A service's programs, loaded and warmed in a background thread (:meth:`start`) while it answers.
+
+    ``state`` is ``"starting"`` until every program is built (:func:`load_programs`) and every embedder has
+    computed one vector (:func:`warm_up`), then ``"ready"`` (``programs`` holds them), or ``"failed"``
+    (``error`` holds why; ``on_failed`` is called, e.g. to stop the server), or ``"stopped"`` (:meth:`close`
+    was called first: it stops a load in progress after the program being built, and closes what was loaded).
+
+    ``Startup.of(programs)``: programs built by the caller, warmed at once (a failure to warm is logged)."""
+
+    def __init__(self, names: Sequence[str], load: Callable[[threading.Event], dict[str, ServedProgram]],
+                 on_failed: Callable[[BaseException], None] | None = None,
+                 on_ready: Callable[[float], None] | None = None):
+        self.names = list(names)
+        self.state = "starting"
+        self.programs: dict[str, ServedProgram] = {}
+        self.error: BaseException | None = None
+        self.waiting: str | None = None  # why warming is retried, for the log
+        self.on_failed = on_failed
+        self.on_ready = on_ready  # called with the seconds loading and warming took
+        self._load = load
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    @classmethod
+    def loading(cls, specs: Mapping[str, str | None], options: Mapping[str, Mapping[str, Any]] | None = None,
+                on_failed: Callable[[BaseException], None] | None = None,
+                on_ready: Callable[[float], None] | None = None) -> Startup:
+        """The programs of ``specs`` built as :func:`load_programs` builds them, then warmed."""
+        def load(stop: threading.Event) -> dict[str, ServedProgram]:
+            return load_programs(specs, options, stop=stop)
+
+        return cls(list(specs), load, on_failed, on_ready)
+
+    @classmethod
+    def of(cls, programs: Mapping[str, ServedProgram]) -> Startup:
+        """Programs the caller built: ready once warmed, which happens here (one try per embedder)."""
+        startup = cls(list(programs), lambda stop: dict(programs))
+        warm_up(programs, retry=False)
+        startup.programs, startup.state = dict(programs), "ready"
+        return startup
+
+    @property
+    def ready(self) -> bool:
+        return self.state == "ready"
+
+    def start(self) -> None:
+        """Load and warm in a daemon thread (once; a no-op when already started or ready)."""
+        with self._lock:
+            if self._thread is not None or self.state != "starting":
+                return
+            self._thread = threading.Thread(target=self.run, name="tracerag-startup", daemon=True)
+            self._thread.start()
+
+    def run(self) -> None:
+        """Load and warm in this thread; the outcome is in ``state``."""
+        started = time.perf_counter()
+        try:
+            programs = self._load(self._stop)
+            with self._lock:
+                self.programs = programs
+            if self._stop.is_set():
+                raise LoadingStopped("stopped while loading")
+            warm_up(programs, self._stop, on_wait=self._waiting)
+        except BaseException as exc:
+            self.error, self.state = exc, "stopped" if isinstance(exc, LoadingStopped) else "failed"
+            self.close_programs()
+            if not isinstance(exc, LoadingStopped):
+                if self.on_failed is not None:  # it reports the error (serve: its one error line)
+                    self.on_failed(exc)
+                else:
+                    logger.error("loading the programs failed: %s", exc)
+            if not isinstance(exc, Exception):
+                raise
+            return
+        self.waiting, self.state = None, "ready"
+        seconds = time.perf_counter() - started
+        logger.info("ready: %s loaded and warm in %.1f s", ", ".join(self.programs), seconds)
+        if self.on_ready is not None:
+            self.on_ready(seconds)
+
+    def _waiting(self, why: str) -> None:
+        self.waiting = why
+
+    def close(self, timeout: float | None = None) -> None:
+        """Stop loading (after the program being built; waits for it, up to ``timeout``) and close the
+        programs."""
+        self._stop.set()
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout)
+        self.close_programs()
+
+    def close_programs(self) -> None:
+        with self._lock:
+            programs, self.programs = self.programs, {}
+        for served in programs.values():
+            try:
+                served.close()
+            except Exception as exc:  # closing the others matters more
+                logger.warning("closing %s failed: %s", served.name, exc)
+
+
+# -- the service's temp directory ---------------------------------------------------------------------
+
+TEMP_PREFIX = "tracerag-serve-"
+_OWN_TEMP = re.compile(rf"{re.escape(TEMP_PREFIX)}(\d+)-[A-Za-z0-9_]+")
+
+
+def own_temp_dir(root: str | Path | None = None) -> Path:
+    """A new directory ``tracerag-serve-<pid>-XXXXXXXX`` in ``root`` (default: the system temp directory) for
+    everything temporary a service makes; removed when it stops, or by the next start if it is killed."""
+    return Path(tempfile.mkdtemp(prefix=f"{TEMP_PREFIX}{os.getpid()}-", dir=root))
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):  # another user's process: alive
+        return True
+    return True
+
+
+def remove_stale_temp_dirs(root: str | Path | None = None) -> list[Path]:
+    """Remove the ``tracerag-serve-<pid>-…`` directories in ``root`` (default: the system temp directory) whose
+    process is gone, as a killed service leaves them; those of a running process, another user's, and any
+    other name are left. Returns what was removed."""
+    root = Path(root if root is not None else tempfile.gettempdir())
+    removed = []
+    try:
+        entries = list(root.iterdir())
+    except OSError:
+        return removed
+    for entry in entries:
+        match = _OWN_TEMP.fullmatch(entry.name)
+        if match is None or int(match.group(1)) == os.getpid() or _alive(int(match.group(1))):
+            continue
+        try:
+            info = entry.lstat()
+        except OSError:
+            continue
+        getuid = getattr(os, "getuid", None)
+        if not entry.is_dir() or entry.is_symlink() or getuid is not None and info.st_uid != getuid():
+            continue
+        shutil.rmtree(entry, ignore_errors=True)
+        if not entry.exists():
+            removed.append(entry)
+            logger.info("removed %s, left by a service (pid %s) that was killed", entry, match.group(1))
+    return removed

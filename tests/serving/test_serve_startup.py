@@ -1,0 +1,207 @@
+"""A service is ready only when it can answer: ``/healthz`` says "starting" (503) until its programs are loaded
+and its embedders warm, then "ok"; ``/livez`` answers throughout. A killed service's temp directory is removed
+by the next start.
+
+The readiness tests run the built app under a real uvicorn in a thread, with a load and a warm-up the test
+holds and releases (no timing luck); the temp-directory test runs the real command, killed with SIGKILL.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import time
+
+import httpx
+import numpy as np
+import pytest
+from serve_helpers import ServeProcess, ThreadServer
+
+PLAN = {"requirements": "Set up a 25 µL PCR.", "bullets": ["[mat-00001] helpful=3 harmful=0 :: Thaw the mix on ice."]}
+
+
+class HeldEmbedder:
+    """An embedder whose first ``embed`` waits until the test releases it (a model still loading)."""
+
+    id = "held"
+    dim = 4
+
+    def __init__(self):
+        self.entered = threading.Event()
+        self.release = threading.Event()
+        self.calls: list[list[str]] = []
+
+    def embed(self, texts):
+        self.calls.append(list(texts))
+        self.entered.set()
+        assert self.release.wait(30), "the test never released the warm-up"
+        return np.ones((len(texts), self.dim), dtype=np.float32) / 2
+
+
+def _until(condition, what: str, seconds: float = 20.0):
+    """Poll ``condition()`` until it is true (a state the test caused, not a guess at a duration)."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            pytest.fail(f"{what} did not happen within {seconds:g}s")
+        time.sleep(0.02)
+
+
+def _planner(embedder=None):
+    from tracerag.programs.traceable_planner import TraceablePlanner
+    from tracerag.serving.programs import ENDPOINTS, ServedProgram
+
+    program = TraceablePlanner()
+    if embedder is not None:
+        program.embedder = embedder
+    return {"planner": ServedProgram(ENDPOINTS["planner"], program)}
+
+
+def test_healthz_says_starting_until_loaded_and_warm_then_ok(tmp_path):
+    from tracerag.embedding.embedding_cache import CachedEmbedder
+    from tracerag.serving.app import build_app
+    from tracerag.serving.programs import Startup
+
+    held = HeldEmbedder()
+    cached = CachedEmbedder(held, tmp_path / "embeddings.sqlite")  # the warm-up must reach the model behind it
+    loading = threading.Event()
+    loaded = threading.Event()
+
+    def load(stop):
+        loading.set()
+        assert loaded.wait(30), "the test never released the load"
+        return _planner(cached)
+
+    startup = Startup(["planner"], load)
+    with ThreadServer(build_app(startup, token="t0k", metrics=True)) as server:
+        assert loading.wait(10)
+        for stage in ("loading", "warming"):
+            health = httpx.get(f"{server.url}/healthz")  # open: no token
+            assert health.status_code == 503, stage
+            assert health.json() == {"status": "starting", "programs": ["planner"]} and health.headers["retry-after"]
+            live = httpx.get(f"{server.url}/livez")
+            assert live.status_code == 200 and live.json() == {"status": "starting"}
+            auth = {"Authorization": "Bearer t0k"}
+            call = httpx.post(f"{server.url}/v1/plan", json=PLAN, headers=auth)
+            assert call.status_code == 503 and call.json()["error"].startswith("starting:"), call.text
+            assert call.headers["retry-after"] == "1"
+            assert httpx.get(f"{server.url}/v1/programs", headers=auth).status_code == 503
+            assert httpx.post(f"{server.url}/v1/plan", json=PLAN).status_code == 401  # the token still counts
+            assert httpx.post(f"{server.url}/v1/rag", json={"question": "x"}, headers=auth).status_code == 404
+            assert httpx.get(f"{server.url}/openapi.json", headers=auth).status_code == 200
+            if stage == "loading":
+                loaded.set()
+                assert held.entered.wait(10)  # loaded; now the warm-up computes its vector
+        assert startup.state == "starting" and held.calls == [["warm-up"]]
+        held.release.set()
+        _until(lambda: startup.ready, "the warm-up")
+        health = httpx.get(f"{server.url}/healthz")
+        assert health.status_code == 200 and health.json() == {"status": "ok", "programs": ["planner"]}
+        assert httpx.get(f"{server.url}/livez").json() == {"status": "ok"}
+        reply = httpx.post(f"{server.url}/v1/plan", json=PLAN, headers={"Authorization": "Bearer t0k"})
+        assert reply.status_code == 200, reply.text
+        metrics = httpx.get(f"{server.url}/metrics", headers={"Authorization": "Bearer t0k"}).text
+        assert 'route="/healthz",method="GET",status="503"' in metrics and 'route="/livez",method="GET"' in metrics
+
+
+def test_programs_given_ready_made_are_warmed_before_the_app_answers():
+    from tracerag.serving.app import build_app
+
+    held = HeldEmbedder()
+    held.release.set()
+    app = build_app(_planner(held))
+    assert held.calls == [["warm-up"]]  # warmed by build_app itself
+    with ThreadServer(app) as server:
+        assert httpx.get(f"{server.url}/healthz").status_code == 200
+
+
+def test_a_load_that_fails_says_failed_and_stops_the_service():
+    from tracerag.serving.app import build_app
+    from tracerag.serving.programs import Startup
+
+    def load(stop):
+        raise ValueError("out/c.json: field 'config' is missing")
+
+    failures = []
+    startup = Startup(["planner"], load, on_failed=failures.append)
+    with ThreadServer(build_app(startup)) as server:
+        _until(lambda: startup.state == "failed", "the failure")
+        health = httpx.get(f"{server.url}/healthz")
+        assert health.status_code == 503 and health.json()["status"] == "failed"
+        assert "config" not in health.text  # an open path says no more than the status
+        assert httpx.get(f"{server.url}/livez").status_code == 503
+        assert httpx.post(f"{server.url}/v1/plan", json=PLAN).status_code == 503
+    assert [str(e) for e in failures] == ["out/c.json: field 'config' is missing"]
+
+
+def test_a_warm_up_that_fails_is_retried_and_stopping_ends_it():
+    from tracerag.serving.programs import LoadingStopped, warm_up
+
+    class Flaky:
+        id, dim = "flaky", 4
+
+        def __init__(self, failures):
+            self.failures = failures
+
+        def embed(self, texts):
+            if self.failures:
+                self.failures -= 1
+                raise ConnectionError("embedding service not up yet")
+            return np.ones((len(texts), self.dim), dtype=np.float32)
+
+    heard = []
+    stop = threading.Event()
+    embedder = Flaky(1)
+    warm_up(_planner(embedder), stop, on_wait=heard.append)  # one retry, a second later
+    assert embedder.failures == 0 and heard == ["embedder flaky did not answer: ConnectionError: embedding service "
+                                                "not up yet"]
+    stop.set()
+    with pytest.raises(LoadingStopped):
+        warm_up(_planner(Flaky(5)), stop)
+
+
+def _dead_pid() -> int:
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+def test_only_the_temp_dirs_of_gone_services_are_removed(tmp_path):
+    from tracerag.serving.programs import own_temp_dir, remove_stale_temp_dirs
+
+    dead = tmp_path / f"tracerag-serve-{_dead_pid()}-abc12345"
+    (dead / "tracerag-bank-x" / "bank").mkdir(parents=True)
+    (dead / "tracerag-bank-x" / "bank" / "vectors.npy").write_bytes(b"x")
+    alive = tmp_path / f"tracerag-serve-{os.getppid()}-def67890"  # a running process's
+    alive.mkdir()
+    mine = own_temp_dir(tmp_path)
+    assert mine.name.startswith(f"tracerag-serve-{os.getpid()}-")
+    others = [tmp_path / "tracerag-bank-old", tmp_path / f"tracerag-serve-{_dead_pid()}"]  # not our pattern
+    for other in others:
+        other.mkdir()
+    a_file = tmp_path / f"tracerag-serve-{_dead_pid()}-file0000"
+    a_file.write_text("not a directory")
+    assert remove_stale_temp_dirs(tmp_path) == [dead]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in [alive, mine, *others, a_file])
+
+
+@pytest.mark.slow
+def test_a_killed_service_leaves_its_temp_dir_and_the_next_start_removes_it(tmp_path):
+    """The finding: SIGKILL of ``serve`` left its temp bank behind for good. Now it is in the service's own
+    directory, which the next start removes; a clean stop removes its own."""
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    env = {"TMPDIR": str(temp), "TRACERAG_CACHE_DIR": str(tmp_path / "cache")}
+    with ServeProcess(["--program", "experience", "--embedder", "lexical"], env=env, log=tmp_path / "a.log") as first:
+        killed = first.proc.pid
+        banks = list(temp.glob(f"tracerag-serve-{killed}-*/tracerag-bank-*"))
+        assert banks, list(temp.rglob("*"))  # the temp bank lives in the service's own directory
+        first.proc.kill()
+        first.proc.wait(10)
+    assert banks[0].exists()  # SIGKILL: nothing could remove it
+    with ServeProcess(["--program", "planner"], env=env, log=tmp_path / "b.log") as second:
+        assert not banks[0].parents[0].exists()  # removed at the start: its process is gone
+        assert [p.name.split("-")[2] for p in temp.iterdir()] == [str(second.proc.pid)]
+    assert list(temp.iterdir()) == []  # a clean stop removes its own
