@@ -56,6 +56,20 @@ def test_evaluate_without_lm_writes_a_report(dataset, capsys):
     assert "recall@10" in out and "quantifier=all" in out
 
 
+def test_a_report_that_cannot_be_written_is_one_line_and_the_old_one_stays(dataset, capsys, monkeypatch):
+    Path("report.json").write_text('{"old": true}', encoding="utf-8")
+
+    def full(fd):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr("tracerag.data_files.durable.os.fsync", full)
+    assert optimize.main(["evaluate", "commands", "--dataset", str(dataset), "--ir", "none", "--split", "all",
+                          "--out", "report.json"]) == 2
+    err = capsys.readouterr().err
+    assert "report.json: not written (disk full); the previous version is intact" in err and "Traceback" not in err
+    assert json.loads(Path("report.json").read_text(encoding="utf-8")) == {"old": True}
+
+
 def test_evaluate_with_gold_ir(dataset):
     assert optimize.main(["evaluate", "commands", "--dataset", str(dataset), "--ir", "gold", "--split", "all",
                           "--out", "gold.json"]) == 0

@@ -18,6 +18,8 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from .data_files.durable import write_durably
+
 # The row score that decides a miss, first one a row has: commands, experience and rag rows carry
 # ``recall``, planner rows ``score``, agent rows ``gold_found``.
 HEADLINE_SCORES = ("recall", "score", "gold_found", "hit")
@@ -132,7 +134,7 @@ def write_html_report(report: dict, path: str | Path) -> Path:
     """Write the page (creating its directory) and return its path."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render_html_report(report), encoding="utf-8")
+    write_durably(path, render_html_report(report))
     return path
 
 

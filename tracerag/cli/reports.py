@@ -6,13 +6,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ..data_files.durable import write_durably
+
 
 def finish_report(report: dict, out: str | None, extra_cols: tuple[str, ...]) -> int:
     """Print the report's table and, with ``out``, write the whole report there as JSON."""
     print_report(report, extra_cols)
     if out:
         Path(out).parent.mkdir(parents=True, exist_ok=True)
-        Path(out).write_text(json.dumps(report, ensure_ascii=False, indent=1), encoding="utf-8")
+        write_durably(out, json.dumps(report, ensure_ascii=False, indent=1))
         print(f"report written to {out}")
     return 0
 

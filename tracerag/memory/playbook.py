@@ -20,13 +20,13 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from ..data_files.durable import write_durably
 from ..data_files.read_report import DEFAULT_MAX_BYTES, open_regular, read_capped
 
 __all__ = ["BULLET_ID_PATTERN", "TEMPLATE_ID_PATTERN", "Bullet", "Playbook", "PlaybookError", "Template",
@@ -101,15 +101,7 @@ class Playbook:
 
     def save(self, path: str | Path) -> None:
         """Write atomically (a temporary file renamed over the target), so a reader never sees half a file."""
-        path = Path(path)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-                f.write(self.to_text())
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_durably(path, self.to_text())
 
     def next_id(self, slug: str) -> str:
         """The next free id for ``slug``: one past the highest number ever used, so a deleted id is never reused."""

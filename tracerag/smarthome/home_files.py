@@ -10,10 +10,10 @@ the home came from, so execution can find the same API again; the home reader ig
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..data_files.durable import write_durably
 from ..data_files.read_report import FileProblem, NumberTooLong, load_json, read_regular
 from ..home_commands.file_fields import HomeDataError, iter_jsonl
 
@@ -127,6 +127,4 @@ def _merge_command(fetched: dict, hand: dict) -> tuple[dict, int]:
 
 
 def _write(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    write_durably(path, text)

@@ -24,6 +24,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, computed_field
 
+from ..data_files.durable import write_durably
 from .protocol import ToolCall, escape_tool_text
 
 __all__ = ["ToolCallRecord", "Trajectory", "write_jsonl", "write_traces"]
@@ -114,12 +115,10 @@ def write_jsonl(trajectories: Iterable[tuple[str, Trajectory]], path: str | Path
     """Write ``(id, trajectory)`` pairs one JSON object a line; returns the number written."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    n = 0
-    with path.open("w", encoding="utf-8") as out:
-        for task_id, trajectory in trajectories:
-            out.write(json.dumps({"id": task_id, **trajectory.model_dump()}, ensure_ascii=False) + "\n")
-            n += 1
-    return n
+    lines = [json.dumps({"id": task_id, **trajectory.model_dump()}, ensure_ascii=False) + "\n"
+             for task_id, trajectory in trajectories]
+    write_durably(path, "".join(lines))
+    return len(lines)
 
 
 def write_traces(traces: Iterable[dict[str, Any]], directory: str | Path) -> int:
@@ -136,8 +135,6 @@ def write_traces(traces: Iterable[dict[str, Any]], directory: str | Path) -> int
             raise ValueError(f"trace task_id {task_id!r} cannot name a directory")
         target = root / task_id / "trace.json"
         target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_suffix(".json.tmp")
-        tmp.write_text(json.dumps(trace, ensure_ascii=False, indent=2), encoding="utf-8")
-        tmp.replace(target)
+        write_durably(target, json.dumps(trace, ensure_ascii=False, indent=2))
         n += 1
     return n
