@@ -17,18 +17,28 @@ The graph only proposes candidates: every candidate is rescored with the bank's 
 same arithmetic as the exact path's rescoring), so a row found by both paths has the same score, and
 ids, ``min_score`` and ``dedupe_by`` behave as in exact search. What ANN can miss is a row the graph
 never proposes; a query whose candidates cannot fill ``k`` (after dedupe) is widened fourfold, and
-falls back to the exact scan once the window would cover a quarter of the bank.
+falls back to the exact scan once the window would cover a quarter of the bank. The candidates' rows go
+through the bank's screen as exact hits do (:func:`~.bank_search.keep_sane`): their blocks are verified on
+first touch, rows the bank excludes and impossible scores are left out, and labels outside the bank
+(a damaged graph) are ignored.
+
+A file faiss cannot read or write is one line naming it (``ValueError`` / ``OSError``), never faiss' own
+multi-line C++ message.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from .bank_search import Screen, keep_sane
 
 ANN_FILE = "ann.faiss"
 ANN_INFO = "ann.json"
@@ -92,7 +102,11 @@ class AnnIndex:
             raise ValueError(f"{directory / ANN_INFO}: kind {info.get('kind') if isinstance(info, dict) else info!r} "
                              f"is not {KIND!r}")
         faiss = _faiss()
-        index = faiss.read_index(str(directory / ANN_FILE))
+        try:
+            index = faiss.read_index(str(directory / ANN_FILE))
+        except RuntimeError as exc:  # faiss' message names its C++ source, not the problem's fix
+            raise ValueError(f"{directory / ANN_FILE}: not a readable faiss index ({_faiss_reason(exc)}); "
+                             "rebuild it with CosineBank.build_ann()") from None
         if index.ntotal != count or info.get("count") != count:
             raise ValueError(f"{directory / ANN_FILE}: covers {index.ntotal} rows ({ANN_INFO} says "
                              f"{info.get('count')}), the bank has {count}")
@@ -101,7 +115,14 @@ class AnnIndex:
     def write(self, directory: Path) -> None:
         """Write ``ann.faiss`` and ``ann.json`` into a version being written (before its manifest)."""
         faiss = _faiss()
-        faiss.write_index(self._index, str(directory / ANN_FILE))
+        try:
+            faiss.write_index(self._index, str(directory / ANN_FILE))
+        except RuntimeError as exc:  # faiss reports a failed fwrite as a RuntimeError: give it its errno back
+            full = _free_bytes(directory) < (1 << 20)
+            error = OSError(errno.ENOSPC if full else errno.EIO,
+                            "No space left on device" if full else f"faiss could not write it: {_faiss_reason(exc)}")
+            error.bank_file = ANN_FILE  # type: ignore[attr-defined]  # named by the bank's write error
+            raise error from None
         with open(directory / ANN_INFO, "w", encoding="utf-8") as f:
             f.write(json.dumps({"kind": KIND, "count": self.count, "m": self.m,
                                 "ef_construction": self.ef_construction}) + "\n")
@@ -138,6 +159,20 @@ class AnnIndex:
         return labels
 
 
+def _faiss_reason(exc: BaseException) -> str:
+    """The gist of a faiss error on one line: what follows its "Error: ..." source location."""
+    text = " ".join(str(exc).split())
+    reason = text.split(" Error: ", 1)[-1] if " Error: " in text else text.rsplit(": ", 1)[-1]
+    return reason if len(reason) <= 160 else reason[:157] + "..."
+
+
+def _free_bytes(directory: Path) -> int:
+    try:
+        return shutil.disk_usage(directory).free
+    except OSError:
+        return 1 << 62
+
+
 def _cpus() -> int:
     try:
         return max(1, len(os.sched_getaffinity(0)))
@@ -154,11 +189,13 @@ def ann_top_rows(
     ef: int,
     dedupe: Callable[[list[int], int], list[int]] | None,
     exact: Callable[[np.ndarray], list[tuple[list[int], list[float]]]],
+    screen: Screen | None = None,
 ) -> list[tuple[list[int], list[float]]]:
     """Per (unit) query, (rows, scores) of its best ``k`` candidates by exact cosine, best first, ties by row.
 
     ``dedupe(rows, k)`` keeps the first row per group (as the exact path does); ``exact(queries)`` answers
-    the queries whose window would reach a quarter of the bank (see the module docstring).
+    the queries whose window would reach a quarter of the bank (see the module docstring); ``screen``
+    verifies the candidates' rows on first touch and says which to leave out.
     """
     count = matrix.shape[0]
     floor = -np.inf if min_score is None else float(min_score)
@@ -171,11 +208,16 @@ def ann_top_rows(
                 results[i] = found
             break
         labels = ann.candidates(queries[pending], window, max(ef, window))
+        if screen is not None:
+            screen.touch(labels[(labels >= 0) & (labels < count)])
         unfinished = []
         for i, cand in zip(pending, labels, strict=True):
-            rows = np.unique(cand[cand >= 0])  # sorted: ties by row below
+            rows = np.unique(cand[(cand >= 0) & (cand < count)])  # sorted: ties by row below
             # The exact path's rescoring, pair by pair (not a broadcast): the same row gets the same score.
             scores = np.einsum("ij,ij->i", matrix[rows], queries[np.full(len(rows), i)])
+            sane = keep_sane(screen, rows, scores)
+            if sane is not None:
+                rows, scores = rows[sane], scores[sane]
             order = np.lexsort((rows, -scores))
             rows, scores = rows[order], scores[order]
             keep = scores >= floor

@@ -8,12 +8,26 @@ renames, so a crash leaves the old or the new bank complete, and a version is ne
 visible. Readers read all files of one load through one directory handle, so a concurrent swap cannot
 mix files from two versions, and banks that are already open keep their (unlinked) memory map.
 Writers serialise on a sibling lock file (``.<name>.lock``) and, once they hold it, finish whatever a
-crashed writer left behind; readers never lock. A temporary directory records its writer (pid, host,
-process start time) in ``.writer.json`` while it is written; a leftover one is removed only when that
-writer is gone (the process no longer runs on this host), when it is older than
+crashed writer left behind; readers never wait for it. A temporary directory records its writer (pid,
+host, process start time) in ``.writer.json`` while it is written, and its name records the same from
+the instant it exists until its swap (``.<name>.tmp-<pid>.<start>.<host tag>-<random>``), so a writer
+killed just before its swap, its record already removed, is still known. A leftover is removed only when
+that writer is gone (the process no longer runs on this host), when it is older than
 :data:`STALE_TMP_SECONDS` (another host's writer), or when it holds no record and is older than
-:data:`UNRECORDED_GRACE_SECONDS`. So a live writer's directory is never touched, even where the lock is
-not shared (a filesystem without working locks).
+:data:`UNRECORDED_GRACE_SECONDS`: by the next writer, under the lock, and also by the next load
+(:func:`remove_dead_writers_leftovers`), which removes only directories whose writer is known gone and
+only if it can take the lock without waiting. So a live writer's directory is never touched, even where
+the lock is not shared (a filesystem without working locks).
+
+A bank reached through a symlink is the directory the link points to: every entry point resolves the
+real path once (:func:`real_path`, logged as "bank <path> is <real path>"), so its lock, temp directories,
+backup and swap are those of the real directory, every path to one bank shares one lock, and a write
+through the link updates the real bank (the link stays a link).
+
+A write that fails (a full disk, a refused permission) is one :class:`BankWriteError` line naming the file
+and what to do ("<bank>/metadata.jsonl: not written (disk full); the bank at <bank> is unchanged; free
+disk space and run again"); a damaged file is one :class:`BankError` line naming it, never numpy's or
+faiss' own message.
 
 Opening is O(1) in the bank's size. ``embeddings.npy`` is memory-mapped; ``ids.json`` and
 ``metadata.jsonl`` keep their plain JSON / JSON Lines form for users, and each version also holds
@@ -33,6 +47,22 @@ documented limit, as for rows of the matrix outside the sample). Sampled rows ar
 through the maps, so the open does not fault page-cache folios into the process. Small banks (ids and
 metadata within :data:`WHOLE_READ_BYTES`) and banks written before the indexes existed are read whole
 and verified whole, as before; the next append writes the indexes.
+
+Rows outside the sample are checked on first touch. A large bank (one whose open checks a sample, see
+:func:`check_rows`) keeps :data:`BLOCKS`: the crc32 of each block of :data:`BLOCK_BYTES` of rows,
+computed when the version is written (an append carries the copied blocks' sums over, so an old block
+that was damaged stays detectable), named in the manifest (``block_checksums``) and covered by its
+checksums. Each block is verified once per process (the verdict is kept per file, shared by every
+snapshot of it) when a search first reads it: every block on the first exact search, the candidates'
+blocks on an approximate one. A block that fails keeps the bank usable and its answers correct: all its
+rows are left out of search results (one warning names the file, the block, its rows and any row that
+is visibly not a unit vector) and a change that would move them into new blocks (``delete``,
+``upsert_vectors``) is refused; failing the load instead was rejected, as the check happens after the
+load and one bad block would make every other row unreachable. :class:`RowGuard` also takes the rows a
+search finds scoring outside [-1, 1] (see :mod:`.bank_search`), so banks written before block checksums
+(which still load, checked as before) and rows changed after they were verified never return an
+impossible score either. Cost: the first exact search reads the matrix once more (crc32, ~4 GB/s a core,
+split over the cores); afterwards a search compares one integer.
 """
 
 from __future__ import annotations
@@ -45,14 +75,18 @@ import json
 import logging
 import mmap
 import os
+import re
 import shutil
 import socket
 import stat
 import tempfile
 import threading
 import time
+import weakref
+import zlib
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -93,6 +127,12 @@ LINE_SAMPLE_ROWS = 64  # rows of a large bank whose id and metadata line are che
 _NORM_TOLERANCE = 1e-3  # |norm - 1| allowed for a stored row (float32 rounding is ~1e-7)
 _UNIT_TOLERANCE = 1e-4  # rows written whose |norm - 1| is within this are stored as given, not renormalised
 _noted_unverified: set[str] = set()  # banks already reported as carrying no checksums (one note per process)
+BLOCKS = "embeddings.blocks.npy"  # uint32 (blocks,): the crc32 of each block of rows of embeddings.npy (large banks)
+BLOCK_CHECKSUMS = "block_checksums"  # manifest key: {"file": BLOCKS, "rows_per_block": n, "algorithm": "crc32"}
+BLOCK_BYTES = 1 << 20  # a checksummed block is this many bytes of rows (rounded down to whole rows, at least one)
+_PARALLEL_VERIFY_BYTES = 64 << 20  # blocks verified at once from this size on are split over threads
+_noted_links: set[tuple[str, str]] = set()  # (path, real path) already logged (one line per process)
+_REBUILD = "rebuild the bank or restore it from a backup"  # what to do about a damaged file
 
 
 class BankError(RuntimeError):
@@ -105,6 +145,25 @@ class BankExists(BankError):
 
 class BankRestored(BankExists):
     """A new bank was asked for where a writer's interrupted swap had hidden an existing one, now restored."""
+
+
+class BankWriteError(BankError, OSError):
+    """A bank write that did not happen (a full disk, a refused permission): the previous version is intact.
+    One line naming the file and what to do; ``errno`` is the underlying error's."""
+
+
+def real_path(path: str | Path) -> Path:
+    """Where the bank at ``path`` really is: symlinks followed (also a link to a bank not created yet), so
+    a write through a link updates the real directory (the link stays a link) and every path to one bank
+    shares its lock. ``path`` itself when no link is involved; otherwise logged once per process."""
+    path = Path(path)
+    real = Path(os.path.realpath(path))
+    if real == Path(os.path.abspath(path)):
+        return path
+    if (str(path), str(real)) not in _noted_links:
+        _noted_links.add((str(path), str(real)))
+        logger.info("bank %s is %s", path, real)
+    return real
 
 
 # ---------------------------------------------------------------------------------------------
@@ -245,6 +304,7 @@ class Snapshot:
     matrix: np.ndarray  # (count, dim) float32, C-contiguous, read-only (memory-mapped when count > 0)
     ids: IdColumn
     lines: MetadataLines
+    guard: RowGuard | None = None  # what this process found out about its rows since (see RowGuard)
 
     @property
     def count(self) -> int:
@@ -258,12 +318,186 @@ class Snapshot:
         return self.lines.decode(row)
 
 
+class _RowState:
+    """What this process knows about the rows of one embeddings file (shared by every snapshot of that file):
+    which blocks passed their checksum, which rows are corrupt. Verdicts are final: the file never changes."""
+
+    def __init__(self, blocks: int) -> None:
+        self.lock = threading.Lock()
+        self.verified = np.zeros(blocks, dtype=bool)
+        self.pending = blocks  # blocks not verified yet: 0 on the warm path (one int compared per search)
+        self.failed: set[int] = set()  # blocks whose checksum did not match
+        self.corrupt: dict[int, str] = {}  # row -> why it is left out of results
+        self.excluded: np.ndarray | None = None  # sorted rows never returned; None while there are none
+
+
+_row_states: weakref.WeakValueDictionary[tuple[Any, ...], _RowState] = weakref.WeakValueDictionary()
+_row_states_lock = threading.Lock()
+
+
+class RowGuard:
+    """Keeps a version's search results to rows known to be intact (the ``screen`` of
+    :func:`~.bank_search.cosine_scores`).
+
+    A large bank's blocks are verified against :data:`BLOCKS` on first touch (every block by the first exact
+    search, the candidates' blocks by an approximate one), once per process per file; a block that fails
+    has all its rows left out of results, and a row whose score is impossible for a cosine (the search
+    reports it) is left out too. Each finding is one warning naming the file and the rows."""
+
+    def __init__(self, where: Path, matrix: np.ndarray, ids: IdColumn, sums: np.ndarray | None,
+                 rows_per_block: int, state: _RowState) -> None:
+        self.where, self._matrix, self._ids = where, matrix, ids
+        self._sums, self._rows_per_block, self._state = sums, rows_per_block, state
+
+    @property
+    def excluded(self) -> np.ndarray | None:
+        """The rows no search returns (sorted), or None when every row may be returned."""
+        return self._state.excluded
+
+    @property
+    def corrupt_rows(self) -> dict[int, str]:
+        """Row -> why it is left out of results (found so far in this process)."""
+        return dict(self._state.corrupt)
+
+    @property
+    def failed_blocks(self) -> list[int]:
+        """The blocks that failed their checksum (found so far in this process)."""
+        return sorted(self._state.failed)
+
+    def verify_all(self) -> None:
+        """Verify every block not verified yet (the first exact search touches every row)."""
+        if self._state.pending:
+            self._verify(np.arange(len(self._state.verified)))
+
+    def touch(self, rows: np.ndarray) -> None:
+        """Verify the blocks holding ``rows`` that are not verified yet (an approximate search's candidates)."""
+        if self._state.pending and len(rows):
+            self._verify(np.unique(np.asarray(rows, dtype=np.int64) // self._rows_per_block))
+
+    def _verify(self, blocks: np.ndarray) -> None:
+        state, sums = self._state, self._sums
+        with state.lock:  # a concurrent first search waits for the verdict instead of computing it again
+            todo = blocks[~state.verified[blocks]].tolist()
+            if not todo:
+                return
+            bad = []
+            if sums is not None and len(self._matrix):
+                with memoryview(self._matrix) as view, view.cast("B") as data:  # the mapped rows, not copied
+                    found = _block_crcs(data, self._matrix.shape[1] * 4, len(self._matrix), self._rows_per_block, todo)
+                bad = [b for b, crc in zip(todo, found, strict=True) if crc != int(sums[b])]
+            state.verified[todo] = True
+            state.pending -= len(todo)
+            if bad:
+                self._exclude_blocks(bad)
+
+    def _exclude_blocks(self, blocks: list[int]) -> None:
+        """Leave every row of ``blocks`` (failed their checksum) out of results; one warning (lock held)."""
+        state, per, count = self._state, self._rows_per_block, len(self._matrix)
+        total = len(state.verified)
+        spans = [(b * per, min(count, (b + 1) * per)) for b in blocks]
+        rows = np.concatenate([np.arange(lo, hi) for lo, hi in spans])
+        state.failed.update(blocks)
+        for b, (lo, hi) in zip(blocks, spans, strict=True):
+            for row in range(lo, hi):
+                state.corrupt.setdefault(row, f"block {b} failed its checksum in {BLOCKS}")
+        self._set_excluded(rows)
+        with np.errstate(all="ignore"):  # which rows are visibly broken (the others may differ subtly)
+            norms = np.sqrt(np.einsum("ij,ij->i", self._matrix[rows], self._matrix[rows], dtype=np.float64))
+        off = np.flatnonzero(~(np.abs(norms - 1.0) <= _NORM_TOLERANCE))
+        detail = ""
+        if len(off):
+            named = ", ".join(f"row {rows[i]} ({self._name(int(rows[i]))}, norm {norms[i]:.3g})"
+                              for i in off[:3].tolist())
+            detail = f"; not unit vectors: {named}" + (f" and {len(off) - 3} more" if len(off) > 3 else "")
+        shown = ", ".join(f"{b} (rows {lo}-{hi - 1})" for b, (lo, hi) in list(zip(blocks, spans, strict=True))[:5])
+        more = f" and {len(blocks) - 5} more" if len(blocks) > 5 else ""
+        plural = len(blocks) > 1
+        logger.warning("%s: block%s %s%s of %d %s not match %s recorded when it was written (damaged since)%s: "
+                       "%d rows are left out of search results; rebuild the bank to restore them", self.where,
+                       "s" if plural else "", shown, more, total, "do" if plural else "does", BLOCKS, detail, len(rows))
+
+    def report(self, rows: np.ndarray, scores: np.ndarray) -> None:
+        """Rows a search scored outside [-1, 1] (or NaN): corrupt; left out of results from now on, with one
+        warning naming them (rows already left out are not reported again)."""
+        state = self._state
+        with state.lock:
+            new = [(int(r), float(s)) for r, s in zip(np.asarray(rows).tolist(), np.asarray(scores).tolist(),
+                                                      strict=True) if int(r) not in state.corrupt]
+            if not new:
+                return
+            for r, score in new:
+                state.corrupt[r] = f"scored {score:.3g}, impossible for a cosine"
+            rows = np.array([r for r, _ in new], dtype=np.int64)
+            self._set_excluded(rows)
+            with np.errstate(all="ignore"):  # the norm of a corrupt row may overflow: it is reported as inf
+                norms = np.sqrt(np.einsum("ij,ij->i", self._matrix[rows[:5]], self._matrix[rows[:5]],
+                                          dtype=np.float64))
+            named = ", ".join(f"row {r} ({self._name(r)}, norm {norm:.3g}) scored {score:.3g}"
+                              for (r, score), norm in zip(new[:5], norms.tolist(), strict=False))
+            more = f" and {len(new) - 5} more" if len(new) > 5 else ""
+            total = len(state.corrupt)
+            logger.warning("%s: %s%s, impossible for a cosine of unit rows (which lies in [-1, 1]): %s corrupt and "
+                           "left out of search results (%d corrupt row%s in this bank); rebuild the bank to restore "
+                           "%s", self.where, named, more, "the row is" if len(new) == 1 else "the rows are",
+                           total, "" if total == 1 else "s", "it" if len(new) == 1 else "them")
+
+    def _set_excluded(self, rows: np.ndarray) -> None:
+        state = self._state
+        old = state.excluded if state.excluded is not None else np.zeros(0, dtype=np.int64)
+        state.excluded = np.union1d(old, rows).astype(np.int64)  # a new array: searches in flight keep theirs
+
+    def _name(self, row: int) -> str:
+        try:
+            return f"id {self._ids[row]!r}"
+        except (BankError, IndexError):
+            return "id unreadable"
+
+
+def _block_crcs(data: memoryview, row_bytes: int, count: int, rows_per_block: int, blocks: list[int]) -> list[int]:
+    """crc32 of each of ``blocks`` (of ``rows_per_block`` rows; the last may be shorter) of the rows in ``data``;
+    split over threads when there is much to read (zlib releases the GIL)."""
+    step = rows_per_block * row_bytes
+
+    def crc(b: int) -> int:
+        return zlib.crc32(data[b * step : min(count * row_bytes, (b + 1) * step)])
+
+    workers = min(8, _cpus())
+    if workers < 2 or len(blocks) * step < _PARALLEL_VERIFY_BYTES:
+        return [crc(b) for b in blocks]
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="bank-verify") as pool:
+        return list(pool.map(crc, blocks, chunksize=max(1, len(blocks) // (4 * workers))))
+
+
+def _cpus() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - non-Linux
+        return os.cpu_count() or 1
+
+
+def _row_guard(path: Path, f: IO[bytes], matrix: np.ndarray, ids: IdColumn,
+               blocks: tuple[np.ndarray, int] | None, verified: bool) -> RowGuard:
+    """The guard of a version whose embeddings file is open as ``f``; the state is shared with every other
+    snapshot of the same file in this process (``verified``: every row was checked at open)."""
+    info = os.fstat(f.fileno())
+    sums, per = blocks if blocks is not None and not verified else (None, 1 << 62)
+    n_blocks = 0 if sums is None else len(sums)
+    key = (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, per, n_blocks)
+    with _row_states_lock:
+        state = _row_states.get(key)
+        if state is None:
+            state = _RowState(n_blocks)
+            _row_states[key] = state
+    return RowGuard(path / EMBEDDINGS, matrix, ids, sums, per, state)
+
+
 def load_snapshot(target: Path, embedder: Embedder | None = None) -> Snapshot:
-    """Open and validate the current version at ``target``; ``embedder`` (optional) must match its manifest.
+    """Open and validate the current version at ``target`` (its real path: symlinks followed);
+    ``embedder`` (optional) must match its manifest.
 
     A load that races a writer's swap is retried.
     """
-    snap = _load_current(target)
+    snap = _load_current(real_path(target))
     if embedder is not None:
         _check_embedder(snap, embedder)
     return snap
@@ -290,7 +524,7 @@ def _load_current(target: Path) -> Snapshot:
 def read_manifest(target: Path) -> Any:
     """The decoded manifest currently at ``target``, or None if it cannot be read (cheap change check)."""
     try:
-        with open_regular(target / MANIFEST) as f:
+        with open_regular(real_path(target) / MANIFEST) as f:
             return json.loads(f.read())
     except (OSError, ValueError):  # FileProblem is a ValueError: a FIFO never blocks this check
         return None
@@ -358,12 +592,19 @@ def _read_snapshot(path: Path, is_backup: bool = False) -> Snapshot:
         d = _Dir(path)
     except FileNotFoundError as exc:  # vanished between the caller's check and here (a swap)
         raise _Raced from exc
+    except OSError as exc:  # e.g. no permission to read the directory
+        raise BankError(f"{path}: cannot be opened ({exc.strerror or exc}); check its permissions") from exc
     try:
         return _read_files(d)
     except FileNotFoundError as exc:
         if is_backup or not d.same_as_path():  # a writer removes the backup right after its swap
             raise _Raced from exc
         raise BankError(f"{path}: missing {Path(exc.filename or '?').name} ({exc.strerror})") from exc
+    except OSError as exc:  # a read refused or failed (permissions, an I/O error): name the file
+        name = Path(exc.filename).name if isinstance(exc.filename, str) else None
+        where = path / name if name else path
+        raise BankError(f"{where}: cannot be read ({exc.strerror or exc}); check the file's permissions and the "
+                        "disk, or restore the bank from a backup") from exc
     finally:
         d.close()
 
@@ -384,25 +625,51 @@ def _read_files(d: _Dir) -> Snapshot:
         raise BankError(f"{path / MANIFEST}: invalid count={count} / dim={dim}")
 
     sample = check_rows(count, dim)
-    with d.open(EMBEDDINGS) as f:
-        matrix, header = _map_npy(f, path / EMBEDDINGS, count, dim)
-        picked = matrix if sample is None else _read_rows(f, len(header), sample, dim)
+    with d.open(EMBEDDINGS) as emb:
+        matrix, header = _map_npy(emb, path / EMBEDDINGS, count, dim)
+        picked = matrix if sample is None else _read_rows(emb, len(header), sample, dim)
+        blocks = _read_block_sums(d, manifest, count, dim) if sample is not None else None
 
-    with d.open(IDS) as ids_file, d.open(METADATA) as meta_file:
-        ids_size, meta_size = os.fstat(ids_file.fileno()).st_size, os.fstat(meta_file.fileno()).st_size
-        indexes = _open_indexes(d) if ids_size + meta_size > WHOLE_READ_BYTES else None
-        if indexes is None:  # a small bank, or one written before the indexes existed: read both whole
-            ids, lines, digests = _read_whole(path, ids_file, meta_file, count, CHECKSUMS in manifest)
-        else:
-            with indexes[0] as ids_index, indexes[1] as meta_index:
-                ids, lines, unmapped = _map_rows(path, count, ids_file, meta_file, ids_index, meta_index)
-                _check_vectors(picked, sample, path / EMBEDDINGS)
-                _verify_checksums(d, manifest, {}, header, picked)
-                _check_row_sample(path, *unmapped)  # after the checksums, which name a changed file precisely
-            return Snapshot(path, manifest, matrix, ids, lines)
-    _check_vectors(picked, sample, path / EMBEDDINGS)
-    _verify_checksums(d, manifest, digests, header, picked)
-    return Snapshot(path, manifest, matrix, ids, lines)
+        with d.open(IDS) as ids_file, d.open(METADATA) as meta_file:
+            ids_size, meta_size = os.fstat(ids_file.fileno()).st_size, os.fstat(meta_file.fileno()).st_size
+            indexes = _open_indexes(d) if ids_size + meta_size > WHOLE_READ_BYTES else None
+            if indexes is None:  # a small bank, or one written before the indexes existed: read both whole
+                ids, lines, digests = _read_whole(path, ids_file, meta_file, count, CHECKSUMS in manifest)
+            else:
+                with indexes[0] as ids_index, indexes[1] as meta_index:
+                    ids, lines, unmapped = _map_rows(path, count, ids_file, meta_file, ids_index, meta_index)
+                    _check_vectors(picked, sample, path / EMBEDDINGS)
+                    _verify_checksums(d, manifest, {}, header, picked)
+                    _check_row_sample(path, *unmapped)  # after the checksums, which name a changed file precisely
+                return Snapshot(path, manifest, matrix, ids, lines, _row_guard(path, emb, matrix, ids, blocks,
+                                                                                 sample is None))
+        _check_vectors(picked, sample, path / EMBEDDINGS)
+        _verify_checksums(d, manifest, digests, header, picked)
+        return Snapshot(path, manifest, matrix, ids, lines, _row_guard(path, emb, matrix, ids, blocks, sample is None))
+
+
+def _read_block_sums(d: _Dir, manifest: dict[str, Any], count: int, dim: int) -> tuple[np.ndarray, int] | None:
+    """(crc32 per block, rows per block) of a large bank's rows, or None for a bank written without them
+    (read whole: 4 bytes per block; the manifest's checksum of the file is verified with the others)."""
+    spec = manifest.get(BLOCK_CHECKSUMS)
+    if spec is None:
+        return None
+    per = spec.get("rows_per_block") if isinstance(spec, dict) else None
+    if (not isinstance(spec, dict) or spec.get("file") != BLOCKS or spec.get("algorithm") != "crc32"
+            or not isinstance(per, int) or isinstance(per, bool) or per <= 0):
+        raise BankError(f"{d.path / MANIFEST}: {BLOCK_CHECKSUMS!r} is not "
+                        f'{{"file": "{BLOCKS}", "rows_per_block": <n>, "algorithm": "crc32"}}: {spec!r}')
+    where, n_blocks = d.path / BLOCKS, -(-count // per)
+    with d.open(BLOCKS) as f:
+        shape, fortran, dtype = _read_npy_header(f, where)
+        if dtype != np.dtype("<u4") or fortran or shape != (n_blocks,):
+            raise BankError(f"{where}: expected {n_blocks} uint32 block checksums, got dtype={dtype}, shape={shape}; "
+                            f"{_REBUILD}")
+        raw = f.read(4 * n_blocks + 1)
+    if len(raw) != 4 * n_blocks:
+        raise BankError(f"{where}: holds {len(raw)} bytes of checksums, its header promises {4 * n_blocks} "
+                        f"(truncated or padded); {_REBUILD}")
+    return np.frombuffer(raw, dtype="<u4"), per
 
 
 def _read_rows(f: IO[bytes], data_offset: int, rows: np.ndarray, dim: int) -> np.ndarray:
@@ -540,10 +807,7 @@ def _check_row_sample(path: Path, ids: IdColumn, lines: MetadataLines) -> None:
 
 def _map_index(f: IO[bytes], where: Path, count: int) -> np.ndarray:
     """Validate an offset index's .npy header and memory-map its count + 1 uint64 entries."""
-    try:
-        shape, fortran, dtype = _read_npy_header(f)
-    except ValueError as exc:
-        raise BankError(f"{where}: not a readable .npy file ({exc})") from exc
+    shape, fortran, dtype = _read_npy_header(f, where)
     if dtype != np.dtype("<u8") or fortran or shape != (count + 1,):
         raise BankError(f"{where}: expected {count + 1} uint64 offsets (count + 1), got dtype={dtype}, shape={shape}")
     offset = f.tell()
@@ -680,34 +944,40 @@ def _checksums(directory: Path) -> dict[str, str]:
 
 
 def _npy_shape(f: IO[bytes], where: Path) -> tuple[int, int]:
-    try:
-        shape, _, _ = _read_npy_header(f)
-    except ValueError as exc:
-        raise BankError(f"{where}: not a readable .npy file ({exc})") from exc
+    shape, _, _ = _read_npy_header(f, where)
     f.seek(0)
     if len(shape) != 2:
         raise BankError(f"{where}: expected a matrix, got shape {shape}")
     return int(shape[0]), int(shape[1])
 
 
-def _read_npy_header(f: IO[bytes]) -> tuple[tuple[int, ...], bool, np.dtype]:
-    """(shape, fortran_order, dtype); leaves ``f`` at the first data byte."""
+def _read_npy_header(f: IO[bytes], where: Path | None = None) -> tuple[tuple[int, ...], bool, np.dtype]:
+    """(shape, fortran_order, dtype); leaves ``f`` at the first data byte. A header that cannot be read is a
+    ValueError, or with ``where`` a one-line BankError naming that file and what to do."""
     fmt = np.lib.format
-    version = fmt.read_magic(f)
-    if version == (1, 0):
-        return fmt.read_array_header_1_0(f)
-    if version == (2, 0):
-        return fmt.read_array_header_2_0(f)
-    raise ValueError(f"unsupported .npy version {version}")
+    try:
+        version = fmt.read_magic(f)
+        if version == (1, 0):
+            return fmt.read_array_header_1_0(f)
+        if version == (2, 0):
+            return fmt.read_array_header_2_0(f)
+        raise ValueError(f"unsupported .npy version {version}")
+    except Exception as exc:  # numpy raises ValueError, and tokenize/ast errors for some garbled headers
+        if where is None:
+            raise ValueError(_one_line(exc)) from exc
+        raise BankError(f"{where}: not a readable .npy file ({_one_line(exc)}); {_REBUILD}") from exc
+
+
+def _one_line(exc: BaseException) -> str:
+    """An exception's message on one line, at most 200 characters."""
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= 200 else text[:197] + "..."
 
 
 def _map_npy(f: IO[bytes], where: Path, count: int, dim: int) -> tuple[np.ndarray, bytes]:
     """Validate the .npy header and memory-map the data (from the open handle, not the path); also
     returns the header bytes."""
-    try:
-        shape, fortran, dtype = _read_npy_header(f)
-    except ValueError as exc:
-        raise BankError(f"{where}: not a readable .npy file ({exc})") from exc
+    shape, fortran, dtype = _read_npy_header(f, where)
     if dtype != np.dtype(np.float32) or fortran or len(shape) != 2:
         raise BankError(
             f"{where}: expected a C-ordered float32 matrix, got dtype={dtype}, shape={shape}, fortran_order={fortran}"
@@ -741,15 +1011,32 @@ def _tmp_prefix(target: Path) -> str:
     return f".{target.name}.tmp-"
 
 
+def _temp_dirs(target: Path) -> list[Path]:
+    """The temporary directories writers of ``target`` made (and any leftover of theirs)."""
+    prefix = _tmp_prefix(target)
+    try:
+        with os.scandir(target.parent) as entries:
+            return [Path(e.path) for e in entries if e.name.startswith(prefix)]
+    except OSError:
+        return []
+
+
 @contextlib.contextmanager
 def writer_lock(target: Path) -> Iterator[bool]:
-    """Hold the exclusive writer lock of ``target`` and finish what a crashed writer left behind; yields
-    whether that put back a bank a writer killed between its two renames had moved aside."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    if fcntl is None:  # pragma: no cover
+    """Hold the exclusive writer lock of ``target`` (of its real path: every path to a bank shares one lock)
+    and finish what a crashed writer left behind; yields whether that put back a bank a writer killed
+    between its two renames had moved aside."""
+    target = real_path(target)
+    lock_path = target.parent / f".{target.name}.lock"
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        lock = open(lock_path, "a+b") if fcntl is not None else None  # noqa: SIM115 (closed below)
+    except OSError as exc:
+        raise _write_failed(target, exc, lock_path) from exc
+    if lock is None:  # pragma: no cover
         yield _recover(target)
         return
-    with open(target.parent / f".{target.name}.lock", "a+b") as lock:
+    with lock:
         fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
         try:
             yield _recover(target)
@@ -771,12 +1058,46 @@ def _recover(target: Path) -> bool:
             fsync_dir(target.parent)
             restored = True
     now = time.time()
-    for tmp in target.parent.glob(_tmp_prefix(target) + "*"):
-        why = _leftover(tmp, now)
+    for tmp in _temp_dirs(target):
+        why = _leftover(tmp, now, target)
         if why:
             logger.info("removing %s left by an interrupted write (%s)", tmp, why)
             shutil.rmtree(tmp, ignore_errors=True)
     return restored
+
+
+def remove_dead_writers_leftovers(target: Path) -> None:
+    """Remove, without waiting for the writer lock, the temp directories of ``target`` whose writer is known
+    to be gone (a process of this host that no longer runs): what a writer killed before its swap leaves.
+
+    Called on load. Only a dead writer's directory goes: its writer can never use it again. And only when
+    the writer lock is free at that instant (taken without waiting, released at once): a writer the pid
+    check cannot see (another pid namespace under the same host name) holds the lock while its directory
+    exists. Backups and directories that only age tells apart are left to the next writer (:func:`_recover`).
+    """
+    target = real_path(target)
+    found = _temp_dirs(target)
+    if not found or fcntl is None:
+        return
+    now = time.time()
+    leftovers = [(tmp, why) for tmp in found if (why := _leftover(tmp, now, target, known_dead_only=True))]
+    if not leftovers:
+        return
+    try:
+        lock = open(target.parent / f".{target.name}.lock", "a+b")  # noqa: SIM115 (closed below)
+    except OSError:  # a read-only directory: the next writer cleans up
+        return
+    with lock:
+        try:
+            fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:  # a writer holds it: it cleans up itself
+            return
+        try:
+            for tmp, why in leftovers:
+                logger.info("removing %s left by an interrupted write (%s)", tmp, why)
+                shutil.rmtree(tmp, ignore_errors=True)
+        finally:
+            fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
 
 
 def _process_start(pid: int) -> str | None:
@@ -795,6 +1116,20 @@ def _writer_record() -> bytes:
                        "created": time.time()}).encode()
 
 
+def _host_tag(host: str | None = None) -> str:
+    return hashlib.sha256((host or socket.gethostname()).encode("utf-8", "replace")).hexdigest()[:8]
+
+
+# A temp directory's name records its writer too (pid, process start or "x", host tag), from the instant it
+# exists until its swap, so a writer killed at any point (even after removing its record) is known gone.
+_NAMED_WRITER = re.compile(r"(\d+)\.(\d+|x)\.([0-9a-f]{8})-")
+
+
+def _writer_tag() -> str:
+    pid = os.getpid()
+    return f"{pid}.{_process_start(pid) or 'x'}.{_host_tag()}-"
+
+
 def _writer_alive(pid: int, start: str | None) -> bool:
     """Whether the process that wrote a record still runs on this host (a reused pid is not it)."""
     if pid == os.getpid():
@@ -809,8 +1144,11 @@ def _writer_alive(pid: int, start: str | None) -> bool:
     return start is None or now_start is None or now_start == start
 
 
-def _leftover(tmp: Path, now: float) -> str:
-    """Why the temp directory ``tmp`` is a leftover safe to remove, or "" while its writer may be alive."""
+def _leftover(tmp: Path, now: float, target: Path | None = None, *, known_dead_only: bool = False) -> str:
+    """Why the temp directory ``tmp`` is a leftover safe to remove, or "" while its writer may be alive.
+
+    The writer is read from its record (``.writer.json``) or, without one, from the directory's name.
+    ``known_dead_only``: only a writer of this host that is gone counts (not the age of a directory)."""
     try:
         info = tmp.lstat()
     except OSError:
@@ -823,11 +1161,18 @@ def _leftover(tmp: Path, now: float) -> str:
             record = json.loads(f.read())
     except (OSError, ValueError):  # FileProblem is a ValueError: a FIFO never blocks the clean-up
         record = None
+    here = isinstance(record, dict) and record.get("host") == socket.gethostname()
+    named = _NAMED_WRITER.match(tmp.name[len(_tmp_prefix(target)) :]) if target is not None else None
+    if (not isinstance(record, dict) or not isinstance(record.get("pid"), int) or record["pid"] <= 0) and named:
+        record = {"pid": int(named[1]), "start": None if named[2] == "x" else named[2]}
+        here = named[3] == _host_tag()
     if not isinstance(record, dict) or not isinstance(record.get("pid"), int) or record["pid"] <= 0:
+        if known_dead_only:
+            return ""
         return f"no writer record, {age:.0f} s old" if age > UNRECORDED_GRACE_SECONDS else ""
-    if age > STALE_TMP_SECONDS:
+    if age > STALE_TMP_SECONDS and not known_dead_only:
         return f"untouched for {age / 3600:.0f} h"
-    if record.get("host") != socket.gethostname():
+    if not here:
         return ""  # another machine's writer: only its age can tell
     if _writer_alive(record["pid"], record.get("start")):
         return ""
@@ -851,26 +1196,72 @@ def _swap_in(tmp: Path, target: Path) -> None:
     shutil.rmtree(backup, ignore_errors=True)
 
 
-def write_version(target: Path, write: Callable[[Path], None]) -> None:
-    """Let ``write`` fill a temp sibling directory (same filesystem, holding a writer record while it is
-    written), fsync it, swap it in.
-
-    The caller holds :func:`writer_lock`.
-    """
-    tmp = Path(tempfile.mkdtemp(prefix=_tmp_prefix(target), dir=target.parent))
+@contextlib.contextmanager
+def _writing(path: str | Path | int) -> Iterator[None]:
+    """Tag an OSError raised while ``path`` is written with its file name (for :func:`_write_failed`)."""
     try:
-        (tmp / WRITER).write_bytes(_writer_record())  # so a later writer knows whether this one is gone
+        yield
+    except OSError as exc:
+        if getattr(exc, "bank_file", None) is None and isinstance(path, str | Path):
+            exc.bank_file = Path(path).name  # type: ignore[attr-defined]
+        raise
+
+
+# Errors of a write itself (not, say, an embedder's refused connection raised while rows are written).
+_WRITE_ERRNOS = {errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC), errno.EIO, errno.EACCES, errno.EPERM,
+                 errno.EROFS, errno.EFBIG, errno.EMFILE, errno.ENFILE, errno.ENAMETOOLONG}
+
+
+def _write_failed(target: Path, exc: OSError, where: Path | None = None) -> BankWriteError:
+    """The one-line error for a write of the bank ``target`` that failed with ``exc``: the file, why and
+    what to do."""
+    if where is None:
+        name, prefix = getattr(exc, "bank_file", None), _tmp_prefix(target)
+        failed = Path(exc.filename) if name is None and isinstance(exc.filename, str) else None
+        if failed is not None and failed.parent.name.startswith(prefix):  # a file of the version being written
+            name = failed.name
+        elif failed is not None and not failed.name.startswith(prefix) and failed != _backup_path(target):
+            where = failed  # some other file (a temp directory, the backup: the bank itself is named)
+        where = where or (target / name if name else target)
+    full = exc.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC))
+    why = "disk full" if full else _one_line(exc) if exc.strerror is None else exc.strerror
+    todo = ("free disk space and run again" if full
+            else "check the permissions of the bank's directory and run again"
+            if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS) else "run again")
+    error = BankWriteError(f"{where}: not written ({why}); the bank at {target} is unchanged; {todo}")
+    error.errno = exc.errno
+    return error
+
+
+def write_version(target: Path, write: Callable[[Path], None]) -> None:
+    """Let ``write`` fill a temp sibling directory (same filesystem, its name and a record inside saying
+    which process writes it), fsync it, swap it in.
+
+    The caller holds :func:`writer_lock`. An OSError (a full disk, a refused permission) becomes one
+    :class:`BankWriteError` naming the file; the previous version is intact and the temp directory removed.
+    """
+    target = real_path(target)
+    tmp = None
+    try:
+        tmp = Path(tempfile.mkdtemp(prefix=_tmp_prefix(target) + _writer_tag(), dir=target.parent))
+        with _writing(tmp / WRITER):
+            (tmp / WRITER).write_bytes(_writer_record())  # so a later writer knows whether this one is gone
         write(tmp)
-        (tmp / WRITER).unlink()  # not part of the version
+        (tmp / WRITER).unlink()  # not part of the version (the directory's name still says who writes it)
         fsync_dir(tmp)
         _swap_in(tmp, target)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
+    except BaseException as exc:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+        if isinstance(exc, OSError) and not isinstance(exc, BankError) and (
+                getattr(exc, "bank_file", None) or exc.filename or exc.errno in _WRITE_ERRNOS):
+            raise _write_failed(target, exc) from exc
         raise
 
 
 def write_new_bank(target: Path, write: Callable[[Path], None], overwrite: bool) -> None:
     """:func:`write_version` for a new bank; replaces an existing bank only with ``overwrite``, other data never."""
+    target = real_path(target)
     with writer_lock(target) as restored:
         if target.exists():
             if not target.is_dir():
@@ -892,11 +1283,14 @@ def write_new_bank(target: Path, write: Callable[[Path], None], overwrite: bool)
 @contextlib.contextmanager
 def write_embeddings(directory: Path, count: int, dim: int) -> Iterator[IO[bytes]]:
     """Open ``embeddings.npy`` for ``count`` rows and write its header; the caller writes the rows."""
-    with open(directory / EMBEDDINGS, "wb") as f:
+    with _writing(directory / EMBEDDINGS):
+        f = open(directory / EMBEDDINGS, "wb")  # noqa: SIM115 (closed below)
+    with f:
         header = {"descr": np.lib.format.dtype_to_descr(np.dtype(np.float32)), "fortran_order": False,
                   "shape": (count, dim)}
-        np.lib.format.write_array_header_1_0(f, header)
-        yield f
+        with _writing(directory / EMBEDDINGS):
+            np.lib.format.write_array_header_1_0(f, header)
+        yield f  # an OSError of the caller's own (an embedder's connection) is not the file's
         _fsync_file(f)
 
 
@@ -923,18 +1317,24 @@ def write_rows(f: IO[bytes], vectors: np.ndarray, dim: int, what: str) -> None:
     if off.any():
         rows = rows.copy() if rows is vectors else rows
         rows[off] = l2_normalize(rows[off])
-    f.write(memoryview(rows).cast("B"))
+    with _writing(f.name):
+        f.write(memoryview(rows).cast("B"))
 
 
 def copy_rows(source: Path, dst: IO[bytes], count: int, dim: int) -> None:
     """Append the first ``count`` rows of the bank directory ``source`` to ``dst`` (in-kernel when possible)."""
     with open(source / EMBEDDINGS, "rb") as src:
-        _read_npy_header(src)
+        _read_npy_header(src, source / EMBEDDINGS)
         _copy_range(src, dst, src.tell(), count * dim * 4)
 
 
 def _copy_range(src: IO[bytes], dst: IO[bytes], offset: int, length: int) -> None:
     """Copy ``length`` bytes from ``src`` at ``offset`` to the end of ``dst``; leaves ``dst`` at its end."""
+    with _writing(dst.name):
+        _copy_bytes(src, dst, offset, length)
+
+
+def _copy_bytes(src: IO[bytes], dst: IO[bytes], offset: int, length: int) -> None:
     dst.flush()
     src_fd, dst_fd = src.fileno(), dst.fileno()
     done = 0
@@ -998,23 +1398,64 @@ def write_ids_metadata_manifest(
     embedder_id: str,
     dim: int,
     created: str | None = None,
+    kept: tuple[Snapshot, int] | None = None,
 ) -> None:
     """Write the files besides the embeddings, the manifest last; metadata is the old lines, then the new.
 
     ``ids.json`` and ``metadata.jsonl`` get their offset indexes. The manifest records checksums of every
-    file already in ``directory`` (views included), so views must be written before."""
+    file already in ``directory`` (views included), so views must be written before. ``kept``: see
+    :func:`write_manifest`."""
     _write_ids(directory, ids)
     _write_metadata(directory, old_metadata, new_metadata)
-    write_manifest(directory, len(ids), embedder_id=embedder_id, dim=dim, created=created)
+    write_manifest(directory, len(ids), embedder_id=embedder_id, dim=dim, created=created, kept=kept)
 
 
-def write_manifest(directory: Path, count: int, *, embedder_id: str, dim: int, created: str | None = None) -> None:
-    """Write ``manifest.json`` last: it records checksums of every file already in ``directory``."""
+def write_manifest(directory: Path, count: int, *, embedder_id: str, dim: int, created: str | None = None,
+                   kept: tuple[Snapshot, int] | None = None) -> None:
+    """Write ``manifest.json`` last: it records checksums of every file already in ``directory``.
+
+    A large bank also gets its block checksums (:data:`BLOCKS`) first; ``kept`` = (the previous version, n)
+    says its first n rows were copied unchanged, so their blocks' checksums are carried over, not computed
+    again (a block damaged in the old file stays detectable in the new one)."""
     now = _dt.datetime.now(_dt.UTC).isoformat(timespec="microseconds")
+    blocks = _write_block_sums(directory, count, dim, kept)
     manifest = {"format_version": FORMAT_VERSION, "embedder": embedder_id, "dim": dim, "count": count,
                 "created": created or now, "updated": now, CHECKSUMS: _checksums(directory),
                 SAMPLED_CHECKSUMS: _sampled_checksums(directory)}
+    if blocks is not None:
+        manifest[BLOCK_CHECKSUMS] = blocks
     write_json(directory / MANIFEST, manifest)
+
+
+def rows_per_block(dim: int) -> int:
+    """Rows in one checksummed block of a bank of dimension ``dim`` (:data:`BLOCK_BYTES` of rows)."""
+    return max(1, BLOCK_BYTES // (dim * 4))
+
+
+def _write_block_sums(directory: Path, count: int, dim: int, kept: tuple[Snapshot, int] | None) -> dict | None:
+    """Write :data:`BLOCKS` for the ``embeddings.npy`` in ``directory`` when the bank is large (its load
+    checks a sample of rows, not all); returns the manifest entry describing it, or None."""
+    if count == 0 or check_rows(count, dim) is None:
+        return None
+    per = rows_per_block(dim)
+    sums = np.empty(-(-count // per), dtype="<u4")
+    done = 0
+    old = kept[0].guard if kept is not None and kept[0].guard is not None else None
+    if old is not None and old._sums is not None and old._rows_per_block == per:  # noqa: SLF001 (this module's)
+        done = min(kept[1], kept[0].count) // per  # type: ignore[index]  # whole blocks copied unchanged
+        sums[:done] = old._sums[:done]  # noqa: SLF001
+    if done < len(sums):
+        with open(directory / EMBEDDINGS, "rb") as f:
+            _read_npy_header(f, directory / EMBEDDINGS)
+            base = f.tell()
+            with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+                data = memoryview(mapped)
+                try:
+                    sums[done:] = _block_crcs(data[base:], dim * 4, count, per, list(range(done, len(sums))))
+                finally:
+                    data.release()
+    _write_index(directory / BLOCKS, sums, "<u4")
+    return {"file": BLOCKS, "rows_per_block": per, "algorithm": "crc32"}
 
 
 def link_version_files(source: Path, directory: Path, skip: Sequence[str]) -> None:
@@ -1026,7 +1467,8 @@ def link_version_files(source: Path, directory: Path, skip: Sequence[str]) -> No
         try:
             os.link(path, directory / path.name)
         except OSError:
-            shutil.copyfile(path, directory / path.name)
+            with _writing(directory / path.name):
+                shutil.copyfile(path, directory / path.name)
 
 
 def write_manifest_adding(directory: Path, manifest: dict[str, Any], names: Sequence[str]) -> None:
@@ -1069,7 +1511,7 @@ def write_spliced_rows(
     if count != len(ids):
         raise BankError(f"{what}: {len(ids)} ids for {count} rows")
     with write_embeddings(directory, count, dim) as f, open(source / EMBEDDINGS, "rb") as src:
-        _read_npy_header(src)
+        _read_npy_header(src, source / EMBEDDINGS)
         base = src.tell()
         for piece in pieces:
             if isinstance(piece, range):
@@ -1078,7 +1520,7 @@ def write_spliced_rows(
             elif piece:
                 write_rows(f, vectors[piece], dim, what)
     old_starts, parts, size = snap.lines.starts, [], 0
-    with open(directory / METADATA, "wb") as f, open(source / METADATA, "rb") as src:
+    with _writing(directory / METADATA), open(directory / METADATA, "wb") as f, open(source / METADATA, "rb") as src:
         for piece in pieces:
             if isinstance(piece, range):
                 if not len(piece):
@@ -1119,7 +1561,7 @@ def _write_metadata(directory: Path, head: MetadataLines | None, tail: bytes) ->
     tail_ends = np.flatnonzero(np.frombuffer(tail, dtype=np.uint8) == 0x0A)
     head_starts = head.starts[:-1] if head is not None else np.zeros(0, dtype="<u8")
     starts = np.concatenate([head_starts.astype("<u8"), [head_size], tail_ends + 1 + head_size]).astype("<u8")
-    with open(directory / METADATA, "wb") as f:
+    with _writing(directory / METADATA), open(directory / METADATA, "wb") as f:
         if head_size:
             f.write(head.buffer)  # type: ignore[union-attr]
         f.write(tail)
@@ -1127,24 +1569,26 @@ def _write_metadata(directory: Path, head: MetadataLines | None, tail: bytes) ->
     _write_index(directory / METADATA_INDEX, starts)
 
 
-def _write_index(path: Path, starts: np.ndarray) -> None:
-    with open(path, "wb") as f:
-        np.save(f, np.ascontiguousarray(starts, dtype="<u8"))
+def _write_index(path: Path, values: np.ndarray, dtype: str | None = None) -> None:
+    """An offset index (uint64) or, with ``dtype``, another 1-D array as a .npy file."""
+    with _writing(path), open(path, "wb") as f:
+        np.save(f, np.ascontiguousarray(values, dtype=dtype or "<u8"))
         _fsync_file(f)
 
 
 def _write_bytes(path: Path, raw: bytes) -> None:
-    with open(path, "wb") as f:
+    with _writing(path), open(path, "wb") as f:
         f.write(raw)
         _fsync_file(f)
 
 
 def write_json(path: Path, value: Any) -> None:
-    with open(path, "w", encoding="utf-8") as f:
+    with _writing(path), open(path, "w", encoding="utf-8") as f:
         f.write(json.dumps(value, ensure_ascii=False) + "\n")  # dumps: C encoder; dump() streams in Python
         _fsync_file(f)
 
 
 def _fsync_file(f: IO[Any]) -> None:
-    f.flush()
-    os.fsync(f.fileno())
+    with _writing(f.name):
+        f.flush()
+        os.fsync(f.fileno())

@@ -5,6 +5,16 @@ one BLAS matrix product (BLAS threads it); :func:`top_rows` picks the best rows 
 sorting them all, optionally one per metadata group. It needs a lower bound of each query's k-th best
 score: on a small bank the k-th best of a sample of the scores (then one pass over all scores finds the
 rows reaching it), on a large one the k-th best block maximum (then only the blocks reaching it are read).
+
+Scores are sane by construction. The cosine of two unit vectors lies in [-1, 1], so a score that is NaN or
+outside [-:data:`SCORE_LIMIT`, :data:`SCORE_LIMIT`] can only come from a corrupt row (a flipped exponent
+bit made one row score 5.9e35 for half of all queries). Such a row is never returned: given a ``screen``
+(the bank's :class:`~.bank_files.RowGuard`), :func:`cosine_scores` masks the rows it already excludes,
+finds rows scoring above the limit from the block maxima (or one maximum of a small bank's scores),
+reports them (one warning, then they are excluded for good) and masks them before top-k, so they cannot
+take a place among the k best; the rescored hits are checked again (:func:`keep_sane`), which catches a
+row scoring below -1 where a search reaches that low. On the warm path this is a maximum over the block
+maxima and a check of the ~k rescored hits per query.
 """
 
 from __future__ import annotations
@@ -16,7 +26,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -28,6 +38,22 @@ _PARALLEL_MAX_BYTES = 8 << 20  # scores of a batch from this size on get their b
 _SPARE_MIN_BYTES = 128 << 10  # score buffers from this size (below it malloc reuses its heap) ...
 _SPARE_MAX_BYTES = 16 << 20  # ... up to this size are kept for later searches ...
 _SPARE_BUFFERS = 4  # ... at most this many (64 MiB held at most)
+# The largest |score| a sane row can have: rows are unit within 1e-3 (checked at load), queries are normalised.
+SCORE_LIMIT = 1.0 + 2e-3
+
+
+class Screen(Protocol):
+    """What a search asks of the bank about its rows (:class:`~.bank_files.RowGuard` implements it)."""
+
+    @property
+    def excluded(self) -> np.ndarray | None:
+        """Sorted rows never to return, or None."""
+
+    def report(self, rows: np.ndarray, scores: np.ndarray) -> None:
+        """``rows`` scored ``scores``, impossible for a cosine: exclude them from now on (and say so)."""
+
+    def touch(self, rows: np.ndarray) -> None:
+        """``rows`` are about to be scored: verify them first if they are not yet (see RowGuard)."""
 
 
 @dataclass(slots=True)
@@ -83,6 +109,7 @@ class Scores:
     block_rows: int
     matrix: np.ndarray  # what was scored, to rescore the few rows top-k returns
     queries: np.ndarray
+    screen: Screen | None = None  # the rows to leave out, and where to report impossible scores
 
 
 def _row_blocks(count: int, block_rows: int, parts: int) -> list[tuple[int, int]]:
@@ -134,13 +161,15 @@ def score_buffer(queries: int, rows: int) -> Iterator[np.ndarray]:
             del _spare_buffers[_SPARE_BUFFERS:]  # keep the largest
 
 
-def cosine_scores(matrix: np.ndarray, queries: np.ndarray, out: np.ndarray | None = None) -> Scores:
+def cosine_scores(matrix: np.ndarray, queries: np.ndarray, out: np.ndarray | None = None,
+                  screen: Screen | None = None) -> Scores:
     """Scores of every row for every (unit) query: one BLAS call (GEMM for a batch, GEMV for one query),
     threaded by BLAS, i.e. exactly what ``queries @ matrix.T`` costs: OpenBLAS streams the matrix once
     for the whole batch. (Splitting the rows over our own threads with BLAS held at one thread measured
     1.6-2x slower than BLAS' own threaded GEMV for one query on 2 CPUs, and up to 1.8x slower for a batch
     when BLAS threads from other calls still spin.) Block maxima for top-k follow in one pass, split over
-    our threads for large batches.
+    our threads for large batches. With a ``screen``, rows it excludes and rows scoring above
+    :data:`SCORE_LIMIT` are masked (see the module docstring).
     """
     nq, count = queries.shape[0], matrix.shape[0]
     values = np.empty((nq, count), dtype=np.float32) if out is None else out
@@ -149,7 +178,10 @@ def cosine_scores(matrix: np.ndarray, queries: np.ndarray, out: np.ndarray | Non
     else:
         np.matmul(queries, matrix.T, out=values)
     if count <= _SMALL_ROWS:
-        return Scores(values, None, 0, matrix, queries)
+        scores = Scores(values, None, 0, matrix, queries, screen)
+        if screen is not None:
+            _screen_scores(scores)
+        return scores
     # The top-k block: small enough that a query's candidate blocks hold few rows, large enough that
     # the block maxima stay a small array and their pass is not a reduction over tiny runs.
     block_rows = min(_BLOCK_ROWS, max(64, count // 1024))
@@ -161,7 +193,68 @@ def cosine_scores(matrix: np.ndarray, queries: np.ndarray, out: np.ndarray | Non
         pool = _get_pool()
         for fut in [pool.submit(_fill_block_max, values, block_max, lo, hi, block_rows) for lo, hi in ranges]:
             fut.result()
-    return Scores(values, block_max, block_rows, matrix, queries)
+    scores = Scores(values, block_max, block_rows, matrix, queries, screen)
+    if screen is not None:
+        _screen_scores(scores)
+    return scores
+
+
+def _screen_scores(scores: Scores) -> None:
+    """Mask (score -inf) the rows the screen excludes, then find rows scoring above :data:`SCORE_LIMIT` or
+    NaN, report and mask them: top-k never sees them. Costs one maximum over the block maxima (over the
+    scores of a small bank) when nothing is wrong."""
+    screen, values, block_max = scores.screen, scores.values, scores.block_max
+    excluded = screen.excluded  # type: ignore[union-attr]
+    if excluded is not None and len(excluded):
+        _mask_rows(scores, excluded)
+    peak = block_max.max() if block_max is not None else values.max()
+    if peak <= SCORE_LIMIT:  # False for NaN too
+        return
+    count = values.shape[1]
+    if block_max is not None:
+        blocks = np.flatnonzero(~(block_max <= SCORE_LIMIT).all(axis=0))
+        rows = (blocks[:, None] * scores.block_rows + np.arange(scores.block_rows)).ravel()
+        rows = rows[rows < count]
+    else:
+        rows = np.arange(count)
+    seen = values[:, rows]
+    insane = ~(seen <= SCORE_LIMIT)
+    bad = np.flatnonzero(insane.any(axis=0))
+    if not len(bad):
+        return
+    # One impossible score per row for the report: NaN when a query gave NaN, else its largest.
+    seen = seen[:, bad]
+    nan = np.isnan(seen)
+    worst = np.where(nan.any(axis=0), np.nan, np.where(nan, -np.inf, seen).max(axis=0))
+    screen.report(rows[bad], worst)  # type: ignore[union-attr]
+    _mask_rows(scores, rows[bad])
+
+
+def _mask_rows(scores: Scores, rows: np.ndarray) -> None:
+    """Score ``rows`` -inf for every query (and recompute the block maxima they belong to)."""
+    values = scores.values
+    values[:, rows] = -np.inf
+    if scores.block_max is not None:
+        count, step = values.shape[1], scores.block_rows
+        for b in np.unique(rows // step).tolist():
+            scores.block_max[:, b] = values[:, b * step : min(count, (b + 1) * step)].max(axis=1)
+
+
+def keep_sane(screen: Screen | None, rows: np.ndarray, exact: np.ndarray) -> np.ndarray | None:
+    """Which of the rescored hits (``rows`` scoring ``exact``) may be returned: None when all may (the warm
+    path), else a mask leaving out excluded rows and scores outside [-SCORE_LIMIT, SCORE_LIMIT] or NaN
+    (whose rows are reported to the screen)."""
+    ok = np.abs(exact) <= SCORE_LIMIT
+    excluded = screen.excluded if screen is not None else None
+    if excluded is not None and len(excluded):
+        ok &= ~np.isin(rows, excluded)
+    if ok.all():
+        return None
+    insane = ~(np.abs(exact) <= SCORE_LIMIT)
+    if screen is not None and insane.any():
+        found, first = np.unique(rows[insane], return_index=True)
+        screen.report(found, exact[insane][first])
+    return ok
 
 
 # ---------------------------------------------------------------------------------------------
@@ -232,6 +325,9 @@ def _rows_from(scores: Scores, query: int, threshold: float, floor: float,
         found = values[rows]
         rows = rows[found >= np.partition(found, len(found) - best)[len(found) - best] - _RESCORE_MARGIN]
     exact = _rescore(scores, np.full(len(rows), query), rows)
+    sane = keep_sane(scores.screen, rows, exact)
+    if sane is not None:
+        rows, exact = rows[sane], exact[sane]
     if floor > -np.inf:
         keep = exact >= floor
         rows, exact = rows[keep], exact[keep]
@@ -288,6 +384,9 @@ def _top_rows_of_batch(scores: Scores, k: int, floor: float, thresholds: np.ndar
         keep = value >= tight[query_of]
         query_of, rows = query_of[keep], rows[keep]
     exact = _rescore(scores, query_of, rows)
+    sane = keep_sane(scores.screen, rows, exact)
+    if sane is not None:
+        rows, query_of, exact = rows[sane], query_of[sane], exact[sane]
     if floor > -np.inf:
         keep = exact >= floor
         rows, query_of, exact = rows[keep], query_of[keep], exact[keep]
@@ -336,7 +435,7 @@ def top_rows(
             window *= 4
             block_max = None if scores.block_max is None else scores.block_max[query : query + 1]
             one = Scores(scores.values[query : query + 1], block_max, scores.block_rows,
-                         scores.matrix, scores.queries[query : query + 1])
+                         scores.matrix, scores.queries[query : query + 1], scores.screen)
             threshold = max(float(_thresholds(one, window)[0]), floor)
     return results
 

@@ -11,7 +11,10 @@ approximate index can. The bank is a plain directory::
     ids.offsets.npy, metadata.offsets.npy   uint64 offset of each row in those two files (+ the end)
 
 Opening reads none of them whole (see :mod:`.bank_files`): ids and metadata are decoded per returned
-row, so a 1M-row bank opens in milliseconds whatever its metadata holds.
+row, so a 1M-row bank opens in milliseconds whatever its metadata holds. A large bank also holds
+``embeddings.blocks.npy`` (a checksum per block of rows, verified on first touch); a row found damaged
+(a failed block, a score no cosine can have) is never returned (:attr:`CosineBank.corrupt_rows`). A
+bank reached through a symlink is read and written in the directory the link points to.
 
 An optional approximate index (``ann.faiss``, ``ann.json``: :mod:`.bank_ann`) can sit beside the rows:
 :meth:`CosineBank.build_ann` writes it, appends extend it, a replace or delete rebuilds it, and searches
@@ -44,18 +47,22 @@ from .bank_ann import (
     DEFAULT_EF_CONSTRUCTION,
     DEFAULT_M,
     AnnIndex,
+    AnnUnavailable,
     ann_top_rows,
 )
 from .bank_files import (
     EMBEDDINGS,
     BankError,
     BankRestored,
+    BankWriteError,
     Snapshot,
     copy_rows,
     link_version_files,
     load_snapshot,
     metadata_lines,
     read_manifest,
+    real_path,
+    remove_dead_writers_leftovers,
     write_embeddings,
     write_ids_metadata_manifest,
     write_json,
@@ -69,7 +76,8 @@ from .bank_files import (
 )
 from .bank_search import Hit, cosine_scores, dedupe_rows, score_buffer, top_rows
 
-__all__ = ["BankError", "BankRows", "CosineBank", "ExperienceBank", "Hit", "Progress", "SpliceReport"]
+__all__ = ["BankError", "BankRows", "BankWriteError", "CosineBank", "ExperienceBank", "Hit", "Progress",
+           "SpliceReport"]
 
 logger = logging.getLogger(__name__)
 
@@ -136,6 +144,7 @@ class CosineBank:
         # the bank has one and at least ANN_MIN_ROWS rows.
         self.exact = exact
         self._ann: tuple[Snapshot, AnnIndex] | None = None  # the index read for one version, kept
+        self._ann_failed: Snapshot | None = None  # the version whose index could not be read (searched exactly)
         self._ann_lock = threading.Lock()
 
     # -- construction ----------------------------------------------------------------------------
@@ -237,6 +246,7 @@ class CosineBank:
         (:meth:`build_ann`).
         """
         target = Path(directory)
+        remove_dead_writers_leftovers(target)  # a writer killed before its swap left a full temp copy
         bank = cls(load_snapshot(target, embedder), embedder, target, exact=exact)
         if exact is False and not bank.has_ann:
             raise BankError(f"{target}: has no approximate index; build one with CosineBank.build_ann()")
@@ -244,7 +254,7 @@ class CosineBank:
 
     def refresh(self) -> CosineBank:
         """Move this instance to the newest version on disk (e.g. after another process appended)."""
-        self._snap = load_snapshot(self._directory, self.embedder)
+        self._snap = load_snapshot(real_path(self._directory), self.embedder)
         return self
 
     # -- growth ----------------------------------------------------------------------------------
@@ -290,7 +300,7 @@ class CosineBank:
     def _append(
         self, ids: list[str], meta: list[dict[str, Any]], new_rows: Callable[[IO[bytes], list[int]], None]
     ) -> int:
-        target = self._directory
+        target = real_path(self._directory)  # once: the lock, the copy and the swap are all of one directory
         with self._write_lock, writer_lock(target):
             if read_manifest(target) != self._snap.manifest:  # another writer got there first: build on theirs
                 self.refresh()
@@ -317,8 +327,8 @@ class CosineBank:
                 type(self)._write_views(tmp, all_ids,
                                         lambda r: snap.metadata(r) if r < snap.count else added[r - snap.count])
                 write_ids_metadata_manifest(
-                    tmp, all_ids, snap.lines, tail,
-                    embedder_id=snap.manifest["embedder"], dim=snap.dim, created=snap.manifest.get("created"),
+                    tmp, all_ids, snap.lines, tail, embedder_id=snap.manifest["embedder"], dim=snap.dim,
+                    created=snap.manifest.get("created"), kept=(snap, snap.count),
                 )
 
             write_version(target, write)
@@ -360,7 +370,7 @@ class CosineBank:
 
     def _splice(self, ids: list[str], vectors: np.ndarray, meta: list[dict[str, Any]],
                 drop_ids: list[str]) -> SpliceReport:
-        target = self._directory
+        target = real_path(self._directory)  # once: the lock, the copy and the swap are all of one directory
         with self._write_lock, writer_lock(target):
             if read_manifest(target) != self._snap.manifest:  # another writer got there first: build on theirs
                 self.refresh()
@@ -400,6 +410,11 @@ class CosineBank:
             removed = {old_ids[row] for row in drop}
 
             had_ann = self._has_ann(snap)
+            # Rows after the first change move, so their blocks get new checksums: first make sure the old
+            # rows copied there are intact (a damaged block would otherwise be carried over as if sound).
+            same = pieces[0].stop if isinstance(pieces[0], range) and pieces[0].start == 0 else 0
+            if any(isinstance(piece, range) and len(piece) and (i or piece.start) for i, piece in enumerate(pieces)):
+                _refuse_damaged(snap)
 
             def write(tmp: Path) -> None:
                 write_spliced_rows(tmp, target, snap, pieces, vectors, meta, out_ids, str(target))
@@ -408,7 +423,7 @@ class CosineBank:
                     old = self._ann_of_version(snap)
                     AnnIndex.build(np.load(tmp / EMBEDDINGS, mmap_mode="r"), old.m, old.ef_construction).write(tmp)
                 write_manifest(tmp, len(out_ids), embedder_id=snap.manifest["embedder"], dim=snap.dim,
-                               created=snap.manifest.get("created"))
+                               created=snap.manifest.get("created"), kept=(snap, same))
 
             write_version(target, write)
             self._snap = load_snapshot(target)
@@ -454,7 +469,7 @@ class CosineBank:
         (a version never changes); the build itself takes all CPUs for minutes at 1M rows (see
         BENCHMARKS.md). Afterwards appends extend the index and replaces or deletes rebuild it.
         """
-        target = self._directory
+        target = real_path(self._directory)
         with self._write_lock, writer_lock(target):
             if read_manifest(target) != self._snap.manifest:
                 self.refresh()
@@ -480,6 +495,9 @@ class CosineBank:
     def _ann_index(self, snap: Snapshot) -> AnnIndex | None:
         """The index of version ``snap``, read on first use and kept for that version; None when a writer
         replaced that version on disk before its index was read (searches are then exact: see search)."""
+        if self._ann_failed is snap:  # could not be read: not read again for this version
+            raise BankError(f"{snap.path / ANN_FILE}: could not be read (see the earlier warning); rebuild it with "
+                            "CosineBank.build_ann()")
         with self._ann_lock:
             if self._ann is not None and self._ann[0] is snap:
                 return self._ann[1]
@@ -601,20 +619,31 @@ class CosineBank:
             raise ValueError(f"ef must be a positive whole number, got {ef}")
         key = None if dedupe_by in (None, "id") else dedupe_by
         unit = np.ascontiguousarray(l2_normalize(q))
+        guard = snap.guard  # only rows known intact are returned (see bank_files.RowGuard, bank_search)
 
         def exact_rows(queries: np.ndarray) -> list[tuple[list[int], list[float]]]:
+            if guard is not None:
+                guard.verify_all()  # first touch of every block (once per process; an int compare afterwards)
             with score_buffer(queries.shape[0], snap.count) as out:  # top_rows returns lists: nothing refers to it
-                return top_rows(cosine_scores(snap.matrix, queries, out), k, min_score, key, snap.metadata)
+                return top_rows(cosine_scores(snap.matrix, queries, out, guard), k, min_score, key, snap.metadata)
 
         if not self._use_ann(snap, exact):
             return exact_rows(unit)
-        ann = self._ann_index(snap)
+        try:
+            ann = self._ann_index(snap)
+        except (BankError, AnnUnavailable) as exc:
+            if (self.exact if exact is None else exact) is False:  # asked for: say why it cannot be used
+                raise BankError(str(exc)) from None
+            if self._ann_failed is not snap:  # chosen by size only: an index that cannot be read costs speed
+                self._ann_failed = snap
+                logger.warning("%s; searching exactly meanwhile", exc)
+            return exact_rows(unit)
         if ann is None:  # this instance's version was replaced on disk before its index was read
             logger.warning("%s: a newer version replaced the one this bank reads before its approximate index "
                            "was loaded; searching exactly (refresh() to use the new version's index)", self._directory)
             return exact_rows(unit)
         dedupe = None if key is None else (lambda rows, n: dedupe_rows(rows, n, key, snap.metadata))
-        return ann_top_rows(ann, snap.matrix, unit, k, min_score, ef or DEFAULT_EF, dedupe, exact_rows)
+        return ann_top_rows(ann, snap.matrix, unit, k, min_score, ef or DEFAULT_EF, dedupe, exact_rows, guard)
 
     def search_texts(
         self, texts: Sequence[str], k: int = 10, min_score: float | None = 0.1, dedupe_by: str | None = None
@@ -672,6 +701,13 @@ class CosineBank:
             raise IndexError(f"row {row} out of range for a bank of {snap.count}")
         return snap.metadata(row)
 
+    @property
+    def corrupt_rows(self) -> dict[int, str]:
+        """Rows of this version left out of search results because they were found damaged (a block that
+        failed its checksum, a score impossible for a cosine), with why; found so far in this process."""
+        guard = self._snap.guard
+        return guard.corrupt_rows if guard is not None else {}
+
     def __len__(self) -> int:
         return self._snap.count
 
@@ -687,6 +723,21 @@ class CosineBank:
 
 # ---------------------------------------------------------------------------------------------
 # Input checks and embedding.
+
+
+def _refuse_damaged(snap: Snapshot) -> None:
+    """Raise when a block of ``snap``'s rows failed its checksum (verifying every block not verified yet):
+    a change that moves rows would give the damaged rows fresh checksums in the new version."""
+    guard = snap.guard
+    if guard is None:
+        return
+    guard.verify_all()
+    failed = guard.failed_blocks
+    if failed:
+        shown = ", ".join(str(b) for b in failed[:5]) + (f" and {len(failed) - 5} more" if len(failed) > 5 else "")
+        raise BankError(f"{guard.where}: block{'s' if len(failed) > 1 else ''} {shown} of its rows failed the "
+                        "checksum recorded when written (damaged since); this change would carry the damage into the "
+                        "new version: rebuild the bank")
 
 
 def _check_rows(
