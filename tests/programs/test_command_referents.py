@@ -234,3 +234,38 @@ def test_a_room_named_for_a_door_is_not_its_door_when_another_kind_is_said(flat)
 def test_a_word_for_a_sensitive_kind_names_the_device_it_asks_for(program):
     pred = program(query="switch the oven on")
     assert (pred.candidates[0].device_id, pred.candidates[0].command_id) == ("oven", "main-switch-on")
+
+
+NICK_ROOMS = {"r-entry": "Entry", "r-mud": "Mudroom", "r-yard": "Back Yard", "r-office": "Home Office"}
+NICK_DEVICES = [
+    ("blue", "Blue Door", "r-entry", "Lock", "p-lock"),
+    ("sconce", "Blue Door Sconce", "r-entry", "Light", "p-switch"),
+    ("dog", "Dog Door", "r-mud", "Door", "p-door"),
+    ("patio", "Patio Door", "r-yard", "Door", "p-door"),
+    ("safe", "Office Safe", "r-office", "Lock", "p-lock"),
+    ("safe-lamp", "Lamp by the Safe", "r-office", "Light", "p-switch"),
+]
+DOOR = [{"id": "main-doorControl-open", "description": "open", "type": None, "value_range": None},
+        {"id": "main-doorControl-close", "description": "close", "type": None, "value_range": None}]
+
+
+@pytest.fixture(scope="module")
+def nicknamed(tmp_path_factory, embedder):
+    home = Home.load(write_home(tmp_path_factory.mktemp("nick"), NICK_DEVICES, {**SPECS, "p-door": DOOR}, NICK_ROOMS))
+    return CommandRetrieval(CommandIndex(home, embedder), ir_source="none")
+
+
+@pytest.mark.parametrize("query, device, command", [
+    ("unlock the front door", "blue", "main-lock-unlock"),  # the way in, whatever its lock is called
+    ("open the door", "blue", "main-lock-unlock"),  # a door said bare: the way in (a sconce is no door)
+    ("could you open the doggy door", "dog", "main-doorControl-open"),
+    ("can you open the door to the back yard", "patio", "main-doorControl-open"),  # the door of the room said
+    ("I need the documents in the safe, could you unlock it", "safe", "main-lock-unlock"),  # "it": the safe
+])
+def test_an_ask_finds_its_door_however_it_is_said(nicknamed, query, device, command):
+    pred = nicknamed(query=query)
+    assert (pred.candidates[0].device_id, pred.candidates[0].command_id) == (device, command)
+
+
+def test_an_it_that_points_at_nothing_unlocks_nothing(nicknamed):
+    assert not nicknamed(query="could you unlock it").candidates

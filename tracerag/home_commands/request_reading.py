@@ -24,7 +24,7 @@ from .text_match import tokens
 IDIOMS = re.compile(r"开门见山|开门红|开门大吉|开门揖盗|关门大吉|闭门造车|门可罗雀|走后门|解锁新|解锁成就|开绿灯|"
                     r"开天窗|开小差|开夜车|开眼界|打开心扉|打开话匣子|打开思路|打开局面|(?<!打)开车(?![库棚门位])|开门迎客|"
                     r"\bopen (?:question|mind|house|source|up to|secret|book)|\bgarage sale|\bdoor to door|"
-                    r"\bopen the door to\b|\bstep on the gas|\boven mitt|"
+                    r"\bopen the door to\b(?! (?:the|my|our|your|a|an|his|her)\b)|\bstep on the gas|\boven mitt|"
                     r"\bunlock (?:my|your|our|the) (?:potential|phone|screen|achievement|account|level)")
 # What makes an utterance no request to act now, whatever it names: a negation anywhere ("别让烤箱开着",
 # "don't ever unlock"), a question ("门锁开着吗", "is the garage open?"), a narration or a condition ("我刚才开了

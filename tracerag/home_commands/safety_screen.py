@@ -327,7 +327,9 @@ class CommandSafety:
             return candidates
         if not referred[table.row_device[withheld]].any():
             return candidates
-        return [c for c in candidates if referred[self._device_position[c.device_id]]]
+        # a sensitive candidate is one the utterance asks for (the screen let it through): never a stand-in
+        return [c for c in candidates
+                if referred[self._device_position[c.device_id]] or self.is_sensitive(c.device_id, c.command_id)]
 
     def marked(self, candidates: list[Candidate]) -> list[Candidate]:
         """The candidates, each sensitive one marked ``sensitive=True`` (executing it needs a confirmation) and

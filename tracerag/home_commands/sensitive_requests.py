@@ -25,6 +25,9 @@ from .sensitive_commands import SENSITIVE_KINDS, SensitiveRows
 from .text_match import contains, tokens
 
 _DOOR_WORDS = frozenset({"门", "door", "gate"})
+# words that say where something is: "the documents in the safe" still mentions the safe an "it" may point to
+_PLACE_WORDS = re.compile(r"\b(?:in|inside|into|at|on|from|of|near|by|behind|under|beside|next to)\b|里面|里头|里",
+                          re.I)
 _DOOR_WORD = re.compile(r"\b(?:door|gate)s?\b|门", re.I)
 _ENTRANCE_WORDS = frozenset({"前", "入", "户", "大", "正", "进", "玄", "关", "front", "main", "entry", "entrance",
                              "entryway", "foyer"})
@@ -47,13 +50,17 @@ def _door_nouns(text: str) -> frozenset[str]:
     return frozenset().union(*(_DOOR_NAMES[w] for w in said)) if said else _DOOR_WORDS
 
 
-def _describes(qualifier: set[str], words: set[str]) -> bool:
-    """Whether the words said with a door are the device's: its own words, or, said in the other language,
-    the house's way in ("the front door" of 入户门锁, "前门" of a Front Door)."""
-    if qualifier <= words:
+def _describes(qualifier: set[str], words: set[str], loose: bool = False) -> bool:
+    """Whether the words said with a door are the device's: its own words, or, said in the other language (or
+    ``loose``: no door's own words fit, said in English), the house's way in ("the front door" of 入户门锁, "前门"
+    of a Front Door, "the front door" of the Blue Door in the Entry)."""
+    if all(any(w == d or len(w) >= 3 and len(d) >= 3 and w.isascii() and (w.startswith(d) or d.startswith(w))
+               for d in words) for w in qualifier):  # "the doggy door": the Dog Door
         return True
     other_script = all(w.isascii() for w in qualifier) != all(w.isascii() for w in words & _ENTRANCE_WORDS)
-    return bool(qualifier) and qualifier <= _ENTRANCE_WORDS and bool(words & _ENTRANCE_WORDS) and other_script
+    english = all(w.isascii() for w in qualifier)  # "the front door" is any house's way in; 大门 is a name
+    return bool(qualifier) and qualifier <= _ENTRANCE_WORDS and bool(words & _ENTRANCE_WORDS) and \
+        (other_script or loose and english)
 
 
 def _said(pattern: re.Pattern, text: str) -> bool:
@@ -85,6 +92,13 @@ class SensitiveRequests:
             # those of the others ("保险柜密码忘了，帮我解锁"); "put on some music" of none of them
             own = named(self.index, clause) if len(reading.clauses) > 1 else whole
             elsewhere = not own.any() and (points_back(clause) or self._verb_alone(clause))
+            if elsewhere and points_back(clause) and not whole.any():
+                # "it" is what another clause mentions, where it is too ("the documents in the safe, unlock it");
+                # an "it" nothing here names asks for nothing, never for every device of the verb's kind
+                mentioned = named(self.index, _PLACE_WORDS.sub(" ", reading.text))
+                if mentioned.any():
+                    asked |= self._asked_in(clause, mentioned)
+                continue
             asked |= self._asked_in(clause, whole if elsewhere else own)
         if reading.excepted and asked.any():
             asked &= named(self.index, reading.excepted)[self.index.table.row_device[self.sensitive.rows]] == 0
@@ -115,14 +129,17 @@ class SensitiveRequests:
         named_by = np.where(able, named_by, 0)
         best = named_by.max(initial=0)
         said = index.rooms.without_room_names(text).replace("开关", " ")
+        said_door = [set(q) for q in door_qualifiers(text)] if best else []
+        by_door_word = named(index, " ".join(_DOOR_WORD.findall(text))) >= named_by if said_door else None
+        if said_door and by_door_word[named_by == best].all() and (
+                not any(said_door) or not self._doors_fitting(np.flatnonzero(named_by == best), said_door,
+                                                              _door_nouns(text)).any()):
+            best = 0  # "open the (front) door", named only by the word door: a kind said (locks too), the way in
         if best:
             referred = named_by[devices] == best
-            said_door = [set(q) for q in door_qualifiers(text)]
             if any(said_door):  # "the bedroom door" names no Patio Door through the word door alone
-                by_door_word = named(index, " ".join(_DOOR_WORD.findall(text))) >= named_by
                 nouns = _door_nouns(text)
-                referred &= np.asarray([not by_door_word[d] or self._is_the_door(d, said_door, nouns, operation)
-                                        for d in devices.tolist()])
+                referred &= ~by_door_word[devices] | self._doors_fitting(devices, said_door, nouns)
         else:
             rooms = index.names.mentioned_rooms(text)
             referred = index.rooms.devices_in(rooms)[devices] if rooms else np.ones(len(rows), dtype=bool)
@@ -146,8 +163,10 @@ class SensitiveRequests:
                 only_door = np.asarray([n & kinds_said == {"Door"} for n in sensitive.noun_sets])[sensitive.noun_code]
                 said_door = [set(q) for q in door_qualifiers(verbless)]
                 nouns = _door_nouns(verbless)
-                fits = np.asarray([self._is_the_door(d, said_door, nouns, operation) for d in devices.tolist()])
-                if not any(said_door) and not rooms:  # "开门", "unlock the door": the way in, where a lock is it
+                fits = self._doors_fitting(devices, said_door, nouns)
+                if not any(said_door) and rooms:  # "the door to the back yard": the door there
+                    fits = np.ones(len(devices), dtype=bool)
+                elif not any(said_door):  # "开门", "unlock the door": the way in, where a lock is it
                     way_in = np.asarray([bool(sensitive.device_words[d] & _ENTRANCE_WORDS) for d in devices.tolist()])
                     fits &= way_in if (fits & way_in & only_door).any() else fits
                 worded &= ~only_door | fits
@@ -170,8 +189,12 @@ class SensitiveRequests:
         said = kinds_acted_on(index, text)
         if not said or operation is None:
             return set(said)
-        choice = choice_of(index)  # a valve opens where a pump switches on: both answer "water on"
-        able = choice.devices_able(operation) | choice.devices_able(_COUNTERPART.get(operation, operation))
+        choice = choice_of(index)  # a valve opens where a pump switches on: both answer "water on"; "open the
+        # door" switches no Blue Door Sconce on
+        able = choice.devices_able(operation)
+        switched = read_operation(verb_text(text, index), frozenset())  # the verb as said: "turn on" switches
+        if switched in ("on", "off"):
+            able = able | choice.devices_able(switched) | choice.devices_able(_COUNTERPART[switched])
         plain = able & ~self.sensitive.devices
 
         def own(word: str) -> bool:
@@ -184,13 +207,21 @@ class SensitiveRequests:
         return {kind for kind, words in said.items() if any(own(w) for w in words) or kind in CATEGORY_WORDS and
                 any(own(m.group(0)) for m in word_pattern(*CATEGORY_WORDS[kind]).finditer(normalised(text)))}
 
-    def _is_the_door(self, device: int, said: list[set[str]], nouns: frozenset[str], operation: str | None) -> bool:
+    def _doors_fitting(self, devices: np.ndarray, said: list[set[str]], nouns: frozenset[str]) -> np.ndarray:
+        """Per row's device: ``_is_the_door``, by the door's own words where some door has them, else by the
+        words for the way in ("unlock the front door" of a lock labelled Blue Door in the Entry)."""
+        strict = np.asarray([self._is_the_door(d, said, nouns) for d in devices.tolist()], dtype=bool)
+        if strict.any() or not any(said):
+            return strict
+        return np.asarray([self._is_the_door(d, said, nouns, loose=True) for d in devices.tolist()], dtype=bool)
+
+    def _is_the_door(self, device: int, said: list[set[str]], nouns: frozenset[str], loose: bool = False) -> bool:
         """Whether a door said names this device: the words said with it are the device's ("阳台门"), a lock
         is the lock of what was said (its name says door, or gate where a gate was said: not the Cubby, and
         "every door" is no Front Gate), and a door said with no word of its own ("开门", "open the door") is the
         house's way in (前门, 入户门, "Front Door"), not the one to the balcony."""
         words = self.sensitive.device_words[device]
-        if not any(_describes(q, words) for q in said):
+        if not any(_describes(q, words, loose) for q in said):
             return False
         if self.index.table.device_categories[device] == "Lock":
             return bool(words & nouns)
