@@ -269,3 +269,46 @@ def test_an_ask_finds_its_door_however_it_is_said(nicknamed, query, device, comm
 
 def test_an_it_that_points_at_nothing_unlocks_nothing(nicknamed):
     assert not nicknamed(query="could you unlock it").candidates
+
+
+MIXED_ROOMS = {"r-kitchen": "厨房", "r-garden": "花园", "r-hall": "Hall", "r-closet": "Closet", "r-drive": "Driveway"}
+MIXED_DEVICES = [
+    ("hob", "灶台", "r-kitchen", "Cooktop", "p-switch"),
+    ("hob-light", "灶台灯", "r-kitchen", "Light", "p-switch"),
+    ("oven", "烤箱", "r-kitchen", "Oven", "p-switch"),
+    ("gate", "电动门", "r-garden", "GarageDoor", "p-garage"),
+    ("tank-light", "鱼缸灯", "r-kitchen", "Light", "p-switch"),
+    ("tank-valve", "鱼缸补水阀", "r-kitchen", "WaterValve", "p-valve"),
+    ("siren", "Hall Siren", "r-hall", "Siren", "p-siren"),
+    ("driveway", "Driveway Gate", "r-drive", "GarageDoor", "p-garage"),
+    ("safe", "Closet Safe", "r-closet", "Lock", "p-lock"),
+]
+SIREN = [{"id": "main-alarm-siren", "description": "sound the siren", "type": None, "value_range": None},
+         {"id": "main-alarm-off", "description": "turn off the alarm", "type": None, "value_range": None}]
+
+
+@pytest.fixture(scope="module")
+def mixed(tmp_path_factory, embedder):
+    specs = {**SPECS, "p-garage": GARAGE, "p-siren": SIREN}
+    home = Home.load(write_home(tmp_path_factory.mktemp("mixed"), MIXED_DEVICES, specs, MIXED_ROOMS))
+    return CommandRetrieval(CommandIndex(home, embedder), ir_source="none")
+
+
+@pytest.mark.parametrize("query, device, command", [
+    ("把灶打开", "hob", "main-switch-on"),  # 灶 in 灶台灯 only says which light
+    ("能不能帮我把烤箱开起来", "oven", "main-switch-on"),  # asking whether one can is asking
+    ("花园大门打开，快递车要进来", "gate", "main-garageDoorControl-open"),  # the main gate of the room said
+    ("open the gate, the delivery van is here", "driveway", "main-garageDoorControl-open"),  # a gate is a gate
+    ("opne the driveway gate", "driveway", "main-garageDoorControl-open"),  # a slip of the keys
+    ("silence the siren, it's a false alarm", "siren", "main-alarm-off"),
+    ("shut that siren up", "siren", "main-alarm-off"),
+])
+def test_a_clear_ask_in_other_words_is_offered(mixed, query, device, command):
+    pred = mixed(query=query)
+    assert (pred.candidates[0].device_id, pred.candidates[0].command_id) == (device, command)
+
+
+@pytest.mark.parametrize("query", ["open the closet", "开一下鱼缸"])
+def test_a_word_a_sensitive_device_shares_asks_nothing_of_it(mixed, query):
+    # the closet is no safe said; 鱼缸 is its lamp's word too
+    assert not acted_on(mixed(query=query)) & {("safe", "main-lock-unlock"), ("tank-valve", "main-valve-open")}

@@ -120,7 +120,7 @@ _START = _by_kind("start", (CYCLES | frozenset({"Oven"}), "start"), (MEDIA, "pla
 # "stop" with no kind said stops what moves or plays (a blind, a player, a cycle); a lamp or a fan said: off
 _STOP = _by_kind("stop", (LIGHTS | FANS | (CLIMATE - {"Oven"}) | SIRENS | _SWITCHED, "off"))
 _PAUSE = _by_kind("pause", (COVERS, "stop"))
-_MUTE = _by_kind("mute", (SIRENS, "off"), (SECURITY, "disarm"))
+_MUTE = _by_kind("mute", (SIRENS, "off"), (SECURITY, "disarm"), (SIRENS | SECURITY, "off"))
 # "be quiet", "silent mode": a player mutes; an air conditioner or a fan has no mute (its quiet mode, if listed)
 _HUSH = _by_kind("mute", (FANS | CLIMATE | CYCLES, None))
 _WARMER = _by_kind("temperature_up", (LIGHTS, "warmer"))
@@ -148,9 +148,12 @@ _SENSES_EN: tuple[tuple[str, str, Reading], ...] = (
     (r"\bunmute[sd]?\b", OPERATION, _always("unmute")),
     (r"\bmute[sd]?\b|\bsilence\b|\b(?:stop|quit)\s+(?:the\s+)?(?:beeping|ringing|wailing|blaring)\b", OPERATION,
      _MUTE),
+    (rf"\bshut\s+{_E}up\b", OPERATION,  # "shut that siren up" silences it; "shut up the blinds" closes them
+     _by_kind("close", (SIRENS, "off"), (LIGHTS | MEDIA | FANS | CLIMATE, "off"))),
     (r"\b(?:be|keep|stay|go|remain)\s+(?:quiet|silent)\b|\bquiet\s+(?:the|my|down)\b|\bsilent\s+mode\b|"
      r"\bquiet\s+(?:mode\s+)?on\b|\bsound\s+off\b|\bhush\b", OPERATION, _HUSH),
-    (r"\bsound\s+(?:the\s+|an?\s+)?(?:siren|alarm)s?\b", OPERATION, _always("on")),
+    (rf"\bsound\s+{_E}(?:siren|alarm)s?\b", OPERATION, _always("on")),
+    (r"\bsound\s+(?:the\s+|an?\s+)?·", OPERATION, _by_kind(None, (SIRENS, "on"))),  # "sound the Hall Siren"
     (r"\bnext\s+channel\b|\bchannel\s+up\b", OPERATION, _always("channel_up")),
     (r"\b(?:previous|last)\s+channel\b|\bchannel\s+down\b", OPERATION, _always("channel_down")),
     (r"\bnext\b(?:\s+(?:track|song|one|item|episode|video))?(?!\s+(?:[\w-]+\s+)?(?:hours?|minutes?|seconds?|days?|"
@@ -198,8 +201,8 @@ _SENSES_EN: tuple[tuple[str, str, Reading], ...] = (
      r"\b(?:lights?|lamps?)\s+on\b(?=\s*(?:$|[,.!?]|please|now|again|in\b|for\b|thanks))|"
      r"(?:^|[,.;!?]\s*|\b(?:please|and|then)\s+)light\s+(?:the|my|our)\b|"
      r"\bon\b(?=\s*(?:please|now|again|for\s+me|thanks?)?\s*[.!?]*\s*$)", SWITCH, _ON),
-    (r"\b(?:open(?:s|ed|ing)?|raise[sd]?|lift(?:s|ed)?)\s+up\b|\bopen(?:s|ed|ing)?\b|\bpull\s+up\b|\bput\s+up\b|"
-     r"\broll\s+up\b", SWITCH, _OPEN),
+    (r"\b(?:open(?:s|ed|ing)?|raise[sd]?|lift(?:s|ed)?)\s+up\b|\b(?:open|opne|oepn)(?:s|ed|ing)?\b|\bpull\s+up\b|"
+     rf"\bput\s+up\b|\broll\s+up\b|\blet\s+{_E}in\b", SWITCH, _OPEN),  # "let the movers in"
     (r"\b(?:close[sd]?|closing|shut|shuts|draw)\b|\bpull\s+down\b|\broll\s+down\b", SWITCH, _CLOSE),
     # subjects
     (r"\bvolume\b|\bsound\b(?!\s*(?:bar|system|machine)s?\b)", SUBJECT, _always("volume")),
@@ -273,7 +276,7 @@ _SENSES_ZH: tuple[tuple[str, str, Reading], ...] = (
     (r"拉开|升起|拉起|升上去|卷起", SWITCH, _always("open")),
     (r"合上|拉上|放下|降下|落下|拉下", SWITCH, _always("close")),
     (r"关闭|关掉|关上|关了|关一下|关下|熄灭|灭掉|断电|断开|(?<!开)关(?![于系注心键])", SWITCH, _ZH_OFF),
-    (r"打开|开启|开一下|开开|点亮|通电|接通|开(?![关始心会车学放])", SWITCH, _ZH_ON),
+    (r"打开|开启|开一下|开开|点亮|通电|接通|点火|开火|开(?![关始心会车学放])", SWITCH, _ZH_ON),
     # subjects
     (r"音量|声音", SUBJECT, _always("volume")),
     (r"亮度", SUBJECT, _always("level")),

@@ -83,10 +83,16 @@ CONDITION = re.compile(r"如果|要是|假如|的话|等我|等到|\b(?:if|when|
 
 
 _TARGET_STATE = re.compile(r"\b(to|be)\s+(unlock|open|disarm|unlatch)(?:ed)\b", re.I)  # "set it to disarmed"
+# "能不能帮我把烤箱开起来", "能帮我开一下门吗": asking whether one can is asking it done (its 不 and 吗 included)
+_ZH_POLITE = re.compile(r"^\s*请?(?:能不能|能否|可不可以|可以|能|麻烦)\s*[请你您]?\s*"
+                        r"(?=帮|给|把|替|开|关|解|打|锁|预热)")
+_ZH_POLITE_END = re.compile(r"(?:吗|么)[?？]?\s*$")
 
 
 def _is_request(text: str) -> bool:
     polite = _TARGET_STATE.sub(r"\1 \2", POLITE_QUESTION.sub(" ", text)).rstrip("?？ ")
+    if _ZH_POLITE.search(polite):
+        polite = _ZH_POLITE_END.sub("", _ZH_POLITE.sub("", polite))
     return not NOT_A_REQUEST.search(EXCEPTED.sub(" ", polite))
 
 

@@ -18,6 +18,7 @@ from ..signatures.query_ir import QueryIR
 from .category_words import CATEGORY_WORDS, categories_said, normalised, word_pattern
 from .command_choice import choice_of
 from .command_docs import verb_phrases
+from .home_names import compact
 from .operation_words import SENSES, kinds_meant, operation_in, read_operation, verb_text
 from .referents import kinds_acted_on, named
 from .request_reading import door_qualifiers, lock_qualifiers, points_back, read_request
@@ -25,6 +26,7 @@ from .sensitive_commands import SENSITIVE_KINDS, SensitiveRows
 from .text_match import contains, tokens
 
 _DOOR_WORDS = frozenset({"门", "door", "gate"})
+_DOORISH = frozenset({"Door", "GarageDoor", "Lock"})  # the categories a door word may name
 # words that say where something is: "the documents in the safe" still mentions the safe an "it" may point to
 _PLACE_WORDS = re.compile(r"\b(?:in|inside|into|at|on|from|of|near|by|behind|under|beside|next to)\b|里面|里头|里",
                           re.I)
@@ -61,6 +63,12 @@ def _describes(qualifier: set[str], words: set[str], loose: bool = False) -> boo
     english = all(w.isascii() for w in qualifier)  # "the front door" is any house's way in; 大门 is a name
     return bool(qualifier) and qualifier <= _ENTRANCE_WORDS and bool(words & _ENTRANCE_WORDS) and \
         (other_script or loose and english)
+
+
+def _ends_with_kind_word(label: str, word: str) -> bool:
+    """Whether a Chinese label ends with the word for a kind ("燃气灶" with 灶), rather than holding it to say which
+    device of another kind it is ("灶台灯")."""
+    return normalised(label).rstrip("0123456789 ").endswith(word)
 
 
 def _said(pattern: re.Pattern, text: str) -> bool:
@@ -116,6 +124,9 @@ class SensitiveRequests:
         operation = index.memo(("operation", text), lambda: operation_in(
             index, verb_text(text, index), kinds_meant(index, QueryIR(), text)))
         performing = choice_of(index).performing(operation)[rows] if operation else np.zeros(len(rows), bool)
+        if operation == "open" and not (_DOOR_WORD.search(text) or "Lock" in categories_said(text)):
+            # a lock opens only as a door said ("open the closet" unlocks no Closet Safe; "open the door" may)
+            performing = performing & ~choice_of(index).performing("unlock")[rows]
         marked = kinds == len(SENSITIVE_KINDS)
         if not (performing.any() or marked.any()):
             return performing
@@ -131,12 +142,20 @@ class SensitiveRequests:
         said = index.rooms.without_room_names(text).replace("开关", " ")
         said_door = [set(q) for q in door_qualifiers(text)] if best else []
         by_door_word = named(index, " ".join(_DOOR_WORD.findall(text))) >= named_by if said_door else None
-        if said_door and by_door_word[named_by == best].all() and (
-                not any(said_door) or not self._doors_fitting(np.flatnonzero(named_by == best), said_door,
-                                                              _door_nouns(text)).any()):
-            best = 0  # "open the (front) door", named only by the word door: a kind said (locks too), the way in
+        best_named = np.flatnonzero(named_by == best)
+        if said_door and by_door_word[best_named].all() and \
+                not any(compact(index.home.devices[d].label) in _DOOR_WORDS for d in best_named.tolist()) and (
+                not any(said_door) or not self._doors_fitting(best_named, said_door, _door_nouns(text)).any()):
+            # "open the (front) door", named only by the word door (and no device is labelled just that, "Gate"):
+            # a kind said, locks too, the way in
+            best = 0
         if best:
             referred = named_by[devices] == best
+            if ((named_by == best) & ~sensitive.devices).any():
+                # a word an ordinary device's name shares ("开一下鱼缸": its lamp, its pump, its valve) names the
+                # sensitive one only with a word for its kind
+                said_kinds = set(kinds_acted_on(index, text))
+                referred &= np.asarray([bool(n & said_kinds) for n in sensitive.noun_sets])[sensitive.noun_code]
             if any(said_door):  # "the bedroom door" names no Patio Door through the word door alone
                 nouns = _door_nouns(text)
                 referred &= ~by_door_word[devices] | self._doors_fitting(devices, said_door, nouns)
@@ -161,15 +180,22 @@ class SensitiveRequests:
                                                      for n in sensitive.noun_sets])[sensitive.noun_code]
             if "Door" in kinds_said:  # a device reached only through a door word must be the door said
                 only_door = np.asarray([n & kinds_said == {"Door"} for n in sensitive.noun_sets])[sensitive.noun_code]
-                said_door = [set(q) for q in door_qualifiers(verbless)]
+                # the words said with a door, the rooms said aside ("花园大门": 大, in the garden)
+                around = index.rooms.without_room_names(verbless) if rooms else verbless
+                said_door = [set(q) for q in door_qualifiers(around)]
                 nouns = _door_nouns(verbless)
                 fits = self._doors_fitting(devices, said_door, nouns)
-                if not any(said_door) and rooms:  # "the door to the back yard": the door there
-                    fits = np.ones(len(devices), dtype=bool)
+                if rooms and all(q <= _ENTRANCE_WORDS for q in said_door):
+                    # "the door to the back yard", "花园大门": the one there (a lock: one whose name says so, no safe)
+                    fits = np.asarray([index.table.device_categories[d] != "Lock" or
+                                       bool(sensitive.device_words[d] & nouns) for d in devices.tolist()])
                 elif not any(said_door):  # "开门", "unlock the door": the way in, where a lock is it
                     way_in = np.asarray([bool(sensitive.device_words[d] & _ENTRANCE_WORDS) for d in devices.tolist()])
                     fits &= way_in if (fits & way_in & only_door).any() else fits
                 worded &= ~only_door | fits
+                # a door device whose own name holds the door word said ("open the gate": the Driveway Gate)
+                worded |= fits & np.asarray([bool(sensitive.device_words[d] & nouns) and
+                                             index.table.device_categories[d] in _DOORISH for d in devices.tolist()])
             qualified = lock_qualifiers(verbless)  # "进门那把锁": a lock no name or room here calls so
             if qualified:
                 worded &= np.asarray([index.table.device_categories[d] != "Lock" or
@@ -198,10 +224,13 @@ class SensitiveRequests:
         plain = able & ~self.sensitive.devices
 
         def own(word: str) -> bool:
-            carriers = np.flatnonzero(index.names.carrying(tokens(word)) & plain)
+            carriers = np.flatnonzero(index.names.carrying(tokens(word)) & plain).tolist()
             if word == "门":  # 门口感应灯 holds 门 inside 门口, no door
-                return not any(door_qualifiers(index.home.devices[d].label) for d in carriers.tolist())
-            return not carriers.size
+                return not any(door_qualifiers(index.home.devices[d].label) for d in carriers)
+            if not word.isascii():  # 灶台灯 is a light: its 灶 only says which (a Chinese name ends with its kind)
+                labels = [index.home.devices[d].label for d in carriers]
+                return all(categories_said(label) and not _ends_with_kind_word(label, word) for label in labels)
+            return not carriers
 
         # "turn the water on at the main valve": where it is done says the kind again, in a word only it has
         return {kind for kind, words in said.items() if any(own(w) for w in words) or kind in CATEGORY_WORDS and
@@ -219,13 +248,14 @@ class SensitiveRequests:
         """Whether a door said names this device: the words said with it are the device's ("阳台门"), a lock
         is the lock of what was said (its name says door, or gate where a gate was said: not the Cubby, and
         "every door" is no Front Gate), and a door said with no word of its own ("开门", "open the door") is the
-        house's way in (前门, 入户门, "Front Door"), not the one to the balcony."""
+        house's way in (前门, 入户门, "Front Door"), not the one to the balcony; a gate said is any gate."""
         words = self.sensitive.device_words[device]
         if not any(_describes(q, words, loose) for q in said):
             return False
         if self.index.table.device_categories[device] == "Lock":
             return bool(words & nouns)
-        return any(q for q in said) or bool(words & _ENTRANCE_WORDS)
+        # a gate said is a gate, the way in or not ("open the gate": the Driveway Gate)
+        return any(q for q in said) or bool(words & _ENTRANCE_WORDS) or "gate" in words & nouns
 
     def _verb_alone(self, clause: str) -> bool:
         """Whether the clause says what to do and nothing it acts on ("帮我解锁", "快关掉", "unlock please")."""
