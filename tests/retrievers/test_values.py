@@ -553,3 +553,17 @@ def test_a_temperature_without_a_unit_is_in_the_homes_scale():
     assert check_value(read_value("set the oven to 180 °C"), OVEN, "fahrenheit") == (356, "")
     assert "outside 32..572 °F" in check_value(read_value("set the oven to 600"), OVEN, "fahrenheit")[1]
     assert check_value(said, _spec("main-fanSpeed-setFanSpeed"), "fahrenheit")[0] is None  # no temperature
+
+
+@pytest.mark.parametrize("text, number", [("次卧空调二十四度半", 24.5), ("调到24度半", 24.5), ("调高两度半", 2.5)])
+def test_a_half_said_after_the_degrees_is_part_of_the_value(text, number):
+    assert read_value(text).number == number  # never 24, which nobody said
+
+
+def test_a_water_heater_without_a_range_takes_a_water_heaters():
+    heater = _spec("main-thermostatHeatingSetpoint-setHeatingSetpoint", "number")
+    said = read_value("热水器水温调到50度")
+    assert check_value(said, heater, "celsius", "WaterHeater") == (50, "")
+    assert "outside 5..35 °C" in check_value(said, heater, "celsius", "Thermostat")[1]  # a room's is not
+    assert check_value(read_value("water heater to 125"), heater, "fahrenheit", "WaterHeater") == (125, "")
+    assert "outside 35..75 °C" in check_value(read_value("调到90度"), heater, "celsius", "WaterHeater")[1]

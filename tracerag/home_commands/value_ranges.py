@@ -15,7 +15,8 @@ from .devices import CommandSpec
 from .numerals import number_text
 from .values import SaidValue
 
-__all__ = ["DEFAULT_RANGES", "CommandRange", "check_value", "command_range", "unit_family"]
+__all__ = ["DEFAULT_RANGES", "DEFAULT_RANGES_BY_CATEGORY", "CommandRange", "check_value", "command_range",
+           "unit_family"]
 
 DEFAULT_RANGES: dict[str, tuple[float, float, str | None]] = {
     # Where a spec gives no range (or one bound), these bound what is sent; a numeric command with neither is
@@ -38,6 +39,11 @@ DEFAULT_RANGES: dict[str, tuple[float, float, str | None]] = {
     "colorControl.setSaturation": (0, 100, "%"),
     "tvChannel": (1, 9999, None),
     "evseChargingSession.setMaxCurrent": (6, 80, "A"),  # 6000..80000 on a command in mA
+}
+
+# A capability's usual range on one kind of device: a water heater's heating setpoint is no room's
+DEFAULT_RANGES_BY_CATEGORY: dict[tuple[str, str], tuple[float, float, str | None]] = {
+    ("WaterHeater", "thermostatHeatingSetpoint"): (35, 75, "C"),  # 95..167 °F
 }
 
 _SPEC_UNIT = {"%": "percent", "percent": "percent", "c": "celsius", "°c": "celsius", "℃": "celsius",
@@ -78,13 +84,15 @@ def _bound(value: object) -> float | None:
     return float(value) if math.isfinite(value) else None
 
 
-def _default(spec: CommandSpec) -> tuple[str, tuple[float, float, str | None]] | None:
+def _default(spec: CommandSpec, category: str | None = None) -> tuple[str, tuple[float, float, str | None]] | None:
     capability, command = spec.capability, spec.command
     keys = [f"{capability}.{command}", capability]
     if "." in capability:  # a namespaced capability, samsungce.ovenSetpoint
         base = capability.rsplit(".", 1)[1]
         keys += [f"{base}.{command}", base]
-    return next(((k, DEFAULT_RANGES[k]) for k in keys if k in DEFAULT_RANGES), None)
+    by_kind = next(((f"{key} of a {category}", DEFAULT_RANGES_BY_CATEGORY[(category, key)]) for key in keys
+                    if (category, key) in DEFAULT_RANGES_BY_CATEGORY), None)
+    return by_kind or next(((k, DEFAULT_RANGES[k]) for k in keys if k in DEFAULT_RANGES), None)
 
 
 def _scale_bound(value: float, source: str | None, target: str | None) -> float | None:
@@ -102,16 +110,17 @@ def _scale_bound(value: float, source: str | None, target: str | None) -> float 
     return None
 
 
-def command_range(spec: CommandSpec, scale: str | None = None) -> CommandRange | None:
+def command_range(spec: CommandSpec, scale: str | None = None, category: str | None = None) -> CommandRange | None:
     """The command's range: its spec's value_range, filled from ``DEFAULT_RANGES`` where the spec gives no
     range or one bound (a percent command without one is 0..100); None when nothing bounds it. ``scale``: the
-    home's temperature scale (``Home.temperature_scale``), the unit of a temperature whose spec states none."""
+    home's temperature scale (``Home.temperature_scale``), the unit of a temperature whose spec states none;
+    ``category``: the device's, for a range usual on that kind (``DEFAULT_RANGES_BY_CATEGORY``)."""
     bounds = dict(spec.value_range or ())
     low, high, unit = _bound(bounds.get("min")), _bound(bounds.get("max")), unit_family(bounds.get("unit"))
     if low is not None and high is not None:
         return CommandRange(low, high, unit, "the command's range") if low <= high else None
     gives = "no range" if low is None and high is None else "one bound"
-    default = _default(spec)
+    default = _default(spec, category)
     if default is not None:
         key, (d_low, d_high, d_unit) = default
         d_family = unit_family(d_unit)
@@ -196,10 +205,11 @@ def _sent(value: float, whole: bool) -> float | int:
     return int(value) if whole or value.is_integer() else value
 
 
-def check_value(said: SaidValue, spec: CommandSpec, scale: str | None = None) -> tuple[float | int | None, str]:
+def check_value(said: SaidValue, spec: CommandSpec, scale: str | None = None,
+                category: str | None = None) -> tuple[float | int | None, str]:
     """(the number to send, "") when the command can take the value as said, else (None, one-line reason naming
-    the command's range and unit). Never clamps, truncates or rounds a value into range. ``scale``: as for
-    ``command_range``."""
+    the command's range and unit). Never clamps, truncates or rounds a value into range. ``scale``, ``category``:
+    as for ``command_range``."""
     numeric = spec.type in ("integer", "number") or spec.type is None and spec.value_range is not None
     listed = _listed_numbers(spec) if spec.value_list else None
     if not numeric and not listed:
@@ -207,7 +217,7 @@ def check_value(said: SaidValue, spec: CommandSpec, scale: str | None = None) ->
     if spec.value_list and listed is None:
         options = ", ".join(o.value for o in spec.value_list[:8])
         return None, f"{spec.id} takes one of: {options}; not a number"
-    rng = command_range(spec, scale)
+    rng = command_range(spec, scale, category)
     if rng is None and listed:
         rng = CommandRange(min(listed), max(listed), None, "the values it lists")
     if rng is None:

@@ -181,6 +181,8 @@ def _candidate(text: str, raw: Numeral, blocked: list[tuple[int, int]]) -> _Cand
                 blocked.append((raw.start, match.end()))
                 return None
     start, value, free = raw.start, raw.value, raw.free
+    if text[end - 1:end + 1] == "度半" and isinstance(value, int | float):  # "二十四度半": 24.5 degrees, never 24
+        value, end = value + 0.5, end + 1
     window_start = max(0, start - _WINDOW)
     before = text[window_start:start]
     if _NAME_BEFORE.search(before) or (not marked and _NOUN_BEFORE.search(before)):

@@ -343,9 +343,9 @@ def _resolved(home: Home, device_id: str, command_id: str, text: str, cache: dic
     hold = execution_hold(device, spec, home.policy, confirmed)
     if hold is not None:
         return device, spec, None, *hold
-    key = (spec.compatibility, text)
+    key = (spec.compatibility, device.category, text)
     if key not in cache:
-        cache[key] = resolve_arguments(spec, text, name_spans(home, text), home.temperature_scale)
+        cache[key] = resolve_arguments(spec, text, name_spans(home, text), home.temperature_scale, device.category)
     arguments, reason = cache[key]
     return device, spec, arguments, "skipped", reason
 
@@ -408,10 +408,11 @@ def needs_argument(spec: CommandSpec) -> bool:
 
 
 def resolve_arguments(spec: CommandSpec, text: str, names: list[tuple[int, int]] = (),
-                      scale: str | None = None) -> tuple[list | None, str]:
+                      scale: str | None = None, category: str | None = None) -> tuple[list | None, str]:
     """(arguments, "") when the utterance justifies them, else (None, why not). ``names``: spans of the text that
     name a device or a room (``name_spans``), never a value; ``scale``: the home's temperature scale, the unit of
-    a temperature command whose spec states none (``Home.temperature_scale``)."""
+    a temperature command whose spec states none (``Home.temperature_scale``); ``category``: the device's (a water
+    heater's setpoint is no room's)."""
     if not needs_argument(spec):
         return [], ""
     if spec.value_list:
@@ -428,14 +429,14 @@ def resolve_arguments(spec: CommandSpec, text: str, names: list[tuple[int, int]]
         return None, f"{spec.id} takes a {spec.type or 'free'} value the utterance cannot be read for"
     said = read_value(text or "", names)
     if said is None:
-        rng = command_range(spec, scale)
+        rng = command_range(spec, scale, category)
         return None, f"{spec.id} needs a value{f' ({rng})' if rng else ''}: the utterance sets none"
     if isinstance(said, Unreadable):
         return None, f"{spec.id}: {said.text!r} {said.reason}"
     if bool(said.relative) != _changes_by_amount(spec):  # "up 10%" is no level, "to 50%" no step
         return None, (f"{spec.id} changes a value by an amount; the utterance sets a target" if said.relative == 0
                       else f"{spec.id} sets a value; the utterance changes it by an amount")
-    number, reason = check_value(said, spec, scale)
+    number, reason = check_value(said, spec, scale, category)
     return (None, reason) if number is None else ([number], "")
 
 
