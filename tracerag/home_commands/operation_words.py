@@ -26,6 +26,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -319,8 +320,28 @@ def words_said(text: str, kinds: Iterable[str] = ()) -> list[tuple[int, str, obj
     """Every operation word the text says: (start, role, meaning) in the order said (see ``Sense``); the value it
     sets (``values.read_value``: never a time of day, a name's number or a count) is one, its unit saying what it
     sets. A word inside a longer one said counts only as the longer one (the "off" of "turn the lights off")."""
+    kinds = frozenset(kinds)
+    spans, value = _senses_in(text) if len(text) <= _CACHED_CHARS else _read_senses(text)
+    words = [(start, SENSES[i].role, SENSES[i].read(kinds)) for start, i in spans]
+    if isinstance(value, SaidValue):
+        words.append((value.start, VALUE, _UNIT_SUBJECT.get(value.unit)))
+    return sorted(words, key=lambda w: w[0])
+
+
+_CACHED_CHARS = 512  # utterances; longer texts are read each time rather than held
+
+
+@lru_cache(maxsize=4096)
+def _senses_in(text: str) -> tuple[tuple[tuple[int, int], ...], object]:
+    """Read once per text (the screen, the parse and the search each ask): ``_read_senses``."""
+    return _read_senses(text)
+
+
+def _read_senses(text: str) -> tuple[tuple[tuple[int, int], ...], object]:
+    """The (start, sense index) of every operation word said, a word inside a longer one left out, and the value
+    the text sets."""
     value = value_said(text)
-    text, kinds = normalised(text), frozenset(kinds)
+    text = normalised(text)
     found = [(m.start(), m.end(), i) for i, sense in enumerate(SENSES) for m in sense.pattern.finditer(text)
              if m.end() > m.start()]
     found.sort(key=lambda f: (f[0], f[0] - f[1], f[2]))
@@ -330,11 +351,9 @@ def words_said(text: str, kinds: Iterable[str] = ()) -> list[tuple[int, str, obj
         if not any(s <= start and end <= e and not (SENSES[i].role in (SUBJECT, VALUE)
                                                     and SENSES[j].role in (DIRECTION, SWITCH)) for s, e, j in kept):
             kept.append((start, end, i))
-    words = [(start, SENSES[i].role, SENSES[i].read(kinds)) for start, end, i in sorted(kept)
-             if not (isinstance(value, SaidValue) and value.start <= start and end <= value.end)]  # 开 of 4100开尔文
-    if isinstance(value, SaidValue):
-        words.append((value.start, VALUE, _UNIT_SUBJECT.get(value.unit)))
-    return sorted(words, key=lambda w: w[0])
+    spans = tuple((start, i) for start, end, i in sorted(kept)
+                  if not (isinstance(value, SaidValue) and value.start <= start and end <= value.end))  # 4100开尔文
+    return spans, value
 
 
 def read_operation(text: str, kinds: Iterable[str] = ()) -> str | None:

@@ -94,7 +94,9 @@ class SensitiveRequests:
         requests = reading.requests
         if not requests:
             return asked
-        whole = named(self.index, reading.text)
+        if requests == [reading.text] and reading.text == normalised(text):
+            requests = [text]  # the utterance as said, one request: what the parse and the search read, memos shared
+        whole = named(self.index, text if reading.text == normalised(text) else reading.text)
         for clause in requests:
             # a clause names its own devices; a verb alone ("帮我解锁") or one pointing back ("unlock it") speaks of
             # those of the others ("保险柜密码忘了，帮我解锁"); "put on some music" of none of them
