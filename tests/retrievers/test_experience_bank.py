@@ -66,6 +66,24 @@ def test_append_embeds_only_new_traces(traces_dir, tmp_path, embedder):
     assert again.added == 0 and again.already_in_bank == 14
 
 
+def test_a_first_append_raced_by_another_appends_instead_of_failing(traces_dir, tmp_path, embedder, monkeypatch):
+    """Two 'build-bank --append' on a missing bank: the later one finds the bank the first created and adds what
+    it lacks, instead of failing with 'a bank already exists; pass --append' (which it had passed)."""
+    from tracerag.stores.cosine_bank import ExperienceBank
+
+    real_create = ExperienceBank.create.__func__
+
+    def raced(cls, *args, **kwargs):
+        monkeypatch.setattr(ExperienceBank, "create", classmethod(real_create))
+        build_experience_bank(traces_dir, tmp_path / "bank", embedder, append=True)  # the other one, first
+        return real_create(cls, *args, **kwargs)
+
+    monkeypatch.setattr(ExperienceBank, "create", classmethod(raced))
+    report = build_experience_bank(traces_dir, tmp_path / "bank", embedder, append=True)
+    assert (report.added, report.already_in_bank, report.bank_size) == (0, 12, 12)
+    assert len(set(CosineBank.load(tmp_path / "bank", embedder).ids)) == 12
+
+
 def test_crash_during_build_leaves_the_old_bank(traces_dir, tmp_path, embedder):
     build_experience_bank(traces_dir, tmp_path / "bank", embedder)
     before = np.load(tmp_path / "bank" / "embeddings.npy").copy()

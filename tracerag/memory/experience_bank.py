@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from ..embedding.embedders import Embedder
+from ..stores.bank_files import BankExists
 from ..stores.cosine_bank import BankError, ExperienceBank, Progress
 from .traces import Trace, load_traces
 
@@ -116,9 +117,20 @@ def build_experience_bank(
         if not todo:
             raise BankError(f"{traces_dir}: no correct traces to build a bank from "
                             f"({loaded.incorrect} incorrect, {len(loaded.corrupt)} unreadable)")
-        bank = ExperienceBank.create(bank_dir, embedder, ids, texts, metadata, batch_size=batch_size,
-                                 progress=progress, overwrite=rebuild)
-        report.added = len(ids)
+        try:
+            bank = ExperienceBank.create(bank_dir, embedder, ids, texts, metadata, batch_size=batch_size,
+                                         progress=progress, overwrite=rebuild)
+            report.added = len(ids)
+        except BankExists:
+            if not append:
+                raise
+            # another --append created the bank first: what it does not hold yet is appended
+            bank = ExperienceBank.load(bank_dir, embedder)
+            todo = [i for i, task_id in enumerate(ids) if task_id not in bank]
+            report.already_in_bank += len(ids) - len(todo)
+            report.added = bank.append([ids[i] for i in todo], [texts[i] for i in todo],
+                                       [metadata[i] for i in todo], batch_size=batch_size,
+                                       progress=progress) if todo else 0
     report.bank_size = len(bank)
     report.seconds = time.perf_counter() - started
     logger.info("bank %s: +%d traces (%d already present, %d incorrect, %d unreadable) in %.1fs",
