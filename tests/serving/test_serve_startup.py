@@ -205,3 +205,21 @@ def test_a_killed_service_leaves_its_temp_dir_and_the_next_start_removes_it(tmp_
         assert not banks[0].parents[0].exists()  # removed at the start: its process is gone
         assert [p.name.split("-")[2] for p in temp.iterdir()] == [str(second.proc.pid)]
     assert list(temp.iterdir()) == []  # a clean stop removes its own
+
+
+@pytest.mark.slow
+def test_a_damaged_embedding_cache_costs_no_request(tmp_path):
+    """The finding: a damaged or full cache made /v1/commands return 500. A cache is an optimisation: the service
+    starts, answers every request from the embedder itself, and says once which file it set aside."""
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / "embeddings.sqlite").write_bytes(b"this is no sqlite file\x00" * 64)
+    env = {"TRACERAG_CACHE_DIR": str(cache), "TRACERAG_EMBEDDER": "lexical"}
+    with ServeProcess(["--program", "commands"], env=env, log=tmp_path / "serve.log") as server:
+        replies = [httpx.post(f"{server.url}/v1/commands", json={"query": query, "home": "home_en"}, timeout=60)
+                   for query in ("turn off all the lights", "set the thermostat to 70", "pause the tv") * 5]
+        assert [r.status_code for r in replies] == [200] * 15
+        assert all(r.json()["candidates"] or r.json()["bulk"] for r in replies)
+    log = (tmp_path / "serve.log").read_text()
+    assert log.count("embeddings.sqlite: not a readable cache file") == 1 and "Traceback" not in log
+    assert list(cache.glob("embeddings.sqlite.corrupt-*"))  # set aside beside itself, not deleted
