@@ -140,73 +140,102 @@ class SensitiveRequests:
         if operation:
             able |= choice_of(index).devices_able(operation)
         named_by = np.where(able, named_by, 0)
-        best = named_by.max(initial=0)
+        best = self._best_naming(text, named_by)
         said = index.rooms.without_room_names(text).replace("开关", " ")
-        said_door = [set(q) for q in door_qualifiers(text)] if best else []
-        by_door_word = named(index, " ".join(_DOOR_WORD.findall(text))) >= named_by if said_door else None
-        best_named = np.flatnonzero(named_by == best)
-        if said_door and by_door_word[best_named].all() and \
-                not any(compact(index.home.devices[d].label) in _DOOR_WORDS for d in best_named.tolist()) and (
-                not any(said_door) or not self._doors_fitting(best_named, said_door, _door_nouns(text)).any()):
-            # "open the (front) door", named only by the word door (and no device is labelled just that, "Gate"):
-            # a kind said, locks too, the way in
-            best = 0
         if best:
-            referred = named_by[devices] == best
-            if ((named_by == best) & ~sensitive.devices).any():
-                # a word an ordinary device's name shares ("开一下鱼缸": its lamp, its pump, its valve) names the
-                # sensitive one only with a word for its kind
-                said_kinds = set(kinds_acted_on(index, text))
-                referred &= np.asarray([bool(n & said_kinds) for n in sensitive.noun_sets])[sensitive.noun_code]
-            if any(said_door):  # "the bedroom door" names no Patio Door through the word door alone
-                nouns = _door_nouns(text)
-                referred &= ~by_door_word[devices] | self._doors_fitting(devices, said_door, nouns)
+            referred = self._referred_by_name(text, named_by, best, devices)
         else:
-            rooms = index.names.mentioned_rooms(text)
-            referred = index.rooms.devices_in(rooms)[devices] if rooms else np.ones(len(rows), dtype=bool)
-            verbless = text
-            for kind in SENSITIVE_KINDS:  # the 锁 of "开锁" is the verb's, no lock said
-                verbless = kind.self_naming.sub(" ", verbless)
-            kinds_said = self._kinds_referred(index.names.without_names(verbless), operation)
-            verb = read_operation(verb_text(text, index), frozenset())
-            if rooms and verb not in (None, "off") and (verb != "on" or not text.isascii()):
-                # "open the garage", "打开车库" where the garage is a room: its garage doors, the room's name their
-                # word ("turn on the garage" switches what is in it)
-                said_kinds = categories_said(verbless)  # and no other kind said ("车库开灯": its lights)
-                by_room = {kind for kind, words in said_kinds.items()
-                           if all(index.rooms.names_a_room(w) for w in words)}
-                kinds_said |= by_room if by_room == set(said_kinds) else set()
-            self_named = np.asarray([_said(k.self_naming, said) and self._bare(i, said)
-                                     for i, k in enumerate(SENSITIVE_KINDS)] + [False])
-            worded = self_named[kinds] | np.asarray([bool(n & kinds_said)
-                                                     for n in sensitive.noun_sets])[sensitive.noun_code]
-            if "Door" in kinds_said:  # a device reached only through a door word must be the door said
-                only_door = np.asarray([n & kinds_said == {"Door"} for n in sensitive.noun_sets])[sensitive.noun_code]
-                # the words said with a door, the rooms said aside ("花园大门": 大, in the garden)
-                around = index.rooms.without_room_names(verbless) if rooms else verbless
-                said_door = [set(q) for q in door_qualifiers(around)]
-                nouns = _door_nouns(verbless)
-                fits = self._doors_fitting(devices, said_door, nouns)
-                if rooms and all(q <= _ENTRANCE_WORDS for q in said_door):
-                    # "the door to the back yard", "花园大门": the one there (a lock: one whose name says so, no safe)
-                    fits = np.asarray([index.table.device_categories[d] != "Lock" or
-                                       bool(sensitive.device_words[d] & nouns) for d in devices.tolist()])
-                elif not any(said_door):  # "开门", "unlock the door": the way in, where a lock is it
-                    way_in = np.asarray([bool(sensitive.device_words[d] & _ENTRANCE_WORDS) for d in devices.tolist()])
-                    fits &= way_in if (fits & way_in & only_door).any() else fits
-                worded &= ~only_door | fits
-                # a door device whose own name holds the door word said ("open the gate": the Driveway Gate)
-                worded |= fits & np.asarray([bool(sensitive.device_words[d] & nouns) and
-                                             index.table.device_categories[d] in _DOORISH for d in devices.tolist()])
-            qualified = lock_qualifiers(verbless)  # "进门那把锁": a lock no name or room here calls so
-            if qualified:
-                worded &= np.asarray([index.table.device_categories[d] != "Lock" or
-                                      any(q <= sensitive.device_words[d] for q in qualified) for d in devices.tolist()])
-            referred &= worded
+            referred = self._referred_by_kind(text, said, operation, devices)
         asked = performing & referred
         for i in np.flatnonzero(marked & referred).tolist():  # what policy.json marks
             asked[i] = self._asked_marked(said, int(rows[i]), bool(best))
         return asked
+
+    def _best_naming(self, text: str, named_by: np.ndarray) -> int:
+        """How long the longest name said is (0: none), where a name said only through the word door is no
+        name ("open the (front) door": a kind said, locks too, the way in), unless a device is labelled just
+        that ("Gate", 门)."""
+        index = self.index
+        best = int(named_by.max(initial=0))
+        said_door = [set(q) for q in door_qualifiers(text)] if best else []
+        if not said_door:
+            return best
+        best_named = np.flatnonzero(named_by == best)
+        through_door = (named(index, " ".join(_DOOR_WORD.findall(text))) >= named_by)[best_named].all()
+        labelled_so = any(compact(index.home.devices[d].label) in _DOOR_WORDS for d in best_named.tolist())
+        if through_door and not labelled_so and (
+                not any(said_door) or not self._doors_fitting(best_named, said_door, _door_nouns(text)).any()):
+            return 0
+        return best
+
+    def _referred_by_name(self, text: str, named_by: np.ndarray, best: int, devices: np.ndarray) -> np.ndarray:
+        """Per sensitive row: its device is among those the text names best; a word an ordinary device's name
+        shares ("开一下鱼缸": its lamp, its pump, its valve) names the sensitive one only with a word for its kind;
+        a door said with words of its own is the door they describe ("the bedroom door" names no Patio Door
+        through the word door alone)."""
+        index, sensitive = self.index, self.sensitive
+        referred = named_by[devices] == best
+        if ((named_by == best) & ~sensitive.devices).any():
+            said_kinds = set(kinds_acted_on(index, text))
+            referred &= np.asarray([bool(n & said_kinds) for n in sensitive.noun_sets])[sensitive.noun_code]
+        said_door = [set(q) for q in door_qualifiers(text)]
+        if any(said_door):
+            by_door_word = named(index, " ".join(_DOOR_WORD.findall(text))) >= named_by
+            referred &= ~by_door_word[devices] | self._doors_fitting(devices, said_door, _door_nouns(text))
+        return referred
+
+    def _referred_by_kind(self, text: str, said: str, operation: str | None, devices: np.ndarray) -> np.ndarray:
+        """Per sensitive row, where the text names no device: a word for its kind (or, alone, a verb that names
+        the kind: "解锁", "please unlock") refers to it, in the rooms said; a door word to the door it describes
+        (the way in when bare, the one of the room said, a gate any gate); "进门那把锁" to a lock so called."""
+        index, sensitive = self.index, self.sensitive
+        kinds = sensitive.row_kinds
+        rooms = index.names.mentioned_rooms(text)
+        referred = index.rooms.devices_in(rooms)[devices] if rooms else np.ones(len(devices), dtype=bool)
+        verbless = text
+        for kind in SENSITIVE_KINDS:  # the 锁 of "开锁" is the verb's, no lock said
+            verbless = kind.self_naming.sub(" ", verbless)
+        kinds_said = self._kinds_referred(index.names.without_names(verbless), operation)
+        verb = read_operation(verb_text(text, index), frozenset())
+        if rooms and verb not in (None, "off") and (verb != "on" or not text.isascii()):
+            # "open the garage", "打开车库" where the garage is a room: its garage doors, the room's name their
+            # word ("turn on the garage" switches what is in it), and no other kind said ("车库开灯": its lights)
+            said_kinds = categories_said(verbless)
+            by_room = {kind for kind, words in said_kinds.items() if all(index.rooms.names_a_room(w) for w in words)}
+            kinds_said |= by_room if by_room == set(said_kinds) else set()
+        self_named = np.asarray([_said(k.self_naming, said) and self._bare(i, said)
+                                 for i, k in enumerate(SENSITIVE_KINDS)] + [False])
+        worded = self_named[kinds] | np.asarray([bool(n & kinds_said)
+                                                 for n in sensitive.noun_sets])[sensitive.noun_code]
+        if "Door" in kinds_said:
+            worded = self._door_worded(worded, kinds_said, verbless, rooms, devices)
+        qualified = lock_qualifiers(verbless)
+        if qualified:
+            worded &= np.asarray([index.table.device_categories[d] != "Lock" or
+                                  any(q <= sensitive.device_words[d] for q in qualified) for d in devices.tolist()])
+        return referred & worded
+
+    def _door_worded(self, worded: np.ndarray, kinds_said: set[str], verbless: str, rooms: list[str],
+                     devices: np.ndarray) -> np.ndarray:
+        """``worded`` where a door word is said: a device reached only through it must be the door said."""
+        index, sensitive = self.index, self.sensitive
+        only_door = np.asarray([n & kinds_said == {"Door"} for n in sensitive.noun_sets])[sensitive.noun_code]
+        # the words said with a door, the rooms said aside ("花园大门": 大, in the garden)
+        around = index.rooms.without_room_names(verbless) if rooms else verbless
+        said_door = [set(q) for q in door_qualifiers(around)]
+        nouns = _door_nouns(verbless)
+        fits = self._doors_fitting(devices, said_door, nouns)
+        if rooms and all(q <= _ENTRANCE_WORDS for q in said_door):
+            # "the door to the back yard", "花园大门": the one there (a lock: one whose name says so, no safe)
+            fits = np.asarray([index.table.device_categories[d] != "Lock" or bool(sensitive.device_words[d] & nouns)
+                               for d in devices.tolist()])
+        elif not any(said_door):  # "开门", "unlock the door": the way in, where a lock is it
+            way_in = np.asarray([bool(sensitive.device_words[d] & _ENTRANCE_WORDS) for d in devices.tolist()])
+            fits &= way_in if (fits & way_in & only_door).any() else fits
+        worded = worded & (~only_door | fits)
+        # a door device whose own name holds the door word said ("open the gate": the Driveway Gate)
+        return worded | fits & np.asarray([bool(sensitive.device_words[d] & nouns) and
+                                           index.table.device_categories[d] in _DOORISH for d in devices.tolist()])
 
     def _kinds_referred(self, text: str, operation: str | None) -> set[str]:
         """The kinds the text names by a word for them (``referents.kinds_acted_on``), less those whose word also
