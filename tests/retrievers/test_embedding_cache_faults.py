@@ -343,3 +343,40 @@ def test_cli_ingest_with_a_garbage_cache_file(tmp_path):
     assert result.returncode == 0, result.stderr
     assert str(cache / "embeddings.sqlite") in result.stderr and "Traceback" not in result.stderr + result.stdout
     assert '"added": 1' in result.stdout
+
+
+_WRITER = """
+import sys, itertools
+from tracerag.embedding.embedders import LexicalEmbedder
+from tracerag.embedding.embedding_cache import CachedEmbedder
+cache = CachedEmbedder(LexicalEmbedder(), sys.argv[1])
+for n in itertools.count():
+    cache.embed([f"text {n} {k}" for k in range(50)])
+    if n == 0:
+        print("writing", flush=True)
+"""
+
+
+@pytest.mark.slow
+def test_a_cache_killed_while_it_writes_opens_and_answers_right(tmp_path):
+    """kill -9 of a process writing the cache, five times: every reopening finds the cache usable (nothing set
+    aside), and what it returns is what the embedder computes."""
+    import random
+    import signal
+    import time
+
+    from tracerag.embedding.embedders import LexicalEmbedder
+
+    path = tmp_path / "embeddings.sqlite"
+    for _ in range(5):
+        proc = subprocess.Popen([sys.executable, "-c", _WRITER, str(path)], stdout=subprocess.PIPE, text=True)
+        assert proc.stdout.readline().strip() == "writing"
+        time.sleep(random.uniform(0.05, 0.5))
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(10)
+        plain = LexicalEmbedder()
+        cache = CachedEmbedder(plain, path)
+        texts = [f"text {n} {k}" for n in range(3) for k in range(50)]
+        assert np.allclose(cache.embed(texts), plain.embed(texts))
+        assert not cache.errors and not list(tmp_path.glob("embeddings.sqlite.*-2*"))
+        cache.close()

@@ -128,3 +128,36 @@ def test_open_program_store_fills_an_empty_template_store_once(tmp_path, embedde
     again.close()
     with pytest.raises(ValueError, match="unknown store kind"):
         open_program_store("commands", uri, embedder)
+
+
+_COPIER = """
+import sys
+from tracerag.stores import store_copy
+store_copy.NUMPY_WRITE_ROWS = 50
+def tell(done, total):
+    print(done, flush=True)
+store_copy.copy_store(sys.argv[1], sys.argv[2], batch_size=50, progress=tell)
+"""
+
+
+@pytest.mark.slow
+def test_a_copy_killed_mid_run_resumes_to_a_verified_copy(tmp_path):
+    """kill -9 of `store copy` after its first writes, three times: the target opens each time, and a rerun
+    completes a copy that verifies (nothing torn, nothing twice)."""
+    import signal
+    import subprocess
+    import sys
+
+    src = open_store(tmp_path / "src", embedder_id="emb", dim=DIM, create=True)
+    ids = [f"row-{i}" for i in range(3000)]
+    src.upsert(ids, unit_rows(3000, seed=5), [{"i": i} for i in range(3000)])
+    for _ in range(3):
+        proc = subprocess.Popen([sys.executable, "-c", _COPIER, str(tmp_path / "src"), str(tmp_path / "dst")],
+                                stdout=subprocess.PIPE, text=True)
+        proc.stdout.readline()  # a first batch written
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+        with open_store(tmp_path / "dst") as partial:
+            assert partial.count() <= 3000 and len(set(rows_of(partial))) == partial.count()
+    final = copy_store(tmp_path / "src", str(tmp_path / "dst"), batch_size=500)
+    assert final.ok and final.target_count == 3000 and "verified" in final.summary()
