@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tracerag.data_files.processes import process_start
 from tracerag.stores import bank_files
 from tracerag.stores import cosine_bank as cosine_bank_module
 from tracerag.stores.bank_files import BLOCK_CHECKSUMS, BLOCKS, BankError, BankWriteError
@@ -416,7 +417,7 @@ def dead_pid():
 def killed_before_swap(directory, pid, record=False):
     """A full temp copy as a writer killed after writing its version, before swapping it in, leaves it: its
     record already removed (``record``: still there), its name saying which process wrote it."""
-    start = bank_files._process_start(pid) or "x"
+    start = process_start(pid) or "x"
     tmp = directory.parent / f".{directory.name}.tmp-{pid}.{start}.{bank_files._host_tag()}-abcd1234"
     os.rename(make_bank(directory.parent / "scratch" / str(pid), n=20, seed=9).directory, tmp)
     if record:

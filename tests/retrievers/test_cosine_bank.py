@@ -14,6 +14,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from tracerag.data_files.processes import process_start
 from tracerag.retrievers import bank_files, bank_search
 from tracerag.retrievers.cosine_bank import BankError, CosineBank, Hit
 from tracerag.retrievers.embedders import LexicalEmbedder
@@ -537,7 +538,7 @@ def dead_writers_leftover(path):
     path.mkdir()
     (path / "embeddings.npy").write_bytes(b"half")
     (path / bank_files.WRITER).write_text(json.dumps({"pid": child.pid, "host": socket.gethostname(),
-                                                       "start": bank_files._process_start(child.pid)}))
+                                                       "start": process_start(child.pid)}))
     return path
 
 
@@ -548,7 +549,7 @@ def test_leftover_temp_dirs_are_removed_only_when_their_writer_is_gone(bank, tmp
         live = tmp_path / ".bank.tmp-live"
         live.mkdir()
         (live / bank_files.WRITER).write_text(json.dumps({
-            "pid": live_writer.pid, "host": socket.gethostname(), "start": bank_files._process_start(live_writer.pid)}))
+            "pid": live_writer.pid, "host": socket.gethostname(), "start": process_start(live_writer.pid)}))
         elsewhere = tmp_path / ".bank.tmp-other-host"  # a writer on another machine sharing the directory
         elsewhere.mkdir()
         (elsewhere / bank_files.WRITER).write_text(json.dumps({"pid": 1, "host": "not-" + socket.gethostname()}))
@@ -584,7 +585,7 @@ def test_a_reused_pid_is_not_the_writer(bank, tmp_path):
     (leftover / bank_files.WRITER).write_text(json.dumps({"pid": os.getppid(), "host": socket.gethostname(),
                                                            "start": "1"}))
     assert bank.append(["x"], ["y"]) == 1
-    assert not leftover.exists() or bank_files._process_start(os.getppid()) is None
+    assert not leftover.exists() or process_start(os.getppid()) is None
 
 
 def test_killed_after_swap_is_cleaned_up(bank, tmp_path):

@@ -33,6 +33,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from ..data_files.processes import process_alive
 from ..registry import PROGRAMS
 from . import requests as rq
 
@@ -442,16 +443,6 @@ def own_temp_dir(root: str | Path | None = None) -> Path:
     return Path(tempfile.mkdtemp(prefix=f"{TEMP_PREFIX}{os.getpid()}-", dir=root))
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OSError):  # another user's process: alive
-        return True
-    return True
-
-
 def remove_stale_temp_dirs(root: str | Path | None = None) -> list[Path]:
     """Remove the ``tracerag-serve-<pid>-…`` directories in ``root`` (default: the system temp directory) whose
     process is gone, as a killed service leaves them; those of a running process, another user's, and any
@@ -464,7 +455,7 @@ def remove_stale_temp_dirs(root: str | Path | None = None) -> list[Path]:
         return removed
     for entry in entries:
         match = _OWN_TEMP.fullmatch(entry.name)
-        if match is None or int(match.group(1)) == os.getpid() or _alive(int(match.group(1))):
+        if match is None or int(match.group(1)) == os.getpid() or process_alive(int(match.group(1))):
             continue
         try:
             info = entry.lstat()

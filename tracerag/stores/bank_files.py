@@ -94,6 +94,7 @@ from typing import IO, Any
 import numpy as np
 
 from ..data_files.durable import fsync_dir
+from ..data_files.processes import process_alive, process_start
 from ..data_files.read_report import open_regular, regular_file
 from ..embedding.embedders import Embedder, l2_normalize
 
@@ -1100,19 +1101,9 @@ def remove_dead_writers_leftovers(target: Path) -> None:
             fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
 
 
-def _process_start(pid: int) -> str | None:
-    """When process ``pid`` started (Linux: clock ticks after boot, from /proc), or None if unknown."""
-    try:
-        raw = Path(f"/proc/{pid}/stat").read_bytes()
-    except OSError:
-        return None
-    fields = raw[raw.rfind(b")") + 2 :].split()  # after "pid (comm) ": the state is field 3
-    return fields[19].decode() if len(fields) > 19 else None
-
-
 def _writer_record() -> bytes:
     pid = os.getpid()
-    return json.dumps({"pid": pid, "host": socket.gethostname(), "start": _process_start(pid),
+    return json.dumps({"pid": pid, "host": socket.gethostname(), "start": process_start(pid),
                        "created": time.time()}).encode()
 
 
@@ -1127,21 +1118,7 @@ _NAMED_WRITER = re.compile(r"(\d+)\.(\d+|x)\.([0-9a-f]{8})-")
 
 def _writer_tag() -> str:
     pid = os.getpid()
-    return f"{pid}.{_process_start(pid) or 'x'}.{_host_tag()}-"
-
-
-def _writer_alive(pid: int, start: str | None) -> bool:
-    """Whether the process that wrote a record still runs on this host (a reused pid is not it)."""
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # runs, as another user
-        pass
-    now_start = _process_start(pid)
-    return start is None or now_start is None or now_start == start
+    return f"{pid}.{process_start(pid) or 'x'}.{_host_tag()}-"
 
 
 def _leftover(tmp: Path, now: float, target: Path | None = None, *, known_dead_only: bool = False) -> str:
@@ -1174,7 +1151,7 @@ def _leftover(tmp: Path, now: float, target: Path | None = None, *, known_dead_o
         return f"untouched for {age / 3600:.0f} h"
     if not here:
         return ""  # another machine's writer: only its age can tell
-    if _writer_alive(record["pid"], record.get("start")):
+    if process_alive(record["pid"], record.get("start")):
         return ""
     return f"its writer, pid {record['pid']}, is gone"
 

@@ -62,6 +62,7 @@ from typing import Any
 
 import numpy as np
 
+from ..data_files.processes import process_alive
 from .word_tokens import word_tokens
 
 __all__ = ["BM25_SUFFIX", "JOURNAL_SUFFIX", "POSTINGS_SUFFIX", "TEXT_KEY", "BM25Words", "PendingWrite", "PostingsWords",
@@ -734,13 +735,7 @@ class PendingWrite:
             return time.time() - self.started > STALE_WRITE_S
         if self.pid == os.getpid():
             return True  # not in flight here: this process failed it
-        try:
-            os.kill(self.pid, 0)
-        except ProcessLookupError:
-            return True
-        except OSError:  # e.g. another user's process: it runs
-            return False
-        return False
+        return not process_alive(self.pid)
 
 
 class WriteJournal:
