@@ -87,3 +87,65 @@ def test_a_sensitive_candidate_says_it_is_sensitive_and_asked(program):
     light = program(query="turn on 客厅大灯").candidates[0]
     assert (light.sensitive, light.asked) == (False, None)
 
+
+
+DOOR = [{"id": "main-doorControl-open", "description": "open", "type": None, "value_range": None},
+        {"id": "main-doorControl-close", "description": "close", "type": None, "value_range": None}]
+GARAGE = [{"id": "main-garageDoorControl-open", "description": "open", "type": None, "value_range": None},
+          {"id": "main-garageDoorControl-close", "description": "close", "type": None, "value_range": None}]
+DOOR_SPECS = {"p-lock": LOCK, "p-switch": SWITCH, "p-door": DOOR, "p-garage": GARAGE}
+DOOR_ROOMS = {"r-hall": "Hall", "r-yard": "Yard", "r-garage": "Garage", "r-office": "Office"}
+DOORS = [  # locks, a door and garage doors together: "open all the doors" asks each kind's own command
+    ("front", "Front Door", "r-hall", "Lock", "p-lock"),
+    ("side", "Side Door", "r-hall", "Lock", "p-lock"),
+    ("bolt", "Hall Deadbolt", "r-hall", "Lock", "p-lock"),
+    ("patio", "Patio Door", "r-yard", "Door", "p-door"),
+    ("garage", "Garage Door", "r-garage", "GarageDoor", "p-garage"),
+    ("gate", "Driveway Gate", "r-yard", "GarageDoor", "p-garage"),
+    ("safe", "Office Safe", "r-office", "Lock", "p-lock"),
+    ("camera", "Front Door Camera", "r-hall", "Camera", "p-switch"),
+    ("porch", "Porch Light", "r-yard", "Light", "p-switch"),
+]
+ZH_DOORS = [
+    ("front", "大门", "r-hall", "Lock", "p-lock"),
+    ("side", "侧门", "r-hall", "Lock", "p-lock"),
+    ("yard", "院门", "r-yard", "Door", "p-door"),
+    ("garage", "车库门", "r-garage", "GarageDoor", "p-garage"),
+    ("safe", "保险箱", "r-office", "Lock", "p-lock"),
+    ("camera", "大门摄像头", "r-hall", "Camera", "p-switch"),  # 门 in a camera's name: no door
+    ("light", "大门灯", "r-hall", "Light", "p-switch"),
+]
+
+
+@pytest.fixture(scope="module")
+def doors(tmp_path_factory, embedder):
+    def program(devices):
+        home = Home.load(write_home(tmp_path_factory.mktemp("doors"), devices, DOOR_SPECS, DOOR_ROOMS))
+        return CommandRetrieval(CommandIndex(home, embedder), ir_source="none")
+    return {"en": program(DOORS), "zh": program(ZH_DOORS)}
+
+
+def test_every_door_opens_by_each_kinds_own_command(doors):
+    pred = doors["en"](query="open all the doors except the side door")
+    assert pred.bulk is not None and pred.bulk.hint is None
+    assert set(pred.bulk.targets) == {("front", "main-lock-unlock"), ("bolt", "main-lock-unlock"),
+                                      ("patio", "main-doorControl-open"), ("garage", "main-garageDoorControl-open")}
+
+
+def test_every_door_in_chinese_is_the_other_doors_not_the_safe(doors):
+    pred = doors["zh"](query="除了大门，别的门都打开")  # 别的门: the other doors, no negation
+    assert pred.bulk is not None and pred.bulk.hint is None
+    assert set(pred.bulk.targets) == {("side", "main-lock-unlock"), ("yard", "main-doorControl-open"),
+                                      ("garage", "main-garageDoorControl-open")}
+
+
+def test_unlocking_every_door_unlocks_the_locks_of_doors_only(doors):
+    pred = doors["en"](query="unlock every door")
+    assert pred.bulk is not None
+    assert {d for d, _ in pred.bulk.targets} == {"front", "side", "bolt"}
+
+
+def test_a_door_one_passes_through_is_the_door_referred_to(doors):
+    pred = doors["en"](query="could you let the movers in through the driveway gate")
+    assert (pred.candidates[0].device_id, pred.candidates[0].command_id) == ("gate", "main-garageDoorControl-open")
+    assert pred.candidates[0].asked

@@ -320,3 +320,19 @@ def test_a_range_whose_min_is_above_its_max_is_refused(tmp_path):
 def test_screens_are_built_once_per_index(program):
     index = program.index_for(None)
     assert safety_of(index) is safety_of(index)
+
+
+def test_a_parse_whose_operation_misses_the_command_asked_for_is_overruled(tmp_path, embedder, fake_lm):
+    """"preheat the oven" parsed as "on" where the words ask the oven's start: a clear ask gets what it asks."""
+    oven = [{"id": "main-switch-on", "description": "turn on", "type": None, "value_range": None},
+            {"id": "main-switch-off", "description": "turn off", "type": None, "value_range": None},
+            {"id": "main-ovenOperatingState-start", "description": "start", "type": None, "value_range": None}]
+    home = write_home(tmp_path / "oven", devices=DEVICES + [("oven", "Oven", "r-kitchen", "Oven", "p-oven")],
+                      specs={**SPECS, "p-oven": oven}, rooms=ROOMS)
+    program = CommandRetrieval(CommandIndex(Home.load(home), embedder))
+    fake_lm(irs={"preheat the oven": {"operation": "on", "action": "预热", "type_hint": "Oven", "name_hint": "oven",
+                                      "scope_include": [], "scope_exclude": [], "quantifier": "one"}})
+    pred = program(query="preheat the oven")
+    assert pred.lm_overruled == ["asked"] and pred.ir.operation == "start"
+    top = pred.candidates[0]
+    assert (top.device_id, top.command_id, top.asked) == ("oven", "main-ovenOperatingState-start", True)

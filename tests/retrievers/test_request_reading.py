@@ -2,7 +2,8 @@
 
 import pytest
 
-from tracerag.retrievers.request_reading import door_qualifiers, read_request
+from tracerag.home_commands.door_words import door_qualifiers
+from tracerag.home_commands.request_reading import read_request
 
 
 @pytest.mark.parametrize("utterance", [

@@ -21,6 +21,7 @@ from ..signatures.query_ir import QueryIR
 from .category_words import categories_said, category_name_words
 from .command_choice import choice_of
 from .command_results import BulkGroup, BulkPlan, CapabilityOption
+from .door_words import door_nouns, is_a_door
 from .home_names import content
 from .naming_scope import says_the_kind_itself
 from .ranking import performing_scores
@@ -117,6 +118,10 @@ def bulk_scope(index, ir: QueryIR, utterance: str, operation: str | None = None)
     if operation:  # only devices that can do what is asked are in scope ("lock all the doors": the locks)
         performing = choice_of(index).performing(operation)
         able = np.bincount(table.row_device[performing], minlength=len(device_ok)) > 0
+    doors = _every_door(index, ir, utterance, operation, device_ok & able)
+    if doors is not None:  # one kind, or "Door" for several
+        kinds = set(table.device_categories[doors].tolist())
+        return (kinds.pop() if len(kinds) == 1 else "Door"), doors
     category = establish_category(index, ir, utterance, device_ok & able)
     if category is None:
         return None, device_ok & False
@@ -146,6 +151,25 @@ def bulk_scope(index, ir: QueryIR, utterance: str, operation: str | None = None)
     if wanted:
         device_ok &= rooms.devices_in(wanted)
     return category, device_ok & able
+
+
+def _every_door(index, ir: QueryIR, utterance: str, operation: str | None, device_ok: np.ndarray) -> np.ndarray | None:
+    """The devices "all the doors" reaches (``door_words.is_a_door``), of one kind or several ("open all the doors"
+    over locks, doors and garage doors: each its own command for the operation), else None."""
+    if operation not in _DOOR_OPERATIONS or (ir.has_category and ir.type_hint not in _DOOR_KINDS) or \
+            "Door" not in categories_said(index.names.without_names(utterance)):
+        return None
+    table, home = index.table, index.home
+    nouns = door_nouns(utterance)
+    doors = np.zeros(len(device_ok), dtype=bool)
+    for d in np.flatnonzero(device_ok & table.in_categories(_DOOR_KINDS)).tolist():
+        doors[d] = is_a_door(table.device_categories[d], set(tokens(home.devices[d].label)), nouns,
+                             set(tokens(home.devices[d].room)))
+    return doors if doors.any() else None
+
+
+_DOOR_OPERATIONS = frozenset({"open", "close", "unlock", "lock"})
+_DOOR_KINDS = frozenset({"Door", "GarageDoor", "Lock"})
 
 
 def _names_the_kind(index, hint: tuple[str, ...], category: str, share: float, utterance: str) -> bool:

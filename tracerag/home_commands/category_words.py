@@ -159,8 +159,9 @@ def qualifies(between: str) -> bool:
 def locative(text: str, start: int, end: int) -> bool:
     """Whether the word at ``text[start:end]`` only says where something is: after "in", "near", "next to"
     ... ("the lamp next to the oven", "raise the temperature in the garage"), after 在, or before 里, 里面,
-    旁边, 附近 ... ("车库里的温度")."""
-    return bool(_BEFORE_PLACE.search(text, 0, start)) or bool(_AFTER_PLACE.match(text, end))
+    旁边, 附近 ... ("车库里的温度"); never what something passes through ("let them in through the gate")."""
+    before = _BEFORE_PLACE.search(text, 0, start)
+    return bool(before) and not _THROUGH.search(before.group(0)) or bool(_AFTER_PLACE.match(text, end))
 
 
 _WHERE = r"旁边|附近|边上|上面|下面|里面|外面|前面|后面|对面|那边|这边|跟前|上的|下的|边的|旁的|旁|里|内|外"
@@ -173,6 +174,7 @@ _BEFORE_PLACE = re.compile(r"(?:\b(?:in|at|inside|near|nearby|by|beside|behind|a
                            r"against|next to|in front of|close to|on top of)\s+(?:the\s+|my\s+|our\s+|a\s+|an\s+)?"
                            r"(?:[\w'-]+\s+){0,2}|在)\s*$")
 _AFTER_PLACE = re.compile(rf"\s*(?:{_WHERE})")
+_THROUGH = re.compile(r"\b(?:through|thru|via)\b")
 
 
 def is_kind_word(text: str) -> bool:

@@ -35,6 +35,7 @@ from .category_words import categories_said, is_kind_word, normalised
 from .command_choice import choice_of
 from .operations import operations_of
 from .referents import named
+from .request_reading import split_excepted
 from .text_match import join_tokens, phrase_pattern, tokens
 from .values import SaidValue, sets_target, value_said
 
@@ -435,6 +436,7 @@ def kinds_meant(index, ir, text: str) -> frozenset[str]:
     ("玄关的门": the lock in the entrance, not the garage door)."""
     if ir.has_category:
         return frozenset({ir.type_hint})
+    text = split_excepted(text)[0] or text  # "除了车库通道门，其他门都打开": the doors, not the lock excepted
     by_name = named(index, text)
     if ir.name_hint and not by_name.any():
         by_name = index.names.devices_named(ir.name_hint)

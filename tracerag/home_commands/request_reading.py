@@ -7,8 +7,8 @@ garage when I get home", "燃气阀打开的时候提醒我"), talk about a devi
 password, battery; how long the oven has been on), media ("放一首《后门开着》", "play Open the Garage Door")
 and idioms ("开门见山", "心里的锁", "step on the gas") ask for nothing sensitive; the user can say it
 plainly. A request is read one clause at a time ("打开客厅的灯，前门门锁电量低" asks nothing of the lock), and
-what it excepts ("除了前门门锁", "everything but the back door") is set apart. ``door_qualifiers`` says which
-door a clause means ("大门", "阳台门", "the side gate").
+what it excepts ("除了前门门锁", "everything but the back door") is set apart. Which door or lock a clause means
+is ``door_words``.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ import re
 from dataclasses import dataclass
 
 from .category_words import normalised
-from .text_match import tokens
 
 # Idioms and other senses that say a verb and a device word and ask for nothing ("开门见山": to come straight to
 # the point; "走后门": to pull strings; "unlock my potential")
@@ -29,9 +28,9 @@ IDIOMS = re.compile(r"开门见山|开门红|开门大吉|开门揖盗|关门大
 # What makes an utterance no request to act now, whatever it names: a negation anywhere ("别让烤箱开着",
 # "don't ever unlock"), a question ("门锁开着吗", "is the garage open?"), a narration or a condition ("我刚才开了
 # 后门", "my alarm goes off at 6", "open the garage when I get home"). A sensitive command is never asked for
-# in one: the user can say it plainly.
+# in one: the user can say it plainly. (别的门 is "the other doors", 别响了 "silence it": no negation.)
 NOT_A_REQUEST = re.compile(
-    r"(?<![特分区类级告识性差个派离鉴辨])(?:不|别(?!再?[响叫吵鸣])|没|勿|莫|甭|禁止|休想)|"  # 别响了: silence it
+    r"(?<![特分区类级告识性差个派离鉴辨])(?:不|别(?!再?[响叫吵鸣的人处])|没|勿|莫|甭|禁止|休想)|"
     r"[吗么嘛](?:[?？。！!,，\s]|$)|是否|是不是|有没有|多少|几度|什么|怎么|为什么|哪|[?？]|"
     r"刚才|刚刚|已经|昨天|前天|上次|之前|以前|曾经|一会|待会|等会|明天|今晚|晚上|以后|如果|要是|假如|的话|记得|"
     r"回家|到家|离家|谁|还是|敢|试试|记录|日志|密码|电量|电池|状态|信息|历史|多久|几次|多长时间|提醒|通知|"
@@ -129,40 +128,3 @@ def split_excepted(text: str) -> tuple[str, str]:
             kept = clause[:match.start()] + rest[cut:]
         text = text.replace(clause, kept, 1)
     return text, " ".join(excepted)
-
-
-def door_qualifiers(clause: str) -> list[tuple[str, ...]]:
-    """The words that say which door the clause means, one tuple of tokens per door said: "开一下大门" -> [("大",)],
-    "打开二楼的门" -> [("二", "楼")], "open the side gate" -> [("side",)], "开门" -> [()] (any door)."""
-    out = []
-    for match in _ZH_DOOR.finditer(clause):
-        before = clause[max(0, match.start() - 6):match.start()].rstrip("的 ")
-        cut = max((before.rfind(c) for c in _ZH_STOP), default=-1)
-        out.append(tokens(before[cut + 1:]))
-    for match in _EN_DOOR.finditer(clause):
-        word = match.group(1)
-        out.append(() if word is None or word in _EN_STOP else tokens(word))
-    return out
-
-
-_ZH_DOOR = re.compile(r"(?<![出进串敲阀])门(?![铃廊厅口帘灯磁禁锁])")  # 阀门 is a valve
-_ZH_STOP = "开打把了一下个给帮我请将关锁升拉抬，,。 "
-_EN_DOOR = re.compile(r"(?:\b([a-z]+)\s+)?(?<!garage )\b(?:door|gate)s?\b(?!\s*(?:lock|bell|way|mat))")
-_EN_STOP = frozenset({"the", "a", "an", "my", "our", "your", "this", "that", "open", "unlock", "unlatch", "all",
-                      "every", "both", "lift", "raise", "to", "and", "main"})
-
-
-def lock_qualifiers(clause: str) -> list[set[str]]:
-    """The words that say which lock a Chinese clause means, where it points at one ("那把锁", "这个锁"): "帮我把进门
-    那把锁打开" -> [{"进", "门"}]; "把那把锁打开" and "开锁" say none."""
-    out = []
-    for match in _ZH_LOCK.finditer(clause):
-        before = clause[max(0, match.start() - 6):match.start()].rstrip("的 ")
-        cut = max((before.rfind(c) for c in _ZH_STOP), default=-1)
-        words = set(tokens(before[cut + 1:]))
-        if words:
-            out.append(words)
-    return out
-
-
-_ZH_LOCK = re.compile(r"(?:那|这)(?:把|个)?的?锁")

@@ -30,6 +30,7 @@ import numpy as np
 from ..device_operations import opposite
 from ..signatures.query_ir import QueryIR, action_polarity
 from .argument_channel import number_fit
+from .command_choice import choice_of
 from .command_results import Candidate, Withheld
 from .name_index import PhraseIndex
 from .referents import kinds_acted_on, named
@@ -238,15 +239,22 @@ class CommandSafety:
           关闭, open / close, lock / unlock, negations read: ``text``);
         - ``type_hint``: a category the home has, and not one the utterance's words for a kind contradict
           ("打开客厅的灯" names a Light: Lock is overruled; "排气扇" may be a Switch whose name says 扇);
+        - ``asked``: the operation must not miss the sensitive command the utterance asks for in so many words
+          ("preheat the oven" parsed as "on" where the oven starts: the words' operation stands);
         - ``name_hint``: words the utterance says (room words aside): an LM must not name another device;
         - ``scope_include`` / ``scope_exclude``: rooms of this home (or, excluded, a device it names)."""
         index = self.index
         update: dict[str, object] = {}
+        checks = {"action": "polarity", "operation": "polarity"}  # the check each field failed, where not its own
         said = action_polarity(index.rooms.without_room_names(text))
         if said is not None and action_polarity(parsed.action) not in (None, said):
             update["action"] = rules.action
         if opposite(parsed.operation, rules.operation):  # "unlock" for "lock the door": the words decide
             update["operation"] = rules.operation
+        elif self._asked_only_by(rules.operation, parsed.operation, text):
+            # "preheat the oven" parsed "on": the words ask the oven's start, and a clear ask gets what it asks
+            update["operation"] = rules.operation
+            checks["operation"] = "asked"
         if parsed.has_category and not self._category_fits(parsed.type_hint, text):
             update["type_hint"] = rules.type_hint
         if parsed.name_hint and not set(index.names.name_key(parsed.name_hint)) <= set(tokens(text)):
@@ -256,8 +264,18 @@ class CommandSafety:
         if any(not index.rooms.names_a_room(name) and name not in index.names.excepted_devices(parsed)
                for name in parsed.scope_exclude):
             update["scope_exclude"] = rules.scope_exclude
-        failed = list(dict.fromkeys("polarity" if key in ("action", "operation") else key for key in update))
+        failed = list(dict.fromkeys(checks.get(key, key) for key in update))
         return (parsed.model_copy(update=update) if update else parsed), failed
+
+    def _asked_only_by(self, words: str | None, parsed: str | None, text: str) -> bool:
+        """Whether the utterance asks for a sensitive command that the operation its words say performs and the
+        parse's operation performs on none of the commands asked."""
+        if words is None or words == parsed or not self.sensitive.rows.size:
+            return False
+        asked = self.sensitive.rows[self.requests.asked(text)]
+        choice = choice_of(self.index)
+        return bool(asked.size) and choice.performing(words)[asked].any() and \
+            not (parsed is not None and choice.performing(parsed)[asked].any())
 
     def _category_fits(self, category: str, text: str) -> bool:
         """Whether the home has the category, the device the text names (``referents.named``) is of it, and the

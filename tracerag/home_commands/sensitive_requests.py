@@ -18,14 +18,14 @@ from ..signatures.query_ir import QueryIR
 from .category_words import CATEGORY_WORDS, categories_said, normalised, word_pattern
 from .command_choice import choice_of
 from .command_docs import verb_phrases
+from .door_words import DOOR_WORDS, door_nouns, door_qualifiers, every_door, is_a_door, lock_qualifiers
 from .home_names import compact
 from .operation_words import SENSES, kinds_meant, operation_in, read_operation, verb_text
 from .referents import kinds_acted_on, named
-from .request_reading import door_qualifiers, lock_qualifiers, points_back, read_request
+from .request_reading import points_back, read_request
 from .sensitive_commands import SENSITIVE_KINDS, SensitiveRows
 from .text_match import contains, tokens
 
-_DOOR_WORDS = frozenset({"门", "door", "gate"})
 _DOORISH = frozenset({"Door", "GarageDoor", "Lock"})  # the categories a door word may name
 # words that say where something is: "the documents in the safe" still mentions the safe an "it" may point to
 _PLACE_WORDS = re.compile(r"\b(?:in|inside|into|at|on|from|of|near|by|behind|under|beside|next to)\b|里面|里头|里",
@@ -38,18 +38,6 @@ _COUNTERPART = {"open": "on", "close": "off", "on": "open", "off": "close"}
 # the words left around a verb that names its kind on its own ("帮我解锁", "please unlock"): no other object
 _BARE = re.compile(r"[\s的了吧呀啊呢把给帮我请一下快马上现在都]|\b(?:please|can|could|would|will|you|u|it|now|for|me|"
                    r"the|a|right|away|all|up)\b", re.I)
-
-
-# a door word said, and the words a lock's name may carry for it in either language (门 is door or gate; a gate
-# is never a 门 said of a house door)
-_DOOR_NAMES = {"door": frozenset({"door", "门"}), "gate": frozenset({"gate"}), "门": _DOOR_WORDS}
-
-
-def _door_nouns(text: str) -> frozenset[str]:
-    """The words a lock's name may carry for the door the text says (门, door, gate; "doors" as door, "door" as
-    门 too); all of them where it says none."""
-    said = {t[:-1] if t in ("doors", "gates") else t for t in tokens(text)} & _DOOR_WORDS
-    return frozenset().union(*(_DOOR_NAMES[w] for w in said)) if said else _DOOR_WORDS
 
 
 def _describes(qualifier: set[str], words: set[str], loose: bool = False) -> bool:
@@ -162,9 +150,11 @@ class SensitiveRequests:
             return best
         best_named = np.flatnonzero(named_by == best)
         through_door = (named(index, " ".join(_DOOR_WORD.findall(text))) >= named_by)[best_named].all()
-        labelled_so = any(compact(index.home.devices[d].label) in _DOOR_WORDS for d in best_named.tolist())
+        labelled_so = any(compact(index.home.devices[d].label) in DOOR_WORDS for d in best_named.tolist())
+        if through_door and every_door(text):  # "open all the doors": every door, the one labelled Door too
+            return 0
         if through_door and not labelled_so and (
-                not any(said_door) or not self._doors_fitting(best_named, said_door, _door_nouns(text)).any()):
+                not any(said_door) or not self._doors_fitting(best_named, said_door, door_nouns(text)).any()):
             return 0
         return best
 
@@ -181,7 +171,7 @@ class SensitiveRequests:
         said_door = [set(q) for q in door_qualifiers(text)]
         if any(said_door):
             by_door_word = named(index, " ".join(_DOOR_WORD.findall(text))) >= named_by
-            referred &= ~by_door_word[devices] | self._doors_fitting(devices, said_door, _door_nouns(text))
+            referred &= ~by_door_word[devices] | self._doors_fitting(devices, said_door, door_nouns(text))
         return referred
 
     def _referred_by_kind(self, text: str, said: str, operation: str | None, devices: np.ndarray) -> np.ndarray:
@@ -223,12 +213,16 @@ class SensitiveRequests:
         # the words said with a door, the rooms said aside ("花园大门": 大, in the garden)
         around = index.rooms.without_room_names(verbless) if rooms else verbless
         said_door = [set(q) for q in door_qualifiers(around)]
-        nouns = _door_nouns(verbless)
+        nouns = door_nouns(verbless)
         fits = self._doors_fitting(devices, said_door, nouns)
         if rooms and all(q <= _ENTRANCE_WORDS for q in said_door):
             # "the door to the back yard", "花园大门": the one there (a lock: one whose name says so, no safe)
             fits = np.asarray([index.table.device_categories[d] != "Lock" or bool(sensitive.device_words[d] & nouns)
                                for d in devices.tolist()])
+        elif not any(said_door) and every_door(verbless):  # "unlock all the doors", "其他门都打开": every door
+            home = index.home
+            fits = np.asarray([is_a_door(index.table.device_categories[d], set(tokens(home.devices[d].label)), nouns,
+                                         set(tokens(home.devices[d].room))) for d in devices.tolist()], dtype=bool)
         elif not any(said_door):  # "开门", "unlock the door": the way in, where a lock is it
             way_in = np.asarray([bool(sensitive.device_words[d] & _ENTRANCE_WORDS) for d in devices.tolist()])
             fits &= way_in if (fits & way_in & only_door).any() else fits
@@ -256,9 +250,8 @@ class SensitiveRequests:
 
         def own(word: str) -> bool:
             carriers = np.flatnonzero(index.names.carrying(tokens(word)) & plain).tolist()
-            if word == "门":  # 门口感应灯 holds 门 inside 门口, no door
-                return not any(door_qualifiers(index.home.devices[d].label) for d in carriers)
-            if not word.isascii():  # 灶台灯 is a light: its 灶 only says which (a Chinese name ends with its kind)
+            if not word.isascii():  # 灶台灯 is a light, 大门摄像头 a camera: their 灶 and 门 only say which (a Chinese
+                # name ends with its kind)
                 labels = [index.home.devices[d].label for d in carriers]
                 return all(categories_said(label) and not _ends_with_kind_word(label, word) for label in labels)
             return not carriers

@@ -1,0 +1,88 @@
+"""The words that say which door or lock a clause means: a door said and the words with it ("大门", "阳台门", "the
+side gate"), every door ("unlock all the doors", "其他门都打开"), the lock pointed at ("进门那把锁"), and which
+devices are "the doors" said.
+
+A door word names a kind, so it is read with care: "门" is any door or gate, "door" a door (a lock's door too),
+"gate" a gate; a safe is never a door.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .text_match import tokens
+
+DOOR_WORDS = frozenset({"门", "door", "gate"})
+# a door word said, and the words a lock's name may carry for it in either language (门 is door or gate; a gate
+# is never a 门 said of a house door)
+_DOOR_NAMES = {"door": frozenset({"door", "门"}), "gate": frozenset({"gate"}), "门": DOOR_WORDS}
+
+
+def door_nouns(text: str) -> frozenset[str]:
+    """The words a lock's name may carry for the door the text says (门, door, gate; "doors" as door, "door" as
+    门 too); all of them where it says none."""
+    said = {t[:-1] if t in ("doors", "gates") else t for t in tokens(text)} & DOOR_WORDS
+    return frozenset().union(*(_DOOR_NAMES[w] for w in said)) if said else DOOR_WORDS
+
+
+def is_a_door(category: str, words: set[str], nouns: frozenset[str], place: set[str] = frozenset()) -> bool:
+    """Whether a device (its category, the words of its name; ``place``: the words of its room) is one of "the
+    doors" said (``nouns``): a lock or door whose name says the door word, a lock whose name says nothing but
+    that it is a lock (a "Lock" on the porch, "Mudroom Deadbolt"; no safe, no 小金库), a door or garage door whose
+    name says no door word at all (English "doors" are no Driveway Gate)."""
+    if words & nouns:
+        return True
+    if category == "Lock":
+        return not words - place - _LOCK_WORDS
+    return category in ("Door", "GarageDoor") and not words & DOOR_WORDS
+
+
+_LOCK_WORDS = frozenset({"lock", "deadbolt", "latch", "smart", "door", "锁", "门", "智", "能"})
+
+
+def door_qualifiers(clause: str) -> list[tuple[str, ...]]:
+    """The words that say which door the clause means, one tuple of tokens per door said: "开一下大门" -> [("大",)],
+    "打开二楼的门" -> [("二", "楼")], "open the side gate" -> [("side",)], "开门" -> [()] (any door)."""
+    out = []
+    for match in _ZH_DOOR.finditer(clause):
+        before = clause[max(0, match.start() - 6):match.start()].rstrip("的 ")
+        cut = max((before.rfind(c) for c in _ZH_STOP), default=-1)
+        out.append(tokens(_ZH_EVERY.sub(" ", before[cut + 1:])))
+    for match in _EN_DOOR.finditer(clause):
+        word = match.group(1)
+        out.append(() if word is None or word in _EN_STOP else tokens(word))
+    return out
+
+
+def every_door(clause: str) -> bool:
+    """Whether the clause speaks of every door, not of one ("unlock all the doors", "其他门都打开", "open the
+    doors"): then no door is the house's way in alone."""
+    return bool(_EVERY_DOOR.search(clause))
+
+
+# the words that say every one of a kind, not which one ("其他门", "所有的门")
+_ZH_EVERY = re.compile(r"所有的?|其[他它]的?|别的?|全部的?|[每各][个扇道]?|这些|那些")
+_EVERY_DOOR = re.compile(r"\b(?:all|every|each|both|other)\b(?:\s+(?:the|my|our|of|other))*\s+(?:[a-z]+\s+)?"
+                         r"(?:doors?|gates?)\b|\b(?:doors|gates)\b|(?:所有|其[他它]|别的|全部|每|各)[^，,。；;]{0,4}门|门都|"
+                         r"门全", re.I)
+_ZH_DOOR = re.compile(r"(?<![出进串敲阀])门(?![铃廊厅口帘灯磁禁锁])")  # 阀门 is a valve
+_ZH_STOP = "开打把了一下个给帮我请将关锁升拉抬，,。 "
+_EN_DOOR = re.compile(r"(?:\b([a-z]+)\s+)?(?<!garage )\b(?:door|gate)s?\b(?!\s*(?:lock|bell|way|mat))")
+_EN_STOP = frozenset({"the", "a", "an", "my", "our", "your", "this", "that", "open", "unlock", "unlatch", "all",
+                      "every", "both", "lift", "raise", "to", "and", "main"})
+
+
+def lock_qualifiers(clause: str) -> list[set[str]]:
+    """The words that say which lock a Chinese clause means, where it points at one ("那把锁", "这个锁"): "帮我把进门
+    那把锁打开" -> [{"进", "门"}]; "把那把锁打开" and "开锁" say none."""
+    out = []
+    for match in _ZH_LOCK.finditer(clause):
+        before = clause[max(0, match.start() - 6):match.start()].rstrip("的 ")
+        cut = max((before.rfind(c) for c in _ZH_STOP), default=-1)
+        words = set(tokens(before[cut + 1:]))
+        if words:
+            out.append(words)
+    return out
+
+
+_ZH_LOCK = re.compile(r"(?:那|这)(?:把|个)?的?锁")
