@@ -84,8 +84,8 @@ DEVICES = [
 ]
 
 
-def device_json(device_id, label, room_id, category, profile, specs=SPECS):
-    return {"deviceId": device_id, "name": f"model-{profile}", "label": label, "roomId": room_id,
+def device_json(device_id, label, room_id, category, profile, model=None, specs=SPECS):
+    return {"deviceId": device_id, "name": model or f"model-{profile}", "label": label, "roomId": room_id,
             "locationId": "loc-1", "profile": {"id": profile},
             "components": [{"id": "main", "label": "main",
                             "capabilities": [{"id": c["id"].split("-")[1], "version": 1}

@@ -21,7 +21,7 @@ from ..signatures.query_ir import QueryIR
 from .category_words import categories_said, category_name_words
 from .command_choice import choice_of
 from .command_results import BulkGroup, BulkPlan, CapabilityOption
-from .door_words import door_nouns, is_a_door
+from .door_words import door_nouns, doors_among, says_door_locks
 from .home_names import content
 from .naming_scope import says_the_kind_itself
 from .ranking import performing_scores
@@ -127,6 +127,8 @@ def bulk_scope(index, ir: QueryIR, utterance: str, operation: str | None = None)
         return None, device_ok & False
     of_kind = table.in_category(category)
     said = categories_said(_LOCKING.sub(" ", names.without_names(utterance)))
+    if category == "Lock" and says_door_locks(said.get("Lock", ())):  # "其他门锁都打开": no safe
+        of_kind &= doors_among(index, of_kind, door_nouns(utterance))
     if category not in said:  # a word for another kind naming this one ("all the doors": the locks of doors)
         words = [tokens(w) for kind, ws in said.items() if category in _NAMED_AS.get(kind, ()) for w in ws]
         if words:
@@ -159,12 +161,7 @@ def _every_door(index, ir: QueryIR, utterance: str, operation: str | None, devic
     if operation not in _DOOR_OPERATIONS or (ir.has_category and ir.type_hint not in _DOOR_KINDS) or \
             "Door" not in categories_said(index.names.without_names(utterance)):
         return None
-    table, home = index.table, index.home
-    nouns = door_nouns(utterance)
-    doors = np.zeros(len(device_ok), dtype=bool)
-    for d in np.flatnonzero(device_ok & table.in_categories(_DOOR_KINDS)).tolist():
-        doors[d] = is_a_door(table.device_categories[d], set(tokens(home.devices[d].label)), nouns,
-                             set(tokens(home.devices[d].room)))
+    doors = doors_among(index, device_ok & index.table.in_categories(_DOOR_KINDS), door_nouns(utterance))
     return doors if doors.any() else None
 
 

@@ -85,7 +85,9 @@ def load_devices(path: Path, rooms: dict[str, str], specs: dict[str, tuple[Comma
         if category and known_category(category) != category:
             category = known_category(category)
             fields.normalise("category alias read as the project's name")
-        devices.append(Device(device_id, label, rooms.get(room_id or "", ""), category, profile_id, commands))
+        model = item.get("name")  # optional: what the device is, where the label is a nickname ("小金库")
+        model = model.strip() if isinstance(model, str) and len(model) <= LABEL_MAX and model.strip() != label else ""
+        devices.append(Device(device_id, label, rooms.get(room_id or "", ""), category, profile_id, commands, model))
     return devices, warnings
 
 

@@ -50,6 +50,7 @@ class Device:
     category: str  # first category of the main component, "" when none
     profile_id: str
     commands: tuple[CommandSpec, ...]
+    model: str = ""  # the device's own name beside its label (SmartThings "name": "Smart Safe Lock"), "" for none
 
     def command(self, command_id: str) -> CommandSpec | None:
         return next((c for c in self.commands if c.id == command_id), None)

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
+
+from .device_kinds import safes
 from .text_match import tokens
 
 DOOR_WORDS = frozenset({"门", "door", "gate"})
@@ -27,17 +30,36 @@ def door_nouns(text: str) -> frozenset[str]:
 
 def is_a_door(category: str, words: set[str], nouns: frozenset[str], place: set[str] = frozenset()) -> bool:
     """Whether a device (its category, the words of its name; ``place``: the words of its room) is one of "the
-    doors" said (``nouns``): a lock or door whose name says the door word, a lock whose name says nothing but
-    that it is a lock (a "Lock" on the porch, "Mudroom Deadbolt"; no safe, no 小金库), a door or garage door whose
-    name says no door word at all (English "doors" are no Driveway Gate)."""
+    doors" said (``nouns``): a device whose name says the word said; where a door is said, also a lock whose name
+    says nothing but that it is a lock (a "Lock" on the porch, "Mudroom Deadbolt"; no safe, no 小金库) and a door
+    or garage door whose name says no door word at all ("Big Red"; English "doors" are no Driveway Gate, and
+    "the gates" only what is called a gate)."""
     if words & nouns:
         return True
+    if not nouns & {"door", "门"} or words & (DOOR_WORDS | _OTHER_OPENINGS):
+        return False
     if category == "Lock":
         return not words - place - _LOCK_WORDS
-    return category in ("Door", "GarageDoor") and not words & DOOR_WORDS
+    return category in ("Door", "GarageDoor")
 
 
-_LOCK_WORDS = frozenset({"lock", "deadbolt", "latch", "smart", "door", "锁", "门", "智", "能"})
+def doors_among(index, devices: np.ndarray, nouns: frozenset[str]) -> np.ndarray:
+    """The devices of the mask that are "the doors" said (``is_a_door``), never a safe (``device_kinds``)."""
+    home, categories = index.home, index.table.device_categories
+    out = np.zeros(len(devices), dtype=bool)
+    for d in np.flatnonzero(devices & ~safes(index)).tolist():
+        out[d] = is_a_door(categories[d], set(tokens(home.devices[d].label)), nouns, set(tokens(home.devices[d].room)))
+    return out
+
+
+def says_door_locks(words) -> bool:
+    """Whether the words said for locks say a door's ("门锁", "door locks"): a safe's lock is none of them."""
+    return any("门" in w or "door" in w for w in words)
+
+
+# what opens and is no door ("Roof Hatch")
+_OTHER_OPENINGS = frozenset({"hatch", "window", "skylight", "vent", "flap", "窗"})
+_LOCK_WORDS = frozenset({"lock", "deadbolt", "latch", "smart", "锁", "智", "能"})
 
 
 def door_qualifiers(clause: str) -> list[tuple[str, ...]]:

@@ -201,7 +201,8 @@ _SENSES_EN: tuple[tuple[str, str, Reading], ...] = (
      r"\b(?:lights?|lamps?)\s+out\b|\boff\b", SWITCH, _OFF),
     (rf"\b(?:turn|switch|power|put|flip|bring|get)\s+{_E}on\b|\blight\s+(?:\w+\s+){{0,3}}?up\b|\benable\b|"
      r"\b(?:lights?|lamps?)\s+on\b(?=\s*(?:$|[,.!?]|please|now|again|in\b|for\b|thanks))|"
-     r"(?:^|[,.;!?]\s*|\b(?:please|and|then)\s+)light\s+(?:the|my|our)\b|"
+     r"(?:^|[,.;!?]\s*|\b(?:please|and|then)\s+)light\s+(?:the|my|our)\b|\blight\s+(?:a|one|two|all|both)\s+"
+     r"(?:\w+\s+)?burners?\b|\bfire\s+(?:\w+\s+){0,3}?up\b|\bignite\b|"
      r"\bon\b(?=\s*(?:please|now|again|for\s+me|thanks?)?\s*[.!?]*\s*$)", SWITCH, _ON),
     (r"\b(?:open(?:s|ed|ing)?|raise[sd]?|lift(?:s|ed)?)\s+up\b|\b(?:open|opne|oepn)(?:s|ed|ing)?\b|\bpull\s+up\b|"
      rf"\bput\s+up\b|\broll\s+up\b|\blet\s+{_E}in\b", SWITCH, _OPEN),  # "let the movers in"

@@ -5,6 +5,8 @@
 - A run of a name said names the devices whose name ends in it, where some do (its head noun): "the safe" is
   the Office Safe, not the Safe Room Lamp; "the front door" is the Front Door lock, not the Front Door
   Shades. Where none does, it names every device carrying it ("the pendant": Pendant 1 and Pendant 2).
+- A word for what a device is names it where its label does not say it ("the safe": a lock labelled Strongbox
+  whose own name says Safe; ``device_kinds``).
 - A name said only to say where something is names nothing ("the blinds by the patio door", "门锁旁的灯":
   ``HomeNames.without_landmarks``), nor does a run that qualifies the word for another kind after it ("车库
   的灯", "the oven door").
@@ -21,6 +23,7 @@ import re
 import numpy as np
 
 from .category_words import categories_said, is_kind_word, normalised, qualifies
+from .device_kinds import devices_said
 from .text_match import contains, join_tokens, phrase_pattern, tokens
 
 
@@ -40,7 +43,7 @@ def _named(index, text: str) -> np.ndarray:
     # said inside a longer run of another name ("the coop door": the Chicken Coop Door, not the one labelled Door)
     longer = {*index.names.name_phrases.found_in(said), *index.names.run_phrases.found_in(said)}
     labels = [label for label in _outermost(index.names.label_phrases.found_in(said))
-              if not _qualifies_another_kind(join_tokens(label), plain)
+              if _kinds_qualified(join_tokens(label), plain) is None
               and not any(len(run) > len(label) and contains(run, label) for run in longer)]
     for label in labels:
         devices = np.zeros(len(out), dtype=bool)
@@ -56,9 +59,17 @@ def _named(index, text: str) -> np.ndarray:
                        *(w for w in words if index.names.carrying(w).any())})
     for run in runs:
         length = len("".join(run))
-        if length < 2 or _qualifies_another_kind(join_tokens(run), plain):
+        if length < 2:
             continue
         carriers = index.names.carrying(run)
+        qualified = _kinds_qualified(join_tokens(run), plain)
+        if qualified is not None:
+            # the word says which device of the kind after it: the one carrying it, where it is of that kind ("the
+            # propane valve": Propane Shutoff); else it names nothing ("the oven light" is no oven)
+            carriers = carriers & index.table.in_categories(
+                {*qualified, *(also for kind in qualified for also in _SAME_WORD.get(kind, ()))})
+            if not carriers.any():
+                continue
         heads = carriers & index.names.name_ends_with(run)
         if is_kind_word(join_tokens(run)):
             # a word for a kind names only devices of that kind whose name holds it ("the valve" is no Gas Valve,
@@ -71,6 +82,13 @@ def _named(index, text: str) -> np.ndarray:
         else:
             meant = _in_rooms_said(index, heads if heads.any() else carriers, run, there)
         out[meant] = np.maximum(out[meant], length)
+    # a word for what a device is, where its label does not say it ("the safe": the lock labelled Strongbox whose
+    # own name is SentrySafe Smart Safe; 保险柜: 小金库)
+    being = devices_said(index, plain, lambda word: _kinds_qualified(word, plain) is not None)
+    if being.any():
+        if there is not None and (being.astype(bool) & there).any():
+            being = np.where(there, being, 0)
+        out = np.maximum(out, being)
     return out
 
 
@@ -92,24 +110,31 @@ def _outermost(phrases) -> list[tuple[str, ...]]:
                   key=lambda p: (-len(p), p))
 
 
-def _qualifies_another_kind(word: str, text: str) -> bool:
-    """Whether every time ``word`` is said it qualifies the word for a kind of device after it ("车库的灯", "the
-    oven light"): it then says which device of that kind, and names none itself."""
+# kinds a word listed for another names too, when it says which device it is ("valve" is listed for water valves;
+# "the propane valve" is a gas valve)
+_SAME_WORD = {"WaterValve": ("GasValve",)}
+
+
+def _kinds_qualified(word: str, text: str) -> set[str] | None:
+    """The kinds of device ``word`` qualifies where every time it is said it qualifies the word for a kind of
+    device after it ("车库的灯", "the oven light": Light), else None: it then says which device of that kind,
+    and names no other itself."""
     text = normalised(text)
     spans = [m.span() for m in phrase_pattern(tokens(word)).finditer(text)]
     if not spans:
-        return False
+        return None
     own = set(categories_said(word))
+    qualified: set[str] = set()
     for start, end in spans:
         if own & set(categories_said(text[start:end + 3])):
-            return False  # the word for its own kind goes on: "总水阀门" is the valve 总水阀
+            return None  # the word for its own kind goes on: "总水阀门" is the valve 总水阀
         after = text[end:]
         kinds = categories_said(after[:24])
         first = min((after.find(w) for ws in kinds.values() for w in ws if after.find(w) >= 0), default=-1)
-        if first < 0 or not qualifies(after[:first]) or set(categories_said(word)) & set(kinds):
-            return False
-    return True
-
+        if first < 0 or not qualifies(after[:first]) or own & set(kinds):
+            return None
+        qualified |= {kind for kind, words in kinds.items() if any(after.find(w) == first for w in words)}
+    return qualified
 
 
 def kinds_acted_on(index, text: str) -> dict[str, list[str]]:

@@ -51,7 +51,8 @@ EXCEPTED = re.compile(r"除了|除去|(?<=[^\s])(?:除外|以外|之外)|不包�
                       r"besides|but not|excluding|save for|(?<=thing )but|(?<=all )but)\b", re.I)
 TITLES = re.compile(r"《[^》]*》|“[^”]*”|\"[^\"]*\"|「[^」]*」")
 # a word that points back to a device named in another clause ("let me in the back door, unlock it")
-POINTS_BACK = re.compile(r"它|\b(?:it|them|that one|this one)\b", re.I)
+# ("the hand is at the kitchen door, let him in": the door where someone waits)
+POINTS_BACK = re.compile(r"它|\b(?:it|them|that one|this one)\b|\blet\s+(?:him|her|us|me|[\w']+\s+[\w']+)\s+in\b", re.I)
 
 
 @dataclass(frozen=True)
@@ -108,13 +109,25 @@ def points_back(clause: str) -> bool:
     return bool(POINTS_BACK.search(clause))
 
 
+def _quantified_but(clause: str) -> re.Match | None:
+    """"but" after every one of a kind said: "open every door but the coop door" excepts the coop door."""
+    for match in _BUT.finditer(clause):
+        if _EVERY.search(clause, 0, match.start()):
+            return match
+    return None
+
+
+_BUT = re.compile(r"\bbut\b(?!\s+(?:then|also|first|please|now|just|only)\b)", re.I)
+_EVERY = re.compile(r"\b(?:all|every|each|both|everything|everywhere)\b", re.I)
+
+
 def split_excepted(text: str) -> tuple[str, str]:
     """(the text without what it excepts, what it excepts): "除了前门都锁上" -> ("都锁上", "前门"); "烤箱和燃气阀除外"
     -> ("", "烤箱和燃气阀"); "unlock all the doors except the front door" -> ("unlock all the doors", "the front
     door")."""
     excepted = []
     for clause in re.split(r"[，,。.;；!！?？]", text):
-        match = EXCEPTED.search(clause)
+        match = EXCEPTED.search(clause) or _quantified_but(clause)
         if match is None:
             continue
         if match.group(0) in ("除外", "以外", "之外"):  # what precedes it is excepted ("安防以外的设备")

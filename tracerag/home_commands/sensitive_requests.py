@@ -18,7 +18,16 @@ from ..signatures.query_ir import QueryIR
 from .category_words import CATEGORY_WORDS, categories_said, normalised, word_pattern
 from .command_choice import choice_of
 from .command_docs import verb_phrases
-from .door_words import DOOR_WORDS, door_nouns, door_qualifiers, every_door, is_a_door, lock_qualifiers
+from .device_kinds import devices_said
+from .door_words import (
+    DOOR_WORDS,
+    door_nouns,
+    door_qualifiers,
+    doors_among,
+    every_door,
+    lock_qualifiers,
+    says_door_locks,
+)
 from .home_names import compact
 from .operation_words import SENSES, kinds_meant, operation_in, read_operation, verb_text
 from .referents import kinds_acted_on, named
@@ -59,6 +68,19 @@ def _ends_with_kind_word(label: str, word: str) -> bool:
     return normalised(label).rstrip("0123456789 ").endswith(word)
 
 
+def _says_which(label: str, word: str) -> bool:
+    """Whether an English label holds a word for a kind only to say which device of another kind it is: a word
+    for another kind follows it ("Garden Door Shade", "Front Door Camera"); never as part of a longer word for a
+    kind ("Water Heater")."""
+    text = normalised(label)
+    said = categories_said(text)
+    if any(word in w and w != word for ws in said.values() for w in ws):
+        return False
+    at = re.search(rf"\b{re.escape(word)}s?\b", text)
+    own = set(categories_said(word))
+    return at is not None and any(kind not in own for kind in categories_said(text[at.end():]))
+
+
 def _said(pattern: re.Pattern, text: str) -> bool:
     return bool(pattern.search(text))
 
@@ -95,28 +117,33 @@ class SensitiveRequests:
                 # an "it" nothing here names asks for nothing, never for every device of the verb's kind
                 mentioned = named(self.index, _PLACE_WORDS.sub(" ", reading.text))
                 if mentioned.any():
-                    asked |= self._asked_in(clause, mentioned)
+                    asked |= self._asked_in(clause, mentioned, reading.text)
                 continue
-            asked |= self._asked_in(clause, whole if elsewhere else own)
+            # the text that names what the clause acts on: its own, or the utterance's ("let him in")
+            about = clause if named(self.index, clause).any() else reading.text
+            asked |= self._asked_in(clause, whole if elsewhere else own, about)
         if reading.excepted and asked.any():
             asked &= named(self.index, reading.excepted)[self.index.table.row_device[self.sensitive.rows]] == 0
         return asked
 
-    def _asked_in(self, text: str, named_by: np.ndarray) -> np.ndarray:
+    def _asked_in(self, text: str, named_by: np.ndarray, about: str | None = None) -> np.ndarray:
         """``asked`` for one clause: the operation it asks for is one the row's command performs, and it refers
         to the row's device: by name (``referents.named``: the devices it names best; naming another device
         leaves this one out), or, naming none, by a word for its kind (or, alone, a verb that names the kind:
         "解锁", "please unlock") with any room said being the device's room ("打开阳台门" asks nothing of the lock
-        in the living room). ``named_by``: the ``referents.named`` the clause stands for."""
+        in the living room). ``named_by``: the ``referents.named`` the clause stands for; ``about``: the text
+        that names it, where another clause does ("the hand is at the kitchen door, let him in")."""
         index = self.index
         sensitive = self.sensitive
         rows, kinds = sensitive.rows, sensitive.row_kinds
         operation = index.memo(("operation", text), lambda: operation_in(
             index, verb_text(text, index), kinds_meant(index, QueryIR(), text)))
         performing = choice_of(index).performing(operation)[rows] if operation else np.zeros(len(rows), bool)
-        if operation == "open" and not (_DOOR_WORD.search(text) or "Lock" in categories_said(text)):
-            # a lock opens only as a door said ("open the closet" unlocks no Closet Safe; "open the door" may)
-            performing = performing & ~choice_of(index).performing("unlock")[rows]
+        about = text if about is None else about
+        if operation == "open" and not (_DOOR_WORD.search(about) or "Lock" in categories_said(about)):
+            # a lock opens only as a door said, or as what its name calls it ("open the safe": the Gun Safe; "open
+            # the closet" unlocks no Closet Safe; "open the door" may)
+            performing = performing & (~choice_of(index).performing("unlock")[rows] | self._head_said(about, rows))
         marked = kinds == len(SENSITIVE_KINDS)
         if not (performing.any() or marked.any()):
             return performing
@@ -138,6 +165,15 @@ class SensitiveRequests:
         for i in np.flatnonzero(marked & referred).tolist():  # what policy.json marks
             asked[i] = self._asked_marked(said, int(rows[i]), bool(best))
         return asked
+
+    def _head_said(self, text: str, rows: np.ndarray) -> np.ndarray:
+        """Per row: the last word of its device's name, or a word for what it is, is said ("open the safe" of Gun
+        Safe, of a Strongbox whose own name says Safe)."""
+        said = set(tokens(text))
+        devices = self.index.table.row_device[rows]
+        heads = [tokens(self.index.home.devices[d].label)[-1:] for d in devices.tolist()]
+        return np.asarray([bool(h) and h[0] in said and len(h[0]) >= 2 for h in heads], dtype=bool) | \
+            (devices_said(self.index, text)[devices] > 0)
 
     def _best_naming(self, text: str, named_by: np.ndarray) -> int:
         """How long the longest name said is (0: none), where a name said only through the word door is no
@@ -185,7 +221,7 @@ class SensitiveRequests:
         verbless = text
         for kind in SENSITIVE_KINDS:  # the 锁 of "开锁" is the verb's, no lock said
             verbless = kind.self_naming.sub(" ", verbless)
-        kinds_said = self._kinds_referred(index.names.without_names(verbless), operation)
+        kinds_said = self._kinds_referred(index.names.without_names(verbless), operation, rooms)
         verb = read_operation(verb_text(text, index), frozenset())
         if rooms and verb not in (None, "off") and (verb != "on" or not text.isascii()):
             # "open the garage", "打开车库" where the garage is a room: its garage doors, the room's name their
@@ -199,6 +235,10 @@ class SensitiveRequests:
                                                  for n in sensitive.noun_sets])[sensitive.noun_code]
         if "Door" in kinds_said:
             worded = self._door_worded(worded, kinds_said, verbless, rooms, devices)
+        lock_words = categories_said(index.names.without_names(verbless)).get("Lock", ())
+        if says_door_locks(lock_words):  # "其他门锁都打开", "the door locks": the locks of doors, no safe
+            locks = index.table.device_categories[devices] == "Lock"
+            worded &= ~locks | doors_among(index, index.table.in_category("Lock"), door_nouns(verbless))[devices]
         qualified = lock_qualifiers(verbless)
         if qualified:
             worded &= np.asarray([index.table.device_categories[d] != "Lock" or
@@ -220,9 +260,9 @@ class SensitiveRequests:
             fits = np.asarray([index.table.device_categories[d] != "Lock" or bool(sensitive.device_words[d] & nouns)
                                for d in devices.tolist()])
         elif not any(said_door) and every_door(verbless):  # "unlock all the doors", "其他门都打开": every door
-            home = index.home
-            fits = np.asarray([is_a_door(index.table.device_categories[d], set(tokens(home.devices[d].label)), nouns,
-                                         set(tokens(home.devices[d].room))) for d in devices.tolist()], dtype=bool)
+            mask = np.zeros(len(index.home.devices), dtype=bool)
+            mask[devices] = True
+            fits = doors_among(index, mask, nouns)[devices]
         elif not any(said_door):  # "开门", "unlock the door": the way in, where a lock is it
             way_in = np.asarray([bool(sensitive.device_words[d] & _ENTRANCE_WORDS) for d in devices.tolist()])
             fits &= way_in if (fits & way_in & only_door).any() else fits
@@ -231,11 +271,11 @@ class SensitiveRequests:
         return worded | fits & np.asarray([bool(sensitive.device_words[d] & nouns) and
                                            index.table.device_categories[d] in _DOORISH for d in devices.tolist()])
 
-    def _kinds_referred(self, text: str, operation: str | None) -> set[str]:
+    def _kinds_referred(self, text: str, operation: str | None, rooms: list[str]) -> set[str]:
         """The kinds the text names by a word for them (``referents.kinds_acted_on``), less those whose word also
         stands in the name of an ordinary device that could do what is asked: "water on" where a Water Heater and a
         Water Feature Pump switch on names no water valve; "unlock the door" beside a Back Door Light still names
-        the locks (a light does not unlock)."""
+        the locks (a light does not unlock). Where ``rooms`` are said, only what stands there counts."""
         index = self.index
         said = kinds_acted_on(index, text)
         if not said or operation is None:
@@ -247,14 +287,16 @@ class SensitiveRequests:
         if switched in ("on", "off"):
             able = able | choice.devices_able(switched) | choice.devices_able(_COUNTERPART[switched])
         plain = able & ~self.sensitive.devices
+        if rooms:  # "turn the water back on at the well house": what carries the word in the rooms said
+            plain &= index.rooms.devices_in(rooms)
 
         def own(word: str) -> bool:
             carriers = np.flatnonzero(index.names.carrying(tokens(word)) & plain).tolist()
+            labels = [index.home.devices[d].label for d in carriers]
             if not word.isascii():  # 灶台灯 is a light, 大门摄像头 a camera: their 灶 and 门 only say which (a Chinese
                 # name ends with its kind)
-                labels = [index.home.devices[d].label for d in carriers]
                 return all(categories_said(label) and not _ends_with_kind_word(label, word) for label in labels)
-            return not carriers
+            return all(_says_which(label, word) for label in labels)
 
         # "turn the water on at the main valve": where it is done says the kind again, in a word only it has
         return {kind for kind, words in said.items() if any(own(w) for w in words) or kind in CATEGORY_WORDS and

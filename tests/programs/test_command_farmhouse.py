@@ -1,0 +1,125 @@
+"""Referents on a farmhouse and a shop built to confuse (no LM): what people call a device when its label does
+not say it, a valve said by the word that says which, the alarm system beside a siren, every door said several
+ways, someone let in at a door another clause names, the burners of a cooktop.
+
+Each test is a clear ask that gets what it asks for, or an ordinary request that reaches nothing sensitive.
+"""
+
+from __future__ import annotations
+
+import pytest
+from conftest import write_home
+
+from tracerag.home_commands.home import Home
+from tracerag.home_commands.home_index import CommandIndex
+from tracerag.programs.command_retrieval import CommandRetrieval
+
+
+def _two(on: str, off: str) -> list[dict]:
+    return [{"id": on, "description": on.rsplit("-", 1)[1], "type": None, "value_range": None},
+            {"id": off, "description": off.rsplit("-", 1)[1], "type": None, "value_range": None}]
+
+
+SPECS = {
+    "p-switch": _two("main-switch-on", "main-switch-off"),
+    "p-lock": _two("main-lock-lock", "main-lock-unlock"),
+    "p-valve": _two("main-valve-open", "main-valve-close"),
+    "p-door": _two("main-doorControl-open", "main-doorControl-close"),
+    "p-gate": _two("main-garageDoorControl-open", "main-garageDoorControl-close"),
+    "p-siren": _two("main-alarm-siren", "main-alarm-off"),
+    "p-panel": _two("main-securitySystem-armAway", "main-securitySystem-disarm"),
+    "p-blind": _two("main-windowShade-open", "main-windowShade-close"),
+}
+ROOMS = {"r-kitchen": "Kitchen", "r-porch": "Back Porch", "r-barn": "Barn", "r-well": "Well House",
+         "r-office": "Farm Office", "r-den": "Den", "r-lane": "Lane", "r-shop": "店面", "r-yard": "Stair Hall"}
+DEVICES = [
+    ("kitchen-door", "Kitchen Door", "r-kitchen", "Lock", "p-lock"),
+    ("kitchen-blinds", "Kitchen Blinds", "r-kitchen", "Blind", "p-blind"),
+    ("stovetop", "Stovetop", "r-kitchen", "Cooktop", "p-switch"),
+    ("stove-light", "Stove Light", "r-kitchen", "Light", "p-switch"),
+    ("propane", "Propane Shutoff", "r-porch", "GasValve", "p-valve"),
+    ("trough", "Water Trough Valve", "r-barn", "WaterValve", "p-valve"),
+    ("big-red", "Big Red", "r-barn", "Door", "p-door"),
+    ("feed-door", "Feed Room Door", "r-barn", "Lock", "p-lock"),
+    ("coop", "Coop Door", "r-barn", "Door", "p-door"),
+    ("main-water", "Main Water Valve", "r-well", "WaterValve", "p-valve"),
+    ("heater", "Water Heater", "r-kitchen", "Switch", "p-switch"),
+    ("strongbox", "Strongbox", "r-office", "Lock", "p-lock", "SentrySafe Smart Safe"),
+    ("office-blinds", "Office Blinds", "r-office", "Blind", "p-blind"),
+    ("lane-gate", "Lane Gate", "r-lane", "GarageDoor", "p-gate"),
+    ("hatch", "Roof Hatch", "r-den", "Door", "p-door"),
+    ("alarm", "Sentry", "r-den", "SecurityPanel", "p-panel"),
+    ("siren", "Stairwell Siren", "r-yard", "Siren", "p-siren"),
+]
+SHOP = [  # a bakery: the cash safe's label says cash cabinet, its own name says safe
+    ("cash", "钱柜", "r-shop", "Lock", "p-lock", "Smart Cash Safe"),
+    ("shop-door", "店门", "r-shop", "Lock", "p-lock"),
+    ("back-door", "后厨门", "r-kitchen", "Lock", "p-lock"),
+    ("shop-siren", "店铺警报器", "r-shop", "Siren", "p-siren"),
+    ("fridge", "冷柜", "r-kitchen", "SmartPlug", "p-switch"),
+    ("sign", "门头灯", "r-shop", "Light", "p-switch"),
+]
+SENSITIVE = {"main-lock-unlock", "main-valve-open", "main-doorControl-open", "main-garageDoorControl-open",
+             "main-securitySystem-disarm", "main-alarm-off", "main-switch-on"}
+
+
+@pytest.fixture(scope="module")
+def homes(tmp_path_factory, embedder):
+    def program(devices):
+        home = Home.load(write_home(tmp_path_factory.mktemp("farm"), devices, SPECS, ROOMS))
+        return CommandRetrieval(CommandIndex(home, embedder), ir_source="none")
+    return {"farm": program(DEVICES), "shop": program(SHOP)}
+
+
+@pytest.fixture
+def program(homes):
+    return homes["farm"]
+
+
+def asked(pred) -> set[tuple[str, str]]:
+    """The sensitive (device, command) pairs the answer offers as asked for."""
+    found = {(c.device_id, c.command_id) for c in pred.candidates if c.asked}
+    return found | {t for t in (pred.bulk.targets if pred.bulk is not None else [])}
+
+
+@pytest.mark.parametrize(("query", "device", "command"), [
+    ("the gas delivery is done, open the propane valve", "propane", "main-valve-open"),  # no water valve
+    ("turn the alarm system off, we're back", "alarm", "main-securitySystem-disarm"),  # the panel, no siren
+    ("open the safe in the office", "strongbox", "main-lock-unlock"),  # its own name says Safe
+    ("fire up the burners", "stovetop", "main-switch-on"),
+    ("light a burner on the stovetop, I'm making coffee", "stovetop", "main-switch-on"),
+    ("The hired hand is at the kitchen door, let him in", "kitchen-door", "main-lock-unlock"),
+    ("turn the water back on at the well house", "main-water", "main-valve-open"),  # the water heater is elsewhere
+])
+def test_a_clear_ask_gets_what_it_asks(program, query, device, command):
+    _gets_what_it_asks(program(query=query), device, command)
+
+
+@pytest.mark.parametrize(("query", "device", "command"), [
+    ("麻烦把保险柜打开，要拿零钱", "cash", "main-lock-unlock"),  # 保险柜: the safe labelled 钱柜
+    ("把店里的警笛关了，是误报", "shop-siren", "main-alarm-off"),  # 警笛: a siren
+])
+def test_a_clear_ask_in_chinese_gets_what_it_asks(homes, query, device, command):
+    _gets_what_it_asks(homes["shop"](query=query), device, command)
+
+
+def _gets_what_it_asks(pred, device, command):
+    assert (device, command) in asked(pred)
+    assert {(d, c) for d, c in asked(pred) if c in SENSITIVE} == {(device, command)}
+
+
+def test_every_door_but_one_is_every_door_of_the_farm_and_no_safe_nor_hatch(program):
+    pred = program(query="open every door but the coop door")
+    assert pred.bulk is not None and pred.bulk.hint is None
+    assert set(pred.bulk.targets) == {("kitchen-door", "main-lock-unlock"), ("feed-door", "main-lock-unlock"),
+                                      ("big-red", "main-doorControl-open")}
+
+
+def test_both_gates_are_the_gates_only(program):
+    pred = program(query="open both gates")
+    assert {d for d, _ in asked(pred)} == {"lane-gate"}
+
+
+def test_the_door_locks_are_no_safe(homes):
+    pred = homes["shop"](query="除了店门，其他门锁都打开")
+    assert {d for d, _ in asked(pred)} == {"back-door"}

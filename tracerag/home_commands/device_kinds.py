@@ -1,0 +1,52 @@
+"""What a device is, where its label may not say it: a safe labelled 小金库 or "Strongbox". The device's own
+name beside its label (SmartThings ``name``: "Smart Safe Lock") or its label says it in English; a person says
+it in either language ("open the safe", "打开保险柜"). Only words that say one thing are listed: an "automatic
+door" may be a shop's door or a chicken coop's.
+
+``devices_said(index, text)`` gives, per device, the length of the longest such word said that the device is
+(0 for none): ``referents.named`` reads it as a name said where no label or name run is.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from .category_words import normalised
+from .text_match import tokens
+
+# (the words a device's label or own name carries, all of them; the words a person says for it)
+WHAT_IT_IS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
+    (("safe",), ("safe", "strongbox", "gun safe", "vault", "保险柜", "保险箱", "保险库")),
+    (("strongbox",), ("safe", "strongbox", "保险柜", "保险箱")),
+)
+_PATTERNS = [re.compile("|".join(rf"\b{re.escape(w)}s?\b" if w.isascii() else re.escape(w) for w in said))
+             for _, said in WHAT_IT_IS]
+
+
+def devices_said(index, text: str, qualifying=lambda word: False) -> np.ndarray:
+    """Per device: the length of the longest word for what it is said in the text (0: none); a word that only
+    ``qualifying`` another ("the safe's lamp") says nothing."""
+    out = np.zeros(len(index.home.devices), dtype=np.int64)
+    text = normalised(text)
+    for (carried, _), pattern in zip(WHAT_IT_IS, _PATTERNS, strict=True):
+        longest = max((len(m.group(0)) for m in pattern.finditer(text) if not qualifying(m.group(0))), default=0)
+        if longest:
+            out = np.maximum(out, longest * being(index, carried))
+    return out
+
+
+def safes(index) -> np.ndarray:
+    """Per device: it is a safe (its label or own name says so): never one of "the doors"."""
+    return being(index, ("safe",)) | being(index, ("strongbox",))
+
+
+def being(index, carried: tuple[str, ...]) -> np.ndarray:
+    """Per device: its own name carries every one of the words, or its label ends with them (a Gun Safe; never
+    the Lamp on the Safe)."""
+    def compute():
+        return np.asarray([set(carried) <= set(tokens(d.model.lower())) or
+                           set(tokens(d.label.lower())[-len(carried):]) == set(carried) for d in index.home.devices],
+                          dtype=bool)
+    return index.memo(("being", carried), compute)
