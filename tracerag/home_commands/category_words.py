@@ -125,6 +125,11 @@ def _categories_said(text: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     return _read_categories(text)
 
 
+# words listed for one kind that name any of a family, said after a word for another kind of it ("燃气阀",
+# "gas shutoff valve": a gas valve)
+_ANY_OF = {("GasValve", "WaterValve"): frozenset({"阀", "阀门", "valve", "valves", "shutoff", "shut-off"})}
+
+
 def _read_categories(text: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     text = normalised(text)
     matches = [(m.start(), m.end(), category) for category, pattern in _patterns() for m in pattern.finditer(text)]
@@ -134,7 +139,10 @@ def _read_categories(text: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     dropped = set()
     for i, (start, end, category) in enumerate(words):
         after = [j for j, (s, _, c) in enumerate(words) if c != category and s >= end and qualifies(text[end:s])]
-        if after:
+        said_which = [j for j in after if text[words[j][0]:words[j][1]] in _ANY_OF.get((category, words[j][2]), ())]
+        if after and len(said_which) == len(after):  # "燃气阀": the gas valve, the generic word says no other kind
+            dropped.update(said_which)
+        elif after:
             dropped.add(i)
             dropped.update(j for j in after if words[j][2] in _DOORS)  # a part of this device
         if locative(text, start, end):

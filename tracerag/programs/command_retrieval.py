@@ -38,6 +38,7 @@ from ..home_commands.plain_verbs import plain_verbs
 from ..home_commands.referents import unresolved_places
 from ..home_commands.safety_screen import Screen, safety_of
 from ..home_commands.several_requests import acting_clauses, first_request
+from ..home_commands.spelling import corrected
 from ..home_commands.values import with_digits
 from ..signatures.command import ArbitrateCapability, CommandOption, ParseCommand
 from ..signatures.query_ir import QueryIR
@@ -108,9 +109,10 @@ class CommandRetrieval(dspy.Module):
         index = self.index_for(home)
         if len(query) > MAX_UTTERANCE_CHARS:
             return self._prediction([], None, QueryIR(), "none", stages, index, hint="too_long")
-        # The LM reads the utterance as said; the rules, the safety checks and the search read its negations
-        # first ("灯不用开了" asks for the lights off, "别锁门" for nothing to be done).
-        plain = plain_verbs(query)
+        # The LM reads the utterance as said; the rules, the safety checks and the search read it with the home's
+        # misspelt words as meant ("frnt door") and its negations first ("灯不用开了" asks for the lights off,
+        # "别锁门" for nothing to be done).
+        plain = plain_verbs(corrected(index, query))
         said = read_negation(with_digits(plain, index.names.name_spans(plain)))
         text, unanswered = first_request(index, said.text)  # several requests: the first, never a mix of two
         pred = yield from self._answer(index, query, said, text, ir, stages)

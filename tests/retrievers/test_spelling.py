@@ -1,0 +1,43 @@
+"""A word of the home's misspelt by one letter is read as that word; nothing else is read again."""
+
+import pytest
+from conftest import write_home
+
+from tracerag.home_commands.home import Home
+from tracerag.home_commands.home_index import CommandIndex
+from tracerag.home_commands.spelling import corrected
+
+SPECS = {"p-switch": [{"id": "main-switch-on", "description": "turn on", "type": None, "value_range": None}]}
+ROOMS = {"r-hall": "Hall", "r-kitchen": "Kitchen", "r-shop": "店面"}
+DEVICES = [
+    ("front", "Front Door", "r-hall", "Lock", "p-switch"),
+    ("hall", "Hall Light", "r-hall", "Light", "p-switch"),
+    ("oven", "Oven", "r-kitchen", "Oven", "p-switch"),
+    ("shutter", "卷帘门", "r-shop", "GarageDoor", "p-switch"),
+    ("blinds", "Kitchen Covers", "r-kitchen", "Blind", "p-switch"),
+]
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory, embedder):
+    return CommandIndex(Home.load(write_home(tmp_path_factory.mktemp("spelling"), DEVICES, SPECS, ROOMS)), embedder)
+
+
+@pytest.mark.parametrize(("said", "meant"), [
+    ("frnt door unlock pls", "front door unlock pls"),  # one letter short
+    ("kitchn door", "kitchen door"),
+    ("preheat the ovn", "preheat the oven"),
+    ("preheat the oevn", "preheat the oven"),  # two letters swapped
+    ("麻烦开一下卷帘们", "麻烦开一下卷帘门"),  # a character that sounds alike, where the name then reads whole
+])
+def test_a_word_of_the_home_misspelt_by_one_letter_is_read_as_it(index, said, meant):
+    assert corrected(index, said) == meant
+
+
+@pytest.mark.parametrize("said", [
+    "turn off all the lights",  # "all" is a common word, never "hall"
+    "let the movers in",  # a different letter: never "covers"
+    "set it to ten", "他们都在客厅", "play something by the doors",
+])
+def test_what_is_no_misspelling_is_left_as_said(index, said):
+    assert corrected(index, said) == said

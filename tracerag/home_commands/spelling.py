@@ -1,0 +1,132 @@
+"""A word of the home's misspelt by one letter, read as that word: "frnt door" is the Front Door, "kitchn door
+unlock" the Kitchen Door, "preheat the ovn" the Oven, 卷帘们 the 卷帘门.
+
+People type fast. A device's word said one letter short, or with two letters swapped, names nothing, and a clear
+ask is then refused. Only what can be nothing else is read again:
+
+- an English word of three letters or more that is no word of this home (its labels, rooms, words for kinds)
+  and no common English word, one letter short of exactly one such word of four letters or more, or with two
+  letters swapped in it ("ovn": oven). A letter too many or a different letter is left alone ("movers" is
+  never "covers"), and so is a common word ("all" is never "hall");
+- a Chinese character that sounds like the one a device's name has (们 for 门, 伐 for 阀), where with it the
+  characters before it are a run of a label or a word for a kind, and without it are not.
+"""
+
+from __future__ import annotations
+
+import re
+import weakref
+from functools import lru_cache
+
+from .category_words import CATEGORY_WORDS
+from .device_files import LABEL_MAX
+from .text_match import tokens
+
+_WORD = re.compile(r"[A-Za-z]{3,}")
+# Chinese characters typed for one that sounds alike in a device's name
+_SOUNDS_LIKE = {"们": "门", "闷": "门", "伐": "阀", "罚": "阀", "相": "箱", "裤": "库", "酷": "库", "桶": "筒",
+                "登": "灯"}
+# common English words that are one letter short of a word a home may use ("all" of hall, "her" of here)
+_COMMON = frozenset("""
+a about above after again all also am an and any are as ask at away back be been before being below between
+both but by can come could day did do does done down each else even ever every few find first for from get go
+going got had has have he her here him his how i if in into is it its just keep know last leave let like little
+long look made make many may me more most much must my need never new next no not now of off oh ok okay old on
+once one only or other our out over own part please put quite really right same say see set she should show so
+some still such take than thanks that the their them then there these they thing think this those though three
+through time to too turn two under until up upon us use very want was way we well were what when where which
+while who why will with would yes yet you your yours ten set sat hat bat cat car bar far tar war sun fun run
+gun gum hum sum bus but cut hut nut put rut tub cub rub sub pub dad mad bad sad pad lad fad tad ran pan van can
+man ban tan fan win bin din fin pin sin tin kin led bed red fed wed net bet get jet let met pet set vet wet yet
+dog fog hog log jog bog cog hot lot not pot rot dot got cot tot box fox lox pox mix fix six sit bit fit hit kit
+lit pit wit dim rim him aim air fair hair pair lair bear dear fear gear hear near rear tear wear year
+arm disarm close open stop start lock unlock shut raise lower lift mute unmute play pause resume skip dim
+brighten heat cool warm chill fire light sound silence kill cut flip power boot run keep make pull push roll draw
+switch toggle enable disable activate deactivate set adjust change increase decrease boost drop reduce raise
+bring send call ring buzz wake sleep rest wash dry bake cook boil brew fill empty drain water feed clean vacuum
+mop sweep charge plug watch listen tune record show hide move slide tilt spin fan blow vent air heat
+high low mid max min full half bright dark warm cold hot loud quiet soft hard fast slow late early
+morning noon evening night tonight today tomorrow home away back front side rear top bottom left right
+middle inside outside upstairs downstairs please thanks thank sorry hey hello hi yo okay sure
+""".split())
+
+
+def corrected(index, text: str) -> str:
+    """The text with each misspelt word of this home read as it (see the module docstring); as said where none."""
+    if text.isascii():
+        return _WORD.sub(lambda m: _english(index, m.group(0)), text) if _WORD.search(text) else text
+    text = _WORD.sub(lambda m: _english(index, m.group(0)), text)
+    return _chinese(index, text)
+
+
+def _english(index, word: str) -> str:
+    lower = word.lower()
+    vocabulary = _vocabulary(index)
+    if lower in vocabulary or lower in _COMMON or lower.rstrip("s") in vocabulary:
+        return word
+    found = {w for w in _one_letter_short(lower) | _swapped(lower) if w in vocabulary and len(w) >= 4}
+    return found.pop() if len(found) == 1 else word
+
+
+def _one_letter_short(word: str) -> set[str]:
+    """The words ``word`` is one letter short of, as keys to look up: every word with one letter put back."""
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    return {word[:i] + c + word[i:] for i in range(len(word) + 1) for c in letters}
+
+
+def _swapped(word: str) -> set[str]:
+    return {word[:i] + word[i + 1] + word[i] + word[i + 2:] for i in range(len(word) - 1)}
+
+
+def _chinese(index, text: str) -> str:
+    runs = _runs(index)
+    chars = list(text)
+    for i, ch in enumerate(chars):
+        meant = _SOUNDS_LIKE.get(ch)
+        if meant is None or meant == ch or i == 0:
+            continue
+        before = "".join(chars[max(0, i - 2):i])
+        if any(before[j:] + meant in runs and before[j:] + ch not in runs for j in range(len(before) - 1, -1, -1)):
+            chars[i] = meant
+    return "".join(chars)
+
+
+_BUILT: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # per index: (its words, its runs)
+
+
+def _vocabulary(index) -> frozenset[str]:
+    return _built(index)[0]
+
+
+def _runs(index) -> frozenset[str]:
+    return _built(index)[1]
+
+
+def _built(index) -> tuple[frozenset[str], frozenset[str]]:
+    """Read once per index: its English words and its Chinese runs."""
+    built = _BUILT.get(index)
+    if built is None:
+        built = _BUILT[index] = (_words_of(index), _runs_of(index))
+    return built
+
+
+def _words_of(index) -> frozenset[str]:
+    home = index.home
+    said = {w for d in home.devices for w in tokens(f"{d.label[:LABEL_MAX]} {d.room}".lower())
+            if w.isascii() and w.isalpha()}
+    said |= {w for r in home.rooms for w in tokens(r.lower()) if w.isascii() and w.isalpha()}
+    return frozenset(said | _kind_words())
+
+
+@lru_cache(maxsize=1)
+def _kind_words() -> frozenset[str]:
+    return frozenset(w for _, english in CATEGORY_WORDS.values() for phrase in english for w in phrase.split()
+                     if w.isalpha())
+
+
+def _runs_of(index) -> frozenset[str]:
+    """The runs of two or three characters of the home's Chinese labels and of the words for kinds."""
+    names = [d.label[:LABEL_MAX] for d in index.home.devices] + [w for chinese, _ in CATEGORY_WORDS.values()
+                                                                  for w in chinese]
+    return frozenset(name[i:i + n] for name in names for n in (2, 3) for i in range(len(name) - n + 1)
+                     if not name[i:i + n].isascii())
