@@ -90,6 +90,7 @@ def asked(pred) -> set[tuple[str, str]]:
     ("light a burner on the stovetop, I'm making coffee", "stovetop", "main-switch-on"),
     ("The hired hand is at the kitchen door, let him in", "kitchen-door", "main-lock-unlock"),
     ("turn the water back on at the well house", "main-water", "main-valve-open"),  # the water heater is elsewhere
+    ("fill the water trough", "trough", "main-valve-open"),  # filling: a water valve opens
 ])
 def test_a_clear_ask_gets_what_it_asks(program, query, device, command):
     _gets_what_it_asks(program(query=query), device, command)
@@ -123,3 +124,17 @@ def test_both_gates_are_the_gates_only(program):
 def test_the_door_locks_are_no_safe(homes):
     pred = homes["shop"](query="除了店门，其他门锁都打开")
     assert {d for d, _ in asked(pred)} == {"back-door"}
+
+
+@pytest.mark.parametrize("query", ["turn on the lights in the orchard", "unlock the door in the sugar shack",
+                                   "open the gate out in the paddock"])
+def test_a_place_no_word_of_the_home_names_is_asked_about(program, query):
+    pred = program(query=query)
+    assert pred.hint == "unknown_scope" and pred.unresolved
+    assert not pred.candidates and pred.bulk is None
+
+
+@pytest.mark.parametrize("query", ["turn on the stove light in the kitchen", "open the kitchen blinds in the morning",
+                                   "turn the light on in the corner"])
+def test_a_time_a_position_or_a_room_of_the_home_is_no_unknown_place(program, query):
+    assert program(query=query).hint != "unknown_scope"

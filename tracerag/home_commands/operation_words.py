@@ -128,6 +128,7 @@ _HUSH = _by_kind("mute", (FANS | CLIMATE | CYCLES, None))
 _WARMER = _by_kind("temperature_up", (LIGHTS, "warmer"))
 _COOLER = _by_kind("temperature_down", (LIGHTS, "cooler"))
 _UP, _DOWN = _always(+1), _always(-1)
+_WATERING = _by_kind(None, (frozenset({"WaterValve", "Irrigation"}), "open"))
 
 # up to six words between a verb and its particle ("turn the kitchen lights on"), none of them another particle or
 # an exception ("turn off all the lights except on the second floor" turns nothing on; "turn up the volume on
@@ -207,6 +208,8 @@ _SENSES_EN: tuple[tuple[str, str, Reading], ...] = (
     (r"\b(?:open(?:s|ed|ing)?|raise[sd]?|lift(?:s|ed)?)\s+up\b|\b(?:open|opne|oepn)(?:s|ed|ing)?\b|\bpull\s+up\b|"
      rf"\bput\s+up\b|\broll\s+up\b|\blet\s+{_E}in\b", SWITCH, _OPEN),  # "let the movers in"
     (r"\b(?:close[sd]?|closing|shut|shuts|draw)\b|\bpull\s+down\b|\broll\s+down\b", SWITCH, _CLOSE),
+    # "fill the water trough", "water the kitchen garden": a water valve opens
+    (r"^\s*(?:please\s+)?(?:fill|water)\s+(?:up\s+)?(?:the|my|our)\b", SWITCH, _WATERING),
     # subjects
     (r"\bvolume\b|\bsound\b(?!\s*(?:bar|system|machine)s?\b)", SUBJECT, _always("volume")),
     (r"\bbrightness\b|\bintensity\b", SUBJECT, _always("level")),

@@ -18,8 +18,6 @@ utterance asks for, and only a device it names, or a word for its kind said on i
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 
 from .category_words import categories_said, is_kind_word, normalised, qualifies
@@ -146,40 +144,3 @@ def kinds_acted_on(index, text: str) -> dict[str, list[str]]:
     rooms = {join_tokens(r) for r in index.rooms.phrases.found_in(tokens(text))}
     # "turn on the garage" where Garage is a room: the room, not its door
     return {kind: words for kind, words in said.items() if not all(w in rooms for w in words)}
-
-
-# Words for a place in a home: a floor, or a kind of room. One the home cannot resolve is asked about, never
-# widened to the whole home ("turn off the first floor lights" where no floors are recorded).
-_PLACE_EN = re.compile(
-    r"\b(?:(?:first|second|third|fourth|fifth|ground|top|upper|lower|1st|2nd|3rd|4th|5th)\s+(?:floor|storey|story)|"
-    r"upstairs|downstairs|basement|attic|cellar|wine\s+cellar|guest\s+(?:house|room|bedroom)|sunroom|sun\s+room|"
-    r"nursery|playroom|pantry|porch|patio|deck|backyard|front\s+yard|yard|garden|hallway|kitchen|bathroom|"
-    r"bedroom|living\s+room|dining\s+room|family\s+room|laundry\s+room|media\s+room|office|study|den|garage|"
-    r"balcony|terrace|gym|library|closet|mudroom|utility\s+room|hall|hayloft|loft|shed|workshop|greenhouse|"
-    r"conservatory|pool\s*(?:side|house)?|foyer|lobby|mezzanine|rec(?:reation)?\s+room|game\s+room|sauna|"
-    r"boathouse|carport|driveway|gazebo|pergola|courtyard|stables?|wine\s+room)\b", re.IGNORECASE)
-_PLACE_ZH = re.compile("|".join((
-    r"[一二三四五六七八九十两0-9]+楼", "楼上", "楼下", "地下室", "阁楼", "顶楼", "厨房", "卫生间", "洗手间",
-    "浴室", "卧室", "主卧", "次卧", "客厅", "餐厅", "书房", "车库", "阳台", "玄关", "走廊", "过道", "花园",
-    "院子", "储藏室", "洗衣房", "衣帽间", "儿童房", "客房", "老人房", "健身房", "影音室", "茶室", "露台",
-    "阳光房", "游?泳池边?", "花房", "温室", "酒窖", "地窖", "杂物间", "工作室", "车棚", "凉亭", "庭院", "前院", "后院",
-    "天台", "地库", "保姆房", "琴房", "棋牌室", "桑拿房", "储物间", "洗衣间", "起居室", "会客厅")))
-
-
-def unresolved_places(index, text: str) -> list[str]:
-    """The places the text says that this home cannot resolve: a floor or a kind of room that is no room, floor
-    or room kind of the home ("bedroom" is the Master Bedroom), and no part of a device's name said ("the
-    Upstairs Hallway Light", "Kitchen TV")."""
-    plain = normalised(text)
-    kind_words = [word for words in categories_said(plain).values() for word in words]
-    out = []
-    for match in (*_PLACE_EN.finditer(plain), *_PLACE_ZH.finditer(plain)):
-        place = match.group(0)
-        said = tokens(place)
-        if any(len(word) > len(place) and place in word for word in kind_words):
-            continue  # part of a word for a kind of device: 车库门, "garage door"
-        if index.rooms.names_a_room(place) or said in index.rooms.aliases or index.names.carrying(said).any() or \
-                any(contains(tokens(floor), said) for floor in set(index.home.floors.values())):
-            continue
-        out.append(place)
-    return out

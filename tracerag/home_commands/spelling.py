@@ -61,7 +61,7 @@ def corrected(index, text: str) -> str:
 
 def _english(index, word: str) -> str:
     lower = word.lower()
-    vocabulary = _vocabulary(index)
+    vocabulary = home_words(index)
     if lower in vocabulary or lower in _COMMON or lower.rstrip("s") in vocabulary:
         return word
     found = {w for w in _one_letter_short(lower) | _swapped(lower) if w in vocabulary and len(w) >= 4}
@@ -94,7 +94,8 @@ def _chinese(index, text: str) -> str:
 _BUILT: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # per index: (its words, its runs)
 
 
-def _vocabulary(index) -> frozenset[str]:
+def home_words(index) -> frozenset[str]:
+    """The English words of the home: of its labels, rooms and floors, and the words for kinds."""
     return _built(index)[0]
 
 
@@ -114,7 +115,7 @@ def _words_of(index) -> frozenset[str]:
     home = index.home
     said = {w for d in home.devices for w in tokens(f"{d.label[:LABEL_MAX]} {d.room}".lower())
             if w.isascii() and w.isalpha()}
-    said |= {w for r in home.rooms for w in tokens(r.lower()) if w.isascii() and w.isalpha()}
+    said |= {w for r in (*home.rooms, *home.floors.values()) for w in tokens(r.lower()) if w.isascii() and w.isalpha()}
     return frozenset(said | _kind_words())
 
 

@@ -34,8 +34,8 @@ from ..home_commands.home_index import CommandIndex
 from ..home_commands.naming_scope import names_a_kind_only, names_an_area, says_one_device, says_the_kind_itself
 from ..home_commands.negation import read_negation
 from ..home_commands.operation_words import with_operation
+from ..home_commands.places import unresolved_places
 from ..home_commands.plain_verbs import plain_verbs
-from ..home_commands.referents import unresolved_places
 from ..home_commands.safety_screen import Screen, safety_of
 from ..home_commands.several_requests import acting_clauses, first_request
 from ..home_commands.spelling import corrected

@@ -1,0 +1,85 @@
+"""The places an utterance says that the home cannot resolve: asked about, never widened to the whole home.
+
+"turn off the first floor lights" where no floors are recorded, "打开阳光房所有的灯" in a flat with no sunroom,
+"turn on the lights in the orchard" on a farm without one: a plan over every light would act on what was not
+asked. Two readings: words for a floor or a kind of room (either language) that are no room, floor or room kind
+of the home; and, in English, a place said after "in the" / "inside my" ... whose words are no word of the home
+at all (its rooms, labels, words for kinds), nor a word for a time or a position ("in the morning", "in the
+corner").
+"""
+
+from __future__ import annotations
+
+import re
+
+from .category_words import categories_said, normalised
+from .spelling import home_words
+from .text_match import contains, tokens
+
+# Words for a place in a home: a floor, or a kind of room. One the home cannot resolve is asked about, never
+# widened to the whole home ("turn off the first floor lights" where no floors are recorded).
+_PLACE_EN = re.compile(
+    r"\b(?:(?:first|second|third|fourth|fifth|ground|top|upper|lower|1st|2nd|3rd|4th|5th)\s+(?:floor|storey|story)|"
+    r"upstairs|downstairs|basement|attic|cellar|wine\s+cellar|guest\s+(?:house|room|bedroom)|sunroom|sun\s+room|"
+    r"nursery|playroom|pantry|porch|patio|deck|backyard|front\s+yard|yard|garden|hallway|kitchen|bathroom|"
+    r"bedroom|living\s+room|dining\s+room|family\s+room|laundry\s+room|media\s+room|office|study|den|garage|"
+    r"balcony|terrace|gym|library|closet|mudroom|utility\s+room|hall|hayloft|loft|shed|workshop|greenhouse|"
+    r"conservatory|pool\s*(?:side|house)?|foyer|lobby|mezzanine|rec(?:reation)?\s+room|game\s+room|sauna|"
+    r"boathouse|carport|driveway|gazebo|pergola|courtyard|stables?|wine\s+room)\b", re.IGNORECASE)
+_PLACE_ZH = re.compile("|".join((
+    r"[一二三四五六七八九十两0-9]+楼", "楼上", "楼下", "地下室", "阁楼", "顶楼", "厨房", "卫生间", "洗手间",
+    "浴室", "卧室", "主卧", "次卧", "客厅", "餐厅", "书房", "车库", "阳台", "玄关", "走廊", "过道", "花园",
+    "院子", "储藏室", "洗衣房", "衣帽间", "儿童房", "客房", "老人房", "健身房", "影音室", "茶室", "露台",
+    "阳光房", "游?泳池边?", "花房", "温室", "酒窖", "地窖", "杂物间", "工作室", "车棚", "凉亭", "庭院", "前院", "后院",
+    "天台", "地库", "保姆房", "琴房", "棋牌室", "桑拿房", "储物间", "洗衣间", "起居室", "会客厅")))
+
+
+def unresolved_places(index, text: str) -> list[str]:
+    """The places the text says that this home cannot resolve: a floor or a kind of room that is no room, floor
+    or room kind of the home ("bedroom" is the Master Bedroom), and no part of a device's name said ("the
+    Upstairs Hallway Light", "Kitchen TV")."""
+    plain = normalised(text)
+    kind_words = [word for words in categories_said(plain).values() for word in words]
+    out = []
+    for match in (*_PLACE_EN.finditer(plain), *_PLACE_ZH.finditer(plain)):
+        place = match.group(0)
+        said = tokens(place)
+        if any(len(word) > len(place) and place in word for word in kind_words):
+            continue  # part of a word for a kind of device: 车库门, "garage door"
+        if index.rooms.names_a_room(place) or said in index.rooms.aliases or index.names.carrying(said).any() or \
+                any(contains(tokens(floor), said) for floor in set(index.home.floors.values())):
+            continue
+        out.append(place)
+    return out + [p for p in _places_after_in(index, plain) if not any(p in o or o in p for o in out)]
+
+
+def _places_after_in(index, text: str) -> list[str]:
+    """The places said after "in the", "inside my" ... whose words are no word of this home and no word for a
+    time or a position: "the orchard", "the sugar shack"."""
+    known = home_words(index)
+    out = []
+    for match in _IN_THE.finditer(text):
+        words = []
+        for word in match.group(1).split():
+            if word in _PHRASE_ENDS:
+                break
+            words.append(word)
+        if words and not any(w in known or w.rstrip("s") in known or w in _NOT_PLACES or
+                             w.rstrip("s") in _NOT_PLACES for w in words):
+            out.append(" ".join(words))
+    return out
+
+
+# a place said after a preposition of place and "the" / "my" / "our" ("in the orchard", "out in the sugar shack");
+# not the particle of a verb ("plug in my dongle")
+_IN_THE = re.compile(r"(?<!plug )(?<!log )(?<!sign )(?<!check )(?<!tune )(?<!fill )(?<!hand )(?<!put it )"
+                    r"\b(?:in|inside|within)\s+(?:the|my|our)\s+([a-z][a-z'-]*(?:\s+[a-z][a-z'-]*)?)")
+_PHRASE_ENDS = frozenset({"and", "or", "but", "then", "please", "now", "to", "for", "with", "so", "too", "again",
+                          "as", "if", "when", "while", "because", "is", "are", "was", "were", "that", "which"})
+# what follows "in the" and is no place of a home: times, ways, positions within a room, the home itself
+_NOT_PLACES = frozenset("""
+morning afternoon evening night nighttime daytime day week weekend meantime meanwhile moment minute second hour
+while bit future past end beginning middle center centre corner front back top bottom side left right way
+dark light sun shade cold heat rain wind house home place room rooms area areas building whole entire same other
+next last first mood world background foreground window windows wall walls ceiling floor floors air mean
+""".split())
