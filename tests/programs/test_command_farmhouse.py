@@ -31,7 +31,8 @@ SPECS = {
     "p-blind": _two("main-windowShade-open", "main-windowShade-close"),
 }
 ROOMS = {"r-kitchen": "Kitchen", "r-porch": "Back Porch", "r-barn": "Barn", "r-well": "Well House",
-         "r-office": "Farm Office", "r-den": "Den", "r-lane": "Lane", "r-shop": "店面", "r-yard": "Stair Hall"}
+         "r-office": "Farm Office", "r-den": "Den", "r-lane": "Lane", "r-shop": "店面", "r-yard": "Stair Hall",
+         "r-garden": "Back Garden"}
 DEVICES = [
     ("kitchen-door", "Kitchen Door", "r-kitchen", "Lock", "p-lock"),
     ("kitchen-blinds", "Kitchen Blinds", "r-kitchen", "Blind", "p-blind"),
@@ -50,6 +51,8 @@ DEVICES = [
     ("hatch", "Roof Hatch", "r-den", "Door", "p-door"),
     ("alarm", "Sentry", "r-den", "SecurityPanel", "p-panel"),
     ("siren", "Stairwell Siren", "r-yard", "Siren", "p-siren"),
+    ("garden-door", "Garden Door", "r-kitchen", "Door", "p-door"),  # opens to the Back Garden
+    ("garden-lights", "Garden Lights", "r-garden", "Light", "p-switch"),
 ]
 SHOP = [  # a bakery: the cash safe's label says cash cabinet, its own name says safe
     ("cash", "钱柜", "r-shop", "Lock", "p-lock", "Smart Cash Safe"),
@@ -91,6 +94,7 @@ def asked(pred) -> set[tuple[str, str]]:
     ("The hired hand is at the kitchen door, let him in", "kitchen-door", "main-lock-unlock"),
     ("turn the water back on at the well house", "main-water", "main-valve-open"),  # the water heater is elsewhere
     ("fill the water trough", "trough", "main-valve-open"),  # filling: a water valve opens
+    ("Let some air in - open the door to the back garden", "garden-door", "main-doorControl-open"),
 ])
 def test_a_clear_ask_gets_what_it_asks(program, query, device, command):
     _gets_what_it_asks(program(query=query), device, command)
@@ -113,7 +117,7 @@ def test_every_door_but_one_is_every_door_of_the_farm_and_no_safe_nor_hatch(prog
     pred = program(query="open every door but the coop door")
     assert pred.bulk is not None and pred.bulk.hint is None
     assert set(pred.bulk.targets) == {("kitchen-door", "main-lock-unlock"), ("feed-door", "main-lock-unlock"),
-                                      ("big-red", "main-doorControl-open")}
+                                      ("big-red", "main-doorControl-open"), ("garden-door", "main-doorControl-open")}
 
 
 def test_both_gates_are_the_gates_only(program):

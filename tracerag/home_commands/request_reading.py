@@ -52,7 +52,8 @@ EXCEPTED = re.compile(r"除了|除去|(?<=[^\s])(?:除外|以外|之外)|不包�
 TITLES = re.compile(r"《[^》]*》|“[^”]*”|\"[^\"]*\"|「[^」]*」")
 # a word that points back to a device named in another clause ("let me in the back door, unlock it")
 # ("the hand is at the kitchen door, let him in": the door where someone waits)
-POINTS_BACK = re.compile(r"它|\b(?:it|them|that one|this one)\b|\blet\s+(?:him|her|us|me|[\w']+\s+[\w']+)\s+in\b", re.I)
+POINTS_BACK = re.compile(r"它|\b(?:it|them|that one|this one)\b|"
+                         r"\blet\s+(?:him|her|us|me|(?:the|my|our)\s+[\w']+)\s+in\b", re.I)
 
 
 @dataclass(frozen=True)

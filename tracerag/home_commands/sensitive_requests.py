@@ -40,6 +40,7 @@ _DOORISH = frozenset({"Door", "GarageDoor", "Lock"})  # the categories a door wo
 _PLACE_WORDS = re.compile(r"\b(?:in|inside|into|at|on|from|of|near|by|behind|under|beside|next to)\b|里面|里头|里",
                           re.I)
 _DOOR_WORD = re.compile(r"\b(?:door|gate)s?\b|门", re.I)
+_DOOR_TO = re.compile(r"\b(?:door|gate)s?\s+(?:to|into|onto|out to|leading to|that goes to)\b|通往|通向|去", re.I)
 _ENTRANCE_WORDS = frozenset({"前", "入", "户", "大", "正", "进", "玄", "关", "front", "main", "entry", "entrance",
                              "entryway", "foyer"})
 # what a switching verb does on a device that opens rather than switches, and the other way round
@@ -235,6 +236,10 @@ class SensitiveRequests:
                                                  for n in sensitive.noun_sets])[sensitive.noun_code]
         if "Door" in kinds_said:
             worded = self._door_worded(worded, kinds_said, verbless, rooms, devices)
+            if rooms and _DOOR_TO.search(text):  # "the door to the back garden": the Garden Door in the kitchen
+                room_words = {w for room in rooms for w in tokens(room)} - _ENTRANCE_WORDS
+                referred |= np.asarray([bool(sensitive.device_words[d] & room_words & set(tokens(
+                    index.home.devices[d].label))) for d in devices.tolist()])
         lock_words = categories_said(index.names.without_names(verbless)).get("Lock", ())
         if says_door_locks(lock_words):  # "其他门锁都打开", "the door locks": the locks of doors, no safe
             locks = index.table.device_categories[devices] == "Lock"
