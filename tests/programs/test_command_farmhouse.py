@@ -142,3 +142,30 @@ def test_a_place_no_word_of_the_home_names_is_asked_about(program, query):
                                    "turn the light on in the corner"])
 def test_a_time_a_position_or_a_room_of_the_home_is_no_unknown_place(program, query):
     assert program(query=query).hint != "unknown_scope"
+
+
+@pytest.mark.parametrize("query", ["open the valve", "turn the water on"])
+def test_a_word_for_a_kind_said_once_of_several_such_devices_asks_which(program, query):
+    # two water valves and a gas one: which one is not said, so none is offered as asked
+    assert not {(d, c) for d, c in asked(program(query=query)) if c in SENSITIVE}
+
+
+@pytest.mark.parametrize(("query", "device", "command"), [
+    ("open the gas valve", "propane", "main-valve-open"),  # "valve" inside "gas valve" is no water valve
+])
+def test_a_longer_word_for_a_kind_says_its_kind(program, query, device, command):
+    _gets_what_it_asks(program(query=query), device, command)
+
+
+@pytest.mark.parametrize("query", ["disarm the alarm in the guest cottage", "open the gate at the hunting lodge"])
+def test_a_sensitive_command_in_a_place_the_home_lacks_is_never_asked(program, query):
+    assert not {(d, c) for d, c in asked(program(query=query)) if c in SENSITIVE}
+
+
+@pytest.mark.parametrize("query", ["仓库的门锁打开", "打开果园的阀门", "老屋的店门打开"])
+def test_a_place_the_shop_lacks_asks_nothing_sensitive(homes, query):
+    assert not {(d, c) for d, c in asked(homes["shop"](query=query)) if c in SENSITIVE}
+
+
+def test_a_room_said_by_its_first_character_is_that_room(homes):
+    _gets_what_it_asks(homes["shop"](query="把店里的警报器关了，是猫碰的"), "shop-siren", "main-alarm-off")

@@ -138,11 +138,13 @@ def _read_categories(text: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
              and not (text[s:e] == "switch" and _SWITCH_VERB.fullmatch(text[:s]))]
     dropped = set()
     for i, (start, end, category) in enumerate(words):
-        after = [j for j, (s, _, c) in enumerate(words) if c != category and s >= end and qualifies(text[end:s])]
-        said_which = [j for j in after if text[words[j][0]:words[j][1]] in _ANY_OF.get((category, words[j][2]), ())]
-        if after and len(said_which) == len(after):  # "燃气阀": the gas valve, the generic word says no other kind
-            dropped.update(said_which)
-        elif after:
+        # "燃气阀", "煤气总阀", "gas shutoff valve": the gas valve; the generic word after it says no other kind
+        said_which = [j for j, (s, e, c) in enumerate(words)
+                      if end <= s <= end + 3 and text[s:e] in _ANY_OF.get((category, c), ())]
+        dropped.update(said_which)
+        after = [j for j, (s, _, c) in enumerate(words)
+                 if c != category and s >= end and qualifies(text[end:s]) and j not in said_which]
+        if after:
             dropped.add(i)
             dropped.update(j for j in after if words[j][2] in _DOORS)  # a part of this device
         if locative(text, start, end):

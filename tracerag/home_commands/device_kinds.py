@@ -20,6 +20,8 @@ from .text_match import tokens
 WHAT_IT_IS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
     (("safe",), ("safe", "strongbox", "gun safe", "vault", "保险柜", "保险箱", "保险库")),
     (("strongbox",), ("safe", "strongbox", "保险柜", "保险箱")),
+    (("保险箱",), ("safe", "保险柜", "保险箱", "保险库")),
+    (("保险柜",), ("safe", "保险柜", "保险箱", "保险库")),
 )
 _PATTERNS = [re.compile("|".join(rf"\b{re.escape(w)}s?\b" if w.isascii() else re.escape(w) for w in said))
              for _, said in WHAT_IT_IS]
@@ -39,13 +41,17 @@ def devices_said(index, text: str, qualifying=lambda word: False) -> np.ndarray:
 
 def safes(index) -> np.ndarray:
     """Per device: it is a safe (its label or own name says so): never one of "the doors"."""
-    return being(index, ("safe",)) | being(index, ("strongbox",))
+    return being(index, ("safe",)) | being(index, ("strongbox",)) | being(index, ("保险箱",)) | \
+        being(index, ("保险柜",))
 
 
 def being(index, carried: tuple[str, ...]) -> np.ndarray:
     """Per device: its own name carries every one of the words, or its label ends with them (a Gun Safe; never
     the Lamp on the Safe)."""
     def compute():
+        if not all(w.isascii() for w in carried):  # a Chinese word: in the own name, or ending the label
+            return np.asarray([all(w in d.model or d.label.endswith(w) for w in carried) for d in index.home.devices],
+                              dtype=bool)
         return np.asarray([set(carried) <= set(tokens(d.model.lower())) or
                            set(tokens(d.label.lower())[-len(carried):]) == set(carried) for d in index.home.devices],
                           dtype=bool)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from .category_words import categories_said, normalised
-from .spelling import home_words
+from .spelling import home_runs, home_words
 from .text_match import contains, tokens
 
 # Words for a place in a home: a floor, or a kind of room. One the home cannot resolve is asked about, never
@@ -70,11 +70,53 @@ def _places_after_in(index, text: str) -> list[str]:
     return out
 
 
+def place_not_exact(index, text: str) -> bool:
+    """Whether the text says a place the home cannot resolve whole: a sensitive command is then asked for
+    nowhere ("disarm the alarm in the guest cottage" where a Guest Room is; "preheat the oven in the summer
+    kitchen"; "仓库的门锁打开" in a home with no 仓库). English: a place after "in the", "at the" ... with a word
+    no word of the home; Chinese: the two or three characters before 的 or 里 that are no room, label or word
+    for a kind of the home."""
+    plain = normalised(text)
+    known = home_words(index)
+    for match in _AT_THE.finditer(plain):
+        words = []
+        for word in match.group(1).split():
+            if word in _PHRASE_ENDS:
+                break
+            words.append(word)
+        if words and any(w not in known and w.rstrip("s") not in known and w not in _NOT_PLACES for w in words):
+            return True
+    if plain.isascii():
+        return False
+    runs = home_runs(index)
+    rooms = index.home.rooms
+    for match in _ZH_OF.finditer(plain):
+        before = re.sub(r"(?:里面|里|那边)$", "", _ZH_LEAD.sub("", match.group(1)))
+        after = plain[match.end():match.end() + 2]
+        if not before or not (after in runs or categories_said(plain[match.end():match.end() + 4])):
+            continue  # "是猫碰的": no device said after it
+        said = [before[-n:] for n in (2, 3) if len(before) >= n]
+        # a room said by its first character ("店里": 店面), or two or three of a name or room
+        if not (any(s in runs or any(s in room for room in rooms) or s in _ZH_NOT_PLACES for s in said) or
+                len(before) == 1 and any(room.startswith(before) for room in rooms)):
+            return True
+    return False
+
+
+_AT_THE = re.compile(r"(?<!plug )(?<!log )(?<!sign )(?<!check )(?<!tune )(?<!fill )(?<!hand )(?<!put it )"
+                     r"\b(?:in|inside|within|at|out at|over at)\s+(?:the|my|our)\s+"
+                     r"([a-z][a-z'-]*(?:\s+[a-z][a-z'-]*){0,2})")
+_ZH_LEAD = re.compile(r"^.*[把将给帮在到去让往请]")
+_ZH_OF = re.compile(r"([\u4e00-\u9fff]{2,3})(?:的|里的|里面的|那边的)")
+_ZH_NOT_PLACES = frozenset("我们 你们 他们 我家 家里 这个 那个 这边 那边 今天 明天 刚才 其他 其它 别的 所有 "
+                           "全部 外面 里面 上面 下面 旁边 屋里 小孩 孩子 老人 爸爸 妈妈 一下 最大 最小".split())
+
+
 # a place said after a preposition of place and "the" / "my" / "our" ("in the orchard", "out in the sugar shack");
 # not the particle of a verb ("plug in my dongle")
 _IN_THE = re.compile(r"(?<!plug )(?<!log )(?<!sign )(?<!check )(?<!tune )(?<!fill )(?<!hand )(?<!put it )"
                     r"\b(?:in|inside|within)\s+(?:the|my|our)\s+([a-z][a-z'-]*(?:\s+[a-z][a-z'-]*)?)")
-_PHRASE_ENDS = frozenset({"and", "or", "but", "then", "please", "now", "to", "for", "with", "so", "too", "again",
+_PHRASE_ENDS = frozenset({"and", "or", "but", "then", "please", "now", "to", "for", "with", "so", "too", "again", "of",
                           "as", "if", "when", "while", "because", "is", "are", "was", "were", "that", "which"})
 # what follows "in the" and is no place of a home: times, ways, positions within a room, the home itself
 _NOT_PLACES = frozenset("""

@@ -52,6 +52,7 @@ def _named(index, text: str) -> np.ndarray:
     for room in sorted(index.rooms.phrases.found_in(tokens(plain)), key=lambda p: (-len(p), p)):  # nor a room's words
         plain = phrase_pattern(room).sub(" · ", plain)
     said = tokens(plain)
+    kinds_in_text = categories_said(plain)
     words = {(t,) for t in said if t.isascii() and len(t) >= 3 and not t.isdigit()}  # "the safe", "the oven"
     runs = _outermost({*index.names.name_phrases.found_in(said), *index.names.run_phrases.found_in(said),
                        *(w for w in words if index.names.carrying(w).any())})
@@ -72,13 +73,20 @@ def _named(index, text: str) -> np.ndarray:
         if is_kind_word(join_tokens(run)):
             # a word for a kind names only devices of that kind whose name holds it ("the valve" is no Gas Valve,
             # "the door" no Garage Door), and only in the rooms said; "the security system" no Security Floodlight
-            of_kind = index.table.in_categories(categories_said(join_tokens(run)))
+            word = join_tokens(run)
+            # said inside a longer word for a kind, it is that kind ("the gas valve": no water valve)
+            within = {kind for kind, ws in kinds_in_text.items() if any(word in w and w != word for w in ws)}
+            of_kind = index.table.in_categories(within or categories_said(word))
             meant = (heads if (heads & of_kind).any() else carriers) & of_kind
             meant = meant & there if there is not None else meant
             if not heads.any() or not meant.any():
                 continue
         else:
             meant = _in_rooms_said(index, heads if heads.any() else carriers, run, there)
+            before = _kinds_before(join_tokens(run), plain)
+            if before:  # "煤气总阀": the 总阀 of gas, never the water's 自来水总阀
+                meant = meant & index.table.in_categories(
+                    {*before, *(also for kind in before for also in _SAME_WORD.get(kind, ()))})
         out[meant] = np.maximum(out[meant], length)
     # a word for what a device is, where its label does not say it ("the safe": the lock labelled Strongbox whose
     # own name is SentrySafe Smart Safe; 保险柜: 小金库)
@@ -111,6 +119,21 @@ def _outermost(phrases) -> list[tuple[str, ...]]:
 # kinds a word listed for another names too, when it says which device it is ("valve" is listed for water valves;
 # "the propane valve" is a gas valve)
 _SAME_WORD = {"WaterValve": ("GasValve",)}
+
+
+def _kinds_before(word: str, text: str) -> set[str]:
+    """The kinds of device a word for a kind said right before ``word`` says ("煤气总阀": GasValve), where it is
+    always said so; empty where none is."""
+    text = normalised(text)
+    spans = [m.span() for m in phrase_pattern(tokens(word)).finditer(text)]
+    kinds: set[str] = set()
+    for start, _ in spans:
+        before = text[max(0, start - 12):start].rstrip("的 ")
+        said = {kind for kind, ws in categories_said(before).items() if any(before.endswith(w) for w in ws)}
+        if not said:
+            return set()
+        kinds |= said
+    return kinds
 
 
 def _kinds_qualified(word: str, text: str) -> set[str] | None:

@@ -30,6 +30,7 @@ from .door_words import (
 )
 from .home_names import compact
 from .operation_words import SENSES, kinds_meant, operation_in, read_operation, verb_text
+from .places import place_not_exact
 from .referents import kinds_acted_on, named
 from .request_reading import points_back, read_request
 from .sensitive_commands import SENSITIVE_KINDS, SensitiveRows
@@ -40,6 +41,16 @@ _DOORISH = frozenset({"Door", "GarageDoor", "Lock"})  # the categories a door wo
 _PLACE_WORDS = re.compile(r"\b(?:in|inside|into|at|on|from|of|near|by|behind|under|beside|next to)\b|里面|里头|里",
                           re.I)
 _DOOR_WORD = re.compile(r"\b(?:door|gate)s?\b|门", re.I)
+# words that ask for several devices of a kind, not one
+_SEVERAL = re.compile(r"\b(?:all|every|both|each|any|whole)\b|都|所有|全部|每|各|两个|俩|几个", re.I)
+
+
+def _plural_said(text: str) -> bool:
+    """Whether a word for a kind is said in the plural ("the valves", "the ovens")."""
+    return any(re.search(rf"\b{re.escape(w)}(?:s|es)\b", normalised(text))
+               for ws in categories_said(text).values() for w in ws if w.isascii())
+
+
 _DOOR_TO = re.compile(r"\b(?:door|gate)s?\s+(?:to|into|onto|out to|leading to|that goes to)\b|通往|通向|去", re.I)
 _ENTRANCE_WORDS = frozenset({"前", "入", "户", "大", "正", "进", "玄", "关", "front", "main", "entry", "entrance",
                              "entryway", "foyer"})
@@ -109,6 +120,8 @@ class SensitiveRequests:
             requests = [text]  # the utterance as said, one request: what the parse and the search read, memos shared
         whole = named(self.index, text if reading.text == normalised(text) else reading.text)
         for clause in requests:
+            if place_not_exact(self.index, clause):  # asked of a place the home does not have
+                continue
             # a clause names its own devices; a verb alone ("帮我解锁") or one pointing back ("unlock it") speaks of
             # those of the others ("保险柜密码忘了，帮我解锁"); "put on some music" of none of them
             own = named(self.index, clause) if len(reading.clauses) > 1 else whole
@@ -162,7 +175,7 @@ class SensitiveRequests:
             referred = self._referred_by_name(text, named_by, best, devices)
         else:
             referred = self._referred_by_kind(text, said, operation, devices)
-        asked = performing & referred
+        asked = self._one_of_several(text, performing & referred, devices)
         for i in np.flatnonzero(marked & referred).tolist():  # what policy.json marks
             asked[i] = self._asked_marked(said, int(rows[i]), bool(best))
         return asked
@@ -175,6 +188,20 @@ class SensitiveRequests:
         heads = [tokens(self.index.home.devices[d].label)[-1:] for d in devices.tolist()]
         return np.asarray([bool(h) and h[0] in said and len(h[0]) >= 2 for h in heads], dtype=bool) | \
             (devices_said(self.index, text)[devices] > 0)
+
+    def _one_of_several(self, text: str, asked: np.ndarray, devices: np.ndarray) -> np.ndarray:
+        """``asked`` without the rows a word for a kind said once reaches on several devices of one kind ("open the
+        valve" where three valves are: which one?); doors are read as doors are (the way in), and "all", "both",
+        a plural, 都 ask for each."""
+        categories = self.index.table.device_categories[devices]
+        if not asked.any() or _SEVERAL.search(text) or _plural_said(text):
+            return asked
+        out = asked.copy()
+        for category in set(categories[asked].tolist()) - _DOORISH:
+            same = asked & (categories == category)
+            if len(set(devices[same].tolist())) > 1:
+                out &= ~same
+        return out
 
     def _best_naming(self, text: str, named_by: np.ndarray) -> int:
         """How long the longest name said is (0: none), where a name said only through the word door is no

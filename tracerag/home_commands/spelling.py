@@ -79,7 +79,7 @@ def _swapped(word: str) -> set[str]:
 
 
 def _chinese(index, text: str) -> str:
-    runs = _runs(index)
+    runs = home_runs(index)
     chars = list(text)
     for i, ch in enumerate(chars):
         meant = _SOUNDS_LIKE.get(ch)
@@ -99,7 +99,8 @@ def home_words(index) -> frozenset[str]:
     return _built(index)[0]
 
 
-def _runs(index) -> frozenset[str]:
+def home_runs(index) -> frozenset[str]:
+    """The runs of two or three characters of the home's Chinese labels and of the words for kinds."""
     return _built(index)[1]
 
 
