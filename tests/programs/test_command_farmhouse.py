@@ -32,7 +32,7 @@ SPECS = {
 }
 ROOMS = {"r-kitchen": "Kitchen", "r-porch": "Back Porch", "r-barn": "Barn", "r-well": "Well House",
          "r-office": "Farm Office", "r-den": "Den", "r-lane": "Lane", "r-shop": "店面", "r-yard": "Stair Hall",
-         "r-garden": "Back Garden"}
+         "r-garden": "Back Garden", "r-tack": "Tack Room", "r-bunk": "Bunkhouse", "r-veg": "菜园"}
 DEVICES = [
     ("kitchen-door", "Kitchen Door", "r-kitchen", "Lock", "p-lock"),
     ("kitchen-blinds", "Kitchen Blinds", "r-kitchen", "Blind", "p-blind"),
@@ -53,14 +53,23 @@ DEVICES = [
     ("siren", "Stairwell Siren", "r-yard", "Siren", "p-siren"),
     ("garden-door", "Garden Door", "r-kitchen", "Door", "p-door"),  # opens to the Back Garden
     ("garden-lights", "Garden Lights", "r-garden", "Light", "p-switch"),
+    ("garden-tap", "Garden Tap", "r-garden", "WaterValve", "p-valve"),
+    ("tack-door", "Tack Room Door", "r-tack", "Lock", "p-lock"),
+    ("tack-light", "Tack Room Light", "r-tack", "Light", "p-switch"),
+    ("bunk-door", "Bunkhouse Door", "r-bunk", "Lock", "p-lock"),
+    ("bunk-tv", "Bunkhouse TV", "r-bunk", "Television", "p-switch"),
+    ("den-blinds", "Den Blinds", "r-den", "Blind", "p-blind"),
+    ("den-door", "Den Door", "r-den", "Lock", "p-lock"),
 ]
-SHOP = [  # a bakery: the cash safe's label says cash cabinet, its own name says safe
+SHOP = [  # a bakery with a vegetable plot: the cash safe's label says cash cabinet, its own name says safe
     ("cash", "钱柜", "r-shop", "Lock", "p-lock", "Smart Cash Safe"),
     ("shop-door", "店门", "r-shop", "Lock", "p-lock"),
     ("back-door", "后厨门", "r-kitchen", "Lock", "p-lock"),
     ("shop-siren", "店铺警报器", "r-shop", "Siren", "p-siren"),
     ("fridge", "冷柜", "r-kitchen", "SmartPlug", "p-switch"),
     ("sign", "门头灯", "r-shop", "Light", "p-switch"),
+    ("veg-valve", "浇菜阀", "r-veg", "WaterValve", "p-valve"),
+    ("veg-light", "菜园灯", "r-veg", "Light", "p-switch"),
 ]
 SENSITIVE = {"main-lock-unlock", "main-valve-open", "main-doorControl-open", "main-garageDoorControl-open",
              "main-securitySystem-disarm", "main-alarm-off", "main-switch-on"}
@@ -95,6 +104,9 @@ def asked(pred) -> set[tuple[str, str]]:
     ("turn the water back on at the well house", "main-water", "main-valve-open"),  # the water heater is elsewhere
     ("fill the water trough", "trough", "main-valve-open"),  # filling: a water valve opens
     ("Let some air in - open the door to the back garden", "garden-door", "main-doorControl-open"),
+    ("can you open up the tack room? I'm at the barn", "tack-door", "main-lock-unlock"),  # a room's one door
+    ("The guys are back from the fence line, let them into the bunkhouse", "bunk-door", "main-lock-unlock"),
+    ("turn on the hose in the back garden", "garden-tap", "main-valve-open"),
 ])
 def test_a_clear_ask_gets_what_it_asks(program, query, device, command):
     _gets_what_it_asks(program(query=query), device, command)
@@ -103,6 +115,7 @@ def test_a_clear_ask_gets_what_it_asks(program, query, device, command):
 @pytest.mark.parametrize(("query", "device", "command"), [
     ("麻烦把保险柜打开，要拿零钱", "cash", "main-lock-unlock"),  # 保险柜: the safe labelled 钱柜
     ("把店里的警笛关了，是误报", "shop-siren", "main-alarm-off"),  # 警笛: a siren
+    ("给菜园浇浇水", "veg-valve", "main-valve-open"),  # watering: a water valve opens
 ])
 def test_a_clear_ask_in_chinese_gets_what_it_asks(homes, query, device, command):
     _gets_what_it_asks(homes["shop"](query=query), device, command)
@@ -117,7 +130,9 @@ def test_every_door_but_one_is_every_door_of_the_farm_and_no_safe_nor_hatch(prog
     pred = program(query="open every door but the coop door")
     assert pred.bulk is not None and pred.bulk.hint is None
     assert set(pred.bulk.targets) == {("kitchen-door", "main-lock-unlock"), ("feed-door", "main-lock-unlock"),
-                                      ("big-red", "main-doorControl-open"), ("garden-door", "main-doorControl-open")}
+                                      ("big-red", "main-doorControl-open"), ("garden-door", "main-doorControl-open"),
+                                      ("tack-door", "main-lock-unlock"), ("bunk-door", "main-lock-unlock"),
+                                      ("den-door", "main-lock-unlock")}
 
 
 def test_both_gates_are_the_gates_only(program):
@@ -165,6 +180,10 @@ def test_a_sensitive_command_in_a_place_the_home_lacks_is_never_asked(program, q
 @pytest.mark.parametrize("query", ["仓库的门锁打开", "打开果园的阀门", "老屋的店门打开"])
 def test_a_place_the_shop_lacks_asks_nothing_sensitive(homes, query):
     assert not {(d, c) for d, c in asked(homes["shop"](query=query)) if c in SENSITIVE}
+
+
+def test_opening_a_room_where_blinds_open_too_asks_which(program):
+    assert not {(d, c) for d, c in asked(program(query="open the den")) if c in SENSITIVE}
 
 
 def test_a_room_said_by_its_first_character_is_that_room(homes):

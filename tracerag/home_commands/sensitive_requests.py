@@ -37,6 +37,7 @@ from .sensitive_commands import SENSITIVE_KINDS, SensitiveRows
 from .text_match import contains, tokens
 
 _DOORISH = frozenset({"Door", "GarageDoor", "Lock"})  # the categories a door word may name
+_COVERS = frozenset({"Blind", "Window", "Curtain", "Shade"})  # what else opens in a room
 # words that say where something is: "the documents in the safe" still mentions the safe an "it" may point to
 _PLACE_WORDS = re.compile(r"\b(?:in|inside|into|at|on|from|of|near|by|behind|under|beside|next to)\b|里面|里头|里",
                           re.I)
@@ -51,6 +52,9 @@ def _plural_said(text: str) -> bool:
                for ws in categories_said(text).values() for w in ws if w.isascii())
 
 
+# the words around what a verb acts on ("could you open up the shed": shed)
+_OBJECT = re.compile(r"\b(?:could|can|would|will|you|please|pls|open|unlock|up|the|my|our|a|for|me|us|now|"
+                     r"let|them|him|her|into|in)\b|[^\w\s-]", re.I)
 _DOOR_TO = re.compile(r"\b(?:door|gate)s?\s+(?:to|into|onto|out to|leading to|that goes to)\b|通往|通向|去", re.I)
 _ENTRANCE_WORDS = frozenset({"前", "入", "户", "大", "正", "进", "玄", "关", "front", "main", "entry", "entrance",
                              "entryway", "foyer"})
@@ -132,6 +136,8 @@ class SensitiveRequests:
                 mentioned = named(self.index, _PLACE_WORDS.sub(" ", reading.text))
                 if mentioned.any():
                     asked |= self._asked_in(clause, mentioned, reading.text)
+                elif self._room_door(clause).any():  # "let them into the bunkhouse": its one door
+                    asked |= self._asked_in(clause, own, clause)
                 continue
             # the text that names what the clause acts on: its own, or the utterance's ("let him in")
             about = clause if named(self.index, clause).any() else reading.text
@@ -157,7 +163,8 @@ class SensitiveRequests:
         if operation == "open" and not (_DOOR_WORD.search(about) or "Lock" in categories_said(about)):
             # a lock opens only as a door said, or as what its name calls it ("open the safe": the Gun Safe; "open
             # the closet" unlocks no Closet Safe; "open the door" may)
-            performing = performing & (~choice_of(index).performing("unlock")[rows] | self._head_said(about, rows))
+            performing = performing & (~choice_of(index).performing("unlock")[rows] | self._head_said(about, rows) |
+                                       self._room_door(text)[index.table.row_device[rows]])
         marked = kinds == len(SENSITIVE_KINDS)
         if not (performing.any() or marked.any()):
             return performing
@@ -275,7 +282,25 @@ class SensitiveRequests:
         if qualified:
             worded &= np.asarray([index.table.device_categories[d] != "Lock" or
                                   any(q <= sensitive.device_words[d] for q in qualified) for d in devices.tolist()])
+        if not kinds_said and verb in ("open", "unlock") and operation in ("open", "unlock"):
+            return (referred & worded) | self._room_door(verbless)[devices]  # "open up the barn": its one door
         return referred & worded
+
+    def _room_door(self, text: str) -> np.ndarray:
+        """Per device, where a room is what is opened ("open up the tack room", "let them into the bunkhouse"):
+        the one door, garage door or door lock there, where it has exactly one and nothing else there opens as
+        a window does (a room with only a safe or valves opens none; "open the balcony" beside its blinds asks)."""
+        index = self.index
+        none = np.zeros(len(index.home.devices), dtype=bool)
+        said = tuple(_OBJECT.sub(" ", normalised(text)).split())
+        places = index.names.mentioned_rooms(text) or (index.rooms.meant_by(said) if said else [])
+        if not places or categories_said(index.rooms.without_room_names(text)):
+            return none
+        there = index.rooms.devices_in(places)
+        if (there & index.table.in_categories(_COVERS)).any():  # "open the balcony": its door, or its blinds?
+            return none
+        doors = doors_among(index, there & index.table.in_categories(_DOORISH), DOOR_WORDS)
+        return doors if doors.sum() == 1 else none
 
     def _door_worded(self, worded: np.ndarray, kinds_said: set[str], verbless: str, rooms: list[str],
                      devices: np.ndarray) -> np.ndarray:
