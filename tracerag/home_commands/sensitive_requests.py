@@ -29,7 +29,8 @@ from .door_words import (
     says_door_locks,
 )
 from .home_names import compact
-from .operation_words import SENSES, kinds_meant, operation_in, read_operation, verb_text
+from .home_operations import kinds_meant, operation_in
+from .operation_words import SENSES, read_operation, verb_text
 from .places import place_not_exact
 from .referents import kinds_acted_on, named
 from .request_reading import points_back, read_request

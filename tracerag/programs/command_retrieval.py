@@ -31,9 +31,9 @@ from ..embedding.http_embedder import with_embeddings
 from ..home_commands.category_words import categories_said
 from ..home_commands.command_results import BulkPlan
 from ..home_commands.home_index import CommandIndex
+from ..home_commands.home_operations import with_operation
 from ..home_commands.naming_scope import names_a_kind_only, names_an_area, says_one_device, says_the_kind_itself
 from ..home_commands.negation import read_negation
-from ..home_commands.operation_words import with_operation
 from ..home_commands.places import unresolved_places
 from ..home_commands.plain_verbs import plain_verbs
 from ..home_commands.safety_screen import Screen, safety_of

@@ -14,7 +14,8 @@ import re
 from ..home_commands.command_docs import VERB_RUNS
 from ..home_commands.home_index import CommandIndex
 from ..home_commands.home_names import FILLER_TOKENS
-from ..home_commands.operation_words import kinds_meant, operation_in, verb_text
+from ..home_commands.home_operations import kinds_meant, operation_in
+from ..home_commands.operation_words import verb_text
 from ..home_commands.several_requests import asking_clause
 from ..home_commands.text_match import (
     contains,
