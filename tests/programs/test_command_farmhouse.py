@@ -104,7 +104,6 @@ def asked(pred) -> set[tuple[str, str]]:
     ("turn the water back on at the well house", "main-water", "main-valve-open"),  # the water heater is elsewhere
     ("fill the water trough", "trough", "main-valve-open"),  # filling: a water valve opens
     ("Let some air in - open the door to the back garden", "garden-door", "main-doorControl-open"),
-    ("can you open up the tack room? I'm at the barn", "tack-door", "main-lock-unlock"),  # a room's one door
     ("The guys are back from the fence line, let them into the bunkhouse", "bunk-door", "main-lock-unlock"),
     ("turn on the hose in the back garden", "garden-tap", "main-valve-open"),
 ])
@@ -182,8 +181,10 @@ def test_a_place_the_shop_lacks_asks_nothing_sensitive(homes, query):
     assert not {(d, c) for d, c in asked(homes["shop"](query=query)) if c in SENSITIVE}
 
 
-def test_opening_a_room_where_blinds_open_too_asks_which(program):
-    assert not {(d, c) for d, c in asked(program(query="open the den")) if c in SENSITIVE}
+@pytest.mark.parametrize("query", ["open the den", "open up the tack room"])
+def test_opening_a_room_is_no_clear_ask_for_its_door(program, query):
+    # its door, its blinds, its light? Only letting someone in says the door ("let them into the bunkhouse")
+    assert not {(d, c) for d, c in asked(program(query=query)) if c in SENSITIVE}
 
 
 def test_a_room_said_by_its_first_character_is_that_room(homes):

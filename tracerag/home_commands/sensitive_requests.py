@@ -53,6 +53,7 @@ def _plural_said(text: str) -> bool:
                for ws in categories_said(text).values() for w in ws if w.isascii())
 
 
+_LET_IN = re.compile(r"\blet\s+(?:him|her|us|me|them|(?:the|my|our)\s+[\w']+)\s+in(?:to)?\b", re.I)
 # the words around what a verb acts on ("could you open up the shed": shed)
 _OBJECT = re.compile(r"\b(?:could|can|would|will|you|please|pls|open|unlock|up|the|my|our|a|for|me|us|now|"
                      r"let|them|him|her|into|in)\b|[^\w\s-]", re.I)
@@ -284,15 +285,17 @@ class SensitiveRequests:
             worded &= np.asarray([index.table.device_categories[d] != "Lock" or
                                   any(q <= sensitive.device_words[d] for q in qualified) for d in devices.tolist()])
         if not kinds_said and verb in ("open", "unlock") and operation in ("open", "unlock"):
-            return (referred & worded) | self._room_door(verbless)[devices]  # "open up the barn": its one door
+            return (referred & worded) | self._room_door(verbless)[devices]  # "let them into the bunkhouse"
         return referred & worded
 
     def _room_door(self, text: str) -> np.ndarray:
-        """Per device, where a room is what is opened ("open up the tack room", "let them into the bunkhouse"):
-        the one door, garage door or door lock there, where it has exactly one and nothing else there opens as
-        a window does (a room with only a safe or valves opens none; "open the balcony" beside its blinds asks)."""
+        """Per device, where someone is let into a room ("let them into the bunkhouse"): the one door, garage
+        door or door lock there, where it has exactly one and nothing else there opens as a window does. Only
+        letting someone in says so: "open the porch" may be its door or its light, and is asked about."""
         index = self.index
         none = np.zeros(len(index.home.devices), dtype=bool)
+        if not _LET_IN.search(text):
+            return none
         said = tuple(_OBJECT.sub(" ", normalised(text)).split())
         places = index.names.mentioned_rooms(text) or (index.rooms.meant_by(said) if said else [])
         if not places or categories_said(index.rooms.without_room_names(text)):
