@@ -10,6 +10,7 @@ door" may be a shop's door or a chicken coop's.
 from __future__ import annotations
 
 import re
+import weakref
 
 import numpy as np
 
@@ -45,14 +46,21 @@ def safes(index) -> np.ndarray:
         being(index, ("保险柜",))
 
 
+_BEING: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # per index: {words: per device, it is so}
+
+
 def being(index, carried: tuple[str, ...]) -> np.ndarray:
     """Per device: its own name carries every one of the words, or its label ends with them (a Gun Safe; never
-    the Lamp on the Safe)."""
-    def compute():
-        if not all(w.isascii() for w in carried):  # a Chinese word: in the own name, or ending the label
-            return np.asarray([all(w in d.model or d.label.endswith(w) for w in carried) for d in index.home.devices],
-                              dtype=bool)
-        return np.asarray([set(carried) <= set(tokens(d.model.lower())) or
-                           set(tokens(d.label.lower())[-len(carried):]) == set(carried) for d in index.home.devices],
-                          dtype=bool)
-    return index.memo(("being", carried), compute)
+    the Lamp on the Safe). Read once per index."""
+    known = _BEING.setdefault(index, {})
+    if carried not in known:
+        known[carried] = _being(index, carried)
+    return known[carried]
+
+
+def _being(index, carried: tuple[str, ...]) -> np.ndarray:
+    devices = index.home.devices
+    if not all(w.isascii() for w in carried):  # a Chinese word: in the own name, or ending the label
+        return np.asarray([all(w in d.model or d.label.endswith(w) for w in carried) for d in devices], dtype=bool)
+    return np.asarray([set(carried) <= set(tokens(d.model.lower())) or
+                       set(tokens(d.label.lower())[-len(carried):]) == set(carried) for d in devices], dtype=bool)
