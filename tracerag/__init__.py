@@ -1,7 +1,7 @@
 """tracerag: declarative, optimizable retrieval programs built on DSPy.
 
 Public API: the programs, `build()` for one on its defaults (the registry's), `configure()` for the LM and
-embedder, `load()` for compiled artifacts.
+embedder, `load()` for compiled artifacts, `TraceragError` the root of the errors the library raises.
 
 The names are imported on first use (PEP 562), so ``import tracerag`` (and the command line's
 ``--help``) does not pay for DSPy, numpy and the embedder until a program or a setting is asked for.
@@ -29,6 +29,7 @@ _SOURCES = {
     ".memory.experience_bank": ("build_experience_bank",),
     ".stores.cosine_bank": ("CosineBank",),
     ".signatures": ("QueryIR",),
+    ".errors": ("TraceragError",),
 }
 _MODULE_OF = {name: module for module, names in _SOURCES.items() for name in names}
 # Modules reachable as attributes after a bare ``import tracerag`` (``tracerag.config.make_embedder``), as
@@ -39,7 +40,7 @@ _SUBMODULES = ("artifacts", "building", "compiling", "config", "data_files", "da
 
 __all__ = ["AgentConfig", "CommandIndex", "CommandRetrieval", "CosineBank", "ExperienceConfig",
            "ExperienceRetrieval", "Home", "HybridRetriever", "IndexParams", "PlannerConfig", "QueryIR",
-           "RAGConfig", "SearchAgent", "SelfReflectiveRAG", "TraceablePlanner", "build",
+           "RAGConfig", "SearchAgent", "SelfReflectiveRAG", "TraceablePlanner", "TraceragError", "build",
            "build_experience_bank", "configure", "get_embedder", "ingest_documents", "load",
            "render_experience_section", "save"]
 __version__ = "0.1.0"

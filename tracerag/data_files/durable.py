@@ -21,10 +21,12 @@ import os
 import tempfile
 from pathlib import Path
 
+from ..errors import TraceragError
+
 __all__ = ["DurableWriteError", "fsync_dir", "sha256_of", "verify_sha256", "write_durably"]
 
 
-class DurableWriteError(OSError):
+class DurableWriteError(TraceragError, OSError):
     """A write that did not happen: the previous version of the file is intact. Names the file."""
 
 

@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
+from ..errors import TraceragError
+
 __all__ = ["BOM", "DEFAULT_MAX_BYTES", "DataSetShrunk", "FileProblem", "NumberTooLong", "ReadReport", "Unreadable",
            "load_json", "may_hold_lone_surrogate", "not_finite", "open_regular", "read_capped", "read_regular",
            "regular_file", "text_problem"]
@@ -38,11 +40,11 @@ DEFAULT_MAX_BYTES = 64 * 1024 * 1024  # one data file; a larger one is a clear e
 BOM = b"\xef\xbb\xbf"
 
 
-class FileProblem(ValueError):
+class FileProblem(TraceragError, ValueError):
     """A file that cannot be read as data: not a regular file, too large, not UTF-8. Names the file."""
 
 
-class Unreadable(ValueError):
+class Unreadable(TraceragError, ValueError):
     """One item a reader cannot understand and skips: ``reason`` is its count key in the report, the
     message its ``field: what was expected`` line."""
 
@@ -51,7 +53,7 @@ class Unreadable(ValueError):
         self.reason = reason
 
 
-class NumberTooLong(ValueError):
+class NumberTooLong(TraceragError, ValueError):
     """JSON holding an integer longer than Python converts; ``line`` is the 1-based line it is on (0 when
     it cannot be told). The message says what is wrong; the reader adds the file and line."""
 
@@ -89,7 +91,7 @@ def not_finite(value) -> str | None:
     return None
 
 
-class DataSetShrunk(ValueError):
+class DataSetShrunk(TraceragError, ValueError):
     """Too much of a data set was skipped (or nothing usable is left): the run stops, saying why."""
 
 

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..embedding.embedders import Embedder, LexicalEmbedder, LocalUSEEmbedder
 from ..embedding.http_embedder import with_embeddings
+from ..errors import TraceragError
 from ..http_json import MAX_BYTES, JsonEndpoint
 
 __all__ = ["HttpReranker", "LocalReranker", "RerankServiceError", "Reranker", "make_reranker"]
@@ -93,7 +94,7 @@ class LocalReranker:
                 f"lexical_weight={self.lexical_weight})")
 
 
-class RerankServiceError(RuntimeError):
+class RerankServiceError(TraceragError, RuntimeError):
     """The rerank service could not be reached or answered something unusable."""
 
 

@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from ..errors import TraceragError
 from ..http_json import MAX_BYTES, JsonEndpoint
 from .embedders import l2_normalize
 
@@ -63,7 +64,7 @@ def _awaited_rows(embedder: Any, texts: list[str]) -> np.ndarray | None:
 
 
 
-class EmbeddingServiceError(RuntimeError):
+class EmbeddingServiceError(TraceragError, RuntimeError):
     """The embedding service could not be reached or answered something unusable."""
 
 

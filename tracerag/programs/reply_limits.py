@@ -15,6 +15,8 @@ import json
 from collections.abc import Collection, Iterable
 from typing import Any
 
+from ..errors import TraceragError
+
 __all__ = ["MAX_ANSWER_CHARS", "MAX_CITATIONS", "MAX_IDS", "MAX_PLAN_CHARS", "MAX_QUERY_CHARS", "MAX_REPLY_CHARS",
            "MAX_SHORT_CHARS", "MAX_SUMMARY_CHARS", "TYPE_NAMES", "ReplyRejected", "given_ids", "prose"]
 
@@ -32,7 +34,7 @@ TYPE_NAMES = frozenset({"str", "string", "text", "list", "list[str]", "dict", "o
 NOTHING = frozenset({"none", "null", "n/a", "-"})  # what a model writes for an empty field: read as ""
 
 
-class ReplyRejected(ValueError):
+class ReplyRejected(TraceragError, ValueError):
     """An LM reply the program cannot use: the stage falls back."""
 
 

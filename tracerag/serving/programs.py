@@ -34,6 +34,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from ..data_files.processes import process_alive
+from ..errors import TraceragError
 from ..registry import PROGRAMS
 from . import requests as rq
 
@@ -75,7 +76,7 @@ ENDPOINTS: dict[str, Endpoint] = {e.name: e for e in (
 BY_PATH = {e.path: e for e in ENDPOINTS.values()}
 
 
-class RequestError(ValueError):
+class RequestError(TraceragError, ValueError):
     """A request that validates but that this program cannot serve (an unknown home): a 422 naming the field."""
 
     def __init__(self, field: str, message: str):
@@ -215,7 +216,7 @@ def _store(name: str, program) -> dict[str, Any] | None:
     return None
 
 
-class LoadingStopped(Exception):
+class LoadingStopped(TraceragError):
     """The service was stopped while its programs were loading (what was loaded is closed)."""
 
 

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote
 
+from ..errors import TraceragError
 from ..home_commands.command_results import BulkPlan
 from ..home_commands.devices import CommandSpec
 from ..home_commands.home import Home
@@ -51,7 +52,7 @@ _NOT_IDEMPOTENT = re.compile(r"step|next|previous|up$|down$|toggle|fastForward|r
                              re.IGNORECASE)
 
 
-class ExecutionError(RuntimeError):
+class ExecutionError(TraceragError, RuntimeError):
     """A target that cannot be used (no token, no home to read commands from); one line."""
 
 

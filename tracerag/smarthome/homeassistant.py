@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
+from ..errors import TraceragError
 from .home_files import WriteSummary, write_home
 from .rest import ApiError, RestClient
 from .websocket import WebSocket, WebSocketError
@@ -54,7 +55,7 @@ TOKEN_ENV = "HA_TOKEN"
 TOKEN_HELP = "create a long-lived access token on your Home Assistant profile page (Security tab)"
 
 
-class HomeAssistantError(RuntimeError):
+class HomeAssistantError(TraceragError, RuntimeError):
     """A pull or a service call that cannot go on; the message is one line."""
 
 

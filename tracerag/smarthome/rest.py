@@ -15,6 +15,7 @@ from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 from .. import http_json
+from ..errors import TraceragError
 
 DEFAULT_TIMEOUT = 20.0  # seconds per read
 DEFAULT_DEADLINE = 60.0  # seconds per request, retries and their waits included
@@ -24,7 +25,7 @@ MAX_BYTES = 64 * 2**20  # a decoded answer; a large home's registry is a few MB
 _STATUS = re.compile(r"answered HTTP (\d{3})")
 
 
-class ApiError(RuntimeError):
+class ApiError(TraceragError, RuntimeError):
     """A request that failed; ``status`` is the HTTP status when the server answered one."""
 
     @property

@@ -25,6 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from urllib.parse import quote
 
+from ..errors import TraceragError
 from .home_files import WriteSummary, write_home
 from .rest import ApiError, RestClient
 
@@ -38,7 +39,7 @@ SCOPES = {"devices": "r:devices:*", "locations": "r:locations:*", "commands": "x
 TOKENS_PAGE = "https://account.smartthings.com/tokens"
 
 
-class SmartThingsError(RuntimeError):
+class SmartThingsError(TraceragError, RuntimeError):
     """A pull or a command that cannot go on; the message is one line."""
 
 

@@ -18,12 +18,14 @@ import struct
 import time
 from urllib.parse import urlsplit
 
+from ..errors import TraceragError
+
 GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 MAX_MESSAGE = 64 * 2**20  # bytes of one (joined) message
 _HEADERS_MAX = 64 * 2**10
 
 
-class WebSocketError(RuntimeError):
+class WebSocketError(TraceragError, RuntimeError):
     pass
 
 

@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import TraceragError
 from .bank_search import Screen, keep_sane
 
 ANN_FILE = "ann.faiss"
@@ -53,7 +54,7 @@ _ONE_THREAD_ROWS = 20_000  # fewer rows than this are added by one thread (start
 _THREADED_QUERIES = 256  # batches of at least this many queries are searched on every CPU
 
 
-class AnnUnavailable(ImportError):
+class AnnUnavailable(TraceragError, ImportError):
     """faiss-cpu is not installed (the ``ann`` extra)."""
 
 

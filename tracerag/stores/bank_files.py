@@ -97,6 +97,7 @@ from ..data_files.durable import fsync_dir
 from ..data_files.processes import process_alive, process_start
 from ..data_files.read_report import open_regular, regular_file
 from ..embedding.embedders import Embedder, l2_normalize
+from ..errors import TraceragError
 
 try:  # POSIX only; without it writers are not serialised (documented single-writer fallback)
     import fcntl
@@ -136,7 +137,7 @@ _noted_links: set[tuple[str, str]] = set()  # (path, real path) already logged (
 _REBUILD = "rebuild the bank or restore it from a backup"  # what to do about a damaged file
 
 
-class BankError(RuntimeError):
+class BankError(TraceragError, RuntimeError):
     """A bank directory is missing, inconsistent or does not match the embedder it is used with."""
 
 

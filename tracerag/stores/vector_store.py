@@ -44,6 +44,7 @@ from urllib.parse import parse_qs, urlsplit
 import numpy as np
 
 from ..embedding.embedders import l2_normalize
+from ..errors import TraceragError
 
 __all__ = [
     "DEFAULT_COLLECTION",
@@ -72,7 +73,7 @@ Scalar = str | int | float | bool
 Filter = Mapping[str, Scalar | Sequence[Scalar]]
 
 
-class StoreError(RuntimeError):
+class StoreError(TraceragError, RuntimeError):
     """A store cannot be opened or used as asked (bad URI, wrong embedder, missing store or backend)."""
 
 

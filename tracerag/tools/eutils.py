@@ -22,6 +22,7 @@ import time
 import xml.etree.ElementTree as ET
 from typing import Any
 
+from ..errors import TraceragError
 from ..http_json import MAX_BYTES, LoopClients, arequest, bounded_async_client, bounded_client, request
 from .pubmed_corpus import MAX_LIMIT, Snippet, check_search_arguments
 from .tool_results import ToolResult, parameter_types
@@ -31,7 +32,7 @@ __all__ = ["DEFAULT_BASE_URL", "EUtilsError", "EUtilsToolSource", "PubMedEUtils"
 DEFAULT_BASE_URL = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils"
 
 
-class EUtilsError(RuntimeError):
+class EUtilsError(TraceragError, RuntimeError):
     """E-utilities refused or broke: the message names the endpoint and the HTTP status or cause."""
 
 

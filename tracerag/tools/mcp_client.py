@@ -34,6 +34,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Protocol, TextIO, runtime_checkable
 
+from ..errors import TraceragError
 from .protocol import ToolCall, cast_parameter
 from .tool_results import ToolResult, main_argument, parameter_types
 
@@ -53,7 +54,7 @@ _SNIPPET_TEXT_KEYS = ("text", "snippet", "content", "abstract", "markdown", "des
 _SNIPPET_ID_KEYS = ("id", "pmid", "url", "link", "uri")
 
 
-class ToolSourceError(RuntimeError):
+class ToolSourceError(TraceragError, RuntimeError):
     """A tool source could not be opened (the server did not start, or did not answer the handshake)."""
 
 

@@ -1,0 +1,39 @@
+"""Every error tracerag raises on purpose shares one root: ``except tracerag.TraceragError`` catches them all,
+and each keeps the built-in base callers already catch."""
+
+import importlib
+import inspect
+import pkgutil
+
+import tracerag
+from tracerag.data_files.read_report import FileProblem
+from tracerag.home_commands.file_fields import HomeDataError
+from tracerag.stores.bank_files import BankWriteError
+
+
+def _public_errors():
+    found = {}
+    for module in pkgutil.walk_packages(tracerag.__path__, "tracerag."):
+        try:
+            loaded = importlib.import_module(module.name)
+        except ImportError:  # an optional extra not installed here: its errors are checked where it is
+            continue
+        for name, cls in inspect.getmembers(loaded, inspect.isclass):
+            if issubclass(cls, BaseException) and cls.__module__ == module.name and not name.startswith("_"):
+                found[f"{module.name}.{name}"] = cls
+    return found
+
+
+def test_every_public_error_class_derives_from_the_one_root():
+    errors = _public_errors()
+    assert len(errors) >= 20  # the walk found the library's errors
+    assert not sorted(name for name, cls in errors.items() if not issubclass(cls, tracerag.TraceragError))
+
+
+def test_an_error_keeps_the_built_in_base_callers_catch():
+    assert issubclass(HomeDataError, ValueError) and issubclass(FileProblem, ValueError)
+    assert issubclass(BankWriteError, OSError)
+    try:
+        raise HomeDataError("devices.json: line 3: field 'label': expected a string")
+    except tracerag.TraceragError as caught:
+        assert "line 3" in str(caught)
