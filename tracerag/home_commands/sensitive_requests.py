@@ -54,7 +54,7 @@ def _plural_said(text: str) -> bool:
 
 
 _LET_IN = re.compile(r"\blet\s+(?:him|her|us|me|them|(?:the|my|our)\s+[\w']+)\s+in(?:to)?\b", re.I)
-# the words around what a verb acts on ("could you open up the shed": shed)
+# the words around the room someone is let into ("could you let them into the bunkhouse": bunkhouse)
 _OBJECT = re.compile(r"\b(?:could|can|would|will|you|please|pls|open|unlock|up|the|my|our|a|for|me|us|now|"
                      r"let|them|him|her|into|in)\b|[^\w\s-]", re.I)
 _DOOR_TO = re.compile(r"\b(?:door|gate)s?\s+(?:to|into|onto|out to|leading to|that goes to)\b|通往|通向|去", re.I)
@@ -301,7 +301,7 @@ class SensitiveRequests:
         if not places or categories_said(index.rooms.without_room_names(text)):
             return none
         there = index.rooms.devices_in(places)
-        if (there & index.table.in_categories(_COVERS)).any():  # "open the balcony": its door, or its blinds?
+        if (there & index.table.in_categories(_COVERS)).any():  # its door, or its French windows?
             return none
         doors = doors_among(index, there & index.table.in_categories(_DOORISH), DOOR_WORDS)
         return doors if doors.sum() == 1 else none
