@@ -164,6 +164,11 @@ def test_a_word_for_a_kind_said_once_of_several_such_devices_asks_which(program,
     assert not {(d, c) for d, c in asked(program(query=query)) if c in SENSITIVE}
 
 
+def test_what_is_held_back_as_one_of_several_says_so(program):
+    reasons = {w.device_id: w.reason for w in program(query="open the valve").withheld}
+    assert "say which" in reasons["trough"] and "say which" in reasons["main-water"]
+
+
 @pytest.mark.parametrize(("query", "device", "command"), [
     ("open the gas valve", "propane", "main-valve-open"),  # "valve" inside "gas valve" is no water valve
 ])

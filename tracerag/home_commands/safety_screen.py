@@ -307,6 +307,9 @@ class CommandSafety:
         kind = int(self.sensitive.row_kind[row])
         if kind >= 0:
             effect = SENSITIVE_KINDS[kind].effect if kind < len(SENSITIVE_KINDS) else "is marked sensitive"
+            if device in self.requests.one_of_several(text):
+                return f"sensitive ({self.sensitive.kinds[kind]}: {effect}); several devices could be meant: " \
+                       "say which"
             return f"sensitive ({self.sensitive.kinds[kind]}: {effect}); the utterance does not ask for it"
         spec = table.spec_of_row(row)
         value = index.arguments.value_in(text)

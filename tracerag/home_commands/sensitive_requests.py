@@ -210,7 +210,13 @@ class SensitiveRequests:
             same = asked & (categories == category)
             if len(set(devices[same].tolist())) > 1:
                 out &= ~same
+                self.one_of_several(text).update(devices[same].tolist())
         return out
+
+    def one_of_several(self, text: str) -> set[int]:
+        """The devices a clause of the text could each mean, none of them said ("open the valve" beside three
+        valves): held back until the user says which (filled as ``asked`` reads the text)."""
+        return self.index.memo(("one of several", normalised(text)), set)
 
     def _best_naming(self, text: str, named_by: np.ndarray) -> int:
         """How long the longest name said is (0: none), where a name said only through the word door is no
