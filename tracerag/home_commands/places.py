@@ -5,7 +5,8 @@
 asked. Two readings: words for a floor or a kind of room (either language) that are no room, floor or room kind
 of the home; and, in English, a place said after "in the" / "inside my" ... whose words are no word of the home
 at all (its rooms, labels, words for kinds), nor a word for a time or a position ("in the morning", "in the
-corner").
+corner"). A sensitive command is held to more: ``place_not_exact`` says whether a place said cannot be resolved
+whole ("the summer kitchen" where only a Kitchen is, 仓库的门锁), and then nothing sensitive is asked for.
 """
 
 from __future__ import annotations
