@@ -128,7 +128,14 @@ def _categories_said(text: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
 
 # words listed for one kind that name any of a family, said after a word for another kind of it ("燃气阀",
 # "gas shutoff valve": a gas valve)
-_ANY_OF = {("GasValve", "WaterValve"): frozenset({"阀", "阀门", "valve", "valves", "shutoff", "shut-off"})}
+_FAMILY = {"WaterValve": (("GasValve",), frozenset({"阀", "阀门", "valve", "valves", "shutoff", "shut-off"}))}
+_ANY_OF = {(member, kind): words for kind, (members, words) in _FAMILY.items() for member in members}
+
+
+def with_family(kinds) -> set[str]:
+    """The kinds with those their generic words also name ("valve" is listed for water valves; "the propane
+    valve" is a gas valve)."""
+    return {*kinds, *(member for kind in kinds for member in _FAMILY.get(kind, ((), ()))[0])}
 
 
 def _read_categories(text: str) -> tuple[tuple[str, tuple[str, ...]], ...]:

@@ -60,15 +60,21 @@ def _places_after_in(index, text: str) -> list[str]:
     known = home_words(index)
     out = []
     for match in _IN_THE.finditer(text):
-        words = []
-        for word in match.group(1).split():
-            if word in _PHRASE_ENDS:
-                break
-            words.append(word)
+        words = _phrase(match)
         if words and not any(w in known or w.rstrip("s") in known or w in _NOT_PLACES or
                              w.rstrip("s") in _NOT_PLACES for w in words):
             out.append(" ".join(words))
     return out
+
+
+def _phrase(match: re.Match) -> list[str]:
+    """The words of the place a match says, up to the first that ends it ("the barn and" -> barn)."""
+    words = []
+    for word in match.group(1).split():
+        if word in _PHRASE_ENDS:
+            break
+        words.append(word)
+    return words
 
 
 def place_not_exact(index, text: str) -> bool:
@@ -80,11 +86,7 @@ def place_not_exact(index, text: str) -> bool:
     plain = normalised(text)
     known = home_words(index)
     for match in _AT_THE.finditer(plain):
-        words = []
-        for word in match.group(1).split():
-            if word in _PHRASE_ENDS:
-                break
-            words.append(word)
+        words = _phrase(match)
         if words and any(w not in known and w.rstrip("s") not in known and w not in _NOT_PLACES for w in words):
             return True
     if plain.isascii():

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .category_words import categories_said, is_kind_word, normalised, qualifies
+from .category_words import categories_said, is_kind_word, normalised, qualifies, with_family
 from .device_kinds import devices_said
 from .text_match import contains, join_tokens, phrase_pattern, tokens
 
@@ -65,8 +65,7 @@ def _named(index, text: str) -> np.ndarray:
         if qualified is not None:
             # the word says which device of the kind after it: the one carrying it, where it is of that kind ("the
             # propane valve": Propane Shutoff); else it names nothing ("the oven light" is no oven)
-            carriers = carriers & index.table.in_categories(
-                {*qualified, *(also for kind in qualified for also in _SAME_WORD.get(kind, ()))})
+            carriers = carriers & index.table.in_categories(with_family(qualified))
             if not carriers.any():
                 continue
         heads = carriers & index.names.name_ends_with(run)
@@ -85,8 +84,7 @@ def _named(index, text: str) -> np.ndarray:
             meant = _in_rooms_said(index, heads if heads.any() else carriers, run, there)
             before = _kinds_before(join_tokens(run), plain)
             if before:  # "煤气总阀": the 总阀 of gas, never the water's 自来水总阀
-                meant = meant & index.table.in_categories(
-                    {*before, *(also for kind in before for also in _SAME_WORD.get(kind, ()))})
+                meant = meant & index.table.in_categories(with_family(before))
         out[meant] = np.maximum(out[meant], length)
     # a word for what a device is, where its label does not say it ("the safe": the lock labelled Strongbox whose
     # own name is SentrySafe Smart Safe; 保险柜: 小金库)
@@ -114,11 +112,6 @@ def _outermost(phrases) -> list[tuple[str, ...]]:
     found = set(phrases)
     return sorted((p for p in found if not any(len(other) > len(p) and contains(other, p) for other in found)),
                   key=lambda p: (-len(p), p))
-
-
-# kinds a word listed for another names too, when it says which device it is ("valve" is listed for water valves;
-# "the propane valve" is a gas valve)
-_SAME_WORD = {"WaterValve": ("GasValve",)}
 
 
 def _kinds_before(word: str, text: str) -> set[str]:
