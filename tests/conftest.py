@@ -24,8 +24,8 @@ import tracerag.config  # noqa: E402
 # DSPy's response cache would answer a test from an earlier test's good reply and hide an outage (and
 # write to the user's ~/.dspy_cache): every test talks to its LM for real.
 dspy.configure_cache(enable_disk_cache=False, enable_memory_cache=False)
-from tracerag.retrievers.embedders import LocalUSEEmbedder  # noqa: E402
-from tracerag.retrievers.embedding_cache import CachedEmbedder  # noqa: E402
+from tracerag.embedding.embedders import LocalUSEEmbedder  # noqa: E402
+from tracerag.embedding.embedding_cache import CachedEmbedder  # noqa: E402
 
 # ---------------------------------------------------------------------------------------------
 # A small home that holds the design's known failure cases.
@@ -142,8 +142,8 @@ def embedder(tmp_path_factory):
 
 @pytest.fixture
 def index(home_dir, embedder):
+    from tracerag.home_commands.home import Home
     from tracerag.home_commands.home_index import CommandIndex
-    from tracerag.retrievers.home import Home
 
     return CommandIndex(Home.load(home_dir), embedder)
 
@@ -399,9 +399,9 @@ ABSTRACTS = {
 @pytest.fixture
 def retriever(tmp_path, embedder):
     """A hybrid retriever over ABSTRACTS, chunked small so each abstract gives a few chunks."""
-    from tracerag.retrievers.corpus import ingest_documents
-    from tracerag.retrievers.cosine_bank import CosineBank
-    from tracerag.retrievers.hybrid import HybridRetriever
+    from tracerag.documents.corpus import ingest_documents
+    from tracerag.documents.hybrid import HybridRetriever
+    from tracerag.stores.cosine_bank import CosineBank
 
     path = tmp_path / "docs.jsonl"
     path.write_text("".join(json.dumps({"id": k, "text": v}) + "\n" for k, v in ABSTRACTS.items()), encoding="utf-8")

@@ -5,7 +5,7 @@ It binds 0.0.0.0, so it only ever runs inside a network namespace that has nothi
 (``unshare -n``, which needs root or user namespaces): :func:`run_inside` re-runs a command there with
 the server started on 127.0.0.1, and stops it afterwards. Nothing outside the namespace can reach it.
 
-    python tests/milvus_standalone.py -- python -m pytest tests/retrievers/test_milvus_server.py
+    python tests/milvus_standalone.py -- python -m pytest tests/stores/test_milvus_standalone.py
 """
 
 from __future__ import annotations

@@ -20,9 +20,9 @@ from http.server import BaseHTTPRequestHandler
 import numpy as np
 from json_service import BurstServer
 
-from tracerag.retrievers.embedders import LexicalEmbedder
-from tracerag.retrievers.http_embedder import HttpEmbedder
-from tracerag.retrievers.rerankers import HttpReranker
+from tracerag.documents.rerankers import HttpReranker
+from tracerag.embedding.embedders import LexicalEmbedder
+from tracerag.embedding.http_embedder import HttpEmbedder
 
 DIM = 256
 

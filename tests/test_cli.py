@@ -104,7 +104,7 @@ def test_tune_then_load_in_an_app(dataset, capsys):
 
 
 def test_load_refuses_another_embedder(dataset):
-    from tracerag.retrievers.embedders import LexicalEmbedder
+    from tracerag.embedding.embedders import LexicalEmbedder
 
     assert optimize.main(["tune", "commands", "--dataset", str(dataset), "--trials", "1", "--out", "t.json"]) == 0
     with pytest.raises(ValueError, match="cannot be mixed"):

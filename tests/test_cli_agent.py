@@ -11,7 +11,7 @@ from conftest import AgentEngine
 import optimize
 import tracerag
 from tracerag.datasets.pubmedqa import load_pubmedqa_questions
-from tracerag.retrievers.traces import load_traces
+from tracerag.memory.traces import load_traces
 
 QUESTION = "Does telephone counselling increase mammography screening among women?"
 
@@ -83,7 +83,7 @@ def test_compile_agent_and_load_it_with_the_apps_tools(engines, capsys):
 
 
 def test_a_tool_server_that_does_not_start_is_a_clear_error(capsys):
-    assert optimize.main(["run", "agent", "--question", QUESTION, "--tools", "false"]) == 2
+    assert optimize.main(["run", "agent", "--question", QUESTION, "--tool", "false"]) == 2
     assert "error:" in capsys.readouterr().err
 
 

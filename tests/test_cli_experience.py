@@ -83,7 +83,7 @@ def test_evaluate_bundled_test_split_without_lm(tmp_path, capsys):
 def test_evaluate_with_the_lm_judges_usefulness(dataset, tmp_path, use_fake_lm):
     out = tmp_path / "report.json"
     assert optimize.main(["evaluate", "experience", "--dataset", str(dataset), "--split", "all", "--lm", "fake/x",
-                          "--rounds", "2", "--out", str(out)]) == 0
+                          "--max-rounds", "2", "--out", str(out)]) == 0
     metrics = json.loads(out.read_text(encoding="utf-8"))["metrics"]
     assert metrics["usefulness"] == 0.75 and metrics["hit@5"] == 1.0
     assert metrics["lm_calls_per_query"] == 3  # rewrite, summary, sufficiency (sufficient at once)
@@ -92,7 +92,7 @@ def test_evaluate_with_the_lm_judges_usefulness(dataset, tmp_path, use_fake_lm):
 
 def test_evaluate_with_a_dead_lm_equals_the_no_lm_run_marked(dataset, tmp_path, monkeypatch):
     """An LM that fails every call scores exactly what no LM scores, with no error and every fallback counted."""
-    base = ["evaluate", "experience", "--dataset", str(dataset), "--split", "all", "--rounds", "2"]
+    base = ["evaluate", "experience", "--dataset", str(dataset), "--split", "all", "--max-rounds", "2"]
     assert optimize.main([*base, "--out", str(tmp_path / "no_lm.json")]) == 0
     monkeypatch.setattr(tracerag.config, "make_lm", lambda *a, **k: dspy.LM(
         "fake/dead", engine=FakeEngine(mode="error"), cache=False, num_retries=0))
@@ -132,10 +132,10 @@ def test_compile_with_bootstrap_and_load(dataset, tmp_path, use_fake_lm, capsys)
     state = json.loads(out.read_text(encoding="utf-8"))
     assert state["summarize"]["demos"] and state["rewrite"]["demos"]
     meta = json.loads(Path(f"{out}.meta.json").read_text(encoding="utf-8"))
-    assert meta["program"] == "ExperienceRetrieval" and meta["bank"].endswith("exp.json.bank")
+    assert meta["program"] == "ExperienceRetrieval" and meta["store"].endswith("exp.json.bank")
     assert meta["scores"]["dev_experience_score_after"] >= meta["scores"]["dev_experience_score_before"]
     program = tracerag.load(out)
-    assert program.config.enable and len(program.bank) == 12 and program.summarize.demos
+    assert program.config.enable and len(program.stored_ids()) == 12 and program.summarize.demos
 
 
 def test_compile_with_gepa_reflects_and_saves(dataset, tmp_path, use_fake_lm):

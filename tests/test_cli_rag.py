@@ -121,7 +121,7 @@ def test_run_and_compile_then_load(corpus, tmp_path, use_fake_lm, capsys):
     meta = json.loads(Path(f"{out}.meta.json").read_text(encoding="utf-8"))
     assert meta["program"] == "SelfReflectiveRAG" and meta["metric"] == "rag_score"
     program = tracerag.load(out)
-    assert program.retriever.bank.directory.resolve() == Path(bank).resolve() and program.answer.demos
+    assert program.retriever.store.bank.directory.resolve() == Path(bank).resolve() and program.answer.demos
 
 
 @pytest.mark.slow

@@ -111,7 +111,7 @@ def planner_lm(monkeypatch):
 def test_evaluate_planner_searches_its_templates_in_a_store(tmp_path, planner_lm):
     from tracerag.datasets.planner import load_templates
     from tracerag.datasets.smarthome import resolve_dataset
-    from tracerag.retrievers.stores import open_store
+    from tracerag.stores.stores import open_store
 
     handed = _evaluate_planner(tmp_path, "handed")  # no --store: each case's templates are handed over
     uris = [str(tmp_path / "templates")] + ([f"milvus:{tmp_path / 'templates.db'}"] if HAVE_MILVUS else [])

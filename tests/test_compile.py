@@ -134,7 +134,7 @@ def test_rag_compile_keeps_only_well_formed_traced_demos(embedder, cli_lm, monke
     out = tmp_path / "rag.json"
     assert optimize.main(["compile", "rag", "--dataset", str(tmp_path / "q.jsonl"), "--bank", bank, "--lm", "fake/x",
                           "--max-train", "2", "--out", str(out)]) == 0
-    _assert_only_traced(tracerag.load(out, bank=bank))
+    _assert_only_traced(tracerag.load(out, store=bank))
 
 
 def test_planner_compile_keeps_only_the_demos_its_signature_can_use(cli_lm, tmp_path):

@@ -39,7 +39,7 @@ def test_a_directory_on_disk_wins_over_a_bundled_name(tmp_path, monkeypatch, hom
 
 def test_experience_retrieval_on_a_bank_not_built_says_how_to_build_it(tmp_path, monkeypatch):
     from tracerag import ExperienceConfig, ExperienceRetrieval
-    from tracerag.retrievers.vector_store import StoreError
+    from tracerag.stores.vector_store import StoreError
 
     monkeypatch.chdir(tmp_path)
     with pytest.raises(StoreError) as info:
@@ -50,7 +50,7 @@ def test_experience_retrieval_on_a_bank_not_built_says_how_to_build_it(tmp_path,
 
 
 def test_load_playbook_takes_a_bundled_name(tmp_path, monkeypatch):
-    from tracerag.retrievers.playbook import PlaybookError, load_playbook
+    from tracerag.memory.playbook import PlaybookError, load_playbook
 
     monkeypatch.chdir(tmp_path)
     assert load_playbook("planner/playbooks/lab.txt").bullets

@@ -8,8 +8,9 @@ The names are imported on first use (PEP 562), so ``import tracerag`` (and the c
 ``from tracerag import CommandRetrieval`` works as before.
 """
 
-import importlib
 import os
+
+from .lazy_exports import lazy_exports
 
 # LiteLLM fetches a model cost map from the network at import unless told otherwise; this must be
 # set before anything imports it.
@@ -31,31 +32,10 @@ _SOURCES = {
     ".signatures": ("QueryIR",),
     ".errors": ("TraceragError",),
 }
-_MODULE_OF = {name: module for module, names in _SOURCES.items() for name in names}
 # Modules reachable as attributes after a bare ``import tracerag`` (``tracerag.config.make_embedder``), as
 # when this file imported them all.
 _SUBMODULES = ("artifacts", "building", "compiling", "config", "data_files", "datasets", "documents", "embedding",
-               "evaluation", "home_commands", "memory", "metrics", "programs", "registry", "retrievers", "signatures",
-               "stores", "tools", "tuning")
-
-__all__ = ["AgentConfig", "CommandIndex", "CommandRetrieval", "CosineBank", "ExperienceConfig",
-           "ExperienceRetrieval", "Home", "HybridRetriever", "IndexParams", "PlannerConfig", "QueryIR",
-           "RAGConfig", "SearchAgent", "SelfReflectiveRAG", "TraceablePlanner", "TraceragError", "build",
-           "build_experience_bank", "configure", "get_embedder", "ingest_documents", "load",
-           "render_experience_section", "save"]
+               "evaluation", "home_commands", "memory", "metrics", "programs", "registry", "signatures", "stores",
+               "tools", "tuning")
+__all__, __getattr__, __dir__ = lazy_exports(__name__, _SOURCES, _SUBMODULES)
 __version__ = "0.1.0"
-
-
-def __getattr__(name: str):
-    if name in _MODULE_OF:
-        value = getattr(importlib.import_module(_MODULE_OF[name], __name__), name)
-    elif name in _SUBMODULES:
-        value = importlib.import_module(f".{name}", __name__)
-    else:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    globals()[name] = value  # later look-ups are plain attribute reads
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__, *_SUBMODULES})

@@ -14,8 +14,7 @@ and never holds a secret or a path into the user's cache (see :func:`store_refer
     milvus:exp.db              Milvus Lite, the same rules for its file
     milvus://host:19530        a Milvus server (the token stays in TRACERAG_MILVUS_TOKEN)
 
-``load(artifact, store=URI)`` opens another store instead. Artifacts written before stores recorded only
-``"bank"`` (an absolute directory), which is still read.
+``load(artifact, store=URI)`` opens another store instead.
 
 Durability (every write through :func:`~tracerag.data_files.durable.write_durably`): a kill at any moment of
 ``save`` leaves the previous complete artifact or the new complete one, and a failed save (a full disk) leaves
@@ -216,12 +215,10 @@ def _describe(program, where: Path | None = None) -> dict:
 
 
 def _store_fields(store, where: Path | None) -> dict:
-    """``{"store": reference}`` (plus ``"bank"``, the same reference, for a numpy bank: older readers)."""
+    """``{"store": reference}``: where the program's store is, relative to the artifact when beside it."""
     if store is None:
-        return {"store": None, "bank": None}
-    info = store.describe()
-    reference = store_reference(info, where)
-    return {"store": reference, **({"bank": reference} if info.backend == "numpy" else {})}
+        return {"store": None}
+    return {"store": store_reference(store.describe(), where)}
 
 
 def _cache_dir() -> Path | None:
@@ -436,14 +433,13 @@ def _apply_state(program, path: Path, data: bytes) -> None:
     program.load_state(state)
 
 
-def load(path: str | Path, home: str | Path | None = None, embedder=None, *, bank: str | Path | None = None,
-         store=None, tools=None):
+def load(path: str | Path, home: str | Path | None = None, embedder=None, *, store=None, tools=None):
     """Rebuild a compiled program for an app.
 
     CommandRetrieval: ``home`` is the app's home directory (defaults to the dataset it was compiled on).
     ExperienceRetrieval, SelfReflectiveRAG, TraceablePlanner with a template store: ``store`` is the app's
     store (a URI, e.g. ``milvus://host:19530?collection=traces`` or a bank directory, or an open
-    VectorStore); it defaults to the store the artifact records. ``bank`` is the older name of ``store``.
+    VectorStore); it defaults to the store the artifact records.
     SearchAgent: ``tools`` is the app's Toolbox (default: the bundled local MCP server, started on first use).
     The embedder must be the one the artifact was built with.
     """
@@ -461,13 +457,12 @@ def load(path: str | Path, home: str | Path | None = None, embedder=None, *, ban
     if meta.get("embedder") and embedder.id != meta["embedder"]:
         raise ValueError(f"{path} was built with embedder {meta['embedder']!r} but {embedder.id!r} is configured; "
                          "configure the same embedder (vectors of two embedders cannot be mixed)")
-    chosen = store if store is not None else bank
     if meta["program"] == "ExperienceRetrieval":
-        program = _load_experience(path, meta, embedder, chosen)
+        program = _load_experience(path, meta, embedder, store)
     elif meta["program"] == "SelfReflectiveRAG":
-        program = _load_rag(path, meta, embedder, chosen)
+        program = _load_rag(path, meta, embedder, store)
     elif meta["program"] == "TraceablePlanner":
-        program = _load_planner(path, meta, embedder, chosen)
+        program = _load_planner(path, meta, embedder, store)
     elif meta["program"] == "CommandRetrieval":
         program = _load_commands(path, meta, embedder, home)
     else:
@@ -480,7 +475,7 @@ def _store_source(path, meta: dict, embedder, chosen):
     """What to open: the caller's store (as given), else the recorded reference resolved (or None)."""
     if chosen is not None:
         return chosen
-    recorded = meta.get("store") or meta.get("bank")
+    recorded = meta.get("store")
     if not recorded:
         return None
     return resolve_store_reference(str(recorded), path, embedder)

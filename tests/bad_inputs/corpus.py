@@ -11,10 +11,10 @@ import os
 from pathlib import Path
 
 import tracerag.config
+from tracerag.data_files.read_report import ReadReport
 from tracerag.datasets.pubmedqa import load_pubmedqa_questions
-from tracerag.retrievers.corpus import ingest_documents
-from tracerag.retrievers.cosine_bank import CosineBank
-from tracerag.retrievers.read_report import ReadReport
+from tracerag.documents.corpus import ingest_documents
+from tracerag.stores.cosine_bank import CosineBank
 
 from .harness import Variant
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from conftest import DEVICES, SPECS, device_json, write_home
 
-from tracerag.retrievers.read_report import text_problem
+from tracerag.data_files.read_report import text_problem
 
 from .harness import Variant
 
@@ -34,9 +34,9 @@ def _embedder():
 
 
 def _load_and_ask(home_dir: Path) -> None:
+    from tracerag.home_commands.home import Home
     from tracerag.home_commands.home_index import CommandIndex
     from tracerag.programs.command_retrieval import CommandRetrieval
-    from tracerag.retrievers.home import Home
 
     program = CommandRetrieval(CommandIndex(Home.load(home_dir), _embedder()))
     for query in QUERIES:
@@ -144,10 +144,10 @@ GOOD = {"id": "q1", "query": "打开客厅的灯", "quantifier": "one",
 
 
 def _evaluate(home: Path) -> str | None:
+    from tracerag.data_files.read_report import ReadReport
     from tracerag.datasets.smarthome import load_dataset
     from tracerag.evaluation import evaluate_commands
     from tracerag.programs.command_retrieval import CommandRetrieval, build_indexes
-    from tracerag.retrievers.read_report import ReadReport
 
     report = ReadReport("queries")
     queries = load_dataset(home, report=report)

@@ -12,9 +12,9 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
+from tracerag.data_files.read_report import ReadReport
 from tracerag.datasets.planner import load_planner_cases
 from tracerag.datasets.smarthome import BUNDLED_ROOT
-from tracerag.retrievers.read_report import ReadReport
 
 from .harness import Variant
 

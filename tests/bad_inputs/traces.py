@@ -25,7 +25,7 @@ GOOD = [make_trace(f, n) for f in FAMILIES for n in range(1, 9)]  # 24: one bad 
 
 def _build(tmp_path: Path):
     import tracerag.config
-    from tracerag.retrievers.experience_bank import build_experience_bank
+    from tracerag.memory.experience_bank import build_experience_bank
 
     embedder = tracerag.config.make_embedder(tracerag.config.Settings.resolve().embedder)
     return build_experience_bank(tmp_path / "traces", tmp_path / "bank", embedder)

@@ -7,9 +7,9 @@ import threading
 
 import pytest
 
+from tracerag.data_files.read_report import DataSetShrunk, FileProblem, ReadReport
 from tracerag.datasets.experience import load_experience_queries
 from tracerag.datasets.smarthome import resolve_dataset
-from tracerag.retrievers.read_report import DataSetShrunk, FileProblem, ReadReport
 
 GOOD = {"id": "q1", "question": "Is this plant toxic to cats?", "relevant_task_ids": ["plant-0001"]}
 
@@ -89,7 +89,7 @@ def test_a_relevant_task_the_traces_lack_is_an_error_naming_the_line(tmp_path):
 
 
 def test_bundled_queries_name_only_tasks_of_the_bundled_traces():
-    from tracerag.retrievers.traces import load_traces
+    from tracerag.memory.traces import load_traces
 
     task_ids = {t.task_id for t in load_traces(resolve_dataset("experience")).traces}
     assert len(load_experience_queries("experience", task_ids=task_ids)) == 180
@@ -119,8 +119,8 @@ def test_a_fifo_or_a_directory_is_refused_without_hanging(tmp_path):
 
 
 def test_image_paths_stay_inside_the_dataset(tmp_path):
+    from tracerag.data_files.read_report import ReadReport
     from tracerag.datasets.experience import load_experience_queries
-    from tracerag.retrievers.read_report import ReadReport
 
     (tmp_path / "images").mkdir()
     (tmp_path / "images" / "ok.jpg").write_bytes(b"x")

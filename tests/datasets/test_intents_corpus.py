@@ -17,7 +17,7 @@ import intents_corpus as ic  # noqa: E402
 import regression_gate as gate  # noqa: E402
 
 from tracerag.datasets.smarthome import load_queries  # noqa: E402
-from tracerag.retrievers.home import Home  # noqa: E402
+from tracerag.home_commands.home import Home  # noqa: E402
 from tracerag.signatures.query_ir import QueryIR  # noqa: E402
 
 

@@ -12,8 +12,8 @@ import pytest
 
 from tracerag.datasets.planner import PlannerDataError, load_planner_cases
 from tracerag.datasets.smarthome import BUNDLED_ROOT, split_of
+from tracerag.memory.playbook import load_playbook, template_id
 from tracerag.metrics.planner import plan_cited_ids, planner_score
-from tracerag.retrievers.playbook import load_playbook, template_id
 
 BUNDLED = BUNDLED_ROOT / "planner"
 
@@ -137,7 +137,7 @@ def test_duplicate_case_ids_are_an_error(dataset):
 
 
 def test_common_variants_are_normalised_and_counted(dataset):
-    from tracerag.retrievers.read_report import ReadReport
+    from tracerag.data_files.read_report import ReadReport
 
     def change(row):
         row["id"], row["source"] = 101, "curated"
@@ -157,7 +157,7 @@ def test_common_variants_are_normalised_and_counted(dataset):
 
 
 def test_with_a_report_a_bad_case_is_skipped_and_named(dataset):
-    from tracerag.retrievers.read_report import DataSetShrunk, ReadReport
+    from tracerag.data_files.read_report import DataSetShrunk, ReadReport
 
     rewrite_first_case(dataset, lambda r: r["bullet_ids"].append("mat-09999"))
     with open(dataset / "cases.jsonl", "a", encoding="utf-8") as f:
@@ -173,7 +173,7 @@ def test_with_a_report_a_bad_case_is_skipped_and_named(dataset):
 @pytest.mark.parametrize("playbook", ["/etc/hostname", "../outside.txt", "playbooks/../../outside.txt",
                                       "playbooks/link.txt", "."])
 def test_a_playbook_path_must_stay_inside_the_dataset(dataset, playbook):
-    from tracerag.retrievers.read_report import ReadReport
+    from tracerag.data_files.read_report import ReadReport
 
     (dataset.parent / "outside.txt").write_text("[mat-00001] helpful=0 harmful=0 :: secret words\n", encoding="utf-8")
     (dataset / "playbooks" / "link.txt").symlink_to(dataset.parent / "outside.txt")

@@ -6,7 +6,7 @@ import pytest
 
 from tracerag.datasets.pubmedqa import PubMedQAQuestion, load_pubmedqa_questions, pubmedqa_abstracts_path
 from tracerag.datasets.smarthome import split_of
-from tracerag.retrievers.corpus import CorpusError, read_documents
+from tracerag.documents.corpus import CorpusError, read_documents
 
 
 def test_bundled_questions_load_with_hash_splits():
@@ -49,7 +49,7 @@ def test_a_bad_line_names_file_line_and_field(tmp_path, row, message):
 
 
 def test_a_repeated_pmid_or_one_the_corpus_lacks_is_an_error_even_with_a_report(tmp_path):
-    from tracerag.retrievers.read_report import ReadReport
+    from tracerag.data_files.read_report import ReadReport
 
     path = tmp_path / "questions.jsonl"
     rows = [{"pmid": "1", "question": "Q1?", "final_decision": "yes"}, {"pmid": "2", "question": "Q2?",
@@ -82,7 +82,7 @@ def test_a_directory_of_ones_own_is_accepted(tmp_path):
 
 
 def test_with_a_report_common_variants_are_normalised_and_bad_lines_skipped(tmp_path):
-    from tracerag.retrievers.read_report import DataSetShrunk, ReadReport
+    from tracerag.data_files.read_report import DataSetShrunk, ReadReport
 
     path = tmp_path / "questions.jsonl"
     rows = [{"pmid": 1, "question": "Q1?", "final_decision": "Yes", "long_answer": ["It", "does."]},

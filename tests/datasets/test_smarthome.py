@@ -6,11 +6,11 @@ import json
 
 import pytest
 
+from tracerag.data_files.read_report import DataSetShrunk, ReadReport
 from tracerag.datasets.smarthome import load_dataset, load_queries
 from tracerag.device_operations import OPERATIONS
 from tracerag.home_commands.file_fields import HomeDataError
 from tracerag.home_commands.home import Home
-from tracerag.retrievers.read_report import DataSetShrunk, ReadReport
 
 GOOD = {"id": "q1", "query": "打开客厅的灯",
         "expected": [{"device_id": "light-living-1", "command_id": "main-switch-on"}]}

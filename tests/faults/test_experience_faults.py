@@ -9,10 +9,10 @@ from conftest import FakeEngine
 from lm_server import StubLMServer
 
 import tracerag
+from tracerag.memory.experience_bank import build_experience_bank
 from tracerag.programs.experience_retrieval import ExperienceConfig, ExperienceRetrieval
 from tracerag.programs.guarded_step import policy
-from tracerag.retrievers.cosine_bank import CosineBank
-from tracerag.retrievers.experience_bank import build_experience_bank
+from tracerag.stores.cosine_bank import CosineBank
 
 QUESTIONS = ["How much did I pay for the groceries on this receipt, tax included?",
              "If it is 8am in Denver, what time is it in Seoul?",

@@ -9,9 +9,9 @@ from conftest import PlannerEngine
 from lm_server import StubLMServer
 
 import tracerag
+from tracerag.memory.playbook import Template, parse_playbook
 from tracerag.programs.guarded_step import policy
 from tracerag.programs.traceable_planner import TraceablePlanner
-from tracerag.retrievers.playbook import Template, parse_playbook
 
 PLAYBOOK = parse_playbook("""[mat-00001] helpful=3 harmful=0 :: Thaw enzymes and master mixes on ice.
 [proc-00001] helpful=1 harmful=0 :: Include a no-template control in every run.

@@ -10,8 +10,8 @@ from conftest import FakeEngine
 from lm_server import StubLMServer
 
 import tracerag
+from tracerag.documents.hybrid import ScoredChunk
 from tracerag.programs.self_reflective_rag import RAGConfig, SelfReflectiveRAG, extractive_answer
-from tracerag.retrievers.hybrid import ScoredChunk
 
 QUESTIONS = ["Do statins lower cholesterol in diabetes patients?",
              "Does aspirin raise bleeding risk before colonoscopy?"]
@@ -40,7 +40,7 @@ def no_lm_results(retriever):
 
 
 def statin_chunks(retriever):
-    return {c for c in retriever.bank.ids if c.startswith("100#")}
+    return {c for c in retriever.store.bank.ids if c.startswith("100#")}
 
 
 @pytest.mark.parametrize("fault", FAULTS)
@@ -129,7 +129,7 @@ def test_the_call_budget_holds_for_a_fault_at_any_stage(retriever, fault):
 
 @pytest.mark.parametrize("rounds", [1, 3])
 def test_malformed_items_cost_one_extra_call_per_batch_at_most(retriever, rounds):
-    malformed = set(sorted(retriever.bank.ids)[::2])
+    malformed = set(sorted(retriever.store.bank.ids)[::2])
     with StubLMServer(FakeEngine(relevant=set(), malformed=malformed)) as stub:
         tracerag.configure(lm=stub.lm())
         program = rag(retriever, k=8, grade_batch=3, max_rounds=rounds)

@@ -13,13 +13,13 @@ from faults.test_rag_faults import statin_chunks
 from lm_server import StubLMServer
 
 import tracerag
+from tracerag.memory.experience_bank import build_experience_bank
 from tracerag.programs.experience_retrieval import ExperienceConfig, ExperienceRetrieval
 from tracerag.programs.reply_limits import MAX_SUMMARY_CHARS, ReplyRejected, given_ids, prose
 from tracerag.programs.search_agent import SearchAgent
 from tracerag.programs.self_reflective_rag import RAGConfig, SelfReflectiveRAG
 from tracerag.programs.traceable_planner import TraceablePlanner
-from tracerag.retrievers.cosine_bank import CosineBank
-from tracerag.retrievers.experience_bank import build_experience_bank
+from tracerag.stores.cosine_bank import CosineBank
 
 TASK = "How much did I pay for the groceries on this receipt, tax included?"
 QUESTION = "Does aspirin prevent stroke in older adults?"

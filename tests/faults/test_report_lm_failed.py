@@ -12,13 +12,13 @@ from lm_server import StubLMServer
 import tracerag
 from tracerag.datasets.smarthome import LabelledQuery, Target
 from tracerag.evaluation import evaluate_agent, evaluate_commands, evaluate_experience, evaluate_planner, evaluate_rag
+from tracerag.memory.experience_bank import build_experience_bank
 from tracerag.programs.command_retrieval import CommandRetrieval
 from tracerag.programs.experience_retrieval import ExperienceConfig, ExperienceRetrieval
 from tracerag.programs.search_agent import SearchAgent
 from tracerag.programs.self_reflective_rag import RAGConfig, SelfReflectiveRAG
 from tracerag.programs.traceable_planner import TraceablePlanner
-from tracerag.retrievers.cosine_bank import CosineBank
-from tracerag.retrievers.experience_bank import build_experience_bank
+from tracerag.stores.cosine_bank import CosineBank
 
 QUESTIONS = ["Do statins lower cholesterol in diabetes patients?", "Does aspirin raise bleeding risk?"]
 

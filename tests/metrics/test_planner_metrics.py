@@ -4,6 +4,7 @@ combined score and its bootstrap bool, and the GEPA feedback naming missing and 
 import dspy
 import pytest
 
+from tracerag.memory.playbook import Bullet, Template
 from tracerag.metrics.planner import (
     plan_citation_coverage,
     plan_citation_validity,
@@ -15,7 +16,6 @@ from tracerag.metrics.planner import (
     used_id_precision,
     used_id_recall,
 )
-from tracerag.retrievers.playbook import Bullet, Template
 from tracerag.signatures.planner import Plan, PlanStep
 
 BULLETS = [Bullet("mat-00001", "mat", 0, 0, "Thaw enzymes on ice."),

@@ -17,20 +17,20 @@ from conftest import ABSTRACTS, AgentEngine, FakeEngine, PlannerEngine, ToolResu
 from lm_server import StubLMServer
 from remote_services import RemoteService
 
+from tracerag.documents.corpus import ingest_documents
+from tracerag.documents.hybrid import HybridRetriever
+from tracerag.embedding.http_embedder import EmbeddingServiceError
 from tracerag.home_commands.index_params import IndexParams
+from tracerag.memory.experience_bank import build_experience_bank
+from tracerag.memory.playbook import Template, index_templates, parse_playbook
 from tracerag.programs.command_retrieval import CommandRetrieval
 from tracerag.programs.experience_retrieval import ExperienceConfig, ExperienceRetrieval
 from tracerag.programs.guarded_step import BREAKER, Stages
 from tracerag.programs.search_agent import SearchAgent
 from tracerag.programs.self_reflective_rag import RAGConfig, SelfReflectiveRAG
 from tracerag.programs.traceable_planner import TraceablePlanner
-from tracerag.retrievers.corpus import ingest_documents
-from tracerag.retrievers.cosine_bank import CosineBank
-from tracerag.retrievers.experience_bank import build_experience_bank
-from tracerag.retrievers.http_embedder import EmbeddingServiceError
-from tracerag.retrievers.hybrid import HybridRetriever
-from tracerag.retrievers.playbook import Template, index_templates, parse_playbook
-from tracerag.retrievers.stores import open_store
+from tracerag.stores.cosine_bank import CosineBank
+from tracerag.stores.stores import open_store
 
 RAG_QUESTION = "Do statins lower cholesterol in diabetes patients?"
 AGENT_QUESTION = "Does aspirin prevent stroke in older adults?"
@@ -359,8 +359,8 @@ def test_concurrent_calls_wait_for_the_remote_services_without_a_thread_each(rem
 def test_command_search_awaits_a_remote_embedder_without_a_thread_each(remote, home_dir):
     """CommandRetrieval over a remote embedder: the texts its index search embeds are awaited first, so 16
     calls on ONE worker thread take about one latency, with the predictions of the sync path."""
+    from tracerag.home_commands.home import Home
     from tracerag.home_commands.home_index import CommandIndex
-    from tracerag.retrievers.home import Home
 
     program = CommandRetrieval(CommandIndex(Home.load(home_dir), remote.embedder()))
     queries = [f"打开客厅的灯 {i}" for i in range(8)] + [f"所有灯都关掉 {i}" for i in range(8)]

@@ -6,10 +6,10 @@ import time
 import dspy
 from conftest import FakeEngine, make_trace, write_traces
 
+from tracerag.memory.experience_bank import build_experience_bank
+from tracerag.memory.traces import load_traces
 from tracerag.programs.captioning import make_captioner
-from tracerag.retrievers.cosine_bank import CosineBank
-from tracerag.retrievers.experience_bank import build_experience_bank
-from tracerag.retrievers.traces import load_traces
+from tracerag.stores.cosine_bank import CosineBank
 
 PNG = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000"
                     "1f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082")

@@ -5,13 +5,13 @@ import logging
 import dspy
 import pytest
 
+from tracerag.memory.experience_bank import build_experience_bank
 from tracerag.programs.experience_retrieval import (
     ExperienceConfig,
     ExperienceRetrieval,
     render_experience_section,
 )
-from tracerag.retrievers.cosine_bank import CosineBank
-from tracerag.retrievers.experience_bank import build_experience_bank
+from tracerag.stores.cosine_bank import CosineBank
 
 QUESTION = "How much did I pay for the groceries on this receipt, tax included?"
 
@@ -106,7 +106,7 @@ def test_rerank_switch(bank):
 
 
 def test_default_reranker_is_the_local_fallback(bank):
-    from tracerag.retrievers.rerankers import LocalReranker
+    from tracerag.documents.rerankers import LocalReranker
 
     assert isinstance(program(bank).reranker, LocalReranker)
     assert program(bank, enable_rerank=False).reranker is None
@@ -194,7 +194,7 @@ def test_render_experience_section():
 def test_deepcopy_shares_the_bank(bank):
     prog = program(bank)
     clone = prog.deepcopy()
-    assert clone.bank is prog.bank and clone.rewrite is not prog.rewrite
+    assert clone.store is prog.store and clone.rewrite is not prog.rewrite
 
 
 def test_save_and_load_round_trip(bank, tmp_path, fake_lm):
@@ -206,7 +206,7 @@ def test_save_and_load_round_trip(bank, tmp_path, fake_lm):
     tracerag.save(prog, tmp_path / "exp.json", dataset="traces")
     loaded = tracerag.load(tmp_path / "exp.json", embedder=bank.embedder)
     assert loaded.config == prog.config and len(loaded.summarize.demos) == 1
-    assert loaded.bank.directory.resolve() == bank.directory.resolve()
+    assert loaded.store.bank.directory.resolve() == bank.directory.resolve()
     fake_lm(sufficiency=[True])
     assert loaded(question=QUESTION).experience
 

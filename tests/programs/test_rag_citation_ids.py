@@ -19,9 +19,9 @@ QUESTION = "Do statins lower cholesterol in diabetes?"
 
 @pytest.fixture
 def unicode_retriever(tmp_path, embedder):
-    from tracerag.retrievers.corpus import ingest_documents
-    from tracerag.retrievers.cosine_bank import CosineBank
-    from tracerag.retrievers.hybrid import HybridRetriever
+    from tracerag.documents.corpus import ingest_documents
+    from tracerag.documents.hybrid import HybridRetriever
+    from tracerag.stores.cosine_bank import CosineBank
 
     path = tmp_path / "docs.jsonl"
     path.write_text("".join(json.dumps({"id": k, "text": v}, ensure_ascii=False) + "\n" for k, v in DOCS.items()),

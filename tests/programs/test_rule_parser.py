@@ -3,9 +3,9 @@
 import pytest
 from conftest import write_home
 
+from tracerag.home_commands.home import Home
 from tracerag.home_commands.home_index import CommandIndex
 from tracerag.programs.rule_parser import parse_without_lm
-from tracerag.retrievers.home import Home
 
 
 @pytest.mark.parametrize("utterance, quantifier, include, exclude", [
@@ -99,8 +99,8 @@ import json, sys
 from tracerag.datasets.smarthome import resolve_dataset
 from tracerag.programs.command_retrieval import CommandRetrieval
 from tracerag.home_commands.home_index import CommandIndex
-from tracerag.retrievers.embedders import LocalUSEEmbedder
-from tracerag.retrievers.home import Home
+from tracerag.embedding.embedders import LocalUSEEmbedder
+from tracerag.home_commands.home import Home
 out = []
 for home, query in [("home_en", "deactivate Kitchen Pendant 2 lights"), ("home_large", "打开茶室筒灯1的插座"),
                     ("home_large", "开一楼餐厅的餐厅筒灯5插座")]:

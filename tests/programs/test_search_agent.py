@@ -214,7 +214,7 @@ def test_config_is_validated():
 
 
 def test_exports_jsonl_and_experience_traces(agent_lm, tmp_path):
-    from tracerag.retrievers.traces import load_traces
+    from tracerag.memory.traces import load_traces
 
     agent_lm()
     t = SearchAgent(Tools())(question=QUESTION).trajectory

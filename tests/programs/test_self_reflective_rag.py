@@ -33,7 +33,7 @@ def test_no_lm_gives_a_cited_extractive_answer(retriever):
 
 
 def test_extractive_answer_cuts_long_and_unpunctuated_text():
-    from tracerag.retrievers.hybrid import ScoredChunk
+    from tracerag.documents.hybrid import ScoredChunk
 
     def chunk(cid, text):
         return ScoredChunk(id=cid, score=1.0, dense=None, lexical=None, metadata={"doc_id": cid[0], "text": text})
@@ -47,7 +47,7 @@ def test_extractive_answer_cuts_long_and_unpunctuated_text():
 
 
 def test_grounded_answer_in_one_round(retriever, fake_lm):
-    engine = fake_lm(relevant={c for c in retriever.bank.ids if c.startswith("100#")})
+    engine = fake_lm(relevant={c for c in retriever.store.bank.ids if c.startswith("100#")})
     program = rag(retriever, k=4)  # 2 of the 4 chunks are relevant: quality 0.5, no refinement
     pred = program(question=QUESTION)
     assert pred.grounded is True and pred.hint is None and pred.rounds == 1 and pred.verdict == "yes"
@@ -145,7 +145,7 @@ def test_every_malformed_grade_is_a_failed_call_not_regraded(retriever, fake_lm)
 
 
 def test_an_answer_citing_ids_it_was_not_given_falls_back_to_the_kept_chunks(retriever, fake_lm, monkeypatch):
-    fake_lm(relevant={c for c in retriever.bank.ids if c.startswith("100#")})
+    fake_lm(relevant={c for c in retriever.store.bank.ids if c.startswith("100#")})
     program = rag(retriever, k=4)
     original = program.answer.forward
 

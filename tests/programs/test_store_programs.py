@@ -9,15 +9,15 @@ import json
 import pytest
 
 import tracerag
+from tracerag.documents.hybrid import HybridRetriever
+from tracerag.memory.experience_bank import build_experience_bank
+from tracerag.memory.playbook import TemplateIndex, index_templates
 from tracerag.programs.experience_retrieval import ExperienceConfig, ExperienceRetrieval
 from tracerag.programs.self_reflective_rag import RAGConfig, SelfReflectiveRAG
 from tracerag.programs.traceable_planner import TraceablePlanner
-from tracerag.retrievers.cosine_bank import CosineBank
-from tracerag.retrievers.experience_bank import build_experience_bank
-from tracerag.retrievers.hybrid import HybridRetriever
-from tracerag.retrievers.playbook import TemplateIndex, index_templates
-from tracerag.retrievers.store_copy import copy_store
-from tracerag.retrievers.stores import open_store
+from tracerag.stores.cosine_bank import CosineBank
+from tracerag.stores.store_copy import copy_store
+from tracerag.stores.stores import open_store
 
 HAVE_MILVUS = all(importlib.util.find_spec(m) is not None for m in ("pymilvus", "milvus_lite"))
 pytestmark = pytest.mark.skipif(not HAVE_MILVUS, reason='needs pip install -e ".[milvus]"')
@@ -110,7 +110,7 @@ def test_artifacts_record_a_portable_store_and_load_can_override_it(traces_dir, 
     program = ExperienceRetrieval(CosineBank.load(tmp_path / "art" / "exp.bank", embedder), {"enable": True})
     tracerag.save(program, tmp_path / "art" / "exp.json")
     meta = json.loads((tmp_path / "art" / "exp.json.meta.json").read_text())
-    assert meta["store"] == "exp.bank" == meta["bank"]  # relative to the artifact: it can move with it
+    assert meta["store"] == "exp.bank" and "bank" not in meta  # relative to the artifact: it can move with it
     moved = tmp_path / "moved"
     (tmp_path / "art").rename(moved)
     loaded = tracerag.load(moved / "exp.json", embedder=embedder)

@@ -22,7 +22,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from intents_corpus import BUNDLED, CORPUS  # noqa: E402
 from template_pass import TemplatePass, language_of  # noqa: E402
 
-from tracerag.retrievers.home import Home  # noqa: E402
+from tracerag.home_commands.home import Home  # noqa: E402
 
 
 @pytest.fixture(scope="module")

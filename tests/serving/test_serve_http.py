@@ -36,7 +36,7 @@ def cache_dir(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def embedder(cache_dir):
-    from tracerag.retrievers.embedder_choice import make_embedder
+    from tracerag.embedding.embedder_choice import make_embedder
 
     return make_embedder("lexical", cache_dir=cache_dir)
 
@@ -83,8 +83,8 @@ def test_commands_answer_like_the_program_in_process(service, embedder):
 
 
 def test_rag_answers_like_the_program_in_process(service, embedder):
+    from tracerag.documents.hybrid import HybridRetriever
     from tracerag.programs.self_reflective_rag import RAGConfig, SelfReflectiveRAG
-    from tracerag.retrievers.hybrid import HybridRetriever
     from tracerag.serving.requests import RAGResponse
     from tracerag.tools.pubmed_corpus import open_pubmedqa_bank
 
@@ -99,10 +99,10 @@ def test_rag_answers_like_the_program_in_process(service, embedder):
 def test_experience_answers_like_the_program_in_process(service, embedder, tmp_path):
     from tracerag.datasets.experience import load_experience_queries
     from tracerag.datasets.smarthome import resolve_dataset
+    from tracerag.memory.experience_bank import build_experience_bank
     from tracerag.programs.experience_retrieval import ExperienceConfig, ExperienceRetrieval
-    from tracerag.retrievers.cosine_bank import CosineBank
-    from tracerag.retrievers.experience_bank import build_experience_bank
     from tracerag.serving.requests import ExperienceResponse
+    from tracerag.stores.cosine_bank import CosineBank
 
     build_experience_bank(resolve_dataset("experience"), tmp_path / "bank", embedder, rebuild=True)
     program = ExperienceRetrieval(CosineBank.load(tmp_path / "bank", embedder), ExperienceConfig(enable=True))

@@ -22,9 +22,9 @@ def server(tmp_path_factory):
     """The planner and the commands program (one small home, lexical embedder) behind the app's defaults, plus
     one name an operator added."""
     from tracerag.datasets.smarthome import resolve_dataset
+    from tracerag.embedding.embedder_choice import make_embedder
     from tracerag.programs.command_retrieval import CommandRetrieval, build_indexes
     from tracerag.programs.traceable_planner import TraceablePlanner
-    from tracerag.retrievers.embedder_choice import make_embedder
     from tracerag.serving.app import DEFAULT_ALLOWED_HOSTS, build_app
     from tracerag.serving.programs import ENDPOINTS, ServedProgram
 

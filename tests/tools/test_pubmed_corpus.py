@@ -6,13 +6,13 @@ import json
 
 import pytest
 
+from tracerag.data_files.jsonl import iter_json_lines
 from tracerag.datasets.pubmedqa import load_pubmedqa_questions, pubmedqa_abstracts_path
-from tracerag.retrievers.chunking import normalize_whitespace
-from tracerag.retrievers.corpus import ingest_documents
-from tracerag.retrievers.cosine_bank import CosineBank
-from tracerag.retrievers.embedders import LexicalEmbedder
-from tracerag.retrievers.hybrid import HybridRetriever
-from tracerag.retrievers.jsonl import iter_json_lines
+from tracerag.documents.chunking import normalize_whitespace
+from tracerag.documents.corpus import ingest_documents
+from tracerag.documents.hybrid import HybridRetriever
+from tracerag.embedding.embedders import LexicalEmbedder
+from tracerag.stores.cosine_bank import CosineBank
 from tracerag.tools.pubmed_corpus import (
     PubMedSearch,
     _merge_overlapping,
@@ -44,8 +44,8 @@ def test_bank_lives_in_the_cache_per_embedder_and_reingesting_adds_nothing(searc
     embedder = LexicalEmbedder()
     assert pubmedqa_bank_dir(embedder) == cache_dir / "banks" / "pubmedqa-lexical-char-ngram-v1-d4096"
     again = open_pubmedqa_bank(embedder)
-    assert again.directory == search.retriever.bank.directory
-    assert len(again) == len(search.retriever.bank)
+    assert again.directory == search.retriever.store.bank.directory
+    assert len(again) == len(search.retriever.store.bank)
     assert search.document_count == 1000
 
 

@@ -8,7 +8,7 @@ import json
 import sys
 from pathlib import Path
 
-from .flags import add_bank_or_store, add_max_skipped, add_model_flags, add_threads_flag, alias, positive_int
+from .flags import add_bank_or_store, add_max_skipped, add_model_flags, add_threads_flag
 
 
 def add_bank_commands(sub) -> None:
@@ -22,7 +22,6 @@ def add_bank_commands(sub) -> None:
     mode.add_argument("--rebuild", action="store_true", help="replace an existing bank")
     bank.add_argument("--no-captions", action="store_true", help="do not caption images even with an LM configured")
     add_threads_flag(bank, "images captioned at once (default 8)", default=8)
-    alias(bank, "--caption-concurrency", "num_threads", type=positive_int)
     add_max_skipped(bank, 0.05)
     add_model_flags(bank)
 

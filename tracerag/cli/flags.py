@@ -1,17 +1,11 @@
 """The flags several subcommands share, each group added by one function, and the value types they parse.
 
-A flag means the same thing, with the same spelling, wherever it appears; an older spelling stays as a hidden
-alias (``alias()``), so a command line that worked keeps working. Only argparse is imported here.
+A flag means the same thing, with the same spelling, wherever it appears. Only argparse is imported here.
 """
 
 from __future__ import annotations
 
 import argparse
-
-
-def alias(p, old: str, dest: str, **kwargs) -> None:
-    """Accept ``old`` as a hidden spelling of the flag stored in ``dest`` (not in --help; sets no default)."""
-    p.add_argument(old, dest=dest, help=argparse.SUPPRESS, default=argparse.SUPPRESS, **kwargs)
 
 
 def add_model_flags(p: argparse.ArgumentParser) -> None:
@@ -82,7 +76,6 @@ def add_agent_flags(p: argparse.ArgumentParser, exports: bool = True) -> None:
     g.add_argument("--tool", dest="tools", action="append", default=[], metavar="SPEC",
                    help="MCP tool server: local (default) | http(s)://… (streamable HTTP) | a command line (stdio); "
                         "repeatable")
-    alias(g, "--tools", "tools", action="append", metavar="SPEC")
     g.add_argument("--pubmed", choices=("local", "eutils"), default="local",
                    help="pubmed_search over the bundled abstracts (default) or NCBI E-utilities (needs internet)")
     g.add_argument("--browse-root", help="directory browse_webpage may read (default: none)")
@@ -114,7 +107,6 @@ def add_experience_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--rerank-model", help="model name for a rerank service")
     g.add_argument("--max-rounds", type=int, metavar="N", help="experience, rag: retrieval rounds at most "
                    "(default: experience 1, rag 2)")
-    alias(g, "--rounds", "max_rounds", type=int)
     g.add_argument("--top-n", type=int, default=5, help="candidates handed to the summary (default 5)")
     g.add_argument("--no-rewrite", dest="rewrite", action="store_false",
                    help="search with the raw task even with an LM")

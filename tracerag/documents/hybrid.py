@@ -240,12 +240,6 @@ class HybridRetriever:
         """The vector store the dense channel searches."""
         return self._rows.store
 
-    @property
-    def bank(self) -> Any:
-        """The CosineBank on a numpy store; on another store, the store itself (kept for older callers;
-        use :attr:`store`)."""
-        return self._rows.bank
-
     def describe(self) -> Any:
         """The store's :class:`~..stores.vector_store.StoreInfo` (backend, secret-free URI, embedder id, dim)."""
         return self._rows.store.describe()

@@ -2,3 +2,12 @@
 (``embedding_cache``), any OpenAI-compatible ``/embeddings`` endpoint (``http_embedder``), and the embedder a
 short spec names (``embedder_choice``). Every index records its embedder's id and dimension.
 """
+
+from ..lazy_exports import lazy_exports
+
+__all__, __getattr__, __dir__ = lazy_exports(__name__, {
+    ".embedders": ("Embedder", "LexicalEmbedder", "LocalUSEEmbedder"),
+    ".embedder_choice": ("make_embedder",),
+    ".embedding_cache": ("CachedEmbedder",),
+    ".http_embedder": ("EmbeddingServiceError", "HttpEmbedder"),
+})

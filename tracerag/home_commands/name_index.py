@@ -7,7 +7,7 @@ name it says. Testing every name for that is Python work per device per query (7
 :class:`NameIndex` scores only the names that share a word with the utterance — the rest score 0.
 
 Every answer equals the plain scan's (``text_match.contains`` / ``name_similarity`` over every name):
-``tests/retrievers/test_command_rankings.py`` holds the whole retriever to that.
+``tests/home_commands/test_command_rankings.py`` holds the whole retriever to that.
 """
 
 from __future__ import annotations

@@ -45,7 +45,7 @@ from ..embedding.http_embedder import with_embeddings
 from ..memory.traces import query_text
 from ..signatures.experience import CheckSufficiency, RewriteQuery, SummarizeExperience
 from ..stores.cosine_bank import CosineBank
-from ..stores.stores import store_and_embedder, store_backing_bank
+from ..stores.stores import store_and_embedder
 from ..stores.vector_store import StoreError, StoreHit, VectorStore, parse_store_uri
 from .guarded_step import Pipeline, Stages, lm_of, lm_step, work
 from .reply_limits import MAX_IDS, MAX_QUERY_CHARS, MAX_SHORT_CHARS, MAX_SUMMARY_CHARS, ReplyRejected, given_ids, prose
@@ -251,14 +251,6 @@ class ExperienceRetrieval(dspy.Module):
         return [Candidate(h.id, h.score, None, h.metadata) for h, _ in ordered]
 
     # -- what it runs on (for callers; retrieval itself uses only the store protocol) ------------
-
-    @property
-    def bank(self) -> Any:
-        """The CosineBank behind a numpy store; for another backend the store itself; None when disabled.
-        Kept for older callers: use :attr:`store`, :meth:`stored_ids` and :meth:`stored_metadata`."""
-        if self.store is None:
-            return None
-        return store_backing_bank(self.store) or self.store
 
     def stored_ids(self) -> set[str]:
         """Every task_id in the store (one scan)."""

@@ -17,7 +17,7 @@ from .milvus_store import MilvusStore
 from .numpy_store import SEARCH_MODES, NumpyStore
 from .vector_store import StoreError, VectorStore, check_recorded, parse_store_uri
 
-__all__ = ["open_store", "store_and_embedder", "store_backing_bank"]
+__all__ = ["open_store", "store_and_embedder"]
 
 
 def open_store(
@@ -74,12 +74,6 @@ def store_and_embedder(source: Any, embedder: Any = None) -> tuple[VectorStore, 
     info = store.describe()
     check_recorded(info.uri, info.embedder_id, info.dim, embedder.id, embedder.dim)
     return store, embedder
-
-
-def store_backing_bank(store: VectorStore) -> Any:
-    """The CosineBank behind a numpy store (None for other backends): for older callers that read a bank."""
-    bank = getattr(store, "bank", None)
-    return bank if isinstance(bank, CosineBank) else None
 
 
 def _bank_options(location: str) -> tuple[str, dict[str, Any]]:
