@@ -251,8 +251,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     finally:
-        guarded = sys.modules.get("tracerag.programs.guarded_step")  # no LM step ran if it was never imported
-        for line in guarded.warning_summary() if guarded is not None else ():
+        failures = sys.modules.get("tracerag.lm.failures")  # no LM step failed if it was never imported
+        for line in failures.warning_summary() if failures is not None else ():
             print(f"WARNING {line}", file=sys.stderr)
 
 

@@ -51,7 +51,7 @@ from conftest import AgentEngine, FakeEngine, PlannerEngine  # noqa: E402
 from lm_server import StubLMServer, after_a_tool_call, half_of_inputs  # noqa: E402
 
 import optimize  # noqa: E402
-from tracerag.programs.guarded_step import reset_lm_guard  # noqa: E402
+from tracerag.lm.failures import reset_lm_guard  # noqa: E402
 
 DATASETS = {"commands": "smarthome", "experience": "experience", "rag": "pubmedqa", "planner": "planner",
             "agent": "pubmedqa"}

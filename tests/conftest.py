@@ -110,7 +110,7 @@ def write_home(directory: Path, devices=DEVICES, specs=SPECS, rooms=ROOMS) -> Pa
 @pytest.fixture
 def lm_timeout():
     """Set the process-wide LM timeout for one test (``lm_timeout(0.3)``); the policy as it was afterwards."""
-    from tracerag.programs.guarded_step import policy, set_policy
+    from tracerag.lm.policy import policy, set_policy
 
     before = policy()
     yield lambda seconds: set_policy(timeout=seconds)
@@ -121,7 +121,7 @@ def lm_timeout():
 def fresh_lm_state():
     """Each test starts as a new process would: no LM or adapter configured, a closed circuit breaker
     and no counted warnings (all of them are per process)."""
-    from tracerag.programs.guarded_step import reset_lm_guard
+    from tracerag.lm.failures import reset_lm_guard
 
     dspy.configure(lm=None, adapter=None)
     reset_lm_guard()

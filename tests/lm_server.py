@@ -215,7 +215,7 @@ class StubLMServer:
 
     def lm(self, *, timeout: float = 1.0, retries: int = 0) -> dspy.LM:
         """A dspy.LM for this endpoint built the way tracerag builds a user's (no response cache)."""
-        from tracerag.config import make_lm
+        from tracerag.lm.bounded_lm import make_lm
 
         return make_lm("openai/stub-model", self.url, "test-key", timeout=timeout, retries=retries, cache=False)
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import tracerag
-from tracerag.config import BoundedLM
-from tracerag.programs.guarded_step import policy
+from tracerag.lm.bounded_lm import BoundedLM
+from tracerag.lm.policy import policy
 
 
 def test_configuring_the_embedder_keeps_an_earlier_timeout_and_retries(embedder, lm_timeout):

@@ -18,7 +18,8 @@ from json_service import Hostile, ScriptedService, gzip_bomb, hostile, on_localh
 
 from tracerag.documents.rerankers import HttpReranker, RerankServiceError
 from tracerag.embedding.http_embedder import EmbeddingServiceError, HttpEmbedder
-from tracerag.programs.guarded_step import Stages, reset_lm_guard
+from tracerag.lm.failures import reset_lm_guard
+from tracerag.programs.guarded_step import Stages
 from tracerag.tools.eutils import EUtilsError, PubMedEUtils
 
 CAP = 2**20  # max_bytes in these tests
@@ -171,7 +172,7 @@ class CountCalls(dspy.utils.BaseCallback):
 
 
 def test_an_lm_retry_after_of_1000_s_is_capped_and_the_stage_falls_back():
-    from tracerag.config import make_lm
+    from tracerag.lm.bounded_lm import make_lm
 
     reset_lm_guard()
     Overloaded.hits = []
@@ -196,7 +197,7 @@ def test_clients_share_one_ssl_context_so_each_new_one_costs_no_ca_bundle():
     import httpx
 
     from tracerag.http_json import bounded_async_client, bounded_client, deadline_transport, shared_ssl_context
-    from tracerag.lm_transport import BoundedTransport
+    from tracerag.lm.transport import BoundedTransport
 
     def anon_kb() -> int:
         with open("/proc/self/status") as status:

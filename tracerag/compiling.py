@@ -18,11 +18,11 @@ a GEPA budget below one iteration, a prompt LM for BootstrapFewShot (which propo
 An optimizer's own LM calls (MIPROv2's proposals, GEPA's reflection) do not go through the program's
 guarded stages. They go to ``prompt_lm`` when given (a stronger model proposing for a smaller one:
 MIPROv2's ``prompt_model``, GEPA's ``reflection_lm``), else to the configured LM. Compile bounds,
-counts and stops them (``optimizer_lm.py``), and an LM failure that ends the optimizer (MIPROv2 raises
+counts and stops them (``lm/optimizer_calls.py``), and an LM failure that ends the optimizer (MIPROv2 raises
 when a proposal fails) leaves the no-LM result, the program with its labelled demos (``"fell_back":
 true`` in the scores' ``optimizer_lm``).
 
-A compile is one run with one LM fault budget, as an evaluation is (``programs.fault_budget``): the
+A compile is one run with one LM fault budget, as an evaluation is (``lm.fault_budget``): the
 program's failing stage calls, in bootstrapping, the optimizer's trials and the dev scores alike, may take
 ``--lm-fault-budget`` seconds plus 10 % of the compile's time; then the stages take their no-LM path, and
 GEPA stops (``optimizer_lm``: nothing is left to learn from). The scores say what it cost
@@ -44,13 +44,13 @@ from dspy.utils.exceptions import DSPyError
 from pydantic import TypeAdapter, ValidationError
 
 from .datasets.smarthome import load_dataset
+from .lm.fault_budget import lm_fault_budget
+from .lm.optimizer_calls import OptimizerCalls, bounded_lm
 from .metrics.agent import agent_feedback, agent_score
 from .metrics.commands import parse_recall_at_10, parse_recall_feedback
 from .metrics.experience import experience_feedback, experience_score
 from .metrics.planner import planner_feedback, planner_score
 from .metrics.rag import rag_feedback, rag_score
-from .optimizer_lm import OptimizerCalls, bounded_lm
-from .programs.fault_budget import lm_fault_budget
 
 logger = logging.getLogger(__name__)
 

@@ -18,8 +18,8 @@ from typing import Any
 from dspy.utils.parallelizer import ParallelExecutor
 from tqdm import tqdm
 
+from .lm.fault_budget import lm_fault_budget
 from .metrics import commands as m
-from .programs.fault_budget import lm_fault_budget
 
 
 class _Failed:
@@ -35,7 +35,7 @@ def run_examples(score: Callable[[Any], dict], items: Sequence, *, num_threads: 
     adapter, callbacks); one thread runs them in this thread, one after another. The first failure (in
     the items' order) is raised once the items already started are done, and no new item starts after
     one failed. The progress bar counts finished items. The items are one run with one LM fault budget
-    (``programs.fault_budget``): what failing LM calls may cost all of them together."""
+    (``lm.fault_budget``): what failing LM calls may cost all of them together."""
     bar = tqdm(total=len(items), desc=desc, unit=unit, disable=not progress, leave=False)
     lock, failed = threading.Lock(), threading.Event()
 
@@ -218,9 +218,9 @@ def evaluate_experience(program, examples: list, *, dataset: str, k: int = 5, ju
     (the HTML report's recall curve; the ranking is the selection handed to the summary, k deep).
     """
     from . import judges
+    from .lm.meter import LMMeter
     from .metrics import experience as e
     from .programs.guarded_step import Stages
-    from .programs.lm_meter import LMMeter
 
     def score_one(ex) -> dict:
         meter, judged = LMMeter(), Stages()
@@ -307,9 +307,9 @@ def evaluate_rag(program, examples: list, *, dataset: str, k: int = 10, alce: bo
     (the HTML report's recall curve, to k: ``--k 50`` for one to 50); nothing else changes.
     """
     from . import judges
+    from .lm.meter import LMMeter
     from .metrics import rag as r
     from .programs.guarded_step import Stages
-    from .programs.lm_meter import LMMeter
 
     def score_one(ex) -> dict:
         meter, judged = LMMeter(), Stages()

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import dspy
 
+from .lm.calls import lm_of
 from .metrics.citations import CHUNK_ID_PATTERN, extract_cited_ids, split_sentences
-from .programs.guarded_step import Stages, lm_of
+from .programs.guarded_step import Stages
 from .signatures.experience import JudgeExperience
 from .signatures.rag import VerifyGroundedness
 

@@ -57,7 +57,7 @@ def _agent_run(docs: list[dict], lm: str | None, **config):
     import dspy
     from conftest import AgentEngine
 
-    from tracerag.programs.guarded_step import reset_lm_guard
+    from tracerag.lm.failures import reset_lm_guard
     from tracerag.programs.search_agent import AgentConfig, SearchAgent
 
     reset_lm_guard()

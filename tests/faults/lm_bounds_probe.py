@@ -41,7 +41,7 @@ def child(mode: str, timeout: float, retries: int) -> None:
     from json_service import gzip_bomb
     from lm_server import StubLMServer
 
-    from tracerag.config import make_lm
+    from tracerag.lm.bounded_lm import make_lm
     from tracerag.programs.guarded_step import Stages
 
     gzip_bomb()  # built before measuring

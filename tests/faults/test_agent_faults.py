@@ -13,7 +13,7 @@ import pytest
 from conftest import AgentEngine, ToolResult
 from lm_server import StubLMServer
 
-from tracerag.programs.guarded_step import BREAKER
+from tracerag.lm.breaker import BREAKER
 from tracerag.programs.search_agent import EVIDENCE_LEAD, AgentConfig, SearchAgent
 
 FAULTS = ["garbage", "empty", "null", "http500", "bad_json", "slow", "wrong_types"]

@@ -112,7 +112,7 @@ def test_compile_from_the_cli_against_a_proposer_that_fails_writes_the_no_lm_res
     scores = json.loads(Path("c.json.meta.json").read_text(encoding="utf-8"))["scores"]
     assert scores["optimizer_lm"]["fell_back"] and scores["demos"]["parse"] > 0
     assert '"fell_back": true' in capsys.readouterr().out
-    warnings = [r.getMessage() for r in caplog.records if r.name == "tracerag.optimizer_lm"]
+    warnings = [r.getMessage() for r in caplog.records if r.name == "tracerag.lm.optimizer_calls"]
     assert warnings == ["compile: 3 of 3 mipro LM calls failed (first: LMServerError: [openai/stub] upstream "
                         "model crashed (after 0 retries; --lm-retries or TRACERAG_LM_RETRIES)); keeping the "
                         "no-LM result (the labelled demos)"]
@@ -194,7 +194,7 @@ def test_the_prompt_lm_uses_the_lm_endpoint_unless_it_names_its_own(flags, endpo
 @pytest.fixture
 def fault_budget():
     """Set the process-wide LM fault budget for one test; the policy as it was afterwards."""
-    from tracerag.programs.guarded_step import policy, set_policy
+    from tracerag.lm.policy import policy, set_policy
 
     before = policy()
     yield lambda seconds: set_policy(fault_budget=seconds)

@@ -18,8 +18,9 @@ from lm_server import StubLMServer, after_a_tool_call, half_of_inputs
 import tracerag
 from tracerag.config import Settings
 from tracerag.evaluation import evaluate_experience, run_examples
-from tracerag.programs.fault_budget import FaultBudget, current_budget, lm_fault_budget
-from tracerag.programs.guarded_step import LMPolicy, Stages, policy, set_policy
+from tracerag.lm.fault_budget import FaultBudget, current_budget, lm_fault_budget
+from tracerag.lm.policy import LMPolicy, policy, set_policy
+from tracerag.programs.guarded_step import Stages
 
 BUDGET_SPENT = "the run's LM fault budget is spent"
 

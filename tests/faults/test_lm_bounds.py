@@ -24,8 +24,8 @@ from json_service import gzip_bomb
 from lm_server import HOSTILE, StubLMServer
 
 import tracerag
-from tracerag.config import BoundedLM, make_lm
-from tracerag.lm_transport import AsyncBoundedTransport, BoundedEngines, BoundedTransport
+from tracerag.lm.bounded_lm import BoundedLM, make_lm
+from tracerag.lm.transport import AsyncBoundedTransport, BoundedEngines, BoundedTransport
 from tracerag.programs.command_retrieval import CommandRetrieval
 
 BOMB = 100 * 2**20  # expands to 100 MB; about 100 KB on the wire
@@ -217,7 +217,7 @@ def test_copies_keep_the_bound():
 
 
 def test_the_optimizers_copies_of_the_prompt_lm_are_bounded():
-    from tracerag.optimizer_lm import OptimizerCalls, bounded_lm
+    from tracerag.lm.optimizer_calls import OptimizerCalls, bounded_lm
 
     with stub("drip") as server:
         prompt = server.lm(timeout=1, retries=0)

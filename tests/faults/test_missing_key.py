@@ -12,8 +12,9 @@ from lm_server import StubLMServer
 
 import optimize
 import tracerag
-from tracerag.config import make_lm, missing_key
-from tracerag.programs.guarded_step import failure_line
+from tracerag.config import missing_key
+from tracerag.lm.bounded_lm import make_lm
+from tracerag.lm.failures import failure_line
 from tracerag.programs.self_reflective_rag import SelfReflectiveRAG
 
 

@@ -9,8 +9,8 @@ from conftest import PlannerEngine
 from lm_server import StubLMServer
 
 import tracerag
+from tracerag.lm.policy import policy
 from tracerag.memory.playbook import Template, parse_playbook
-from tracerag.programs.guarded_step import policy
 from tracerag.programs.traceable_planner import TraceablePlanner
 
 PLAYBOOK = parse_playbook("""[mat-00001] helpful=3 harmful=0 :: Thaw enzymes and master mixes on ice.

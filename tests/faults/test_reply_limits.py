@@ -13,9 +13,9 @@ from faults.test_rag_faults import statin_chunks
 from lm_server import StubLMServer
 
 import tracerag
+from tracerag.lm.reply_limits import MAX_SUMMARY_CHARS, ReplyRejected, given_ids, prose
 from tracerag.memory.experience_bank import build_experience_bank
 from tracerag.programs.experience_retrieval import ExperienceConfig, ExperienceRetrieval
-from tracerag.programs.reply_limits import MAX_SUMMARY_CHARS, ReplyRejected, given_ids, prose
 from tracerag.programs.search_agent import SearchAgent
 from tracerag.programs.self_reflective_rag import RAGConfig, SelfReflectiveRAG
 from tracerag.programs.traceable_planner import TraceablePlanner

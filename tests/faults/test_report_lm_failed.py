@@ -32,7 +32,7 @@ def rows(engine, mode, evaluate):
 def assert_marked(evaluate, engine):
     failed = rows(engine, "http500", evaluate)
     assert failed and all(r["lm_failed"] is True and r["lm_fallbacks"] for r in failed)
-    tracerag.programs.guarded_step.reset_lm_guard()  # the dead endpoint opened the breaker
+    tracerag.lm.failures.reset_lm_guard()  # the dead endpoint opened the breaker
     good = rows(engine, "good", evaluate)
     assert good and all(r["lm_failed"] is False and r["lm_fallbacks"] == [] for r in good)
 

@@ -13,7 +13,8 @@ import pytest
 from conftest import FakeEngine
 from lm_server import StubLMServer
 
-from tracerag.programs.guarded_step import BREAKER, policy, set_policy
+from tracerag.lm.breaker import BREAKER
+from tracerag.lm.policy import policy, set_policy
 from tracerag.programs.self_reflective_rag import RAGConfig, SelfReflectiveRAG
 from tracerag.serving.programs import ENDPOINTS, ServedProgram
 from tracerag.serving.requests import RAGRequest

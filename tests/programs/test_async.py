@@ -21,11 +21,12 @@ from tracerag.documents.corpus import ingest_documents
 from tracerag.documents.hybrid import HybridRetriever
 from tracerag.embedding.http_embedder import EmbeddingServiceError
 from tracerag.home_commands.index_params import IndexParams
+from tracerag.lm.breaker import BREAKER
 from tracerag.memory.experience_bank import build_experience_bank
 from tracerag.memory.playbook import Template, index_templates, parse_playbook
 from tracerag.programs.command_retrieval import CommandRetrieval
 from tracerag.programs.experience_retrieval import ExperienceConfig, ExperienceRetrieval
-from tracerag.programs.guarded_step import BREAKER, Stages
+from tracerag.programs.guarded_step import Stages
 from tracerag.programs.search_agent import SearchAgent
 from tracerag.programs.self_reflective_rag import RAGConfig, SelfReflectiveRAG
 from tracerag.programs.traceable_planner import TraceablePlanner
@@ -374,23 +375,23 @@ def test_command_search_awaits_a_remote_embedder_without_a_thread_each(remote, h
 def test_the_breaker_waits_a_whole_interval_after_a_failed_probe_and_probes_once_at_a_time(monkeypatch):
     """A probe slower than the probe interval once made every later call a probe: the interval now runs
     from the end of the failed probe, and a second call never probes while one is in flight."""
-    from tracerag.programs import guarded_step
+    from tracerag.lm import breaker as breaking
 
     clock = [1000.0]
-    monkeypatch.setattr(guarded_step.time, "monotonic", lambda: clock[0])
-    breaker = guarded_step.CircuitBreaker()
+    monkeypatch.setattr(breaking.time, "monotonic", lambda: clock[0])
+    breaker = breaking.CircuitBreaker()
     lm = dspy.LM("openai/stub", api_base="http://127.0.0.1:9/v1")
-    for _ in range(guarded_step.policy().breaker_failures):
+    for _ in range(breaking.policy().breaker_failures):
         breaker.record(lm, ok=False, stage="parse")
     assert breaker.is_open(lm) and not breaker.allow(lm, "parse")
-    clock[0] += guarded_step.policy().probe_seconds
+    clock[0] += breaking.policy().probe_seconds
     assert breaker.allow(lm, "parse")  # the probe
     assert not breaker.allow(lm, "answer")  # one probe in flight
-    clock[0] += 10 * guarded_step.policy().probe_seconds  # the probe stalls far past the interval
+    clock[0] += 10 * breaking.policy().probe_seconds  # the probe stalls far past the interval
     assert not breaker.allow(lm, "answer")
     breaker.record(lm, ok=False, stage="parse")  # and fails
     assert not breaker.allow(lm, "parse")  # the next probe waits a whole interval from now
-    clock[0] += guarded_step.policy().probe_seconds
+    clock[0] += breaking.policy().probe_seconds
     assert breaker.allow(lm, "parse")
     breaker.record(lm, ok=True, stage="parse")
     assert not breaker.is_open(lm)
@@ -399,11 +400,11 @@ def test_the_breaker_waits_a_whole_interval_after_a_failed_probe_and_probes_once
 def test_one_failing_stage_opens_alone_whatever_the_other_stages_do():
     """The other stages' successes once reset the count, so a stage that always failed paid its full retry
     cost on every example."""
-    from tracerag.programs import guarded_step
+    from tracerag.lm import breaker as breaking
 
-    breaker = guarded_step.CircuitBreaker()
+    breaker = breaking.CircuitBreaker()
     lm = dspy.LM("openai/stub", api_base="http://127.0.0.1:9/v1")
-    for _ in range(guarded_step.policy().breaker_failures):
+    for _ in range(breaking.policy().breaker_failures):
         breaker.record(lm, ok=True, stage="parse")
         breaker.record(lm, ok=False, stage="verify")
     assert breaker.is_open(lm, "verify") and not breaker.allow(lm, "verify")

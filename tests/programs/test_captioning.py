@@ -83,7 +83,7 @@ def test_failed_caption_calls_leave_traces_uncaptioned(tmp_path, embedder):
 
 
 def test_a_dead_lm_costs_a_few_calls_and_one_line_each(tmp_path, caplog):
-    from tracerag.programs.guarded_step import policy
+    from tracerag.lm.policy import policy
 
     directory = traces_with_images(tmp_path / "traces", 8)
     engine = SlowEngine(mode="error")

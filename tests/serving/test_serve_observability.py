@@ -108,7 +108,7 @@ def test_metrics_label_values_are_escaped():
 
 
 def test_the_breaker_gauge_follows_the_configured_lm():
-    from tracerag.programs.guarded_step import BREAKER
+    from tracerag.lm.breaker import BREAKER
     from tracerag.serving.metrics import ServiceMetrics, configured_lm_breaker_open
 
     metrics = ServiceMetrics(breaker_open=configured_lm_breaker_open)

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tracerag.documents.hybrid import ScoredChunk
-from tracerag.programs.guarded_step import reset_lm_guard
+from tracerag.lm.failures import reset_lm_guard
 from tracerag.programs.search_agent import EVIDENCE_LEAD, AgentConfig, SearchAgent
 from tracerag.programs.self_reflective_rag import RAGConfig, SelfReflectiveRAG, cited_ids, extractive_answer
 from tracerag.tools.protocol import extract_citations, parse_reply

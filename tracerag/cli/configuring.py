@@ -83,7 +83,8 @@ def optimizer_options(args) -> dict:
     with the same timeout and retries, on the --lm endpoint unless --prompt-api-base names another)."""
     prompt_lm = None
     if args.prompt_lm:
-        from ..config import Settings, make_lm
+        from ..config import Settings
+        from ..lm.bounded_lm import make_lm
 
         lm_settings = Settings.resolve(api_base=args.api_base, api_key=args.api_key)
         own_base = args.prompt_api_base is not None

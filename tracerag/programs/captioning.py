@@ -15,10 +15,12 @@ from concurrent.futures import ThreadPoolExecutor
 
 import dspy
 
+from ..lm.breaker import BREAKER
+from ..lm.calls import call_config
+from ..lm.failures import failure_line
 from ..memory.experience_bank import Captioner
 from ..memory.traces import Trace
 from ..signatures.experience import CaptionImages
-from .guarded_step import BREAKER, call_config, failure_line
 
 __all__ = ["make_captioner"]
 

@@ -40,9 +40,10 @@ from ..home_commands.safety_screen import Screen, safety_of
 from ..home_commands.several_requests import acting_clauses, first_request
 from ..home_commands.spelling import corrected
 from ..home_commands.values import with_digits
+from ..lm.calls import lm_of
 from ..signatures.command import ArbitrateCapability, CommandOption, ParseCommand
 from ..signatures.query_ir import QueryIR
-from .guarded_step import Pipeline, Stages, lm_of, lm_step, work
+from .guarded_step import Pipeline, Stages, lm_step, work
 from .rule_parser import parse_without_lm
 from .spans import COMMAND_BULK, COMMAND_SEARCH
 

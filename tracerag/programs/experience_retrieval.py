@@ -42,13 +42,22 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..documents.rerankers import LocalReranker, Reranker
 from ..embedding.http_embedder import with_embeddings
+from ..lm.calls import lm_of
+from ..lm.reply_limits import (
+    MAX_IDS,
+    MAX_QUERY_CHARS,
+    MAX_SHORT_CHARS,
+    MAX_SUMMARY_CHARS,
+    ReplyRejected,
+    given_ids,
+    prose,
+)
 from ..memory.traces import query_text
 from ..signatures.experience import CheckSufficiency, RewriteQuery, SummarizeExperience
 from ..stores.cosine_bank import CosineBank
 from ..stores.stores import store_and_embedder
 from ..stores.vector_store import StoreError, StoreHit, VectorStore, parse_store_uri
-from .guarded_step import Pipeline, Stages, lm_of, lm_step, work
-from .reply_limits import MAX_IDS, MAX_QUERY_CHARS, MAX_SHORT_CHARS, MAX_SUMMARY_CHARS, ReplyRejected, given_ids, prose
+from .guarded_step import Pipeline, Stages, lm_step, work
 from .spans import EXPERIENCE_SEARCH
 
 __all__ = ["ExperienceConfig", "ExperienceRetrieval", "render_experience_section"]

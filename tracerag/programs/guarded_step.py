@@ -35,179 +35,30 @@ as a span, see ``spans``) requests; ``Stages.run`` drives it for ``forward``, ``
 unless it names an async twin (``work(fn, ..., afn=...)``: the same result, awaited on the event loop):
 remote embedders, rerankers and MCP tools are awaited there, so waiting for a service holds no thread.
 
-Timeouts and retries belong to the LM client (``config.make_lm`` passes ``--lm-timeout`` and
-``--lm-retries`` to ``dspy.LM``); this module only sees the failure that comes out of them. A user's own
-``dspy.LM`` that sets no ``timeout`` would wait for a stalled endpoint as long as its client does
-(DSPy's native engine: 600 s a read; LiteLLM: 6,000 s), so each stage passes it the policy's timeout
-for that call (``call_config``); one that sets its own keeps it.
+The LM side of each call (its breaker, timeout, fault budget and failure line) is ``tracerag.lm``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import logging
-import re
-import threading
-import time
 import unicodedata
-from collections import Counter
 from collections.abc import Awaitable, Callable, Generator
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
-import dspy
-from dspy.utils.exceptions import AdapterParseError
+from ..lm.breaker import BREAKER, lm_key
+from ..lm.calls import Charged, ainvoke, lm_of, with_config
+from ..lm.failures import failure_line, warn_once
+from ..lm.fault_budget import current_budget
 
-from ..lm_policy import LMPolicy, policy, set_policy  # the policy's home; kept importable from here
-from ..lm_transport import at_most
-from .fault_budget import FaultBudget, current_budget
-
-__all__ = ["BREAKER", "LMPolicy", "LMStep", "Pipeline", "Stages", "Work", "call_config", "failure_line", "lm_of",
-           "lm_step", "policy", "reset_lm_guard", "says_nothing", "set_policy", "warning_summary", "work"]
-
-logger = logging.getLogger("tracerag.lm")
-
-
-def lm_of(predictor) -> Any | None:
-    """The LM a predictor call will use: its own, else the configured one (None: no LM)."""
-    return getattr(predictor, "lm", None) or dspy.settings.lm
+__all__ = ["LMStep", "Pipeline", "Stages", "Work", "lm_step", "says_nothing", "work"]
 
 
 def says_nothing(text: Any) -> bool:
     """True for text of nothing but whitespace, punctuation and control characters ("", "  ", "?!。"): an
     LM can make nothing of it, so no stage spends a call on it. Letters, digits and symbols are content."""
     return isinstance(text, str) and all(unicodedata.category(ch)[0] in "PZC" for ch in text)
-
-
-def _lm_key(lm) -> tuple[str, str]:
-    """One endpoint, however many LM objects point at it (optimizers copy LMs)."""
-    kwargs = getattr(lm, "kwargs", None) or {}
-    return str(getattr(lm, "model", type(lm).__name__)), str(kwargs.get("api_base") or kwargs.get("base_url") or "")
-
-
-class CircuitBreaker:
-    """Per process, per endpoint and per stage: closed (calls go through), open (calls are skipped), with
-    one probe call let through every ``probe_seconds`` while open. Thread-safe (evaluation runs threads).
-
-    Two keys count consecutive failures: the endpoint (every stage's calls: a total outage opens it after
-    ``breaker_failures`` calls, whichever stages made them) and the (endpoint, stage) pair (a stage whose
-    calls fail while the others succeed opens alone; the others' successes do not reset it). The probe
-    interval runs from when the last probe ended, and one probe is in flight at a time, so a probe slower
-    than the interval never turns every later call into a probe."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._failures: Counter = Counter()  # consecutive failures per key
-        self._opened: dict[tuple, float] = {}  # key -> when it opened or its last probe ended
-        self._probing: set[tuple] = set()  # keys whose probe call is in flight
-
-    def allow(self, lm, stage: str = "") -> bool:
-        endpoint = _lm_key(lm)
-        with self._lock:
-            key = endpoint if endpoint in self._opened else (endpoint, stage) if (endpoint, stage) in self._opened \
-                else None
-            if key is None:
-                return True
-            if key in self._probing or time.monotonic() - self._opened[key] < policy().probe_seconds:
-                return False
-            self._probing.add(key)  # this call is the probe; the others keep skipping
-            return True
-
-    def record(self, lm, ok: bool, stage: str = "") -> None:
-        endpoint = _lm_key(lm)
-        keys = (endpoint, (endpoint, stage))
-        with self._lock:
-            self._probing.difference_update(keys)
-            if ok:
-                for key in keys:
-                    self._failures.pop(key, None)
-                    if self._opened.pop(key, None) is not None:
-                        logger.warning("LM %s answers again%s; LM stages are back on", endpoint[0],
-                                       f" for stage {stage}" if key != endpoint else "")
-                return
-            now = time.monotonic()
-            for key in keys:
-                self._failures[key] += 1
-                if key in self._opened:
-                    self._opened[key] = now  # a failed probe: the next one waits a whole interval
-                elif self._failures[key] >= policy().breaker_failures and endpoint not in self._opened:
-                    self._opened[key] = now  # (a stage opens alone only while its endpoint is not open)
-                    what = "" if key == endpoint else f" at stage {stage}"
-                    logger.warning("LM %s failed %d calls in a row%s; using the no-LM path and probing it again "
-                                   "every %g s", endpoint[0], self._failures[key], what, policy().probe_seconds)
-
-    def is_open(self, lm, stage: str | None = None) -> bool:
-        """Whether calls to this endpoint (or, with ``stage``, that stage's calls) are being skipped."""
-        endpoint = _lm_key(lm)
-        with self._lock:
-            return endpoint in self._opened or (stage is not None and (endpoint, stage) in self._opened)
-
-    def reset(self) -> None:
-        with self._lock:
-            self._failures.clear()
-            self._opened.clear()
-            self._probing.clear()
-
-
-BREAKER = CircuitBreaker()
-_repeats: Counter = Counter()  # (stage, failure kind) -> failures not logged (a first one was)
-_repeats_lock = threading.Lock()
-
-
-_KEY_VARIABLE = re.compile(r"\b[A-Z][A-Z0-9_]*_API_KEY\b")  # a provider's key variable, named in an error
-
-
-def failure_line(exc: BaseException, lm=None, *, cut_at: float | None = None) -> str:
-    """One line a user can act on: the exception type and first line, and the setting that changes it
-    (with the LM's own timeout and retries when it has them). ``cut_at``: the call was cut after that many
-    seconds because the run's LM fault budget had no more for it (not the LM's own timeout)."""
-    name = type(exc).__name__
-    if cut_at is not None:
-        return (f"{name}: cut after {cut_at:.1f} s, all the run's LM fault budget had left for it "
-                "(--lm-fault-budget or TRACERAG_LM_FAULT_BUDGET)")
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    lowered = text.lower()
-    timeout = (getattr(lm, "kwargs", None) or {}).get("timeout")
-    timeout = timeout if isinstance(timeout, int | float) else policy().timeout
-    retries = getattr(lm, "num_retries", policy().retries)
-    if "timed out" in lowered or "timeout" in name.lower():
-        return f"{name}: no reply within {timeout:g} s (raise it with --lm-timeout or TRACERAG_LM_TIMEOUT)"
-    if "parse" in name.lower() or "empty or null" in lowered:
-        return f"{name}: the reply did not have the expected fields"
-    if "CollectionLimit" in name or "larger than" in lowered:  # the reply cap: never retried
-        return f"{name}: {text[:200]} (not retried: the same endpoint would send it again)"
-    if "NotConfigured" in name or "MissingCredential" in name or "api key" in lowered or "credential" in lowered:
-        names = list(dict.fromkeys(["TRACERAG_API_KEY", *_KEY_VARIABLE.findall(text)]))  # config.ENV_API_KEY
-        return f"{name}: the LM has no API key: set {' or '.join(names)} (or --api-key)"
-    if name.startswith("LM") or "connect" in lowered:
-        return f"{name}: {text[:200]} (after {retries} retries; --lm-retries or TRACERAG_LM_RETRIES)"
-    return f"{name}: {text[:200]}"
-
-
-def _warn(stage: str, predictor, what: str, fallback: str) -> None:
-    key = (stage, what.split(":")[0])
-    with _repeats_lock:
-        first = key not in _repeats
-        _repeats[key] += 0 if first else 1
-    if first:
-        name = getattr(getattr(predictor, "signature", None), "__name__", type(predictor).__name__)
-        logger.warning("LM stage %s (%s) failed: %s; %s. Repeats are counted, not logged.", stage, name, what,
-                       fallback)
-
-
-def warning_summary() -> list[str]:
-    """One line per kind of failure that repeated: how many more times it happened."""
-    with _repeats_lock:
-        return [f"LM stage {stage} failed {n} more times ({kind})" for (stage, kind), n in sorted(_repeats.items())
-                if n]
-
-
-def reset_lm_guard() -> None:
-    """Forget breaker state and warning counts (tests; a long-lived app switching endpoints)."""
-    BREAKER.reset()
-    with _repeats_lock:
-        _repeats.clear()
 
 
 @dataclass(frozen=True)
@@ -255,83 +106,6 @@ def work(fn: Callable[..., Any], *args, span: str | None = None, inputs: dict[st
 Pipeline = Generator[LMStep | Work, Any, Any]
 
 
-def _takes_timeout(lm) -> bool:
-    """A ``dspy.LM`` over a model string takes a per-call ``timeout``; a custom engine refuses client
-    settings, and another ``BaseLM`` may not know the key."""
-    return isinstance(lm, dspy.LM) and isinstance(getattr(lm, "_engine_spec", "auto"), str)
-
-
-def call_config(lm) -> dict[str, Any]:
-    """Per-call settings for ``lm`` (a Predict's ``config``): the policy's timeout for a ``dspy.LM`` over a
-    model string that sets none itself; nothing for any other LM."""
-    if _takes_timeout(lm) and lm.kwargs.get("timeout") is None:
-        return {"timeout": policy().timeout}
-    return {}
-
-
-def _with_config(predictor, lm, inputs: dict[str, Any], limit: float | None = None) -> dict[str, Any]:
-    """``inputs`` plus ``config=call_config(lm)`` for a predictor that takes a ``config`` (a Predict, or one
-    that says so with ``takes_config``), merged over one the caller gave; the timeout given (the LM's own
-    included) is at most ``limit``, what the run's fault budget has left for the call."""
-    extra = call_config(lm)
-    if limit is not None and _takes_timeout(lm):
-        own = extra.get("timeout", lm.kwargs.get("timeout"))
-        extra = {**extra, "timeout": max(min(own, limit), 0.001)} if isinstance(own, int | float) else extra
-    if not extra or not (isinstance(predictor, dspy.Predict) or getattr(predictor, "takes_config", False)):
-        return inputs
-    return {**inputs, "config": {**extra, **inputs.get("config", {})}}
-
-
-def _async_capable(lm) -> bool:
-    """Whether ``lm`` has an async path of its own. A ``dspy.LM`` over a model string has one; one over a
-    custom engine object only with an ``async_engine``; another ``BaseLM`` when it implements ``aforward``
-    or ``acall``. Without one, the stage runs its sync call in a worker thread (same result, same bounds)."""
-    if isinstance(lm, dspy.LM):
-        return isinstance(getattr(lm, "_engine_spec", "auto"), str) or getattr(lm, "_async_engine_spec", None) \
-            is not None
-    cls = type(lm)
-    return cls.aforward is not dspy.BaseLM.aforward or cls.acall is not dspy.BaseLM.acall
-
-
-class _Charged:
-    """One LM call's account with the run's fault budget: the limit it got, the failure it is charged."""
-
-    def __init__(self, budget: FaultBudget | None, lm, stage: str) -> None:
-        self.budget, self.endpoint, self.stage = budget, _lm_key(lm), stage
-        self.limit = budget.remaining(self.endpoint, stage) if budget is not None else None
-        self.started = budget.now() if budget is not None else 0.0
-        # the limit holds for a bounded LM (``config.BoundedLM``: ``at_most``) and one given the timeout per call
-        self.enforced = callable(getattr(lm, "worst_case", None)) or _takes_timeout(lm)
-
-    def within(self):
-        """The call cut at what the budget has left for it (no limit without a budget)."""
-        return nullcontext() if self.limit is None else at_most(self.limit)
-
-    def answered(self) -> None:
-        if self.budget is not None:
-            self.budget.answered(self.endpoint, self.stage)
-
-    def failed(self, exc: BaseException) -> float | None:
-        """Charge a call that brought no reply; a reply that came back but did not parse is the model's
-        answer, not a fault of the endpoint (see ``fault_budget``). The seconds it took when the budget's
-        limit cut it, else None."""
-        if self.budget is None:
-            return None
-        if isinstance(exc, AdapterParseError):
-            self.answered()
-            return None
-        seconds = self.budget.now() - self.started
-        self.budget.charge(seconds, self.endpoint, self.stage)
-        return seconds if self.enforced and self.limit is not None and seconds >= self.limit * 0.99 else None
-
-
-async def _ainvoke(predictor, lm, inputs: dict[str, Any]) -> Any:
-    acall = getattr(predictor, "acall", None)
-    if callable(acall) and _async_capable(lm):
-        return await acall(**inputs)
-    return await asyncio.to_thread(predictor, **inputs)  # contextvars (dspy.context, callbacks) go along
-
-
 @dataclass
 class Stages:
     """The LM stages of one program call: the calls made and the stages that fell back, in order.
@@ -354,10 +128,10 @@ class Stages:
         lm = self._admit(stage, predictor, inputs)
         if lm is None:
             return None
-        account = _Charged(current_budget(), lm, stage)
+        account = Charged(current_budget(), lm, stage)
         try:
             with account.within():
-                out = predictor(**_with_config(predictor, lm, inputs, account.limit))
+                out = predictor(**with_config(predictor, lm, inputs, account.limit))
         except Exception as exc:  # any failure of the LM: the stage's fallback
             return self._failed(stage, predictor, lm, exc, fallback, cut_at=account.failed(exc))
         account.answered()
@@ -374,10 +148,10 @@ class Stages:
         lm = self._admit(stage, predictor, inputs)
         if lm is None:
             return None
-        account = _Charged(current_budget(), lm, stage)
+        account = Charged(current_budget(), lm, stage)
         try:
             with account.within():
-                out = await _ainvoke(predictor, lm, _with_config(predictor, lm, inputs, account.limit))
+                out = await ainvoke(predictor, lm, with_config(predictor, lm, inputs, account.limit))
         except Exception as exc:  # cancellation (a BaseException) is not a failure: it propagates
             return self._failed(stage, predictor, lm, exc, fallback, cut_at=account.failed(exc))
         account.answered()
@@ -397,7 +171,7 @@ class Stages:
             self.skipped.append(stage)
             return None
         budget = current_budget()
-        if budget is not None and not budget.admits(_lm_key(lm), stage):
+        if budget is not None and not budget.admits(lm_key(lm), stage):
             self.fell_back(stage, "the run's LM fault budget is spent" if budget.spent else
                            "this stage's share of the run's LM fault budget is spent")
             return None
@@ -411,7 +185,7 @@ class Stages:
                 cut_at: float | None = None) -> None:
         BREAKER.record(lm, ok=False, stage=stage)
         what = failure_line(exc, lm, cut_at=cut_at)
-        _warn(stage, predictor, what, fallback)
+        warn_once(stage, predictor, what, fallback)
         self.fell_back(stage, what)
         return None
 

@@ -41,6 +41,8 @@ import dspy
 from dspy.utils.exceptions import AdapterParseError
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from ..lm.calls import lm_of
+from ..lm.reply_limits import MAX_ANSWER_CHARS, MAX_CITATIONS, MAX_REPLY_CHARS, ReplyRejected, given_ids
 from ..signatures.agent import AgentStep
 from ..tools.budget import ToolBudget
 from ..tools.protocol import (
@@ -58,8 +60,7 @@ from ..tools.protocol import (
     restore_stop,
 )
 from ..tools.trajectory import ToolCallRecord, Trajectory
-from .guarded_step import Pipeline, Stages, lm_of, lm_step, work
-from .reply_limits import MAX_ANSWER_CHARS, MAX_CITATIONS, MAX_REPLY_CHARS, ReplyRejected, given_ids
+from .guarded_step import Pipeline, Stages, lm_step, work
 
 __all__ = ["AgentConfig", "SearchAgent"]
 

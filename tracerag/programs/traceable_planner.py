@@ -11,7 +11,7 @@ never provided goes to ``hallucinated_ids`` and never into the used ids.
 
 The prediction's ``metadata`` answers "which bullets and which retrieved passages produced this plan":
 retrieved bullet ids, retrieved templates (id, title, score, a 120-character preview), used ids,
-hallucinated ids, model, token usage, duration and LM calls (see ``lm_meter``).
+hallucinated ids, model, token usage, duration and LM calls (see ``lm.meter``).
 
 The one LM stage, ``generate``, is a guarded step (``guarded_step.Stages``): it uses the predictor's own
 LM (``set_lm``, ``dspy.context(lm=...)``, else the configured one) and respects the circuit breaker.
@@ -40,13 +40,14 @@ import dspy
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..embedding.http_embedder import with_embeddings
+from ..lm.calls import lm_of
+from ..lm.meter import LMMeter
+from ..lm.reply_limits import MAX_IDS, MAX_PLAN_CHARS, ReplyRejected
 from ..memory.playbook import Bullet, Playbook, Template, TemplateIndex, as_template, parse_playbook
 from ..metrics.planner import plan_cited_ids
 from ..signatures.planner import GeneratePlan, Plan
 from ..stores.vector_store import VectorStore
-from .guarded_step import Pipeline, Stages, lm_of, lm_step, work
-from .lm_meter import LMMeter
-from .reply_limits import MAX_IDS, MAX_PLAN_CHARS, ReplyRejected
+from .guarded_step import Pipeline, Stages, lm_step, work
 from .spans import TEMPLATE_SEARCH
 
 __all__ = ["PlannerConfig", "TraceablePlanner", "format_bullets", "format_templates", "trace_used_ids"]

@@ -133,7 +133,7 @@ def configured_lm_breaker_open() -> bool | None:
     without one. (A predictor with an LM of its own has its own breaker key, not reported here.)"""
     import dspy
 
-    from ..programs.guarded_step import BREAKER
+    from ..lm.breaker import BREAKER
 
     lm = dspy.settings.lm
     return None if lm is None else BREAKER.is_open(lm)

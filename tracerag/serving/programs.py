@@ -154,9 +154,9 @@ class ServedProgram:
 
     def respond(self, request: BaseModel) -> dict[str, Any]:
         """Call the program (blocking) and return its prediction as JSON. The call is one run with its own LM
-        fault budget (``programs.fault_budget``; no share of its time): its failing LM calls take at most
+        fault budget (``lm.fault_budget``; no share of its time): its failing LM calls take at most
         ``--lm-fault-budget`` seconds, then its remaining stages fall back."""
-        from ..programs.fault_budget import lm_fault_budget
+        from ..lm.fault_budget import lm_fault_budget
 
         program, kwargs = self.prepare(request)
         with lm_fault_budget(share=0.0):
@@ -164,7 +164,7 @@ class ServedProgram:
 
     async def arespond(self, request: BaseModel) -> dict[str, Any]:
         """``respond`` through ``await program.acall(...)``: LM calls on the event loop, retrieval in a thread."""
-        from ..programs.fault_budget import lm_fault_budget
+        from ..lm.fault_budget import lm_fault_budget
 
         program, kwargs = self.prepare(request)
         with lm_fault_budget(share=0.0):

@@ -53,11 +53,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def make_search(args: argparse.Namespace):
     """The PubMedSearch the flags describe (ingests the bundled corpus on first use)."""
-    from tracerag.config import configure, get_embedder
     from tracerag.documents.corpus import read_documents
     from tracerag.documents.hybrid import HybridRetriever
     from tracerag.stores.cosine_bank import CosineBank
 
+    from ..config import configure, get_embedder
     from .pubmed_corpus import PubMedSearch
 
     configure(embedder=args.embedder, embed_model=args.embed_model)

@@ -7,7 +7,7 @@ same ones: a ``dspy.LM`` that sets no ``timeout`` runs the compile as a copy wit
 LM whose calls are counted (failures included, reported as ``optimizer_lm`` in the scores), and GEPA,
 which goes on without a failed reflection, stops once as many calls failed in a row as open the LM
 breaker. Copies of an LM ``make_lm`` built (the configured one, ``--prompt-lm``) keep its bounded
-transport (``config.BoundedLM``), so each of those calls also ends at its deadline and byte cap.
+transport (``bounded_lm.BoundedLM``), so each of those calls also ends at its deadline and byte cap.
 """
 
 from __future__ import annotations
@@ -19,8 +19,10 @@ from typing import Any
 import dspy
 from dspy.utils.callback import BaseCallback
 
-from .programs.fault_budget import current_budget
-from .programs.guarded_step import call_config, failure_line, policy
+from .calls import call_config
+from .failures import failure_line
+from .fault_budget import current_budget
+from .policy import policy
 
 __all__ = ["OptimizerCalls", "bounded_lm"]
 

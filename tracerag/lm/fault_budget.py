@@ -1,6 +1,6 @@
 """What LM faults may cost one run: a budget of seconds spent on calls that brought no reply.
 
-Why: the breaker (``guarded_step.CircuitBreaker``) stops calling an endpoint after a few failed calls in a
+Why: the breaker (``breaker.CircuitBreaker``) stops calling an endpoint after a few failed calls in a
 row, but it cannot bound what faults cost a run. A stalled endpoint costs a whole call (every attempt at
 its timeout) per failure before the breaker opens, five of them at the defaults; an endpoint that fails
 at one stage, or on some inputs, or after an agent's first tool call, interleaves failures with successes
@@ -174,7 +174,7 @@ def lm_fault_budget(seconds: float | FaultBudget | None = None, share: float = F
         yield outer
         return
     if seconds is None:
-        from ..lm_policy import policy
+        from .policy import policy
 
         seconds = policy().fault_budget
     budget = seconds if isinstance(seconds, FaultBudget) else FaultBudget(seconds, share)

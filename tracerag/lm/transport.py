@@ -5,7 +5,7 @@ second, or declares a 10 GB body and sends a kilobyte every half second, keeps a
 one that streams an endless body or a gzip bomb grows the process by gigabytes (lm15 reads the whole
 body, and inflates each chunk without a limit). Retries and timeouts above the wire cannot fix that.
 
-So the LMs ``config.make_lm`` builds (``BoundedLM``) hand DSPy's native engine this transport instead of
+So the LMs ``bounded_lm.make_lm`` builds (``BoundedLM``) hand DSPy's native engine this transport instead of
 lm15's own. It speaks lm15's transport interface (``stream(TransportRequest) -> TransportResponse``) over
 httpx with the pieces of ``http_json`` that already hold against hostile servers:
 
@@ -53,7 +53,14 @@ from dspy._vendor.lm15.transports import (
 from dspy.clients.engines.lm15_engine import AsyncLM15Engine
 from dspy.lm15 import CollectionLimitError
 
-from .http_json import _deadline, _Decoder, bounded_async_client, bounded_client, deadline_transport, shared_ssl_context
+from ..http_json import (
+    _deadline,
+    _Decoder,
+    bounded_async_client,
+    bounded_client,
+    deadline_transport,
+    shared_ssl_context,
+)
 
 __all__ = ["MAX_REPLY_BYTES", "AsyncBoundedHTTPX", "AsyncBoundedTransport", "BoundedEngines", "BoundedHTTPX",
            "BoundedTransport", "at_most", "call_deadline", "call_limit", "call_time_left", "install_litellm_sessions"]
@@ -72,8 +79,8 @@ _at_most: contextvars.ContextVar[float | None] = contextvars.ContextVar("tracera
 @contextmanager
 def at_most(seconds: float | None):
     """LM calls made inside this block last at most ``seconds`` in all (None: no limit beyond their own).
-    A bounded LM (``config.BoundedLM``) shortens its whole-call deadline to it; the caller sets it from what
-    a run's fault budget has left (``programs.fault_budget``)."""
+    A bounded LM (``bounded_lm.BoundedLM``) shortens its whole-call deadline to it; the caller sets it from what
+    a run's fault budget has left (``lm.fault_budget``)."""
     token = _at_most.set(seconds)
     try:
         yield
