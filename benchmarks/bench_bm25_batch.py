@@ -85,7 +85,7 @@ def postings_top(index, query: str, k: int):
     an argpartition of the negated scores (the baseline the batch is compared with in the same run)."""
     from collections import Counter
 
-    from tracerag.documents.hybrid import word_tokens
+    from tracerag.stores.word_tokens import word_tokens
 
     out = np.zeros(index.count, dtype=np.float32)
     for token, times in Counter(word_tokens(query)).items():
@@ -100,7 +100,8 @@ def postings_top(index, query: str, k: int):
 def measure(name: str, texts: list[str], batches: list[list[str]], repeats: int, root: Path) -> dict:
     import bm25s
 
-    from tracerag.documents.hybrid import HybridRetriever, WordIndex, _top, _top_batch
+    from tracerag.documents.hybrid import HybridRetriever, _top, _top_batch
+    from tracerag.documents.word_index import WordIndex
     from tracerag.stores.cosine_bank import CosineBank
 
     t = time.perf_counter()

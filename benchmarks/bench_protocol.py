@@ -6,9 +6,9 @@ each reads from random interleavings of tag fragments, and whether calls read ba
 Part 1: for each size (1 KB, 10 KB, 100 KB, 1 MB), every adversarial input family (long unbroken tokens
 inside tags, thousands of open tags, unclosed quotes, ``<think>`` * N, ``<answer>`` * N) is read by
 the old reader (its functions copied below from the commit before the rewrite, run in this same process)
-and by ``tracerag.tools.protocol``; the table gives the worst family's time (median of ``--repeats``).
-An old run predicted (from its time at the size before, growing with the square) to take more than
-``--old-budget`` seconds is not run and its estimate is printed instead.
+and by this reader (``tracerag.tools.reply_parsing``, ``cite_tags``); the table gives the worst family's
+time (median of ``--repeats``). An old run predicted (from its time at the size before, growing with the
+square) to take more than ``--old-budget`` seconds is not run and its estimate is printed instead.
 
 Part 2: ``--random`` replies drawn (seed 17) from protocol tags, fragments (``</call_to``, ``<snipp``),
 uppercase tags, quotes, think blocks that mention tags, and words; counts the executed queries and
@@ -37,11 +37,16 @@ import sys
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from types import ModuleType
+from types import ModuleType, SimpleNamespace
 from typing import Any
 
-from tracerag.tools import protocol as new
-from tracerag.tools.protocol import Citation, ParsedReply, ToolCall, cast_parameter, format_call
+from tracerag.tools.cite_tags import Citation, extract_citations
+from tracerag.tools.protocol_writing import ToolCall, format_call
+from tracerag.tools.reply_parsing import ParsedReply, cast_parameter, parse_reply, restore_stop
+
+# this reader, under the names of the reader at a git revision (one module then: tracerag/tools/protocol.py)
+new = SimpleNamespace(parse_reply=parse_reply, format_call=format_call, extract_citations=extract_citations,
+                      restore_stop=restore_stop)
 
 # -- the reader before the rewrite (tracerag/tools/protocol.py at 1241d3b), for the baseline ---------
 

@@ -418,7 +418,7 @@ class ToolResult:
     error: str | None = None
 
     def to_output(self) -> str:
-        from tracerag.tools.protocol import format_tool_output
+        from tracerag.tools.protocol_writing import format_tool_output
 
         return format_tool_output(self.snippets, self.error)
 

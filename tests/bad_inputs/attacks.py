@@ -76,7 +76,8 @@ def _agent_run(docs: list[dict], lm: str | None, **config):
 def _check_agent(pred, tmp_path: Path, *, lm_text: bool) -> None:
     """Raise WrongResult for a cited id the tools did not return (or a forged one), Leak for markup in
     the answer, the trajectory or the export that the runtime did not write."""
-    from tracerag.tools.protocol import extract_citations, parse_reply
+    from tracerag.tools.cite_tags import extract_citations
+    from tracerag.tools.reply_parsing import parse_reply
     from tracerag.tools.trajectory import write_jsonl
 
     t = pred.trajectory

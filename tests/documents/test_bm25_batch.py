@@ -9,8 +9,10 @@ import numpy as np
 import pytest
 
 from tracerag.datasets.pubmedqa import pubmedqa_abstracts_path, pubmedqa_questions_path
-from tracerag.documents.hybrid import HybridRetriever, WordIndex, _top, _top_batch, word_tokens
+from tracerag.documents.hybrid import HybridRetriever, _top, _top_batch
+from tracerag.documents.word_index import WordIndex
 from tracerag.stores.cosine_bank import CosineBank
+from tracerag.stores.word_tokens import word_tokens
 
 
 def pubmedqa():

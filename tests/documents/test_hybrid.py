@@ -5,8 +5,10 @@ import copy
 import numpy as np
 import pytest
 
-from tracerag.documents.hybrid import HybridRetriever, WordIndex, word_tokens
+from tracerag.documents.hybrid import HybridRetriever
+from tracerag.documents.word_index import WordIndex
 from tracerag.stores.cosine_bank import CosineBank
+from tracerag.stores.word_tokens import word_tokens
 
 CHUNKS = {
     "snp#0": "In a small cohort, carriers of rs121913529 had shorter progression-free survival.",

@@ -41,7 +41,7 @@ def _entries(path) -> int:
 def test_unique_utterances_stay_under_the_cap(utterances, cap_mb, tmp_path):
     path, batch = tmp_path / "c.sqlite", 500
     cached = CachedEmbedder(TinyEmbedder(), path, max_mb=cap_mb)
-    assert 2 * batch < cached.max_entries() < utterances / 2  # the cap, not the load, bounds this run
+    assert 2 * batch < cached.file.max_entries() < utterances / 2  # the cap, not the load, bounds this run
     largest = 0
     for start in range(0, utterances, batch):
         texts = [f"turn on lamp {i} in room {i % 37}" for i in range(start, start + batch)]
@@ -49,14 +49,14 @@ def test_unique_utterances_stay_under_the_cap(utterances, cap_mb, tmp_path):
         largest = max(largest, _on_disk(path))  # after every call: the file, its log and shared memory
     cached.close()
     assert largest <= cap_mb * 1024 * 1024, largest
-    assert _entries(path) <= cached.max_entries()
+    assert _entries(path) <= cached.file.max_entries()
     assert not path.with_name(path.name + "-wal").exists() or path.with_name(path.name + "-wal").stat().st_size == 0
 
 
 def test_one_call_larger_than_the_cap_does_not_grow_the_file_past_it(tmp_path):
     path = tmp_path / "c.sqlite"
     cached = CachedEmbedder(TinyEmbedder(), path, max_mb=0.3)
-    texts = [f"index text {i}" for i in range(4 * cached.max_entries())]
+    texts = [f"index text {i}" for i in range(4 * cached.file.max_entries())]
     assert cached.embed(texts).shape == (len(texts), TinyEmbedder.dim)  # every vector returned
     assert _on_disk(path) <= 0.3 * 1024 * 1024
     cached.close()
@@ -65,7 +65,7 @@ def test_one_call_larger_than_the_cap_does_not_grow_the_file_past_it(tmp_path):
 def test_recently_used_entries_stay_and_the_least_recently_used_go(tmp_path):
     inner = TinyEmbedder()
     cached = CachedEmbedder(inner, tmp_path / "c.sqlite", max_mb=0.2)
-    cap = cached.max_entries()
+    cap = cached.file.max_entries()
     old = [f"old {i}" for i in range(cap)]
     cached.embed(old)
     kept = old[: cap // 4]
@@ -134,7 +134,7 @@ def test_a_cache_over_its_cap_is_trimmed_on_open(tmp_path):
     cached = CachedEmbedder(TinyEmbedder(), path, max_mb=0.2)
     assert cached.embed(["fresh"]).shape == (1, 32)
     cached.close()
-    assert _entries(path) <= cached.max_entries() < 5000
+    assert _entries(path) <= cached.file.max_entries() < 5000
     assert _on_disk(path) <= 0.2 * 1024 * 1024
 
 

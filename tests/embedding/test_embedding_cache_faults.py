@@ -20,9 +20,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tracerag.embedding import cache_failures, cache_file
 from tracerag.embedding import embedding_cache as ec
+from tracerag.embedding.cache_failures import cache_errors
+from tracerag.embedding.cache_file import CacheFile
 from tracerag.embedding.embedders import l2_normalize
-from tracerag.embedding.embedding_cache import CachedEmbedder, cache_errors
+from tracerag.embedding.embedding_cache import CachedEmbedder
 
 ROOT = os.geteuid() == 0 if hasattr(os, "geteuid") else False
 
@@ -47,12 +50,12 @@ def expected(texts, dim=16):
 
 @pytest.fixture
 def caplog_cache(caplog):
-    caplog.set_level(logging.DEBUG, logger=ec.logger.name)
+    caplog.set_level(logging.DEBUG, logger=cache_failures.logger.name)
     return caplog
 
 
 def warnings_naming(caplog, path) -> list[str]:
-    records = [r for r in caplog.records if r.name == ec.logger.name and r.levelno >= logging.WARNING]
+    records = [r for r in caplog.records if r.name == cache_failures.logger.name and r.levelno >= logging.WARNING]
     assert all(r.exc_info is None for r in records)  # never a traceback
     return [r.getMessage() for r in records if str(path) in r.getMessage()]
 
@@ -127,14 +130,14 @@ def test_path_that_is_a_directory_is_bypassed_and_retried_later(tmp_path, caplog
     path = tmp_path / "c.sqlite"
     path.mkdir()
     now = [1000.0]
-    monkeypatch.setattr(ec, "_clock", lambda: now[0])
+    monkeypatch.setattr(cache_failures, "_clock", lambda: now[0])
     before = cache_errors()["not_a_file"]
     inner = Inner()
     cached = CachedEmbedder(inner, path)
     for texts in (["a", "b"], ["b", "c"]):
         np.testing.assert_array_equal(cached.embed(texts), expected(texts))
     assert cached.errors["not_a_file"] == 1  # the second call did not try again
-    now[0] += ec.RETRY_AFTER + 1
+    now[0] += cache_failures.RETRY_AFTER + 1
     np.testing.assert_array_equal(cached.embed(["d"]), expected(["d"]))
     assert cached.errors["not_a_file"] == 2 and cache_errors()["not_a_file"] == before + 2
     [message] = warnings_naming(caplog_cache, path)
@@ -189,7 +192,7 @@ def test_read_only_file_simulated(tmp_path, caplog_cache, monkeypatch):
             database, uri = f"{Path(database).resolve().as_uri()}?mode=ro", True
         return connect(database, *args, uri=uri, **kwargs)
 
-    monkeypatch.setattr(ec.sqlite3, "connect", read_only)
+    monkeypatch.setattr(cache_file.sqlite3, "connect", read_only)
     _read_only_checks(tmp_path, caplog_cache, path)
 
 
@@ -197,14 +200,14 @@ def test_disk_full_on_write_is_bypassed_then_retried(tmp_path, caplog_cache, mon
     path = tmp_path / "c.sqlite"
     populated(path)
     now = [1000.0]
-    monkeypatch.setattr(ec, "_clock", lambda: now[0])
+    monkeypatch.setattr(cache_failures, "_clock", lambda: now[0])
     attempts = []
 
     def full(self, conn, rows):
         attempts.append(len(rows))
         raise sqlite3.OperationalError("database or disk is full")
 
-    monkeypatch.setattr(CachedEmbedder, "_insert", full)
+    monkeypatch.setattr(CacheFile, "insert", full)
     before = cache_errors()["full"]
     inner = Inner()
     cached = CachedEmbedder(inner, path)
@@ -227,8 +230,8 @@ def test_real_sqlite_full(tmp_path, caplog_cache):
     path = tmp_path / "c.sqlite"
     cached = CachedEmbedder(Inner(dim=512), path)
     cached.embed(["first"])
-    pages = cached._conn.execute("PRAGMA page_count").fetchone()[0]
-    cached._conn.execute(f"PRAGMA max_page_count={pages}")
+    pages = cached.file.conn.execute("PRAGMA page_count").fetchone()[0]
+    cached.file.conn.execute(f"PRAGMA max_page_count={pages}")
     texts = [f"t{i}" for i in range(300)]
     np.testing.assert_array_equal(cached.embed(texts), expected(texts, dim=512))
     assert cached.errors["full"] == 1
@@ -240,7 +243,7 @@ def test_real_sqlite_full(tmp_path, caplog_cache):
 def test_lock_held_past_the_wait(tmp_path, caplog_cache, monkeypatch):
     path = tmp_path / "c.sqlite"
     populated(path)
-    monkeypatch.setattr(ec, "BUSY_TIMEOUT", 0.05)
+    monkeypatch.setattr(cache_file, "BUSY_TIMEOUT", 0.05)
     holder = sqlite3.connect(path, isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")  # another process writing, for longer than the wait
     try:

@@ -12,7 +12,7 @@ from dspy.lm15 import Message, Response, TextPart, Usage
 
 from tracerag.metrics import agent as m
 from tracerag.programs.search_agent import EVIDENCE_LEAD, NUDGE, TRUNCATED, AgentConfig, SearchAgent, _finish
-from tracerag.tools.protocol import STOP_SEQUENCES
+from tracerag.tools.reply_parsing import STOP_SEQUENCES
 from tracerag.tools.trajectory import Trajectory, write_jsonl, write_traces
 
 
@@ -140,7 +140,7 @@ def test_invalid_citation_is_kept_in_the_record_and_scored(agent_lm):
 
 
 def test_keep_cited_drops_unknown_ids_and_unwraps_a_cite_left_with_none():
-    from tracerag.tools.protocol import extract_citations, keep_cited
+    from tracerag.tools.cite_tags import extract_citations, keep_cited
 
     answer = ('LDL falls <cite id="s1,FORGED4">in trials</cite>; <cite id="FAKE">all cured</cite>. '
               '<cite id="s2">x</cite>')

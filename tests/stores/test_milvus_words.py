@@ -16,7 +16,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tracerag.documents.hybrid import HybridRetriever, WordIndex
+from tracerag.documents.hybrid import HybridRetriever
+from tracerag.documents.word_index import WordIndex
 from tracerag.stores import milvus_words
 from tracerag.stores.cosine_bank import CosineBank
 from tracerag.stores.store_copy import copy_store

@@ -21,7 +21,7 @@ from json_service import on_localhost
 
 from tracerag.tools.eutils import EUtilsError, EUtilsToolSource, PubMedEUtils, parse_pubmed_xml
 from tracerag.tools.mcp_client import Toolbox
-from tracerag.tools.protocol import ToolCall
+from tracerag.tools.protocol_writing import ToolCall
 
 ARTICLES = {
     "111": """<PubmedArticle><MedlineCitation Status="MEDLINE"><PMID Version="1">111</PMID><Article>

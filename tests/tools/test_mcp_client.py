@@ -29,7 +29,8 @@ from tracerag.tools.mcp_client import (
     parameter_types,
     snippets_from,
 )
-from tracerag.tools.protocol import ToolCall, parse_reply
+from tracerag.tools.protocol_writing import ToolCall
+from tracerag.tools.reply_parsing import parse_reply
 
 SERVER = textwrap.dedent('''
     import asyncio, os, time

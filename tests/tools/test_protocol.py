@@ -4,14 +4,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tracerag.tools.protocol import (
-    STOP_SEQUENCES,
-    escape_tool_text,
-    extract_citations,
-    format_tool_output,
-    parse_reply,
-    restore_stop,
-)
+from tracerag.tools.cite_tags import extract_citations
+from tracerag.tools.protocol_writing import escape_tool_text, format_tool_output
+from tracerag.tools.reply_parsing import STOP_SEQUENCES, parse_reply, restore_stop
 
 SCHEMAS = {"pubmed_search": {"limit": int}}
 

@@ -14,7 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tracerag.programs.search_agent import SearchAgent
-from tracerag.tools.protocol import ToolCall, extract_citations, format_call, parse_reply, restore_stop, unescape
+from tracerag.tools.cite_tags import extract_citations
+from tracerag.tools.protocol_writing import ToolCall, format_call, unescape
+from tracerag.tools.reply_parsing import parse_reply, restore_stop
 from tracerag.tools.trajectory import write_jsonl
 
 SCHEMAS = {"pubmed_search": {"limit": int}}

@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tracerag.tools.protocol import extract_citations, parse_reply, restore_stop
+from tracerag.tools.cite_tags import extract_citations
+from tracerag.tools.reply_parsing import parse_reply, restore_stop
 
 SCHEMAS = {"pubmed_search": {"limit": int}}
 TAG_NAMES = ("call_tool", "call", "answer", "think", "tool_output", "cite", "snippet")

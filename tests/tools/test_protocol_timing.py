@@ -8,7 +8,8 @@ import time
 
 import pytest
 
-from tracerag.tools.protocol import extract_citations, parse_reply, restore_stop
+from tracerag.tools.cite_tags import extract_citations
+from tracerag.tools.reply_parsing import parse_reply, restore_stop
 
 MB = 1_000_000
 

@@ -14,7 +14,7 @@ from http_tool_server import http_tool_server
 
 from tracerag.datasets.pubmedqa import load_pubmedqa_questions
 from tracerag.tools.mcp_client import MCPToolSource, Toolbox, ToolSourceError
-from tracerag.tools.protocol import parse_reply
+from tracerag.tools.reply_parsing import parse_reply
 from tracerag.tools.server import MAX_PAGE_CHARS, page_to_text, read_local_page, resolve_local_page
 
 PAGE = """<!DOCTYPE html><html><head><title>Statins &amp; the heart</title>

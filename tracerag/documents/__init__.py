@@ -1,6 +1,7 @@
 """Documents for retrieval-augmented answers: split into sentence-aligned chunks (``chunking``), a JSONL
-corpus ingested into a chunk bank (``corpus``), dense + BM25 retrieval over that bank (``hybrid``), and
-rerankers that re-score candidates against the query (``rerankers``).
+corpus ingested into a chunk bank (``corpus``), dense + BM25 retrieval over that bank (``hybrid``, with its
+in-memory BM25 index ``word_index`` and its access to any store's rows ``store_rows``), and rerankers that
+re-score candidates against the query (``rerankers``).
 """
 
 from ..lazy_exports import lazy_exports

@@ -6,15 +6,12 @@ against the bundled abstracts (train split), recall@10 of the source abstract is
 channel alone, 0.97 for BM25 alone and 0.995 fused; on the test split 0.92, 0.985 and 0.985
 (``benchmarks/bench_rag_retrieval.py``).
 
-The retriever runs on any :class:`~..stores.vector_store.VectorStore` (a numpy bank, or Milvus by URI). A store
-that keeps its own word index (``store.word_index(text_key)``: Milvus, see :mod:`..stores.milvus_words`) is
-asked for a batch's best lexical rows in one call and for each query's other candidates' BM25, so no
-retriever reads every row.
-Otherwise the word index is built in memory from the rows' metadata ``text`` when the retriever is made,
-read with the store's ``scan``: a compressed-sparse layout in numpy
-arrays (per term, the rows it occurs in and their BM25 weight), so a query costs one vector add per
-distinct query term. Tokens are NFKC-lower-cased words with English plurals folded, plus single
-characters and bigrams inside CJK runs (no word segmenter needed).
+The retriever runs on any :class:`~..stores.vector_store.VectorStore` (a numpy bank, or Milvus by URI), reaching
+its rows through :mod:`.store_rows`. A store that keeps its own word index (``store.word_index(text_key)``:
+Milvus, see :mod:`..stores.milvus_words`) is asked for a batch's best lexical rows in one call and for each
+query's other candidates' BM25, so no retriever reads every row. Otherwise the word index
+(:class:`~.word_index.WordIndex`) is built in memory from the rows' metadata ``text`` when the retriever is
+made, read with the store's ``scan``.
 
 Fusion: every candidate from either channel's window is scored on both channels exactly (its cosine
 from the bank's vectors, its BM25 from the index), and the channel scores stay on the result, so a
@@ -24,7 +21,6 @@ ranking can be explained. Two fusions are implemented; see :data:`DEFAULT_FUSION
 from __future__ import annotations
 
 import logging
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -33,11 +29,11 @@ import numpy as np
 
 from ..embedding.embedders import Embedder
 from ..stores.cosine_bank import CosineBank
-from ..stores.vector_store import StoreError, VectorStore
-from ..stores.word_tokens import word_tokens
+from ..stores.vector_store import VectorStore
+from .store_rows import store_rows
+from .word_index import WordIndex
 
-__all__ = ["DEFAULT_DENSE_WEIGHT", "DEFAULT_FUSION", "DEFAULT_LEXICAL_WEIGHT", "HybridRetriever", "ScoredChunk",
-           "WordIndex", "word_tokens"]
+__all__ = ["DEFAULT_DENSE_WEIGHT", "DEFAULT_FUSION", "DEFAULT_LEXICAL_WEIGHT", "HybridRetriever", "ScoredChunk"]
 
 logger = logging.getLogger(__name__)
 
@@ -54,8 +50,6 @@ DEFAULT_FUSION: Fusion = "normalized"
 DEFAULT_DENSE_WEIGHT = 1.0
 DEFAULT_LEXICAL_WEIGHT = 2.0
 RRF_K = 60  # the usual reciprocal-rank constant: ranks 1 and 10 weigh 1/61 vs 1/70, a smooth blend
-_DENSE_SHARE = 8  # a term in at least 1/8 of the rows keeps a dense row of weights (WordIndex._dense_rows) ...
-_DENSE_BYTES = 64 << 20  # ... within 64 MB for all of them (16 terms at 1M rows, 160 at 100k)
 _BATCH_SCORES = 1 << 23  # BM25 values (queries x rows) one batch holds at most: 32 MB of float32
 
 @dataclass(frozen=True, slots=True)
@@ -74,92 +68,6 @@ class ScoredChunk:
     @property
     def doc_id(self) -> str | None:
         return self.metadata.get("doc_id")
-
-
-class WordIndex:
-    """BM25 over a fixed list of texts, held as per-term postings in numpy arrays (no scipy)."""
-
-    def __init__(self, texts: Sequence[str], *, k1: float = 1.2, b: float = 0.75) -> None:
-        vocab: dict[str, int] = {}
-        term_ids: list[int] = []
-        token_counts: list[int] = []
-        for text in texts:
-            tokens = word_tokens(text)
-            token_counts.append(len(tokens))
-            term_ids.extend([vocab.setdefault(t, len(vocab)) for t in tokens])
-        n = max(len(texts), 1)
-        lengths = np.asarray(token_counts, dtype=np.float32)
-        terms = np.asarray(term_ids, dtype=np.int64)
-        rows = np.repeat(np.arange(len(texts), dtype=np.int64), lengths.astype(np.int64))
-        keys, tf = np.unique(terms * n + rows, return_counts=True)  # sorted by term, then row
-        terms, rows = keys // n, keys % n
-        df = np.bincount(terms, minlength=len(vocab))
-        idf = np.log1p((len(texts) - df + 0.5) / (df + 0.5))
-        avg_length = float(lengths.mean()) if len(texts) and lengths.mean() > 0 else 1.0
-        norm = k1 * (1 - b + b * lengths[rows] / avg_length)
-        self.vocab = vocab
-        self.indptr = np.concatenate([[0], np.cumsum(df)]).astype(np.int64)
-        self.rows = rows.astype(np.int32)
-        self.weights = (idf[terms] * tf * (k1 + 1) / (tf + norm)).astype(np.float32)
-        self.count = len(texts)
-        self._dense = self._dense_rows(df)
-
-    def _dense_rows(self, df: np.ndarray) -> dict[int, np.ndarray]:
-        """Every row's weight (0 where absent) of the terms in at least 1/:data:`_DENSE_SHARE` of the rows,
-        most frequent first, within :data:`_DENSE_BYTES`.
-
-        Adding such a row is one contiguous vector add, against a scattered add per posting: these few
-        words ("the", "of", ...) hold most of the postings a query touches. Adding 0.0 leaves a score as it
-        was, so the scores are bitwise those of the postings."""
-        dense: dict[int, np.ndarray] = {}
-        if not self.count:
-            return dense
-        common = np.flatnonzero(df * _DENSE_SHARE >= self.count)
-        for term in common[np.argsort(-df[common], kind="stable")][: _DENSE_BYTES // (4 * self.count)].tolist():
-            row = np.zeros(self.count, dtype=np.float32)
-            lo, hi = self.indptr[term], self.indptr[term + 1]
-            row[self.rows[lo:hi]] = self.weights[lo:hi]
-            dense[term] = row
-        return dense
-
-    def _add_term(self, out: np.ndarray, term: int, times: int) -> None:
-        """Add ``times`` x the term's weights into one query's scores (each row at most once per term)."""
-        dense = self._dense.get(term)
-        if dense is not None:
-            out += dense if times == 1 else times * dense
-            return
-        lo, hi = self.indptr[term], self.indptr[term + 1]
-        np.add.at(out, self.rows[lo:hi], self.weights[lo:hi] if times == 1 else times * self.weights[lo:hi])
-
-    def scores(self, query: str) -> np.ndarray:
-        """(count,) float32 BM25 scores of every text for ``query`` (0 where no query word occurs)."""
-        out = np.zeros(self.count, dtype=np.float32)
-        for token, times in Counter(word_tokens(query)).items():
-            term = self.vocab.get(token)
-            if term is not None:
-                self._add_term(out, term, times)
-        return out
-
-    def scores_batch(self, queries: Sequence[str]) -> np.ndarray:
-        """(len(queries), count) float32 BM25 scores of a batch: the sparse product of the queries' term counts
-        and the term x row weights, accumulated into one matrix, each query's row as :meth:`scores` fills it
-        (so bitwise the same scores, and the batch's memory is one allocation).
-
-        A (query, term) pair adds a common term's dense row (one vector add) or its postings (one
-        ``np.add.at`` over the stored arrays: no copy, one pass where ``out[rows] += w`` is a gather and a
-        scatter).
-        """
-        out = np.zeros((len(queries), self.count), dtype=np.float32)
-        for i, query in enumerate(queries):
-            row = out[i]
-            for token, times in Counter(word_tokens(query)).items():
-                term = self.vocab.get(token)
-                if term is not None:
-                    self._add_term(row, term, times)
-        return out
-
-    def __len__(self) -> int:
-        return self.count
 
 
 def _top_batch(scores: np.ndarray, m: int) -> list[np.ndarray]:
@@ -219,7 +127,7 @@ class HybridRetriever:
             raise ValueError(f"unknown fusion {fusion!r}; choose 'rrf' or 'normalized'")
         if lexical_weight < 0 or dense_weight < 0 or lexical_weight + dense_weight == 0:
             raise ValueError("channel weights must be non-negative and not both zero")
-        self._rows = _rows_of(store)
+        self._rows = store_rows(store)
         self.embedder = embedder if embedder is not None else self._rows.embedder
         if self.embedder is not None:
             info = self._rows.store.describe()
@@ -473,191 +381,3 @@ class HybridRetriever:
     def __repr__(self) -> str:
         return (f"HybridRetriever({self._rows.label()}, fusion={self.fusion!r}, dense_weight={self.dense_weight}, "
                 f"lexical_weight={self.lexical_weight})")
-
-
-# ---------------------------------------------------------------------------------------------
-# Where the rows come from: a numpy bank read directly, or any store through the protocol. Rows are
-# numbered in the order the word index was built (the bank's row order; the store's scan order), and
-# rows the dense channel finds that the index does not cover get the next numbers.
-
-
-def _rows_of(store: Any) -> _BankRows | _StoreRows:
-    from ..stores.numpy_store import NumpyStore
-
-    if isinstance(store, CosineBank):
-        return _BankRows(store, None)
-    if isinstance(store, NumpyStore):
-        return _BankRows(store.bank, store)
-    if isinstance(store, VectorStore):
-        return _StoreRows(store)
-    raise TypeError(f"HybridRetriever needs a VectorStore or a CosineBank, got {type(store).__name__}")
-
-
-class _BankRows:
-    """The numpy bank: windows from one matrix product, candidates scored from the memory-mapped rows."""
-
-    def __init__(self, bank: CosineBank, store: Any) -> None:
-        self.bank = bank
-        self._store = store
-        self.embedder = bank.embedder
-        self.where = bank.directory
-
-    @property
-    def store(self) -> VectorStore:
-        if self._store is None:
-            from ..stores.numpy_store import NumpyStore
-
-            self._store = NumpyStore(self.bank)
-        return self._store
-
-    def label(self) -> str:
-        return repr(self.bank)
-
-    def scan(self) -> Any:
-        return ((b.ids, b.metadata) for b in self.bank.iter_rows(4096))
-
-    def indexed(self, ids: list[str], store_words: bool = False) -> None:
-        pass
-
-    def word_index(self, text_key: str) -> Any:
-        return None  # the bank's rows are read directly: the in-memory index is the fast one
-
-    def count(self) -> int:
-        return len(self.bank)
-
-    def stale(self, ids: list[str]) -> bool:
-        """Rows the index covers were deleted or moved: the bank is shorter, or its last indexed id moved."""
-        n = len(ids)
-        return len(self.bank) < n or (n > 0 and self.bank.id_at(n - 1) != ids[n - 1])
-
-    def dense_windows(self, vectors: np.ndarray, window: int, ids: list[str]) -> list[list[int]]:
-        return [rows for rows, _ in self.bank.search_rows(vectors, k=window, min_score=None)]
-
-    def dense(self, rows: np.ndarray, unit: np.ndarray, ids: list[str]) -> np.ndarray:
-        return self.bank.vectors[rows] @ unit
-
-    def dense_hits(self, vectors: np.ndarray, k: int, dedupe_by: str | None) -> list[list[tuple[str, float, dict]]]:
-        return [[(h.id, h.score, h.metadata) for h in row]
-                for row in self.bank.search(vectors, k=k, min_score=None, dedupe_by=dedupe_by)]
-
-    def prefetch(self, rows: Sequence[int], ids: list[str]) -> None:
-        pass
-
-    def forget(self) -> None:
-        pass
-
-    def metadata(self, row: int, ids: list[str]) -> dict[str, Any]:
-        return self.bank.metadata(row)
-
-    def id_of(self, row: int, ids: list[str]) -> str:
-        return ids[row] if row < len(ids) else self.bank.id_at(row)
-
-
-class _StoreRows:
-    """Any VectorStore: windows from ``search``, candidates' vectors and metadata from ``get`` (one call per
-    query, cached for the duration of one retriever call)."""
-
-    def __init__(self, store: VectorStore) -> None:
-        self.store = store
-        self.bank = store
-        self.embedder = None
-        self.where = store.describe().uri
-        self._row_of: dict[str, int] = {}
-        self._store_words = False
-        self._vectors: dict[int, np.ndarray] = {}
-        self._meta: dict[int, dict[str, Any]] = {}
-
-    def label(self) -> str:
-        return repr(self.store)
-
-    def scan(self) -> Any:
-        return iter(self.store.scan(1000))
-
-    def indexed(self, ids: list[str], store_words: bool = False) -> None:
-        self._row_of = {x: r for r, x in enumerate(ids)}
-        self._store_words = store_words
-        self.forget()
-
-    def word_index(self, text_key: str) -> Any:
-        keeper = getattr(self.store, "word_index", None)
-        if not callable(keeper):
-            return None
-        try:
-            return keeper(text_key)
-        except StoreError as e:  # e.g. a token that may read but not create collections: index in memory
-            logger.warning("%s: no word index kept by the store (%s); building one in memory", self.where, e)
-            return None
-
-    def count(self) -> int:
-        """Rows to rank: the store's count when it keeps the word index, else the rows indexed here."""
-        return self.store.count() if self._store_words else len(self._row_of)
-
-    def stale(self, ids: list[str]) -> bool:
-        return False
-
-    def row(self, id: str, ids: list[str]) -> int:
-        row = self._row_of.get(id)
-        if row is None:  # added to the store after the index was built
-            row = self._row_of[id] = len(ids)
-            ids.append(id)
-        return row
-
-    def dense_windows(self, vectors: np.ndarray, window: int, ids: list[str]) -> list[list[int]]:
-        out = []
-        for hits in self.store.search(vectors, k=window):
-            rows = []
-            for hit in hits:
-                row = self.row(hit.id, ids)
-                self._meta[row] = hit.metadata
-                rows.append(row)
-            out.append(rows)
-        return out
-
-    def prefetch(self, rows: Sequence[int], ids: list[str], vectors: bool = False) -> None:
-        missing = [r for r in rows if r not in self._meta or (vectors and r not in self._vectors)]
-        if missing:
-            for got in self.store.get([ids[r] for r in missing]):
-                row = self._row_of[got.id]
-                self._vectors[row] = got.vector
-                self._meta[row] = got.metadata
-
-    def dense(self, rows: np.ndarray, unit: np.ndarray, ids: list[str]) -> np.ndarray:
-        self.prefetch(rows.tolist(), ids, vectors=True)
-        dim = len(unit)
-        matrix = np.stack([self._vectors.get(int(r), np.zeros(dim, np.float32)) for r in rows.tolist()])
-        return matrix.astype(np.float32, copy=False) @ unit  # a row deleted since the index: cosine 0
-
-    def dense_hits(self, vectors: np.ndarray, k: int, dedupe_by: str | None) -> list[list[tuple[str, float, dict]]]:
-        out = []
-        for q in vectors:
-            window = k if dedupe_by in (None, "id") else max(4 * k, 64)
-            while True:
-                hits = self.store.search(q, k=window)[0]
-                kept, seen = [], set()
-                for hit in hits:
-                    if dedupe_by not in (None, "id"):
-                        group = hit.metadata.get(dedupe_by, ("id", hit.id))
-                        group = group if isinstance(group, str | int | float | tuple) else repr(group)
-                        if group in seen:
-                            continue
-                        seen.add(group)
-                    kept.append((hit.id, hit.score, hit.metadata))
-                    if len(kept) == k:
-                        break
-                if len(kept) >= k or len(hits) < window:
-                    break
-                window *= 4
-            out.append(kept)
-        return out
-
-    def forget(self) -> None:
-        self._vectors.clear()
-        self._meta.clear()
-
-    def metadata(self, row: int, ids: list[str]) -> dict[str, Any]:
-        if row not in self._meta:
-            self.prefetch([row], ids)
-        return self._meta.get(row, {})
-
-    def id_of(self, row: int, ids: list[str]) -> str:
-        return ids[row]

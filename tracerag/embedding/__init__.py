@@ -1,6 +1,7 @@
 """Embedders: the ``Embedder`` protocol and the built-in local channels (``embedders``), the on-disk cache
-(``embedding_cache``), any OpenAI-compatible ``/embeddings`` endpoint (``http_embedder``), and the embedder a
-short spec names (``embedder_choice``). Every index records its embedder's id and dimension.
+(``embedding_cache``, with its SQLite file ``cache_file`` and what a failure of it costs ``cache_failures``), any
+OpenAI-compatible ``/embeddings`` endpoint (``http_embedder``), and the embedder a short spec names
+(``embedder_choice``). Every index records its embedder's id and dimension.
 """
 
 from ..lazy_exports import lazy_exports

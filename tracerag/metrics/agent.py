@@ -10,7 +10,7 @@ from __future__ import annotations
 import html
 import re
 
-from ..tools.protocol import extract_citations
+from ..tools.cite_tags import extract_citations
 from .citations import citation_coverage as shared_coverage
 from .citations import citation_validity as shared_validity
 from .citations import split_sentences

@@ -3,7 +3,7 @@
 Each step is one call of the DSPy-managed policy ``AgentStep`` (its instructions and demos are saved,
 loaded and compiled with the program), sent with the protocol's stop sequences through the guarded
 stage ``step`` (``guarded_step.Stages``: the policy's own LM, the circuit breaker, one-line warnings).
-The reply is read by ``tools.protocol.parse_reply``: the first call runs through the toolbox (MCP
+The reply is read by ``tools.reply_parsing.parse_reply``: the first call runs through the toolbox (MCP
 tools), the real ``<tool_output>`` is appended and the loop goes on; an ``<answer>`` ends it. A reply
 the adapter cannot parse (no field header) is still read as raw protocol text, not as a failure.
 
@@ -45,20 +45,9 @@ from ..lm.calls import lm_of
 from ..lm.reply_limits import MAX_ANSWER_CHARS, MAX_CITATIONS, MAX_REPLY_CHARS, ReplyRejected, given_ids
 from ..signatures.agent import AgentStep
 from ..tools.budget import ToolBudget
-from ..tools.protocol import (
-    FINISH_END,
-    FINISH_LENGTH,
-    FINISH_STOP,
-    STOP_SEQUENCES,
-    ToolCall,
-    escape_tool_text,
-    extract_citations,
-    format_call,
-    format_tool_output,
-    keep_cited,
-    parse_reply,
-    restore_stop,
-)
+from ..tools.cite_tags import extract_citations, keep_cited
+from ..tools.protocol_writing import ToolCall, escape_tool_text, format_call, format_tool_output
+from ..tools.reply_parsing import FINISH_END, FINISH_LENGTH, FINISH_STOP, STOP_SEQUENCES, parse_reply, restore_stop
 from ..tools.trajectory import ToolCallRecord, Trajectory
 from .guarded_step import Pipeline, Stages, lm_step, work
 

@@ -15,7 +15,7 @@ The families:
   every stage answers on its no-LM path until a probe call succeeds), 0 otherwise; absent with no LM.
 - ``tracerag_embedding_cache_errors_total{cause}``: failures of this process's embedding caches (every
   ``CachedEmbedder``, the one serving uses included) by cause, each cause listed from 0: the answers were
-  computed without the cache, slower (:mod:`tracerag.embedding.embedding_cache`).
+  computed without the cache, slower (:mod:`tracerag.embedding.cache_failures`).
 
 ``route`` is the endpoint's path for the service's own routes and ``other`` for any other path, so a client
 probing random paths cannot grow the label set. Why off by default: the counts tell whoever reads them how
@@ -115,7 +115,7 @@ class ServiceMetrics:
                   for key, count in fallbacks]
         lines += ["# HELP tracerag_requests_in_flight Requests received and not yet answered.",
                   "# TYPE tracerag_requests_in_flight gauge", f"tracerag_requests_in_flight {in_flight}"]
-        from ..embedding.embedding_cache import cache_errors
+        from ..embedding.cache_failures import cache_errors
 
         lines += ["# HELP tracerag_embedding_cache_errors_total Embedding cache failures, by cause (answers computed "
                   "without the cache).", "# TYPE tracerag_embedding_cache_errors_total counter"]

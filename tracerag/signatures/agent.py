@@ -1,4 +1,4 @@
-"""The step policy of SearchAgent: one LM call per step, speaking the tag protocol of ``tools.protocol``.
+"""The step policy of SearchAgent: one LM call per step, speaking the tag protocol of ``tools.reply_parsing``.
 
 The docstring is the instruction an optimizer rewrites; the program sends the protocol's stop
 sequences with every call, so a reply ends at its tool call and the runtime supplies the real output.

@@ -3,7 +3,7 @@ delete, so a hybrid retriever on Milvus never reads every row to build its lexic
 
 It indexes each row's metadata ``text`` (:data:`TEXT_KEY`) with the hybrid retriever's own tokens
 (:func:`~.word_tokens.word_tokens`: plurals folded, CJK characters and bigrams) and BM25 k1=1.2, b=0.75, the
-in-memory :class:`~tracerag.documents.hybrid.WordIndex`'s parameters. Two layouts, chosen when the index is created:
+in-memory :class:`~tracerag.documents.word_index.WordIndex`'s parameters. Two layouts, chosen when the index is created:
 
 - ``<collection>__bm25`` where the engine has Milvus' BM25 function (Milvus Lite >= 3, a Milvus server
   >= 2.5): one row per stored row holding its tokens, each written as ``x`` + its UTF-8 hex so the
@@ -641,7 +641,7 @@ def _idf(n: int, df: int) -> float:
 
 def _bm25(scored: _Scored, postings: list[Posting]) -> dict[str, float]:
     """BM25 per row id over these postings, summed word by word in the query's order in float32, as the
-    in-memory :class:`~tracerag.documents.hybrid.WordIndex` does (so scores match it bit for bit)."""
+    in-memory :class:`~tracerag.documents.word_index.WordIndex` does (so scores match it bit for bit)."""
     n, total = scored.n, scored.total
     avg = np.float32(total) / np.float32(max(n, 1)) if n and total else np.float32(1.0)
     by_term: dict[str, list[Posting]] = {}

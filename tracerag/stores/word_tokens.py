@@ -1,7 +1,7 @@
 """The words a BM25 index counts: lower-cased words with English plurals folded, and inside CJK runs the
 characters and character bigrams.
 
-One tokenizer for every word index, so the in-memory BM25 of :mod:`tracerag.documents.hybrid` and the Milvus
+One tokenizer for every word index, so the in-memory BM25 of :mod:`tracerag.documents.word_index` and the Milvus
 word index (:mod:`.milvus_words`) give the same terms, and the same scores, for the same text.
 """
 

@@ -35,7 +35,8 @@ from pathlib import Path
 from typing import Any, Protocol, TextIO, runtime_checkable
 
 from ..errors import TraceragError
-from .protocol import ToolCall, cast_parameter
+from .protocol_writing import ToolCall
+from .reply_parsing import cast_parameter
 from .tool_results import ToolResult, main_argument, parameter_types
 
 __all__ = ["DEFAULT_ALIASES", "DEFAULT_TIMEOUT", "MCPToolSource", "ToolResult", "ToolSource", "ToolSourceError",

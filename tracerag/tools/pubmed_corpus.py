@@ -27,9 +27,10 @@ import numpy as np
 from typing_extensions import TypedDict
 
 from ..documents.corpus import Document, read_documents
-from ..documents.hybrid import HybridRetriever, word_tokens
+from ..documents.hybrid import HybridRetriever
 from ..embedding.embedders import Embedder
 from ..stores.cosine_bank import CosineBank
+from ..stores.word_tokens import word_tokens
 
 __all__ = ["COMMON_WORD_SHARE", "MAX_LIMIT", "PubMedSearch", "Snippet", "check_search_arguments", "open_pubmedqa_bank",
            "pubmedqa_bank_dir"]

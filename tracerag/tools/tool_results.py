@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .protocol import format_tool_output
+from .protocol_writing import format_tool_output
 
 _JSON_TYPES: dict[str, type] = {"integer": int, "number": float, "boolean": bool, "string": str}
 

@@ -5,12 +5,12 @@
 - ``tasks/<task_id>/trace.json`` in the ExperienceRetrieval trace format (README "Trace format"), so
   successful runs grow the memory bank that ``tracerag build-bank --append`` indexes.
 
-A tool's text in an export is escaped like a tool output (``protocol.escape_tool_text``): the
+A tool's text in an export is escaped like a tool output (``protocol_writing.escape_tool_text``): the
 interleaved text and answer already are, and a trace's observation (a tool's error, the result ids)
 is escaped when written. ``tool_calls[].result`` keeps the snippets as the tool returned them (data
 in JSON fields, never read as protocol).
 
-Each call in ``interleaved_text`` is written by ``protocol.format_call``, which ``parse_reply`` reads
+Each call in ``interleaved_text`` is written by ``protocol_writing.format_call``, which ``parse_reply`` reads
 back exactly: the call a fine-tuning line shows is the call in ``tool_calls`` (``ToolCallRecord.call``)
 and the call the tool ran, whatever characters its name, parameters or query hold.
 """
@@ -25,7 +25,7 @@ from typing import Any
 from pydantic import BaseModel, Field, computed_field
 
 from ..data_files.durable import write_durably
-from .protocol import ToolCall, escape_tool_text
+from .protocol_writing import ToolCall, escape_tool_text
 
 __all__ = ["ToolCallRecord", "Trajectory", "write_jsonl", "write_traces"]
 
@@ -71,7 +71,7 @@ class Trajectory(BaseModel):
     truncated: int = 0  # replies the LM's token limit cut inside their call (the call did not run)
     markup_removed: int = 0  # markup removed from executed queries and parameters (the words around it kept)
     dropped_citations: list[str] = Field(default_factory=list)  # ids the answer cited that no tool returned,
-    #                                                              taken out of it (``protocol.keep_cited``)
+    #                                                              taken out of it (``cite_tags.keep_cited``)
 
     @property
     def returned_ids(self) -> list[str]:
