@@ -269,14 +269,11 @@ def _run_store(args) -> int:
 
 
 def _user_errors() -> tuple[type[Exception], ...]:
-    """The errors that end a command with one ``error:`` line (exit 2) instead of a traceback; imported
-    only when a command failed, so a command does not load the bank and tool modules just to name them."""
-    from tracerag.data_files.durable import DurableWriteError
-    from tracerag.stores.cosine_bank import BankError
-    from tracerag.stores.vector_store import StoreError
-    from tracerag.tools.mcp_client import ToolSourceError
+    """The errors that end a command with one ``error:`` line (exit 2) instead of a traceback: tracerag's own
+    (``TraceragError``: data it cannot read, a store or service that failed) and bad values or paths."""
+    from tracerag.errors import TraceragError
 
-    return FileNotFoundError, ValueError, KeyError, BankError, StoreError, ToolSourceError, DurableWriteError
+    return FileNotFoundError, ValueError, KeyError, TraceragError
 
 
 if __name__ == "__main__":

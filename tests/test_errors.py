@@ -37,3 +37,22 @@ def test_an_error_keeps_the_built_in_base_callers_catch():
         raise HomeDataError("devices.json: line 3: field 'label': expected a string")
     except tracerag.TraceragError as caught:
         assert "line 3" in str(caught)
+
+
+def test_a_data_file_error_says_where_in_fields_too(tmp_path):
+    """A caller can point at the place without parsing the message: the file, the line and the field."""
+    from tracerag.home_commands.file_fields import HomeDataError
+    from tracerag.home_commands.home import Home
+
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "devices.json").write_text('{"items": [{"deviceId": "d1", "label": 7.5e400}]}', encoding="utf-8")
+    (home / "rooms.json").write_text('{"items": []}', encoding="utf-8")
+    (home / "spec.jsonl").write_text("", encoding="utf-8")
+    try:
+        Home.load(home)
+    except HomeDataError as exc:
+        assert isinstance(exc, tracerag.TraceragError) and exc.path == str(home / "devices.json")
+        assert exc.line == 1 and str(exc).startswith(f"{exc.path}:{exc.line}: ")
+    else:
+        raise AssertionError("a label of infinity was read")

@@ -3,8 +3,39 @@ means to tell its caller (data it cannot read, a store it cannot use, a service 
 
 Each error keeps the built-in base it had (``ValueError`` for bad input, ``RuntimeError`` or ``OSError`` for
 what failed, ``ImportError`` for a missing extra), so code that caught those still does.
+
+Where an error is about a place in a file, it says so in fields as well as in its one-line message, so a
+caller can point at it without parsing text: ``path`` (the file), ``line`` (1-based), ``field`` (the key,
+``"relevant_task_ids[2]"``) and ``hint`` (what to do about it). Each is None when it does not apply.
 """
+
+from __future__ import annotations
+
+import re
 
 
 class TraceragError(Exception):
-    """The root of tracerag's own errors."""
+    """The root of tracerag's own errors; ``path``, ``line``, ``field``, ``hint`` say where and what to do."""
+
+    def __init__(self, *args, path: str | None = None, line: int | None = None, field: str | None = None,
+                 hint: str | None = None) -> None:
+        super().__init__(*args)
+        self.path = None if path is None else str(path)
+        self.line, self.field, self.hint = line, field, hint
+
+
+_LOCATION = re.compile(r"^(?P<path>[^\n]+?):(?P<line>\d+)(?::|$)(?: field (?P<q>['\"])(?P<field>[^'\"\n]+)(?P=q))?")
+
+
+class DataFileError(TraceragError, ValueError):
+    """A user's data file that cannot be read. Its message is written ``<file>:<line>: field '<name>': ...``
+    (line and field where they apply), and ``path``, ``line`` and ``field`` are read from it when not given,
+    so every reader that follows the convention gets the fields without restating them."""
+
+    def __init__(self, message: str = "", *, path: str | None = None, line: int | None = None,
+                 field: str | None = None, hint: str | None = None) -> None:
+        found = _LOCATION.match(message)
+        if found and path is None:
+            path, line = found["path"], int(found["line"]) if line is None else line
+            field = found["field"] if field is None else field
+        super().__init__(message, path=path, line=line, field=field, hint=hint)

@@ -70,22 +70,23 @@ def test_an_unreadable_line_fails_by_default_and_is_skipped_when_allowed(tmp_pat
 
 
 def test_a_repeated_id_is_an_error_naming_both_lines_whatever_may_be_skipped(tmp_path):
-    from tracerag.home_commands.file_fields import HomeDataError
+    from tracerag.datasets.experience import ExperienceDataError
 
     path = _write(tmp_path, GOOD, {**GOOD, "id": "q2"}, "", {**GOOD, "question": "again?"})
-    with pytest.raises(HomeDataError) as err:
+    with pytest.raises(ExperienceDataError) as err:
         load_experience_queries(tmp_path, max_skipped=1.0)
     assert str(err.value) == f"{path}:4: id 'q1' repeats line 1"
 
 
 def test_a_relevant_task_the_traces_lack_is_an_error_naming_the_line(tmp_path):
-    from tracerag.home_commands.file_fields import HomeDataError
+    from tracerag.datasets.experience import ExperienceDataError
 
     path = _write(tmp_path, GOOD, {**GOOD, "id": "q2", "relevant_task_ids": ["plant-0001", "plant-0099"]})
     assert len(load_experience_queries(tmp_path)) == 2  # without the traces nothing to check against
-    with pytest.raises(HomeDataError) as err:
+    with pytest.raises(ExperienceDataError) as err:
         load_experience_queries(tmp_path, max_skipped=1.0, task_ids={"plant-0001", "plant-0002"})
     assert str(err.value) == f"{path}:2: field 'relevant_task_ids[1]': 'plant-0099' is not a task of the traces"
+    assert (err.value.path, err.value.line, err.value.field) == (str(path), 2, "relevant_task_ids[1]")
 
 
 def test_bundled_queries_name_only_tasks_of_the_bundled_traces():

@@ -33,10 +33,14 @@ from ..data_files.read_report import (
     read_regular,
     text_problem,
 )
-from ..home_commands.file_fields import HomeDataError
+from ..errors import DataFileError
 from .smarthome import SPLITS, resolve_dataset, split_of
 
-__all__ = ["ExperienceQuery", "load_experience_queries"]
+__all__ = ["ExperienceDataError", "ExperienceQuery", "load_experience_queries"]
+
+
+class ExperienceDataError(DataFileError):
+    """Experience queries that cannot be read; the message names the file, the line and the field."""
 
 
 @dataclass(frozen=True)
@@ -142,12 +146,12 @@ def load_experience_queries(name_or_path: str | Path, split: str | None = None, 
     what was expected``), and ``DataSetShrunk`` is raised when more than ``max_skipped`` of the lines
     were skipped or none is usable. A file that is missing, not a regular file or too large is a
     ValueError naming it. A repeated id, and with ``task_ids`` (the tasks the queries are scored against,
-    e.g. a bank) a relevant task id not among them, is a HomeDataError naming the line."""
+    e.g. a bank) a relevant task id not among them, is a ExperienceDataError naming the line."""
     if split is not None and split not in SPLITS:
         raise ValueError(f"unknown split {split!r}; choose from {list(SPLITS)}")
     path = resolve_dataset(name_or_path) / "queries.jsonl"
     if not path.exists() and not path.is_symlink():
-        raise HomeDataError(f"{path}: file is missing")
+        raise ExperienceDataError(f"{path}: file is missing")
     report = report if report is not None else ReadReport("queries")
     text = read_regular(path, report=report)
     queries, first_line = [], {}
@@ -170,11 +174,11 @@ def load_experience_queries(name_or_path: str | Path, split: str | None = None, 
             report.skip(where, exc.reason, str(exc))
             continue
         if query.id in first_line:
-            raise HomeDataError(f"{where}: id {query.id!r} repeats line {first_line[query.id]}")
+            raise ExperienceDataError(f"{where}: id {query.id!r} repeats line {first_line[query.id]}")
         first_line[query.id] = lineno
         unknown = [i for i, t in enumerate(query.relevant_task_ids) if task_ids is not None and t not in task_ids]
         if unknown:
-            raise HomeDataError(f"{where}: field 'relevant_task_ids[{unknown[0]}]': "
+            raise ExperienceDataError(f"{where}: field 'relevant_task_ids[{unknown[0]}]': "
                                 f"{query.relevant_task_ids[unknown[0]]!r} is not a task of the traces")
         for kind in dict.fromkeys(kinds):
             report.normalise(kind)

@@ -27,7 +27,7 @@ from pydantic import ValidationError
 
 from ..data_files.read_report import DEFAULT_MAX_BYTES, ReadReport, not_finite, text_problem
 from ..documents.corpus import ItemSink, iter_data_lines
-from ..errors import TraceragError
+from ..errors import DataFileError
 from ..memory.playbook import Bullet, Playbook, PlaybookError, Template, load_playbook
 from ..signatures.planner import Plan
 from .smarthome import SPLITS, resolve_dataset, split_of
@@ -38,7 +38,7 @@ CASES_FILE = "cases.jsonl"
 TEMPLATES_FILE = "templates.jsonl"
 
 
-class PlannerDataError(TraceragError, ValueError):
+class PlannerDataError(DataFileError):
     """Planner data that cannot be read; the message names file:line and field."""
 
 

@@ -35,7 +35,7 @@ from typing import IO, Any
 
 from ..data_files.read_report import BOM, NumberTooLong, ReadReport, load_json, not_finite, open_regular, text_problem
 from ..embedding.embedders import Embedder
-from ..errors import TraceragError
+from ..errors import DataFileError
 from ..stores.bank_files import BankExists
 from ..stores.cosine_bank import CosineBank, Progress
 from .chunking import DEFAULT_OVERLAP, DEFAULT_SIZE, Chunk, chunk_text
@@ -52,7 +52,7 @@ DEFAULT_TEXT_FIELDS = ("text", "contexts")
 CHUNK_KEYS = ("doc_id", "chunk", "text", "hash", "title")  # a document's own fields may not use these
 
 
-class CorpusError(TraceragError, ValueError):
+class CorpusError(DataFileError):
     """A corpus file that cannot be ingested; the message names file, line and field."""
 
 

@@ -37,6 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..errors import TraceragError
 from .embedders import Embedder
 
 __all__ = ["BUSY_TIMEOUT", "CacheFile", "Rows", "Unusable"]
@@ -61,8 +62,9 @@ _SCHEMA = (
 _COLUMNS = frozenset({"id", "model", "hash", "vec", "used"})
 
 
-class Unusable(Exception):
-    """A cache file this module will not use, with its cause."""
+class Unusable(TraceragError):
+    """A cache file this module will not use, with its cause (the cache then costs speed, never answers:
+    it is handled where the cache is used and never reaches a caller)."""
 
     def __init__(self, cause: str, message: str) -> None:
         super().__init__(message)

@@ -36,13 +36,13 @@ from ..data_files.read_report import (
     read_regular,
     text_problem,
 )
-from ..errors import TraceragError
+from ..errors import DataFileError
 
 MAIN_COMPONENT = "main"  # the component whose commands a home's devices are indexed by
 MAX_FILE_BYTES = DEFAULT_MAX_BYTES  # one home file
 
 
-class HomeDataError(TraceragError, ValueError):
+class HomeDataError(DataFileError):
     """Input that cannot be read; the message names file, line and field."""
 
 

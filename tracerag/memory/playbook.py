@@ -28,7 +28,7 @@ from typing import Any
 
 from ..data_files.durable import write_durably
 from ..data_files.read_report import DEFAULT_MAX_BYTES, open_regular, read_capped
-from ..errors import TraceragError
+from ..errors import DataFileError
 
 __all__ = ["BULLET_ID_PATTERN", "TEMPLATE_ID_PATTERN", "Bullet", "Playbook", "PlaybookError", "Template",
            "TemplateIndex", "apply_feedback", "as_template", "index_templates", "load_playbook", "parse_playbook",
@@ -46,7 +46,7 @@ _SLUG = re.compile(SLUG_PATTERN)
 FEEDBACK_TAGS = ("helpful", "harmful", "neutral")
 
 
-class PlaybookError(TraceragError, ValueError):
+class PlaybookError(DataFileError):
     """A playbook that cannot be read or an update that does not fit it; the message names file:line or id."""
 
 
