@@ -39,13 +39,13 @@ from tracerag.cli.flags import (
 )
 from tracerag.cli.reports import finish_report
 from tracerag.cli.serve import add_serve_command, cmd_serve
+from tracerag.commands import workflow as commands
+
+# its former name here, for callers of optimize._without_missing_images
+from tracerag.experience.workflow import without_missing_images as _without_missing_images  # noqa: F401
 from tracerag.registry import PROGRAMS as REGISTRY
 from tracerag.smarthome.cli import add_execute_arguments, add_home_commands
 from tracerag.store_cli import add_store_commands  # argparse only
-from tracerag.workflows import commands
-
-# its former name here, for callers of optimize._without_missing_images
-from tracerag.workflows.experience import without_missing_images as _without_missing_images  # noqa: F401
 
 
 class _Parser(argparse.ArgumentParser):

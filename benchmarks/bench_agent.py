@@ -22,9 +22,9 @@ import dspy
 sys.path.insert(0, str(Path(__file__).parents[1] / "tests"))
 from conftest import AgentEngine  # noqa: E402
 
+from tracerag.agent.evaluation import evaluate_agent  # noqa: E402
+from tracerag.agent.search_agent import SearchAgent  # noqa: E402
 from tracerag.datasets.pubmedqa import load_pubmedqa_questions  # noqa: E402
-from tracerag.evaluation import evaluate_agent  # noqa: E402
-from tracerag.programs.search_agent import SearchAgent  # noqa: E402
 from tracerag.tools.mcp_client import Toolbox  # noqa: E402
 
 MODES = [  # (label, AgentEngine kwargs)

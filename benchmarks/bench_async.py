@@ -60,10 +60,10 @@ from tracerag.documents.hybrid import HybridRetriever  # noqa: E402
 from tracerag.documents.rerankers import HttpReranker  # noqa: E402
 from tracerag.embedding.embedders import LocalUSEEmbedder  # noqa: E402
 from tracerag.embedding.http_embedder import HttpEmbedder  # noqa: E402
+from tracerag.experience.experience_retrieval import ExperienceConfig, ExperienceRetrieval  # noqa: E402
 from tracerag.lm.failures import reset_lm_guard  # noqa: E402
 from tracerag.memory.experience_bank import build_experience_bank  # noqa: E402
-from tracerag.programs.experience_retrieval import ExperienceConfig, ExperienceRetrieval  # noqa: E402
-from tracerag.programs.self_reflective_rag import SelfReflectiveRAG  # noqa: E402
+from tracerag.rag.self_reflective_rag import SelfReflectiveRAG  # noqa: E402
 from tracerag.stores.cosine_bank import CosineBank  # noqa: E402
 
 TIMING = ("seconds", "ms")

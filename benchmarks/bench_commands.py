@@ -30,13 +30,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import dspy  # noqa: E402
 import numpy as np  # noqa: E402
 
+from tracerag.commands.command_retrieval import CommandRetrieval, build_indexes  # noqa: E402
+from tracerag.commands.evaluation import evaluate_commands  # noqa: E402
 from tracerag.datasets.smarthome import load_dataset, resolve_dataset  # noqa: E402
 from tracerag.embedding.embedders import LocalUSEEmbedder  # noqa: E402
 from tracerag.embedding.embedding_cache import CachedEmbedder  # noqa: E402
-from tracerag.evaluation import evaluate_commands  # noqa: E402
 from tracerag.home_commands.command_docs import command_text, is_chinese  # noqa: E402
 from tracerag.home_commands.home import Home  # noqa: E402
-from tracerag.programs.command_retrieval import CommandRetrieval, build_indexes  # noqa: E402
 
 FAILURE_CASES = [  # (home, query, the category and command top-1 must have)
     ("home_large", "打开客厅的灯", "Light", "main-switch-on"),
@@ -67,8 +67,8 @@ class FlatBaseline:
 
 
 def baseline_report(indexes, queries_by_home, k=10):
+    from tracerag.commands.metrics import recall
     from tracerag.home_commands.command_results import Candidate
-    from tracerag.metrics.commands import recall
 
     rows = []
     for path, queries in queries_by_home.items():

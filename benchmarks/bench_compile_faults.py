@@ -45,11 +45,11 @@ from conftest import FakeEngine  # noqa: E402
 from lm_server import StubLMServer  # noqa: E402
 
 import tracerag  # noqa: E402
-from tracerag.compiling import compile_commands  # noqa: E402
+from tracerag.commands.command_retrieval import CommandRetrieval, build_indexes  # noqa: E402
+from tracerag.commands.compiling import compile_commands  # noqa: E402
 from tracerag.datasets.smarthome import home_dirs, resolve_dataset  # noqa: E402
 from tracerag.lm.failures import reset_lm_guard  # noqa: E402
 from tracerag.lm.policy import set_policy
-from tracerag.programs.command_retrieval import CommandRetrieval, build_indexes  # noqa: E402
 
 RUNS = (  # (label, optimizer, timeout, breaker count)
     ("MIPROv2, timeout 60 s (no bound below the stall)", "mipro", 60.0, 5),

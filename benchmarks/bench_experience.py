@@ -20,9 +20,9 @@ from pathlib import Path
 from tracerag.datasets.experience import load_experience_queries
 from tracerag.datasets.smarthome import resolve_dataset
 from tracerag.embedding.embedders import LocalUSEEmbedder
-from tracerag.evaluation import evaluate_experience
+from tracerag.experience.evaluation import evaluate_experience
+from tracerag.experience.experience_retrieval import ExperienceConfig, ExperienceRetrieval
 from tracerag.memory.experience_bank import build_experience_bank
-from tracerag.programs.experience_retrieval import ExperienceConfig, ExperienceRetrieval
 from tracerag.stores.cosine_bank import CosineBank
 
 

@@ -35,11 +35,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import numpy as np  # noqa: E402
 from synthetic_home import BUNDLED, replicate_home  # noqa: E402
 
+from tracerag.commands.command_retrieval import CommandRetrieval  # noqa: E402
 from tracerag.embedding.embedders import LocalUSEEmbedder  # noqa: E402
 from tracerag.embedding.embedding_cache import CachedEmbedder  # noqa: E402
 from tracerag.home_commands.home import Home  # noqa: E402
 from tracerag.home_commands.home_index import CommandIndex  # noqa: E402
-from tracerag.programs.command_retrieval import CommandRetrieval  # noqa: E402
 
 
 def _median_ms(fn, repeats: int) -> float:

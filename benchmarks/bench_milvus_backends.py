@@ -123,8 +123,8 @@ def rag_eval(store, embedder, examples: list, mode: str = "") -> dict:
     "every posting" sets the postings' ``common_share`` to 1.0; "in memory" builds the retriever's word
     index from a scan, as before stores kept one."""
     from tracerag.documents.hybrid import HybridRetriever
-    from tracerag.evaluation import evaluate_rag
-    from tracerag.programs.self_reflective_rag import RAGConfig, SelfReflectiveRAG
+    from tracerag.rag.evaluation import evaluate_rag
+    from tracerag.rag.self_reflective_rag import RAGConfig, SelfReflectiveRAG
 
     if mode == "in memory":
         store.word_index = lambda *args, **kwargs: None

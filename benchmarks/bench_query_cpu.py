@@ -33,11 +33,11 @@ def measure(devices: int, passes: int) -> dict:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from synthetic_home import BUNDLED, replicate_home
 
+    from tracerag.commands.command_retrieval import CommandRetrieval
     from tracerag.embedding.embedders import LocalUSEEmbedder
     from tracerag.embedding.embedding_cache import CachedEmbedder
     from tracerag.home_commands.home import Home
     from tracerag.home_commands.home_index import CommandIndex
-    from tracerag.programs.command_retrieval import CommandRetrieval
 
     assert Path(sys.modules["tracerag"].__file__).is_relative_to(Path.cwd()), \
         "PYTHONPATH must select the tree measured"

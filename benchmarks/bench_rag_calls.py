@@ -26,8 +26,8 @@ from tracerag.datasets.pubmedqa import load_pubmedqa_questions, pubmedqa_abstrac
 from tracerag.documents.corpus import ingest_documents  # noqa: E402
 from tracerag.documents.hybrid import HybridRetriever  # noqa: E402
 from tracerag.embedding.embedders import LocalUSEEmbedder  # noqa: E402
-from tracerag.evaluation import evaluate_rag  # noqa: E402
-from tracerag.programs.self_reflective_rag import RAGConfig, SelfReflectiveRAG  # noqa: E402
+from tracerag.rag.evaluation import evaluate_rag  # noqa: E402
+from tracerag.rag.self_reflective_rag import RAGConfig, SelfReflectiveRAG  # noqa: E402
 from tracerag.stores.cosine_bank import CosineBank  # noqa: E402
 
 

@@ -51,11 +51,11 @@ from safety_homes import (  # noqa: E402
 )
 
 from tracerag import CommandIndex, CommandRetrieval, Home  # noqa: E402  (public names: a baseline tree has them too)
+from tracerag.commands.command_retrieval import build_indexes  # noqa: E402
+from tracerag.commands.evaluation import evaluate_commands  # noqa: E402
 from tracerag.datasets.smarthome import load_dataset, resolve_dataset  # noqa: E402
 from tracerag.embedding.embedders import LocalUSEEmbedder  # noqa: E402
 from tracerag.embedding.embedding_cache import CachedEmbedder  # noqa: E402
-from tracerag.evaluation import evaluate_commands  # noqa: E402
-from tracerag.programs.command_retrieval import build_indexes  # noqa: E402
 from tracerag.smarthome.execute import SmartThingsTarget, execute  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]

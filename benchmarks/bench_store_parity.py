@@ -31,9 +31,10 @@ from tracerag.datasets.experience import load_experience_queries  # noqa: E402
 from tracerag.datasets.pubmedqa import load_pubmedqa_questions  # noqa: E402
 from tracerag.datasets.smarthome import resolve_dataset  # noqa: E402
 from tracerag.documents.hybrid import HybridRetriever  # noqa: E402
-from tracerag.evaluation import evaluate_experience, evaluate_rag  # noqa: E402
-from tracerag.programs.experience_retrieval import ExperienceRetrieval  # noqa: E402
-from tracerag.programs.self_reflective_rag import RAGConfig, SelfReflectiveRAG  # noqa: E402
+from tracerag.experience.evaluation import evaluate_experience  # noqa: E402
+from tracerag.experience.experience_retrieval import ExperienceRetrieval  # noqa: E402
+from tracerag.rag.evaluation import evaluate_rag
+from tracerag.rag.self_reflective_rag import RAGConfig, SelfReflectiveRAG  # noqa: E402
 from tracerag.store_cli import open_program_store  # noqa: E402
 from tracerag.stores.cosine_bank import CosineBank  # noqa: E402
 from tracerag.stores.store_copy import copy_store  # noqa: E402

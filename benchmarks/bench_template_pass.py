@@ -38,11 +38,11 @@ from regression_gate import _corpus  # noqa: E402
 from synthetic_home import replicate_home  # noqa: E402
 from template_pass import TemplatePass  # noqa: E402
 
+from tracerag.commands.command_retrieval import CommandRetrieval, build_indexes  # noqa: E402
+from tracerag.commands.evaluation import evaluate_commands  # noqa: E402
 from tracerag.datasets.smarthome import load_dataset, resolve_dataset  # noqa: E402
 from tracerag.embedding.embedders import LocalUSEEmbedder  # noqa: E402
 from tracerag.embedding.embedding_cache import CachedEmbedder  # noqa: E402
-from tracerag.evaluation import evaluate_commands  # noqa: E402
-from tracerag.programs.command_retrieval import CommandRetrieval, build_indexes  # noqa: E402
 
 
 class TemplateFirst:

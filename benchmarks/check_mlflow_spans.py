@@ -32,15 +32,15 @@ os.environ.setdefault("MLFLOW_ALLOW_FILE_STORE", "true")  # a local file store (
 import dspy  # noqa: E402
 import mlflow  # noqa: E402
 
+from tracerag.agent.search_agent import SearchAgent  # noqa: E402
 from tracerag.documents.corpus import ingest_documents  # noqa: E402
 from tracerag.documents.hybrid import HybridRetriever  # noqa: E402
 from tracerag.embedding.embedders import LexicalEmbedder  # noqa: E402
+from tracerag.experience.experience_retrieval import ExperienceConfig, ExperienceRetrieval  # noqa: E402
 from tracerag.memory.experience_bank import build_experience_bank  # noqa: E402
 from tracerag.memory.playbook import index_templates  # noqa: E402
-from tracerag.programs.experience_retrieval import ExperienceConfig, ExperienceRetrieval  # noqa: E402
-from tracerag.programs.search_agent import SearchAgent  # noqa: E402
-from tracerag.programs.self_reflective_rag import SelfReflectiveRAG  # noqa: E402
-from tracerag.programs.traceable_planner import TraceablePlanner  # noqa: E402
+from tracerag.planner.traceable_planner import TraceablePlanner  # noqa: E402
+from tracerag.rag.self_reflective_rag import SelfReflectiveRAG  # noqa: E402
 from tracerag.stores.cosine_bank import CosineBank  # noqa: E402
 from tracerag.stores.stores import open_store  # noqa: E402
 from tracerag.tools.mcp_client import ToolResult  # noqa: E402

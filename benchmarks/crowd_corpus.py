@@ -389,10 +389,10 @@ def measure(out: Path) -> dict:
     """Per-query results per mode, the regression gate's way."""
     from regression_gate import MODES
 
+    from tracerag.commands.command_retrieval import CommandRetrieval, build_indexes
+    from tracerag.commands.evaluation import evaluate_commands
     from tracerag.embedding.embedders import LocalUSEEmbedder
     from tracerag.embedding.embedding_cache import CachedEmbedder
-    from tracerag.evaluation import evaluate_commands
-    from tracerag.programs.command_retrieval import CommandRetrieval, build_indexes
 
     embedder = CachedEmbedder(LocalUSEEmbedder(), Path(tempfile.gettempdir()) / "tracerag-bench-cache.sqlite")
     queries_by_home, rows_by_id = {}, {}

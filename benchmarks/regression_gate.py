@@ -34,12 +34,12 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from intents_corpus import CORPUS, corpus_homes  # noqa: E402
 
+from tracerag.commands.command_retrieval import CommandRetrieval, build_indexes  # noqa: E402
+from tracerag.commands.evaluation import evaluate_commands  # noqa: E402
 from tracerag.datasets.smarthome import load_dataset, load_queries, resolve_dataset  # noqa: E402
 from tracerag.embedding.embedders import LocalUSEEmbedder  # noqa: E402
 from tracerag.embedding.embedding_cache import CachedEmbedder  # noqa: E402
-from tracerag.evaluation import evaluate_commands  # noqa: E402
 from tracerag.home_commands.operations import STANDS_FOR, operations_of  # noqa: E402
-from tracerag.programs.command_retrieval import CommandRetrieval, build_indexes  # noqa: E402
 
 BASELINE = ROOT / "benchmarks" / "data" / "regression_baseline.json"
 MODES = ("none", "gold")

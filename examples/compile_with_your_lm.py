@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 import tracerag
-from tracerag.compiling import compile_commands
+from tracerag.commands.compiling import compile_commands
 
 HOME = "smarthome/home_small"
 

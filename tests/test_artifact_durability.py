@@ -24,10 +24,11 @@ import pytest
 
 import tracerag
 from tracerag import artifacts
-from tracerag.artifacts import CHECKSUM_KEY, load, meta_path, next_meta_path, read_meta
+from tracerag.artifacts import CHECKSUM_KEY, meta_path, next_meta_path, read_meta
 from tracerag.data_files.durable import DurableWriteError
 from tracerag.embedding.embedders import LexicalEmbedder
-from tracerag.programs.traceable_planner import TraceablePlanner
+from tracerag.planner.traceable_planner import TraceablePlanner
+from tracerag.registry import PROGRAMS, load
 
 ROOT = Path(__file__).parents[1]
 
@@ -139,8 +140,9 @@ def test_an_artifact_saved_before_checksums_still_loads(tmp_path):
     path = tmp_path / "planner.json"
     program = _planner("legacy")
     program.save(str(path))
-    meta = {"format_version": 1, **artifacts._describe(program, tmp_path), "dataset": "planner", "metric": None,
-            "scores": {}, "created": "2025-01-01T00:00:00Z", "marker": "legacy"}
+    described = PROGRAMS["planner"].describe(program, tmp_path)
+    meta = {"format_version": 1, **described, "dataset": "planner", "metric": None, "scores": {},
+            "created": "2025-01-01T00:00:00Z", "marker": "legacy"}
     meta_path(path).write_text(json.dumps(meta, indent=2))
     assert _loaded_marker(path) == "legacy"
 
@@ -285,7 +287,7 @@ def test_an_artifact_path_alone_that_is_no_file_is_named(tmp_path, kind):
 _SAVER = """
 import sys
 import tracerag
-from tracerag.programs.traceable_planner import TraceablePlanner
+from tracerag.planner.traceable_planner import TraceablePlanner
 
 path = sys.argv[1]
 program = TraceablePlanner()

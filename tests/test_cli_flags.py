@@ -32,7 +32,8 @@ def test_without_the_flag_each_program_keeps_its_own_default_rounds():
     assert args.max_rounds is None  # the builder's default: experience 1, rag 2
     import inspect
 
-    from tracerag.building import build_experience, build_rag
+    from tracerag.experience.building import build_experience
+    from tracerag.rag.building import build_rag
 
     assert inspect.signature(build_experience).parameters["max_rounds"].default == 1
     assert inspect.signature(build_rag).parameters["max_rounds"].default == 2

@@ -11,9 +11,9 @@ from conftest import FakeEngine, PlannerEngine, ToolResult
 
 import optimize
 import tracerag
+from tracerag.commands.metrics import parse_recall_at_10, recall_at_10
 from tracerag.compiling import demo_problem, gepa_minimum_metric_calls, preflight
 from tracerag.datasets.smarthome import load_dataset, split_of
-from tracerag.metrics.commands import parse_recall_at_10, recall_at_10
 from tracerag.signatures.query_ir import QueryIR
 
 PLUG = "关闭冰箱插座"
@@ -82,8 +82,8 @@ def test_commands_compile_teaches_the_parse_with_gold_demos(commands_dataset, cl
 
 
 def test_the_parse_metric_rejects_the_trace_recall_alone_keeps(commands_dataset, fake_lm, embedder):
-    from tracerag.compiling import command_examples
-    from tracerag.programs.command_retrieval import CommandRetrieval, build_indexes
+    from tracerag.commands.command_retrieval import CommandRetrieval, build_indexes
+    from tracerag.commands.compiling import command_examples
 
     fake_lm(irs=LM_IRS)
     program = CommandRetrieval(build_indexes([commands_dataset], embedder))
@@ -141,7 +141,7 @@ def test_planner_compile_keeps_only_the_demos_its_signature_can_use(cli_lm, tmp_
     """The planner's examples are no demo and its fake plans never pass the bootstrap bar, so start GEPA from
     an artifact holding one good demo and two bad ones: only the good one survives the compile."""
     from tracerag.datasets.planner import load_planner_cases
-    from tracerag.programs.traceable_planner import TraceablePlanner
+    from tracerag.planner.traceable_planner import TraceablePlanner
 
     good = {"requirements": "Amplify a fragment.", "bullets": "[b-1] helpful=1 harmful=0 :: keep the mix cold",
             "templates": "", "plan": {"objective": "Amplify it.", "steps": [{"text": "Thaw [b-1].", "cites": ["b-1"]}]},
@@ -172,9 +172,9 @@ class _Tools:
 
 
 def test_agent_compile_keeps_only_well_formed_traced_demos(agent_lm, tmp_path):
-    from tracerag.compiling import compile_agent
+    from tracerag.agent.compiling import compile_agent
+    from tracerag.agent.search_agent import SearchAgent
     from tracerag.datasets.pubmedqa import load_pubmedqa_questions
-    from tracerag.programs.search_agent import SearchAgent
 
     agent_lm()
     train, dev = ([q.to_example() for q in load_pubmedqa_questions("pubmedqa", split)[:n]]

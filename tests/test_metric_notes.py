@@ -12,13 +12,17 @@ from faults.test_agent_faults import Library
 from faults.test_planner_faults import PLAYBOOK, TEMPLATES
 
 from tracerag import CosineBank, build_experience_bank
+from tracerag.agent.evaluation import evaluate_agent
+from tracerag.agent.search_agent import SearchAgent
+from tracerag.commands.command_retrieval import CommandRetrieval
+from tracerag.commands.evaluation import evaluate_commands
 from tracerag.datasets.smarthome import LabelledQuery, Target
-from tracerag.evaluation import evaluate_agent, evaluate_commands, evaluate_experience, evaluate_planner, evaluate_rag
-from tracerag.programs.command_retrieval import CommandRetrieval
-from tracerag.programs.experience_retrieval import ExperienceRetrieval
-from tracerag.programs.search_agent import SearchAgent
-from tracerag.programs.self_reflective_rag import RAGConfig, SelfReflectiveRAG
-from tracerag.programs.traceable_planner import TraceablePlanner
+from tracerag.experience.evaluation import evaluate_experience
+from tracerag.experience.experience_retrieval import ExperienceRetrieval
+from tracerag.planner.evaluation import evaluate_planner
+from tracerag.planner.traceable_planner import TraceablePlanner
+from tracerag.rag.evaluation import evaluate_rag
+from tracerag.rag.self_reflective_rag import RAGConfig, SelfReflectiveRAG
 from tracerag.report_html import METRIC_NOTES
 
 REPORTS_PAGE = Path(__file__).resolve().parents[1] / "docs" / "reports.md"

@@ -9,9 +9,10 @@ from conftest import FakeEngine
 
 import optimize
 import tracerag
+from tracerag.commands.command_retrieval import CommandRetrieval, build_indexes
+from tracerag.commands.evaluation import evaluate_commands
 from tracerag.datasets.smarthome import LabelledQuery, Target
-from tracerag.evaluation import evaluate_commands, run_examples
-from tracerag.programs.command_retrieval import CommandRetrieval, build_indexes
+from tracerag.evaluation import run_examples
 
 TIMINGS = ("ms",)
 IRS = {"打开客厅的灯": {"action": "打开", "type_hint": "Light", "scope_include": ["客厅"]},

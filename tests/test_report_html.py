@@ -157,8 +157,8 @@ def test_rag_rows_draw_the_curve_from_their_gold_documents():
 def test_rag_evaluation_adds_the_ranking_for_the_curve_and_changes_nothing_else(retriever):
     import dspy
 
-    from tracerag.evaluation import evaluate_rag
-    from tracerag.programs.self_reflective_rag import RAGConfig, SelfReflectiveRAG
+    from tracerag.rag.evaluation import evaluate_rag
+    from tracerag.rag.self_reflective_rag import RAGConfig, SelfReflectiveRAG
 
     program = SelfReflectiveRAG(retriever, RAGConfig(k=4))
     examples = [dspy.Example(pmid="p0", question="Do statins lower cholesterol in diabetes patients?",
@@ -182,7 +182,7 @@ def test_experience_evaluation_adds_recall_at_each_cut_off_and_changes_nothing_e
     import dspy
 
     from tracerag import CosineBank, ExperienceRetrieval, build_experience_bank
-    from tracerag.evaluation import evaluate_experience
+    from tracerag.experience.evaluation import evaluate_experience
 
     build_experience_bank(traces_dir, tmp_path / "experience_bank", embedder)
     program = ExperienceRetrieval(CosineBank.load(tmp_path / "experience_bank", embedder))

@@ -17,11 +17,13 @@ from .lazy_exports import lazy_exports
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 _SOURCES = {
-    ".artifacts": ("load", "save"),
     ".config": ("configure", "get_embedder"),
-    ".registry": ("build",),
-    ".programs": ("AgentConfig", "CommandRetrieval", "ExperienceConfig", "ExperienceRetrieval", "PlannerConfig",
-                  "RAGConfig", "SearchAgent", "SelfReflectiveRAG", "TraceablePlanner", "render_experience_section"),
+    ".registry": ("build", "load", "save"),
+    ".commands.command_retrieval": ("CommandRetrieval",),
+    ".experience.experience_retrieval": ("ExperienceConfig", "ExperienceRetrieval", "render_experience_section"),
+    ".rag.self_reflective_rag": ("RAGConfig", "SelfReflectiveRAG"),
+    ".planner.traceable_planner": ("PlannerConfig", "TraceablePlanner"),
+    ".agent.search_agent": ("AgentConfig", "SearchAgent"),
     ".documents.corpus": ("ingest_documents",),
     ".documents.hybrid": ("HybridRetriever",),
     ".home_commands.home_index": ("CommandIndex",),
@@ -34,8 +36,8 @@ _SOURCES = {
 }
 # Modules reachable as attributes after a bare ``import tracerag`` (``tracerag.config.make_embedder``), as
 # when this file imported them all.
-_SUBMODULES = ("artifacts", "building", "compiling", "config", "data_files", "datasets", "documents", "embedding",
-               "evaluation", "home_commands", "memory", "metrics", "programs", "registry", "signatures", "stores",
-               "tools", "tuning")
+_SUBMODULES = ("agent", "artifacts", "building", "commands", "compiling", "config", "data_files", "datasets",
+               "documents", "embedding", "evaluation", "experience", "home_commands", "lm", "memory", "metrics",
+               "planner", "programs", "rag", "registry", "signatures", "stores", "tools")
 __all__, __getattr__, __dir__ = lazy_exports(__name__, _SOURCES, _SUBMODULES)
 __version__ = "0.1.0"

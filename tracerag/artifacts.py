@@ -1,8 +1,10 @@
-"""Compiled-program artifacts: DSPy JSON state plus a metadata sidecar.
+"""Compiled-program artifacts: DSPy JSON state plus a metadata sidecar, the file format every program shares.
 
-`save` writes `<file>` (the predictors' instructions and demos, DSPy's own format) and
-`<file>.meta.json` (program name, config, retriever parameters, dataset, metric, scores), so
-`load` can rebuild the whole program for an app, retriever knobs included.
+`save_artifact` writes `<file>` (the predictors' instructions and demos, DSPy's own format) and
+`<file>.meta.json` (program name, config, retriever parameters, dataset, metric, scores), so a program's
+package can rebuild the whole program for an app, retriever knobs included. ``tracerag.save`` and
+``tracerag.load`` (``registry``) find that package by the program's name; what each program records and how it
+is rebuilt is its package's ``artifact`` module.
 
 The store a program searches is recorded as ``"store"``: a reference that reopens it on another machine
 and never holds a secret or a path into the user's cache (see :func:`store_reference`):
@@ -75,9 +77,11 @@ def next_meta_path(path: str | Path) -> Path:
     return path.with_name(f".{path.name}.meta.json.next")
 
 
-def save(program, path: str | Path, *, dataset: str | None = None, metric: str | None = None,
-         scores: dict | None = None, extra: dict | None = None) -> Path:
+def save_artifact(program, path: str | Path, description: dict, *, dataset: str | None = None,
+                  metric: str | None = None, scores: dict | None = None, extra: dict | None = None) -> Path:
     """Write the program state and its sidecar, durably (see the module docstring); returns the sidecar path.
+    ``description``: what, beyond the prompts, rebuilds the program (its package's ``describe``), with
+    ``"program"`` and ``"config"``.
 
     Nothing is written until both files are rendered, so a state or metadata that is not JSON fails with the
     previous artifact untouched; a write that fails (``DurableWriteError``, "disk full") leaves it too."""
@@ -86,7 +90,7 @@ def save(program, path: str | Path, *, dataset: str | None = None, metric: str |
         raise ValueError(f"{path}: an artifact is a JSON file; name it *.json")
     path.parent.mkdir(parents=True, exist_ok=True)
     state = program_state_bytes(program, path)
-    meta = {"format_version": FORMAT_VERSION, **_describe(program, path.parent), "dataset": dataset, "metric": metric,
+    meta = {"format_version": FORMAT_VERSION, **description, "dataset": dataset, "metric": metric,
             "scores": scores or {}, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **(extra or {}),
             CHECKSUM_KEY: sha256_of(state)}
     try:
@@ -171,50 +175,7 @@ def _saves_take_turns(directory: Path, blocking: bool = True) -> Iterator[bool]:
         os.close(fd)  # releases the lock
 
 
-def _describe(program, where: Path | None = None) -> dict:
-    """What, beyond the prompts, rebuilds this program: its config and the retriever it runs on (store
-    references relative to ``where``, the artifact's directory)."""
-    from .documents.rerankers import HttpReranker
-    from .memory.playbook import TemplateIndex
-    from .programs.command_retrieval import CommandRetrieval
-    from .programs.experience_retrieval import ExperienceRetrieval
-    from .programs.search_agent import SearchAgent
-    from .programs.self_reflective_rag import SelfReflectiveRAG
-    from .programs.traceable_planner import TraceablePlanner
-
-    if isinstance(program, CommandRetrieval):
-        index = next(iter(program.indexes.values()))
-        return {"program": "CommandRetrieval",
-                "config": {"k": program.k, "arbitration": program.arbitration, "ir_source": program.ir_source},
-                "index_params": index.params.model_dump(), "embedder": index.embedder.id,
-                "homes": sorted(program.indexes)}
-    if isinstance(program, ExperienceRetrieval):
-        reranker = program.reranker
-        out = {"program": "ExperienceRetrieval", "config": program.config.model_dump(),
-               "embedder": program.embedder.id if program.store is not None else None,
-               **_store_fields(program.store, where),
-               "reranker": {"base_url": reranker.base_url, "model": reranker.model}
-               if isinstance(reranker, HttpReranker) else None}
-        return out
-    if isinstance(program, SelfReflectiveRAG):
-        retriever = program.retriever
-        return {"program": "SelfReflectiveRAG", "config": program.config.model_dump(),
-                "embedder": retriever.describe().embedder_id, **_store_fields(retriever.store, where),
-                "retriever": {"fusion": retriever.fusion, "dense_weight": retriever.dense_weight,
-                              "lexical_weight": retriever.lexical_weight}}
-    if isinstance(program, TraceablePlanner):  # bullets come with each call; templates too, or from a store
-        templates = program.retrieve_templates
-        if isinstance(templates, TemplateIndex):
-            return {"program": "TraceablePlanner", "config": program.config.model_dump(),
-                    "embedder": templates.embedder.id, **_store_fields(templates.store, where),
-                    "templates": {"k": templates.k, "min_score": templates.min_score}}
-        return {"program": "TraceablePlanner", "config": program.config.model_dump(), "embedder": None}
-    if isinstance(program, SearchAgent):  # the tools are the app's to give at load time
-        return {"program": "SearchAgent", "config": program.config.model_dump(), "embedder": None}
-    raise TypeError(f"cannot save {type(program).__name__}: no artifact format for it")
-
-
-def _store_fields(store, where: Path | None) -> dict:
+def store_fields(store, where: Path | None) -> dict:
     """``{"store": reference}``: where the program's store is, relative to the artifact when beside it."""
     if store is None:
         return {"store": None}
@@ -292,9 +253,7 @@ def resolve_store_reference(reference: str, artifact: str | Path | None, embedde
     return str(base / reference)
 
 
-PROGRAMS = ("CommandRetrieval", "ExperienceRetrieval", "SelfReflectiveRAG", "TraceablePlanner", "SearchAgent")
-_REQUIRED = {"program": str, "config": dict}  # every sidecar; CommandRetrieval also needs index_params
-_REQUIRED_FOR = {"CommandRetrieval": {"index_params": dict}}
+_REQUIRED = {"program": str, "config": dict}  # every sidecar; a program's own fields its package checks
 
 
 def read_meta(path: str | Path) -> dict:
@@ -328,15 +287,12 @@ def _read_sidecar(sidecar: Path, path: str | Path) -> dict:
         raise ValueError(f"{sidecar}: expected a JSON object, got {type(meta).__name__}")
     if meta.get("format_version") != FORMAT_VERSION:
         raise ValueError(f"{sidecar}: format_version {meta.get('format_version')} is not {FORMAT_VERSION}")
-    required = {**_REQUIRED, **_REQUIRED_FOR.get(meta.get("program"), {})}
-    for key, kind in required.items():
+    for key, kind in _REQUIRED.items():
         if key not in meta:
             raise ValueError(f"{sidecar}: field {key!r} is missing; was {path} written by tracerag.save?")
         if not isinstance(meta[key], kind):
             raise ValueError(f"{sidecar}: field {key!r}: expected {'a string' if kind is str else 'an object'}, "
                              f"got {type(meta[key]).__name__}")
-    if meta["program"] not in PROGRAMS:
-        raise ValueError(f"{sidecar}: unknown program {meta['program']!r}; expected one of {list(PROGRAMS)}")
     if not isinstance(meta.get(CHECKSUM_KEY, ""), str):
         raise ValueError(f"{sidecar}: field {CHECKSUM_KEY!r}: expected a string, "
                          f"got {type(meta[CHECKSUM_KEY]).__name__}")
@@ -412,7 +368,7 @@ def _finish_commit(path: Path, data: bytes) -> None:
         logger.debug("%s: left the .next sidecar as it is: %s", path, exc)
 
 
-def _apply_state(program, path: Path, data: bytes) -> None:
+def apply_state(program, path: Path, data: bytes) -> None:
     """Load the program file's verified ``data`` into ``program`` as DSPy's ``program.load`` does (a warning
     for each dependency whose version differs from the one it was saved with)."""
     import orjson
@@ -433,45 +389,7 @@ def _apply_state(program, path: Path, data: bytes) -> None:
     program.load_state(state)
 
 
-def load(path: str | Path, home: str | Path | None = None, embedder=None, *, store=None, tools=None):
-    """Rebuild a compiled program for an app.
-
-    CommandRetrieval: ``home`` is the app's home directory (defaults to the dataset it was compiled on).
-    ExperienceRetrieval, SelfReflectiveRAG, TraceablePlanner with a template store: ``store`` is the app's
-    store (a URI, e.g. ``milvus://host:19530?collection=traces`` or a bank directory, or an open
-    VectorStore); it defaults to the store the artifact records.
-    SearchAgent: ``tools`` is the app's Toolbox (default: the bundled local MCP server, started on first use).
-    The embedder must be the one the artifact was built with.
-    """
-    from .config import get_embedder
-
-    path = Path(path)
-    meta, state = read_artifact(path)
-    if meta["program"] == "SearchAgent":  # no embedder of its own: the tools bring theirs
-        from .programs.search_agent import AgentConfig, SearchAgent
-
-        program = SearchAgent(tools, AgentConfig(**meta["config"]))
-        _apply_state(program, path, state)
-        return program
-    embedder = embedder or get_embedder()
-    if meta.get("embedder") and embedder.id != meta["embedder"]:
-        raise ValueError(f"{path} was built with embedder {meta['embedder']!r} but {embedder.id!r} is configured; "
-                         "configure the same embedder (vectors of two embedders cannot be mixed)")
-    if meta["program"] == "ExperienceRetrieval":
-        program = _load_experience(path, meta, embedder, store)
-    elif meta["program"] == "SelfReflectiveRAG":
-        program = _load_rag(path, meta, embedder, store)
-    elif meta["program"] == "TraceablePlanner":
-        program = _load_planner(path, meta, embedder, store)
-    elif meta["program"] == "CommandRetrieval":
-        program = _load_commands(path, meta, embedder, home)
-    else:
-        raise ValueError(f"{meta_path(path)}: unknown program {meta['program']!r}")
-    _apply_state(program, path, state)
-    return program
-
-
-def _store_source(path, meta: dict, embedder, chosen):
+def store_source(path, meta: dict, embedder, chosen):
     """What to open: the caller's store (as given), else the recorded reference resolved (or None)."""
     if chosen is not None:
         return chosen
@@ -481,55 +399,25 @@ def _store_source(path, meta: dict, embedder, chosen):
     return resolve_store_reference(str(recorded), path, embedder)
 
 
-def _load_commands(path, meta: dict, embedder, home):
-    from .datasets.smarthome import home_dirs, resolve_dataset
-    from .home_commands.index_params import IndexParams
-    from .programs.command_retrieval import CommandRetrieval, build_indexes
+def rebuilt(path: str | Path, meta: dict, state: bytes, rebuild, *, embedder=None, **app):
+    """The program an artifact holds: ``rebuild(path, meta, embedder=, **app)`` (its package's), checked to use
+    the embedder it was built with, with its prompts and demos loaded from ``state``."""
+    path = Path(path)
+    if meta.get("embedder"):
+        from .config import get_embedder
 
-    source = home if home is not None else meta.get("dataset")
-    if source is None:
-        raise ValueError(f"{path}: no home given and the artifact records no dataset")
-    indexes = build_indexes(home_dirs(resolve_dataset(source)), embedder, IndexParams(**meta["index_params"]))
-    return CommandRetrieval(indexes, **meta["config"])
-
-
-def _load_experience(path, meta: dict, embedder, chosen):
-    from .documents.rerankers import make_reranker
-    from .programs.experience_retrieval import ExperienceConfig, ExperienceRetrieval
-
-    config = ExperienceConfig(**meta["config"])
-    if not config.enable:
-        return ExperienceRetrieval(None, config)
-    source = _store_source(path, meta, embedder, chosen)
-    if source is None:
-        raise ValueError(f"{path}: no store given and the artifact records none")
-    service = meta.get("reranker")
-    reranker = make_reranker(service["base_url"], model=service["model"]) if service else None
-    return ExperienceRetrieval(source, config, reranker=reranker, embedder=embedder)
+        embedder = embedder or get_embedder()
+        if embedder.id != meta["embedder"]:
+            raise ValueError(f"{path} was built with embedder {meta['embedder']!r} but {embedder.id!r} is "
+                             "configured; configure the same embedder (vectors of two embedders cannot be mixed)")
+    program = rebuild(path, meta, embedder=embedder, **app)
+    apply_state(program, path, state)
+    return program
 
 
-def _load_rag(path, meta: dict, embedder, chosen):
-    from .documents.hybrid import HybridRetriever
-    from .programs.self_reflective_rag import RAGConfig, SelfReflectiveRAG
-    from .stores.stores import store_and_embedder
-
-    source = _store_source(path, meta, embedder, chosen)
-    if source is None:
-        raise ValueError(f"{path}: no store given and the artifact records none")
-    store, embedder = store_and_embedder(source, embedder)
-    retriever = HybridRetriever(store, embedder=embedder, **meta.get("retriever", {}))
-    return SelfReflectiveRAG(retriever, RAGConfig(**meta["config"]))
-
-
-def _load_planner(path, meta: dict, embedder, chosen):
-    from .memory.playbook import TemplateIndex
-    from .programs.traceable_planner import PlannerConfig, TraceablePlanner
-
-    config = PlannerConfig(**meta["config"])
-    source = _store_source(path, meta, embedder, chosen)
-    if source is None:  # templates come with each call
-        return TraceablePlanner(config)
-    knobs = meta.get("templates") or {}
-    index = TemplateIndex(source, embedder, k=knobs.get("k", max(config.max_templates, 1)),
-                          min_score=knobs.get("min_score"))
-    return TraceablePlanner(config, retrieve_templates=index)
+def load_program(path: str | Path, program_class: str, rebuild, **app):
+    """``tracerag.load`` for one program: the artifact at ``path`` must hold a ``program_class``."""
+    meta, state = read_artifact(path)
+    if meta["program"] != program_class:
+        raise ValueError(f"{meta_path(path)}: holds a {meta['program']}, not a {program_class}")
+    return rebuilt(path, meta, state, rebuild, **app)

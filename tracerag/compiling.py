@@ -43,14 +43,8 @@ import dspy
 from dspy.utils.exceptions import DSPyError
 from pydantic import TypeAdapter, ValidationError
 
-from .datasets.smarthome import load_dataset
 from .lm.fault_budget import lm_fault_budget
 from .lm.optimizer_calls import OptimizerCalls, bounded_lm
-from .metrics.agent import agent_feedback, agent_score
-from .metrics.commands import parse_recall_at_10, parse_recall_feedback
-from .metrics.experience import experience_feedback, experience_score
-from .metrics.planner import planner_feedback, planner_score
-from .metrics.rag import rag_feedback, rag_score
 
 logger = logging.getLogger(__name__)
 
@@ -249,48 +243,3 @@ def _optimize(program, trainset, devset, optimizer, metric, feedback, teacher, m
     opt = dspy.GEPA(metric=feedback, reflection_lm=own_calls.lm, num_threads=num_threads,
                     reflection_minibatch_size=GEPA_MINIBATCH, gepa_kwargs={"stop_callbacks": own_calls}, **budget)
     return opt.compile(program, trainset=trainset, valset=devset)
-
-
-def command_examples(program, dataset, split: str) -> list[dspy.Example]:
-    """The split's labelled queries as Examples that are also ParseCommand demos (their home's rooms)."""
-    return [q.to_example(rooms=program.index_for(q.home).home.rooms)
-            for qs in load_dataset(dataset, split).values() for q in qs]
-
-
-def compile_commands(program, dataset, optimizer: str, *, max_train: int = 0,
-                     max_metric_calls: int | None = None, num_threads: int = 1,
-                     prompt_lm: dspy.BaseLM | None = None) -> dict:
-    """The metric is parse_recall_at_10: recall@10, with the parse checked against the gold IR."""
-    trainset = command_examples(program, dataset, "train")
-    return compile_program(program, trainset[:max_train] if max_train else trainset,
-                           command_examples(program, dataset, "dev"), optimizer, parse_recall_at_10,
-                           parse_recall_feedback, "parse_recall@10", max_metric_calls, num_threads,
-                           prompt_lm)
-
-
-def compile_experience(program, trainset: list, devset: list, optimizer: str, max_metric_calls: int | None = None,
-                       num_threads: int = 1, prompt_lm: dspy.BaseLM | None = None) -> dict:
-    """The metric is experience_score: recall@5 of the retrieval plus precision of the traces drawn on."""
-    return compile_program(program, trainset, devset, optimizer, experience_score, experience_feedback,
-                           "experience_score", max_metric_calls, num_threads, prompt_lm)
-
-
-def compile_rag(program, trainset: list, devset: list, optimizer: str, max_metric_calls: int | None = None,
-                num_threads: int = 1, prompt_lm: dspy.BaseLM | None = None) -> dict:
-    """The metric is rag_score: right decision, valid citations, verified grounded (a third each)."""
-    return compile_program(program, trainset, devset, optimizer, rag_score, rag_feedback, "rag_score",
-                           max_metric_calls, num_threads, prompt_lm)
-
-
-def compile_planner(program, trainset: list, devset: list, optimizer: str, max_metric_calls: int | None = None,
-                    num_threads: int = 1, prompt_lm: dspy.BaseLM | None = None) -> dict:
-    """The metric is planner_score: used-id F1 against the gold ids, plus citation coverage and validity."""
-    return compile_program(program, trainset, devset, optimizer, planner_score, planner_feedback, "planner_score",
-                           max_metric_calls, num_threads, prompt_lm)
-
-
-def compile_agent(program, trainset: list, devset: list, optimizer: str, max_metric_calls: int | None = None,
-                  num_threads: int = 1, prompt_lm: dspy.BaseLM | None = None) -> dict:
-    """The metric is agent_score: right decision, valid citations and their coverage (a third each)."""
-    return compile_program(program, trainset, devset, optimizer, agent_score, agent_feedback, "agent_score",
-                           max_metric_calls, num_threads, prompt_lm)

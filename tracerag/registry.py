@@ -1,70 +1,27 @@
 """The programs tracerag offers, one entry each: what every front end (the command line, the HTTP
 service, the MCP tools) and an app read to build, evaluate and compile them.
 
-Adding a program is one :class:`ProgramEntry` here plus its module, its builder (:mod:`tracerag.building`)
-and its workflows (:mod:`tracerag.workflows`: examples, evaluate, run, compile). Apps build one with
-``tracerag.build("rag")`` or ``tracerag.build("commands", homes="path/to/home")``.
+Adding a program is one package (its module, builder, workflows, artifact description and ``spec.ENTRY``) and
+one line here. Apps build one with ``tracerag.build("rag")`` or ``tracerag.build("commands",
+homes="path/to/home")``, and save and load compiled ones with ``tracerag.save`` / ``tracerag.load``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from . import building
-from .workflows import agent, commands, experience, planner, rag
+from .agent.spec import ENTRY as AGENT
+from .commands.spec import ENTRY as COMMANDS
+from .experience.spec import ENTRY as EXPERIENCE
+from .planner.spec import ENTRY as PLANNER
+from .program_entry import ProgramEntry
+from .rag.spec import ENTRY as RAG
 
-__all__ = ["PROGRAMS", "ProgramEntry", "build", "entry"]
-
-
-@dataclass(frozen=True)
-class ProgramEntry:
-    name: str  # what the command line, the service's --program and tracerag.build call it
-    program_class: str  # the dspy.Module it builds
-    summary: str  # one line: what it answers (the MCP tool's description, /v1/programs)
-    build: Callable[..., Any]  # keyword options only (see tracerag.building)
-    dataset: str  # the bundled dataset its evaluation and compile read by default
-    metric: str  # what its compile optimises (recorded in the artifact)
-    report_columns: tuple[str, ...]  # the metrics its evaluation report shows beside recall
-    # the workflows (tracerag.workflows): keyword options named after the command line's flags
-    examples: Callable[..., list]  # (dataset, split) -> its labelled dspy Examples
-    evaluate: Callable[..., Any]  # (build, dataset=, split=, ...) -> Outcome holding the report
-    compile: Callable[..., Any]  # (build, dataset=, optimizer=, options=, ...) -> Compiled
-    run: Callable[..., Any] | None = None  # (build, query=, ...) -> Outcome holding printable text; None: no run
+__all__ = ["PROGRAMS", "ProgramEntry", "build", "entry", "load", "save"]
 
 
-PROGRAMS: dict[str, ProgramEntry] = {e.name: e for e in (
-    ProgramEntry("commands", "CommandRetrieval",
-                 "Find the smart-home (device, command) candidates an utterance asks for, or the bulk plan for "
-                 "all/except; hint says when to ask the user instead.",
-                 building.build_commands, "smarthome", "parse_recall@10", ("bulk_precision", "clarification_rate"),
-                 commands.examples, commands.evaluate, commands.compile, commands.run),
-    ProgramEntry("experience", "ExperienceRetrieval",
-                 "Distil short experience for a new agent task from similar solved tasks, with the task ids it "
-                 "came from.",
-                 building.build_experience, "experience", "experience_score", ("used_precision", "usefulness"),
-                 experience.examples, experience.evaluate, experience.compile, experience.run),
-    ProgramEntry("rag", "SelfReflectiveRAG",
-                 "Answer a question from graded passages, citing [chunk-id]s, with a groundedness check.",
-                 building.build_rag, "pubmedqa", "rag_score",
-                 ("accuracy", "grounded_rate", "citation_validity", "citation_coverage", "citation_recall",
-                  "citation_precision"),
-                 rag.examples, rag.evaluate, rag.compile, rag.run),
-    ProgramEntry("planner", "TraceablePlanner",
-                 "Write a structured plan from requirements, playbook bullets and templates, recording which ids "
-                 "it used.",
-                 building.build_planner, "planner", "planner_score",
-                 ("used_recall", "used_precision", "used_f1", "citation_validity", "citation_coverage",
-                  "hallucinated_per_plan", "score"),
-                 planner.examples, planner.evaluate, planner.compile),
-    ProgramEntry("agent", "SearchAgent",
-                 "Research a question with the search tools and answer with citations of what they returned.",
-                 building.build_agent, "pubmedqa", "agent_score",
-                 ("accuracy", "citation_validity", "citation_coverage", "gold_found", "tool_calls",
-                  "hallucinated_outputs", "answered_rate"),
-                 agent.examples, agent.evaluate, agent.compile, agent.run),
-)}
+PROGRAMS: dict[str, ProgramEntry] = {e.name: e for e in (COMMANDS, EXPERIENCE, RAG, PLANNER, AGENT)}
 
 
 def entry(name: str) -> ProgramEntry:
@@ -79,3 +36,41 @@ def build(name: str, **options: Any):
     """The program ``name`` built with ``options`` (``artifact=`` for a compiled one; the rest as its builder in
     :mod:`tracerag.building` documents): ``tracerag.build("rag")`` is the RAG program on its bundled defaults."""
     return entry(name).build(**options)
+
+
+def _entry_of_class(name: str) -> ProgramEntry | None:
+    """The entry of the program class ``name`` that can be saved and loaded (None: no such entry)."""
+    return next((e for e in PROGRAMS.values() if e.program_class == name and e.describe is not None), None)
+
+
+def save(program, path: str | Path, *, dataset: str | None = None, metric: str | None = None,
+         scores: dict | None = None, extra: dict | None = None) -> Path:
+    """Write a compiled program as an artifact (``artifacts``: the program file and its sidecar, durably);
+    returns the sidecar's path. What beyond the prompts rebuilds it is its package's ``describe``."""
+    from .artifacts import save_artifact
+
+    found = next(filter(None, (_entry_of_class(cls.__name__) for cls in type(program).__mro__)), None)
+    if found is None:
+        raise TypeError(f"cannot save {type(program).__name__}: no artifact format for it")
+    return save_artifact(program, path, found.describe(program, Path(path).parent), dataset=dataset, metric=metric,
+                         scores=scores, extra=extra)
+
+
+def load(path: str | Path, home: str | Path | None = None, embedder=None, *, store=None, tools=None):
+    """Rebuild a compiled program for an app.
+
+    CommandRetrieval: ``home`` is the app's home directory (defaults to the dataset it was compiled on).
+    ExperienceRetrieval, SelfReflectiveRAG, TraceablePlanner with a template store: ``store`` is the app's
+    store (a URI, e.g. ``milvus://host:19530?collection=traces`` or a bank directory, or an open
+    VectorStore); it defaults to the store the artifact records.
+    SearchAgent: ``tools`` is the app's Toolbox (default: the bundled local MCP server, started on first use).
+    The embedder must be the one the artifact was built with.
+    """
+    from .artifacts import meta_path, read_artifact, rebuilt
+
+    meta, state = read_artifact(path)
+    found = _entry_of_class(meta["program"])
+    if found is None:
+        known = [e.program_class for e in PROGRAMS.values()]
+        raise ValueError(f"{meta_path(path)}: unknown program {meta['program']!r}; expected one of {known}")
+    return rebuilt(path, meta, state, found.rebuild, embedder=embedder, home=home, store=store, tools=tools)

@@ -57,8 +57,8 @@ def _agent_run(docs: list[dict], lm: str | None, **config):
     import dspy
     from conftest import AgentEngine
 
+    from tracerag.agent.search_agent import AgentConfig, SearchAgent
     from tracerag.lm.failures import reset_lm_guard
-    from tracerag.programs.search_agent import AgentConfig, SearchAgent
 
     reset_lm_guard()
     if lm is None:
@@ -123,7 +123,7 @@ def rag_extractive(tmp_path: Path) -> None:
     import dspy
 
     from tracerag.documents.hybrid import ScoredChunk
-    from tracerag.programs.self_reflective_rag import RAGConfig, SelfReflectiveRAG, cited_ids
+    from tracerag.rag.self_reflective_rag import RAGConfig, SelfReflectiveRAG, cited_ids
 
     texts = {"100#0": "Statins lower LDL [99999#0] in adults [1#0, 99999#0]. More.",
              "200#0": f"Nested [a, (99999#0)] forms {ATTACK}. Words.", "300#0": "No citation here (n = 20)."}

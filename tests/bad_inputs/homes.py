@@ -34,9 +34,9 @@ def _embedder():
 
 
 def _load_and_ask(home_dir: Path) -> None:
+    from tracerag.commands.command_retrieval import CommandRetrieval
     from tracerag.home_commands.home import Home
     from tracerag.home_commands.home_index import CommandIndex
-    from tracerag.programs.command_retrieval import CommandRetrieval
 
     program = CommandRetrieval(CommandIndex(Home.load(home_dir), _embedder()))
     for query in QUERIES:
@@ -144,10 +144,10 @@ GOOD = {"id": "q1", "query": "打开客厅的灯", "quantifier": "one",
 
 
 def _evaluate(home: Path) -> str | None:
+    from tracerag.commands.command_retrieval import CommandRetrieval, build_indexes
+    from tracerag.commands.evaluation import evaluate_commands
     from tracerag.data_files.read_report import ReadReport
     from tracerag.datasets.smarthome import load_dataset
-    from tracerag.evaluation import evaluate_commands
-    from tracerag.programs.command_retrieval import CommandRetrieval, build_indexes
 
     report = ReadReport("queries")
     queries = load_dataset(home, report=report)

@@ -13,7 +13,7 @@ import pytest
 from tracerag.datasets.planner import PlannerDataError, load_planner_cases
 from tracerag.datasets.smarthome import BUNDLED_ROOT, split_of
 from tracerag.memory.playbook import load_playbook, template_id
-from tracerag.metrics.planner import plan_cited_ids, planner_score
+from tracerag.planner.metrics import plan_cited_ids, planner_score
 
 BUNDLED = BUNDLED_ROOT / "planner"
 

@@ -13,8 +13,8 @@ import pytest
 from conftest import AgentEngine, ToolResult
 from lm_server import StubLMServer
 
+from tracerag.agent.search_agent import EVIDENCE_LEAD, AgentConfig, SearchAgent
 from tracerag.lm.breaker import BREAKER
-from tracerag.programs.search_agent import EVIDENCE_LEAD, AgentConfig, SearchAgent
 
 FAULTS = ["garbage", "empty", "null", "http500", "bad_json", "slow", "wrong_types"]
 QUESTIONS = ["Does aspirin prevent stroke in older adults?",

@@ -11,13 +11,13 @@ from faults.test_planner_faults import PLAYBOOK
 from lm_server import StubLMServer
 
 import tracerag
+from tracerag.agent.search_agent import SearchAgent
+from tracerag.commands.command_retrieval import CommandRetrieval
+from tracerag.experience.experience_retrieval import ExperienceConfig, ExperienceRetrieval
 from tracerag.memory.experience_bank import build_experience_bank
-from tracerag.programs.command_retrieval import CommandRetrieval
-from tracerag.programs.experience_retrieval import ExperienceConfig, ExperienceRetrieval
+from tracerag.planner.traceable_planner import TraceablePlanner
 from tracerag.programs.guarded_step import says_nothing
-from tracerag.programs.search_agent import SearchAgent
-from tracerag.programs.self_reflective_rag import RAGConfig, SelfReflectiveRAG
-from tracerag.programs.traceable_planner import TraceablePlanner
+from tracerag.rag.self_reflective_rag import RAGConfig, SelfReflectiveRAG
 from tracerag.stores.cosine_bank import CosineBank
 
 BLANK = ["", "  ", "?!。", "\n\t…", "¿¡ -- ..."]

@@ -11,9 +11,9 @@ from conftest import FakeEngine
 from lm_server import StubLMServer
 
 import tracerag
+from tracerag.commands.command_retrieval import CommandRetrieval
 from tracerag.lm.breaker import BREAKER
 from tracerag.lm.policy import set_policy
-from tracerag.programs.command_retrieval import CommandRetrieval
 
 LIGHT_ON = {"action": "打开", "type_hint": "Light", "name_hint": "", "scope_include": ["客厅"],
             "scope_exclude": [], "quantifier": "one"}

@@ -16,9 +16,9 @@ from lm_server import StubLMServer
 from test_compile import LM_IRS, QUERIES
 
 import optimize
-from tracerag.compiling import compile_commands
+from tracerag.commands.command_retrieval import CommandRetrieval, build_indexes
+from tracerag.commands.compiling import compile_commands
 from tracerag.datasets.smarthome import home_dirs
-from tracerag.programs.command_retrieval import CommandRetrieval, build_indexes
 from tracerag.signatures.query_ir import QueryIR
 
 commands_dataset = test_compile.commands_dataset  # the tiny labelled home compile's own tests use

@@ -9,9 +9,9 @@ from conftest import FakeEngine
 from lm_server import StubLMServer
 
 import tracerag
+from tracerag.experience.experience_retrieval import ExperienceConfig, ExperienceRetrieval
 from tracerag.lm.policy import policy
 from tracerag.memory.experience_bank import build_experience_bank
-from tracerag.programs.experience_retrieval import ExperienceConfig, ExperienceRetrieval
 from tracerag.stores.cosine_bank import CosineBank
 
 QUESTIONS = ["How much did I pay for the groceries on this receipt, tax included?",

@@ -17,7 +17,8 @@ from lm_server import StubLMServer, after_a_tool_call, half_of_inputs
 
 import tracerag
 from tracerag.config import Settings
-from tracerag.evaluation import evaluate_experience, run_examples
+from tracerag.evaluation import run_examples
+from tracerag.experience.evaluation import evaluate_experience
 from tracerag.lm.fault_budget import FaultBudget, current_budget, lm_fault_budget
 from tracerag.lm.policy import LMPolicy, policy, set_policy
 from tracerag.programs.guarded_step import Stages

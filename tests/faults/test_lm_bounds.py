@@ -24,9 +24,9 @@ from json_service import gzip_bomb
 from lm_server import HOSTILE, StubLMServer
 
 import tracerag
+from tracerag.commands.command_retrieval import CommandRetrieval
 from tracerag.lm.bounded_lm import BoundedLM, make_lm
 from tracerag.lm.transport import AsyncBoundedTransport, BoundedEngines, BoundedTransport
-from tracerag.programs.command_retrieval import CommandRetrieval
 
 BOMB = 100 * 2**20  # expands to 100 MB; about 100 KB on the wire
 ADAPTER = dspy.ChatAdapter(use_json_adapter_fallback=False)

@@ -15,7 +15,7 @@ import tracerag
 from tracerag.config import missing_key
 from tracerag.lm.bounded_lm import make_lm
 from tracerag.lm.failures import failure_line
-from tracerag.programs.self_reflective_rag import SelfReflectiveRAG
+from tracerag.rag.self_reflective_rag import SelfReflectiveRAG
 
 
 @pytest.fixture

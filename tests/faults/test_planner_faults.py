@@ -11,7 +11,7 @@ from lm_server import StubLMServer
 import tracerag
 from tracerag.lm.policy import policy
 from tracerag.memory.playbook import Template, parse_playbook
-from tracerag.programs.traceable_planner import TraceablePlanner
+from tracerag.planner.traceable_planner import TraceablePlanner
 
 PLAYBOOK = parse_playbook("""[mat-00001] helpful=3 harmful=0 :: Thaw enzymes and master mixes on ice.
 [proc-00001] helpful=1 harmful=0 :: Include a no-template control in every run.

@@ -11,7 +11,7 @@ from lm_server import StubLMServer
 
 import tracerag
 from tracerag.documents.hybrid import ScoredChunk
-from tracerag.programs.self_reflective_rag import RAGConfig, SelfReflectiveRAG, extractive_answer
+from tracerag.rag.self_reflective_rag import RAGConfig, SelfReflectiveRAG, extractive_answer
 
 QUESTIONS = ["Do statins lower cholesterol in diabetes patients?",
              "Does aspirin raise bleeding risk before colonoscopy?"]
@@ -164,7 +164,7 @@ class _Answered:
 def test_the_alce_judge_is_a_counted_guarded_stage(mode):
     """``--alce``: the citation judge's calls are counted apart from the program's (``lm_calls_judge``), and a
     judge that fails is a fallback of the row (stage ``judge``), its scores unknown, not zero."""
-    from tracerag.evaluation import evaluate_rag
+    from tracerag.rag.evaluation import evaluate_rag
 
     examples = [dspy.Example(pmid=f"p{n}", question=f"Does it work {n}?", final_decision="yes", gold_doc_ids=["7"])
                 for n in range(2)]

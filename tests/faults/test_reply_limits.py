@@ -13,12 +13,12 @@ from faults.test_rag_faults import statin_chunks
 from lm_server import StubLMServer
 
 import tracerag
+from tracerag.agent.search_agent import SearchAgent
+from tracerag.experience.experience_retrieval import ExperienceConfig, ExperienceRetrieval
 from tracerag.lm.reply_limits import MAX_SUMMARY_CHARS, ReplyRejected, given_ids, prose
 from tracerag.memory.experience_bank import build_experience_bank
-from tracerag.programs.experience_retrieval import ExperienceConfig, ExperienceRetrieval
-from tracerag.programs.search_agent import SearchAgent
-from tracerag.programs.self_reflective_rag import RAGConfig, SelfReflectiveRAG
-from tracerag.programs.traceable_planner import TraceablePlanner
+from tracerag.planner.traceable_planner import TraceablePlanner
+from tracerag.rag.self_reflective_rag import RAGConfig, SelfReflectiveRAG
 from tracerag.stores.cosine_bank import CosineBank
 
 TASK = "How much did I pay for the groceries on this receipt, tax included?"

@@ -15,7 +15,7 @@ from lm_server import StubLMServer
 
 from tracerag.lm.breaker import BREAKER
 from tracerag.lm.policy import policy, set_policy
-from tracerag.programs.self_reflective_rag import RAGConfig, SelfReflectiveRAG
+from tracerag.rag.self_reflective_rag import RAGConfig, SelfReflectiveRAG
 from tracerag.serving.programs import ENDPOINTS, ServedProgram
 from tracerag.serving.requests import RAGRequest
 

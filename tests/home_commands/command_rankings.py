@@ -55,8 +55,8 @@ def rankings(embedder) -> dict:
     sys.path.insert(0, str(ROOT / "benchmarks"))
     from synthetic_home import BUNDLED, replicate_home
 
+    from tracerag.commands.command_retrieval import CommandRetrieval, build_indexes
     from tracerag.datasets.smarthome import load_dataset
-    from tracerag.programs.command_retrieval import CommandRetrieval, build_indexes
 
     data = load_dataset("smarthome")
     indexes = build_indexes(list(data), embedder)

@@ -2,10 +2,10 @@
 
 from conftest import ROOMS, SPECS, write_home
 
+from tracerag.commands.rule_parser import parse_without_lm
 from tracerag.home_commands.home import Home
 from tracerag.home_commands.home_index import CommandIndex
 from tracerag.home_commands.index_params import IndexParams
-from tracerag.programs.rule_parser import parse_without_lm
 from tracerag.signatures.query_ir import QueryIR
 
 

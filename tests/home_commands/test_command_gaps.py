@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from conftest import write_home
 
+from tracerag.commands.command_retrieval import CommandRetrieval, build_indexes
 from tracerag.datasets.smarthome import resolve_dataset
 from tracerag.home_commands.home import Home
 from tracerag.home_commands.home_index import CommandIndex
-from tracerag.programs.command_retrieval import CommandRetrieval, build_indexes
 
 HOMES = ("home_en", "home_small", "home_medium", "home_large")
 

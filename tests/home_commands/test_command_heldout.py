@@ -4,8 +4,8 @@ retriever, and negated commands (negated.jsonl).
 They load with the same reader and checks as queries.jsonl (every target a device and command of its
 home); the held-out queries cover both languages and every bundled home."""
 
+from tracerag.commands.command_retrieval import CommandRetrieval, build_indexes
 from tracerag.datasets.smarthome import HELDOUT_FILE, NEGATED_FILE, load_dataset
-from tracerag.programs.command_retrieval import CommandRetrieval, build_indexes
 
 
 def test_heldout_queries_load_and_cover_every_home_and_both_languages():

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 from conftest import SPECS, write_home
 
+from tracerag.commands.rule_parser import parse_without_lm
 from tracerag.datasets.smarthome import resolve_dataset
 from tracerag.embedding.embedders import LexicalEmbedder
 from tracerag.home_commands.command_docs import command_text, subject_phrases
@@ -11,7 +12,6 @@ from tracerag.home_commands.devices import CommandSpec, Device, ValueOption
 from tracerag.home_commands.home import Home
 from tracerag.home_commands.home_index import CommandIndex
 from tracerag.home_commands.index_params import IndexParams
-from tracerag.programs.rule_parser import parse_without_lm
 from tracerag.signatures.query_ir import QueryIR
 
 
@@ -274,8 +274,8 @@ def test_the_name_index_grows_linearly_a_1_mb_label_indexes_in_seconds_with_boun
     import time
     import tracemalloc
 
+    from tracerag.commands.command_retrieval import CommandRetrieval
     from tracerag.home_commands.home_names import NAME_RUN_MAX, NAME_TOKENS_MAX
-    from tracerag.programs.command_retrieval import CommandRetrieval
 
     CommandRetrieval(CommandIndex(Home.load(home_dir), embedder))(query="打开客厅的灯")  # the embedder warm
     home = Home.load(home_dir)

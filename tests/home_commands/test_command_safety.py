@@ -10,12 +10,12 @@ import json
 import pytest
 from conftest import DEVICES, ROOMS, SPECS, write_home
 
+from tracerag.commands.command_retrieval import CommandRetrieval
 from tracerag.home_commands.file_fields import HomeDataError
 from tracerag.home_commands.home import Home
 from tracerag.home_commands.home_index import CommandIndex
 from tracerag.home_commands.safety_screen import safety_of
 from tracerag.home_commands.sensitive_commands import sensitive_kind
-from tracerag.programs.command_retrieval import CommandRetrieval
 
 SENSITIVE_SPECS = {
     "p-lock": [{"id": "main-lock-lock", "description": "锁门", "type": None, "value_range": None},

@@ -8,9 +8,9 @@ import json
 import pytest
 from conftest import DEVICES, write_home
 
+from tracerag.commands.command_retrieval import CommandRetrieval
 from tracerag.home_commands.home import Home
 from tracerag.home_commands.home_index import CommandIndex
-from tracerag.programs.command_retrieval import CommandRetrieval
 
 FLOORS = {"r-living": "一楼", "r-kitchen": "一楼", "r-bed": "二楼", "r-study": "二楼"}
 ENGLISH = {"r-living": "First Floor", "r-kitchen": "First Floor", "r-bed": "Second Floor", "r-study": "Second Floor"}

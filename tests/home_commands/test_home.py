@@ -199,8 +199,8 @@ def test_a_long_description_is_cut_at_load(home_dir):
 def test_a_home_with_a_1_mb_label_loads_indexes_and_answers_within_a_second(tmp_path, embedder):
     import time
 
+    from tracerag.commands.command_retrieval import CommandRetrieval
     from tracerag.home_commands.home_index import CommandIndex
-    from tracerag.programs.command_retrieval import CommandRetrieval
 
     CommandRetrieval(CommandIndex(Home.load(write_home(tmp_path / "warm")), embedder))(query="打开客厅的灯")
     devices = [("light-living-1", "".join(chr(0x4E00 + i % 20000) for i in range(1_000_000)), "r-living",
@@ -394,8 +394,8 @@ def test_a_spec_type_that_is_no_argument_type_reads_as_not_stated_and_the_comman
                                                                                                  embedder):
     from conftest import SPECS
 
+    from tracerag.commands.command_retrieval import CommandRetrieval
     from tracerag.home_commands.home_index import CommandIndex
-    from tracerag.programs.command_retrieval import CommandRetrieval
     from tracerag.smarthome.execute import SmartThingsTarget, execute
 
     specs = json.loads(json.dumps(SPECS))

@@ -1,7 +1,7 @@
 import dspy
 import pytest
 
-from tracerag.metrics import agent as m
+from tracerag.agent import metrics as m
 
 
 def pred(answer, cited=(), returned=()):

@@ -1,8 +1,8 @@
 import dspy
 
+from tracerag.commands import metrics as m
 from tracerag.datasets.smarthome import Target
 from tracerag.home_commands.command_results import BulkGroup, BulkPlan, Candidate
-from tracerag.metrics import commands as m
 
 
 def cand(device, command):

@@ -4,7 +4,7 @@ import dspy
 import pytest
 
 from tracerag import judges
-from tracerag.metrics import experience as m
+from tracerag.experience import metrics as m
 
 
 def example(relevant=("a", "b", "c")):

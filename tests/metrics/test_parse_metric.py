@@ -4,9 +4,9 @@ quantifier), and its GEPA feedback variant."""
 import dspy
 import pytest
 
+from tracerag.commands import metrics as m
 from tracerag.datasets.smarthome import Target
 from tracerag.home_commands.command_results import Candidate
-from tracerag.metrics import commands as m
 from tracerag.signatures.query_ir import QueryIR
 
 GOLD = {"action": "关闭", "type_hint": "Light", "name_hint": "", "scope_include": ["主卧"], "scope_exclude": [],

@@ -5,7 +5,7 @@ import dspy
 import pytest
 
 from tracerag.memory.playbook import Bullet, Template
-from tracerag.metrics.planner import (
+from tracerag.planner.metrics import (
     plan_citation_coverage,
     plan_citation_validity,
     plan_cited_ids,

@@ -4,7 +4,7 @@ import dspy
 import pytest
 
 from tracerag import judges
-from tracerag.metrics import rag as m
+from tracerag.rag import metrics as m
 
 
 def example(decision="yes"):

@@ -17,19 +17,19 @@ from conftest import ABSTRACTS, AgentEngine, FakeEngine, PlannerEngine, ToolResu
 from lm_server import StubLMServer
 from remote_services import RemoteService
 
+from tracerag.agent.search_agent import SearchAgent
+from tracerag.commands.command_retrieval import CommandRetrieval
 from tracerag.documents.corpus import ingest_documents
 from tracerag.documents.hybrid import HybridRetriever
 from tracerag.embedding.http_embedder import EmbeddingServiceError
+from tracerag.experience.experience_retrieval import ExperienceConfig, ExperienceRetrieval
 from tracerag.home_commands.index_params import IndexParams
 from tracerag.lm.breaker import BREAKER
 from tracerag.memory.experience_bank import build_experience_bank
 from tracerag.memory.playbook import Template, index_templates, parse_playbook
-from tracerag.programs.command_retrieval import CommandRetrieval
-from tracerag.programs.experience_retrieval import ExperienceConfig, ExperienceRetrieval
+from tracerag.planner.traceable_planner import TraceablePlanner
 from tracerag.programs.guarded_step import Stages
-from tracerag.programs.search_agent import SearchAgent
-from tracerag.programs.self_reflective_rag import RAGConfig, SelfReflectiveRAG
-from tracerag.programs.traceable_planner import TraceablePlanner
+from tracerag.rag.self_reflective_rag import RAGConfig, SelfReflectiveRAG
 from tracerag.stores.cosine_bank import CosineBank
 from tracerag.stores.stores import open_store
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 import pytest
 from conftest import write_home
 
+from tracerag.commands.command_retrieval import CommandRetrieval
 from tracerag.home_commands.home import Home
 from tracerag.home_commands.home_index import CommandIndex
-from tracerag.programs.command_retrieval import CommandRetrieval
 
 
 def _two(on: str, off: str) -> list[dict]:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from tracerag.commands.command_retrieval import CommandRetrieval
 from tracerag.datasets.smarthome import resolve_dataset
 from tracerag.home_commands.home import Home
 from tracerag.home_commands.home_index import CommandIndex
-from tracerag.programs.command_retrieval import CommandRetrieval
 
 COLOURS = {"zh": ["红色", "绿色", "蓝色", "紫色", "橙色"], "en": ["red", "green", "blue", "purple", "orange"]}
 PHRASINGS = {"zh": ["把{room}的灯调成{colour}", "{room}灯光{colour}", "给{room}的灯换成{colour}"],

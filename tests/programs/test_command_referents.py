@@ -11,9 +11,9 @@ from __future__ import annotations
 import pytest
 from conftest import write_home
 
+from tracerag.commands.command_retrieval import CommandRetrieval
 from tracerag.home_commands.home import Home
 from tracerag.home_commands.home_index import CommandIndex
-from tracerag.programs.command_retrieval import CommandRetrieval
 
 SPECS = {
     "p-switch": [{"id": "main-switch-on", "description": "turn on", "type": None, "value_range": None},

@@ -3,8 +3,8 @@
 import dspy
 import pytest
 
+from tracerag.commands.command_retrieval import CommandRetrieval
 from tracerag.home_commands.index_params import IndexParams
-from tracerag.programs.command_retrieval import CommandRetrieval
 
 LIGHT_ON = {"action": "打开", "type_hint": "Light", "name_hint": "", "scope_include": ["客厅"],
             "scope_exclude": [], "quantifier": "one"}
@@ -67,7 +67,7 @@ def test_the_lm_reads_a_negation_as_said_and_the_search_as_read(index, fake_lm):
 def test_an_utterance_past_the_length_cap_is_no_command_and_costs_nothing(index, fake_lm, monkeypatch):
     """A pasted page is not a command: refused at once, never searched (the search's cost grows with the
     length) nor sent to the LM, while an utterance of exactly the cap is still read."""
-    from tracerag.programs.command_retrieval import MAX_UTTERANCE_CHARS
+    from tracerag.commands.command_retrieval import MAX_UTTERANCE_CHARS
 
     engine = fake_lm(irs={})
     searched = []

@@ -31,10 +31,10 @@ from safety_homes import (  # noqa: E402
     write_safety_homes,
 )
 
+from tracerag.commands.command_retrieval import CommandRetrieval  # noqa: E402
 from tracerag.datasets.smarthome import resolve_dataset  # noqa: E402
 from tracerag.home_commands.home import Home  # noqa: E402
 from tracerag.home_commands.home_index import CommandIndex  # noqa: E402
-from tracerag.programs.command_retrieval import CommandRetrieval  # noqa: E402
 
 HOMES = ("home_small", "home_medium", "home_large", "home_en")
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 import pytest
 from conftest import write_home
 
+from tracerag.commands.command_retrieval import CommandRetrieval
 from tracerag.home_commands.home import Home
 from tracerag.home_commands.home_index import CommandIndex
-from tracerag.programs.command_retrieval import CommandRetrieval
 
 LOCK = [{"id": "main-lock-lock", "description": "lock", "type": None, "value_range": None},
         {"id": "main-lock-unlock", "description": "unlock", "type": None, "value_range": None}]

@@ -5,12 +5,12 @@ import logging
 import dspy
 import pytest
 
-from tracerag.memory.experience_bank import build_experience_bank
-from tracerag.programs.experience_retrieval import (
+from tracerag.experience.experience_retrieval import (
     ExperienceConfig,
     ExperienceRetrieval,
     render_experience_section,
 )
+from tracerag.memory.experience_bank import build_experience_bank
 from tracerag.stores.cosine_bank import CosineBank
 
 QUESTION = "How much did I pay for the groceries on this receipt, tax included?"

@@ -10,10 +10,10 @@ from __future__ import annotations
 import pytest
 from conftest import write_home
 
+from tracerag.commands.command_retrieval import CommandRetrieval
 from tracerag.home_commands.home import Home
 from tracerag.home_commands.home_index import CommandIndex
 from tracerag.home_commands.operation_words import read_operation
-from tracerag.programs.command_retrieval import CommandRetrieval
 
 
 @pytest.mark.parametrize("text, kinds, operation", [

@@ -6,8 +6,8 @@ import json
 import dspy
 import pytest
 
-from tracerag.metrics import rag as metrics
-from tracerag.programs.self_reflective_rag import RAGConfig, SelfReflectiveRAG
+from tracerag.rag import metrics as metrics
+from tracerag.rag.self_reflective_rag import RAGConfig, SelfReflectiveRAG
 
 DOCS = {
     "指南1": "Statins lower LDL cholesterol in adults with diabetes. The trial followed 2,000 patients.",

@@ -3,9 +3,9 @@
 import pytest
 from conftest import write_home
 
+from tracerag.commands.rule_parser import parse_without_lm
 from tracerag.home_commands.home import Home
 from tracerag.home_commands.home_index import CommandIndex
-from tracerag.programs.rule_parser import parse_without_lm
 
 
 @pytest.mark.parametrize("utterance, quantifier, include, exclude", [
@@ -97,7 +97,7 @@ def test_a_filler_inside_a_verb_phrase_stays_in_the_action(index):
 _PARSE_SCRIPT = """
 import json, sys
 from tracerag.datasets.smarthome import resolve_dataset
-from tracerag.programs.command_retrieval import CommandRetrieval
+from tracerag.commands.command_retrieval import CommandRetrieval
 from tracerag.home_commands.home_index import CommandIndex
 from tracerag.embedding.embedders import LocalUSEEmbedder
 from tracerag.home_commands.home import Home

@@ -10,8 +10,8 @@ import pytest
 from conftest import AGENT_FAKE_ID, AgentEngine, ToolResult
 from dspy.lm15 import Message, Response, TextPart, Usage
 
-from tracerag.metrics import agent as m
-from tracerag.programs.search_agent import EVIDENCE_LEAD, NUDGE, TRUNCATED, AgentConfig, SearchAgent, _finish
+from tracerag.agent import metrics as m
+from tracerag.agent.search_agent import EVIDENCE_LEAD, NUDGE, TRUNCATED, AgentConfig, SearchAgent, _finish
 from tracerag.tools.reply_parsing import STOP_SEQUENCES
 from tracerag.tools.trajectory import Trajectory, write_jsonl, write_traces
 
@@ -249,7 +249,7 @@ def _examples(n: int, split: str = "dev"):
 
 
 def test_evaluate_reports_the_agent_metrics(agent_lm):
-    from tracerag.evaluation import evaluate_agent
+    from tracerag.agent.evaluation import evaluate_agent
 
     agent_lm(agent="cite_fake")
     examples = _examples(4)
@@ -264,7 +264,7 @@ def test_evaluate_reports_the_agent_metrics(agent_lm):
 
 def test_bootstrap_compile_keeps_demos_and_round_trips_through_an_artifact(agent_lm, tmp_path):
     import tracerag
-    from tracerag.compiling import compile_agent
+    from tracerag.agent.compiling import compile_agent
 
     agent_lm()
     train = [ex for ex in _examples(40, "train") if ex.final_decision == "yes"][:3]
@@ -278,7 +278,7 @@ def test_bootstrap_compile_keeps_demos_and_round_trips_through_an_artifact(agent
 
 
 def test_evaluate_without_an_lm_reports_retrieval_not_accuracy():
-    from tracerag.evaluation import evaluate_agent
+    from tracerag.agent.evaluation import evaluate_agent
 
     dspy.configure(lm=None)
     report = evaluate_agent(SearchAgent(Tools()), _examples(3), dataset="pubmedqa", progress=False)

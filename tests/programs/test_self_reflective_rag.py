@@ -4,8 +4,8 @@
 
 import pytest
 
-from tracerag.metrics import rag as metrics
-from tracerag.programs.self_reflective_rag import (
+from tracerag.rag import metrics as metrics
+from tracerag.rag.self_reflective_rag import (
     NEED_MORE_CONTEXT,
     RAGConfig,
     SelfReflectiveRAG,

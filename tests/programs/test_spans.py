@@ -11,14 +11,14 @@ import pytest
 from conftest import AgentEngine, FakeEngine, PlannerEngine, ToolResult
 from dspy.utils.callback import ACTIVE_CALL_ID, BaseCallback
 
+from tracerag.agent.search_agent import SearchAgent
+from tracerag.commands.command_retrieval import CommandRetrieval
+from tracerag.experience.experience_retrieval import ExperienceConfig, ExperienceRetrieval
 from tracerag.memory.experience_bank import build_experience_bank
 from tracerag.memory.playbook import Template, parse_playbook
-from tracerag.programs.command_retrieval import CommandRetrieval
-from tracerag.programs.experience_retrieval import ExperienceConfig, ExperienceRetrieval
-from tracerag.programs.search_agent import SearchAgent
-from tracerag.programs.self_reflective_rag import RAGConfig, SelfReflectiveRAG
+from tracerag.planner.traceable_planner import TraceablePlanner
 from tracerag.programs.spans import COMMAND_BULK, COMMAND_SEARCH, CORPUS_SEARCH, EXPERIENCE_SEARCH, TEMPLATE_SEARCH
-from tracerag.programs.traceable_planner import TraceablePlanner
+from tracerag.rag.self_reflective_rag import RAGConfig, SelfReflectiveRAG
 from tracerag.stores.cosine_bank import CosineBank
 
 MODES = ["sync", "async"]

@@ -10,11 +10,11 @@ import pytest
 
 import tracerag
 from tracerag.documents.hybrid import HybridRetriever
+from tracerag.experience.experience_retrieval import ExperienceConfig, ExperienceRetrieval
 from tracerag.memory.experience_bank import build_experience_bank
 from tracerag.memory.playbook import TemplateIndex, index_templates
-from tracerag.programs.experience_retrieval import ExperienceConfig, ExperienceRetrieval
-from tracerag.programs.self_reflective_rag import RAGConfig, SelfReflectiveRAG
-from tracerag.programs.traceable_planner import TraceablePlanner
+from tracerag.planner.traceable_planner import TraceablePlanner
+from tracerag.rag.self_reflective_rag import RAGConfig, SelfReflectiveRAG
 from tracerag.stores.cosine_bank import CosineBank
 from tracerag.stores.store_copy import copy_store
 from tracerag.stores.stores import open_store

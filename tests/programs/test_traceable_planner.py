@@ -10,8 +10,8 @@ from conftest import INVENTED, PlannerEngine
 
 from tracerag.datasets.planner import load_planner_cases
 from tracerag.memory.playbook import Template, parse_playbook
-from tracerag.metrics.planner import planner_score
-from tracerag.programs.traceable_planner import PlannerConfig, TraceablePlanner, format_templates, trace_used_ids
+from tracerag.planner.metrics import planner_score
+from tracerag.planner.traceable_planner import PlannerConfig, TraceablePlanner, format_templates, trace_used_ids
 from tracerag.signatures.planner import Plan, PlanStep
 
 PLAYBOOK = """# PCR playbook

@@ -63,8 +63,8 @@ def _in_process(program, **kwargs) -> dict:
 
 
 def test_commands_answer_like_the_program_in_process(service, embedder):
+    from tracerag.commands.command_retrieval import CommandRetrieval, build_indexes
     from tracerag.datasets.smarthome import home_dirs, resolve_dataset
-    from tracerag.programs.command_retrieval import CommandRetrieval, build_indexes
     from tracerag.serving.requests import CommandsResponse
 
     program = CommandRetrieval(build_indexes(home_dirs(resolve_dataset("smarthome")), embedder), ir_source="none")
@@ -84,7 +84,7 @@ def test_commands_answer_like_the_program_in_process(service, embedder):
 
 def test_rag_answers_like_the_program_in_process(service, embedder):
     from tracerag.documents.hybrid import HybridRetriever
-    from tracerag.programs.self_reflective_rag import RAGConfig, SelfReflectiveRAG
+    from tracerag.rag.self_reflective_rag import RAGConfig, SelfReflectiveRAG
     from tracerag.serving.requests import RAGResponse
     from tracerag.tools.pubmed_corpus import open_pubmedqa_bank
 
@@ -99,8 +99,8 @@ def test_rag_answers_like_the_program_in_process(service, embedder):
 def test_experience_answers_like_the_program_in_process(service, embedder, tmp_path):
     from tracerag.datasets.experience import load_experience_queries
     from tracerag.datasets.smarthome import resolve_dataset
+    from tracerag.experience.experience_retrieval import ExperienceConfig, ExperienceRetrieval
     from tracerag.memory.experience_bank import build_experience_bank
-    from tracerag.programs.experience_retrieval import ExperienceConfig, ExperienceRetrieval
     from tracerag.serving.requests import ExperienceResponse
     from tracerag.stores.cosine_bank import CosineBank
 
@@ -116,7 +116,7 @@ def test_experience_answers_like_the_program_in_process(service, embedder, tmp_p
 
 def test_plan_answers_like_the_program_in_process(service):
     from tracerag.datasets.planner import load_planner_cases
-    from tracerag.programs.traceable_planner import TraceablePlanner
+    from tracerag.planner.traceable_planner import TraceablePlanner
     from tracerag.serving.requests import PlanResponse
 
     case = load_planner_cases("planner", "test")[0]
@@ -131,7 +131,7 @@ def test_plan_answers_like_the_program_in_process(service):
 
 
 def test_agent_answers_like_the_program_in_process(service):
-    from tracerag.programs.search_agent import SearchAgent
+    from tracerag.agent.search_agent import SearchAgent
     from tracerag.serving.requests import AgentResponse
     from tracerag.tools.mcp_client import Toolbox
 
@@ -231,8 +231,8 @@ def test_requests_without_the_right_token_are_401(service):
 
 def test_a_failing_lm_gives_the_fallback_not_an_error(cache_dir, embedder, tmp_path):
     import tracerag
+    from tracerag.commands.command_retrieval import CommandRetrieval, build_indexes
     from tracerag.datasets.smarthome import resolve_dataset
-    from tracerag.programs.command_retrieval import CommandRetrieval, build_indexes
 
     home = resolve_dataset("smarthome/home_small")
     no_lm = CommandRetrieval(build_indexes([home], embedder), ir_source="none")
@@ -333,8 +333,8 @@ def test_serve_help_is_lazy_and_a_bad_program_is_one_error_line(capsys):
 
 
 def test_async_calls_answer_like_thread_calls(embedder):
+    from tracerag.commands.command_retrieval import CommandRetrieval, build_indexes
     from tracerag.datasets.smarthome import resolve_dataset
-    from tracerag.programs.command_retrieval import CommandRetrieval, build_indexes
     from tracerag.serving.app import build_app
     from tracerag.serving.programs import ENDPOINTS, ServedProgram
 

@@ -69,11 +69,11 @@ def test_the_loaded_programs_are_offered_as_tools(session_results):
 
 
 def test_tool_answers_equal_the_in_process_call(session_results, cache_dir):
+    from tracerag.commands.command_retrieval import CommandRetrieval, build_indexes
     from tracerag.datasets.smarthome import home_dirs, resolve_dataset
     from tracerag.documents.hybrid import HybridRetriever
     from tracerag.embedding.embedder_choice import make_embedder
-    from tracerag.programs.command_retrieval import CommandRetrieval, build_indexes
-    from tracerag.programs.self_reflective_rag import RAGConfig, SelfReflectiveRAG
+    from tracerag.rag.self_reflective_rag import RAGConfig, SelfReflectiveRAG
     from tracerag.serving.programs import prediction_json
     from tracerag.tools.pubmed_corpus import open_pubmedqa_bank
 
@@ -99,9 +99,9 @@ def test_program_tools_over_streamable_http(cache_dir, tmp_path):
     from mcp import ClientSession
     from mcp.client.streamable_http import streamable_http_client
 
+    from tracerag.commands.command_retrieval import CommandRetrieval, build_indexes
     from tracerag.datasets.smarthome import home_dirs, resolve_dataset
     from tracerag.embedding.embedder_choice import make_embedder
-    from tracerag.programs.command_retrieval import CommandRetrieval, build_indexes
     from tracerag.serving.programs import prediction_json
 
     async def call(url):

@@ -21,10 +21,10 @@ PLAN = {"requirements": "Set up a 25 µL PCR.", "bullets": ["[mat-00001] helpful
 def server(tmp_path_factory):
     """The planner and the commands program (one small home, lexical embedder) behind the app's defaults, plus
     one name an operator added."""
+    from tracerag.commands.command_retrieval import CommandRetrieval, build_indexes
     from tracerag.datasets.smarthome import resolve_dataset
     from tracerag.embedding.embedder_choice import make_embedder
-    from tracerag.programs.command_retrieval import CommandRetrieval, build_indexes
-    from tracerag.programs.traceable_planner import TraceablePlanner
+    from tracerag.planner.traceable_planner import TraceablePlanner
     from tracerag.serving.app import DEFAULT_ALLOWED_HOSTS, build_app
     from tracerag.serving.programs import ENDPOINTS, ServedProgram
 

@@ -37,7 +37,7 @@ class _SlowRag:
 @pytest.fixture(scope="module")
 def server():
     """The planner on its defaults and a slow rag, behind deadlines of :data:`DEADLINE`."""
-    from tracerag.programs.traceable_planner import TraceablePlanner
+    from tracerag.planner.traceable_planner import TraceablePlanner
     from tracerag.serving.app import build_app
     from tracerag.serving.programs import ENDPOINTS, ServedProgram
 

@@ -50,7 +50,7 @@ def _until(condition, what: str, seconds: float = 20.0):
 
 
 def _planner(embedder=None):
-    from tracerag.programs.traceable_planner import TraceablePlanner
+    from tracerag.planner.traceable_planner import TraceablePlanner
     from tracerag.serving.programs import ENDPOINTS, ServedProgram
 
     program = TraceablePlanner()

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from smarthome_fakes import TOKEN, FakeHomeAssistant, FakeSmartThings
 
+from tracerag.commands.command_retrieval import CommandRetrieval
 from tracerag.home_commands.command_results import BulkGroup, BulkPlan
 from tracerag.home_commands.home import Home
 from tracerag.home_commands.home_index import CommandIndex
-from tracerag.programs.command_retrieval import CommandRetrieval
 from tracerag.smarthome.cli import add_execute_arguments, add_home_commands, execute_from_args, run_home_command
 from tracerag.smarthome.execute import HomeAssistantTarget, SmartThingsTarget, execute, retry, target_for_home
 from tracerag.smarthome.homeassistant import pull_homeassistant

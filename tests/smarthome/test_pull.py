@@ -8,9 +8,9 @@ import shutil
 import pytest
 from smarthome_fakes import BUNDLED, TOKEN, FakeHomeAssistant, FakeSmartThings, queries
 
+from tracerag.commands.command_retrieval import CommandRetrieval
 from tracerag.home_commands.home import Home
 from tracerag.home_commands.home_index import CommandIndex
-from tracerag.programs.command_retrieval import CommandRetrieval
 from tracerag.smarthome.homeassistant import HomeAssistantError, category, pull_homeassistant, room_name
 from tracerag.smarthome.smartthings import SmartThingsError, capability_commands, pull_smartthings
 

@@ -375,8 +375,8 @@ def test_searches_during_the_lite_rewrite_wait_for_it_rather_than_fail(tmp_path)
 
 def _pubmedqa_metrics(store, embedder) -> dict:
     from tracerag.datasets.pubmedqa import load_pubmedqa_questions
-    from tracerag.evaluation import evaluate_rag
-    from tracerag.programs.self_reflective_rag import RAGConfig, SelfReflectiveRAG
+    from tracerag.rag.evaluation import evaluate_rag
+    from tracerag.rag.self_reflective_rag import RAGConfig, SelfReflectiveRAG
 
     retriever = HybridRetriever(store, embedder=embedder)
     program = SelfReflectiveRAG(retriever, RAGConfig(k=10, max_rounds=2))

@@ -266,7 +266,7 @@ def test_snippets_from_structured_and_text():
 def test_optimizers_deep_copies_share_the_open_toolbox(box):
     import copy
 
-    from tracerag.programs.search_agent import SearchAgent
+    from tracerag.agent.search_agent import SearchAgent
 
     agent = SearchAgent(box)
     assert copy.deepcopy(box) is box and agent.deepcopy().toolbox is box
@@ -305,7 +305,7 @@ def test_an_awaited_timeout_is_a_result_and_the_session_survives(script):
 def test_agent_tool_calls_are_awaited_without_a_thread_each(script):
     """The SearchAgent's aforward awaits ``Toolbox.acall``: 6 agents whose search takes 0.3 s finish in
     about one search with ONE worker thread for the loop, the same predictions as the sync path."""
-    from tracerag.programs.search_agent import SearchAgent
+    from tracerag.agent.search_agent import SearchAgent
 
     with MCPToolSource.stdio(sys.executable, [str(script)]) as source:
         agent = SearchAgent(Toolbox([source], aliases={"pubmed_search": "nap_search"}))  # no LM: one search

@@ -16,10 +16,10 @@ from conftest import AgentEngine, ToolResult
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tracerag.agent.search_agent import EVIDENCE_LEAD, AgentConfig, SearchAgent
 from tracerag.documents.hybrid import ScoredChunk
 from tracerag.lm.failures import reset_lm_guard
-from tracerag.programs.search_agent import EVIDENCE_LEAD, AgentConfig, SearchAgent
-from tracerag.programs.self_reflective_rag import RAGConfig, SelfReflectiveRAG, cited_ids, extractive_answer
+from tracerag.rag.self_reflective_rag import RAGConfig, SelfReflectiveRAG, cited_ids, extractive_answer
 from tracerag.tools.cite_tags import extract_citations
 from tracerag.tools.reply_parsing import parse_reply
 from tracerag.tools.trajectory import Trajectory, write_jsonl

@@ -13,7 +13,7 @@ from conftest import AgentEngine, ToolResult
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tracerag.programs.search_agent import SearchAgent
+from tracerag.agent.search_agent import SearchAgent
 from tracerag.tools.cite_tags import extract_citations
 from tracerag.tools.protocol_writing import ToolCall, format_call, unescape
 from tracerag.tools.reply_parsing import parse_reply, restore_stop

@@ -2,7 +2,7 @@
 
 Without caps a model that never feels it has enough evidence searches forever; PubMed queries also
 cost quota. Over a cap the model is not silently ignored: it gets an error tool output telling it to
-answer now (the loop in ``programs.search_agent`` decides what happens if it calls again).
+answer now (the loop in ``agent.search_agent`` decides what happens if it calls again).
 """
 
 from __future__ import annotations

@@ -9,8 +9,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from .reading import print_reading
-from .results import Compiled, Outcome
+from ..workflows.reading import print_reading
+from ..workflows.results import Compiled, Outcome
 
 
 def examples(dataset, split: str = "test", *, max_skipped: float = 0.0, report=None, task_ids=None) -> list:
@@ -47,7 +47,7 @@ def evaluate(build: Callable, *, dataset: str, split: str = "test", k: int | Non
     ``ranked_depth``: each row also carries its recall at each cut-off to ``k`` (the HTML report's curve)."""
     from ..data_files.read_report import ReadReport
     from ..datasets.smarthome import resolve_dataset
-    from ..evaluation import evaluate_experience
+    from .evaluation import evaluate_experience
 
     k = k or 5
     path = resolve_dataset(dataset)
@@ -78,8 +78,8 @@ def compile(build: Callable, *, dataset: str, optimizer: str, out: str, max_trai
             options: dict) -> Compiled:
     """Optimise the rewrite and summary prompts on the train split, scored on dev; the bank is built beside
     the artifact (``OUT.bank``)."""
-    from ..compiling import compile_experience
     from ..datasets.smarthome import resolve_dataset
+    from .compiling import compile_experience
 
     path, out = resolve_dataset(dataset), Path(out)
     program = build(bank_dir=out.with_name(out.name + ".bank"))

@@ -41,11 +41,11 @@ from ..home_commands.several_requests import acting_clauses, first_request
 from ..home_commands.spelling import corrected
 from ..home_commands.values import with_digits
 from ..lm.calls import lm_of
-from ..signatures.command import ArbitrateCapability, CommandOption, ParseCommand
+from ..programs.guarded_step import Pipeline, Stages, lm_step, work
+from ..programs.spans import COMMAND_BULK, COMMAND_SEARCH
 from ..signatures.query_ir import QueryIR
-from .guarded_step import Pipeline, Stages, lm_step, work
 from .rule_parser import parse_without_lm
-from .spans import COMMAND_BULK, COMMAND_SEARCH
+from .signatures import ArbitrateCapability, CommandOption, ParseCommand
 
 MAX_UTTERANCE_CHARS = 1_000
 

@@ -6,13 +6,13 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
-from . import rag
-from .results import Compiled, Outcome
+from ..workflows.reading import pubmedqa_examples
+from ..workflows.results import Compiled, Outcome
 
 
 def examples(dataset: str, split: str = "test", *, max_skipped: float = 0.0, limit: int = 0) -> list:
     """The questions of ``split`` as dspy Examples, the first ``limit`` of them when given."""
-    labelled = rag.examples(dataset, split, max_skipped=max_skipped)
+    labelled = pubmedqa_examples(dataset, split, max_skipped=max_skipped)
     return labelled[:limit] if limit else labelled
 
 
@@ -37,7 +37,7 @@ def export_trajectories(trajectories: dict, sub_task: str, *, jsonl: str | None 
 def evaluate(build: Callable, *, dataset: str, split: str = "test", limit: int = 0, max_skipped: float = 0.0,
              num_threads: int = 1, jsonl: str | None = None, traces: str | None = None) -> Outcome:
     """Score the agent on the split's questions (the first ``limit``); each row carries its trajectory."""
-    from ..evaluation import evaluate_agent
+    from .evaluation import evaluate_agent
 
     program = build()
     try:
@@ -74,7 +74,7 @@ def run(build: Callable, *, query: str, sub_task: str | None = None, jsonl: str 
 
 def compile(build: Callable, *, dataset: str, optimizer: str, max_train: int = 0, options: dict) -> Compiled:
     """Optimise the step policy on the train split, scored on dev."""
-    from ..compiling import compile_agent
+    from .compiling import compile_agent
 
     program = build()
     try:

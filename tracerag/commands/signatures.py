@@ -5,7 +5,7 @@ from __future__ import annotations
 import dspy
 from pydantic import BaseModel, Field
 
-from .query_ir import QueryIR
+from ..signatures.query_ir import QueryIR
 
 
 class ParseCommand(dspy.Signature):

@@ -20,8 +20,8 @@ from collections.abc import Iterable
 import dspy
 
 from ..memory.playbook import BULLET_ID_PATTERN, TEMPLATE_ID_PATTERN
+from ..metrics.citations import citation_coverage, citation_validity, extract_cited_ids
 from ..signatures.planner import Plan, PlanStep
-from .citations import citation_coverage, citation_validity, extract_cited_ids
 
 __all__ = ["PLAN_ID_PATTERN", "plan_citation_coverage", "plan_citation_validity", "plan_cited_ids", "plan_text",
            "planner_feedback", "planner_score", "step_cited_ids", "used_id_f1", "used_id_precision",

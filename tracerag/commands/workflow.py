@@ -9,8 +9,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from .reading import print_reading
-from .results import Compiled, Outcome
+from ..workflows.reading import print_reading
+from ..workflows.results import Compiled, Outcome
 
 
 def examples(dataset: str, split: str = "test", *, max_skipped: float = 0.0) -> list:
@@ -32,7 +32,7 @@ def evaluate(build: Callable, *, dataset: str, split: str = "test", ir: str | No
     recall curve; the metrics stay at ``k``)."""
     from ..data_files.read_report import DataSetShrunk, ReadReport
     from ..datasets.smarthome import load_dataset
-    from ..evaluation import evaluate_commands
+    from .evaluation import evaluate_commands
 
     ir = ir or ("lm" if lm else "none")
     if ir == "lm" and not lm:
@@ -74,7 +74,7 @@ def run(build: Callable, *, query: str, dataset: str | None = None, home: str | 
 
 def compile(build: Callable, *, dataset: str, optimizer: str, max_train: int = 0, options: dict) -> Compiled:
     """Optimise the LM parse's prompt for parse_recall@10 on the train split, scored on dev."""
-    from ..compiling import compile_commands
+    from .compiling import compile_commands
 
     program = build(ir_source="lm")
     scores = compile_commands(program, dataset, optimizer, max_train=max_train, **options)
@@ -85,7 +85,7 @@ def indexed(dataset: str, embedder) -> Iterator[tuple[Path, dict, Any]]:
     """Index every home of ``dataset`` in turn (filling the embedding cache): (home directory, the index's
     manifest with the seconds it took and its warning count, the home read)."""
     from ..datasets.smarthome import home_dirs, resolve_dataset
-    from ..programs.command_retrieval import build_indexes
+    from .command_retrieval import build_indexes
 
     for path in home_dirs(resolve_dataset(dataset)):
         started = time.perf_counter()
@@ -97,7 +97,7 @@ def indexed(dataset: str, embedder) -> Iterator[tuple[Path, dict, Any]]:
 def tune(build: Callable, *, dataset: str, trials: int = 60, seed: int = 0) -> Compiled:
     """Search the index parameters on the train split (no LM), checked on dev."""
     from ..datasets.smarthome import load_dataset
-    from ..tuning import tune_index_params
+    from .tuning import tune_index_params
 
     program = build(ir_source="none")
     result = tune_index_params(program, load_dataset(dataset, "train"), load_dataset(dataset, "dev"), trials=trials,

@@ -44,11 +44,11 @@ from ..lm.calls import lm_of
 from ..lm.meter import LMMeter
 from ..lm.reply_limits import MAX_IDS, MAX_PLAN_CHARS, ReplyRejected
 from ..memory.playbook import Bullet, Playbook, Template, TemplateIndex, as_template, parse_playbook
-from ..metrics.planner import plan_cited_ids
+from ..programs.guarded_step import Pipeline, Stages, lm_step, work
+from ..programs.spans import TEMPLATE_SEARCH
 from ..signatures.planner import GeneratePlan, Plan
 from ..stores.vector_store import VectorStore
-from .guarded_step import Pipeline, Stages, lm_step, work
-from .spans import TEMPLATE_SEARCH
+from .metrics import plan_cited_ids
 
 __all__ = ["PlannerConfig", "TraceablePlanner", "format_bullets", "format_templates", "trace_used_ids"]
 

@@ -7,8 +7,8 @@ retrieval of the question as asked: the share of gold documents among the top-k 
 
 from __future__ import annotations
 
-from .citations import CHUNK_ID_PATTERN, citation_coverage, extract_cited_ids, split_sentences  # noqa: F401 (public here)
-from .citations import citation_validity as shared_validity
+from ..metrics.citations import CHUNK_ID_PATTERN, citation_coverage, extract_cited_ids, split_sentences  # noqa: F401 (public here)
+from ..metrics.citations import citation_validity as shared_validity
 
 
 def doc_recall_at_k(example, pred, k: int = 10) -> float:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .reading import print_reading
-from .results import Compiled, Outcome
+from ..workflows.reading import print_reading
+from ..workflows.results import Compiled, Outcome
 
 
 def examples(dataset: str, split: str = "test", *, max_skipped: float = 0.0, program=None) -> list:
@@ -28,7 +28,7 @@ def examples(dataset: str, split: str = "test", *, max_skipped: float = 0.0, pro
 def evaluate(build: Callable, *, dataset: str, split: str = "test", max_skipped: float = 0.0,
              num_threads: int = 1) -> Outcome:
     """Score the plans on the split's cases; a run that made no plan says why every metric is 0."""
-    from ..evaluation import evaluate_planner
+    from .evaluation import evaluate_planner
 
     program = build()
     report = evaluate_planner(program, examples(dataset, split, max_skipped=max_skipped, program=program),
@@ -43,7 +43,7 @@ def evaluate(build: Callable, *, dataset: str, split: str = "test", max_skipped:
 
 def compile(build: Callable, *, dataset: str, optimizer: str, max_train: int = 0, options: dict) -> Compiled:
     """Optimise the plan prompt on the train split, scored on dev."""
-    from ..compiling import compile_planner
+    from .compiling import compile_planner
 
     program = build()
     trainset = examples(dataset, "train", program=program)

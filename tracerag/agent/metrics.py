@@ -10,10 +10,10 @@ from __future__ import annotations
 import html
 import re
 
+from ..metrics.citations import citation_coverage as shared_coverage
+from ..metrics.citations import citation_validity as shared_validity
+from ..metrics.citations import split_sentences
 from ..tools.cite_tags import extract_citations
-from .citations import citation_coverage as shared_coverage
-from .citations import citation_validity as shared_validity
-from .citations import split_sentences
 
 __all__ = ["agent_feedback", "agent_score", "answer_decision", "citation_coverage", "citation_validity",
            "decision_accuracy", "gold_found"]

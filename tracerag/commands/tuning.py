@@ -12,8 +12,8 @@ import statistics
 
 from tqdm import tqdm
 
-from .home_commands.index_params import IndexParams
-from .metrics import commands as m
+from ..home_commands.index_params import IndexParams
+from . import metrics as m
 
 # name -> (low, high) for floats; the search moves inside these bounds.
 SEARCH_SPACE = {

@@ -43,13 +43,13 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..lm.calls import lm_of
 from ..lm.reply_limits import MAX_ANSWER_CHARS, MAX_CITATIONS, MAX_REPLY_CHARS, ReplyRejected, given_ids
-from ..signatures.agent import AgentStep
+from ..programs.guarded_step import Pipeline, Stages, lm_step, work
 from ..tools.budget import ToolBudget
 from ..tools.cite_tags import extract_citations, keep_cited
 from ..tools.protocol_writing import ToolCall, escape_tool_text, format_call, format_tool_output
 from ..tools.reply_parsing import FINISH_END, FINISH_LENGTH, FINISH_STOP, STOP_SEQUENCES, parse_reply, restore_stop
 from ..tools.trajectory import ToolCallRecord, Trajectory
-from .guarded_step import Pipeline, Stages, lm_step, work
+from .signatures import AgentStep
 
 __all__ = ["AgentConfig", "SearchAgent"]
 

@@ -5,20 +5,13 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
-from .reading import print_reading
-from .results import Compiled, Outcome
+from ..workflows.reading import pubmedqa_examples
+from ..workflows.results import Compiled, Outcome
 
 
 def examples(dataset: str, split: str = "test", *, max_skipped: float = 0.0, pmids=None) -> list:
-    """The questions of ``split`` as dspy Examples; ``pmids``: keep only those whose abstracts the corpus
-    holds. Prints what reading them did and fails when more than ``max_skipped`` was skipped."""
-    from ..data_files.read_report import ReadReport
-    from ..datasets.pubmedqa import load_pubmedqa_questions, pubmedqa_questions_path
-
-    read = ReadReport("questions")
-    questions = load_pubmedqa_questions(dataset, None if split == "all" else split, report=read, pmids=pmids)
-    print_reading(pubmedqa_questions_path(dataset), read, max_skipped)
-    return [q.to_example() for q in questions]
+    """The questions of ``split`` as dspy Examples (``reading.pubmedqa_examples``)."""
+    return pubmedqa_examples(dataset, split, max_skipped=max_skipped, pmids=pmids)
 
 
 def evaluate(build: Callable, *, dataset: str, split: str = "test", k: int | None = None, alce: bool = False,
@@ -27,7 +20,7 @@ def evaluate(build: Callable, *, dataset: str, split: str = "test", k: int | Non
     answer; ``alce`` adds the LM-judged citation recall and precision; ``ranked_depth``: each row also carries
     its ranked documents (to ``k``) for the HTML report's recall curve."""
     from ..datasets.pubmedqa import corpus_pmids
-    from ..evaluation import evaluate_rag
+    from .evaluation import evaluate_rag
 
     k = k or 10
     program = build(k=k)
@@ -46,7 +39,7 @@ def run(build: Callable, *, query: str) -> Outcome:
 
 def compile(build: Callable, *, dataset: str, optimizer: str, max_train: int = 0, options: dict) -> Compiled:
     """Optimise the grading, answering and checking prompts on the train split, scored on dev."""
-    from ..compiling import compile_rag
+    from .compiling import compile_rag
 
     program = build()
     trainset = examples(dataset, "train")

@@ -1,0 +1,28 @@
+"""Building CommandRetrieval: over the bundled homes or the user's, or from a compiled artifact."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..building import embedder_or_default
+
+
+def build_commands(*, artifact: str | Path | None = None, homes: str | Path | None = None,
+                   ir_source: str | None = None, arbitration: bool = False, embedder=None):
+    """CommandRetrieval over ``homes`` (a bundled name such as ``smarthome``, a directory of homes or one
+    home; default: the bundled ones), or from ``artifact`` (on the homes it was compiled on, or on ``homes``).
+    ``ir_source`` defaults to the LM's parse when an LM is configured, else the rule parser's."""
+    import dspy
+
+    from ..datasets.smarthome import home_dirs, resolve_dataset
+    from .artifact import load_commands
+    from .command_retrieval import CommandRetrieval, build_indexes
+
+    ir_source = ir_source or ("lm" if dspy.settings.lm is not None else "none")
+    if artifact:
+        program = load_commands(artifact, home=resolve_dataset(homes) if homes else None, embedder=embedder)
+        program.ir_source = ir_source
+        return program
+    homes_read = home_dirs(resolve_dataset(homes or "smarthome"))
+    return CommandRetrieval(build_indexes(homes_read, embedder_or_default(embedder)), ir_source=ir_source,
+                            arbitration=arbitration)

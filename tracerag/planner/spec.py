@@ -1,0 +1,13 @@
+"""TraceablePlanner's entry in the registry: its builder, workflows and artifact, under the name ``planner``."""
+
+from ..program_entry import ProgramEntry
+from . import artifact, workflow
+from .building import build_planner
+
+ENTRY = ProgramEntry(
+    "planner", "TraceablePlanner",
+    "Write a structured plan from requirements, playbook bullets and templates, recording which ids it used.",
+    build_planner, "planner", "planner_score",
+    ("used_recall", "used_precision", "used_f1", "citation_validity", "citation_coverage", "hallucinated_per_plan",
+     "score"),
+    workflow.examples, workflow.evaluate, workflow.compile, artifact.describe, artifact.rebuild)

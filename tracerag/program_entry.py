@@ -1,0 +1,33 @@
+"""What a program package hands the registry: one ``ProgramEntry``, everything a front end needs to build,
+evaluate, compile, run, save and load that program, so none of them holds a branch per program.
+
+It lives below the program packages (each makes its own entry) and the registry lists them; it imports
+nothing, so listing the programs loads none of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["ProgramEntry"]
+
+
+@dataclass(frozen=True)
+class ProgramEntry:
+    name: str  # what the command line, the service's --program and tracerag.build call it
+    program_class: str  # the dspy.Module it builds (the artifact's "program")
+    summary: str  # one line: what it answers (the MCP tool's description, /v1/programs)
+    build: Callable[..., Any]  # keyword options only: its package's builder
+    dataset: str  # the bundled dataset its evaluation and compile read by default
+    metric: str  # what its compile optimises (recorded in the artifact)
+    report_columns: tuple[str, ...]  # the metrics its evaluation report shows beside recall
+    # the workflows: keyword options named after the command line's flags
+    examples: Callable[..., list]  # (dataset, split) -> its labelled dspy Examples
+    evaluate: Callable[..., Any]  # (build, dataset=, split=, ...) -> Outcome holding the report
+    compile: Callable[..., Any]  # (build, dataset=, optimizer=, options=, ...) -> Compiled
+    # its artifact (None: it cannot be saved): what beyond the prompts rebuilds it, and the rebuild
+    describe: Callable[..., dict] | None = None  # (program, where) -> the sidecar's fields, "program" and "config"
+    rebuild: Callable[..., Any] | None = None  # (path, meta, *, embedder, home, store, tools) -> prompts not set
+    run: Callable[..., Any] | None = None  # (build, query=, ...) -> Outcome holding printable text; None: no run
