@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from ..embedding.embedders import Embedder
-from ..stores.bank_files import BankExists
+from ..stores.bank_errors import BankExists
 from ..stores.cosine_bank import BankError, ExperienceBank, Progress
 from .traces import Trace, load_traces
 

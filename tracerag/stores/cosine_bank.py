@@ -10,7 +10,7 @@ approximate index can. The bank is a plain directory::
     metadata.jsonl   one JSON object per row, row order
     ids.offsets.npy, metadata.offsets.npy   uint64 offset of each row in those two files (+ the end)
 
-Opening reads none of them whole (see :mod:`.bank_files`): ids and metadata are decoded per returned
+Opening reads none of them whole (see :mod:`.bank_reading`): ids and metadata are decoded per returned
 row, so a 1M-row bank opens in milliseconds whatever its metadata holds. A large bank also holds
 ``embeddings.blocks.npy`` (a checksum per block of rows, verified on first touch); a row found damaged
 (a failed block, a score no cosine can have) is never returned (:attr:`CosineBank.corrupt_rows`). A
@@ -20,8 +20,10 @@ An optional approximate index (``ann.faiss``, ``ann.json``: :mod:`.bank_ann`) ca
 :meth:`CosineBank.build_ann` writes it, appends extend it, a replace or delete rebuilds it, and searches
 use it on banks of :data:`~.bank_ann.ANN_MIN_ROWS` rows or more (or when asked: ``exact=False``).
 
-This module is the bank's API: building, growing and searching. How versions are written atomically
-and read consistently is in :mod:`.bank_files`; scoring and top-k selection are in :mod:`.bank_search`.
+This module is the bank's API: building, growing and searching. The files of a version are named in
+:mod:`.bank_layout`, read and checked in :mod:`.bank_reading` (ids and metadata: :mod:`.bank_columns`;
+rows checked on first touch: :mod:`.bank_row_guard`), written in :mod:`.bank_writing` and swapped in
+atomically in :mod:`.bank_swap`; scoring and top-k selection are in :mod:`.bank_search`.
 """
 
 from __future__ import annotations
@@ -50,31 +52,23 @@ from .bank_ann import (
     AnnUnavailable,
     ann_top_rows,
 )
-from .bank_files import (
-    EMBEDDINGS,
-    BankError,
-    BankRestored,
-    BankWriteError,
-    Snapshot,
+from .bank_errors import BankError, BankRestored, BankWriteError
+from .bank_layout import EMBEDDINGS, real_path
+from .bank_reading import Snapshot, load_snapshot, read_manifest
+from .bank_search import Hit, cosine_scores, dedupe_rows, score_buffer, top_rows
+from .bank_swap import remove_dead_writers_leftovers, write_new_bank, write_version, writer_lock
+from .bank_writing import (
     copy_rows,
     link_version_files,
-    load_snapshot,
     metadata_lines,
-    read_manifest,
-    real_path,
-    remove_dead_writers_leftovers,
     write_embeddings,
     write_ids_metadata_manifest,
     write_json,
     write_manifest,
     write_manifest_adding,
-    write_new_bank,
     write_rows,
     write_spliced_rows,
-    write_version,
-    writer_lock,
 )
-from .bank_search import Hit, cosine_scores, dedupe_rows, score_buffer, top_rows
 
 __all__ = ["BankError", "BankRows", "BankWriteError", "CosineBank", "ExperienceBank", "Hit", "Progress",
            "SpliceReport"]
@@ -619,7 +613,7 @@ class CosineBank:
             raise ValueError(f"ef must be a positive whole number, got {ef}")
         key = None if dedupe_by in (None, "id") else dedupe_by
         unit = np.ascontiguousarray(l2_normalize(q))
-        guard = snap.guard  # only rows known intact are returned (see bank_files.RowGuard, bank_search)
+        guard = snap.guard  # only rows known intact are returned (see bank_row_guard.RowGuard, bank_search)
 
         def exact_rows(queries: np.ndarray) -> list[tuple[list[int], list[float]]]:
             if guard is not None:
