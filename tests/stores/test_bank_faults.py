@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from tracerag.data_files.processes import process_start
-from tracerag.stores import bank_layout, bank_reading, bank_swap, bank_writing
+from tracerag.stores import bank_layout, bank_queries, bank_reading, bank_swap, bank_writing
 from tracerag.stores import cosine_bank as cosine_bank_module
 from tracerag.stores.bank_errors import BankError, BankWriteError
 from tracerag.stores.bank_layout import BLOCK_CHECKSUMS, BLOCKS
@@ -339,7 +339,7 @@ def test_an_unreadable_approximate_index_is_named(tmp_path, monkeypatch, caplog)
         bank.search(q, exact=False)
     assert str(info.value).startswith(f"{d / 'ann.faiss'}: not a readable faiss index (")
     assert str(info.value).endswith("; rebuild it with CosineBank.build_ann()") and "\n" not in str(info.value)
-    monkeypatch.setattr(cosine_bank_module, "ANN_MIN_ROWS", 10)  # chosen by size: exact answers, one warning
+    monkeypatch.setattr(bank_queries, "ANN_MIN_ROWS", 10)  # chosen by size: exact answers, one warning
     auto = CosineBank.load(d)
     with caplog.at_level(logging.WARNING):
         assert [h.id for h in auto.search(q)[0]] == [h.id for h in auto.search(q, exact=True)[0]]

@@ -37,7 +37,8 @@ from ..data_files.read_report import BOM, NumberTooLong, ReadReport, load_json, 
 from ..embedding.embedders import Embedder
 from ..errors import TraceragError
 from ..stores.bank_errors import BankExists
-from ..stores.cosine_bank import CosineBank, Progress
+from ..stores.bank_input import Progress
+from ..stores.cosine_bank import CosineBank
 from .chunking import DEFAULT_OVERLAP, DEFAULT_SIZE, Chunk, chunk_text
 
 __all__ = ["MAX_CORPUS_BYTES", "CorpusError", "Document", "IngestReport", "ItemSink", "ingest_documents",
