@@ -112,7 +112,7 @@ def _run(code: str, timeout: float = 120) -> subprocess.CompletedProcess:
 
 @pytest.mark.parametrize("layout", ["bm25", "postings"])
 def test_a_failure_between_the_rows_and_the_word_index_is_rebuilt_on_open(tmp_path, layout, monkeypatch, caplog):
-    from tracerag.stores import milvus_words
+    from tracerag.stores import milvus_words_journal
 
     path = tmp_path / "s.db"
     store = _filled(path, layout=layout)
@@ -139,7 +139,7 @@ def test_a_failure_between_the_rows_and_the_word_index_is_rebuilt_on_open(tmp_pa
     with caplog.at_level(logging.INFO, logger="tracerag.stores.milvus_store_words"):
         store = _open(path)  # nothing lags now: no second rebuild
     assert not [r for r in caplog.records if "rebuilt" in r.getMessage()]
-    assert milvus_words._LIVE_WRITES == set()
+    assert milvus_words_journal._LIVE_WRITES == set()
     store.close()
 
 
@@ -149,12 +149,12 @@ def test_a_writer_killed_between_the_rows_and_the_word_index_is_found_on_open(tm
     child = _run(f"""
         import os, signal
         import numpy as np
-        from tracerag.stores import milvus_words
         from tracerag.stores.milvus_store import MilvusStore
+        from tracerag.stores.milvus_words_bm25 import BM25Words
         store = MilvusStore.open({_uri(path)!r}, embedder_id="fault-test", dim={DIM})
         def killed(self, rows, **kwargs):
             os.kill(os.getpid(), signal.SIGKILL)
-        milvus_words.BM25Words.update = killed
+        BM25Words.update = killed
         ids = [f"r{{i:03d}}" for i in range({N})]
         texts = [{{"text": f"newword row{{i}}"}} for i in range({N})]
         store.upsert(ids, np.full(({N}, {DIM}), 0.5, dtype=np.float32), texts)
@@ -504,11 +504,11 @@ def _interrupted(self, rows, **kwargs):
 def test_a_store_opens_for_reading_when_its_repair_cannot_be_written(tmp_path, monkeypatch, caplog):
     """A journal entry says the word index lags, and the disk is full: the store opens, warns, and offers no
     stale word index (the hybrid retriever then indexes the rows in memory); a later open repairs it."""
-    from tracerag.stores import milvus_words
+    from tracerag.stores.milvus_words_bm25 import BM25Words
 
     path = tmp_path / "s.db"
     store = _filled(path)
-    monkeypatch.setattr(milvus_words.BM25Words, "update", _interrupted)
+    monkeypatch.setattr(BM25Words, "update", _interrupted)
     with pytest.raises(KeyboardInterrupt):
         store.upsert(_ids(), _vectors(N, 1), _texts("newword"))
     store.close()

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from .milvus_errors import StoreDamaged, _one_line
+from .milvus_words import BM25_SUFFIX, POSTINGS_SUFFIX
 from .vector_store import StoreTarget
 
 
@@ -112,8 +113,6 @@ def _lite_crash_marks(path: Path, collection: str) -> dict[str, str]:
     """Collection -> the mark a writer killed mid-flush leaves, read before the engine opens the file: a
     write-ahead log the engine had already applied to its files (numbered below the manifest's active log).
     Milvus Lite replays it and, as those rows keep their sequence numbers, serves them twice."""
-    from .milvus_words import BM25_SUFFIX, POSTINGS_SUFFIX
-
     marks = {}
     for name in (collection, collection + BM25_SUFFIX, collection + POSTINGS_SUFFIX):
         wal = path / "collections" / name / "wal"

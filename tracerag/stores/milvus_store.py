@@ -50,6 +50,7 @@ from .milvus_expressions import _expressible, _string_literal, filter_expression
 from .milvus_index import HNSW_BUILD, _hnsw_params, _wait_for_index, rebuild_index
 from .milvus_store_checks import StoreChecks
 from .milvus_store_words import StoreWordIndex
+from .milvus_words_journal import WriteJournal
 from .vector_store import (
     Filter,
     ScanBatch,
@@ -86,7 +87,7 @@ class MilvusStore(StoreWordIndex, StoreChecks):
         self._target = target
         self._lite_key: str | None = None  # the Milvus Lite file this store holds open (see close())
         self._closed = False
-        self._journal_found: Any = None  # the word index's write journal, once found (milvus_words)
+        self._journal_found: Any = None  # the word index's write journal, once found (milvus_words_journal)
         self._duplicates = False  # the check on open found duplicate ids it could not repair
         self._words_stale: str | None = None  # why the word index lags, when the check could not rebuild it
         self._writes_in_flight = False  # the journal held entries of writers still running, when last read
@@ -436,8 +437,6 @@ class _Write:
                            "the word index", self.store._target, self.op, e)
 
     def failed(self, e: BaseException) -> BaseException:
-        from .milvus_words import WriteJournal
-
         if self.key is not None:
             WriteJournal.abandon(self.key)  # the entry stays: the next open rebuilds the word index
         if not isinstance(e, StoreError):

@@ -37,6 +37,7 @@ from .milvus_collection import MAX_TOP_K
 from .milvus_errors import StoreDamaged
 from .milvus_expressions import _string_literal, ids_expression
 from .milvus_lite_files import _collection_of
+from .milvus_words import BM25_SUFFIX, JOURNAL_SUFFIX, POSTINGS_SUFFIX
 from .vector_store import StoreError, row_hash
 
 logger = logging.getLogger(__name__)
@@ -101,8 +102,6 @@ class StoreChecks:
         """Run ``step`` (finding the word index or its journal); a damaged file in one of those collections
         (derived from the rows) drops that collection. Returns {"kind": its word index layout or "",
         "why": ...} when it dropped one, else None."""
-        from .milvus_words import BM25_SUFFIX, JOURNAL_SUFFIX, POSTINGS_SUFFIX
-
         dropped = None
         for _ in range(4):
             try:

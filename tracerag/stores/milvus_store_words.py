@@ -1,4 +1,5 @@
-"""How a Milvus store keeps its word index (:mod:`.milvus_words`) in line with its rows.
+"""How a Milvus store keeps its word index (:mod:`.milvus_words`) in line with its rows, and which layout
+it opens or creates (:func:`open_words`).
 
 :meth:`~StoreWordIndex.word_index` creates the BM25 index of the rows' metadata ``text`` and fills it from
 one scan the first time it is asked for; every upsert and delete writes it from then on, recorded first in
@@ -11,14 +12,53 @@ memory.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from .milvus_collection import BATCH_ROWS
 from .milvus_expressions import _string_literal
+from .milvus_words import BM25_SUFFIX, POSTINGS_SUFFIX, REWRITE_SUFFIX, TEXT_KEY, Literal
+from .milvus_words_bm25 import BM25Words
+from .milvus_words_journal import WriteJournal
+from .milvus_words_postings import PostingsWords
 from .vector_store import StoreError
 
 logger = logging.getLogger(__name__)
+
+Words = BM25Words | PostingsWords
+
+
+def open_words(client: Any, collection: str, literal: Literal, level: Callable[[], str], *,
+               create: bool = False, layout: str | None = None) -> tuple[Words | None, bool]:
+    """(the companion index of ``collection`` or None, whether it was created now and is empty).
+
+    ``create`` makes one when there is none: BM25 where the engine takes the function, else postings;
+    ``layout`` ("bm25" or "postings") forces one."""
+    for cls, suffix in ((BM25Words, BM25_SUFFIX), (PostingsWords, POSTINGS_SUFFIX)):
+        if client.has_collection(collection + suffix) and layout in (None, cls.kind):
+            state = client.get_load_state(collection + suffix).get("state")
+            if getattr(state, "name", str(state)) != "Loaded":  # a fresh client finds collections released
+                client.load_collection(collection + suffix)
+            return cls(client, collection + suffix, literal, level), False
+    if not create:
+        return None, False
+    for cls, suffix in ((BM25Words, BM25_SUFFIX), (PostingsWords, POSTINGS_SUFFIX)):
+        if layout not in (None, cls.kind):
+            continue
+        try:
+            cls.create(client, collection + suffix)
+        except Exception as e:
+            if cls is PostingsWords and client.has_collection(collection + suffix):  # another client made it first
+                return cls(client, collection + suffix, literal, level), False
+            if cls is PostingsWords:
+                raise
+            if client.has_collection(collection + suffix):  # what the engine kept of it cannot load
+                client.drop_collection(collection + suffix)
+            logger.info("%s: no BM25 function here (%s); keeping word postings instead", collection,
+                        " ".join(str(e).split())[:200])
+            continue
+        return cls(client, collection + suffix, literal, level), True
+    return None, False
 
 
 class StoreWordIndex:
@@ -31,8 +71,6 @@ class StoreWordIndex:
         :mod:`.milvus_store_checks`), then written with every upsert and delete. None for another
         ``text_key`` (the hybrid retriever then builds its index in memory), and None while it lags and cannot
         be rebuilt (a full disk). ``layout`` ("bm25" / "postings") forces one."""
-        from .milvus_words import TEXT_KEY, open_words
-
         if text_key != TEXT_KEY:
             return None
         with self._write_lock:
@@ -62,17 +100,13 @@ class StoreWordIndex:
 
     def _words(self) -> Any:
         """The word index when one exists (another client may have made it since this store opened)."""
-        from .milvus_words import open_words
-
         if self._word_index is None:
             self._word_index = open_words(self._client, self._collection, _string_literal, self._words_level)[0]
         return self._word_index
 
     def _journal(self, create: bool = False) -> Any:
-        """The word index's write journal (:class:`~.milvus_words.WriteJournal`); None when there is none and
+        """The word index's write journal (:class:`~.milvus_words_journal.WriteJournal`); None when there is none and
         ``create`` is False (a store that never had a word index needs none)."""
-        from .milvus_words import WriteJournal
-
         if self._journal_found is None:
             self._journal_found = WriteJournal.open(self._client, self._collection, _string_literal, create=create)
         return self._journal_found
@@ -108,8 +142,6 @@ class StoreWordIndex:
 
     def _rebuild_words(self, layout: str, why: str) -> Any:
         """Drop the word index of ``layout`` (and a rewrite left half done) and build it again from the rows."""
-        from .milvus_words import BM25_SUFFIX, POSTINGS_SUFFIX, REWRITE_SUFFIX, open_words
-
         names = ([self._collection + BM25_SUFFIX, self._collection + BM25_SUFFIX + REWRITE_SUFFIX] if layout == "bm25"
                  else [self._collection + POSTINGS_SUFFIX])
         for name in names:
