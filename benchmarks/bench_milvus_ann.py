@@ -27,6 +27,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+import tracerag.stores.milvus_index as milvus_index  # noqa: E402
 import tracerag.stores.milvus_store as milvus_store  # noqa: E402
 from tracerag.stores.cosine_bank import CosineBank  # noqa: E402
 from tracerag.stores.store_copy import copy_store  # noqa: E402
@@ -83,7 +84,7 @@ def main() -> None:
         sys.exit("run me through: python tests/milvus_standalone.py -- python benchmarks/bench_milvus_ann.py")
     threshold = args.rows // 2
     print(f"Milvus standalone, {args.rows} rows x {DIM}, {QUERIES} queries, k=10; hnsw_threshold {threshold} "
-          f"(the switch happens mid-copy), efConstruction {milvus_store.HNSW_BUILD['efConstruction']}\n")
+          f"(the switch happens mid-copy), efConstruction {milvus_index.HNSW_BUILD['efConstruction']}\n")
     print("| vectors | M | ef | recall@10 vs exact | search p50 ms |")
     print("|---|---:|---:|---:|---:|")
     notes = []

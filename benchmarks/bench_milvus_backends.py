@@ -51,9 +51,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tracerag.stores import milvus_words  # noqa: E402
+from tracerag.stores import milvus_words_postings  # noqa: E402
 from tracerag.stores.milvus_store import HNSW_THRESHOLD, MilvusStore  # noqa: E402
-from tracerag.stores.milvus_words import COMMON_SHARE  # noqa: E402
+from tracerag.stores.milvus_words_postings import COMMON_SHARE  # noqa: E402
 from tracerag.stores.stores import open_store  # noqa: E402
 
 DIM = 512
@@ -195,7 +195,7 @@ def rag_main(rounds: int, server: str | None, work: Path, lite: list[str]) -> No
         store.close()
 
 
-COMMON_ROOM = milvus_words.CACHE_POSTINGS
+COMMON_ROOM = milvus_words_postings.CACHE_POSTINGS
 
 
 def batch_main(rounds: int, server: str | None, work: Path, lite: list[str], size: int = 32) -> None:
@@ -211,7 +211,7 @@ def batch_main(rounds: int, server: str | None, work: Path, lite: list[str], siz
     ways = [(label, store, room) for label, (store, layout) in stores.items()
             for room in ([COMMON_ROOM, 0] if layout == "postings" else [COMMON_ROOM])]
     for label, store, room in ways:
-        milvus_words.CACHE_POSTINGS = room  # 0: the common words' postings never fit, as on a large collection
+        milvus_words_postings.CACHE_POSTINGS = room  # 0: the common words' postings never fit, as on a large collection
         label += "" if room else ", common words not kept in memory"
         retriever = HybridRetriever(store, embedder=embedder)
         together, apart, lists = [], [], []
@@ -234,7 +234,7 @@ def batch_main(rounds: int, server: str | None, work: Path, lite: list[str], siz
     print("|---|---:|---:|---:|---|")
     for label, together, apart, same in rows:
         print(f"| {label} | {together:.1f} | {apart:.1f} | {together / apart:.2f} | {'yes' if same else 'no'} |")
-    milvus_words.CACHE_POSTINGS = COMMON_ROOM
+    milvus_words_postings.CACHE_POSTINGS = COMMON_ROOM
     for store, _ in stores.values():
         store.close()
 

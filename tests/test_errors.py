@@ -8,7 +8,7 @@ import pkgutil
 import tracerag
 from tracerag.data_files.read_report import FileProblem
 from tracerag.home_commands.file_fields import HomeDataError
-from tracerag.stores.bank_files import BankWriteError
+from tracerag.stores.bank_errors import BankWriteError
 
 
 def _public_errors():

@@ -28,7 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from tracerag.stores.bank_files import BankError
+from tracerag.stores.bank_errors import BankError
 
 OUTCOMES = ("accepted", "skipped", "rejected", "traceback", "hang", "wrong result", "leak")
 DATA_ERRORS = (ValueError, BankError)  # the readers' one-line data errors, each naming its file

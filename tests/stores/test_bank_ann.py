@@ -8,7 +8,7 @@ import pytest
 
 pytest.importorskip("faiss")
 
-from tracerag.stores import cosine_bank as cosine_bank_module  # noqa: E402
+from tracerag.stores import bank_queries  # noqa: E402
 from tracerag.stores.bank_ann import ANN_FILE, ANN_INFO  # noqa: E402
 from tracerag.stores.cosine_bank import BankError, CosineBank  # noqa: E402
 from tracerag.stores.stores import open_store  # noqa: E402
@@ -106,7 +106,7 @@ def test_append_extends_the_index_and_delete_rebuilds_it(tmp_path):
 def test_exact_stays_the_default_below_the_documented_size(tmp_path, monkeypatch):
     bank = make_bank(tmp_path / "b", n=600)
     assert bank.has_ann and not bank.uses_ann  # 600 rows < ANN_MIN_ROWS
-    monkeypatch.setattr(cosine_bank_module, "ANN_MIN_ROWS", 500)
+    monkeypatch.setattr(bank_queries, "ANN_MIN_ROWS", 500)
     assert bank.uses_ann
     assert CosineBank.load(tmp_path / "b", exact=True).uses_ann is False
 

@@ -17,9 +17,10 @@ import numpy as np
 import pytest
 
 from tracerag.data_files.processes import process_start
-from tracerag.stores import bank_files
+from tracerag.stores import bank_layout, bank_queries, bank_reading, bank_swap, bank_writing
 from tracerag.stores import cosine_bank as cosine_bank_module
-from tracerag.stores.bank_files import BLOCK_CHECKSUMS, BLOCKS, BankError, BankWriteError
+from tracerag.stores.bank_errors import BankError, BankWriteError
+from tracerag.stores.bank_layout import BLOCK_CHECKSUMS, BLOCKS
 from tracerag.stores.cosine_bank import CosineBank
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -42,14 +43,14 @@ def make_bank(path, n=N, seed=0):
 @pytest.fixture
 def large(monkeypatch):
     """Banks of N rows count as large: the load checks a sample of 8 rows and blocks are checksummed."""
-    monkeypatch.setattr(bank_files, "SAMPLE_ROWS", 8)
-    monkeypatch.setattr(bank_files, "FULL_CHECK_BYTES", 0)
-    monkeypatch.setattr(bank_files, "BLOCK_BYTES", PER_BLOCK * DIM * 4)
+    monkeypatch.setattr(bank_layout, "SAMPLE_ROWS", 8)
+    monkeypatch.setattr(bank_layout, "FULL_CHECK_BYTES", 0)
+    monkeypatch.setattr(bank_layout, "BLOCK_BYTES", PER_BLOCK * DIM * 4)
 
 
 def unsampled_row(n=N):
     """A row the load does not check (outside the sample), in the middle of its block."""
-    sample = set(bank_files.check_rows(n, DIM).tolist())
+    sample = set(bank_layout.check_rows(n, DIM).tolist())
     return next(r for r in range(n // 2, n) if r not in sample and r % PER_BLOCK == 3)
 
 
@@ -84,7 +85,7 @@ def test_a_bank_through_a_symlink_grows_in_its_real_directory_and_shares_its_loc
     real, link = tmp_path / "real", tmp_path / "link"
     make_bank(real, n=20)
     link.symlink_to(real)
-    with caplog.at_level(logging.INFO, logger="tracerag.stores.bank_files"):
+    with caplog.at_level(logging.INFO, logger="tracerag.stores.bank_layout"):
         bank = CosineBank.load(link)
         assert bank.append_vectors(["new"], unit(np.random.default_rng(1), 1)) == 1
     assert f"bank {link} is {real}" in caplog.text
@@ -96,10 +97,10 @@ def test_a_bank_through_a_symlink_grows_in_its_real_directory_and_shares_its_loc
     acquired = threading.Event()
 
     def other_writer():
-        with bank_files.writer_lock(real):
+        with bank_swap.writer_lock(real):
             acquired.set()
 
-    with bank_files.writer_lock(link):  # the lock of the link is the lock of the real directory
+    with bank_swap.writer_lock(link):  # the lock of the link is the lock of the real directory
         thread = threading.Thread(target=other_writer)
         thread.start()
         assert not acquired.wait(0.3)
@@ -273,7 +274,7 @@ def garble(path, how):
 @pytest.mark.parametrize("how", ["truncated", "garbled", "unbalanced", "bad magic"])
 @pytest.mark.parametrize("name", ["embeddings.npy", "ids.offsets.npy", BLOCKS])
 def test_a_bad_npy_header_is_one_line_naming_the_file(tmp_path, large, monkeypatch, name, how):
-    monkeypatch.setattr(bank_files, "WHOLE_READ_BYTES", 0)  # read ids and metadata through their indexes
+    monkeypatch.setattr(bank_reading, "WHOLE_READ_BYTES", 0)  # read ids and metadata through their indexes
     d = tmp_path / "bank"
     make_bank(d)
     garble(d / name, how)
@@ -300,7 +301,7 @@ def fail_fsync_of(monkeypatch, name, code=errno.ENOSPC):
             raise OSError(code, os.strerror(code))
         return real(fd)
 
-    monkeypatch.setattr(bank_files.os, "fsync", fsync)
+    monkeypatch.setattr(bank_writing.os, "fsync", fsync)
 
 
 @pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc")
@@ -329,7 +330,7 @@ def test_an_unreadable_approximate_index_is_named(tmp_path, monkeypatch, caplog)
     garbage = b"garbage!" * 64
     (d / "ann.faiss").write_bytes(garbage)
     manifest = json.loads((d / "manifest.json").read_text())
-    manifest["checksums"]["ann.faiss"] = bank_files._sha256(garbage)  # as if written so: the load accepts it
+    manifest["checksums"]["ann.faiss"] = bank_layout._sha256(garbage)  # as if written so: the load accepts it
     manifest["sampled_checksums"].pop("ann.faiss", None)
     (d / "manifest.json").write_text(json.dumps(manifest))
     bank = CosineBank.load(d)
@@ -338,7 +339,7 @@ def test_an_unreadable_approximate_index_is_named(tmp_path, monkeypatch, caplog)
         bank.search(q, exact=False)
     assert str(info.value).startswith(f"{d / 'ann.faiss'}: not a readable faiss index (")
     assert str(info.value).endswith("; rebuild it with CosineBank.build_ann()") and "\n" not in str(info.value)
-    monkeypatch.setattr(cosine_bank_module, "ANN_MIN_ROWS", 10)  # chosen by size: exact answers, one warning
+    monkeypatch.setattr(bank_queries, "ANN_MIN_ROWS", 10)  # chosen by size: exact answers, one warning
     auto = CosineBank.load(d)
     with caplog.at_level(logging.WARNING):
         assert [h.id for h in auto.search(q)[0]] == [h.id for h in auto.search(q, exact=True)[0]]
@@ -418,10 +419,10 @@ def killed_before_swap(directory, pid, record=False):
     """A full temp copy as a writer killed after writing its version, before swapping it in, leaves it: its
     record already removed (``record``: still there), its name saying which process wrote it."""
     start = process_start(pid) or "x"
-    tmp = directory.parent / f".{directory.name}.tmp-{pid}.{start}.{bank_files._host_tag()}-abcd1234"
+    tmp = directory.parent / f".{directory.name}.tmp-{pid}.{start}.{bank_swap._host_tag()}-abcd1234"
     os.rename(make_bank(directory.parent / "scratch" / str(pid), n=20, seed=9).directory, tmp)
     if record:
-        (tmp / bank_files.WRITER).write_text(json.dumps({"pid": pid, "host": socket.gethostname(), "start": start}))
+        (tmp / bank_layout.WRITER).write_text(json.dumps({"pid": pid, "host": socket.gethostname(), "start": start}))
     return tmp
 
 
@@ -429,11 +430,11 @@ def test_a_temp_copy_whose_writer_is_dead_is_removed_on_load_and_by_the_next_wri
     d = tmp_path / "bank"
     bank = make_bank(d, n=20)
     first, second = killed_before_swap(d, dead_pid()), killed_before_swap(d, dead_pid(), record=True)
-    with caplog.at_level(logging.INFO, logger="tracerag.stores.bank_files"):
+    with caplog.at_level(logging.INFO, logger="tracerag.stores.bank_swap"):
         assert len(CosineBank.load(d)) == 20  # the load removes them (the writer lock is free) ...
     assert not first.exists() and not second.exists()
     assert f"removing {first} left by an interrupted write (its writer, pid" in caplog.text
-    with bank_files.writer_lock(d):  # ... but not while a writer holds the lock: that writer does it
+    with bank_swap.writer_lock(d):  # ... but not while a writer holds the lock: that writer does it
         third = killed_before_swap(d, dead_pid())
         CosineBank.load(d)
         assert third.exists()
@@ -447,7 +448,7 @@ def test_a_live_writers_temp_copy_is_never_removed(tmp_path):
     live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
         theirs = killed_before_swap(d, live.pid)  # by its name only: the record is already gone
-        other_host = d.parent / f".bank.tmp-{dead_pid()}.x.{bank_files._host_tag('elsewhere')}-abcd1234"
+        other_host = d.parent / f".bank.tmp-{dead_pid()}.x.{bank_swap._host_tag('elsewhere')}-abcd1234"
         other_host.mkdir()
         CosineBank.load(d)
         assert bank.append_vectors(["x"], unit(np.random.default_rng(2), 1)) == 1
@@ -462,14 +463,14 @@ def test_a_live_writers_temp_copy_is_never_removed(tmp_path):
 def test_a_writer_in_flight_names_itself(tmp_path, monkeypatch):
     """The name of a writer's temp directory says who writes it from the instant it exists."""
     seen = []
-    real_rows = bank_files.write_rows
+    real_rows = bank_writing.write_rows
 
     def spy(f, *args, **kwargs):
         seen.append(Path(f.name).parent.name)
         return real_rows(f, *args, **kwargs)
 
-    monkeypatch.setattr(bank_files, "write_rows", spy)
+    monkeypatch.setattr(bank_writing, "write_rows", spy)
     monkeypatch.setattr(cosine_bank_module, "write_rows", spy)
     make_bank(tmp_path / "bank", n=3)
     pid = os.getpid()
-    assert re.fullmatch(rf"\.bank\.tmp-{pid}\.(\d+|x)\.{bank_files._host_tag()}-.+", seen[0])
+    assert re.fullmatch(rf"\.bank\.tmp-{pid}\.(\d+|x)\.{bank_swap._host_tag()}-.+", seen[0])

@@ -11,7 +11,7 @@ import pytest
 
 from tracerag.documents.corpus import ingest_documents
 from tracerag.embedding.embedders import LexicalEmbedder
-from tracerag.stores import bank_files
+from tracerag.stores import bank_layout, bank_reading
 from tracerag.stores.cosine_bank import BankError, CosineBank
 
 DIM = 16
@@ -138,8 +138,8 @@ def test_a_good_bank_loads_and_records_its_checksums(bank_dir):
 def test_a_bank_without_checksums_loads_with_a_note_and_gains_them_on_append(bank_dir, caplog):
     edit_manifest(bank_dir, checksums=None)  # as written before checksums were recorded
     rotate_json_list(bank_dir / "task_ids.json")  # undetectable without them
-    bank_files._noted_unverified.discard(str(bank_dir))
-    with caplog.at_level(logging.WARNING, logger="tracerag.stores.bank_files"):
+    bank_reading._noted_unverified.discard(str(bank_dir))
+    with caplog.at_level(logging.WARNING, logger="tracerag.stores.bank_reading"):
         bank = ViewBank.load(bank_dir)
         CosineBank.load(bank_dir)
     notes = [r.getMessage() for r in caplog.records]
@@ -154,13 +154,13 @@ def test_a_bank_without_checksums_loads_with_a_note_and_gains_them_on_append(ban
 
 
 def test_large_banks_check_a_fixed_sample_including_first_and_last_rows(tmp_path, monkeypatch):
-    monkeypatch.setattr(bank_files, "SAMPLE_ROWS", 8)
-    monkeypatch.setattr(bank_files, "FULL_CHECK_BYTES", 0)
+    monkeypatch.setattr(bank_layout, "SAMPLE_ROWS", 8)
+    monkeypatch.setattr(bank_layout, "FULL_CHECK_BYTES", 0)
     n = 100
-    sample = bank_files.check_rows(n, DIM)
+    sample = bank_layout.check_rows(n, DIM)
     assert sample is not None and len(sample) == 8 and sample[0] == 0 and sample[-1] == n - 1
-    assert np.array_equal(sample, bank_files.check_rows(n, DIM))  # a function of the shape only
-    assert bank_files.check_rows(8, DIM) is None  # a bank no larger than the sample: every row
+    assert np.array_equal(sample, bank_layout.check_rows(n, DIM))  # a function of the shape only
+    assert bank_layout.check_rows(8, DIM) is None  # a bank no larger than the sample: every row
     ids = [f"r{i}" for i in range(n)]
     rng = np.random.default_rng(4)
     for row, detected in ((n - 1, True), (int(sample[3]), True), (int(sample[3]) + 1, False)):

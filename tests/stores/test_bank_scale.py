@@ -12,7 +12,7 @@ import pytest
 
 from tracerag.documents.hybrid import HybridRetriever
 from tracerag.embedding.embedders import LexicalEmbedder
-from tracerag.stores import bank_files, bank_search
+from tracerag.stores import bank_columns, bank_reading, bank_search
 from tracerag.stores.cosine_bank import BankError, CosineBank
 
 DIM = 16
@@ -127,8 +127,8 @@ def test_hybrid_batch_equals_queries_one_by_one(tmp_path):
 @pytest.fixture
 def lazy(monkeypatch):
     """Treat every bank as large: ids and metadata are opened through their indexes."""
-    monkeypatch.setattr(bank_files, "WHOLE_READ_BYTES", 0)
-    monkeypatch.setattr(bank_files, "LINE_SAMPLE_ROWS", 4)
+    monkeypatch.setattr(bank_reading, "WHOLE_READ_BYTES", 0)
+    monkeypatch.setattr(bank_columns, "LINE_SAMPLE_ROWS", 4)
 
 
 AWKWARD_IDS = ['plain', 'quote"d', "back\\slash\\", "comma, space", "]bracket[", "日本語", "new\nline", "", "\\\"", "x"]
@@ -158,7 +158,7 @@ def test_open_reads_neither_ids_nor_metadata_whole(tmp_path):
     n = 400
     make_bank(tmp_path / "b", n, text="word " * 2500)  # ~12.5 KB a line: a 5 MB metadata file
     size = (tmp_path / "b" / "metadata.jsonl").stat().st_size
-    assert size > 4 * bank_files.WHOLE_READ_BYTES
+    assert size > 4 * bank_reading.WHOLE_READ_BYTES
     tracemalloc.start()
     try:
         bank = CosineBank.load(tmp_path / "b")

@@ -7,7 +7,8 @@ import threading
 import numpy as np
 import pytest
 
-from tracerag.stores import bank_files
+from tracerag.stores import bank_layout
+from tracerag.stores.bank_reading import read_manifest
 from tracerag.stores.cosine_bank import BankError, CosineBank
 
 
@@ -36,25 +37,25 @@ def _load_in_a_thread(path):
     return done[0] if done else None
 
 
-@pytest.mark.parametrize("name", [bank_files.MANIFEST, bank_files.EMBEDDINGS, bank_files.IDS, bank_files.METADATA])
+@pytest.mark.parametrize("name", [bank_layout.MANIFEST, bank_layout.EMBEDDINGS, bank_layout.IDS, bank_layout.METADATA])
 def test_a_fifo_in_a_bank_is_refused_without_hanging(bank_dir, name):
     (bank_dir / name).unlink()
     os.mkfifo(bank_dir / name)
     outcome = _load_in_a_thread(bank_dir)
     assert isinstance(outcome, BankError), outcome
     assert str(outcome) == f"{bank_dir / name}: is a FIFO, not a regular file"
-    assert bank_files.read_manifest(bank_dir) is None or name != bank_files.MANIFEST
+    assert read_manifest(bank_dir) is None or name != bank_layout.MANIFEST
 
 
 def test_a_directory_in_place_of_a_file_is_refused(bank_dir):
-    (bank_dir / bank_files.EMBEDDINGS).unlink()
-    (bank_dir / bank_files.EMBEDDINGS).mkdir()
-    with pytest.raises(BankError, match=f"{bank_files.EMBEDDINGS}: is a directory, not a regular file"):
+    (bank_dir / bank_layout.EMBEDDINGS).unlink()
+    (bank_dir / bank_layout.EMBEDDINGS).mkdir()
+    with pytest.raises(BankError, match=f"{bank_layout.EMBEDDINGS}: is a directory, not a regular file"):
         CosineBank.load(bank_dir)
 
 
 def test_a_good_bank_still_loads_and_a_missing_file_is_named(bank_dir):
     assert len(CosineBank.load(bank_dir)) == 8
-    (bank_dir / bank_files.METADATA).unlink()
-    with pytest.raises(BankError, match=f"missing {bank_files.METADATA}"):
+    (bank_dir / bank_layout.METADATA).unlink()
+    with pytest.raises(BankError, match=f"missing {bank_layout.METADATA}"):
         CosineBank.load(bank_dir)

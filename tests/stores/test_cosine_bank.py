@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from tracerag.data_files.processes import process_start
 from tracerag.embedding.embedders import LexicalEmbedder
-from tracerag.stores import bank_files, bank_search
+from tracerag.stores import bank_layout, bank_search, bank_swap, bank_writing
 from tracerag.stores.cosine_bank import BankError, CosineBank, Hit
 
 DIM = 16
@@ -489,7 +489,7 @@ def test_crash_while_writing_leaves_previous_bank(bank, monkeypatch):
     def boom(*args, **kwargs):
         raise OSError("disk full (simulated)")
 
-    monkeypatch.setattr(bank_files, "_write_metadata", boom)
+    monkeypatch.setattr(bank_writing, "_write_metadata", boom)
     with pytest.raises(OSError, match="simulated"):
         CosineBank.create(bank.directory, FakeEmbedder(), ["x"], ["y"], overwrite=True)
     with pytest.raises(OSError, match="simulated"):
@@ -510,10 +510,10 @@ def test_failed_second_rename_restores_old_bank(bank, monkeypatch):
             raise OSError("rename failed (simulated)")
         return real_rename(src, dst)
 
-    monkeypatch.setattr(bank_files.os, "rename", flaky)
+    monkeypatch.setattr(bank_swap.os, "rename", flaky)
     with pytest.raises(OSError, match="simulated"):
         bank.append(["x"], ["y"])
-    monkeypatch.setattr(bank_files.os, "rename", real_rename)
+    monkeypatch.setattr(bank_swap.os, "rename", real_rename)
     assert snapshot_files(bank.directory) == before and leftovers(bank.directory.parent) == []
 
 
@@ -537,7 +537,7 @@ def dead_writers_leftover(path):
     child.wait()
     path.mkdir()
     (path / "embeddings.npy").write_bytes(b"half")
-    (path / bank_files.WRITER).write_text(json.dumps({"pid": child.pid, "host": socket.gethostname(),
+    (path / bank_layout.WRITER).write_text(json.dumps({"pid": child.pid, "host": socket.gethostname(),
                                                        "start": process_start(child.pid)}))
     return path
 
@@ -548,20 +548,20 @@ def test_leftover_temp_dirs_are_removed_only_when_their_writer_is_gone(bank, tmp
     try:
         live = tmp_path / ".bank.tmp-live"
         live.mkdir()
-        (live / bank_files.WRITER).write_text(json.dumps({
+        (live / bank_layout.WRITER).write_text(json.dumps({
             "pid": live_writer.pid, "host": socket.gethostname(), "start": process_start(live_writer.pid)}))
         elsewhere = tmp_path / ".bank.tmp-other-host"  # a writer on another machine sharing the directory
         elsewhere.mkdir()
-        (elsewhere / bank_files.WRITER).write_text(json.dumps({"pid": 1, "host": "not-" + socket.gethostname()}))
+        (elsewhere / bank_layout.WRITER).write_text(json.dumps({"pid": 1, "host": "not-" + socket.gethostname()}))
         fresh, old = tmp_path / ".bank.tmp-fresh", tmp_path / ".bank.tmp-old"  # no record: by age only
         fresh.mkdir()
         old.mkdir()
-        long_ago = time.time() - bank_files.UNRECORDED_GRACE_SECONDS - 60
+        long_ago = time.time() - bank_swap.UNRECORDED_GRACE_SECONDS - 60
         os.utime(old, (long_ago, long_ago))
         ancient = tmp_path / ".bank.tmp-ancient"  # a record whose pid may be reused, but untouched for days
         ancient.mkdir()
-        (ancient / bank_files.WRITER).write_text(json.dumps({"pid": live_writer.pid, "host": socket.gethostname()}))
-        days_ago = time.time() - bank_files.STALE_TMP_SECONDS - 60
+        (ancient / bank_layout.WRITER).write_text(json.dumps({"pid": live_writer.pid, "host": socket.gethostname()}))
+        days_ago = time.time() - bank_swap.STALE_TMP_SECONDS - 60
         os.utime(ancient, (days_ago, days_ago))
         not_a_dir = tmp_path / ".bank.tmp-file"
         not_a_dir.write_text("not ours")
@@ -570,7 +570,7 @@ def test_leftover_temp_dirs_are_removed_only_when_their_writer_is_gone(bank, tmp
         assert not dead.exists() and not old.exists() and not ancient.exists()
         assert live.exists() and elsewhere.exists() and fresh.exists() and not_a_dir.exists()
         assert len(CosineBank.load(bank.directory)) == 41
-        assert not (bank.directory / bank_files.WRITER).exists()  # the record is not part of the version
+        assert not (bank.directory / bank_layout.WRITER).exists()  # the record is not part of the version
     finally:
         live_writer.kill()
         live_writer.wait()
@@ -582,7 +582,7 @@ def test_a_reused_pid_is_not_the_writer(bank, tmp_path):
     leftover = tmp_path / ".bank.tmp-reused"
     leftover.mkdir()
     # that pid runs (our parent), but a different process start time means the writer was another, exited one
-    (leftover / bank_files.WRITER).write_text(json.dumps({"pid": os.getppid(), "host": socket.gethostname(),
+    (leftover / bank_layout.WRITER).write_text(json.dumps({"pid": os.getppid(), "host": socket.gethostname(),
                                                            "start": "1"}))
     assert bank.append(["x"], ["y"]) == 1
     assert not leftover.exists() or process_start(os.getppid()) is None

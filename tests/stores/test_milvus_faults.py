@@ -48,11 +48,11 @@ N = 100
 def _close_what_the_test_left_open(tmp_path):
     """A failed test's stores would keep their engines (and files' locks) for the rest of the worker's run."""
     yield
-    from tracerag.stores import milvus_store
+    from tracerag.stores import milvus_client
 
-    for key in [k for k in milvus_store._LITE_USERS if k.startswith(str(tmp_path))]:
-        milvus_store._LITE_USERS[key] = 1
-        milvus_store._release_lite(key)
+    for key in [k for k in milvus_client._LITE_USERS if k.startswith(str(tmp_path))]:
+        milvus_client._LITE_USERS[key] = 1
+        milvus_client._release_lite(key)
 
 
 def _vectors(n: int, seed: int) -> np.ndarray:
@@ -112,7 +112,7 @@ def _run(code: str, timeout: float = 120) -> subprocess.CompletedProcess:
 
 @pytest.mark.parametrize("layout", ["bm25", "postings"])
 def test_a_failure_between_the_rows_and_the_word_index_is_rebuilt_on_open(tmp_path, layout, monkeypatch, caplog):
-    from tracerag.stores import milvus_words
+    from tracerag.stores import milvus_words_journal
 
     path = tmp_path / "s.db"
     store = _filled(path, layout=layout)
@@ -126,7 +126,7 @@ def test_a_failure_between_the_rows_and_the_word_index_is_rebuilt_on_open(tmp_pa
     assert not words.top("newword", 5)
     store.close()
 
-    with caplog.at_level(logging.INFO, logger="tracerag.stores.milvus_store"):
+    with caplog.at_level(logging.INFO, logger="tracerag.stores.milvus_store_words"):
         store = _open(path)
     rebuilt = [r.getMessage() for r in caplog.records if "rebuilt" in r.getMessage()]
     assert len(rebuilt) == 1 and "never finished" in rebuilt[0] and str(path) in rebuilt[0], rebuilt
@@ -136,10 +136,10 @@ def test_a_failure_between_the_rows_and_the_word_index_is_rebuilt_on_open(tmp_pa
     assert store._journal().pending() == []  # cleared once rebuilt
     store.close()
     caplog.clear()
-    with caplog.at_level(logging.INFO, logger="tracerag.stores.milvus_store"):
+    with caplog.at_level(logging.INFO, logger="tracerag.stores.milvus_store_words"):
         store = _open(path)  # nothing lags now: no second rebuild
     assert not [r for r in caplog.records if "rebuilt" in r.getMessage()]
-    assert milvus_words._LIVE_WRITES == set()
+    assert milvus_words_journal._LIVE_WRITES == set()
     store.close()
 
 
@@ -149,12 +149,12 @@ def test_a_writer_killed_between_the_rows_and_the_word_index_is_found_on_open(tm
     child = _run(f"""
         import os, signal
         import numpy as np
-        from tracerag.stores import milvus_words
         from tracerag.stores.milvus_store import MilvusStore
+        from tracerag.stores.milvus_words_bm25 import BM25Words
         store = MilvusStore.open({_uri(path)!r}, embedder_id="fault-test", dim={DIM})
         def killed(self, rows, **kwargs):
             os.kill(os.getpid(), signal.SIGKILL)
-        milvus_words.BM25Words.update = killed
+        BM25Words.update = killed
         ids = [f"r{{i:03d}}" for i in range({N})]
         texts = [{{"text": f"newword row{{i}}"}} for i in range({N})]
         store.upsert(ids, np.full(({N}, {DIM}), 0.5, dtype=np.float32), texts)
@@ -243,11 +243,11 @@ def test_rows_stored_twice_are_found_repaired_and_reported_in_one_warning(tmp_pa
 def test_check_reads_every_id_when_the_crash_left_no_mark(tmp_path, monkeypatch, caplog):
     """Without the mark the check on open looks for (another client opened the store since, another engine
     version), duplicates are served once all the same, and ``check()`` reads every id and repairs them."""
-    from tracerag.stores import milvus_store
+    from tracerag.stores import milvus_client
 
     path = tmp_path / "s.db"
     _stored_twice(path)
-    monkeypatch.setattr(milvus_store, "_lite_crash_marks", lambda path, collection: {})
+    monkeypatch.setattr(milvus_client, "_lite_crash_marks", lambda path, collection: {})
     store = _open(path)
     assert store.count() == 2 * N  # not checked on open
     assert [len({h.id for h in hits}) for hits in store.search(_vectors(2, 4), k=10)] == [10, 10]  # served once
@@ -260,7 +260,8 @@ def test_check_reads_every_id_when_the_crash_left_no_mark(tmp_path, monkeypatch,
 
 
 def test_duplicates_that_cannot_be_repaired_are_still_served_once(tmp_path, monkeypatch, caplog):
-    from tracerag.stores.milvus_store import MilvusStore, StoreDiskFull
+    from tracerag.stores.milvus_errors import StoreDiskFull
+    from tracerag.stores.milvus_store import MilvusStore
 
     path = tmp_path / "s.db"
     _stored_twice(path)
@@ -280,7 +281,7 @@ def test_duplicates_that_cannot_be_repaired_are_still_served_once(tmp_path, monk
 
 
 def test_which_copy_of_a_duplicated_id_is_kept():
-    from tracerag.stores.milvus_store import _one_copy
+    from tracerag.stores.milvus_store_checks import _one_copy
     from tracerag.stores.vector_store import row_hash
 
     def copy(vector, text, hash=None):
@@ -324,7 +325,8 @@ def test_a_second_process_gets_one_line_saying_the_store_is_locked_and_by_whom(t
     path = tmp_path / "s.db"
     store = _filled(path, layout=None)
     child = _run(f"""
-        from tracerag.stores.milvus_store import MilvusStore, StoreLocked
+        from tracerag.stores.milvus_errors import StoreLocked
+        from tracerag.stores.milvus_store import MilvusStore
         try:
             MilvusStore.open({_uri(path)!r}, embedder_id="fault-test", dim={DIM})
         except StoreLocked as e:
@@ -349,7 +351,7 @@ def _truncate(file: str | Path, size: int) -> None:
 
 @pytest.mark.parametrize("damage", ["rows", "manifest", "schema", "not a directory"])
 def test_a_damaged_store_is_one_line_naming_the_file(tmp_path, damage, caplog, capfd):
-    from tracerag.stores.milvus_store import StoreDamaged
+    from tracerag.stores.milvus_errors import StoreDamaged
 
     path = tmp_path / "s.db"
     _filled(path).close()
@@ -437,7 +439,7 @@ def _disk_full(monkeypatch, where: str) -> None:
 @pytest.mark.parametrize("where", ["log", "rows"])
 def test_an_upsert_failing_on_a_full_disk_is_one_line_and_the_store_still_reads(tmp_path, where, monkeypatch,
                                                                                  caplog, capfd):
-    from tracerag.stores.milvus_store import StoreDiskFull, StoreWriteFailed
+    from tracerag.stores.milvus_errors import StoreDiskFull, StoreWriteFailed
 
     path = tmp_path / "s.db"
     store = _filled(path)
@@ -470,7 +472,8 @@ def test_an_upsert_whose_flush_fails_lands_after_a_restart_and_the_word_index_fo
         import os
         import numpy as np
         from milvus_lite.engine import flush
-        from tracerag.stores.milvus_store import MilvusStore, StoreWriteFailed
+        from tracerag.stores.milvus_errors import StoreWriteFailed
+        from tracerag.stores.milvus_store import MilvusStore
         store = MilvusStore.open({_uri(path)!r}, embedder_id="fault-test", dim={DIM})
         def full(*args, **kwargs):
             raise OSError(28, "No space left on device")
@@ -501,11 +504,11 @@ def _interrupted(self, rows, **kwargs):
 def test_a_store_opens_for_reading_when_its_repair_cannot_be_written(tmp_path, monkeypatch, caplog):
     """A journal entry says the word index lags, and the disk is full: the store opens, warns, and offers no
     stale word index (the hybrid retriever then indexes the rows in memory); a later open repairs it."""
-    from tracerag.stores import milvus_words
+    from tracerag.stores.milvus_words_bm25 import BM25Words
 
     path = tmp_path / "s.db"
     store = _filled(path)
-    monkeypatch.setattr(milvus_words.BM25Words, "update", _interrupted)
+    monkeypatch.setattr(BM25Words, "update", _interrupted)
     with pytest.raises(KeyboardInterrupt):
         store.upsert(_ids(), _vectors(N, 1), _texts("newword"))
     store.close()

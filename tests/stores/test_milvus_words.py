@@ -18,7 +18,7 @@ import pytest
 
 from tracerag.documents.hybrid import HybridRetriever
 from tracerag.documents.word_index import WordIndex
-from tracerag.stores import milvus_words
+from tracerag.stores import milvus_words_postings
 from tracerag.stores.cosine_bank import CosineBank
 from tracerag.stores.store_copy import copy_store
 from tracerag.stores.stores import open_store
@@ -233,8 +233,8 @@ def test_postings_score_as_a_fresh_index_after_incremental_writes(where, tmp_pat
 
     ids, fresh = list(texts), WordIndex(list(texts.values()))
     # common words kept in memory; then room for none of them (a query each); then for "the" alone
-    for room in (milvus_words.CACHE_POSTINGS, 0, 70):
-        monkeypatch.setattr(milvus_words, "CACHE_POSTINGS", room)
+    for room in (milvus_words_postings.CACHE_POSTINGS, 0, 70):
+        monkeypatch.setattr(milvus_words_postings, "CACHE_POSTINGS", room)
         for query in ["the w1 w2", "of the w3", "w4 w4 w5 the of", "the", "the of", "w29 zzz", "zzz"]:
             expected = {ids[i]: float(s) for i, s in enumerate(fresh.scores(query)) if s > 0}
             ranked = sorted(expected.items(), key=lambda kv: (-kv[1], kv[0]))
@@ -283,7 +283,7 @@ def test_postings_score_as_a_fresh_index_after_incremental_writes(where, tmp_pat
     store.close()
 
 
-@pytest.mark.parametrize("room", [milvus_words.CACHE_POSTINGS, 0])
+@pytest.mark.parametrize("room", [milvus_words_postings.CACHE_POSTINGS, 0])
 def test_postings_score_a_batch_exactly_reading_common_words_once_for_it(room, tmp_path, monkeypatch):
     """With room in memory for the common words' postings, or none (a large collection), a batch of questions
     costs a fixed number of reads however many questions it holds, and scores as a fresh index."""
@@ -297,7 +297,7 @@ def test_postings_score_a_batch_exactly_reading_common_words_once_for_it(room, t
     ids, fresh = list(texts), WordIndex(list(texts.values()))
     questions = [f"the of w{i} w{i + 1}" for i in range(0, 24, 2)] + ["the", "zzz", "the w3"]
     expected = [{ids[i]: float(s) for i, s in enumerate(fresh.scores(q)) if s > 0} for q in questions]
-    monkeypatch.setattr(milvus_words, "CACHE_POSTINGS", room)
+    monkeypatch.setattr(milvus_words_postings, "CACHE_POSTINGS", room)
     reads = []
     query = words._client.query
     monkeypatch.setattr(words._client, "query", lambda name, **kwargs: reads.append(name) or query(name, **kwargs))

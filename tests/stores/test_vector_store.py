@@ -22,7 +22,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tracerag.stores.cosine_bank import CosineBank
-from tracerag.stores.milvus_store import MilvusStore, filter_expression
+from tracerag.stores.milvus_expressions import filter_expression
+from tracerag.stores.milvus_store import MilvusStore
 from tracerag.stores.numpy_store import NumpyStore
 from tracerag.stores.stores import open_store
 from tracerag.stores.vector_store import (
@@ -562,7 +563,7 @@ def test_milvus_switches_to_hnsw_past_the_threshold(tmp_path):
 def test_an_index_build_the_server_already_finished_is_read_back_not_taken_for_a_failure(tmp_path):
     """A re-sent create_index (its first call outlived the connection) is refused as "already exists":
     the HNSW index in place is reported, not a fall back to FLAT."""
-    from tracerag.stores.milvus_store import create_best_index
+    from tracerag.stores.milvus_index import create_best_index
 
     store = MilvusStore.open(f"milvus:{tmp_path / 'store.db'}", embedder_id="emb", dim=DIM, create=True,
                              hnsw_threshold=100)

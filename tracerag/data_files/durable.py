@@ -9,7 +9,7 @@ so). A symlinked target is written through its link (the link stays, the file it
 bank's manifest) and ``verify_sha256`` is what its reader checks, so a file damaged after it was written is
 named, never used. Readers open files with ``read_report.open_regular`` (never blocking on a FIFO).
 
-The numpy bank writes whole directories the same way (``stores.bank_files.write_version``, with its lock
+The numpy bank writes whole directories the same way (``stores.bank_swap.write_version``, with its lock
 and its recovery of a writer killed between renames); both fsync directories with ``fsync_dir``.
 """
 

@@ -36,8 +36,9 @@ from typing import IO, Any
 from ..data_files.read_report import BOM, NumberTooLong, ReadReport, load_json, not_finite, open_regular, text_problem
 from ..embedding.embedders import Embedder
 from ..errors import DataFileError
-from ..stores.bank_files import BankExists
-from ..stores.cosine_bank import CosineBank, Progress
+from ..stores.bank_errors import BankExists
+from ..stores.bank_input import Progress
+from ..stores.cosine_bank import CosineBank
 from .chunking import DEFAULT_OVERLAP, DEFAULT_SIZE, Chunk, chunk_text
 
 __all__ = ["MAX_CORPUS_BYTES", "CorpusError", "Document", "IngestReport", "ItemSink", "ingest_documents",

@@ -18,8 +18,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from ..embedding.embedders import Embedder
-from ..stores.bank_files import BankExists
-from ..stores.cosine_bank import BankError, ExperienceBank, Progress
+from ..stores.bank_errors import BankExists
+from ..stores.bank_input import Progress
+from ..stores.cosine_bank import BankError, ExperienceBank
 from .traces import Trace, load_traces
 
 __all__ = ["BankBuildReport", "Captioner", "ExperienceBank", "build_experience_bank"]

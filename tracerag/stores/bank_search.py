@@ -9,7 +9,7 @@ rows reaching it), on a large one the k-th best block maximum (then only the blo
 Scores are sane by construction. The cosine of two unit vectors lies in [-1, 1], so a score that is NaN or
 outside [-:data:`SCORE_LIMIT`, :data:`SCORE_LIMIT`] can only come from a corrupt row (a flipped exponent
 bit made one row score 5.9e35 for half of all queries). Such a row is never returned: given a ``screen``
-(the bank's :class:`~.bank_files.RowGuard`), :func:`cosine_scores` masks the rows it already excludes,
+(the bank's :class:`~.bank_row_guard.RowGuard`), :func:`cosine_scores` masks the rows it already excludes,
 finds rows scoring above the limit from the block maxima (or one maximum of a small bank's scores),
 reports them (one warning, then they are excluded for good) and masks them before top-k, so they cannot
 take a place among the k best; the rescored hits are checked again (:func:`keep_sane`), which catches a
@@ -43,7 +43,7 @@ SCORE_LIMIT = 1.0 + 2e-3
 
 
 class Screen(Protocol):
-    """What a search asks of the bank about its rows (:class:`~.bank_files.RowGuard` implements it)."""
+    """What a search asks of the bank about its rows (:class:`~.bank_row_guard.RowGuard` implements it)."""
 
     @property
     def excluded(self) -> np.ndarray | None:

@@ -10,7 +10,7 @@ approximate index can. The bank is a plain directory::
     metadata.jsonl   one JSON object per row, row order
     ids.offsets.npy, metadata.offsets.npy   uint64 offset of each row in those two files (+ the end)
 
-Opening reads none of them whole (see :mod:`.bank_files`): ids and metadata are decoded per returned
+Opening reads none of them whole (see :mod:`.bank_reading`): ids and metadata are decoded per returned
 row, so a 1M-row bank opens in milliseconds whatever its metadata holds. A large bank also holds
 ``embeddings.blocks.npy`` (a checksum per block of rows, verified on first touch); a row found damaged
 (a failed block, a score no cosine can have) is never returned (:attr:`CosineBank.corrupt_rows`). A
@@ -20,69 +20,48 @@ An optional approximate index (``ann.faiss``, ``ann.json``: :mod:`.bank_ann`) ca
 :meth:`CosineBank.build_ann` writes it, appends extend it, a replace or delete rebuilds it, and searches
 use it on banks of :data:`~.bank_ann.ANN_MIN_ROWS` rows or more (or when asked: ``exact=False``).
 
-This module is the bank's API: building, growing and searching. How versions are written atomically
-and read consistently is in :mod:`.bank_files`; scoring and top-k selection are in :mod:`.bank_search`.
+This module is the bank's API: building, growing and reading; its searches and approximate index are in
+:mod:`.bank_queries`, the checks of what a write is handed and the embedding of texts in
+:mod:`.bank_input`. The files of a version are named in
+:mod:`.bank_layout`, read and checked in :mod:`.bank_reading` (ids and metadata: :mod:`.bank_columns`;
+rows checked on first touch: :mod:`.bank_row_guard`), written in :mod:`.bank_writing` and swapped in
+atomically in :mod:`.bank_swap`; scoring and top-k selection are in :mod:`.bank_search`.
 """
 
 from __future__ import annotations
 
-import itertools
 import json
 import logging
-import sys
 import threading
-from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any, ClassVar
 
 import numpy as np
 
-from ..embedding.embedders import Embedder, l2_normalize
-from .bank_ann import (
-    ANN_FILE,
-    ANN_INFO,
-    ANN_MIN_ROWS,
-    DEFAULT_EF,
-    DEFAULT_EF_CONSTRUCTION,
-    DEFAULT_M,
-    AnnIndex,
-    AnnUnavailable,
-    ann_top_rows,
-)
-from .bank_files import (
-    EMBEDDINGS,
-    BankError,
-    BankRestored,
-    BankWriteError,
-    Snapshot,
+from ..embedding.embedders import Embedder
+from .bank_ann import AnnIndex
+from .bank_errors import BankError, BankRestored, BankWriteError
+from .bank_input import Progress, _check_rows, _check_text_rows, _embed_into
+from .bank_layout import EMBEDDINGS, real_path
+from .bank_queries import BankQueries
+from .bank_reading import Snapshot, load_snapshot, read_manifest
+from .bank_search import Hit
+from .bank_swap import remove_dead_writers_leftovers, write_new_bank, write_version, writer_lock
+from .bank_writing import (
     copy_rows,
-    link_version_files,
-    load_snapshot,
     metadata_lines,
-    read_manifest,
-    real_path,
-    remove_dead_writers_leftovers,
     write_embeddings,
     write_ids_metadata_manifest,
     write_json,
     write_manifest,
-    write_manifest_adding,
-    write_new_bank,
     write_rows,
     write_spliced_rows,
-    write_version,
-    writer_lock,
 )
-from .bank_search import Hit, cosine_scores, dedupe_rows, score_buffer, top_rows
 
-__all__ = ["BankError", "BankRows", "BankWriteError", "CosineBank", "ExperienceBank", "Hit", "Progress",
-           "SpliceReport"]
+__all__ = ["BankError", "BankRows", "BankWriteError", "CosineBank", "ExperienceBank", "Hit", "SpliceReport"]
 
 logger = logging.getLogger(__name__)
-
-# A progress callback receives (rows done, rows total); True means a tqdm bar on stderr.
-Progress = Callable[[int, int], None] | bool | None
 
 _WRITE_CHUNK = 65_536  # rows normalised/written at a time by from_vectors (bounds temporary memory)
 
@@ -121,13 +100,13 @@ class SpliceReport(tuple):
     deleted = property(lambda self: self[2])
 
 
-class CosineBank:
+class CosineBank(BankQueries):
     """Exact cosine search over a persisted bank; see the module docstring for the directory layout.
 
     Build with :meth:`create` (texts + embedder) or :meth:`from_vectors` (precomputed vectors), open
     with :meth:`load`, grow with :meth:`append` / :meth:`append_vectors`. An instance always reads one
     immutable version; ``append`` moves this instance to the new version, other open instances keep
-    theirs until :meth:`refresh`.
+    theirs until :meth:`refresh`. Searches and the approximate index: :class:`~.bank_queries.BankQueries`.
     """
 
     # Extra JSON files written into every version for other tools to read: file name -> "id" (the ids
@@ -450,91 +429,6 @@ class CosineBank:
             values.update({x: m[key] for x, m in changed.items() if m.get(key) is not None})
             write_json(directory / name, {x: values[x] for x in ids if x in values})
 
-    # -- the approximate index ----------------------------------------------------------------------
-
-    @property
-    def has_ann(self) -> bool:
-        """Whether this version carries an approximate index (:meth:`build_ann`)."""
-        return self._has_ann(self._snap)
-
-    @staticmethod
-    def _has_ann(snap: Snapshot) -> bool:
-        return ANN_INFO in (snap.manifest.get("checksums") or {})
-
-    def build_ann(self, m: int = DEFAULT_M, ef_construction: int = DEFAULT_EF_CONSTRUCTION, *,
-                  progress: Progress = None) -> CosineBank:
-        """Build the approximate (HNSW) index over every row and write it as a new version of the bank.
-
-        Needs the ``ann`` extra (faiss-cpu). The other files of the version are hard-linked, not copied
-        (a version never changes); the build itself takes all CPUs for minutes at 1M rows (see
-        BENCHMARKS.md). Afterwards appends extend the index and replaces or deletes rebuild it.
-        """
-        target = real_path(self._directory)
-        with self._write_lock, writer_lock(target):
-            if read_manifest(target) != self._snap.manifest:
-                self.refresh()
-            snap = self._snap
-            advance, close = progress_callback(progress, snap.count, unit="row", desc="ANN index")
-            try:
-                ann = AnnIndex.build(snap.matrix, m, ef_construction, lambda done, _total: advance(done))
-            finally:
-                close()
-
-            def write(tmp: Path) -> None:
-                link_version_files(target, tmp, skip=(ANN_FILE, ANN_INFO))
-                ann.write(tmp)
-                write_manifest_adding(tmp, snap.manifest, (ANN_FILE, ANN_INFO))
-
-            write_version(target, write)
-            self._snap = load_snapshot(target)
-            self._ann = (self._snap, ann)
-        logger.info("%s: approximate index over %d rows (M=%d, efConstruction=%d)", target, snap.count, m,
-                    ef_construction)
-        return self
-
-    def _ann_index(self, snap: Snapshot) -> AnnIndex | None:
-        """The index of version ``snap``, read on first use and kept for that version; None when a writer
-        replaced that version on disk before its index was read (searches are then exact: see search)."""
-        if self._ann_failed is snap:  # could not be read: not read again for this version
-            raise BankError(f"{snap.path / ANN_FILE}: could not be read (see the earlier warning); rebuild it with "
-                            "CosineBank.build_ann()")
-        with self._ann_lock:
-            if self._ann is not None and self._ann[0] is snap:
-                return self._ann[1]
-            if read_manifest(self._directory) != snap.manifest:
-                return None
-            try:
-                ann = AnnIndex.read(snap.path, snap.count)
-            except ValueError as exc:
-                if read_manifest(self._directory) != snap.manifest:
-                    return None
-                raise BankError(str(exc)) from None
-            if ann is None or read_manifest(self._directory) != snap.manifest:
-                return None
-            self._ann = (snap, ann)
-            return ann
-
-    def _ann_of_version(self, snap: Snapshot) -> AnnIndex:
-        """The index of the version a writer holds the lock on (so it is the one on disk)."""
-        ann = self._ann_index(snap)
-        if ann is None:
-            raise BankError(f"{self._directory}: its approximate index could not be read")
-        return ann
-
-    @property
-    def uses_ann(self) -> bool:
-        """Whether a search that does not pass ``exact`` uses the approximate index."""
-        return self._use_ann(self._snap, None)
-
-    def _use_ann(self, snap: Snapshot, exact: bool | None) -> bool:
-        choice = self.exact if exact is None else exact
-        if choice is None:
-            return self._has_ann(snap) and snap.count >= ANN_MIN_ROWS
-        if choice is False and not self._has_ann(snap):
-            raise BankError(f"{self._directory}: has no approximate index; build one with CosineBank.build_ann() "
-                            "or search with exact=True")
-        return not choice
-
     # -- reading every row ------------------------------------------------------------------------
 
     def iter_rows(self, batch_size: int = 1000, *, with_vectors: bool = False) -> Iterator[BankRows]:
@@ -563,96 +457,6 @@ class CosineBank:
         if self.embedder is None:
             raise BankError(f"{self._directory}: bank was loaded without an embedder; pass one to CosineBank.load")
         return self.embedder
-
-    # -- search ----------------------------------------------------------------------------------
-
-    def search(
-        self,
-        query_vectors: np.ndarray,
-        k: int = 10,
-        min_score: float | None = 0.1,
-        dedupe_by: str | None = None,
-        *,
-        exact: bool | None = None,
-        ef: int | None = None,
-    ) -> list[list[Hit]]:
-        """Top-``k`` rows per query by cosine, best first (one list per query, also for a 1-D query).
-
-        Rows scoring below ``min_score`` are dropped (None keeps all). ``dedupe_by`` names a metadata
-        key: only the best row per value is kept (rows lacking the key are never merged); the default
-        dedupes by id, which is a no-op because ids are unique. A batch is scored in one matrix product.
-
-        ``exact``: True scans every row; False asks the approximate index for candidates (``ef``: its
-        search breadth, default :data:`~.bank_ann.DEFAULT_EF`) and rescores them exactly; None follows
-        :attr:`exact` of this instance (by default: the index on banks of ANN_MIN_ROWS rows or more).
-        """
-        snap = self._snap
-        found = self.search_rows(query_vectors, k, min_score, dedupe_by, exact=exact, ef=ef)
-        every = [r for rows, _ in found for r in rows]  # all hits decoded at once: one parse for the batch
-        scores = [s for _, of_query in found for s in of_query]
-        hits = list(map(Hit, snap.ids.take(every), scores, every, snap.lines.decode_rows(every)))
-        bounds = list(itertools.accumulate((len(rows) for rows, _ in found), initial=0))
-        return [hits[a:b] for a, b in itertools.pairwise(bounds)]
-
-    def search_rows(
-        self,
-        query_vectors: np.ndarray,
-        k: int = 10,
-        min_score: float | None = 0.1,
-        dedupe_by: str | None = None,
-        *,
-        exact: bool | None = None,
-        ef: int | None = None,
-    ) -> list[tuple[list[int], list[float]]]:
-        """:meth:`search` as (rows, scores) per query, without decoding ids or metadata of the hits."""
-        snap = self._snap
-        q = np.asarray(query_vectors, dtype=np.float32)
-        if q.ndim == 1:
-            q = q[None, :]
-        if q.ndim != 2 or q.shape[1] != snap.dim:
-            raise ValueError(f"query vectors must have shape (q, {snap.dim}) or ({snap.dim},), got {q.shape}")
-        if not np.isfinite(q).all():
-            raise ValueError("query vectors contain NaN or infinity")
-        if k <= 0 or snap.count == 0 or q.shape[0] == 0:
-            return [([], []) for _ in range(q.shape[0])]
-        if ef is not None and ef < 1:
-            raise ValueError(f"ef must be a positive whole number, got {ef}")
-        key = None if dedupe_by in (None, "id") else dedupe_by
-        unit = np.ascontiguousarray(l2_normalize(q))
-        guard = snap.guard  # only rows known intact are returned (see bank_files.RowGuard, bank_search)
-
-        def exact_rows(queries: np.ndarray) -> list[tuple[list[int], list[float]]]:
-            if guard is not None:
-                guard.verify_all()  # first touch of every block (once per process; an int compare afterwards)
-            with score_buffer(queries.shape[0], snap.count) as out:  # top_rows returns lists: nothing refers to it
-                return top_rows(cosine_scores(snap.matrix, queries, out, guard), k, min_score, key, snap.metadata)
-
-        if not self._use_ann(snap, exact):
-            return exact_rows(unit)
-        try:
-            ann = self._ann_index(snap)
-        except (BankError, AnnUnavailable) as exc:
-            if (self.exact if exact is None else exact) is False:  # asked for: say why it cannot be used
-                raise BankError(str(exc)) from None
-            if self._ann_failed is not snap:  # chosen by size only: an index that cannot be read costs speed
-                self._ann_failed = snap
-                logger.warning("%s; searching exactly meanwhile", exc)
-            return exact_rows(unit)
-        if ann is None:  # this instance's version was replaced on disk before its index was read
-            logger.warning("%s: a newer version replaced the one this bank reads before its approximate index "
-                           "was loaded; searching exactly (refresh() to use the new version's index)", self._directory)
-            return exact_rows(unit)
-        dedupe = None if key is None else (lambda rows, n: dedupe_rows(rows, n, key, snap.metadata))
-        return ann_top_rows(ann, snap.matrix, unit, k, min_score, ef or DEFAULT_EF, dedupe, exact_rows, guard)
-
-    def search_texts(
-        self, texts: Sequence[str], k: int = 10, min_score: float | None = 0.1, dedupe_by: str | None = None
-    ) -> list[list[Hit]]:
-        """Embed ``texts`` in one call with the bank's embedder, then :meth:`search`."""
-        texts = list(texts)
-        if not texts:
-            return []
-        return self.search(self._require_embedder().embed(texts), k=k, min_score=min_score, dedupe_by=dedupe_by)
 
     # -- access ----------------------------------------------------------------------------------
 
@@ -721,10 +525,6 @@ class CosineBank:
         return f"CosineBank({str(self._directory)!r}, count={len(self)}, dim={self.dim}, embedder={self.embedder_id!r})"
 
 
-# ---------------------------------------------------------------------------------------------
-# Input checks and embedding.
-
-
 def _refuse_damaged(snap: Snapshot) -> None:
     """Raise when a block of ``snap``'s rows failed its checksum (verifying every block not verified yet):
     a change that moves rows would give the damaged rows fresh checksums in the new version."""
@@ -738,77 +538,6 @@ def _refuse_damaged(snap: Snapshot) -> None:
         raise BankError(f"{guard.where}: block{'s' if len(failed) > 1 else ''} {shown} of its rows failed the "
                         "checksum recorded when written (damaged since); this change would carry the damage into the "
                         "new version: rebuild the bank")
-
-
-def _check_rows(
-    ids: Sequence[str],
-    n: int,
-    metadata: Sequence[dict[str, Any]] | None,
-    what: str,
-    default_metadata: Callable[[int], dict[str, Any]] | None = None,
-) -> tuple[list[str], list[dict[str, Any]]]:
-    """(ids, metadata) as lists, checked against ``n`` rows; absent metadata is ``default_metadata(i)`` or {}."""
-    ids = list(ids)
-    if not all(isinstance(x, str) for x in ids):
-        raise ValueError("ids must be strings")
-    if len(ids) != n:
-        raise ValueError(f"got {len(ids)} ids but {n} {what}")
-    if len(set(ids)) != len(ids):
-        dupes = sorted(x for x, c in Counter(ids).items() if c > 1)
-        raise ValueError(f"duplicate ids in one call: {dupes[:5]}")
-    if metadata is None:
-        return ids, [default_metadata(i) if default_metadata else {} for i in range(n)]
-    metadata = list(metadata)
-    if len(metadata) != n:
-        raise ValueError(f"got {len(metadata)} metadata entries but {n} {what}")
-    bad = next((i for i, m in enumerate(metadata) if not isinstance(m, dict)), None)
-    if bad is not None:
-        raise ValueError(f"metadata[{bad}] is a {type(metadata[bad]).__name__}, expected a dict")
-    return ids, metadata
-
-
-def _check_text_rows(
-    ids: Sequence[str], texts: Sequence[str], metadata: Sequence[dict[str, Any]] | None
-) -> tuple[list[str], list[str], list[dict[str, Any]]]:
-    """(ids, texts, metadata) as lists; metadata defaults to ``{"text": text}``."""
-    texts = list(texts)
-    if not all(isinstance(t, str) for t in texts):
-        raise ValueError("texts must be strings")
-    ids, meta = _check_rows(ids, len(texts), metadata, "texts", lambda i: {"text": texts[i]})
-    return ids, texts, meta
-
-
-def progress_callback(progress: Progress, total: int, *, unit: str = "text",
-                      desc: str = "embedding") -> tuple[Callable[[int], None], Callable[[], None]]:
-    """(advance(n_done), close) for a user callback, a tqdm bar on stderr, or nothing."""
-    if progress is True:
-        from tqdm import tqdm
-
-        bar = tqdm(total=total, file=sys.stderr, unit=unit, desc=desc)
-        return (lambda done: bar.update(done - bar.n)), bar.close
-    if callable(progress):
-        return (lambda done: progress(done, total)), lambda: None
-    return (lambda done: None), lambda: None
-
-
-def _embed_into(
-    f: IO[bytes], embedder: Embedder, texts: list[str], batch_size: int, progress: Progress, where: str
-) -> None:
-    if batch_size <= 0:
-        raise ValueError(f"batch_size must be positive, got {batch_size}")
-    advance, close = progress_callback(progress, len(texts))
-    try:
-        for start in range(0, len(texts), batch_size):
-            batch = texts[start : start + batch_size]
-            vectors = embedder.embed(batch)
-            if len(vectors) != len(batch):
-                raise BankError(
-                    f"{where}: embedder {embedder.id!r} returned {len(vectors)} rows for {len(batch)} texts"
-                )
-            write_rows(f, vectors, embedder.dim, f"{where} (embedder {embedder.id!r})")
-            advance(start + len(batch))
-    finally:
-        close()
 
 
 class ExperienceBank(CosineBank):

@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from .cosine_bank import Progress, progress_callback
+from .bank_input import Progress, progress_callback
 from .stores import open_store
 from .vector_store import StoreError, VectorStore
 
