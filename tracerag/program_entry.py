@@ -31,3 +31,5 @@ class ProgramEntry:
     describe: Callable[..., dict] | None = None  # (program, where) -> the sidecar's fields, "program" and "config"
     rebuild: Callable[..., Any] | None = None  # (path, meta, *, embedder, home, store, tools) -> prompts not set
     run: Callable[..., Any] | None = None  # (build, query=, ...) -> Outcome holding printable text; None: no run
+    # how the service offers it (None: not served): a ``service_models.ProgramService``, imported when asked for
+    service: Callable[[], Any] | None = None

@@ -16,8 +16,8 @@ from lm_server import StubLMServer
 from tracerag.lm.breaker import BREAKER
 from tracerag.lm.policy import policy, set_policy
 from tracerag.rag.self_reflective_rag import RAGConfig, SelfReflectiveRAG
+from tracerag.rag.service import RAGRequest
 from tracerag.serving.programs import ENDPOINTS, ServedProgram
-from tracerag.serving.requests import RAGRequest
 
 STALL = 15.0  # seconds the endpoint holds a verification; every bound below is under one stall
 

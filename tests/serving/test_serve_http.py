@@ -64,8 +64,8 @@ def _in_process(program, **kwargs) -> dict:
 
 def test_commands_answer_like_the_program_in_process(service, embedder):
     from tracerag.commands.command_retrieval import CommandRetrieval, build_indexes
+    from tracerag.commands.service import CommandsResponse
     from tracerag.datasets.smarthome import home_dirs, resolve_dataset
-    from tracerag.serving.requests import CommandsResponse
 
     program = CommandRetrieval(build_indexes(home_dirs(resolve_dataset("smarthome")), embedder), ir_source="none")
     for query, home in COMMAND_QUERIES:
@@ -85,7 +85,7 @@ def test_commands_answer_like_the_program_in_process(service, embedder):
 def test_rag_answers_like_the_program_in_process(service, embedder):
     from tracerag.documents.hybrid import HybridRetriever
     from tracerag.rag.self_reflective_rag import RAGConfig, SelfReflectiveRAG
-    from tracerag.serving.requests import RAGResponse
+    from tracerag.rag.service import RAGResponse
     from tracerag.tools.pubmed_corpus import open_pubmedqa_bank
 
     program = SelfReflectiveRAG(HybridRetriever(open_pubmedqa_bank(embedder)), RAGConfig(k=10, max_rounds=2))
@@ -100,8 +100,8 @@ def test_experience_answers_like_the_program_in_process(service, embedder, tmp_p
     from tracerag.datasets.experience import load_experience_queries
     from tracerag.datasets.smarthome import resolve_dataset
     from tracerag.experience.experience_retrieval import ExperienceConfig, ExperienceRetrieval
+    from tracerag.experience.service import ExperienceResponse
     from tracerag.memory.experience_bank import build_experience_bank
-    from tracerag.serving.requests import ExperienceResponse
     from tracerag.stores.cosine_bank import CosineBank
 
     build_experience_bank(resolve_dataset("experience"), tmp_path / "bank", embedder, rebuild=True)
@@ -116,8 +116,8 @@ def test_experience_answers_like_the_program_in_process(service, embedder, tmp_p
 
 def test_plan_answers_like_the_program_in_process(service):
     from tracerag.datasets.planner import load_planner_cases
+    from tracerag.planner.service import PlanResponse
     from tracerag.planner.traceable_planner import TraceablePlanner
-    from tracerag.serving.requests import PlanResponse
 
     case = load_planner_cases("planner", "test")[0]
     request = {"requirements": case.requirements, "bullets": [b.render() for b in case.bullets],
@@ -132,7 +132,7 @@ def test_plan_answers_like_the_program_in_process(service):
 
 def test_agent_answers_like_the_program_in_process(service):
     from tracerag.agent.search_agent import SearchAgent
-    from tracerag.serving.requests import AgentResponse
+    from tracerag.agent.service import AgentResponse
     from tracerag.tools.mcp_client import Toolbox
 
     question = RAG_QUESTIONS[1]

@@ -59,7 +59,8 @@ def test_the_loaded_programs_are_offered_as_tools(session_results):
     assert tools["find_smart_home_command"].input_schema["required"] == ["query"]
     assert "citing" in tools["answer_with_citations"].description
     # typed output, from the same response models as the HTTP service's OpenAPI document
-    from tracerag.serving.requests import CommandsResponse, RAGResponse
+    from tracerag.commands.service import CommandsResponse
+    from tracerag.rag.service import RAGResponse
 
     ir = tools["find_smart_home_command"].input_schema["properties"]["ir"]
     assert "QueryIRIn" in str(ir)  # a typed parse, checked as the HTTP service checks it

@@ -1,8 +1,15 @@
-"""TraceablePlanner's entry in the registry: its builder, workflows and artifact, under the name ``planner``."""
+"""TraceablePlanner's registry entry, ``planner``: its builder, workflows, artifact and service."""
 
 from ..program_entry import ProgramEntry
 from . import artifact, workflow
 from .building import build_planner
+
+
+def _service():
+    from .service import SERVICE
+
+    return SERVICE
+
 
 ENTRY = ProgramEntry(
     "planner", "TraceablePlanner",
@@ -10,4 +17,4 @@ ENTRY = ProgramEntry(
     build_planner, "planner", "planner_score",
     ("used_recall", "used_precision", "used_f1", "citation_validity", "citation_coverage", "hallucinated_per_plan",
      "score"),
-    workflow.examples, workflow.evaluate, workflow.compile, artifact.describe, artifact.rebuild)
+    workflow.examples, workflow.evaluate, workflow.compile, artifact.describe, artifact.rebuild, service=_service)

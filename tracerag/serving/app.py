@@ -59,9 +59,9 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from ..service_models import ErrorResponse, RequestError
 from .metrics import CONTENT_TYPE, MetricsMiddleware, ServiceMetrics, configured_lm_breaker_open
-from .programs import BY_PATH, ENDPOINTS, RequestError, Runner, ServedProgram, Startup
-from .requests import ErrorResponse
+from .programs import BY_PATH, ENDPOINTS, Runner, ServedProgram, Startup
 from .slow_clients import ClientLimits, uvicorn_config
 from .tracing import Tracing, start_tracing
 

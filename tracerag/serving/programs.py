@@ -3,7 +3,8 @@
 Both front ends use this module, so the HTTP service (``tracerag serve``) and the MCP tools
 (``python -m tracerag.tools --programs``) build the same programs and answer the same JSON:
 
-- :data:`ENDPOINTS` names each program's endpoint, MCP tool, request and response models;
+- :data:`ENDPOINTS` offers each program the registry lists, as its package's ``service`` module describes it
+  (endpoint, MCP tool, request and response models, the hooks that differ per program);
 - :func:`load_programs` builds them through the registry (:mod:`tracerag.registry`, what ``tracerag
   run``/``evaluate`` build too), from an artifact or on the bundled defaults;
 - :meth:`ServedProgram.respond` / :meth:`ServedProgram.arespond` call a program with a validated request
@@ -17,8 +18,6 @@ Both front ends use this module, so the HTTP service (``tracerag serve``) and th
 
 from __future__ import annotations
 
-import copy
-import dataclasses
 import logging
 import os
 import re
@@ -36,11 +35,11 @@ from pydantic import BaseModel
 from ..data_files.processes import process_alive
 from ..errors import TraceragError
 from ..registry import PROGRAMS
-from . import requests as rq
+from ..service_models import ProgramService, to_jsonable
 
-__all__ = ["DEFAULT_SOURCE", "ENDPOINTS", "TEMP_PREFIX", "Endpoint", "RequestError", "Runner", "ServedProgram",
-           "Startup", "embedders_of", "load_programs", "own_temp_dir", "parse_program_specs",
-           "remove_stale_temp_dirs", "to_jsonable", "warm_up"]
+__all__ = ["DEFAULT_SOURCE", "ENDPOINTS", "TEMP_PREFIX", "Endpoint", "Runner", "ServedProgram", "Startup",
+           "embedders_of", "load_programs", "own_temp_dir", "parse_program_specs", "remove_stale_temp_dirs",
+           "warm_up"]
 
 logger = logging.getLogger(__name__)
 
@@ -49,13 +48,27 @@ DEFAULT_SOURCE = "bundled default"
 
 @dataclass(frozen=True)
 class Endpoint:
-    """Where the service offers one of the registry's programs, and the models of its requests and answers."""
+    """Where the service offers one of the registry's programs: its entry's ``ProgramService`` (path, MCP tool,
+    request and response models, the hooks that differ per program), under the registry's name."""
 
     name: str  # the registry's name: tracerag run/evaluate <name>, --program <name>=…
-    path: str  # POST path of the HTTP service
-    tool: str  # MCP tool name
-    request: type[BaseModel]
-    response: type[BaseModel]
+    service: ProgramService
+
+    @property
+    def path(self) -> str:
+        return self.service.path
+
+    @property
+    def tool(self) -> str:
+        return self.service.tool
+
+    @property
+    def request(self) -> type[BaseModel]:
+        return self.service.request
+
+    @property
+    def response(self) -> type[BaseModel]:
+        return self.service.response
 
     @property
     def program_class(self) -> str:
@@ -66,23 +79,9 @@ class Endpoint:
         return PROGRAMS[self.name].summary
 
 
-ENDPOINTS: dict[str, Endpoint] = {e.name: e for e in (
-    Endpoint("commands", "/v1/commands", "find_smart_home_command", rq.CommandsRequest, rq.CommandsResponse),
-    Endpoint("experience", "/v1/experience", "retrieve_experience", rq.ExperienceRequest, rq.ExperienceResponse),
-    Endpoint("rag", "/v1/rag", "answer_with_citations", rq.RAGRequest, rq.RAGResponse),
-    Endpoint("planner", "/v1/plan", "plan", rq.PlanRequest, rq.PlanResponse),
-    Endpoint("agent", "/v1/agent", "research", rq.AgentRequest, rq.AgentResponse),
-)}
+ENDPOINTS: dict[str, Endpoint] = {name: Endpoint(name, entry.service()) for name, entry in PROGRAMS.items()
+                                  if entry.service is not None}
 BY_PATH = {e.path: e for e in ENDPOINTS.values()}
-
-
-class RequestError(TraceragError, ValueError):
-    """A request that validates but that this program cannot serve (an unknown home): a 422 naming the field."""
-
-    def __init__(self, field: str, message: str):
-        super().__init__(f"{field}: {message}")
-        self.field = field
-        self.message = message
 
 
 def parse_program_specs(values: list[str] | None) -> dict[str, str | None]:
@@ -99,21 +98,6 @@ def parse_program_specs(values: list[str] | None) -> dict[str, str | None]:
                 raise ValueError(f"program {name!r} is given twice")
             specs[name] = artifact.strip() or None
     return specs or dict.fromkeys(ENDPOINTS)
-
-
-def to_jsonable(value: Any) -> Any:
-    """A prediction's value as JSON data: pydantic models and dataclasses as objects, tuples as lists."""
-    if value is None or isinstance(value, str | bool | int | float):
-        return value
-    if isinstance(value, BaseModel):
-        return value.model_dump(mode="json")
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return to_jsonable(dataclasses.asdict(value))
-    if isinstance(value, Mapping):
-        return {str(k): to_jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple | set | frozenset):
-        return [to_jsonable(v) for v in value]
-    return str(value)
 
 
 def prediction_json(prediction) -> dict[str, Any]:
@@ -135,22 +119,9 @@ class ServedProgram:
         return self.endpoint.name
 
     def prepare(self, request: BaseModel) -> tuple[Any, dict[str, Any]]:
-        """(the program to call, its keyword arguments) for a validated request."""
-        name, program = self.name, self.program
-        if name == "commands":
-            homes = sorted(program.indexes)
-            if request.home is None and len(homes) > 1:
-                raise RequestError("home", f"required: this program indexes several homes {homes}")
-            if request.home is not None and request.home not in program.indexes:
-                raise RequestError("home", f"unknown home {request.home!r}; this program indexes {homes}")
-            if request.ir is not None and program.ir_source != "gold":
-                program = copy.copy(program)  # shares the indexes and predictors; only this call uses the given parse
-                program.ir_source = "gold"
-            return program, {"query": request.query, "home": request.home, "ir": request.ir}
-        if name == "planner":
-            templates = None if request.templates is None else [t.model_dump() for t in request.templates]
-            return program, {"requirements": request.requirements, "bullets": request.bullets, "templates": templates}
-        return program, request.model_dump()
+        """(the program to call, its keyword arguments) for a validated request (``RequestError``: one it cannot
+        serve)."""
+        return self.endpoint.service.prepare(self.program, request)
 
     def respond(self, request: BaseModel) -> dict[str, Any]:
         """Call the program (blocking) and return its prediction as JSON. The call is one run with its own LM
@@ -172,8 +143,9 @@ class ServedProgram:
 
     def describe(self) -> dict[str, Any]:
         return {"program": self.endpoint.program_class, "endpoint": self.endpoint.path, "mcp_tool": self.endpoint.tool,
-                "source": self.source, "metadata": self.metadata, "embedder": _known(_embedder_id, self),
-                "store": _known(_store, self)}
+                "source": self.source, "metadata": self.metadata,
+                "embedder": _known(self.endpoint.service.embedder_id, self.program),
+                "store": _known(self.endpoint.service.store_summary, self.program)}
 
     def close(self) -> None:
         toolbox = getattr(self.program, "toolbox", None)  # the agent's tool servers are child processes
@@ -181,39 +153,12 @@ class ServedProgram:
             toolbox.close()
 
 
-def _known(describe, served: ServedProgram):
+def _known(describe, program):
     """What ``describe`` finds on the program; None for a program built otherwise (an app's own subclass)."""
     try:
-        return describe(served.name, served.program)
+        return describe(program)
     except (AttributeError, StopIteration, TypeError):
         return None
-
-
-def _embedder_id(name: str, program) -> str | None:
-    if name == "commands":
-        return next(iter(program.indexes.values())).embedder.id
-    if name == "rag":
-        return program.retriever.describe().embedder_id
-    if name == "experience":
-        return program.store.describe().embedder_id if program.store is not None else None
-    return None  # the planner embeds nothing; the agent's tools bring their own
-
-
-def _described(store) -> dict[str, Any] | None:
-    """What a store behind the store protocol says it is (backend, secret-free URI, embedder, rows)."""
-    return None if store is None else {**to_jsonable(store.describe()), "rows": store.count()}
-
-
-def _store(name: str, program) -> dict[str, Any] | None:
-    if name == "commands":
-        return {"homes": {home: len(index.home.devices) for home, index in sorted(program.indexes.items())}}
-    if name == "rag":
-        return _described(program.retriever.store)
-    if name == "experience":
-        return _described(program.store)
-    if name == "agent":
-        return {"tools": program.toolbox.names if program.toolbox is not None else []}
-    return None
 
 
 class LoadingStopped(TraceragError):
