@@ -127,3 +127,12 @@ def test_a_pages_python_blocks_run_as_pasted(name, embedder, monkeypatch, tmp_pa
     for code in python_blocks(DOCS / name):
         exec(compile(code, str(DOCS / name), "exec"), namespace)
     assert "pred" in namespace
+
+
+def test_the_hints_page_lists_every_hint_with_its_one_meaning():
+    from tracerag.hints import MEANING, Hint
+
+    page = (DOCS / "reference" / "hints.md").read_text(encoding="utf-8")
+    listed = re.findall(r"^\| `([a-z_]+)` \| (.+) \|$", page, re.M)
+    assert [name for name, _ in listed] == [h.value for h in Hint]
+    assert all(meaning == MEANING[Hint(name)].replace("``", "`") for name, meaning in listed)

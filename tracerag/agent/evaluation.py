@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from ..evaluation import fallback_metrics, latency_metrics, lm_outcome, mean_of, run_examples
+from ..hints import Hint
 from ..lm.fault_budget import lm_fault_budget
 
 
@@ -29,7 +30,7 @@ def evaluate_agent(program, examples: list, *, dataset: str, progress: bool = Tr
             "id": ex.pmid, "question": ex.question, "gold": ex.final_decision,
             "decision": a.answer_decision(pred.answer),
             # the no-LM answer (also what an LM failure gives) quotes evidence and decides nothing
-            "accuracy": a.decision_accuracy(ex, pred) if pred.hint not in ("no_lm", "lm_failed", "empty_input")
+            "accuracy": a.decision_accuracy(ex, pred) if pred.hint not in (Hint.NO_LM, Hint.LM_FAILED, Hint.EMPTY_INPUT)
             else None,
             "citation_validity": a.citation_validity(pred), "citation_coverage": a.citation_coverage(pred),
             "gold_found": a.gold_found(ex, pred), "tool_calls": pred.tool_calls,

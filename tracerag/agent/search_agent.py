@@ -41,6 +41,7 @@ import dspy
 from dspy.utils.exceptions import AdapterParseError
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from ..hints import Hint
 from ..lm.calls import lm_of
 from ..lm.reply_limits import MAX_ANSWER_CHARS, MAX_CITATIONS, MAX_REPLY_CHARS, ReplyRejected, given_ids
 from ..programs.guarded_step import Pipeline, Stages, lm_step, work
@@ -310,7 +311,7 @@ class SearchAgent(dspy.Module):
     def _pipeline(self, question: str, stages: Stages) -> Pipeline:
         started = time.perf_counter()
         if lm_of(self.policy) is None:
-            trajectory, hint = (yield from self._without_lm(question)), "no_lm"
+            trajectory, hint = (yield from self._without_lm(question)), Hint.NO_LM
         else:
             trajectory = yield from self._run(question, stages)
             hint = stages.hint

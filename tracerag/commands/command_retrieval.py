@@ -6,10 +6,10 @@ the LM call fails or returns garbage, the deterministic no-LM parser takes over 
 ``lm_fallbacks=["parse"]``): the app always gets an answer, and never a worse one than without an LM.
 An utterance that asks for nothing (empty, punctuation, words no command of the home is close to,
 only negated verbs that start nothing: "别锁门", "don't turn off the fan") gets no candidates and
-``hint="no_intent"``, never a confident command to execute. A negated verb that starts something asks
+``hint=Hint.NO_INTENT``, never a confident command to execute. A negated verb that starts something asks
 for its opposite: "老人房的灯不用开了" is searched as "老人房的灯关闭了" (see ``home_commands.negation``).
 An utterance longer than ``MAX_UTTERANCE_CHARS`` is no command (the longest bundled one has 58
-characters, and the search's cost grows with the length): no candidates, ``hint="too_long"``, no LM call.
+characters, and the search's cost grows with the length): no candidates, ``hint=Hint.TOO_LONG``, no LM call.
 An utterance that asks the home for nothing costs no LM call either.
 
 Every path goes through ``home_commands.safety_screen``: a sensitive command (unlock, open a door or a valve,
@@ -28,6 +28,7 @@ import dspy
 
 from ..device_operations import OTHER
 from ..embedding.http_embedder import with_embeddings
+from ..hints import Hint
 from ..home_commands.category_words import categories_said
 from ..home_commands.command_results import BulkPlan
 from ..home_commands.home_index import CommandIndex
@@ -109,7 +110,7 @@ class CommandRetrieval(dspy.Module):
     def _pipeline(self, query: str, home: str | None, ir, stages: Stages) -> Pipeline:
         index = self.index_for(home)
         if len(query) > MAX_UTTERANCE_CHARS:
-            return self._prediction([], None, QueryIR(), "none", stages, index, hint="too_long")
+            return self._prediction([], None, QueryIR(), "none", stages, index, hint=Hint.TOO_LONG)
         # The LM reads the utterance as said; the rules, the safety checks and the search read it with the home's
         # misspelt words as meant ("frnt door") and its negations first ("灯不用开了" asks for the lights off,
         # "别锁门" for nothing to be done).
@@ -134,10 +135,10 @@ class CommandRetrieval(dspy.Module):
             parsed = with_operation(parsed, text, index)
         said_all = parsed.is_bulk  # the utterance's own quantifier words (or the caller's gold parse)
         if said.asks_nothing:
-            return self._prediction([], None, parsed, source, stages, index, hint="no_intent")
+            return self._prediction([], None, parsed, source, stages, index, hint=Hint.NO_INTENT)
         places = unresolved_places(index, acting_clauses(index, text))
         if places:  # a floor or room this home does not have: asked about, never widened to the whole home
-            return self._prediction([], None, parsed, source, stages, index, hint="unknown_scope", unresolved=places)
+            return self._prediction([], None, parsed, source, stages, index, hint=Hint.UNKNOWN_SCOPE, unresolved=places)
         ranked, lm_ir = None, None
         if source == "rules" and self.ir_source == "lm" and lm_of(self.parse) is not None:
             # what asks this home for nothing costs no LM call ("hello", "", "今天天气怎么样"): where the rule
@@ -145,7 +146,7 @@ class CommandRetrieval(dspy.Module):
             if not _parse_shows_intent(parsed):
                 ranked = yield from search(parsed, text)
                 if not _has_intent(text, parsed, ranked[0]):
-                    return self._prediction([], None, parsed, source, stages, index, hint="no_intent")
+                    return self._prediction([], None, parsed, source, stages, index, hint=Hint.NO_INTENT)
             lm_parse = yield lm_step("parse", self.parse, check=_as_ir, fallback="using the no-LM parser",
                                      utterance=query, rooms=index.home.rooms)
             if lm_parse is None:
@@ -157,7 +158,7 @@ class CommandRetrieval(dspy.Module):
         candidates, withheld = ranked if ranked is not None else (yield from search(parsed, text))
         candidates = safety.without_stand_ins(candidates, withheld, text)  # never another device in its place
         if not withheld and not _has_intent(text, parsed, candidates):
-            return self._prediction([], None, parsed, source, stages, index, hint="no_intent")
+            return self._prediction([], None, parsed, source, stages, index, hint=Hint.NO_INTENT)
         bulk = None
         one = parsed.is_bulk or not candidates or says_one_device(index, candidates[0].device_id, text)
         area = not one and names_an_area(index, parsed, text)
@@ -181,11 +182,11 @@ class CommandRetrieval(dspy.Module):
             bulk = None  # a plan opens or unlocks several devices only when the utterance says so ("所有", "all")
         if area and bulk is not None and not _agrees(bulk, candidates):
             bulk = None  # the ranked candidates answer: no confident plan over several devices there
-        if bulk is not None and bulk.hint == "need_clarification" and bulk.options and self.arbitration \
+        if bulk is not None and bulk.hint == Hint.NEED_CLARIFICATION and bulk.options and self.arbitration \
                 and lm_of(self.arbitrate) is not None:
             bulk = yield from self._arbitrate(query, text, parsed, bulk, index, screen)
         bulk = _guarded(bulk, safety.blocked_targets(bulk.targets, screen) if bulk is not None else [])
-        hint = stages.hint or ("lm_overruled" if overruled else None)
+        hint = stages.hint or (Hint.LM_OVERRULED if overruled else None)
         return self._prediction(safety.marked(candidates), bulk, parsed, source, stages, index, hint=hint,
                                 withheld=safety.withheld(withheld, text), overruled=overruled, lm_ir=lm_ir)
 
@@ -203,8 +204,9 @@ class CommandRetrieval(dspy.Module):
     @staticmethod
     def _prediction(candidates, bulk, parsed, source, stages: Stages, index: CommandIndex, hint, withheld=(),
                     overruled=(), lm_ir=None, unresolved=()) -> dspy.Prediction:
-        if not candidates and not (bulk is not None and (bulk.targets or bulk.hint)) and hint in (None, "lm_overruled"):
-            hint = "withheld" if withheld else "no_match"  # an empty answer always says why
+        planned = bulk is not None and (bulk.targets or bulk.hint)
+        if not candidates and not planned and hint in (None, Hint.LM_OVERRULED):
+            hint = Hint.WITHHELD if withheld else Hint.NO_MATCH  # an empty answer always says why
         return dspy.Prediction(candidates=candidates, bulk=bulk, ir=parsed, parse_source=source, hint=hint,
                                withheld=list(withheld), unresolved=list(unresolved), unanswered="",
                                lm_overruled=list(overruled),
@@ -247,7 +249,7 @@ def _guarded(plan: BulkPlan | None, blocked: list[tuple[str, str]]) -> BulkPlan 
     if plan is None or not blocked:
         return plan
     device, command = blocked[0]
-    return plan.model_copy(update={"hint": "need_clarification", "reason": f"the plan holds {command} on {device}, "
+    return plan.model_copy(update={"hint": Hint.NEED_CLARIFICATION, "reason": f"the plan holds {command} on {device}, "
                                    "which the utterance does not ask for"})
 
 

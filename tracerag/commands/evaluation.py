@@ -7,6 +7,7 @@ import time
 from collections import defaultdict
 
 from ..evaluation import fallback_metrics, latency_metrics, lm_outcome, mean_of, overruled_metrics, run_examples
+from ..hints import Hint
 from ..lm.fault_budget import lm_fault_budget
 from . import metrics as m
 
@@ -17,7 +18,7 @@ def _command_summary(rows: list[dict], k: int) -> dict:
         f"hit@{k}": mean_of(r["hit"] for r in rows),
         "mrr": mean_of(r["rr"] for r in rows),
         "bulk_precision": mean_of(r["bulk_precision"] for r in rows),
-        "clarification_rate": mean_of(float(r["hint"] == "need_clarification") for r in rows if r["bulk"]),
+        "clarification_rate": mean_of(float(r["hint"] == Hint.NEED_CLARIFICATION) for r in rows if r["bulk"]),
         "n": len(rows),
     }
 

@@ -17,6 +17,7 @@ from collections import defaultdict
 import numpy as np
 
 from ..device_operations import OTHER
+from ..hints import Hint
 from ..signatures.query_ir import QueryIR
 from .category_words import categories_said, category_name_words
 from .command_choice import choice_of
@@ -197,19 +198,19 @@ def plan_bulk(index, ir: QueryIR, utterance: str, *, blocked: np.ndarray | None 
     operation = ir.operation if ir.operation != OTHER else None
     category, device_ok = bulk_scope(index, ir, utterance, operation)
     if category is None:
-        return BulkPlan(hint="need_clarification",
+        return BulkPlan(hint=Hint.NEED_CLARIFICATION,
                         reason="the target category cannot be established from this home's devices")
     if skipped is not None:
         device_ok = device_ok & ~np.bincount(table.row_device[skipped], minlength=len(device_ok)).astype(bool)
     if not device_ok.any():
-        return BulkPlan(category=category, hint="no_target", reason=f"no {category} device in scope")
+        return BulkPlan(category=category, hint=Hint.NO_TARGET, reason=f"no {category} device in scope")
     if operation:
         return _operation_plan(index, operation, ir, utterance, category, device_ok, blocked)
     text, _ = index.scoring.command_scores(ir, utterance)
     scores = text[table.row_slot] if other_kind is None else text[table.row_slot] - DEMOTED * other_kind
     options = _options(index, np.where(device_ok[table.row_device], scores, -np.inf), device_ok)
     if not options:
-        return BulkPlan(category=category, hint="no_target", reason=f"no {category} device has commands")
+        return BulkPlan(category=category, hint=Hint.NO_TARGET, reason=f"no {category} device has commands")
     top1 = options[0].p
     margin = top1 - (options[1].p if len(options) > 1 else 0.0)
     plan = BulkPlan(category=category, options=options, top1_ratio=round(top1, 4), margin=round(margin, 4))
@@ -217,12 +218,12 @@ def plan_bulk(index, ir: QueryIR, utterance: str, *, blocked: np.ndarray | None 
     if allowed is not None:  # the options shown are those some device in scope may run
         plan.options = [o for o in options if allowed[_supporting(table, o.command_id, device_ok)].any()]
         if not allowed[_supporting(table, options[0].command_id, device_ok)].all():
-            return plan.model_copy(update={"hint": "need_clarification", "options": plan.options[:3], "reason":
+            return plan.model_copy(update={"hint": Hint.NEED_CLARIFICATION, "options": plan.options[:3], "reason":
                                            f"{options[0].command_id} is what the words point to, and it is held "
                                            "back: the utterance does not ask for it"})
         options = plan.options
     if top1 < p.min_top1_ratio or margin < p.min_margin:
-        return plan.model_copy(update={"hint": "need_clarification", "options": options[:3],
+        return plan.model_copy(update={"hint": Hint.NEED_CLARIFICATION, "options": options[:3],
                                        "reason": "low confidence between the top commands"})
     return _expand(index, plan, options[0].command_id, device_ok, allowed,
                    _same_setting(index, options[0].command_id, (utterance, ir.action)))
@@ -245,7 +246,7 @@ def _operation_plan(index, operation: str, ir: QueryIR, utterance: str, category
     row_of = choice.device_rows(scores)
     devices = np.flatnonzero(row_of >= 0)
     if not devices.size:
-        return BulkPlan(category=category, hint="no_target",
+        return BulkPlan(category=category, hint=Hint.NO_TARGET,
                         reason=f"no {category} device in scope can do {operation}")
     codes = table.row_command[row_of[devices]]
     found, first, counts = np.unique(codes, return_index=True, return_counts=True)
@@ -262,7 +263,7 @@ def _operation_plan(index, operation: str, ir: QueryIR, utterance: str, category
     held = devices[blocked[row_of[devices]]] if blocked is not None else devices[:0]
     if held.size:  # the options shown are those no device in scope holds back
         shown = [o for o in options if not blocked[_supporting(table, o.command_id, device_ok)].any()]
-        return plan.model_copy(update={"hint": "need_clarification", "options": shown, "reason": (
+        return plan.model_copy(update={"hint": Hint.NEED_CLARIFICATION, "options": shown, "reason": (
             f"{table.spec(*table.rows[int(row_of[held[0]])]).id} on {index.home.devices[held[0]].label} is "
             "held back: the utterance does not ask for it")})
     return _with_targets(index, plan, options[0].command_id, row_of, int(device_ok.sum()))
@@ -369,9 +370,9 @@ def _with_targets(index, plan: BulkPlan, command_id: str, row_of: np.ndarray, po
                     for i in range(0, len(ids), p.batch_size)],
     })
     if not devices.size:
-        plan.hint, plan.reason = "no_target", f"no device in scope supports {command_id}"
+        plan.hint, plan.reason = Hint.NO_TARGET, f"no device in scope supports {command_id}"
     elif devices.size > p.max_targets or len(groups) > p.max_groups:
-        plan.hint = "too_many_targets"
+        plan.hint = Hint.TOO_MANY_TARGETS
         plan.reason = (f"{devices.size} targets in {len(groups)} groups exceed the limits ({p.max_targets} "
                        f"targets, {p.max_groups} groups): narrow by room, category or name, or confirm")
     return plan

@@ -40,6 +40,7 @@ import dspy
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..embedding.http_embedder import with_embeddings
+from ..hints import Hint
 from ..lm.calls import lm_of
 from ..lm.meter import LMMeter
 from ..lm.reply_limits import MAX_IDS, MAX_PLAN_CHARS, ReplyRejected
@@ -109,7 +110,7 @@ class TraceablePlanner(dspy.Module):
         plan, reported, error, hint = None, [], None, None
         lm = lm_of(self.generate)
         if lm is None:
-            error, hint = "no LM configured", "no_lm"
+            error, hint = "no LM configured", Hint.NO_LM
             logger.info("TraceablePlanner: no LM configured; returning no plan")  # a normal state, not a fault
         else:
             with meter.measure():

@@ -47,6 +47,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..hints import Hint
 from ..lm.breaker import BREAKER, lm_key
 from ..lm.calls import Charged, ainvoke, lm_of, with_config
 from ..lm.failures import failure_line, warn_once
@@ -209,7 +210,7 @@ class Stages:
     def hint(self) -> str | None:
         """``lm_failed`` when a stage fell back, else ``empty_input`` when one was skipped (its subject said
         nothing), else None."""
-        return "lm_failed" if self.fallbacks else "empty_input" if self.skipped else None
+        return Hint.LM_FAILED if self.fallbacks else Hint.EMPTY_INPUT if self.skipped else None
 
     # -- pipelines -------------------------------------------------------------------------------
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from ..evaluation import fallback_metrics, latency_metrics, lm_outcome, mean_of, run_examples
+from ..hints import Hint
 from ..lm.fault_budget import lm_fault_budget
 
 
@@ -35,7 +36,7 @@ def _rag_decided(pred) -> bool:
     """False for the extractive answer that decides nothing (no LM, an LM stage that failed before a
     verdict, a question that says nothing): its accuracy and kept_gold are not scored, so a dead endpoint
     reports what no LM does."""
-    return not (pred.hint in ("no_lm", "empty_input") or (pred.hint == "lm_failed" and not pred.verdict))
+    return not (pred.hint in (Hint.NO_LM, Hint.EMPTY_INPUT) or (pred.hint == Hint.LM_FAILED and not pred.verdict))
 
 
 def evaluate_rag(program, examples: list, *, dataset: str, k: int = 10, alce: bool = False,

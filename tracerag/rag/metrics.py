@@ -7,6 +7,7 @@ retrieval of the question as asked: the share of gold documents among the top-k 
 
 from __future__ import annotations
 
+from ..hints import Hint
 from ..metrics.citations import CHUNK_ID_PATTERN, citation_coverage, extract_cited_ids, split_sentences  # noqa: F401 (public here)
 from ..metrics.citations import citation_validity as shared_validity
 
@@ -56,7 +57,7 @@ def answer_citation_coverage(pred) -> float | None:
     """Share of the answer's sentences carrying at least one valid [chunk-id]; None when the program
     gave the "need more context" answer (there is nothing to cite). The extractive answer (no LM, or
     an LM stage that failed) cites what it quotes, so it is scored like the LM's."""
-    if pred.hint not in (None, "regenerated") and not pred.cited_ids:
+    if pred.hint not in (None, Hint.REGENERATED) and not pred.cited_ids:
         return None
     return citation_coverage(split_sentences(pred.answer), pred.context_ids, CHUNK_ID_PATTERN)
 
@@ -69,7 +70,7 @@ def rag_score(example, pred, trace=None) -> float | bool:
     """
     correct = decision_accuracy(example, pred) or 0.0
     cited = (citation_validity(pred) or 0.0) * (answer_citation_coverage(pred) or 0.0)
-    grounded = 1.0 if pred.grounded else 0.5 if pred.hint == "regenerated" else 0.0
+    grounded = 1.0 if pred.grounded else 0.5 if pred.hint == Hint.REGENERATED else 0.0
     if trace is not None:
         return correct == 1.0 and cited == 1.0 and grounded == 1.0
     return (correct + cited + grounded) / 3

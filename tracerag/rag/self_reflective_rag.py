@@ -16,18 +16,18 @@ Failure paths (an app never sees an error, and an LM failure is never worse than
 - no LM: retrieval only, and an extractive answer: the leading sentence of each of the top 3 chunks,
   each cited ``[chunk-id]``; ``verdict=""`` (nothing decided), ``grounded=None``, ``hint="no_lm"``;
 - a grading call that fails (transport error, timeout, a reply with no usable grade): the whole
-  question takes the no-LM result, with ``hint="lm_failed"`` and ``lm_fallbacks=["grade"]`` (a failed
+  question takes the no-LM result, with ``hint=Hint.LM_FAILED`` and ``lm_fallbacks=["grade"]`` (a failed
   call is never retried chunk by chunk); the malformed items of a reply that otherwise parses are
   re-graded together in one more call, and score 0 if they are malformed again;
 - RefineQuery fails: the rounds stop there and the answer comes from what was kept;
 - the answer fails, or cites nothing of its context, or cites anything outside it (a citation item
   that is not a context id, ``[real#0, FORGED4]`` too), or is over
   ``MAX_ANSWER_CHARS`` (``reply_limits``: every stage's reply is held to its caps): the extractive answer
-  over the kept chunks (best graded first), ``hint="lm_failed"``;
-- the verification fails: the answer is kept, unverified (``grounded=None``, ``hint="lm_failed"``);
+  over the kept chunks (best graded first), ``hint=Hint.LM_FAILED``;
+- the verification fails: the answer is kept, unverified (``grounded=None``, ``hint=Hint.LM_FAILED``);
 - the regeneration fails: the "need more context" answer naming the missing evidence
-  (``hint="not_grounded"``);
-- nothing kept: the "need more context" answer, no answer call (``hint="nothing_relevant"``);
+  (``hint=Hint.NOT_GROUNDED``);
+- nothing kept: the "need more context" answer, no answer call (``hint=Hint.NOTHING_RELEVANT``);
 - a question that says nothing (empty, blanks, punctuation): no LM call, the no-LM result with
   ``hint="empty_input"`` and ``lm_skipped=["grade"]``.
 Every prediction carries ``hint``, ``lm_fallbacks`` (the stages that fell back, in order; [] with no
@@ -47,6 +47,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..documents.hybrid import HybridRetriever, ScoredChunk
 from ..embedding.http_embedder import with_embeddings
+from ..hints import Hint
 from ..lm.calls import lm_of
 from ..lm.reply_limits import MAX_ANSWER_CHARS, MAX_IDS, MAX_QUERY_CHARS, MAX_SHORT_CHARS, ReplyRejected, prose
 from ..metrics.citations import CHUNK_ID_PATTERN, extract_cited_ids, is_citable, keep_citations, render_citation
@@ -151,7 +152,7 @@ class SelfReflectiveRAG(dspy.Module):
         started = time.perf_counter()
         if lm_of(self.grade) is None:
             yield from self._retrieve(question, run)
-            return self._extractive_result(run, "no_lm", started)
+            return self._extractive_result(run, Hint.NO_LM, started)
         query = question
         try:
             for number in range(1, self.config.max_rounds + 1):
@@ -169,7 +170,7 @@ class SelfReflectiveRAG(dspy.Module):
         except _GradingFailed:
             return self._extractive_result(run.first_round(), run.stages.hint, started)
         if not run.kept:
-            return self._result(run, NEED_MORE_CONTEXT, hint="nothing_relevant", started=started,
+            return self._result(run, NEED_MORE_CONTEXT, hint=Hint.NOTHING_RELEVANT, started=started,
                                 missing="no retrieved passage was judged relevant to the question")
         return (yield from self._answer_and_verify(question, run, started))
 
@@ -236,13 +237,13 @@ class SelfReflectiveRAG(dspy.Module):
                                          fallback="answering with the kept chunks' leading sentences",
                                          question=question, chunks=format_chunks(evidence), avoid_claims=[])
         if answered is None:
-            return self._result(run, extractive_answer(evidence), hint="lm_failed", started=started, context=context)
+            return self._result(run, extractive_answer(evidence), hint=Hint.LM_FAILED, started=started, context=context)
         answer, verdict = answered
         checked = yield from self._call(run, "verify", self.verify, check=_verification,
                                         fallback="keeping the unverified answer", answer=answer,
                                         cited_chunks=format_chunks(_cited_chunks(answer, evidence)))
         if checked is None:  # an answer is never thrown away because only its check failed
-            return self._result(run, answer, verdict=verdict, grounded=None, hint="lm_failed", started=started,
+            return self._result(run, answer, verdict=verdict, grounded=None, hint=Hint.LM_FAILED, started=started,
                                 context=context)
         grounded, unsupported, missing = checked
         if grounded and not unsupported:
@@ -253,10 +254,10 @@ class SelfReflectiveRAG(dspy.Module):
                                       fallback="answering that more context is needed", question=question,
                                       chunks=format_chunks(evidence), avoid_claims=unsupported)
         if again is not None:
-            return self._result(run, again[0], verdict=again[1] or verdict, grounded=None, hint="regenerated",
+            return self._result(run, again[0], verdict=again[1] or verdict, grounded=None, hint=Hint.REGENERATED,
                                 started=started, context=context, unsupported=unsupported)
         missing = missing or "; ".join(unsupported) or "supporting evidence"
-        return self._result(run, NEED_MORE_CONTEXT, hint="not_grounded", grounded=False, started=started,
+        return self._result(run, NEED_MORE_CONTEXT, hint=Hint.NOT_GROUNDED, grounded=False, started=started,
                             context=context, unsupported=unsupported, missing=missing)
 
     # -- result ----------------------------------------------------------------------------------

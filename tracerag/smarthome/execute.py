@@ -36,6 +36,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from ..errors import TraceragError
+from ..hints import Hint
 from ..home_commands.command_results import BulkPlan
 from ..home_commands.devices import CommandSpec
 from ..home_commands.home import Home
@@ -45,8 +46,8 @@ from ..home_commands.values import Unreadable, read_value
 from .home_files import read_source
 from .rest import ApiError, RestClient
 
-REFUSED_HINTS = ("need_clarification", "too_many_targets", "no_intent", "too_long", "no_target", "withheld",
-                 "unknown_scope", "no_match")
+REFUSED_HINTS = (Hint.NEED_CLARIFICATION, Hint.TOO_MANY_TARGETS, Hint.NO_INTENT, Hint.TOO_LONG, Hint.NO_TARGET,
+                 Hint.WITHHELD, Hint.UNKNOWN_SCOPE, Hint.NO_MATCH)
 DEFAULT_CONCURRENCY = 8
 _NOT_IDEMPOTENT = re.compile(r"step|next|previous|up$|down$|toggle|fastForward|rewind|volume_up|volume_down",
                              re.IGNORECASE)
