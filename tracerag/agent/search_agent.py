@@ -80,14 +80,22 @@ class ToolboxLike(Protocol):
 
 
 class AgentConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    """SearchAgent's settings: the caps on its tool calls and steps, and its fallback answer."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     per_tool_calls: dict[str, int] = Field(default_factory=lambda: {"pubmed_search": 3})
-    default_tool_calls: int = Field(3, ge=0, le=50)  # the cap of a tool not named in per_tool_calls
-    max_tool_calls: int = Field(6, ge=0, le=100)  # total cap
-    max_steps: int = Field(10, ge=1, le=200)  # LM calls per run
-    evidence_snippets: int = Field(3, ge=1, le=10)  # snippets cited by the extractive fallback answer
-    sub_task: str = "answer a research question from the literature with cited sources"  # for exported traces
+    """Calls allowed per tool, by name."""
+    default_tool_calls: int = Field(3, ge=0, le=50)
+    """The cap of a tool not named in per_tool_calls."""
+    max_tool_calls: int = Field(6, ge=0, le=100)
+    """Total cap."""
+    max_steps: int = Field(10, ge=1, le=200)
+    """LM calls per run."""
+    evidence_snippets: int = Field(3, ge=1, le=10)
+    """Snippets cited by the extractive fallback answer."""
+    sub_task: str = "answer a research question from the literature with cited sources"
+    """For exported traces."""
 
     @model_validator(mode="after")
     def _room_to_answer(self) -> AgentConfig:

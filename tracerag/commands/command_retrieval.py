@@ -86,6 +86,25 @@ class CommandRetrieval(dspy.Module):
         return self.indexes[home]
 
     def forward(self, query: str, home: str | None = None, ir: QueryIR | dict | None = None) -> dspy.Prediction:
+        """Find the (device, command) the utterance asks for, or the plan for every device it names.
+
+        Args:
+            query: the utterance, as said ("打开客厅的灯", "turn off every light but the hall").
+            home: which home (a name the program indexes); needed when it indexes several.
+            ir: a parse the caller already has (``ir_source="gold"`` uses it instead of parsing).
+
+        Returns:
+            A ``dspy.Prediction`` with ``candidates`` (ranked ``Candidate``s, at most ``k``), ``bulk`` (a
+            ``BulkPlan`` for all/except, or None), ``ir`` (the parse used), ``parse_source``, ``hint``
+            (``tracerag.hints.Hint``: why it is empty or needs the user), ``withheld`` (commands held back and
+            why), ``unresolved``, ``unanswered``, ``lm_parse``, ``lm_overruled``, ``lm_fallbacks``,
+            ``lm_errors``, ``lm_calls`` and ``home``.
+
+        Example:
+            >>> program = tracerag.build("commands")
+            >>> program(query="打开客厅的灯", home="home_small").candidates[0].command_id
+            'main-switch-on'
+        """
         stages = Stages()
         return stages.run(self._pipeline(query, home, ir, stages))
 

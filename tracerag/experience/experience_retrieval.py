@@ -82,16 +82,24 @@ class ExperienceConfig(BaseModel):
     """The program's switches. ``enable=False`` (the default) builds nothing and returns no experience,
     so an agent can ship the integration dark and turn it on by configuration."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     enable: bool = False
-    enable_query_rewrite: bool = True  # False: the raw task is the query
-    enable_rerank: bool = True  # False: retrieval-score order
-    enable_summary: bool = True  # False: extractive experience, no LM call
+    """False: build nothing and return no experience (ship the integration dark)."""
+    enable_query_rewrite: bool = True
+    """False: the raw task is the query."""
+    enable_rerank: bool = True
+    """False: retrieval-score order."""
+    enable_summary: bool = True
+    """False: extractive experience, no LM call."""
     max_retrieval_rounds: int = Field(1, ge=1, le=5)
-    min_score: float = Field(0.1, ge=-1.0, le=1.0)  # cosine floor per hit
-    top_k: int = Field(10, ge=1, le=1000)  # hits kept per text query
-    top_n: int = Field(5, ge=1, le=50)  # candidates handed to the summary
+    """Retrieval rounds at most (a round rewrites the query from what the last found)."""
+    min_score: float = Field(0.1, ge=-1.0, le=1.0)
+    """Cosine floor per hit."""
+    top_k: int = Field(10, ge=1, le=1000)
+    """Hits kept per text query."""
+    top_n: int = Field(5, ge=1, le=50)
+    """Candidates handed to the summary."""
 
 
 @dataclass(frozen=True)
@@ -152,6 +160,24 @@ class ExperienceRetrieval(dspy.Module):
 
     def forward(self, question: str, images: Sequence[Any] | None = None, caption: str | None = None,
                 sub_task: str | None = None) -> dspy.Prediction:
+        """Distil experience for a new agent task from the solved tasks most like it.
+
+        Args:
+            question: the new task's question.
+            images: the task's images (paths, bytes or data URLs), captioned when there is no ``caption``.
+            caption: a description of the images, used instead of captioning them.
+            sub_task: the task type, when known (it narrows the search).
+
+        Returns:
+            A ``dspy.Prediction`` with ``experience`` (the distilled text), ``section`` (ready to paste into
+            an agent's prompt), ``used_task_ids`` (the traces it drew on), ``task_ids`` and
+            ``retrieved_task_ids`` per round, ``queries``, ``rounds``, ``hint``, ``lm_fallbacks``,
+            ``lm_errors``, ``lm_calls`` and ``error``.
+
+        Example:
+            >>> program = tracerag.build("experience")
+            >>> program(question="What is the total on this receipt?").used_task_ids[:2]
+        """
         stages = _stages(question, images, caption, sub_task)
         return stages.run(self._pipeline(question, images, caption, sub_task, stages))
 

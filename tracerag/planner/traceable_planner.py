@@ -60,10 +60,14 @@ _NO_ID = {"", "none", "n/a", "na", "null", "-"}  # what models write in an id li
 
 
 class PlannerConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    """TraceablePlanner's settings: how many templates the LM sees and what the metadata previews."""
 
-    max_templates: int = Field(5, ge=0, le=50)  # templates shown to the LM, in the order given (a retriever's rank)
-    preview_chars: int = Field(120, ge=0, le=2000)  # content preview per template in the metadata
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    max_templates: int = Field(5, ge=0, le=50)
+    """Templates shown to the LM, in the order given (a retriever's rank)."""
+    preview_chars: int = Field(120, ge=0, le=2000)
+    """Content preview per template in the metadata."""
 
 
 class TraceablePlanner(dspy.Module):
@@ -91,6 +95,24 @@ class TraceablePlanner(dspy.Module):
 
     def forward(self, requirements: str, bullets: Playbook | Sequence[Bullet | str] | str = (),
                 templates: Sequence[Template | Mapping[str, Any]] | None = None) -> dspy.Prediction:
+        """Write a structured plan and record which playbook bullets and templates it used.
+
+        Args:
+            requirements: what the plan must achieve.
+            bullets: playbook lines (``[slug-00001] helpful=X harmful=Y :: text``), as a ``Playbook``, a list or
+                one text.
+            templates: reference passages, best first (``{id?, title?, text, score?}``); with a template store,
+                searched there instead.
+
+        Returns:
+            A ``dspy.Prediction`` with ``plan`` (a ``Plan``, None without an LM), ``bullets_used``,
+            ``templates_used``, ``hallucinated_ids`` (cited, never given), ``retrieved_bullet_ids``,
+            ``retrieved_template_ids``, ``hint``, ``error``, ``lm_fallbacks``, ``lm_calls`` and ``metadata``.
+
+        Example:
+            >>> program = tracerag.build("planner")
+            >>> program(requirements="Set up a 25 µL PCR.", bullets=["[mat-00001] helpful=3 harmful=0 :: Thaw on ice."])
+        """
         stages = Stages(subject=requirements)
         return stages.run(self._pipeline(requirements, bullets, templates, stages))
 

@@ -72,14 +72,22 @@ def cited_ids(answer: str) -> list[str]:
 
 
 class RAGConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    """SelfReflectiveRAG's settings: how much it retrieves and grades, what it keeps, how often it refines."""
 
-    k: int = Field(10, ge=1, le=100)  # chunks retrieved per round
-    grade_batch: int = Field(10, ge=1, le=10)  # chunks per GradeRelevance call
-    threshold: float = Field(0.7, ge=0.0, le=1.0)  # keep score > threshold
-    min_quality: float = Field(0.5, ge=0.0, le=1.0)  # refine when kept / retrieved is below this
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    k: int = Field(10, ge=1, le=100)
+    """Chunks retrieved per round."""
+    grade_batch: int = Field(10, ge=1, le=10)
+    """Chunks per GradeRelevance call."""
+    threshold: float = Field(0.7, ge=0.0, le=1.0)
+    """Keep score > threshold."""
+    min_quality: float = Field(0.5, ge=0.0, le=1.0)
+    """Refine when kept / retrieved is below this."""
     max_rounds: int = Field(2, ge=1, le=5)
-    max_context_chunks: int = Field(10, ge=1, le=50)  # best kept chunks handed to the answer
+    """Retrieval rounds at most (a round refines the query when too little was kept)."""
+    max_context_chunks: int = Field(10, ge=1, le=50)
+    """Best kept chunks handed to the answer."""
 
 
 @dataclass
@@ -138,6 +146,22 @@ class SelfReflectiveRAG(dspy.Module):
         self.verify = dspy.Predict(VerifyGroundedness)
 
     def forward(self, question: str) -> dspy.Prediction:
+        """Answer a question from graded passages, citing them, and check the answer is grounded in them.
+
+        Args:
+            question: the question.
+
+        Returns:
+            A ``dspy.Prediction`` with ``answer`` (citing ``[chunk-id]``s), ``verdict``, ``grounded`` (True,
+            False or None: not verified), ``hint``, ``cited_ids`` and ``invalid_cited_ids``, ``retrieved_ids``
+            (and per round), ``kept_ids``, ``context_ids``, ``grades``, ``unsupported_claims``, ``queries``,
+            ``rounds``, ``chunk_doc_ids``, ``context_texts``, ``lm_fallbacks``, ``lm_errors``, ``lm_calls``
+            and ``seconds``.
+
+        Example:
+            >>> program = tracerag.build("rag")
+            >>> program(question="Do statins reduce the risk of stroke?").answer
+        """
         run = _Run(stages=Stages(subject=question))
         return run.stages.run(self._pipeline(question, run))
 
