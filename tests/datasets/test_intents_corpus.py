@@ -4,21 +4,18 @@ from __future__ import annotations
 
 import json
 import random
-import sys
 from collections import Counter
 from pathlib import Path
 
+import intents_corpus as ic
 import pytest
+import regression_gate as gate
+
+from tracerag.datasets.smarthome import load_queries
+from tracerag.home_commands.home import Home
+from tracerag.signatures.query_ir import QueryIR
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "benchmarks"))
-
-import intents_corpus as ic  # noqa: E402
-import regression_gate as gate  # noqa: E402
-
-from tracerag.datasets.smarthome import load_queries  # noqa: E402
-from tracerag.home_commands.home import Home  # noqa: E402
-from tracerag.signatures.query_ir import QueryIR  # noqa: E402
 
 
 @pytest.fixture(scope="module")

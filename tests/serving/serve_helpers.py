@@ -101,6 +101,15 @@ class ThreadServer:
             time.sleep(0.05)
         return self
 
+    def wait_idle(self, timeout: float = 10.0) -> None:
+        """Return once no request is being handled (every request cycle the app started has ended), so what
+        the app does after a client goes (a disconnect seen, a log line) has happened."""
+        deadline = time.monotonic() + timeout
+        while self.server.server_state.tasks:
+            if time.monotonic() > deadline:
+                raise AssertionError(f"still handling {len(self.server.server_state.tasks)} requests after {timeout} s")
+            time.sleep(0.01)
+
     def __exit__(self, *exc) -> None:
         self.server.should_exit = True
         self.thread.join(10)

@@ -4,7 +4,6 @@ intents corpus derives from the same intent and slots; anything else is left to 
 from __future__ import annotations
 
 import json
-import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -16,13 +15,12 @@ pytest.importorskip("home_assistant_intents")
 # slow step runs these, the default run stays within its budget.
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "benchmarks"))
-
-from intents_corpus import BUNDLED, CORPUS  # noqa: E402
+from intents_corpus import BUNDLED, CORPUS  # noqa: E402 (after the skips: template_pass imports hassil)
 from template_pass import TemplatePass, language_of  # noqa: E402
 
 from tracerag.home_commands.home import Home  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,6 @@
 """Measure one LM call against each hostile stub endpoint: wall time and peak RSS growth.
 
-    .venv-test/bin/python tests/faults/lm_bounds_probe.py [--timeout 3] [--retries 1] [--limit-s 30]
+    .venv-test/bin/python tests/lm/lm_bounds_probe.py [--timeout 3] [--retries 1] [--limit-s 30]
         [--limit-mb 1500] [mode ...]
 
 Each mode runs in its own child process, which the parent kills when it runs past ``--limit-s`` seconds

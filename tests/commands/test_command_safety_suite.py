@@ -13,14 +13,9 @@ the same and records the figures).
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import dspy
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-from safety_homes import (  # noqa: E402
+from safety_homes import (
     ScriptedParser,
     adversarial_parses,
     generated_cases,
@@ -31,10 +26,10 @@ from safety_homes import (  # noqa: E402
     write_safety_homes,
 )
 
-from tracerag.commands.command_retrieval import CommandRetrieval  # noqa: E402
-from tracerag.datasets.smarthome import resolve_dataset  # noqa: E402
-from tracerag.home_commands.home import Home  # noqa: E402
-from tracerag.home_commands.home_index import CommandIndex  # noqa: E402
+from tracerag.commands.command_retrieval import CommandRetrieval
+from tracerag.datasets.smarthome import resolve_dataset
+from tracerag.home_commands.home import Home
+from tracerag.home_commands.home_index import CommandIndex
 
 HOMES = ("home_small", "home_medium", "home_large", "home_en")
 

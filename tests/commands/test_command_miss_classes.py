@@ -262,10 +262,7 @@ def test_a_generic_label_said_whole_in_a_building_is_that_device_not_every_copy(
     """A building of three copies of home_large: "主卧电视" is one TV's whole label (the copies' are "主卧电视 kab",
     "主卧电视 kac"), and its room word names a room in every copy, so it names that TV, never a plan over the
     three."""
-    import sys
-    from pathlib import Path
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
     from synthetic_home import replicate_home
 
     source = resolve_dataset("smarthome/home_large")
@@ -283,10 +280,7 @@ def test_a_label_said_whole_names_its_device_wherever_the_room_its_words_name(tm
     """Three copies of home_medium as floors: "儿童房窗帘 kab" stands in 1栋儿童房 while its room word names the first
     copy's 儿童房, where "儿童房窗帘" stands. The label said whole, code word included, names its device first, in
     Chinese and in English ("Office Blinds kab"), and a single device said is no plan."""
-    import sys
-    from pathlib import Path
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
     from synthetic_home import replicate_home
 
     checked = 0
