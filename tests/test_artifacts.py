@@ -4,6 +4,7 @@ import json
 
 import pytest
 
+import tracerag
 from tracerag.artifacts import FORMAT_VERSION, meta_path, read_meta
 from tracerag.registry import load
 
@@ -47,3 +48,11 @@ def test_an_unusable_sidecar_is_one_line_naming_it(tmp_path, content, message):
 def test_a_complete_sidecar_is_read(tmp_path):
     path, _ = _sidecar(tmp_path, GOOD)
     assert read_meta(path) == GOOD
+
+
+def test_no_artifact_at_all_is_one_line_saying_so(tmp_path):
+    with pytest.raises(FileNotFoundError) as err:
+        load(tmp_path / "nowhere.json")
+    assert str(err.value) == (f"{tmp_path / 'nowhere.json'}: no such artifact (neither the file nor its "
+                              "nowhere.json.meta.json sidecar is there)")
+    assert isinstance(err.value, tracerag.TraceragError)

@@ -56,3 +56,24 @@ def test_a_data_file_error_says_where_in_fields_too(tmp_path):
         assert exc.line == 1 and str(exc).startswith(f"{exc.path}:{exc.line}: ")
     else:
         raise AssertionError("a label of infinity was read")
+
+
+def test_the_library_raises_no_bare_built_in_exception():
+    """Every error the library raises on purpose is a TraceragError: a ``raise ValueError(...)`` would slip past
+    ``except tracerag.TraceragError`` (its own classes keep the built-in bases, so ``except ValueError`` works)."""
+    import ast
+    import builtins
+    from pathlib import Path
+
+    # what Python's own protocols ask for: a module's __getattr__, an exit code, an invariant that cannot fail
+    protocol = {"AttributeError", "SystemExit", "AssertionError", "NotImplementedError", "StopIteration"}
+    built_in = {name for name, value in vars(builtins).items()
+                if isinstance(value, type) and issubclass(value, BaseException)} - protocol
+    root = Path(tracerag.__file__).parent
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call) and \
+                    isinstance(node.exc.func, ast.Name) and node.exc.func.id in built_in:
+                found.append(f"{path.relative_to(root)}:{node.lineno}: {node.exc.func.id}")
+    assert not found, found

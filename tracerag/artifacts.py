@@ -52,6 +52,7 @@ from pathlib import Path
 
 from .data_files.durable import DurableWriteError, fsync_dir, sha256_of, verify_sha256, write_durably
 from .data_files.read_report import FileProblem, open_regular, read_capped, read_regular
+from .errors import FileMissing, InvalidType, InvalidValue
 
 try:
     import fcntl
@@ -87,7 +88,7 @@ def save_artifact(program, path: str | Path, description: dict, *, dataset: str 
     previous artifact untouched; a write that fails (``DurableWriteError``, "disk full") leaves it too."""
     path = Path(path)
     if path.suffix != ".json":
-        raise ValueError(f"{path}: an artifact is a JSON file; name it *.json")
+        raise InvalidValue(f"{path}: an artifact is a JSON file; name it *.json")
     path.parent.mkdir(parents=True, exist_ok=True)
     state = program_state_bytes(program, path)
     meta = {"format_version": FORMAT_VERSION, **description, "dataset": dataset, "metric": metric,
@@ -96,7 +97,7 @@ def save_artifact(program, path: str | Path, description: dict, *, dataset: str 
     try:
         text = json.dumps(meta, indent=2, ensure_ascii=False)
     except (TypeError, ValueError) as exc:
-        raise TypeError(f"{meta_path(path)}: the metadata is not JSON ({exc}); nothing was written") from None
+        raise InvalidType(f"{meta_path(path)}: the metadata is not JSON ({exc}); nothing was written") from None
     sidecar, pending = meta_path(path), next_meta_path(path)
     with _saves_take_turns(path.parent):
         _remove_killed_writes(path)
@@ -147,7 +148,7 @@ def program_state_bytes(program, path: str | Path = "program.json") -> bytes:
     try:
         return orjson.dumps(state, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
     except TypeError as exc:
-        raise TypeError(f"{path}: the program's state is not JSON ({exc}); nothing was written") from None
+        raise InvalidType(f"{path}: the program's state is not JSON ({exc}); nothing was written") from None
 
 
 @contextlib.contextmanager
@@ -238,7 +239,7 @@ def resolve_store_reference(reference: str, artifact: str | Path | None, embedde
     if reference.startswith("cache:"):
         cache = _cache_dir()
         if cache is None:
-            raise ValueError(f"{reference}: no cache directory configured")
+            raise InvalidValue(f"{reference}: no cache directory configured")
         return str(cache / reference[len("cache:"):])
     if reference.startswith("milvus:") and not reference.startswith("milvus://"):
         path, _, query = reference[len("milvus:"):].partition("?")
@@ -258,12 +259,15 @@ _REQUIRED = {"program": str, "config": dict}  # every sidecar; a program's own f
 
 def read_meta(path: str | Path) -> dict:
     """The sidecar's metadata; anything unusable (not JSON, a required key missing or of the wrong type, an
-    unknown program, not a regular file) is one ValueError line naming the sidecar."""
+    unknown program, not a regular file) is one ValueError line naming the sidecar. No artifact at all at
+    ``path`` (neither file) is one line saying so."""
     sidecar = meta_path(path)
     if not os.path.lexists(sidecar):
-        if os.path.lexists(path) and not Path(path).is_file():  # a FIFO or a directory: say so, not "no sidecar"
+        if not os.path.lexists(path):
+            raise FileMissing(f"{path}: no such artifact (neither the file nor its {sidecar.name} sidecar is there)")
+        if not Path(path).is_file():  # a FIFO or a directory: say so, not "no sidecar"
             _read_program_file(path)
-        raise FileNotFoundError(f"{sidecar}: metadata sidecar missing; was {path} written by tracerag.save?")
+        raise FileMissing(f"{sidecar}: metadata sidecar missing; was {path} written by tracerag.save?")
     return _read_sidecar(sidecar, path)
 
 
@@ -272,30 +276,30 @@ def _read_sidecar(sidecar: Path, path: str | Path) -> dict:
         text = read_regular(sidecar, META_MAX_BYTES)
     except FileProblem as exc:
         if not os.path.lexists(sidecar):
-            raise FileNotFoundError(f"{sidecar}: metadata sidecar missing; was {path} written by tracerag.save?"
-                                    ) from None
-        raise ValueError(str(exc)) from None
+            raise FileMissing(f"{sidecar}: metadata sidecar missing; was {path} written by tracerag.save?"
+                              ) from None
+        raise InvalidValue(str(exc)) from None
     try:
         meta = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ValueError(f"{sidecar}: invalid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
+        raise InvalidValue(f"{sidecar}: invalid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
     except RecursionError:
-        raise ValueError(f"{sidecar}: invalid JSON (nested too deeply)") from None
+        raise InvalidValue(f"{sidecar}: invalid JSON (nested too deeply)") from None
     except ValueError as exc:  # an integer past Python's digit limit
-        raise ValueError(f"{sidecar}: invalid JSON ({exc})") from None
+        raise InvalidValue(f"{sidecar}: invalid JSON ({exc})") from None
     if not isinstance(meta, dict):
-        raise ValueError(f"{sidecar}: expected a JSON object, got {type(meta).__name__}")
+        raise InvalidValue(f"{sidecar}: expected a JSON object, got {type(meta).__name__}")
     if meta.get("format_version") != FORMAT_VERSION:
-        raise ValueError(f"{sidecar}: format_version {meta.get('format_version')} is not {FORMAT_VERSION}")
+        raise InvalidValue(f"{sidecar}: format_version {meta.get('format_version')} is not {FORMAT_VERSION}")
     for key, kind in _REQUIRED.items():
         if key not in meta:
-            raise ValueError(f"{sidecar}: field {key!r} is missing; was {path} written by tracerag.save?")
+            raise InvalidValue(f"{sidecar}: field {key!r} is missing; was {path} written by tracerag.save?")
         if not isinstance(meta[key], kind):
-            raise ValueError(f"{sidecar}: field {key!r}: expected {'a string' if kind is str else 'an object'}, "
-                             f"got {type(meta[key]).__name__}")
+            raise InvalidValue(f"{sidecar}: field {key!r}: expected {'a string' if kind is str else 'an object'}, "
+                               f"got {type(meta[key]).__name__}")
     if not isinstance(meta.get(CHECKSUM_KEY, ""), str):
-        raise ValueError(f"{sidecar}: field {CHECKSUM_KEY!r}: expected a string, "
-                         f"got {type(meta[CHECKSUM_KEY]).__name__}")
+        raise InvalidValue(f"{sidecar}: field {CHECKSUM_KEY!r}: expected a string, "
+                           f"got {type(meta[CHECKSUM_KEY]).__name__}")
     return meta
 
 
@@ -307,7 +311,7 @@ def _read_program_file(path: str | Path) -> bytes:
             data = read_capped(f, PROGRAM_MAX_BYTES)
     except FileProblem:
         if not os.path.lexists(path):
-            raise FileNotFoundError(f"{path}: program file missing; its sidecar {meta_path(path)} is there") from None
+            raise FileMissing(f"{path}: program file missing; its sidecar {meta_path(path)} is there") from None
         raise
     if len(data) > PROGRAM_MAX_BYTES:  # it grew after the check
         raise FileProblem(f"{path}: over the {PROGRAM_MAX_BYTES:,}-byte limit for one file")
@@ -338,9 +342,9 @@ def read_artifact(path: str | Path) -> tuple[dict, bytes]:
             return pending, data
         if recorded is None:  # a sidecar written before checksums, and no save of ours stopped half-way
             return meta, data
-    raise ValueError(f"{mismatch} (the checksum is in {meta_path(path)}: a program file and a sidecar from two "
-                     f"different saves are refused; for a program file edited by hand, delete {CHECKSUM_KEY!r} "
-                     "from the sidecar)") from None
+    raise InvalidValue(f"{mismatch} (the checksum is in {meta_path(path)}: a program file and a sidecar from two "
+                       f"different saves are refused; for a program file edited by hand, delete {CHECKSUM_KEY!r} "
+                       "from the sidecar)") from None
 
 
 def _matching_pending(path: Path, data: bytes) -> dict | None:
@@ -377,9 +381,9 @@ def apply_state(program, path: Path, data: bytes) -> None:
     try:
         state = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
-        raise ValueError(f"{path}: invalid JSON ({exc})") from None
+        raise InvalidValue(f"{path}: invalid JSON ({exc})") from None
     if not isinstance(state, dict):
-        raise ValueError(f"{path}: expected a JSON object, got {type(state).__name__}")
+        raise InvalidValue(f"{path}: expected a JSON object, got {type(state).__name__}")
     saved = (state.get("metadata") or {}).get("dependency_versions") or {}
     current = get_dependency_versions()
     for key, version in saved.items():
@@ -408,8 +412,8 @@ def rebuilt(path: str | Path, meta: dict, state: bytes, rebuild, *, embedder=Non
 
         embedder = embedder or get_embedder()
         if embedder.id != meta["embedder"]:
-            raise ValueError(f"{path} was built with embedder {meta['embedder']!r} but {embedder.id!r} is "
-                             "configured; configure the same embedder (vectors of two embedders cannot be mixed)")
+            raise InvalidValue(f"{path} was built with embedder {meta['embedder']!r} but {embedder.id!r} is "
+                               "configured; configure the same embedder (vectors of two embedders cannot be mixed)")
     program = rebuild(path, meta, embedder=embedder, **app)
     apply_state(program, path, state)
     return program
@@ -419,5 +423,5 @@ def load_program(path: str | Path, program_class: str, rebuild, **app):
     """``tracerag.load`` for one program: the artifact at ``path`` must hold a ``program_class``."""
     meta, state = read_artifact(path)
     if meta["program"] != program_class:
-        raise ValueError(f"{meta_path(path)}: holds a {meta['program']}, not a {program_class}")
+        raise InvalidValue(f"{meta_path(path)}: holds a {meta['program']}, not a {program_class}")
     return rebuilt(path, meta, state, rebuild, **app)

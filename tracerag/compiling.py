@@ -43,6 +43,7 @@ import dspy
 from dspy.utils.exceptions import DSPyError
 from pydantic import TypeAdapter, ValidationError
 
+from .errors import InvalidValue
 from .lm.fault_budget import lm_fault_budget
 from .lm.optimizer_calls import OptimizerCalls, bounded_lm
 
@@ -172,18 +173,18 @@ def preflight(optimizer: str, devset: list | None = None, max_metric_calls: int 
     ``max_metric_calls`` below one iteration on ``devset``, or a ``prompt_lm`` that BootstrapFewShot would
     ignore. Makes no LM call."""
     if optimizer not in OPTIMIZERS:
-        raise ValueError(f"unknown optimizer {optimizer!r}; choose from {list(OPTIMIZERS)}")
+        raise InvalidValue(f"unknown optimizer {optimizer!r}; choose from {list(OPTIMIZERS)}")
     if optimizer == "bootstrap" and prompt_lm is not None:
-        raise ValueError("--prompt-lm (prompt_lm) is for mipro and gepa; bootstrap proposes no instructions")
+        raise InvalidValue("--prompt-lm (prompt_lm) is for mipro and gepa; bootstrap proposes no instructions")
     if optimizer == "mipro" and not _installed("optuna"):
-        raise ValueError(f"the mipro optimizer needs optuna: {MIPRO_INSTALL} (from a checkout: "
-                         f"pip install -e \".[mipro]\")")
+        raise InvalidValue(f"the mipro optimizer needs optuna: {MIPRO_INSTALL} (from a checkout: "
+                           f"pip install -e \".[mipro]\")")
     if optimizer == "gepa" and max_metric_calls is not None and devset is not None:
         need = gepa_minimum_metric_calls(len(devset))
         if max_metric_calls < need:
-            raise ValueError(f"gepa: --max-metric-calls {max_metric_calls} is below one iteration on this dev set; "
-                             f"use at least {need} (2 x {len(devset)} dev examples + 2 x {GEPA_MINIBATCH} "
-                             "reflection minibatch)")
+            raise InvalidValue(f"gepa: --max-metric-calls {max_metric_calls} is below one iteration on this dev set; "
+                               f"use at least {need} (2 x {len(devset)} dev examples + 2 x {GEPA_MINIBATCH} "
+                               "reflection minibatch)")
 
 
 # -- compile ---------------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ import dspy
 from .embedding.embedder_choice import make_embedder
 from .embedding.embedders import Embedder
 from .embedding.embedding_cache import default_cache_path
+from .errors import InvalidValue
 from .lm.bounded_lm import make_lm
 from .lm.policy import LMPolicy, policy, set_policy
 
@@ -66,9 +67,9 @@ def _number(value, env_name: str, kind: type, default, *, minimum):
     try:
         number = kind(raw)
     except (TypeError, ValueError):
-        raise ValueError(f"{source} {raw!r} is not a {'number' if kind is float else 'whole number'}") from None
+        raise InvalidValue(f"{source} {raw!r} is not a {'number' if kind is float else 'whole number'}") from None
     if number < minimum:
-        raise ValueError(f"{source} {raw!r} must be at least {minimum}")
+        raise InvalidValue(f"{source} {raw!r} must be at least {minimum}")
     return number
 
 

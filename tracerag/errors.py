@@ -39,3 +39,29 @@ class DataFileError(TraceragError, ValueError):
             path, line = found["path"], int(found["line"]) if line is None else line
             field = found["field"] if field is None else field
         super().__init__(message, path=path, line=line, field=field, hint=hint)
+
+
+# The errors a library call raises about what it was given, each keeping the built-in base callers catch.
+
+class InvalidValue(TraceragError, ValueError):
+    """A value tracerag cannot use: an argument, a setting, a field of a file or a request."""
+
+
+class InvalidType(TraceragError, TypeError):
+    """An object of a kind tracerag cannot use where it was given (a store, a bullet, a program to save)."""
+
+
+class FileMissing(TraceragError, FileNotFoundError):
+    """A file or directory tracerag was pointed at is not there."""
+
+
+class UnknownKey(TraceragError, KeyError):
+    """A name tracerag does not hold (a home the program does not index, an id the bank does not have)."""
+
+
+class NotCallable(TraceragError, RuntimeError):
+    """Something that only describes (a span's tool) was called."""
+
+
+class OutOfRange(TraceragError, IndexError):
+    """A row number past the end of what is stored."""

@@ -35,6 +35,8 @@ from typing import Any
 import httpcore
 import httpx
 
+from .errors import InvalidValue
+
 logger = logging.getLogger(__name__)
 
 MAX_DELAY = 30.0  # seconds; cap for both exponential backoff and a server's Retry-After
@@ -139,7 +141,7 @@ class _Decoder:
     def __init__(self, encoding: str) -> None:
         codings = [c.strip().lower() for c in encoding.split(",") if c.strip() and c.strip().lower() != "identity"]
         if len(codings) > 1 or (codings and codings[0] not in ("gzip", "x-gzip", "deflate")):
-            raise ValueError(f"unsupported Content-Encoding {encoding!r}")
+            raise InvalidValue(f"unsupported Content-Encoding {encoding!r}")
         self.coding = codings[0] if codings else None
         self._new()
 
@@ -470,7 +472,7 @@ class JsonEndpoint:
         self.deadline = timeout * (max_retries + 1) if deadline is None else deadline
         self.max_bytes = max_bytes
         if self.deadline <= 0 or max_bytes <= 0:
-            raise ValueError(f"deadline and max_bytes must be positive, got {self.deadline}, {max_bytes}")
+            raise InvalidValue(f"deadline and max_bytes must be positive, got {self.deadline}, {max_bytes}")
         self._api_key = api_key
         self._client: httpx.Client | None = None
         self._aclients = LoopClients(lambda: bounded_async_client(self.timeout, self._headers()))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dspy
 
+from .errors import InvalidValue
 from .lm.calls import lm_of
 from .metrics.citations import CHUNK_ID_PATTERN, extract_cited_ids, split_sentences
 from .programs.guarded_step import Stages
@@ -38,7 +39,7 @@ def alce_citation_scores(pred, *, stages=None) -> tuple[float | None, float | No
 
     def verdict(out) -> bool:
         if not isinstance(out.grounded, bool):
-            raise ValueError(f"grounded is {type(out.grounded).__name__}, not a bool")
+            raise InvalidValue(f"grounded is {type(out.grounded).__name__}, not a bool")
         return out.grounded
 
     def supports(sentence: str, cites: list[str]) -> bool:

@@ -13,6 +13,7 @@ from typing import Any
 
 from .agent.spec import ENTRY as AGENT
 from .commands.spec import ENTRY as COMMANDS
+from .errors import InvalidType, InvalidValue
 from .experience.spec import ENTRY as EXPERIENCE
 from .planner.spec import ENTRY as PLANNER
 from .program_entry import ProgramEntry
@@ -29,7 +30,7 @@ def entry(name: str) -> ProgramEntry:
     try:
         return PROGRAMS[name]
     except KeyError:
-        raise ValueError(f"unknown program {name!r}; choose from {', '.join(PROGRAMS)}") from None
+        raise InvalidValue(f"unknown program {name!r}; choose from {', '.join(PROGRAMS)}") from None
 
 
 def build(name: str, **options: Any):
@@ -51,7 +52,7 @@ def save(program, path: str | Path, *, dataset: str | None = None, metric: str |
 
     found = next(filter(None, (_entry_of_class(cls.__name__) for cls in type(program).__mro__)), None)
     if found is None:
-        raise TypeError(f"cannot save {type(program).__name__}: no artifact format for it")
+        raise InvalidType(f"cannot save {type(program).__name__}: no artifact format for it")
     return save_artifact(program, path, found.describe(program, Path(path).parent), dataset=dataset, metric=metric,
                          scores=scores, extra=extra)
 
@@ -72,5 +73,5 @@ def load(path: str | Path, home: str | Path | None = None, embedder=None, *, sto
     found = _entry_of_class(meta["program"])
     if found is None:
         known = [e.program_class for e in PROGRAMS.values()]
-        raise ValueError(f"{meta_path(path)}: unknown program {meta['program']!r}; expected one of {known}")
+        raise InvalidValue(f"{meta_path(path)}: unknown program {meta['program']!r}; expected one of {known}")
     return rebuilt(path, meta, state, found.rebuild, embedder=embedder, home=home, store=store, tools=tools)

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .data_files.durable import write_durably
+from .errors import InvalidValue
 
 # The row score that decides a miss, first one a row has: commands, experience and rag rows carry
 # ``recall``, planner rows ``score``, agent rows ``gold_found``.
@@ -104,10 +105,10 @@ def render_html_report(report: dict) -> str:
     ``metrics``, ``breakdown``, ``per_query``)."""
     for field in ("program", "metrics", "per_query"):
         if field not in report:
-            raise ValueError(f"report: field '{field}' is missing (not a tracerag evaluate report)")
+            raise InvalidValue(f"report: field '{field}' is missing (not a tracerag evaluate report)")
     rows = report["per_query"]
     if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
-        raise ValueError("report: field 'per_query' must be a list of objects")
+        raise InvalidValue("report: field 'per_query' must be a list of objects")
     title = f"{report['program']} on {report.get('dataset', '?')}"
     facts = [f"split {report.get('split', 'all')}", f"n = {report.get('n', len(rows))}"]
     facts += [f"{key} = {report[key]}" for key in ("k", "ir") if key in report]

@@ -27,6 +27,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from .errors import InvalidValue
+
 __all__ = ["PROGRAM_STORE_KINDS", "add_store_commands", "cmd_store", "open_program_store"]
 
 logger = logging.getLogger(__name__)
@@ -68,7 +70,7 @@ def cmd_store(args: Any) -> int:
                             progress=sys.stderr.isatty(), refresh=getattr(args, "refresh", True))
         print(json.dumps(report.to_dict(), indent=2) if args.json else report.summary())
         return 0 if report.ok else 1
-    raise ValueError(f"unknown store command {args.store_command!r}")
+    raise InvalidValue(f"unknown store command {args.store_command!r}")
 
 
 def open_program_store(kind: str, uri: str | Path, embedder: Any, fill_from: str | Path | None = None,
@@ -82,7 +84,7 @@ def open_program_store(kind: str, uri: str | Path, embedder: Any, fill_from: str
     from .stores.vector_store import parse_store_uri
 
     if kind not in PROGRAM_STORE_KINDS:
-        raise ValueError(f"unknown store kind {kind!r}; expected one of {', '.join(PROGRAM_STORE_KINDS)}")
+        raise InvalidValue(f"unknown store kind {kind!r}; expected one of {', '.join(PROGRAM_STORE_KINDS)}")
     target = parse_store_uri(uri)
     if target.backend == "numpy" and not (Path(target.location) / "manifest.json").exists():
         _build_numpy(kind, Path(target.location), embedder, fill_from, progress)
@@ -114,7 +116,7 @@ def _fill(kind: str, store: Any, embedder: Any, fill_from: str | Path | None, pr
 
 def _check(report: Any) -> None:
     if not report.ok:
-        raise ValueError(report.summary())
+        raise InvalidValue(report.summary())
 
 
 def _build_numpy(kind: str, bank_dir: Path, embedder: Any, fill_from: str | Path | None, progress: Any) -> None:

@@ -21,5 +21,5 @@ def test_the_store_protocol_holds_on_a_real_milvus_server():
         pytest.skip(why)
     # one process: the tests name their collections by a per-process counter on the one shared server
     suite = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0", "-m", "not slow",
-             str(ROOT / "tests" / "retrievers" / "test_vector_store.py"), "-k", "milvus-standalone"]
+             str(ROOT / "tests" / "stores" / "test_vector_store.py"), "-k", "milvus-standalone"]
     assert milvus_standalone.run_inside(suite) == 0

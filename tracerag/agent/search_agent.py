@@ -41,6 +41,7 @@ import dspy
 from dspy.utils.exceptions import AdapterParseError
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from ..errors import InvalidValue
 from ..hints import Hint
 from ..lm.calls import lm_of
 from ..lm.reply_limits import MAX_ANSWER_CHARS, MAX_CITATIONS, MAX_REPLY_CHARS, ReplyRejected, given_ids
@@ -100,7 +101,7 @@ class AgentConfig(BaseModel):
     @model_validator(mode="after")
     def _room_to_answer(self) -> AgentConfig:
         if self.max_steps < 2:
-            raise ValueError("max_steps must leave room for a call and an answer (>= 2)")
+            raise InvalidValue("max_steps must leave room for a call and an answer (>= 2)")
         return self
 
 

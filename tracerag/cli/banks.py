@@ -8,6 +8,7 @@ import json
 import sys
 from pathlib import Path
 
+from ..errors import InvalidValue
 from .flags import add_bank_or_store, add_max_skipped, add_model_flags, add_threads_flag
 
 
@@ -48,7 +49,7 @@ def into_store(args, build) -> tuple[object, object]:
         copied = copy_store(Path(staging) / "bank", args.store, progress=sys.stderr.isatty())
     print(copied.summary(), file=sys.stderr)
     if not copied.ok:
-        raise ValueError(f"{args.store}: the copy did not verify")
+        raise InvalidValue(f"{args.store}: the copy did not verify")
     return built, copied
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 
+from ..errors import InvalidValue
+
 # Builder options read from flags of another name
 FLAG_OF = {"artifact": "program_file", "homes": "dataset", "tool_embedder": "embedder"}
 # Supplied by the command itself, never read from a flag: the embedder is configured (``configure``)
@@ -47,7 +49,7 @@ def require_key(args, settings):
         return settings
     line = f"the LM {settings.lm} has no API key: set {' or '.join(names)}, or pass --api-key"
     if not getattr(args, "allow_no_lm", False):
-        raise ValueError(f"{line} (--allow-no-lm runs without the LM)")
+        raise InvalidValue(f"{line} (--allow-no-lm runs without the LM)")
     print(f"warning: {line}; running without the LM (--allow-no-lm)", file=sys.stderr)
     dspy.configure(lm=None)
     return dataclasses.replace(settings, lm=None)

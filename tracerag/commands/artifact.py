@@ -7,6 +7,7 @@ from pathlib import Path
 
 from ..artifacts import load_program, meta_path
 from ..building import embedder_or_default
+from ..errors import InvalidValue
 
 
 def describe(program, where: Path | None = None) -> dict:
@@ -24,10 +25,10 @@ def rebuild(path: Path, meta: dict, *, embedder=None, home=None, **_):
     from .command_retrieval import CommandRetrieval, build_indexes
 
     if not isinstance(meta.get("index_params"), dict):
-        raise ValueError(f"{meta_path(path)}: field 'index_params' is missing; was {path} written by tracerag.save?")
+        raise InvalidValue(f"{meta_path(path)}: field 'index_params' is missing; was {path} written by tracerag.save?")
     source = home if home is not None else meta.get("dataset")
     if source is None:
-        raise ValueError(f"{path}: no home given and the artifact records no dataset")
+        raise InvalidValue(f"{path}: no home given and the artifact records no dataset")
     indexes = build_indexes(home_dirs(resolve_dataset(source)), embedder_or_default(embedder),
                             IndexParams(**meta["index_params"]))
     return CommandRetrieval(indexes, **meta["config"])

@@ -28,6 +28,7 @@ import dspy
 
 from ..device_operations import OTHER
 from ..embedding.http_embedder import with_embeddings
+from ..errors import UnknownKey
 from ..hints import Hint
 from ..home_commands.category_words import categories_said
 from ..home_commands.command_results import BulkPlan
@@ -82,7 +83,7 @@ class CommandRetrieval(dspy.Module):
         if home is None and len(self.indexes) == 1:
             return next(iter(self.indexes.values()))
         if home not in self.indexes:
-            raise KeyError(f"unknown home {home!r}; this program indexes {sorted(self.indexes)}")
+            raise UnknownKey(f"unknown home {home!r}; this program indexes {sorted(self.indexes)}")
         return self.indexes[home]
 
     def forward(self, query: str, home: str | None = None, ir: QueryIR | dict | None = None) -> dspy.Prediction:

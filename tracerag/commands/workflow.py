@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from ..errors import InvalidValue
 from ..workflows.reading import print_reading
 from ..workflows.results import Compiled, Outcome
 
@@ -36,7 +37,7 @@ def evaluate(build: Callable, *, dataset: str, split: str = "test", ir: str | No
 
     ir = ir or ("lm" if lm else "none")
     if ir == "lm" and not lm:
-        raise ValueError("--ir lm needs an LM (--lm or TRACERAG_LM)")
+        raise InvalidValue("--ir lm needs an LM (--lm or TRACERAG_LM)")
     read = ReadReport("queries")
     queries = load_dataset(dataset, None if split == "all" else split, report=read)
     program = build(ir_source=ir)
@@ -55,7 +56,7 @@ def run(build: Callable, *, query: str, dataset: str | None = None, home: str | 
     from ..smarthome.cli import execute_prediction
 
     if not dataset:
-        raise ValueError("run commands needs --dataset")
+        raise InvalidValue("run commands needs --dataset")
     program = build()
     pred = program(query=query, home=home)
     out = {"ir": pred.ir.model_dump(), "parse_source": pred.parse_source, "hint": pred.hint,

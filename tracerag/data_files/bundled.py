@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..errors import FileMissing
+
 __all__ = ["BUNDLED_ROOT", "resolve_dataset"]
 
 BUNDLED_ROOT = Path(__file__).parents[1] / "datasets" / "data"
@@ -19,4 +21,4 @@ def resolve_dataset(name_or_path: str | Path) -> Path:
     if bundled.exists():
         return bundled
     names = sorted(p.name for p in BUNDLED_ROOT.iterdir() if p.is_dir()) if BUNDLED_ROOT.exists() else []
-    raise FileNotFoundError(f"dataset {name_or_path!r} is neither a directory nor a bundled dataset {names}")
+    raise FileMissing(f"dataset {name_or_path!r} is neither a directory nor a bundled dataset {names}")

@@ -21,7 +21,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from ..errors import TraceragError
+from ..errors import InvalidValue, TraceragError
 
 __all__ = ["DurableWriteError", "fsync_dir", "sha256_of", "verify_sha256", "write_durably"]
 
@@ -81,5 +81,5 @@ def verify_sha256(data: bytes | str, expected: str | None, where: str | Path) ->
     """Raise ``ValueError`` naming ``where`` when ``data`` does not have the recorded checksum (None: nothing
     was recorded, as in files written before checksums; accepted)."""
     if expected is not None and sha256_of(data) != expected:
-        raise ValueError(f"{where}: its content does not match the checksum recorded when it was written "
-                         f"(damaged or changed since); write it again")
+        raise InvalidValue(f"{where}: its content does not match the checksum recorded when it was written "
+                           f"(damaged or changed since); write it again")

@@ -33,7 +33,7 @@ from ..data_files.read_report import (
     read_regular,
     text_problem,
 )
-from ..errors import DataFileError
+from ..errors import DataFileError, InvalidValue
 from .smarthome import SPLITS, resolve_dataset, split_of
 
 __all__ = ["ExperienceDataError", "ExperienceQuery", "load_experience_queries"]
@@ -148,7 +148,7 @@ def load_experience_queries(name_or_path: str | Path, split: str | None = None, 
     ValueError naming it. A repeated id, and with ``task_ids`` (the tasks the queries are scored against,
     e.g. a bank) a relevant task id not among them, is a ExperienceDataError naming the line."""
     if split is not None and split not in SPLITS:
-        raise ValueError(f"unknown split {split!r}; choose from {list(SPLITS)}")
+        raise InvalidValue(f"unknown split {split!r}; choose from {list(SPLITS)}")
     path = resolve_dataset(name_or_path) / "queries.jsonl"
     if not path.exists() and not path.is_symlink():
         raise ExperienceDataError(f"{path}: file is missing")

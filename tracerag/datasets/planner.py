@@ -27,7 +27,7 @@ from pydantic import ValidationError
 
 from ..data_files.read_report import DEFAULT_MAX_BYTES, ReadReport, not_finite, text_problem
 from ..documents.corpus import ItemSink, iter_data_lines
-from ..errors import DataFileError
+from ..errors import DataFileError, InvalidValue
 from ..memory.playbook import Bullet, Playbook, PlaybookError, Template, load_playbook
 from ..signatures.planner import Plan
 from .smarthome import SPLITS, resolve_dataset, split_of
@@ -170,7 +170,7 @@ def load_planner_cases(name_or_path: str | Path = "planner", split: str | None =
     with ``report.check``); without one, it is a PlannerDataError naming file:line and field. Files that
     cannot be read at all, and a playbook path leaving the dataset directory, are always errors."""
     if split is not None and split not in SPLITS:
-        raise ValueError(f"unknown split {split!r}; choose from {list(SPLITS)}")
+        raise InvalidValue(f"unknown split {split!r}; choose from {list(SPLITS)}")
     root = resolve_dataset(name_or_path)
     template_report = ReadReport("templates") if report is not None else None
     templates = load_templates(root / TEMPLATES_FILE, template_report)

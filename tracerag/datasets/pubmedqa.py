@@ -28,6 +28,7 @@ import dspy
 
 from ..data_files.read_report import DEFAULT_MAX_BYTES, ReadReport, text_problem
 from ..documents.corpus import CorpusError, ItemSink, iter_data_lines
+from ..errors import InvalidValue
 from .smarthome import SPLITS, resolve_dataset, split_of
 
 __all__ = ["DECISIONS", "PubMedQAQuestion", "load_pubmedqa_questions", "pubmedqa_abstracts_path",
@@ -88,7 +89,7 @@ def load_pubmedqa_questions(path_or_name: str | Path = "pubmedqa", split: str | 
     ``pmids`` (the corpus's document ids), a pmid that is not among them.
     """
     if split is not None and split not in SPLITS:
-        raise ValueError(f"unknown split {split!r}; choose from {list(SPLITS)}")
+        raise InvalidValue(f"unknown split {split!r}; choose from {list(SPLITS)}")
     path = pubmedqa_questions_path(path_or_name)
     sink = ItemSink(CorpusError, report, strict=report is None)
     questions, seen = [], {}

@@ -32,6 +32,7 @@ from ..data_files.bundled import BUNDLED_ROOT, resolve_dataset  # noqa: F401  (B
 from ..data_files.jsonl import iter_json_lines
 from ..data_files.read_report import ReadReport, Unreadable, not_finite, text_problem
 from ..device_operations import OPERATIONS
+from ..errors import InvalidValue
 from ..home_commands.file_fields import MAX_FILE_BYTES, HomeDataError
 from ..home_commands.home import Home
 from ..signatures.query_ir import DEVICE_CATEGORIES, UNKNOWN_CATEGORY, QueryIR
@@ -265,7 +266,7 @@ def load_dataset(name_or_path: str | Path, split: str | None = None, report: Rea
     homes a program indexed) when given, else each home directory is read for it. A label naming a
     device or command the home does not have is a HomeDataError naming the line."""
     if split is not None and split not in SPLITS:
-        raise ValueError(f"unknown split {split!r}; choose from {list(SPLITS)}")
+        raise InvalidValue(f"unknown split {split!r}; choose from {list(SPLITS)}")
     own = report is None
     report = ReadReport("queries") if own else report
     out = {}

@@ -17,6 +17,8 @@ import hashlib
 import re
 from dataclasses import dataclass
 
+from ..errors import InvalidValue
+
 __all__ = ["Chunk", "chunk_text", "split_sentences", "text_hash"]
 
 DEFAULT_SIZE = 500
@@ -123,9 +125,9 @@ def chunk_text(doc_id: str, text: str, *, size: int = DEFAULT_SIZE, overlap: int
     ``overlap``) and dropped where the next sentence would not fit beside it. Empty text gives no chunks.
     """
     if size <= 0:
-        raise ValueError(f"size must be positive, got {size}")
+        raise InvalidValue(f"size must be positive, got {size}")
     if not 0 <= overlap < size:
-        raise ValueError(f"overlap must be in [0, size), got {overlap} with size {size}")
+        raise InvalidValue(f"overlap must be in [0, size), got {overlap} with size {size}")
     text = normalize_whitespace(text)
     units = [piece for span in _sentence_spans(text) for piece in _fit_spans(text, span, size)]
     groups: list[list[tuple[int, int]]] = []

@@ -28,6 +28,7 @@ from typing import Any, Literal
 import numpy as np
 
 from ..embedding.embedders import Embedder
+from ..errors import InvalidValue
 from ..stores.cosine_bank import CosineBank
 from ..stores.vector_store import VectorStore
 from .store_rows import store_rows
@@ -124,16 +125,16 @@ class HybridRetriever:
         text_key: str = "text",
     ) -> None:
         if fusion not in ("rrf", "normalized"):
-            raise ValueError(f"unknown fusion {fusion!r}; choose 'rrf' or 'normalized'")
+            raise InvalidValue(f"unknown fusion {fusion!r}; choose 'rrf' or 'normalized'")
         if lexical_weight < 0 or dense_weight < 0 or lexical_weight + dense_weight == 0:
-            raise ValueError("channel weights must be non-negative and not both zero")
+            raise InvalidValue("channel weights must be non-negative and not both zero")
         self._rows = store_rows(store)
         self.embedder = embedder if embedder is not None else self._rows.embedder
         if self.embedder is not None:
             info = self._rows.store.describe()
             if (self.embedder.id, self.embedder.dim) != (info.embedder_id, info.dim):
-                raise ValueError(f"{info.uri}: store holds vectors of embedder {info.embedder_id!r} (dim {info.dim}), "
-                                 f"not {self.embedder.id!r} (dim {self.embedder.dim})")
+                raise InvalidValue(f"{info.uri}: store holds vectors of embedder {info.embedder_id!r} "
+                                   f"(dim {info.dim}), not {self.embedder.id!r} (dim {self.embedder.dim})")
         self.lexical_weight = lexical_weight
         self.dense_weight = dense_weight
         self.fusion: Fusion = fusion
@@ -286,7 +287,7 @@ class HybridRetriever:
 
     def _embed(self, queries: list[str]) -> np.ndarray:
         if self.embedder is None:
-            raise ValueError(f"{self._rows.where}: no embedder given (pass embedder=, or load the bank with one)")
+            raise InvalidValue(f"{self._rows.where}: no embedder given (pass embedder=, or load the bank with one)")
         return np.asarray(self.embedder.embed(queries), dtype=np.float32)
 
     def _query_groups(self, n: int) -> list[range]:

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..embedding.embedders import Embedder, LexicalEmbedder, LocalUSEEmbedder
 from ..embedding.http_embedder import with_embeddings
-from ..errors import TraceragError
+from ..errors import InvalidValue, TraceragError
 from ..http_json import MAX_BYTES, JsonEndpoint
 
 __all__ = ["HttpReranker", "LocalReranker", "RerankServiceError", "Reranker", "make_reranker"]
@@ -34,7 +34,7 @@ class Reranker(Protocol):
 
 def _check_top_n(top_n: int | None) -> None:
     if top_n is not None and (isinstance(top_n, bool) or not isinstance(top_n, int) or top_n < 0):
-        raise ValueError(f"top_n must be a non-negative int or None, got {top_n!r}")
+        raise InvalidValue(f"top_n must be a non-negative int or None, got {top_n!r}")
 
 
 def _ranked(scores: Sequence[float], indices: Sequence[int], top_n: int | None) -> list[tuple[int, float]]:
@@ -60,7 +60,7 @@ class LocalReranker:
         lexical_weight: float = 0.3,
     ) -> None:
         if dense_weight < 0 or lexical_weight < 0 or dense_weight + lexical_weight == 0:
-            raise ValueError(f"weights must be non-negative and not both zero, got {dense_weight}, {lexical_weight}")
+            raise InvalidValue(f"weights must be non-negative and not both zero, got {dense_weight}, {lexical_weight}")
         self.embedder = embedder if embedder is not None else LocalUSEEmbedder()
         self.lexical = lexical if lexical is not None else LexicalEmbedder()
         self.dense_weight = dense_weight
@@ -192,7 +192,7 @@ def make_reranker(
         return LocalReranker(embedder)
     if spec.startswith(("http://", "https://")):
         return HttpReranker(spec, model or "default", api_key=api_key, timeout=timeout)
-    raise ValueError(
+    raise InvalidValue(
         f"unknown reranker spec {spec!r}; expected None or 'local' (dense + lexical blend) or a rerank "
         "service base URL such as 'http://host:port/v1' (POST {base_url}/rerank)"
     )

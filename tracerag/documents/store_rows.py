@@ -20,6 +20,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from ..embedding.embedders import Embedder
+from ..errors import InvalidType
 from ..stores.cosine_bank import CosineBank
 from ..stores.vector_store import StoreError, VectorStore
 
@@ -92,7 +93,7 @@ def store_rows(store: Any) -> StoreRows:
         return NumpyBankRows(store.bank, store)
     if isinstance(store, VectorStore):
         return VectorStoreRows(store)
-    raise TypeError(f"HybridRetriever needs a VectorStore or a CosineBank, got {type(store).__name__}")
+    raise InvalidType(f"HybridRetriever needs a VectorStore or a CosineBank, got {type(store).__name__}")
 
 
 class NumpyBankRows:

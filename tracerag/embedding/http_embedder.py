@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from ..errors import TraceragError
+from ..errors import InvalidValue, TraceragError
 from ..http_json import MAX_BYTES, JsonEndpoint
 from .embedders import l2_normalize
 
@@ -87,7 +87,7 @@ class HttpEmbedder(JsonEndpoint):
         max_bytes: int = MAX_BYTES,
     ) -> None:
         if batch_size <= 0:
-            raise ValueError(f"batch_size must be positive, got {batch_size}")
+            raise InvalidValue(f"batch_size must be positive, got {batch_size}")
         super().__init__(base_url, "/embeddings", api_key, timeout, max_retries, backoff, deadline, max_bytes)
         self.model = model
         self.id = f"http:{model}@{self.base_url}"

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from ..artifacts import store_fields, store_source
 from ..building import embedder_or_default
+from ..errors import InvalidValue
 
 
 def describe(program, where: Path | None = None) -> dict:
@@ -31,7 +32,7 @@ def rebuild(path: Path, meta: dict, *, embedder=None, store=None, **_):
     embedder = embedder_or_default(embedder)
     source = store_source(path, meta, embedder, store)
     if source is None:
-        raise ValueError(f"{path}: no store given and the artifact records none")
+        raise InvalidValue(f"{path}: no store given and the artifact records none")
     service = meta.get("reranker")
     reranker = make_reranker(service["base_url"], model=service["model"]) if service else None
     return ExperienceRetrieval(source, config, reranker=reranker, embedder=embedder)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..building import TEMP_BANKS, embedder_or_default
+from ..errors import InvalidValue
 
 
 def build_experience(*, artifact: str | Path | None = None, dataset: str | Path | None = "experience",
@@ -42,7 +43,7 @@ def build_experience(*, artifact: str | Path | None = None, dataset: str | Path 
         build_experience_bank(traces, bank_dir, embedder, rebuild=True)
         found = CosineBank.load(bank_dir, embedder)
     else:
-        raise ValueError("experience needs a bank, a store or a dataset of traces to build the bank from")
+        raise InvalidValue("experience needs a bank, a store or a dataset of traces to build the bank from")
     config = ExperienceConfig(enable=True, enable_query_rewrite=rewrite, enable_rerank=reranker != "none",
                               max_retrieval_rounds=max_rounds, top_n=top_n)
     service = None if reranker in ("local", "none") else make_reranker(reranker, model=rerank_model)

@@ -42,6 +42,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..documents.rerankers import LocalReranker, Reranker
 from ..embedding.http_embedder import with_embeddings
+from ..errors import InvalidValue
 from ..lm.calls import lm_of
 from ..lm.reply_limits import (
     MAX_IDS,
@@ -143,7 +144,7 @@ class ExperienceRetrieval(dspy.Module):
         if not self.config.enable:
             return  # dark launch: no bank loaded, no predictors built
         if bank is None:
-            raise ValueError("ExperienceRetrieval(enable=True) needs a bank: a VectorStore, CosineBank or store URI")
+            raise InvalidValue("ExperienceRetrieval(enable=True) needs a bank: a VectorStore, CosineBank or store URI")
         _check_bank_built(bank)
         if embedder is None and not isinstance(bank, CosineBank):
             from ..config import get_embedder

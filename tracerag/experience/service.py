@@ -7,6 +7,7 @@ from typing import Annotated
 
 from pydantic import Field, field_validator
 
+from ..errors import InvalidValue
 from ..service_models import MAX_QUESTION, ProgramService, Request, Response, store_described
 
 
@@ -25,7 +26,7 @@ class ExperienceRequest(Request):
     def _data_urls(cls, images: list[str]) -> list[str]:
         for i, image in enumerate(images):
             if not image.startswith("data:image/"):
-                raise ValueError(f"images[{i}] must be a data:image/… URL")
+                raise InvalidValue(f"images[{i}] must be a data:image/… URL")
         return images
 
 

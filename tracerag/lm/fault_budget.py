@@ -45,6 +45,8 @@ from contextlib import contextmanager
 
 import dspy
 
+from ..errors import InvalidValue
+
 __all__ = ["FAULT_SHARE", "MIN_CALL_SECONDS", "STAGE_SHARE", "FaultBudget", "current_budget", "lm_fault_budget"]
 
 logger = logging.getLogger("tracerag.lm")
@@ -65,7 +67,7 @@ class FaultBudget:
 
     def __init__(self, seconds: float, share: float = FAULT_SHARE, clock: Callable[[], float] = time.monotonic):
         if not seconds >= 0:
-            raise ValueError(f"an LM fault budget is a number of seconds >= 0, not {seconds!r}")
+            raise InvalidValue(f"an LM fault budget is a number of seconds >= 0, not {seconds!r}")
         self.seconds, self.share, self._clock = float(seconds), float(share), clock
         self.started = clock()
         self.charged = 0.0  # seconds of failed calls so far

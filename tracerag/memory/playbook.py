@@ -28,7 +28,7 @@ from typing import Any
 
 from ..data_files.durable import write_durably
 from ..data_files.read_report import DEFAULT_MAX_BYTES, open_regular, read_capped
-from ..errors import DataFileError
+from ..errors import DataFileError, InvalidType, InvalidValue
 
 __all__ = ["BULLET_ID_PATTERN", "TEMPLATE_ID_PATTERN", "Bullet", "Playbook", "PlaybookError", "Template",
            "TemplateIndex", "apply_feedback", "as_template", "index_templates", "load_playbook", "parse_playbook",
@@ -259,10 +259,10 @@ def as_template(value: Template | Mapping[str, Any]) -> Template:
     if isinstance(value, Template):
         return value
     if not isinstance(value, Mapping):
-        raise TypeError(f"a template must be a Template or a mapping, got {type(value).__name__}")
+        raise InvalidType(f"a template must be a Template or a mapping, got {type(value).__name__}")
     text = value.get("text", value.get("content"))
     if not isinstance(text, str) or not text.strip():
-        raise ValueError("a template needs a non-empty 'text' (or 'content')")
+        raise InvalidValue("a template needs a non-empty 'text' (or 'content')")
     score = value.get("score")
     return Template(value.get("id") or None, str(value.get("title") or ""), text,
                     None if score is None else float(score))

@@ -28,6 +28,7 @@ from ..data_files.read_report import (
     read_regular,
     text_problem,
 )
+from ..errors import FileMissing
 
 __all__ = ["TRACE_MAX_BYTES", "Trace", "TraceLoad", "load_traces", "index_text", "query_text", "parse_trace"]
 
@@ -342,7 +343,7 @@ def tasks_dir(directory: str | Path) -> Path:
         return directory / "tasks"
     if directory.is_dir() and any(directory.glob("*/trace.json")):
         return directory
-    raise FileNotFoundError(f"{directory}: no tasks/<task_id>/trace.json files here")
+    raise FileMissing(f"{directory}: no tasks/<task_id>/trace.json files here")
 
 
 def _trace_files(tasks: Path) -> list[Path]:

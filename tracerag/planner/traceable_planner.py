@@ -40,6 +40,7 @@ import dspy
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..embedding.http_embedder import with_embeddings
+from ..errors import InvalidType, InvalidValue
 from ..hints import Hint
 from ..lm.calls import lm_of
 from ..lm.meter import LMMeter
@@ -237,7 +238,7 @@ def _as_bullets(bullets: Playbook | Sequence[Bullet | str] | str) -> list[Bullet
         elif isinstance(item, str):
             out.extend(parse_playbook(item, "<bullets>").bullets)
         else:
-            raise TypeError(f"a bullet must be a Bullet or a playbook line, got {type(item).__name__}")
+            raise InvalidType(f"a bullet must be a Bullet or a playbook line, got {type(item).__name__}")
     return out
 
 
@@ -267,7 +268,7 @@ def _as_plan(value: Any) -> Plan:
     if isinstance(value, Mapping):
         value = Plan.model_validate(value)
     if not isinstance(value, Plan):
-        raise ValueError(f"GeneratePlan returned no plan (got {type(value).__name__})")
+        raise InvalidValue(f"GeneratePlan returned no plan (got {type(value).__name__})")
     size = len(value.model_dump_json())
     if size > MAX_PLAN_CHARS:
         raise ReplyRejected(f"the plan is {size:,} characters as JSON; the cap is {MAX_PLAN_CHARS:,}")

@@ -44,6 +44,8 @@ from typing import Any
 import dspy
 from dspy.utils.callback import ACTIVE_CALL_ID
 
+from ..errors import NotCallable
+
 __all__ = ["COMMAND_BULK", "COMMAND_SEARCH", "CORPUS_SEARCH", "EXPERIENCE_SEARCH", "Span", "TEMPLATE_SEARCH",
            "span", "span_tool"]
 
@@ -79,7 +81,7 @@ _tools_lock = threading.Lock()
 
 
 def _not_called(**kwargs) -> None:  # the span's Tool only names the step; the program runs the step itself
-    raise RuntimeError("a span's tool is a description, not a callable tool")
+    raise NotCallable("a span's tool is a description, not a callable tool")
 
 
 def span_tool(name: str, args: tuple[str, ...] = ()) -> dspy.Tool:

@@ -47,6 +47,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..documents.hybrid import HybridRetriever, ScoredChunk
 from ..embedding.http_embedder import with_embeddings
+from ..errors import InvalidType, InvalidValue
 from ..hints import Hint
 from ..lm.calls import lm_of
 from ..lm.reply_limits import MAX_ANSWER_CHARS, MAX_IDS, MAX_QUERY_CHARS, MAX_SHORT_CHARS, ReplyRejected, prose
@@ -345,7 +346,7 @@ def _grades_for(wanted: set[str], require_one: bool):
             if grade.id in wanted:
                 grades.setdefault(grade.id, grade)
         if require_one and not grades:
-            raise ValueError("no item of the reply is a valid grade of a chunk it was given")
+            raise InvalidValue("no item of the reply is a valid grade of a chunk it was given")
         return grades
     return check
 
@@ -365,17 +366,17 @@ def _cited_answer(context: list[str]):
     def check(out) -> tuple[str, str]:
         answer = prose(out.answer, "answer", MAX_ANSWER_CHARS)
         if not cited_ids(answer):
-            raise ValueError("the answer cites none of its chunks")
+            raise InvalidValue("the answer cites none of its chunks")
         _, outside = keep_citations(answer, allowed)
         if outside:
-            raise ValueError(f"the answer cites ids it was not given: {outside[:5]}")
+            raise InvalidValue(f"the answer cites ids it was not given: {outside[:5]}")
         return answer, _verdict(out.verdict)
     return check
 
 
 def _verification(out) -> tuple[bool, list[str], str]:
     if not isinstance(out.grounded, bool):
-        raise TypeError(f"grounded is a {type(out.grounded).__name__}, not a bool")
+        raise InvalidType(f"grounded is a {type(out.grounded).__name__}, not a bool")
     claims = out.unsupported_claims or []
     if not isinstance(claims, list):
         raise ReplyRejected(f"unsupported_claims is a {type(claims).__name__}, not a list")

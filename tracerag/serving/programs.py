@@ -33,7 +33,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from ..data_files.processes import process_alive
-from ..errors import TraceragError
+from ..errors import InvalidValue, TraceragError
 from ..registry import PROGRAMS
 from ..service_models import ProgramService, to_jsonable
 
@@ -93,9 +93,9 @@ def parse_program_specs(values: list[str] | None) -> dict[str, str | None]:
             name, _, artifact = item.strip().partition("=")
             name = name.strip()
             if name not in ENDPOINTS:
-                raise ValueError(f"unknown program {name!r} in --program; choose from {', '.join(ENDPOINTS)}")
+                raise InvalidValue(f"unknown program {name!r} in --program; choose from {', '.join(ENDPOINTS)}")
             if name in specs:
-                raise ValueError(f"program {name!r} is given twice")
+                raise InvalidValue(f"program {name!r} is given twice")
             specs[name] = artifact.strip() or None
     return specs or dict.fromkeys(ENDPOINTS)
 
@@ -178,8 +178,8 @@ def load_programs(specs: Mapping[str, str | None], options: Mapping[str, Mapping
     for shared in ("bank", "store"):
         users = sorted(n for n in on_defaults & {"experience", "rag", "planner"} if options.get(n, {}).get(shared))
         if len(users) > 1:
-            raise ValueError(f"--{shared} is ambiguous with {' and '.join(users)} on their defaults; serve all but "
-                             f"one from an artifact (--program NAME=FILE) or in separate services")
+            raise InvalidValue(f"--{shared} is ambiguous with {' and '.join(users)} on their defaults; serve all but "
+                               f"one from an artifact (--program NAME=FILE) or in separate services")
     served: dict[str, ServedProgram] = {}
     try:
         for name, artifact in specs.items():
@@ -205,7 +205,7 @@ class Runner:
 
     def __init__(self, concurrency: int = 8, mode: str = "thread"):
         if mode not in ("thread", "async"):
-            raise ValueError(f"unknown call mode {mode!r}; choose thread or async")
+            raise InvalidValue(f"unknown call mode {mode!r}; choose thread or async")
         self.concurrency = concurrency
         self.mode = mode
         self._limiter = None  # made on first use: an anyio limiter belongs to a running event loop

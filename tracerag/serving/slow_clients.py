@@ -30,6 +30,8 @@ from typing import Any
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from ..errors import InvalidValue
+
 __all__ = ["ClientLimits", "DeadlineH11Protocol", "uvicorn_config"]
 
 logger = logging.getLogger(__name__)
@@ -48,7 +50,7 @@ class ClientLimits:
     def __post_init__(self) -> None:
         for name in ("header_timeout", "body_timeout", "keep_alive", "max_header_bytes"):
             if not getattr(self, name) > 0:
-                raise ValueError(f"ClientLimits.{name} must be positive, not {getattr(self, name)!r}")
+                raise InvalidValue(f"ClientLimits.{name} must be positive, not {getattr(self, name)!r}")
 
 
 def _timeout_response(what: str, seconds: float) -> bytes:

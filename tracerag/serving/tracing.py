@@ -31,6 +31,8 @@ from typing import Any
 
 from dspy.utils.callback import ACTIVE_CALL_ID, BaseCallback
 
+from ..errors import InvalidValue
+
 __all__ = ["MAX_ATTRIBUTE", "TRACERS", "OpenTelemetrySpans", "Tracing", "start_tracing"]
 
 logger = logging.getLogger(__name__)
@@ -165,7 +167,7 @@ def start_tracing(name: str | None, exporter=None) -> Tracing:
     if name is None:
         return Tracing()
     if name not in TRACERS:
-        raise ValueError(f"unknown tracer {name!r}; choose from {', '.join(TRACERS)}")
+        raise InvalidValue(f"unknown tracer {name!r}; choose from {', '.join(TRACERS)}")
     if name == "mlflow":
         try:
             import mlflow.dspy  # needs pandas besides mlflow-skinny

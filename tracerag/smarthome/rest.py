@@ -15,7 +15,7 @@ from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 from .. import http_json
-from ..errors import TraceragError
+from ..errors import InvalidValue, TraceragError
 
 DEFAULT_TIMEOUT = 20.0  # seconds per read
 DEFAULT_DEADLINE = 60.0  # seconds per request, retries and their waits included
@@ -41,7 +41,7 @@ class RestClient:
                  deadline: float = DEFAULT_DEADLINE, retries: int = DEFAULT_RETRIES, backoff: float = 0.5,
                  max_bytes: int = MAX_BYTES) -> None:
         if not token:
-            raise ValueError("an API token is required")
+            raise InvalidValue("an API token is required")
         self.base_url = base_url.rstrip("/")
         self.timeout, self.deadline, self.retries, self.backoff = timeout, deadline, retries, backoff
         self.max_bytes = max_bytes

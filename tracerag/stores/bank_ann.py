@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import TraceragError
+from ..errors import InvalidValue, TraceragError
 from .bank_search import Screen, keep_sane
 
 ANN_FILE = "ann.faiss"
@@ -82,7 +82,7 @@ class AnnIndex:
               progress: Callable[[int, int], None] | None = None) -> AnnIndex:
         """A new graph over every row of ``matrix`` (unit rows; inner product is cosine), all CPUs."""
         if m < 2 or ef_construction < 1:
-            raise ValueError(f"m must be >= 2 and ef_construction >= 1, got m={m}, ef_construction={ef_construction}")
+            raise InvalidValue(f"m must be >= 2 and ef_construction >= 1, got m={m}, ef_construction={ef_construction}")
         faiss = _faiss()
         index = faiss.IndexHNSWFlat(int(matrix.shape[1]), int(m), faiss.METRIC_INNER_PRODUCT)
         index.hnsw.efConstruction = int(ef_construction)
@@ -98,19 +98,19 @@ class AnnIndex:
         except FileNotFoundError:
             return None
         except (OSError, ValueError) as exc:
-            raise ValueError(f"{directory / ANN_INFO}: not readable JSON ({exc})") from exc
+            raise InvalidValue(f"{directory / ANN_INFO}: not readable JSON ({exc})") from exc
         if not isinstance(info, dict) or info.get("kind") != KIND:
-            raise ValueError(f"{directory / ANN_INFO}: kind {info.get('kind') if isinstance(info, dict) else info!r} "
-                             f"is not {KIND!r}")
+            raise InvalidValue(f"{directory / ANN_INFO}: kind {info.get('kind') if isinstance(info, dict) else info!r} "
+                               f"is not {KIND!r}")
         faiss = _faiss()
         try:
             index = faiss.read_index(str(directory / ANN_FILE))
         except RuntimeError as exc:  # faiss' message names its C++ source, not the problem's fix
-            raise ValueError(f"{directory / ANN_FILE}: not a readable faiss index ({_faiss_reason(exc)}); "
-                             "rebuild it with CosineBank.build_ann()") from None
+            raise InvalidValue(f"{directory / ANN_FILE}: not a readable faiss index ({_faiss_reason(exc)}); "
+                               "rebuild it with CosineBank.build_ann()") from None
         if index.ntotal != count or info.get("count") != count:
-            raise ValueError(f"{directory / ANN_FILE}: covers {index.ntotal} rows ({ANN_INFO} says "
-                             f"{info.get('count')}), the bank has {count}")
+            raise InvalidValue(f"{directory / ANN_FILE}: covers {index.ntotal} rows ({ANN_INFO} says "
+                               f"{info.get('count')}), the bank has {count}")
         return cls(index, int(info.get("m", DEFAULT_M)), int(info.get("ef_construction", DEFAULT_EF_CONSTRUCTION)))
 
     def write(self, directory: Path) -> None:

@@ -25,6 +25,7 @@ from typing import IO, Any
 
 import numpy as np
 
+from ..errors import OutOfRange
 from .bank_errors import BankError
 from .bank_layout import IDS, IDS_INDEX, MANIFEST, METADATA, METADATA_INDEX, _read_npy_header, _sha256
 
@@ -49,7 +50,7 @@ class IdColumn:
         if self._list is not None:
             return self._list[row]
         if not 0 <= row < self._count:
-            raise IndexError(f"row {row} out of range for {self._count} ids")
+            raise OutOfRange(f"row {row} out of range for {self._count} ids")
         raw = self._buffer[int(self._starts[row]) : int(self._starts[row + 1])].rstrip(b", ")
         try:
             value = json.loads(raw.decode("utf-8")) if raw[:1] == b'"' else None

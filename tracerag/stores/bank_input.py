@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from typing import IO, Any
 
 from ..embedding.embedders import Embedder
+from ..errors import InvalidValue
 from .bank_errors import BankError
 from .bank_writing import write_rows
 
@@ -29,20 +30,20 @@ def _check_rows(
     """(ids, metadata) as lists, checked against ``n`` rows; absent metadata is ``default_metadata(i)`` or {}."""
     ids = list(ids)
     if not all(isinstance(x, str) for x in ids):
-        raise ValueError("ids must be strings")
+        raise InvalidValue("ids must be strings")
     if len(ids) != n:
-        raise ValueError(f"got {len(ids)} ids but {n} {what}")
+        raise InvalidValue(f"got {len(ids)} ids but {n} {what}")
     if len(set(ids)) != len(ids):
         dupes = sorted(x for x, c in Counter(ids).items() if c > 1)
-        raise ValueError(f"duplicate ids in one call: {dupes[:5]}")
+        raise InvalidValue(f"duplicate ids in one call: {dupes[:5]}")
     if metadata is None:
         return ids, [default_metadata(i) if default_metadata else {} for i in range(n)]
     metadata = list(metadata)
     if len(metadata) != n:
-        raise ValueError(f"got {len(metadata)} metadata entries but {n} {what}")
+        raise InvalidValue(f"got {len(metadata)} metadata entries but {n} {what}")
     bad = next((i for i, m in enumerate(metadata) if not isinstance(m, dict)), None)
     if bad is not None:
-        raise ValueError(f"metadata[{bad}] is a {type(metadata[bad]).__name__}, expected a dict")
+        raise InvalidValue(f"metadata[{bad}] is a {type(metadata[bad]).__name__}, expected a dict")
     return ids, metadata
 
 
@@ -52,7 +53,7 @@ def _check_text_rows(
     """(ids, texts, metadata) as lists; metadata defaults to ``{"text": text}``."""
     texts = list(texts)
     if not all(isinstance(t, str) for t in texts):
-        raise ValueError("texts must be strings")
+        raise InvalidValue("texts must be strings")
     ids, meta = _check_rows(ids, len(texts), metadata, "texts", lambda i: {"text": texts[i]})
     return ids, texts, meta
 
@@ -74,7 +75,7 @@ def _embed_into(
     f: IO[bytes], embedder: Embedder, texts: list[str], batch_size: int, progress: Progress, where: str
 ) -> None:
     if batch_size <= 0:
-        raise ValueError(f"batch_size must be positive, got {batch_size}")
+        raise InvalidValue(f"batch_size must be positive, got {batch_size}")
     advance, close = progress_callback(progress, len(texts))
     try:
         for start in range(0, len(texts), batch_size):

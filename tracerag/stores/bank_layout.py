@@ -31,6 +31,7 @@ from typing import IO, Any
 
 import numpy as np
 
+from ..errors import InvalidValue
 from .bank_errors import _REBUILD, BankError, _one_line
 
 logger = logging.getLogger(__name__)
@@ -101,10 +102,10 @@ def _read_npy_header(f: IO[bytes], where: Path | None = None) -> tuple[tuple[int
             return fmt.read_array_header_1_0(f)
         if version == (2, 0):
             return fmt.read_array_header_2_0(f)
-        raise ValueError(f"unsupported .npy version {version}")
+        raise InvalidValue(f"unsupported .npy version {version}")
     except Exception as exc:  # numpy raises ValueError, and tokenize/ast errors for some garbled headers
         if where is None:
-            raise ValueError(_one_line(exc)) from exc
+            raise InvalidValue(_one_line(exc)) from exc
         raise BankError(f"{where}: not a readable .npy file ({_one_line(exc)}); {_REBUILD}") from exc
 
 

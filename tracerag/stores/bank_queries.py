@@ -20,6 +20,7 @@ from typing import Self
 import numpy as np
 
 from ..embedding.embedders import l2_normalize
+from ..errors import InvalidValue
 from .bank_ann import (
     ANN_FILE,
     ANN_INFO,
@@ -177,13 +178,13 @@ class BankQueries:
         if q.ndim == 1:
             q = q[None, :]
         if q.ndim != 2 or q.shape[1] != snap.dim:
-            raise ValueError(f"query vectors must have shape (q, {snap.dim}) or ({snap.dim},), got {q.shape}")
+            raise InvalidValue(f"query vectors must have shape (q, {snap.dim}) or ({snap.dim},), got {q.shape}")
         if not np.isfinite(q).all():
-            raise ValueError("query vectors contain NaN or infinity")
+            raise InvalidValue("query vectors contain NaN or infinity")
         if k <= 0 or snap.count == 0 or q.shape[0] == 0:
             return [([], []) for _ in range(q.shape[0])]
         if ef is not None and ef < 1:
-            raise ValueError(f"ef must be a positive whole number, got {ef}")
+            raise InvalidValue(f"ef must be a positive whole number, got {ef}")
         key = None if dedupe_by in (None, "id") else dedupe_by
         unit = np.ascontiguousarray(l2_normalize(q))
         guard = snap.guard  # only rows known intact are returned (see bank_row_guard.RowGuard, bank_search)

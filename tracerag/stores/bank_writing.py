@@ -26,6 +26,7 @@ from typing import IO, Any
 import numpy as np
 
 from ..embedding.embedders import l2_normalize
+from ..errors import InvalidValue
 from .bank_columns import MetadataLines
 from .bank_errors import BankError, _writing
 from .bank_layout import (
@@ -159,7 +160,7 @@ def metadata_lines(metadata: Sequence[dict[str, Any]], first_row: int) -> bytes:
         try:
             out.append(json.dumps(item, ensure_ascii=False, separators=(",", ":")))
         except (TypeError, ValueError) as exc:
-            raise ValueError(f"metadata for row {first_row + i} is not JSON-serialisable: {exc}") from exc
+            raise InvalidValue(f"metadata for row {first_row + i} is not JSON-serialisable: {exc}") from exc
     return ("\n".join(out) + "\n").encode("utf-8")
 
 

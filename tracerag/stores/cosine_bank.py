@@ -40,6 +40,7 @@ from typing import IO, Any, ClassVar
 import numpy as np
 
 from ..embedding.embedders import Embedder
+from ..errors import InvalidValue, OutOfRange, UnknownKey
 from .bank_ann import AnnIndex
 from .bank_errors import BankError, BankRestored, BankWriteError
 from .bank_input import Progress, _check_rows, _check_text_rows, _embed_into
@@ -184,7 +185,7 @@ class CosineBank(BankQueries):
         """
         vectors = np.asarray(vectors)
         if vectors.ndim != 2 or vectors.shape[1] == 0:
-            raise ValueError(f"vectors must have shape (n, dim), got {vectors.shape}")
+            raise InvalidValue(f"vectors must have shape (n, dim), got {vectors.shape}")
         n, dim = vectors.shape
         ids, meta = _check_rows(ids, n, metadata, "vectors")
         if embedder is not None and (embedder.id != embedder_id or embedder.dim != dim):
@@ -267,7 +268,7 @@ class CosineBank(BankQueries):
         """Like :meth:`append` with precomputed vectors (normalised here); returns how many were added."""
         vectors = np.asarray(vectors)
         if vectors.ndim != 2 or vectors.shape[1] != self.dim:
-            raise ValueError(f"vectors must have shape (n, {self.dim}), got {vectors.shape}")
+            raise InvalidValue(f"vectors must have shape (n, {self.dim}), got {vectors.shape}")
         ids, meta = _check_rows(ids, len(vectors), metadata, "vectors")
 
         def new_rows(f: IO[bytes], keep: list[int]) -> None:
@@ -330,7 +331,7 @@ class CosineBank(BankQueries):
         """
         vectors = np.asarray(vectors)
         if vectors.ndim != 2 or vectors.shape[1] != self.dim:
-            raise ValueError(f"vectors must have shape (n, {self.dim}), got {vectors.shape}")
+            raise InvalidValue(f"vectors must have shape (n, {self.dim}), got {vectors.shape}")
         ids, meta = _check_rows(ids, len(vectors), metadata, "vectors")
         return self._splice(ids, vectors, meta, [])
 
@@ -436,7 +437,7 @@ class CosineBank(BankQueries):
         (an append or splice meanwhile does not show). Metadata is decoded one batch per ``json.loads``;
         vectors (when asked) are copies of the memory-mapped rows."""
         if batch_size <= 0:
-            raise ValueError(f"batch_size must be positive, got {batch_size}")
+            raise InvalidValue(f"batch_size must be positive, got {batch_size}")
         snap = self._snap
         ids = snap.ids.tolist() if snap.count else []
         for start in range(0, snap.count, batch_size):
@@ -489,20 +490,20 @@ class CosineBank(BankQueries):
         """The row of ``id`` (the first call on a large bank builds the id lookup: one parse of ids.json)."""
         row = self._snap.ids.row_of(id)
         if row is None:
-            raise KeyError(f"{id!r} is not in bank {self._directory}")
+            raise UnknownKey(f"{id!r} is not in bank {self._directory}")
         return row
 
     def id_at(self, row: int) -> str:
         """The id of row ``row`` (decoded alone; no full read of ``ids.json``)."""
         snap = self._snap
         if not 0 <= row < snap.count:
-            raise IndexError(f"row {row} out of range for a bank of {snap.count}")
+            raise OutOfRange(f"row {row} out of range for a bank of {snap.count}")
         return snap.ids[row]
 
     def metadata(self, row: int) -> dict[str, Any]:
         snap = self._snap
         if not 0 <= row < snap.count:
-            raise IndexError(f"row {row} out of range for a bank of {snap.count}")
+            raise OutOfRange(f"row {row} out of range for a bank of {snap.count}")
         return snap.metadata(row)
 
     @property

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..errors import InvalidValue
 from .milvus_expressions import _expressible
 from .vector_store import StoreError, StoreTarget, canonical_json
 
@@ -87,11 +88,11 @@ def _from_description(description: str) -> dict[str, str]:
 
 def _check_sizes(id: str, metadata: dict[str, Any]) -> None:
     if not _expressible(id):
-        raise ValueError(f"id {id[:40]!r} holds a control character other than \\n, \\r, \\t: Milvus could store "
-                         "it but no expression could find or delete it again")
+        raise InvalidValue(f"id {id[:40]!r} holds a control character other than \\n, \\r, \\t: Milvus could store "
+                           "it but no expression could find or delete it again")
     if len(id.encode("utf-8")) > ID_MAX_BYTES:
-        raise ValueError(f"id {id[:40]!r}... is longer than {ID_MAX_BYTES} UTF-8 bytes (the Milvus id field)")
+        raise InvalidValue(f"id {id[:40]!r}... is longer than {ID_MAX_BYTES} UTF-8 bytes (the Milvus id field)")
     size = len(canonical_json(metadata).encode("utf-8"))
     if size > METADATA_MAX_BYTES:
-        raise ValueError(f"metadata of id {id!r} is {size} bytes of JSON; a Milvus JSON field holds at most "
-                         f"{METADATA_MAX_BYTES}")
+        raise InvalidValue(f"metadata of id {id!r} is {size} bytes of JSON; a Milvus JSON field holds at most "
+                           f"{METADATA_MAX_BYTES}")

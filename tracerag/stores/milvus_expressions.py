@@ -9,6 +9,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from ..errors import InvalidValue
+
 __all__ = ["filter_expression", "ids_expression"]
 
 
@@ -30,7 +32,7 @@ def _string_literal(value: str) -> str:
         if ch in _ESCAPES:
             out.append(_ESCAPES[ch])
         elif ord(ch) < 0x20 or ord(ch) == 0x7F:
-            raise ValueError(f"filter value {value!r} holds control character {ch!r}, which Milvus cannot match")
+            raise InvalidValue(f"filter value {value!r} holds control character {ch!r}, which Milvus cannot match")
         else:
             out.append(ch)
     return '"' + "".join(out) + '"'

@@ -21,6 +21,7 @@ import logging
 import time
 from typing import Any
 
+from ..errors import InvalidValue
 from .milvus_errors import _one_line
 
 logger = logging.getLogger(__name__)
@@ -79,5 +80,5 @@ def _hnsw_params(threshold: int, m: int, ef_construction: int) -> dict[str, int]
     for name, value, low, high in (("hnsw_threshold", threshold, 0, 2**62), ("hnsw_m", m, 2, 2048),
                                    ("hnsw_ef_construction", ef_construction, 1, 2**31 - 1)):
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-            raise ValueError(f"{name} must be a whole number from {low} to {high}, got {value!r}")
+            raise InvalidValue(f"{name} must be a whole number from {low} to {high}, got {value!r}")
     return {"M": m, "efConstruction": ef_construction}

@@ -43,6 +43,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import InvalidValue
 from .milvus_client import _connect, _disconnect, _load, _OneLineErrors
 from .milvus_collection import BATCH_ROWS, MAX_TOP_K, _check_sizes, _create_collection, _recorded
 from .milvus_errors import StoreWriteFailed
@@ -162,7 +163,7 @@ class MilvusStore(StoreWordIndex, StoreChecks):
         if k > MAX_TOP_K:
             count = self.count()
             if count > MAX_TOP_K:
-                raise ValueError(f"k={k} exceeds Milvus' limit of {MAX_TOP_K} results per query")
+                raise InvalidValue(f"k={k} exceeds Milvus' limit of {MAX_TOP_K} results per query")
             k = max(count, 1)
         params: dict[str, Any] = {"metric_type": "COSINE", "params": {}}
         if self._index == "HNSW":
@@ -221,7 +222,7 @@ class MilvusStore(StoreWordIndex, StoreChecks):
         last id read, written as a string literal. (pymilvus' query iterator writes that id into its
         expression unescaped, so a stored id holding a quote broke every scan and `store copy`.)"""
         if batch_size <= 0:
-            raise ValueError(f"batch_size must be positive, got {batch_size}")
+            raise InvalidValue(f"batch_size must be positive, got {batch_size}")
         fields = ["metadata", "vector"] if with_vectors else ["metadata"]
         limit, last = min(batch_size, MAX_TOP_K), None
         if self._level() in ("Strong", "Session"):

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from ..errors import InvalidValue
 from .milvus_words import K1, PAGE, QUERIES_PER_READ, REWRITE_SUFFIX, TEXT_KEY, B, Literal, _in, row_tokens
 from .word_tokens import word_tokens
 
@@ -89,7 +90,7 @@ class BM25Words:
         state = client.get_load_state(name).get("state")
         if not client.describe_collection(name).get("functions") or getattr(state, "name", str(state)) != "Loaded":
             client.drop_collection(name)
-            raise ValueError("the engine kept no BM25 function")
+            raise InvalidValue("the engine kept no BM25 function")
 
     @staticmethod
     def encode(tokens: Sequence[str]) -> str:

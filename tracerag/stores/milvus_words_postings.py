@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import InvalidValue
 from .milvus_words import (
     IDS_PER_FILTER,
     K1,
@@ -75,7 +76,7 @@ class PostingsWords:
     @common_share.setter
     def common_share(self, share: float) -> None:
         if not 0 < share <= 1:
-            raise ValueError(f"common_share must be in (0, 1], got {share}")
+            raise InvalidValue(f"common_share must be in (0, 1], got {share}")
         self._common_share, self._common = share, set()
 
     @staticmethod

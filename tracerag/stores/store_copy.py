@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import InvalidValue
 from .bank_input import Progress, progress_callback
 from .stores import open_store
 from .vector_store import StoreError, VectorStore
@@ -105,7 +106,7 @@ def copy_store(
     a failed verification: read ``report.ok`` / ``report.summary()``.
     """
     if batch_size <= 0:
-        raise ValueError(f"batch_size must be positive, got {batch_size}")
+        raise InvalidValue(f"batch_size must be positive, got {batch_size}")
     started = time.perf_counter()
     source, close_source = _open(src)
     try:

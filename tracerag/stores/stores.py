@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
 
+from ..errors import InvalidType, InvalidValue
 from .cosine_bank import CosineBank
 from .milvus_store import MilvusStore
 from .numpy_store import SEARCH_MODES, NumpyStore
@@ -40,7 +41,7 @@ def open_store(
         raise StoreError(f"{target}: creating a store needs embedder_id and dim")
     unknown = sorted(set(index) - {"hnsw_threshold", "hnsw_m", "hnsw_ef_construction"})
     if unknown:
-        raise TypeError(f"open_store() got an unexpected keyword argument {unknown[0]!r}")
+        raise InvalidType(f"open_store() got an unexpected keyword argument {unknown[0]!r}")
     if target.backend == "numpy":
         if index:
             raise StoreError(f"{target}: {', '.join(sorted(index))} apply only to Milvus stores (the bank is exact)")
@@ -59,18 +60,19 @@ def store_and_embedder(source: Any, embedder: Any = None) -> tuple[VectorStore, 
     if isinstance(source, CosineBank):
         embedder = embedder if embedder is not None else source.embedder
         if embedder is None:
-            raise ValueError(f"{source.directory}: the bank was loaded without an embedder; queries cannot be embedded")
+            raise InvalidValue(f"{source.directory}: the bank was loaded without an embedder; queries cannot be "
+                               "embedded")
         store: VectorStore = NumpyStore(source)
     elif isinstance(source, str | Path):
         if embedder is None:
-            raise ValueError(f"{source}: opening a store needs the embedder it was built with")
+            raise InvalidValue(f"{source}: opening a store needs the embedder it was built with")
         return open_store(source, embedder_id=embedder.id, dim=embedder.dim), embedder
     elif isinstance(source, VectorStore):
         if embedder is None:
-            raise ValueError(f"{source!r}: searching a store needs the embedder it was built with")
+            raise InvalidValue(f"{source!r}: searching a store needs the embedder it was built with")
         store = source
     else:
-        raise TypeError(f"expected a VectorStore, a CosineBank or a store URI, got {type(source).__name__}")
+        raise InvalidType(f"expected a VectorStore, a CosineBank or a store URI, got {type(source).__name__}")
     info = store.describe()
     check_recorded(info.uri, info.embedder_id, info.dim, embedder.id, embedder.dim)
     return store, embedder

@@ -44,7 +44,7 @@ from urllib.parse import parse_qs, urlsplit
 import numpy as np
 
 from ..embedding.embedders import l2_normalize
-from ..errors import TraceragError
+from ..errors import InvalidValue, TraceragError
 
 __all__ = [
     "DEFAULT_COLLECTION",
@@ -194,37 +194,37 @@ def check_rows(
     ``dim`` columns, metadata dicts that survive JSON (returned as their JSON round trip)."""
     ids = list(ids)
     if not all(isinstance(x, str) and x for x in ids):
-        raise ValueError("ids must be non-empty strings")
+        raise InvalidValue("ids must be non-empty strings")
     if len(set(ids)) != len(ids):
         dupes = sorted(x for x, c in Counter(ids).items() if c > 1)
-        raise ValueError(f"duplicate ids in one call: {dupes[:5]}")
+        raise InvalidValue(f"duplicate ids in one call: {dupes[:5]}")
     vectors = np.asarray(vectors, dtype=np.float32)
     if vectors.ndim != 2 or vectors.shape[1] != dim:
-        raise ValueError(f"vectors must have shape (n, {dim}), got {vectors.shape}")
+        raise InvalidValue(f"vectors must have shape (n, {dim}), got {vectors.shape}")
     if len(vectors) != len(ids):
-        raise ValueError(f"got {len(ids)} ids but {len(vectors)} vectors")
+        raise InvalidValue(f"got {len(ids)} ids but {len(vectors)} vectors")
     if not np.isfinite(vectors).all():
-        raise ValueError("vectors contain NaN or infinity")
+        raise InvalidValue("vectors contain NaN or infinity")
     zero = np.flatnonzero(~vectors.any(axis=1))
     if len(zero):
-        raise ValueError(f"vector of id {ids[int(zero[0])]!r} is all zeros; a stored row must have a direction")
+        raise InvalidValue(f"vector of id {ids[int(zero[0])]!r} is all zeros; a stored row must have a direction")
     if metadata is None:
         meta: list[dict[str, Any]] = [{} for _ in ids]
     else:
         meta = list(metadata)
         if len(meta) != len(ids):
-            raise ValueError(f"got {len(ids)} ids but {len(meta)} metadata entries")
+            raise InvalidValue(f"got {len(ids)} ids but {len(meta)} metadata entries")
         meta = [_json_object(m, x) for m, x in zip(meta, ids, strict=True)]
     return ids, l2_normalize(vectors), meta
 
 
 def _json_object(value: Any, id: str) -> dict[str, Any]:
     if not isinstance(value, dict):
-        raise ValueError(f"metadata of id {id!r} is a {type(value).__name__}, expected a dict")
+        raise InvalidValue(f"metadata of id {id!r} is a {type(value).__name__}, expected a dict")
     try:
         return json.loads(canonical_json(value))
     except (TypeError, ValueError) as e:
-        raise ValueError(f"metadata of id {id!r} is not JSON-safe: {e}") from None
+        raise InvalidValue(f"metadata of id {id!r} is not JSON-safe: {e}") from None
 
 
 def canonical_json(metadata: dict[str, Any]) -> str:
@@ -247,9 +247,9 @@ def check_queries(query_vectors: np.ndarray, dim: int) -> np.ndarray:
     if q.ndim == 1:
         q = q[None, :]
     if q.ndim != 2 or q.shape[1] != dim:
-        raise ValueError(f"query vectors must have shape (q, {dim}) or ({dim},), got {q.shape}")
+        raise InvalidValue(f"query vectors must have shape (q, {dim}) or ({dim},), got {q.shape}")
     if not np.isfinite(q).all():
-        raise ValueError("query vectors contain NaN or infinity")
+        raise InvalidValue("query vectors contain NaN or infinity")
     return l2_normalize(q)
 
 
@@ -272,14 +272,14 @@ def check_filter(filter: Filter | None) -> dict[str, tuple[Scalar, ...]] | None:
     if filter is None:
         return None
     if not isinstance(filter, Mapping):
-        raise ValueError(f"filter must be a mapping of metadata key to value(s), got {type(filter).__name__}")
+        raise InvalidValue(f"filter must be a mapping of metadata key to value(s), got {type(filter).__name__}")
     checked: dict[str, tuple[Scalar, ...]] = {}
     for key, wanted in filter.items():
         if not isinstance(key, str) or not _FILTER_KEY.match(key):
-            raise ValueError(f"filter key {key!r} must be an identifier (letters, digits, underscore)")
+            raise InvalidValue(f"filter key {key!r} must be an identifier (letters, digits, underscore)")
         values = tuple(wanted) if isinstance(wanted, list | tuple | set | frozenset) else (wanted,)
         if not values:
-            raise ValueError(f"filter key {key!r} has an empty list of values (it could match nothing)")
+            raise InvalidValue(f"filter key {key!r} has an empty list of values (it could match nothing)")
         for v in values:
             _check_filter_value(key, v)
         checked[key] = values
@@ -291,13 +291,13 @@ def _check_filter_value(key: str, v: Any) -> None:
         return
     if isinstance(v, int):
         if not -_INT64 <= v < _INT64:
-            raise ValueError(f"filter value {v} for {key!r} is outside 64-bit integers")
+            raise InvalidValue(f"filter value {v} for {key!r} is outside 64-bit integers")
         return
     if isinstance(v, float):
         if not math.isfinite(v):
-            raise ValueError(f"filter value {v} for {key!r} is not finite")
+            raise InvalidValue(f"filter value {v} for {key!r} is not finite")
         return
-    raise ValueError(f"filter value {v!r} for {key!r} must be a str, int, float or bool, not {type(v).__name__}")
+    raise InvalidValue(f"filter value {v!r} for {key!r} must be a str, int, float or bool, not {type(v).__name__}")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -22,7 +22,7 @@ import time
 import xml.etree.ElementTree as ET
 from typing import Any
 
-from ..errors import TraceragError
+from ..errors import InvalidValue, TraceragError
 from ..http_json import MAX_BYTES, LoopClients, arequest, bounded_async_client, bounded_client, request
 from .pubmed_corpus import MAX_LIMIT, Snippet, check_search_arguments
 from .tool_results import ToolResult, parameter_types
@@ -110,7 +110,7 @@ class PubMedEUtils:
         self.deadline = timeout * (retries + 1) if deadline is None else deadline
         self.max_bytes = max_bytes
         if self.deadline <= 0 or max_bytes <= 0:
-            raise ValueError(f"deadline and max_bytes must be positive, got {self.deadline}, {max_bytes}")
+            raise InvalidValue(f"deadline and max_bytes must be positive, got {self.deadline}, {max_bytes}")
         self.api_key = api_key
         self.retries = retries
         self.backoff = backoff

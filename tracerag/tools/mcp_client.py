@@ -34,7 +34,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Protocol, TextIO, runtime_checkable
 
-from ..errors import TraceragError
+from ..errors import InvalidValue, TraceragError
 from .protocol_writing import ToolCall
 from .reply_parsing import cast_parameter
 from .tool_results import ToolResult, main_argument, parameter_types
@@ -360,7 +360,7 @@ class Toolbox:
         there is a ``browse_root`` to serve.
         """
         if pubmed not in ("local", "eutils"):
-            raise ValueError(f"unknown pubmed source {pubmed!r}; choose 'local' or 'eutils'")
+            raise InvalidValue(f"unknown pubmed source {pubmed!r}; choose 'local' or 'eutils'")
         if specs is None:
             specs = ["local"] if pubmed == "local" or browse_root is not None else []
         sources: list[ToolSource] = []
@@ -379,7 +379,7 @@ class Toolbox:
                 else:
                     argv = shlex.split(spec)
                     if not argv:
-                        raise ValueError("an empty tool server spec")
+                        raise InvalidValue("an empty tool server spec")
                     sources.append(MCPToolSource.stdio(argv[0], argv[1:], timeout=timeout))
         except BaseException:
             for source in sources:

@@ -18,6 +18,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from ..errors import InvalidValue
+
 __all__ = ["ToolCall", "escape_attr", "escape_tool_text", "format_call", "format_tool_output", "unescape"]
 
 _REFERENCE = re.compile(r"&(#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
@@ -83,7 +85,7 @@ def format_call(call: ToolCall) -> str:
     attrs = []
     for key, value in call.params.items():
         if not isinstance(key, str) or not _ATTR_KEY.fullmatch(key) or key.casefold() == "name":
-            raise ValueError(f"tool call {call.name!r}: parameter name {key!r} cannot be written as an attribute")
+            raise InvalidValue(f"tool call {call.name!r}: parameter name {key!r} cannot be written as an attribute")
         attrs.append(f' {key}="{escape_attr(str(value))}"')
     return f'<call_tool name="{_escape_words(call.name)}"{"".join(attrs)}>{_escape_words(call.query)}</call_tool>'
 

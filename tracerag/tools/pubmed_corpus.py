@@ -29,6 +29,7 @@ from typing_extensions import TypedDict
 from ..documents.corpus import Document, read_documents
 from ..documents.hybrid import HybridRetriever
 from ..embedding.embedders import Embedder
+from ..errors import InvalidValue
 from ..stores.cosine_bank import CosineBank
 from ..stores.word_tokens import word_tokens
 
@@ -79,11 +80,11 @@ def open_pubmedqa_bank(embedder: Embedder | None = None) -> CosineBank:
 def check_search_arguments(query: Any, limit: Any, offset: Any) -> None:
     """ValueError with what to change, for a query/limit/offset no search tool accepts."""
     if not isinstance(query, str) or not query.strip():
-        raise ValueError("query must be a non-empty string")
+        raise InvalidValue("query must be a non-empty string")
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
-        raise ValueError(f"limit must be an integer from 1 to {MAX_LIMIT}, got {limit!r}")
+        raise InvalidValue(f"limit must be an integer from 1 to {MAX_LIMIT}, got {limit!r}")
     if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
-        raise ValueError(f"offset must be an integer >= 0, got {offset!r}")
+        raise InvalidValue(f"offset must be an integer >= 0, got {offset!r}")
 
 
 def _merge_overlapping(pieces: list[str]) -> str:

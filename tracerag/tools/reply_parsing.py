@@ -34,6 +34,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..errors import InvalidValue
 from .protocol_tags import Tag, attribute, ends_call, find_tags, is_tag, mark_prose, quiet_gc
 from .protocol_writing import ToolCall, format_call, unescape
 
@@ -120,20 +121,20 @@ def cast_parameter(value: Any, kind: type) -> Any:
             return True
         if text.lower() in ("0", "false", "no", "off"):
             return False
-        raise ValueError("a boolean (true or false)")
+        raise InvalidValue("a boolean (true or false)")
     if kind is int:
         try:
             number = float(text)
         except ValueError:
-            raise ValueError("an integer") from None
+            raise InvalidValue("an integer") from None
         if not number.is_integer():
-            raise ValueError("an integer")
+            raise InvalidValue("an integer")
         return int(number)
     if kind is float:
         try:
             return float(text)
         except ValueError:
-            raise ValueError("a number") from None
+            raise InvalidValue("a number") from None
     return text
 
 

@@ -36,6 +36,7 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 from typing_extensions import TypedDict  # pydantic needs it on Python < 3.12
 
+from ..errors import InvalidValue
 from .pubmed_corpus import MAX_LIMIT, PubMedSearch, Snippet
 
 __all__ = ["MAX_PAGE_BYTES", "MAX_PAGE_CHARS", "SERVER_NAME", "SearchResults", "build_server", "page_to_text",
@@ -117,29 +118,29 @@ def resolve_local_page(url: str, root: Path) -> Path:
     """The file a ``file://`` URL or a path names, which must lie inside ``root``; ValueError otherwise."""
     url = url.strip()
     if not url:
-        raise ValueError("url is empty; pass a file:// URL or a path inside the browse root")
+        raise InvalidValue("url is empty; pass a file:// URL or a path inside the browse root")
     parsed = urlparse(url)
     scheme = parsed.scheme.lower()
     if scheme in ("http", "https"):
-        raise ValueError(f"{url}: this server does not fetch from the network; only local files inside "
-                         f"the browse root can be read")
+        raise InvalidValue(f"{url}: this server does not fetch from the network; only local files inside "
+                           f"the browse root can be read")
     if scheme == "file":
         if parsed.netloc not in ("", "localhost"):
-            raise ValueError(f"{url}: file URLs on another host ({parsed.netloc}) are not served")
+            raise InvalidValue(f"{url}: file URLs on another host ({parsed.netloc}) are not served")
         given = Path(url2pathname(unquote(parsed.path)))
     elif len(scheme) > 1:  # a one-letter "scheme" is a Windows drive
-        raise ValueError(f"{url}: unsupported URL scheme {scheme!r}; use a file:// URL or a path")
+        raise InvalidValue(f"{url}: unsupported URL scheme {scheme!r}; use a file:// URL or a path")
     else:
         given = Path(url)
     root = root.resolve()
     try:
         target = (given if given.is_absolute() else root / given).resolve()
     except OSError as exc:  # the path changed under us (a link swapped in and out): refuse, never crash
-        raise ValueError(f"{url}: cannot be resolved inside the browse root ({exc.strerror or exc})") from None
+        raise InvalidValue(f"{url}: cannot be resolved inside the browse root ({exc.strerror or exc})") from None
     if not target.is_relative_to(root):
-        raise ValueError(f"{url}: outside the browse root {root}; only files inside it can be read")
+        raise InvalidValue(f"{url}: outside the browse root {root}; only files inside it can be read")
     if not target.is_file():
-        raise ValueError(f"{url}: no such file inside the browse root")
+        raise InvalidValue(f"{url}: no such file inside the browse root")
     return target
 
 
@@ -164,23 +165,23 @@ def read_local_page(url: str, root: Path) -> tuple[Path, bytes]:
         fd = os.open(path, flags)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            raise ValueError(f"{url}: became a symbolic link while being opened; refused") from None
-        raise ValueError(f"{url}: cannot be opened ({exc.strerror or exc})") from None
+            raise InvalidValue(f"{url}: became a symbolic link while being opened; refused") from None
+        raise InvalidValue(f"{url}: cannot be opened ({exc.strerror or exc})") from None
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise ValueError(f"{url}: not a regular file inside the browse root")
+            raise InvalidValue(f"{url}: not a regular file inside the browse root")
         if info.st_nlink > 1:
-            raise ValueError(f"{url}: has {info.st_nlink} hard links; refused, as another of its names may lie "
-                             f"outside the browse root")
+            raise InvalidValue(f"{url}: has {info.st_nlink} hard links; refused, as another of its names may lie "
+                               f"outside the browse root")
         real = _descriptor_path(fd)
         if real is None:  # no /proc: the resolved name must still be this very file
             real = Path(os.path.realpath(path))
             now = os.stat(real)
             if (now.st_dev, now.st_ino) != (info.st_dev, info.st_ino):
-                raise ValueError(f"{url}: changed while being opened; refused")
+                raise InvalidValue(f"{url}: changed while being opened; refused")
         if not real.is_relative_to(root):
-            raise ValueError(f"{url}: outside the browse root {root}; only files inside it can be read")
+            raise InvalidValue(f"{url}: outside the browse root {root}; only files inside it can be read")
         with os.fdopen(fd, "rb") as f:
             fd = -1
             raw = f.read(MAX_PAGE_BYTES)
@@ -228,7 +229,7 @@ def build_server(search: PubMedSearch, browse_root: Path | None = None) -> MCPSe
     if browse_root is not None:
         root = Path(browse_root).resolve()
         if not root.is_dir():
-            raise ValueError(f"browse root {root} is not a directory")
+            raise InvalidValue(f"browse root {root} is not a directory")
 
         @server.tool(annotations=read_only)
         def browse_webpage(

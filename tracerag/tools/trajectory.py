@@ -25,6 +25,7 @@ from typing import Any
 from pydantic import BaseModel, Field, computed_field
 
 from ..data_files.durable import write_durably
+from ..errors import InvalidValue
 from .protocol_writing import ToolCall, escape_tool_text
 
 __all__ = ["ToolCallRecord", "Trajectory", "write_jsonl", "write_traces"]
@@ -132,7 +133,7 @@ def write_traces(traces: Iterable[dict[str, Any]], directory: str | Path) -> int
     for trace in traces:
         task_id = str(trace["task_id"])
         if not task_id or "/" in task_id or task_id.startswith("."):
-            raise ValueError(f"trace task_id {task_id!r} cannot name a directory")
+            raise InvalidValue(f"trace task_id {task_id!r} cannot name a directory")
         target = root / task_id / "trace.json"
         target.parent.mkdir(parents=True, exist_ok=True)
         write_durably(target, json.dumps(trace, ensure_ascii=False, indent=2))
