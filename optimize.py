@@ -183,17 +183,36 @@ def cmd_evaluate(args) -> int:
               file=sys.stderr)
         return 2
     settings = _configure(args)
-    outcome = _run_workflow(args, entry.evaluate, lm=bool(settings.lm))
+    with _lm_answers() as answers:
+        outcome = _run_workflow(args, entry.evaluate, lm=bool(settings.lm))
     outcome.shown["split"] = args.split
+    if answers.never_answered:
+        outcome.shown["lm_never_answered"] = True  # the report is written, marked
     finish_report(outcome.shown, args.out, entry.report_columns)
-    return _show(outcome)
+    return _never_answered(args, answers) or _show(outcome)
 
 
 def cmd_run(args) -> int:
     _configure(args)
-    outcome = _run_workflow(args, REGISTRY[args.program].run)
+    with _lm_answers() as answers:
+        outcome = _run_workflow(args, REGISTRY[args.program].run)
     print(outcome.shown)
-    return _show(outcome)
+    return _never_answered(args, answers) or _show(outcome)
+
+
+def _lm_answers():
+    """Watch whether the LM answers during a run (``LMAnswers``; imported here: --help loads no DSPy)."""
+    from tracerag.lm.meter import LMAnswers
+
+    return LMAnswers().watch()
+
+
+def _never_answered(args, answers) -> int:
+    """1 after one line when the run's LM never answered (without ``--allow-no-lm``), else 0."""
+    if not answers.never_answered or args.allow_no_lm:
+        return 0
+    print(f"error: {answers.line()}", file=sys.stderr)
+    return 1
 
 
 def cmd_compile(args) -> int:
@@ -206,7 +225,12 @@ def cmd_compile(args) -> int:
         print("error: compile needs an LM (--lm or TRACERAG_LM)", file=sys.stderr)
         return 2
     entry = REGISTRY[args.program]
-    compiled = _run_workflow(args, entry.compile, options=_optimizer_options(args))
+    with _lm_answers() as answers:
+        compiled = _run_workflow(args, entry.compile, options=_optimizer_options(args))
+    if _never_answered(args, answers):
+        print(f"nothing written to {args.out}: its demos would all come from the no-LM path", file=sys.stderr)
+        return 1
+    compiled.scores["lm_answered_calls"] = answers.answered  # the artifact records that the LM took part
     tracerag.save(compiled.program, args.out, dataset=str(args.dataset), metric=entry.metric, scores=compiled.scores)
     print(json.dumps(compiled.scores, indent=1))
     store = f" (store: {compiled.store_uri})" if compiled.store_uri else ""

@@ -184,8 +184,9 @@ def test_evaluate_against_a_dead_endpoint_reports_the_no_lm_metrics_and_the_fall
     assert optimize.main([*base, "--ir", "none", "--out", "none.json"]) == 0
     with StubLMServer(FakeEngine(), "http500") as stub:
         assert optimize.main([*base, "--lm", "openai/stub", "--api-base", stub.url, "--api-key", "k",
-                              "--lm-timeout", "30", "--lm-retries", "0", "--out", "dead.json"]) == 0
+                              "--lm-timeout", "30", "--lm-retries", "0", "--out", "dead.json"]) == 1
     none, dead = (json.loads(Path(f"{name}.json").read_text(encoding="utf-8")) for name in ("none", "dead"))
+    assert dead["lm_never_answered"] and "lm_never_answered" not in none  # written, and marked
     for key in ("recall@10", "hit@10", "mrr", "bulk_precision", "clarification_rate"):
         assert dead["metrics"][key] == none["metrics"][key], key
     n = dead["n"]
@@ -194,6 +195,7 @@ def test_evaluate_against_a_dead_endpoint_reports_the_no_lm_metrics_and_the_fall
     assert len(stub.requests) == 5  # then the breaker skips the dead endpoint
     printed = capsys.readouterr()
     assert f"{n} of {n} fell back to the no-LM path (parse {n})" in printed.out
+    assert "error: the LM (openai/stub) never answered: 5 calls failed" in printed.err
     assert "LM stage parse failed 4 more times" in printed.err  # the repeats, counted once at the end
     warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
     assert len(warnings) == 2 and all("\n" not in w for w in warnings)  # the first failure, the breaker

@@ -97,7 +97,7 @@ def test_evaluate_with_a_dead_lm_equals_the_no_lm_run_marked(dataset, tmp_path, 
     monkeypatch.setattr(tracerag.config, "make_lm", lambda *a, **k: dspy.LM(
         "fake/dead", engine=FakeEngine(mode="error"), cache=False, num_retries=0))
     try:
-        assert optimize.main([*base, "--lm", "fake/dead", "--out", str(tmp_path / "dead.json")]) == 0
+        assert optimize.main([*base, "--lm", "fake/dead", "--out", str(tmp_path / "dead.json")]) == 1  # said, loudly
     finally:
         dspy.configure(lm=None)
     no_lm, dead = (json.loads((tmp_path / f"{name}.json").read_text(encoding="utf-8")) for name in ("no_lm", "dead"))

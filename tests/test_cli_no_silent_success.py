@@ -84,3 +84,15 @@ def test_image_files_not_shipped_are_one_line_not_one_warning_each(tmp_path, cap
     assert [ex.images for ex in kept] == [[str(tmp_path / "images" / "here.jpg"), "https://example.org/a.png"]] * 3
     assert capsys.readouterr().err == (f"{tmp_path}: 3 image file(s) named in queries.jsonl are not on disk; those "
                                        "queries run on their question and caption\n")
+
+
+def test_a_run_whose_lm_never_answered_exits_1_after_its_answer(dataset, cli_lm, capsys):
+    from conftest import FakeEngine
+
+    cli_lm(FakeEngine, mode="error")
+    base = ["run", "commands", "--dataset", str(dataset), "--query", "打开老伙计", "--lm", "fake/model"]
+    assert optimize.main(base) == 1
+    printed = capsys.readouterr()
+    assert json.loads(printed.out)["lm_fallbacks"] == ["parse"]  # the no-LM answer is still shown
+    assert printed.err.strip().endswith("--allow-no-lm accepts such a run)")
+    assert optimize.main([*base, "--allow-no-lm"]) == 0

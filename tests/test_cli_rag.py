@@ -83,10 +83,10 @@ def test_evaluate_with_a_dead_endpoint_reports_what_no_lm_does(corpus, tmp_path,
     bank = str(tmp_path / "bank")
     assert optimize.main(["ingest", "--docs", str(docs), "--bank", bank]) == 0
     reports = {}
-    for name, lm in (("no_lm", []), ("dead", ["--lm", "fake/x"])):
+    for name, lm in (("no_lm", []), ("dead", ["--lm", "fake/x", "--allow-no-lm"])):
         out = tmp_path / f"{name}.json"
         assert optimize.main(["evaluate", "rag", "--dataset", str(questions), "--bank", bank, "--split", "all",
-                              "--k", "4", "--alce", "--out", str(out), *lm]) == 0
+                              "--k", "4", "--alce", "--out", str(out), *lm]) == 0  # --allow-no-lm: no error
         reports[name] = json.loads(out.read_text(encoding="utf-8"))
         if name == "no_lm":
             cli_lm(FakeEngine, mode="error")

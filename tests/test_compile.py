@@ -221,3 +221,22 @@ def test_preflight_lets_a_runnable_optimizer_through():
     preflight("gepa", list(range(10)), None)  # GEPA's own light preset
     with pytest.raises(ValueError, match="unknown optimizer"):
         preflight("sgd")
+
+
+def test_a_compile_whose_lm_never_answered_fails_and_writes_nothing(commands_dataset, cli_lm, capsys):
+    """A dead endpoint used to give a zero exit and an artifact whose demos all came from the no-LM parser."""
+    cli_lm(FakeEngine, mode="error")
+    base = ["compile", "commands", "--dataset", str(commands_dataset), "--lm", "fake/model", "--max-train", "10"]
+    assert optimize.main([*base, "--out", "c.json"]) == 1
+    err = capsys.readouterr().err
+    assert "error: the LM (fake/model) never answered:" in err and "nothing written to c.json" in err
+    assert not Path("c.json").exists() and not Path("c.json.meta.json").exists()
+    assert optimize.main([*base, "--allow-no-lm", "--out", "c.json"]) == 0  # accepted when asked for
+    assert json.loads(Path("c.json.meta.json").read_text(encoding="utf-8"))["scores"]["lm_answered_calls"] == 0
+
+
+def test_a_compile_records_how_many_lm_calls_answered(commands_dataset, cli_lm):
+    cli_lm(FakeEngine, irs=LM_IRS)
+    assert optimize.main(["compile", "commands", "--dataset", str(commands_dataset), "--lm", "fake/model",
+                          "--max-train", "10", "--out", "c.json"]) == 0
+    assert json.loads(Path("c.json.meta.json").read_text(encoding="utf-8"))["scores"]["lm_answered_calls"] > 0

@@ -15,7 +15,8 @@ def add_model_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--api-base", help="LM endpoint, e.g. http://localhost:8000/v1 (env TRACERAG_API_BASE)")
     g.add_argument("--api-key", help="LM key (env TRACERAG_API_KEY, else the provider's, e.g. OPENAI_API_KEY)")
     g.add_argument("--allow-no-lm", action="store_true", help="run the no-LM path when --lm has no usable API key "
-                   "(without it, such a command exits 2 naming the variable to set)")
+                   "(without it, such a command exits 2 naming the variable to set), and accept a run whose LM "
+                   "never answered (without it, evaluate and run exit 1 and compile writes nothing)")
     g.add_argument("--lm-timeout", type=float, help="seconds without a reply before an LM call fails and the "
                    "stage takes its no-LM fallback (default 30; env TRACERAG_LM_TIMEOUT)")
     g.add_argument("--lm-retries", type=int, help="retries of a transient LM failure: 5xx, connection, timeout "

@@ -10,6 +10,7 @@ mix their counts, and an outer ``track_usage`` still receives the usage.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -18,7 +19,7 @@ from typing import Any
 import dspy
 from dspy.utils.callback import BaseCallback
 
-__all__ = ["LMMeter", "USAGE_KEYS"]
+__all__ = ["LMAnswers", "LMMeter", "USAGE_KEYS"]
 
 USAGE_KEYS = ("prompt_tokens", "completion_tokens", "total_tokens")
 
@@ -63,3 +64,43 @@ class LMMeter(BaseCallback):
             return ", ".join(self.models)
         lm = dspy.settings.lm
         return getattr(lm, "model", None) if lm is not None else None
+
+
+class LMAnswers(BaseCallback):
+    """Whether the LM answered at all during a run: ``with LMAnswers().watch() as answers: ...``; then ``calls``
+    (LM requests started) and ``answered`` (those that came back, usable or not). A run with calls and no
+    answer never reached its LM: every result came from the no-LM path, and a front end says so instead of
+    reporting success. Counts across the run's threads (DSPy's parallel executor carries the callback along)."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.answered = 0
+        self.models: list[str] = []
+        self._lock = threading.Lock()
+
+    def on_lm_start(self, call_id: str, instance: Any, inputs: dict[str, Any]) -> None:
+        model = getattr(instance, "model", None)
+        with self._lock:
+            self.calls += 1
+            if isinstance(model, str) and model not in self.models:
+                self.models.append(model)
+
+    def on_lm_end(self, call_id: str, outputs: Any, exception: Exception | None = None) -> None:
+        if exception is None:
+            with self._lock:
+                self.answered += 1
+
+    @property
+    def never_answered(self) -> bool:
+        return self.calls > 0 and self.answered == 0
+
+    def line(self) -> str:
+        """One line saying the LM never answered, and what to do."""
+        return (f"the LM ({', '.join(self.models) or 'configured'}) never answered: {self.calls} calls failed, so "
+                "every result came from the no-LM path (check --lm, --api-base and the endpoint; --allow-no-lm "
+                "accepts such a run)")
+
+    @contextmanager
+    def watch(self) -> Iterator[LMAnswers]:
+        with dspy.settings.context(callbacks=[*(dspy.settings.callbacks or []), self]):
+            yield self
