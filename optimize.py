@@ -262,6 +262,11 @@ def cmd_tune(args) -> int:
     return 0
 
 
+# the commands whose files (report, artifact, bank) are written whole once their work is done: an interrupted
+# one leaves what was there before
+_WRITES_AT_END = frozenset({"evaluate", "run", "compile", "tune", "build", "build-bank", "ingest"})
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     handler = {"evaluate": cmd_evaluate, "run": cmd_run, "build": cmd_build, "tune": cmd_tune,
@@ -269,6 +274,10 @@ def main(argv: list[str] | None = None) -> int:
                "serve": cmd_serve, "home": _run_home, "store": _run_store}[args.verb]
     try:
         return handler(args)
+    except KeyboardInterrupt:  # one line, not a traceback; what a command writes, it writes whole at its end
+        written = "nothing was written" if args.verb in _WRITES_AT_END else "stopped where it was"
+        print(f"interrupted (Ctrl-C) during {args.verb}: {written}", file=sys.stderr)
+        return 130
     except Exception as exc:
         if not isinstance(exc, _user_errors()):
             raise

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+# gRPC (pymilvus) logs its keepalive pings on stderr at every level; the tests read their own output
+os.environ.setdefault("GRPC_VERBOSITY", "NONE")
 
 import dspy  # noqa: E402
 import pytest  # noqa: E402

@@ -96,3 +96,13 @@ def test_a_run_whose_lm_never_answered_exits_1_after_its_answer(dataset, cli_lm,
     assert json.loads(printed.out)["lm_fallbacks"] == ["parse"]  # the no-LM answer is still shown
     assert printed.err.strip().endswith("--allow-no-lm accepts such a run)")
     assert optimize.main([*base, "--allow-no-lm"]) == 0
+
+
+def test_ctrl_c_is_one_line_saying_nothing_was_written(dataset, monkeypatch, capsys):
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(optimize, "_run_workflow", interrupted)
+    assert optimize.main(["evaluate", "commands", "--dataset", str(dataset), "--out", "r.json"]) == 130
+    assert capsys.readouterr().err == "interrupted (Ctrl-C) during evaluate: nothing was written\n"
+    assert not (dataset.parent / "r.json").exists()
