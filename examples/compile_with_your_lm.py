@@ -41,4 +41,7 @@ def main(argv: list[str] | None = None, out_dir: str | Path = "out") -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except tracerag.TraceragError as exc:  # a wrong path, a file that cannot be read: one line, not a traceback
+        sys.exit(f"error: {exc}")

@@ -56,6 +56,8 @@ def main(argv: list[str] | None = None, out_dir: str | Path = "out") -> int:
     folder = Path(args[0]) if args else HERE / "notes"
     questions = args[1:] or QUESTIONS
     out_dir = Path(out_dir)
+    if not folder.is_dir():
+        raise tracerag.errors.FileMissing(f"{folder}: no such folder (give a folder of .md, .txt or .pdf files)")
     tracerag.configure()                                   # the LM named by TRACERAG_LM, if any
     embedder = tracerag.get_embedder()
     print(f"{folder_to_jsonl(folder, out_dir / 'documents.jsonl')} files from {folder}")
@@ -69,4 +71,7 @@ def main(argv: list[str] | None = None, out_dir: str | Path = "out") -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except tracerag.TraceragError as exc:  # a wrong path, a file that cannot be read: one line, not a traceback
+        sys.exit(f"error: {exc}")

@@ -174,3 +174,15 @@ def test_every_example_runs_as_a_script(script, lines, tmp_path):
     assert run.returncode == 0, run.stderr[-2000:]
     for line in lines:
         assert any(out_line.startswith(line) for out_line in run.stdout.splitlines()), run.stdout[-2000:]
+
+
+@pytest.mark.parametrize("script, says", [
+    ("commands_on_a_home", "error: dataset '/no/such/home' is neither a directory nor a bundled dataset"),
+    ("rag_over_your_files", "error: /no/such/home: no such folder"),
+])
+def test_an_example_given_a_wrong_path_says_so_in_one_line(script, says, tmp_path):
+    run = subprocess.run([sys.executable, str(EXAMPLES / f"{script}.py"), "/no/such/home"], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "TRACERAG_CACHE_DIR": str(tmp_path / "cache")})
+    assert run.returncode == 1 and run.stderr.startswith(says) and len(run.stderr.strip().splitlines()) == 1, \
+        run.stderr[-2000:]

@@ -9,6 +9,7 @@ holds and releases (no timing luck); the temp-directory test runs the real comma
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -223,3 +224,16 @@ def test_a_damaged_embedding_cache_costs_no_request(tmp_path):
     log = (tmp_path / "serve.log").read_text()
     assert log.count("embeddings.sqlite: not a readable cache file") == 1 and "Traceback" not in log
     assert list(cache.glob("embeddings.sqlite.corrupt-*"))  # set aside beside itself, not deleted
+
+
+def test_a_starting_service_says_what_it_loaded_and_when_it_is_ready(tmp_path):
+    """A cold start took 23 s with nothing on the terminal: each program now says when it is loaded."""
+    log = tmp_path / "serve.log"
+    with ServeProcess(["--program", "planner"], env={"TRACERAG_CACHE_DIR": str(tmp_path / "cache")}, log=log):
+        pass
+    lines = log.read_text(encoding="utf-8").splitlines()
+    said = [line for line in lines if line.startswith("tracerag serve: ")]
+    assert said[0].startswith("tracerag serve: http://") and said[0].endswith("loading (GET /healthz answers 200 "
+                                                                               "when ready)")
+    assert re.fullmatch(r"tracerag serve: loaded planner \(bundled default\) in \d+\.\d s", said[1]), said
+    assert re.fullmatch(r"tracerag serve: ready \(\d+\.\d s to load and warm\)", said[2]), said

@@ -479,7 +479,10 @@ def _run(specs: dict[str, str | None], options: dict[str, dict], args, token: st
     def ready(seconds: float) -> None:
         print(f"tracerag serve: ready ({seconds:.1f} s to load and warm)", file=sys.stderr, flush=True)
 
-    startup = Startup.loading(specs, options, on_failed=failed, on_ready=ready)
+    def loaded(name: str, source: str, seconds: float) -> None:
+        print(f"tracerag serve: loaded {name} ({source}) in {seconds:.1f} s", file=sys.stderr, flush=True)
+
+    startup = Startup.loading(specs, options, on_failed=failed, on_ready=ready, on_loaded=loaded)
     try:
         app = build_app(startup, max_body=args.max_body, concurrency=args.concurrency, calls=args.calls,
                         token=token, allowed_hosts=allowed, max_pending=args.max_pending,

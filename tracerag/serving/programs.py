@@ -166,7 +166,8 @@ class LoadingStopped(TraceragError):
 
 
 def load_programs(specs: Mapping[str, str | None], options: Mapping[str, Mapping[str, Any]] | None = None,
-                  *, stop: threading.Event | None = None) -> dict[str, ServedProgram]:
+                  *, stop: threading.Event | None = None,
+                  on_loaded: Callable[[str, str, float], None] | None = None) -> dict[str, ServedProgram]:
     """Build each program of ``specs`` ({name: artifact or None}) through the registry, with its builder's
     keyword ``options`` ({name: {option: value}}; none: the bundled defaults); a failure closes what was
     already started and raises. ``stop`` set: no further program is built (``LoadingStopped``)."""
@@ -185,10 +186,13 @@ def load_programs(specs: Mapping[str, str | None], options: Mapping[str, Mapping
         for name, artifact in specs.items():
             if stop is not None and stop.is_set():
                 raise LoadingStopped(f"stopped while loading; {name} was not loaded")
+            started = time.perf_counter()
             program = build(name, **{**options.get(name, {}), "artifact": artifact})
             served[name] = ServedProgram(ENDPOINTS[name], program, artifact or DEFAULT_SOURCE,
                                          read_meta(artifact) if artifact else {})
             logger.info("loaded %s from %s", name, artifact or DEFAULT_SOURCE)
+            if on_loaded is not None:  # (name, where from, seconds): a long start says what it is doing
+                on_loaded(name, artifact or DEFAULT_SOURCE, time.perf_counter() - started)
     except BaseException:
         for program in served.values():
             program.close()
@@ -301,10 +305,12 @@ class Startup:
     @classmethod
     def loading(cls, specs: Mapping[str, str | None], options: Mapping[str, Mapping[str, Any]] | None = None,
                 on_failed: Callable[[BaseException], None] | None = None,
-                on_ready: Callable[[float], None] | None = None) -> Startup:
-        """The programs of ``specs`` built as :func:`load_programs` builds them, then warmed."""
+                on_ready: Callable[[float], None] | None = None,
+                on_loaded: Callable[[str, str, float], None] | None = None) -> Startup:
+        """The programs of ``specs`` built as :func:`load_programs` builds them (``on_loaded`` hears each), then
+        warmed."""
         def load(stop: threading.Event) -> dict[str, ServedProgram]:
-            return load_programs(specs, options, stop=stop)
+            return load_programs(specs, options, stop=stop, on_loaded=on_loaded)
 
         return cls(list(specs), load, on_failed, on_ready)
 
