@@ -11,7 +11,20 @@ def build_agent(*, artifact: str | Path | None = None, tools: list[str] | None =
                 cache_dir: str | Path | None = None, max_tool_calls: int | None = None):
     """SearchAgent over ``tools`` (MCP tool sources; default: the bundled local MCP server, a child process
     that searches ``bank`` or the PubMedQA abstracts with the ``tool_embedder`` spec), from an artifact when given.
-    Close it with ``program.toolbox.close()``."""
+    Close it with ``program.toolbox.close()``.
+
+    Args:
+        artifact: a compiled program (``tracerag compile agent``).
+        tools: MCP tool sources: ``local``, an ``http(s)://`` URL (streamable HTTP) or a command line (stdio).
+        pubmed: ``local`` (the bundled abstracts) or ``eutils`` (NCBI, needs internet).
+        bank: the chunk bank the local server searches; ``tool_embedder``: its embedder spec.
+        browse_root: the directory ``browse_webpage`` may read.
+        cache_dir: the cache directory the local tool server uses.
+        max_tool_calls: total tool calls per question.
+
+    Returns:
+        The program, ready to call: ``program(question=...)``.
+    """
     from ..artifacts import load_program
     from ..config import ENV_CACHE_DIR
     from ..tools.mcp_client import Toolbox

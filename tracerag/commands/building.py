@@ -11,7 +11,18 @@ def build_commands(*, artifact: str | Path | None = None, homes: str | Path | No
                    ir_source: str | None = None, arbitration: bool = False, embedder=None):
     """CommandRetrieval over ``homes`` (a bundled name such as ``smarthome``, a directory of homes or one
     home; default: the bundled ones), or from ``artifact`` (on the homes it was compiled on, or on ``homes``).
-    ``ir_source`` defaults to the LM's parse when an LM is configured, else the rule parser's."""
+    ``ir_source`` defaults to the LM's parse when an LM is configured, else the rule parser's.
+
+    Args:
+        artifact: a compiled program (``tracerag compile commands``).
+        homes: a bundled dataset name, a directory of homes, or one home directory.
+        ir_source: how an utterance is parsed: ``lm``, ``none`` (the rule parser) or ``gold`` (the caller's).
+        arbitration: ask the LM to choose among close capabilities of one device.
+        embedder: the embedder (default: the configured one).
+
+    Returns:
+        The program, ready to call: ``program(query=..., home=...)``.
+    """
     import dspy
 
     from ..datasets.smarthome import home_dirs, resolve_dataset

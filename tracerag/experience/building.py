@@ -15,7 +15,22 @@ def build_experience(*, artifact: str | Path | None = None, dataset: str | Path 
     """ExperienceRetrieval from an artifact (on ``store``/``bank`` when given), on a store (filled from the
     dataset's traces when empty), on a bank directory, or on a bank built from the dataset's traces (into
     ``bank_dir``, else a temporary directory removed at exit; the embedding cache makes rebuilding cheap).
-    ``reranker``: local (default), none, or the URL of a rerank service."""
+    ``reranker``: local (default), none, or the URL of a rerank service.
+
+    Args:
+        artifact: a compiled program (``tracerag compile experience``).
+        dataset: the traces to build a bank from (a bundled name or a directory with ``tasks/``).
+        bank: an experience bank directory (``tracerag build-bank``).
+        store: a store URI, filled from the dataset's traces when empty.
+        bank_dir: where a bank built from the traces goes (default: a temporary directory).
+        reranker: ``local``, ``none`` or the URL of a rerank service; ``rerank_model`` names its model.
+        rewrite: let the LM rewrite the task into search queries.
+        max_rounds: retrieval rounds at most; ``top_n``: candidates handed to the summary.
+        embedder: the embedder (default: the configured one).
+
+    Returns:
+        The program, ready to call: ``program(question=..., images=..., caption=..., sub_task=...)``.
+    """
     from ..artifacts import load_program
     from ..datasets.smarthome import resolve_dataset
     from ..documents.rerankers import make_reranker

@@ -10,7 +10,17 @@ from ..building import embedder_or_default
 def build_planner(*, artifact: str | Path | None = None, store: str | None = None,
                   dataset: str | Path | None = "planner", embedder=None):
     """TraceablePlanner from an artifact or the defaults. With ``store`` it searches its templates in that
-    store, which is filled from the dataset's templates when empty."""
+    store, which is filled from the dataset's templates when empty.
+
+    Args:
+        artifact: a compiled program (``tracerag compile planner``).
+        store: a store URI for the templates (none: templates come with each call).
+        dataset: where to fill an empty store's templates from.
+        embedder: the embedder (default: the configured one).
+
+    Returns:
+        The program, ready to call: ``program(requirements=..., bullets=..., templates=...)``.
+    """
     from ..artifacts import load_program
     from .artifact import rebuild
     from .traceable_planner import TraceablePlanner

@@ -10,7 +10,20 @@ from ..building import embedder_or_default
 def build_rag(*, artifact: str | Path | None = None, bank: str | Path | None = None, store: str | None = None,
               k: int = 10, max_rounds: int = 2, embedder=None):
     """SelfReflectiveRAG from an artifact, over a store or a bank directory, or over the bundled PubMedQA
-    abstracts ingested once into the cache directory (re-ingesting unchanged abstracts costs nothing)."""
+    abstracts ingested once into the cache directory (re-ingesting unchanged abstracts costs nothing).
+
+    Args:
+        artifact: a compiled program (``tracerag compile rag``); ``store``/``bank`` then replace its store.
+        bank: a chunk bank directory (``tracerag ingest``).
+        store: a store URI (a directory, ``milvus:./file.db``, ``milvus://host:19530``), filled from the bundled
+            abstracts when empty.
+        k: chunks retrieved per round.
+        max_rounds: retrieval rounds at most.
+        embedder: the embedder (default: the configured one).
+
+    Returns:
+        The program, ready to call: ``program(question=...)``.
+    """
     from ..artifacts import load_program
     from ..documents.hybrid import HybridRetriever
     from ..stores.cosine_bank import CosineBank

@@ -31,10 +31,22 @@ def open_store(
 ) -> VectorStore:
     """Open the store at ``uri`` (see the module docstring for URI forms).
 
-    ``embedder_id`` / ``dim``, when given, must match what the store recorded (a mismatch is one
-    :class:`StoreError` line naming both). With ``create=True`` a missing store is created empty (both are
-    then required); an existing one is opened and checked as usual. ``index``: Milvus' ``hnsw_threshold``,
-    ``hnsw_m`` and ``hnsw_ef_construction`` (see :meth:`MilvusStore.open`); the numpy bank is always exact.
+    Args:
+        uri: a bank directory, ``milvus:./file.db`` (Milvus Lite) or ``milvus://host:19530?collection=name``.
+        embedder_id: the embedder the store must have been built with (a mismatch is one ``StoreError`` line
+            naming both).
+        dim: the vectors' dimension it must have.
+        create: create a missing store empty (``embedder_id`` and ``dim`` are then required); an existing one
+            is opened and checked as usual.
+        **index: Milvus' ``hnsw_threshold``, ``hnsw_m`` and ``hnsw_ef_construction`` (see
+            :meth:`MilvusStore.open`); the numpy bank is always exact.
+
+    Returns:
+        The open ``VectorStore``; ``close()`` it when done.
+
+    Example:
+        >>> from tracerag.stores import open_store
+        >>> store = open_store("milvus:./chunks.db", embedder_id=embedder.id, dim=embedder.dim, create=True)
     """
     target = parse_store_uri(uri)
     if create and (not embedder_id or not dim):
