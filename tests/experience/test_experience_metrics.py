@@ -3,7 +3,7 @@
 import dspy
 import pytest
 
-from tracerag import judges
+from tracerag.experience import judge
 from tracerag.experience import metrics as m
 
 
@@ -43,9 +43,9 @@ def test_feedback_names_what_went_wrong():
 
 def test_usefulness_needs_an_lm_and_a_reference(fake_lm):
     ex = example()
-    assert judges.usefulness(ex, pred([["a"]])) is None  # no LM configured
+    assert judge.usefulness(ex, pred([["a"]])) is None  # no LM configured
     fake_lm()
-    assert judges.usefulness(ex, pred([["a"]])) is None  # no reference strategy
+    assert judge.usefulness(ex, pred([["a"]])) is None  # no reference strategy
     ex.reference_strategy = "OCR, then add up."
-    assert judges.usefulness(ex, pred([["a"]])) == 0.75
-    assert judges.usefulness(ex, pred([["a"]], experience="")) == 0.0
+    assert judge.usefulness(ex, pred([["a"]])) == 0.75
+    assert judge.usefulness(ex, pred([["a"]], experience="")) == 0.0

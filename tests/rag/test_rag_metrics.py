@@ -3,7 +3,7 @@
 import dspy
 import pytest
 
-from tracerag import judges
+from tracerag.rag import judge
 from tracerag.rag import metrics as m
 
 
@@ -44,7 +44,7 @@ def test_rag_score_and_feedback():
 
 
 def test_alce_scores_with_the_judge(fake_lm):
-    assert judges.alce_citation_scores(pred()) == (None, None)  # no LM
+    assert judge.alce_citation_scores(pred()) == (None, None)  # no LM
     fake_lm(grounded=[True, False])  # sentence 1 supported, sentence 2 not
-    recall, precision = judges.alce_citation_scores(pred())
+    recall, precision = judge.alce_citation_scores(pred())
     assert recall == 0.5 and precision == 0.5

@@ -30,9 +30,9 @@ def evaluate_experience(program, examples: list, *, dataset: str, k: int = 5, ju
     ``ranked_depth`` (any): each row also carries ``recall_at``, its recall@j for j = 1..k by the same metric
     (the HTML report's recall curve; the ranking is the selection handed to the summary, k deep).
     """
-    from .. import judges
     from ..lm.meter import LMMeter
     from ..programs.guarded_step import Stages
+    from . import judge
     from . import metrics as e
 
     def score_one(ex) -> dict:
@@ -41,7 +41,7 @@ def evaluate_experience(program, examples: list, *, dataset: str, k: int = 5, ju
             started = time.perf_counter()
             pred = program(**ex.inputs())
             elapsed_ms = (time.perf_counter() - started) * 1000
-            usefulness = judges.usefulness(ex, pred, stages=judged) if judge else None
+            usefulness = judge.usefulness(ex, pred, stages=judged) if judge else None
         return {
             "id": ex.id, "question": ex.question, "family": ex.family or "-",
             "input": "image" if ex.images or ex.caption else "text",

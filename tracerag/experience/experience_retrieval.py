@@ -56,10 +56,10 @@ from ..lm.reply_limits import (
 from ..memory.traces import query_text
 from ..programs.guarded_step import Pipeline, Stages, lm_step, work
 from ..programs.spans import EXPERIENCE_SEARCH
-from ..signatures.experience import CheckSufficiency, RewriteQuery, SummarizeExperience
 from ..stores.cosine_bank import CosineBank
 from ..stores.stores import store_and_embedder
 from ..stores.vector_store import StoreError, StoreHit, VectorStore, parse_store_uri
+from .signatures import CheckSufficiency, RewriteQuery, SummarizeExperience
 
 __all__ = ["ExperienceConfig", "ExperienceRetrieval", "render_experience_section"]
 

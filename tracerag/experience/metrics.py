@@ -1,5 +1,5 @@
 """Experience-retrieval metrics: pure functions of (example, prediction); the LM-judged usefulness is in
-``tracerag.judges``.
+``tracerag.experience.judge``.
 
 The ranked list is the last round's selection (after rerank and top_n), which is what the summary
 saw. ``example.relevant_task_ids`` are the same-family correct traces. recall@k is capped recall:

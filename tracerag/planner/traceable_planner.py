@@ -48,9 +48,10 @@ from ..lm.reply_limits import MAX_IDS, MAX_PLAN_CHARS, ReplyRejected
 from ..memory.playbook import Bullet, Playbook, Template, TemplateIndex, as_template, parse_playbook
 from ..programs.guarded_step import Pipeline, Stages, lm_step, work
 from ..programs.spans import TEMPLATE_SEARCH
-from ..signatures.planner import GeneratePlan, Plan
+from ..signatures.planner import Plan
 from ..stores.vector_store import VectorStore
 from .metrics import plan_cited_ids
+from .signatures import GeneratePlan
 
 __all__ = ["PlannerConfig", "TraceablePlanner", "format_bullets", "format_templates", "trace_used_ids"]
 

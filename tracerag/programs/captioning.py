@@ -20,7 +20,7 @@ from ..lm.calls import call_config
 from ..lm.failures import failure_line
 from ..memory.experience_bank import Captioner
 from ..memory.traces import Trace
-from ..signatures.experience import CaptionImages
+from ..signatures.captioning import CaptionImages
 
 __all__ = ["make_captioner"]
 

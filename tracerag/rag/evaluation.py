@@ -51,9 +51,9 @@ def evaluate_rag(program, examples: list, *, dataset: str, k: int = 10, alce: bo
     also carries ``ranking``, the documents of its first round's top k, and ``relevant``, its gold documents
     (the HTML report's recall curve, to k: ``--k 50`` for one to 50); nothing else changes.
     """
-    from .. import judges
     from ..lm.meter import LMMeter
     from ..programs.guarded_step import Stages
+    from . import judge
     from . import metrics as r
 
     def score_one(ex) -> dict:
@@ -62,7 +62,7 @@ def evaluate_rag(program, examples: list, *, dataset: str, k: int = 10, alce: bo
             pred = program(question=ex.question)
         elapsed_ms = meter.seconds * 1000
         cited = pred.cited_ids
-        citation_recall, citation_precision = judges.alce_citation_scores(pred, stages=judged) if alce else (None, None)
+        citation_recall, citation_precision = judge.alce_citation_scores(pred, stages=judged) if alce else (None, None)
         return {
             "id": ex.pmid, "question": ex.question, "gold": ex.final_decision, "verdict": pred.verdict,
             "recall": r.doc_recall_at_k(ex, pred, k), "rr": r.doc_reciprocal_rank(ex, pred, k),

@@ -54,10 +54,10 @@ from ..lm.reply_limits import MAX_ANSWER_CHARS, MAX_IDS, MAX_QUERY_CHARS, MAX_SH
 from ..metrics.citations import CHUNK_ID_PATTERN, extract_cited_ids, is_citable, keep_citations, render_citation
 from ..programs.guarded_step import Pipeline, Stages, lm_step, work
 from ..programs.spans import CORPUS_SEARCH
-from ..signatures.rag import AnswerWithCitations, ChunkGrade, GradeRelevance, RefineQuery, VerifyGroundedness
 from ..stores.cosine_bank import CosineBank
 from ..stores.stores import store_and_embedder
 from ..stores.vector_store import VectorStore
+from .signatures import AnswerWithCitations, ChunkGrade, GradeRelevance, RefineQuery, VerifyGroundedness
 
 __all__ = ["EXTRACTIVE_CHUNKS", "NEED_MORE_CONTEXT", "RAGConfig", "SelfReflectiveRAG", "cited_ids",
            "extractive_answer"]

@@ -1,17 +1,14 @@
-"""Metrics an LM judges: ALCE-style citation recall and precision of a RAG answer, the usefulness of an
-experience. Each judge call is a guarded stage (the breaker, the run's fault budget, a typed verdict), so
-these live above the programs' LM machinery; the pure metrics in ``tracerag.metrics`` call no LM."""
+"""The RAG evaluation's LM judge: ALCE-style citation recall and precision of an answer. Each judge call is a
+guarded stage (the breaker, the run's fault budget, a typed verdict); the pure metrics call no LM."""
 
 from __future__ import annotations
 
 import dspy
 
-from .errors import InvalidValue
-from .lm.calls import lm_of
-from .metrics.citations import CHUNK_ID_PATTERN, extract_cited_ids, split_sentences
-from .programs.guarded_step import Stages
-from .signatures.experience import JudgeExperience
-from .signatures.rag import VerifyGroundedness
+from ..errors import InvalidValue
+from ..metrics.citations import CHUNK_ID_PATTERN, extract_cited_ids, split_sentences
+from ..programs.guarded_step import Stages
+from .signatures import VerifyGroundedness
 
 
 def alce_citation_scores(pred, *, stages=None) -> tuple[float | None, float | None]:
@@ -67,25 +64,3 @@ def alce_citation_scores(pred, *, stages=None) -> tuple[float | None, float | No
     except JudgeFailed:
         return None, None
     return supported / len(sentences), (relevant / citations if citations else None)
-
-
-_judge = dspy.Predict(JudgeExperience)
-
-
-def usefulness(example, pred, trace=None, *, stages=None) -> float | None:
-    """LM-judged usefulness of the experience in [0, 1] against how a relevant task was really solved.
-
-    Needs a configured LM and ``example.reference_strategy``; returns None without them, 0 for an
-    empty experience, and None (with a warning) when the judge fails. The judge is a guarded stage
-    (``judge``): pass ``stages`` (a ``guarded_step.Stages``) to count its calls and fallbacks there.
-    """
-    experience = (getattr(pred, "experience", "") or "").strip()
-    reference = getattr(example, "reference_strategy", None)
-    if lm_of(_judge) is None or not reference:
-        return None
-    if not experience:
-        return 0.0
-    value = (stages if stages is not None else Stages()).call(
-        "judge", _judge, check=lambda out: float(out.usefulness), fallback="no usefulness score",
-        question=example.question, reference_strategy=reference, experience=experience)
-    return None if value is None else min(1.0, max(0.0, value))

@@ -1,5 +1,5 @@
 """Signatures of ExperienceRetrieval: rewrite the task into search queries, distil experience from the
-retrieved traces, judge whether it is enough; plus captioning trace images and judging usefulness."""
+retrieved traces, judge whether it is enough; and the evaluation's judge of usefulness."""
 
 from __future__ import annotations
 
@@ -50,15 +50,6 @@ class CheckSufficiency(dspy.Signature):
     experience: str = dspy.InputField()
     sufficient: bool = dspy.OutputField()
     gap: str = dspy.OutputField(desc="what is missing; empty when sufficient")
-
-
-class CaptionImages(dspy.Signature):
-    """Describe what the images of a task show, in one or two factual sentences: the kind of image
-    (chart, receipt, photo of a plant, ...) and the text, numbers or objects the task hinges on."""
-
-    question: str = dspy.InputField(desc="the task the images belong to")
-    images: list[dspy.Image] = dspy.InputField()
-    caption: str = dspy.OutputField()
 
 
 class JudgeExperience(dspy.Signature):
