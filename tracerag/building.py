@@ -1,9 +1,9 @@
-"""How each program is built: from a compiled artifact, or on its bundled defaults, with typed options.
+"""What every program's builder shares: the default embedder, and the banks built for one process.
 
-One builder per program, shared by the command line (``tracerag run/evaluate/compile``), the HTTP
-service, the MCP tools and apps (``tracerag.build("rag")``), so all of them run the same program for
-the same options. A builder reads no command-line flags and no environment: the LM and the embedder
-come from :func:`tracerag.configure` (or ``embedder=``).
+Each program's builder is its package's ``building`` module, shared by the command line (``tracerag
+run/evaluate/compile``), the HTTP service, the MCP tools and apps (``tracerag.build("rag")``), so all of them
+run the same program for the same options. A builder reads no command-line flags and no environment: the LM
+and the embedder come from :func:`tracerag.configure` (or ``embedder=``).
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Compile a program's prompts with a DSPy optimizer (BootstrapFewShot, MIPROv2 or GEPA).
+"""Compile a program's prompts with a DSPy optimizer (BootstrapFewShot, MIPROv2 or GEPA): the loop every
+program's compile runs (each program's own step, with its metric, is its package's ``compiling`` module).
 
 Train on the train split, score on dev before and after, and return the compiled program with its
 scores. Each program brings its metric (a strict bool while bootstrapping) and a feedback variant

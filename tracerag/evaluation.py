@@ -1,4 +1,6 @@
-"""Run a program over labelled queries and build the report the CLI prints and writes as JSON.
+"""What every program's evaluation shares: running it over labelled examples (in threads, under one LM fault
+budget) and the report columns every program's report has. Each program's own evaluation is its package's
+``evaluation`` module.
 
 The report shape is shared by every program: {"program", "dataset", "k", "n", "metrics", "breakdown",
 "per_query"}; every per-query row says whether the LM failed for it (``lm_failed``, ``lm_fallbacks``).
