@@ -98,8 +98,10 @@ def test_a_failing_lm_answers_as_the_run_without_an_lm(cli_lm, monkeypatch, caps
     out = capsys.readouterr().out
     no_lm, printed = _summary(out), out.split('{"stop_reason"')[0]
     cli_lm(AgentEngine, agent="error")
-    assert optimize.main(["run", "agent", "--question", QUESTION, "--lm", "fake/model"]) == 0
-    out = capsys.readouterr().out
+    assert optimize.main(["run", "agent", "--question", QUESTION, "--lm", "fake/model"]) == 1  # said, after it
+    printed_now = capsys.readouterr()
+    out = printed_now.out
+    assert "error: the LM (fake/model) never answered" in printed_now.err
     failed = _summary(out)
     assert no_lm["stop_reason"] == "no_lm" and failed["stop_reason"] == "lm_error" and failed["steps"] == 1
     assert failed["ids_cited"] == no_lm["ids_cited"] and "10808977" in failed["ids_cited"]
