@@ -34,8 +34,9 @@ def entry(name: str) -> ProgramEntry:
 
 
 def build(name: str, **options: Any):
-    """The program ``name`` built with ``options`` (``artifact=`` for a compiled one; the rest as its builder in
-    :mod:`tracerag.building` documents): ``tracerag.build("rag")`` is the RAG program on its bundled defaults."""
+    """The program ``name`` built with ``options`` (``artifact=`` for a compiled one; the rest as its package's
+    builder documents, e.g. :func:`tracerag.rag.building.build_rag`): ``tracerag.build("rag")`` is the RAG
+    program on its bundled defaults."""
     return entry(name).build(**options)
 
 

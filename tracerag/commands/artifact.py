@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..artifacts import load_program, meta_path
+from ..artifacts import meta_path
 from ..building import embedder_or_default
 from ..errors import InvalidValue
 
@@ -32,8 +32,3 @@ def rebuild(path: Path, meta: dict, *, embedder=None, home=None, **_):
     indexes = build_indexes(home_dirs(resolve_dataset(source)), embedder_or_default(embedder),
                             IndexParams(**meta["index_params"]))
     return CommandRetrieval(indexes, **meta["config"])
-
-
-def load_commands(path: str | Path, *, home=None, embedder=None):
-    """A compiled CommandRetrieval from its artifact (``tracerag.load`` for this program alone)."""
-    return load_program(path, "CommandRetrieval", rebuild, home=home, embedder=embedder)

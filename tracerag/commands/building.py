@@ -25,13 +25,15 @@ def build_commands(*, artifact: str | Path | None = None, homes: str | Path | No
     """
     import dspy
 
+    from ..artifacts import load_program
     from ..datasets.smarthome import home_dirs, resolve_dataset
-    from .artifact import load_commands
+    from .artifact import rebuild
     from .command_retrieval import CommandRetrieval, build_indexes
 
     ir_source = ir_source or ("lm" if dspy.settings.lm is not None else "none")
     if artifact:
-        program = load_commands(artifact, home=resolve_dataset(homes) if homes else None, embedder=embedder)
+        program = load_program(artifact, "CommandRetrieval", rebuild, embedder=embedder,
+                               home=resolve_dataset(homes) if homes else None)
         program.ir_source = ir_source
         return program
     homes_read = home_dirs(resolve_dataset(homes or "smarthome"))
