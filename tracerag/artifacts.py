@@ -393,12 +393,15 @@ def apply_state(program, path: Path, data: bytes) -> None:
     program.load_state(state)
 
 
-def store_source(path, meta: dict, embedder, chosen):
-    """What to open: the caller's store (as given), else the recorded reference resolved (or None)."""
+def store_source(path, meta: dict, embedder, chosen, *, required: bool = False):
+    """What to open: the caller's store (as given), else the recorded reference resolved (or None; with
+    ``required``, a ValueError naming the artifact)."""
     if chosen is not None:
         return chosen
     recorded = meta.get("store")
     if not recorded:
+        if required:
+            raise InvalidValue(f"{path}: no store given and the artifact records none")
         return None
     return resolve_store_reference(str(recorded), path, embedder)
 

@@ -7,7 +7,6 @@ from pathlib import Path
 
 from ..artifacts import store_fields, store_source
 from ..building import embedder_or_default
-from ..errors import InvalidValue
 
 
 def describe(program, where: Path | None = None) -> dict:
@@ -30,9 +29,7 @@ def rebuild(path: Path, meta: dict, *, embedder=None, store=None, **_):
     if not config.enable:
         return ExperienceRetrieval(None, config)
     embedder = embedder_or_default(embedder)
-    source = store_source(path, meta, embedder, store)
-    if source is None:
-        raise InvalidValue(f"{path}: no store given and the artifact records none")
+    source = store_source(path, meta, embedder, store, required=True)
     service = meta.get("reranker")
     reranker = make_reranker(service["base_url"], model=service["model"]) if service else None
     return ExperienceRetrieval(source, config, reranker=reranker, embedder=embedder)

@@ -7,7 +7,6 @@ from pathlib import Path
 
 from ..artifacts import store_fields, store_source
 from ..building import embedder_or_default
-from ..errors import InvalidValue
 
 
 def describe(program, where: Path | None = None) -> dict:
@@ -25,9 +24,7 @@ def rebuild(path: Path, meta: dict, *, embedder=None, store=None, **_):
     from .self_reflective_rag import RAGConfig, SelfReflectiveRAG
 
     embedder = embedder_or_default(embedder)
-    source = store_source(path, meta, embedder, store)
-    if source is None:
-        raise InvalidValue(f"{path}: no store given and the artifact records none")
+    source = store_source(path, meta, embedder, store, required=True)
     store, embedder = store_and_embedder(source, embedder)
     retriever = HybridRetriever(store, embedder=embedder, **meta.get("retriever", {}))
     return SelfReflectiveRAG(retriever, RAGConfig(**meta["config"]))
