@@ -32,7 +32,8 @@ SPECS = {
 }
 ROOMS = {"r-kitchen": "Kitchen", "r-porch": "Back Porch", "r-barn": "Barn", "r-well": "Well House",
          "r-office": "Farm Office", "r-den": "Den", "r-lane": "Lane", "r-shop": "店面", "r-yard": "Stair Hall",
-         "r-garden": "Back Garden", "r-tack": "Tack Room", "r-bunk": "Bunkhouse", "r-veg": "菜园"}
+         "r-garden": "Back Garden", "r-tack": "Tack Room", "r-bunk": "Bunkhouse", "r-veg": "菜园",
+         "r-inlaw": "In-Law Suite"}
 DEVICES = [
     ("kitchen-door", "Kitchen Door", "r-kitchen", "Lock", "p-lock"),
     ("kitchen-blinds", "Kitchen Blinds", "r-kitchen", "Blind", "p-blind"),
@@ -60,6 +61,8 @@ DEVICES = [
     ("bunk-tv", "Bunkhouse TV", "r-bunk", "Television", "p-switch"),
     ("den-blinds", "Den Blinds", "r-den", "Blind", "p-blind"),
     ("den-door", "Den Door", "r-den", "Lock", "p-lock"),
+    ("inlaw-door", "In-Law Door", "r-inlaw", "Lock", "p-lock"),
+    ("inlaw-lamp", "Nana's Lamp", "r-inlaw", "Light", "p-switch"),
 ]
 SHOP = [  # a bakery with a vegetable plot: the cash safe's label says cash cabinet, its own name says safe
     ("cash", "钱柜", "r-shop", "Lock", "p-lock", "Smart Cash Safe"),
@@ -131,7 +134,7 @@ def test_every_door_but_one_is_every_door_of_the_farm_and_no_safe_nor_hatch(prog
     assert set(pred.bulk.targets) == {("kitchen-door", "main-lock-unlock"), ("feed-door", "main-lock-unlock"),
                                       ("big-red", "main-doorControl-open"), ("garden-door", "main-doorControl-open"),
                                       ("tack-door", "main-lock-unlock"), ("bunk-door", "main-lock-unlock"),
-                                      ("den-door", "main-lock-unlock")}
+                                      ("den-door", "main-lock-unlock"), ("inlaw-door", "main-lock-unlock")}
 
 
 def test_both_gates_are_the_gates_only(program):
@@ -186,11 +189,38 @@ def test_a_place_the_shop_lacks_asks_nothing_sensitive(homes, query):
     assert not {(d, c) for d, c in asked(homes["shop"](query=query)) if c in SENSITIVE}
 
 
-@pytest.mark.parametrize("query", ["open the den", "open up the tack room"])
-def test_opening_a_room_is_no_clear_ask_for_its_door(program, query):
-    # its door, its blinds, its light? Only letting someone in says the door ("let them into the bunkhouse")
+@pytest.mark.parametrize("query", ["open the den", "open the kitchen"])
+def test_opening_a_room_with_blinds_is_no_clear_ask_for_its_door(program, query):
+    # its door or its blinds? Asked about, never guessed
     assert not {(d, c) for d, c in asked(program(query=query)) if c in SENSITIVE}
+
+
+@pytest.mark.parametrize(("query", "device"), [
+    ("open up the tack room", "tack-door"),  # its one door is all that opens there; its light does not open
+    ("can you open up the tack room? I'm at the barn", "tack-door"),
+    ("unlock the in-law flat, the caregiver is outside", "inlaw-door"),  # a flat: the In-Law Suite
+])
+def test_opening_a_room_whose_one_door_is_all_that_opens_asks_for_that_door(program, query, device):
+    _gets_what_it_asks(program(query=query), device, "main-lock-unlock")
 
 
 def test_a_room_said_by_its_first_character_is_that_room(homes):
     _gets_what_it_asks(homes["shop"](query="把店里的警报器关了，是猫碰的"), "shop-siren", "main-alarm-off")
+
+
+VALVES = {"en": [("gas", "Boiler Gas Valve", "r-kitchen", "GasValve", "p-valve"),
+                  ("water", "ZAC36", "r-well", "WaterValve", "p-valve"),
+                  ("hose", "Sprinkler", "r-garden", "WaterValve", "p-valve")],
+          "zh": [("gas", "燃气表阀门", "r-shop", "GasValve", "p-valve"),
+                 ("water", "总水阀", "r-shop", "WaterValve", "p-valve"),
+                 ("hose", "浇花阀", "r-veg", "WaterValve", "p-valve")]}
+
+
+@pytest.mark.parametrize(("lang", "query"), [
+    ("en", "open the valve"), ("en", "turn the water main back on, the leak is fixed"),
+    ("en", "open the cold water main"), ("zh", "自来水总阀打开"), ("zh", "把水阀打开"), ("zh", "打开阀门")])
+def test_a_word_for_water_or_a_valve_never_opens_the_gas(tmp_path_factory, embedder, lang, query):
+    # the gas valve is one valve of three: "the valve" asks which, and no word for water names gas
+    home = Home.load(write_home(tmp_path_factory.mktemp("valves"), VALVES[lang], SPECS, ROOMS))
+    pred = CommandRetrieval(CommandIndex(home, embedder), ir_source="none")(query=query)
+    assert ("gas", "main-valve-open") not in asked(pred)

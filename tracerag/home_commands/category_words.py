@@ -44,7 +44,7 @@ CATEGORY_WORDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "Lock": (("锁", "门锁"), ("lock", "deadbolt", "latch", "door lock")),
     "Door": (("门",), ("door", "gate")),
     "GarageDoor": (("车库门", "车库", "卷帘门"), ("garage", "garage door")),
-    "WaterValve": (("阀", "阀门", "进水", "供水", "总水", "浇水", "浇花", "浇菜", "灌溉"),
+    "WaterValve": (("阀", "阀门", "进水", "供水", "总水", "自来水", "水阀", "浇水", "浇花", "浇菜", "灌溉"),
                    ("valve", "water main", "water supply", "water", "shutoff", "shut-off", "hose", "spigot",
                     "faucet")),
     "GasValve": (("燃气", "煤气", "天然气", "气阀"), ("gas", "gas valve", "gas shutoff", "gas shut-off")),
@@ -130,6 +130,18 @@ def _categories_said(text: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
 # "gas shutoff valve": a gas valve)
 _FAMILY = {"WaterValve": (("GasValve",), frozenset({"阀", "阀门", "valve", "valves", "shutoff", "shut-off"}))}
 _ANY_OF = {(member, kind): words for kind, (members, words) in _FAMILY.items() for member in members}
+
+
+def only_specific(kind: str, words) -> bool:
+    """Whether some word said for a kind is its own, not one its family shares: "the water main" names no gas
+    valve, "the valve" may."""
+    generic = _FAMILY.get(kind, ((), frozenset()))[1]
+    return any(word not in generic for word in words)
+
+
+def family_of(kind: str) -> str:
+    """The kind whose generic words also name this one (a gas valve is a valve: "WaterValve"), else itself."""
+    return next((head for head, (members, _) in _FAMILY.items() if kind in members), kind)
 
 
 def with_family(kinds) -> set[str]:

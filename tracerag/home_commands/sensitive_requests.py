@@ -15,7 +15,7 @@ import re
 import numpy as np
 
 from ..signatures.query_ir import QueryIR
-from .category_words import CATEGORY_WORDS, categories_said, normalised, word_pattern
+from .category_words import CATEGORY_WORDS, categories_said, family_of, normalised, only_specific, word_pattern
 from .command_choice import choice_of
 from .command_docs import verb_phrases
 from .device_kinds import devices_said
@@ -54,6 +54,9 @@ def _plural_said(text: str) -> bool:
 
 
 _LET_IN = re.compile(r"\blet\s+(?:him|her|us|me|them|(?:the|my|our)\s+[\w']+)\s+in(?:to)?\b", re.I)
+# words for a dwelling that name a place without being a room's own name ("the in-law flat": the In-Law Suite)
+_PLACE_NOUNS = frozenset({"flat", "apartment", "unit", "suite", "room", "place", "building"})
+_ZH_POLITE = re.compile(r"[把帮我请给一下吧呀啊快了的]|打开|解锁|开")
 # the words around the room someone is let into ("could you let them into the bunkhouse": bunkhouse)
 _OBJECT = re.compile(r"\b(?:could|can|would|will|you|please|pls|open|unlock|up|the|my|our|a|for|me|us|now|"
                      r"let|them|him|her|into|in)\b|[^\w\s-]", re.I)
@@ -160,6 +163,9 @@ class SensitiveRequests:
         rows, kinds = sensitive.rows, sensitive.row_kinds
         operation = index.memo(("operation", text), lambda: operation_in(
             index, verb_text(text, index), kinds_meant(index, QueryIR(), text)))
+        verb = read_operation(verb_text(text, index), frozenset())  # the verb as said, no device's kind read in
+        if verb in ("open", "unlock") and operation != verb and self._room_door(text).any():
+            operation = verb  # "open the shed" opens its door, though the Shed Lights would switch on
         performing = choice_of(index).performing(operation)[rows] if operation else np.zeros(len(rows), bool)
         about = text if about is None else about
         if operation == "open" and not (_DOOR_WORD.search(about) or "Lock" in categories_said(about)):
@@ -202,7 +208,8 @@ class SensitiveRequests:
         """``asked`` without the rows a word for a kind said once reaches on several devices of one kind ("open the
         valve" where three valves are: which one?); doors are read as doors are (the way in), and "all", "both",
         a plural, 都 ask for each."""
-        categories = self.index.table.device_categories[devices]
+        # a gas valve is one of the valves: "open the valve" beside a water valve asks which
+        categories = np.asarray([family_of(c) for c in self.index.table.device_categories[devices].tolist()])
         if not asked.any() or _SEVERAL.search(text) or _plural_said(text):
             return asked
         out = asked.copy()
@@ -276,6 +283,10 @@ class SensitiveRequests:
                                  for i, k in enumerate(SENSITIVE_KINDS)] + [False])
         worded = self_named[kinds] | np.asarray([bool(n & kinds_said)
                                                  for n in sensitive.noun_sets])[sensitive.noun_code]
+        water = categories_said(index.names.without_names(verbless)).get("WaterValve", ())
+        if "GasValve" not in kinds_said and only_specific("WaterValve", water):
+            # a word for water is no word for gas: "the water main", 自来水 name no gas valve ("the valve" may)
+            worded &= index.table.device_categories[devices] != "GasValve"
         if "Door" in kinds_said:
             worded = self._door_worded(worded, kinds_said, verbless, rooms, devices)
             if rooms and _DOOR_TO.search(text):  # "the door to the back garden": the Garden Door in the kitchen
@@ -297,20 +308,37 @@ class SensitiveRequests:
     def _room_door(self, text: str) -> np.ndarray:
         """Per device, where someone is let into a room ("let them into the bunkhouse"): the one door, garage
         door or door lock there, where it has exactly one and nothing else there opens as a window does. Only
-        letting someone in says so: "open the porch" may be its door or its light, and is asked about."""
+        letting someone in says so, or a place said as all that is opened or unlocked ("open up the tack room",
+        "unlock the in-law flat": ``_place_opened``); a place with windows or blinds opens them too, and is asked
+        about unless unlocked."""
         index = self.index
         none = np.zeros(len(index.home.devices), dtype=bool)
-        if not _LET_IN.search(text):
-            return none
-        said = tuple(_OBJECT.sub(" ", normalised(text)).split())
-        places = index.names.mentioned_rooms(text) or (index.rooms.meant_by(said) if said else [])
+        letting_in = bool(_LET_IN.search(text))
+        if letting_in:
+            said = tuple(_OBJECT.sub(" ", normalised(text)).split())
+            places = index.names.mentioned_rooms(text) or (index.rooms.meant_by(said) if said else [])
+        else:
+            places = self._place_opened(text)
         if not places or categories_said(index.rooms.without_room_names(text)):
             return none
         there = index.rooms.devices_in(places)
-        if (there & index.table.in_categories(_COVERS)).any():  # its door, or its French windows?
+        unlocking = read_operation(verb_text(text, index), frozenset()) == "unlock"
+        if not unlocking and (there & index.table.in_categories(_COVERS)).any():  # its door, or its French windows?
             return none
         doors = doors_among(index, there & index.table.in_categories(_DOORISH), DOOR_WORDS)
         return doors if doors.sum() == 1 else none
+
+    def _place_opened(self, text: str) -> list[str]:
+        """The rooms a clause opens or unlocks as a whole (its verb read by the caller), where a place is all
+        it says besides the verb and polite words ("can you open up the tack room", "unlock the in-law flat",
+        "把仓库打开"); none otherwise."""
+        rooms = self.index.names.mentioned_rooms(text)
+        rest = self.index.rooms.without_room_names(text)
+        rest = _OBJECT.sub(" ", normalised(rest)) if text.isascii() else _ZH_POLITE.sub(" ", rest)
+        words = tuple(w for w in tokens(rest) if w not in _PLACE_NOUNS)
+        if not words:
+            return rooms
+        return [] if rooms else self.index.rooms.meant_by(words)  # "open the shed": the Machine Shed
 
     def _door_worded(self, worded: np.ndarray, kinds_said: set[str], verbless: str, rooms: list[str],
                      devices: np.ndarray) -> np.ndarray:
