@@ -35,6 +35,7 @@ from tracerag.experience.evaluation import evaluate_experience  # noqa: E402
 from tracerag.experience.experience_retrieval import ExperienceRetrieval  # noqa: E402
 from tracerag.rag.evaluation import evaluate_rag
 from tracerag.rag.self_reflective_rag import RAGConfig, SelfReflectiveRAG  # noqa: E402
+from tracerag.registry import PROGRAMS  # noqa: E402
 from tracerag.store_cli import open_program_store  # noqa: E402
 from tracerag.stores.cosine_bank import CosineBank  # noqa: E402
 from tracerag.stores.store_copy import copy_store  # noqa: E402
@@ -111,7 +112,7 @@ def main() -> int:
         work = Path(tmp)
         for kind, measure, keys in (("rag", rag_metrics, ("recall@10", "mrr")),
                                     ("experience", experience_metrics, ("hit@5", "recall@5", "mrr"))):
-            numpy_store = open_program_store(kind, str(work / f"{kind}-bank"), embedder)
+            numpy_store = open_program_store(PROGRAMS[kind].store_fill, str(work / f"{kind}-bank"), embedder)
             started = time.perf_counter()
             copy = copy_store(numpy_store, f"milvus:{work / 'stores.db'}?collection={kind}", batch_size=1000)
             migrations.append((f"{kind}: numpy -> Milvus Lite", copy, time.perf_counter() - started))

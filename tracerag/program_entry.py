@@ -33,3 +33,5 @@ class ProgramEntry:
     run: Callable[..., Any] | None = None  # (build, query=, ...) -> Outcome holding printable text; None: no run
     # how the service offers it (None: not served): a ``service_models.ProgramService``, imported when asked for
     service: Callable[[], Any] | None = None
+    # how its --store is filled when empty (None: it runs on no store): a ``store_cli.StoreFill``
+    store_fill: Any | None = None

@@ -1,12 +1,12 @@
-"""What every program's service shares: the bases of its request and response bodies, the bounds on what one
-request may hold, the error a request the program cannot serve is, and what a program hands the service
+"""What every program's service shares: the base of its request bodies, the bounds on what one request may
+hold, the error a request the program cannot serve is, and what a program hands the service
 (``ProgramService``: its endpoint, MCP tool, models and hooks).
 
 Why models: one declaration validates a request (an unknown field, a wrong type or a missing one is a 422
-naming the field), documents it in ``/openapi.json``, and types the MCP tools' arguments. Responses carry the
-program's ``Prediction`` fields under the same names, as JSON; the models describe them (the service writes
-the converted prediction as is, so a response costs no second validation). Each program's own models and hooks
-are its package's ``service`` module.
+naming the field), documents it in ``/openapi.json``, and types the MCP tools' arguments. A response is the
+program's result model (``program_result``: its ``Prediction``'s fields under the same names), as JSON; the
+service writes the converted prediction as is, so a response costs no second validation. Each program's own
+request model and hooks are its package's ``service`` module.
 """
 
 from __future__ import annotations
@@ -31,12 +31,6 @@ class Request(BaseModel):
     """A request body: an unknown field is an error, never ignored."""
 
     model_config = ConfigDict(extra="forbid")
-
-
-class Response(BaseModel):
-    """A response body: a field a program gains later still reaches the client."""
-
-    model_config = ConfigDict(extra="allow")
 
 
 class RequestError(TraceragError, ValueError):
@@ -86,13 +80,13 @@ def as_keywords(program, request: BaseModel) -> tuple[Any, dict[str, Any]]:
 
 @dataclass(frozen=True)
 class ProgramService:
-    """How the service offers one program: the HTTP path, the MCP tool's name, the request and response
-    models, and the hooks that differ per program."""
+    """How the service offers one program: the HTTP path, the MCP tool's name, the request model and the
+    response model (the program's result model), and the hooks that differ per program."""
 
     path: str  # POST path of the HTTP service
     tool: str  # MCP tool name
     request: type[BaseModel]
-    response: type[BaseModel]
+    response: type[BaseModel]  # its package's ProgramResult
     mcp_tool: Callable[[Callable], Callable]  # (answer) -> the typed async tool function calling answer(**args)
     prepare: Callable[[Any, BaseModel], tuple[Any, dict[str, Any]]] = as_keywords  # (program, request)
     embedder_id: Callable[[Any], str | None] = lambda program: None  # what /v1/programs says it embeds with

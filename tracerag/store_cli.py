@@ -4,18 +4,12 @@
 the CLI's sub-parsers; ``cmd_store(args)`` runs it. Everything heavy (numpy, pymilvus) is imported when
 the command runs, not when the parser is built.
 
-``open_program_store(kind, uri, embedder, fill_from=...)`` opens (creating) the store for a program and,
-when it is empty, fills it the way the default numpy bank is built today, with the same code:
-
-- ``experience``: ``build_experience_bank`` over the traces directory ``fill_from`` (default: the bundled
-  ``experience`` dataset);
-- ``rag``: ``ingest_documents`` of the JSONL corpus ``fill_from`` (default: the bundled PubMedQA abstracts;
-  the embedding cache makes their vectors free after the first time);
-- ``planner``: ``index_templates`` of the templates JSONL ``fill_from`` (default: the bundled planner
-  dataset's ``templates.jsonl``).
-
-A numpy URI is built in place; any other store gets a numpy bank built in a temporary directory (the
-embedding cache makes that cheap) and copied into it with :func:`~tracerag.stores.store_copy.copy_store`.
+``open_program_store(fill, uri, embedder, fill_from=...)`` opens (creating) the store a program runs on and,
+when it is empty, fills it the way the program's default numpy bank is built, with the same code. What fills
+it is the program's own: its package hands a :class:`StoreFill` (its ``ProgramEntry.store_fill``), so this
+module holds no branch per program. A numpy URI is built in place; any other store gets a numpy bank built in
+a temporary directory (the embedding cache makes that cheap) and copied into it with
+:func:`~tracerag.stores.store_copy.copy_store`, unless the program writes its rows straight into any store.
 """
 
 from __future__ import annotations
@@ -24,16 +18,28 @@ import json
 import logging
 import sys
 import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .errors import InvalidValue
 
-__all__ = ["PROGRAM_STORE_KINDS", "add_store_commands", "cmd_store", "open_program_store"]
+__all__ = ["StoreFill", "add_store_commands", "cmd_store", "open_program_store"]
 
 logger = logging.getLogger(__name__)
 
-PROGRAM_STORE_KINDS = ("experience", "rag", "planner")
+
+@dataclass(frozen=True)
+class StoreFill:
+    """How a program fills an empty store with its data: ``fill_from`` (a path), None for its bundled data.
+
+    ``build_bank(bank_dir, embedder, fill_from, progress)`` builds a numpy bank in the new directory
+    ``bank_dir``; ``fill(store, embedder, fill_from, progress)``, when the program has one, writes the rows
+    straight into any open store instead of building a bank and copying it."""
+
+    build_bank: Callable[[Path, Any, str | Path | None, Any], None]
+    fill: Callable[[Any, Any, str | Path | None, Any], None] | None = None
 
 
 def add_store_commands(subparsers: Any) -> None:
@@ -73,82 +79,40 @@ def cmd_store(args: Any) -> int:
     raise InvalidValue(f"unknown store command {args.store_command!r}")
 
 
-def open_program_store(kind: str, uri: str | Path, embedder: Any, fill_from: str | Path | None = None,
+def open_program_store(fill: StoreFill, uri: str | Path, embedder: Any, fill_from: str | Path | None = None,
                        *, progress: Any = None) -> Any:
-    """The VectorStore at ``uri`` for program ``kind`` (experience, rag, planner), filled when empty.
+    """The VectorStore at ``uri`` for the program whose ``fill`` it is, filled when empty.
 
-    See the module docstring for what fills each kind. A store that already holds rows is returned as it
-    is (checked against ``embedder``): filling never replaces rows.
+    See the module docstring for how. A store that already holds rows is returned as it is (checked against
+    ``embedder``): filling never replaces rows.
     """
     from .stores.stores import open_store
     from .stores.vector_store import parse_store_uri
 
-    if kind not in PROGRAM_STORE_KINDS:
-        raise InvalidValue(f"unknown store kind {kind!r}; expected one of {', '.join(PROGRAM_STORE_KINDS)}")
     target = parse_store_uri(uri)
     if target.backend == "numpy" and not (Path(target.location) / "manifest.json").exists():
-        _build_numpy(kind, Path(target.location), embedder, fill_from, progress)
+        fill.build_bank(Path(target.location), embedder, fill_from, progress)
         return open_store(uri, embedder_id=embedder.id, dim=embedder.dim)
     store = open_store(uri, embedder_id=embedder.id, dim=embedder.dim, create=True)
     try:
         if store.count() == 0:
-            _fill(kind, store, embedder, fill_from, progress)
+            _fill(fill, store, embedder, fill_from, progress)
     except BaseException:
         store.close()
         raise
     return store
 
 
-def _fill(kind: str, store: Any, embedder: Any, fill_from: str | Path | None, progress: Any) -> None:
-    """Fill an empty store: templates go straight in; banks are built as numpy and copied over."""
-    if kind == "planner":
-        from .memory.playbook import index_templates
-
-        index_templates(store, embedder, _templates(fill_from))
+def _fill(fill: StoreFill, store: Any, embedder: Any, fill_from: str | Path | None, progress: Any) -> None:
+    """Fill an empty store: straight in when the program can, else a numpy bank built and copied over."""
+    if fill.fill is not None:
+        fill.fill(store, embedder, fill_from, progress)
         return
     from .stores.store_copy import copy_store
 
     with tempfile.TemporaryDirectory(prefix="tracerag-fill-") as tmp:
         bank_dir = Path(tmp) / "bank"
-        _build_numpy(kind, bank_dir, embedder, fill_from, progress)
-        _check(copy_store(str(bank_dir), store, progress=progress))
-
-
-def _check(report: Any) -> None:
+        fill.build_bank(bank_dir, embedder, fill_from, progress)
+        report = copy_store(str(bank_dir), store, progress=progress)
     if not report.ok:
         raise InvalidValue(report.summary())
-
-
-def _build_numpy(kind: str, bank_dir: Path, embedder: Any, fill_from: str | Path | None, progress: Any) -> None:
-    if kind == "experience":
-        from .datasets.smarthome import resolve_dataset
-        from .memory.experience_bank import build_experience_bank
-
-        traces = resolve_dataset(fill_from if fill_from is not None else "experience")
-        build_experience_bank(traces, bank_dir, embedder, rebuild=True, progress=progress)
-    elif kind == "rag":
-        from .datasets.pubmedqa import pubmedqa_abstracts_path
-        from .documents.corpus import ingest_documents
-
-        docs = Path(fill_from) if fill_from is not None else pubmedqa_abstracts_path()
-        ingest_documents(docs, bank_dir, embedder, progress=progress)
-    else:
-        import numpy as np
-
-        from .memory.playbook import index_templates
-        from .stores.cosine_bank import CosineBank
-        from .stores.stores import open_store
-
-        CosineBank.from_vectors(bank_dir, np.zeros((0, embedder.dim), np.float32), [], [], embedder_id=embedder.id)
-        store = open_store(bank_dir, embedder_id=embedder.id, dim=embedder.dim)
-        index_templates(store, embedder, _templates(fill_from))
-
-
-def _templates(fill_from: str | Path | None) -> list[Any]:
-    from .datasets.planner import TEMPLATES_FILE, load_templates
-    from .datasets.smarthome import resolve_dataset
-
-    path = Path(fill_from) if fill_from is not None else resolve_dataset("planner") / TEMPLATES_FILE
-    if path.is_dir():
-        path = path / TEMPLATES_FILE
-    return list(load_templates(path).values())

@@ -6,7 +6,6 @@ citations when the LM fails at its first step; the evidence so far after a good 
 from __future__ import annotations
 
 import re
-import time
 
 import dspy
 import pytest
@@ -118,10 +117,9 @@ def test_a_users_own_lm_without_a_timeout_is_bounded_and_keeps_the_stop_sequence
     lm_timeout(0.3)
     with StubLMServer(AgentEngine(), "slow", delay=3.0) as stub:
         use(stub.user_lm())
-        started = time.perf_counter()
-        pred = SearchAgent(Library())(question=QUESTIONS[0])
-        assert time.perf_counter() - started < 2.0
+        pred = SearchAgent(Library())(question=QUESTIONS[0])  # unbounded, it would get the answer after 3 s
     assert outcome(pred) == no_lm_results[QUESTIONS[0]] and pred.stop_reason == "lm_error"
+    assert "no reply within 0.3 s" in pred.lm_errors[0]
     with StubLMServer(AgentEngine()) as stub:
         use(stub.user_lm())
         pred = SearchAgent(Library())(question=QUESTIONS[0])

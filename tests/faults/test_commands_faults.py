@@ -81,11 +81,9 @@ def test_the_breaker_stops_calling_a_dead_endpoint_and_probes_it_again(index):
         with StubLMServer(FakeEngine(), "http500") as stub:
             tracerag.configure(lm=stub.lm(retries=0))
             program = CommandRetrieval(index)
-            started = time.perf_counter()
             preds = [program(query=q) for q in QUERIES * 5]
             assert len(stub.requests) == 5  # then the breaker is open: no more calls
             assert all(p.hint == "lm_failed" for p in preds) and BREAKER.is_open(stub.lm())
-            assert time.perf_counter() - started < 10
             time.sleep(0.6)
             stub.mode = "good"
             program(query="打开客厅的灯")  # the probe succeeds and closes the breaker
@@ -96,12 +94,13 @@ def test_the_breaker_stops_calling_a_dead_endpoint_and_probes_it_again(index):
 
 
 def test_a_slow_endpoint_is_bounded_by_the_timeout(index):
+    """The endpoint answers after 3 s: each attempt is cut at its 0.3 s deadline (an unbounded one would get
+    the answer), at most two attempts (benchmarks/bench_lm_bounds.py measures how long that takes)."""
     with StubLMServer(FakeEngine(), "slow", delay=3.0) as stub:
         tracerag.configure(lm=stub.lm(timeout=0.3, retries=1))
-        started = time.perf_counter()
         pred = CommandRetrieval(index)(query="打开客厅的灯")
-        took = time.perf_counter() - started
-    assert pred.hint == "lm_failed" and took < 3.0  # two attempts of 0.3 s and a 1 s backoff
+    assert pred.hint == "lm_failed" and pred.parse_source == "rules_fallback"
+    assert "no reply within 0.3 s" in pred.lm_errors[0] and 1 <= len(stub.requests) <= 2
 
 
 def test_a_users_own_lm_without_a_timeout_gets_the_policys(index, no_lm_results, lm_timeout):
@@ -112,9 +111,7 @@ def test_a_users_own_lm_without_a_timeout_gets_the_policys(index, no_lm_results,
         dspy.configure(lm=stub.user_lm())
         program = CommandRetrieval(index)
         for run in (lambda: program(query="打开客厅的灯"), lambda: asyncio.run(program.acall(query="打开客厅的灯"))):
-            started = time.perf_counter()
-            pred = run()
-            assert time.perf_counter() - started < 2.0
+            pred = run()  # unbounded, it would get the answer after 3 s
             assert pred.hint == "lm_failed" and outcome(pred) == no_lm_results["打开客厅的灯"]
             assert "no reply within 0.3 s" in pred.lm_errors[0]
 

@@ -22,7 +22,7 @@ from tracerag.datasets.smarthome import home_dirs
 from tracerag.signatures.query_ir import QueryIR
 
 commands_dataset = test_compile.commands_dataset  # the tiny labelled home compile's own tests use
-STALL = 15.0  # seconds the endpoint holds an optimizer call; every bound below is under one stall
+STALL = 15.0  # seconds the endpoint holds an optimizer call: a call it answers was not cut at the policy's 0.3 s
 
 
 def _program(dataset, embedder) -> CommandRetrieval:
@@ -35,11 +35,8 @@ def test_mipro_whose_proposals_stall_keeps_the_labelled_demos_within_the_policy_
     with StubLMServer(FakeEngine(irs=LM_IRS), modes={"other": "slow"}, delay=STALL) as stub:
         user_lm = stub.user_lm()  # as users build it: no timeout (the client's default is 600 s a read)
         dspy.configure(lm=user_lm)
-        started = time.perf_counter()
         scores = compile_commands(_program(commands_dataset, embedder), str(commands_dataset), "mipro", max_train=6)
-        took = time.perf_counter() - started
-    assert took < STALL  # before: about 20 proposal calls, each waiting the stall out
-    own = scores["optimizer_lm"]
+    own = scores["optimizer_lm"]  # before: about 20 proposal calls, each waiting the stall out
     assert own["fell_back"] and own["calls"] == own["failed"] == 3
     assert own["first_failure"].startswith("LMTransportError: no reply within 0.3 s")
     gold = {q: QueryIR.model_validate(ir).model_dump() for q, _, ir in QUERIES if ir}
@@ -66,15 +63,12 @@ def test_gepa_whose_reflection_fails_stops_after_the_breakers_count_of_failures(
     seed = program.parse.signature.instructions
     with StubLMServer(FakeEngine(irs=LM_IRS), modes={"other": fault}, delay=STALL) as stub:
         dspy.configure(lm=stub.user_lm())
-        started = time.perf_counter()
         scores = compile_commands(program, str(commands_dataset), "gepa", max_train=6, max_metric_calls=300)
-        took = time.perf_counter() - started
         reflections = sum(name == "other" for name, _ in stub.requests)
-    own = scores["optimizer_lm"]
+    own = scores["optimizer_lm"]  # before: every reflection call waited out the stall, or GEPA ran its whole budget
     assert own["stopped_early"] and not own["fell_back"]
     assert own["calls"] == own["failed"] == reflections and 5 <= reflections <= 6  # GEPA retries a failed batch once
     assert own["first_failure"].startswith(first_failure)
-    assert took < STALL  # before: every reflection call waited out the stall, or GEPA ran its whole budget
     assert scores["program"].parse.signature.instructions == seed
 
 
@@ -140,12 +134,9 @@ def test_a_prompt_lm_that_stalls_is_bounded_and_the_labelled_demos_stay(commands
             StubLMServer(FakeEngine(irs=LM_IRS), mode="slow", delay=STALL) as proposer:
         dspy.configure(lm=task.user_lm())
         prompt_lm = proposer.user_lm()  # no timeout, as users build it
-        started = time.perf_counter()
         scores = compile_commands(_program(commands_dataset, embedder), str(commands_dataset), "gepa", max_train=6,
                                   max_metric_calls=300, prompt_lm=prompt_lm)
-        took = time.perf_counter() - started
     own = scores["optimizer_lm"]
-    assert took < STALL
     assert own["stopped_early"] and own["calls"] == own["failed"] == len(proposer.requests)
     assert own["first_failure"].startswith("LMTransportError: no reply within 0.3 s")
     assert "timeout" not in prompt_lm.kwargs and not hasattr(prompt_lm, "optimizer_calls")

@@ -23,3 +23,8 @@ def test_the_tool_servers_programs_flag_hands_over_to_the_programs_server(monkey
         tool_server.main(["--program", "poetry=out/p.json"])
     assert ended.value.code == 2
     assert "python -m tracerag.serving.mcp_server: error: unknown program 'poetry'" in capsys.readouterr().err
+
+
+def test_only_a_program_that_starts_tools_of_its_own_gets_the_servers_embedder():
+    assert [name for name in ("commands", "experience", "rag", "planner", "agent") if mcp_server._starts_tools(name)] \
+        == ["agent"]

@@ -118,6 +118,14 @@ def test_programs_given_ready_made_are_warmed_before_the_app_answers():
         assert httpx.get(f"{server.url}/healthz").status_code == 200
 
 
+def test_one_store_for_two_programs_on_their_defaults_is_refused_before_either_is_built():
+    from tracerag.serving.programs import load_programs
+
+    with pytest.raises(ValueError, match="--store is ambiguous with experience and rag on their defaults"):
+        load_programs({"experience": None, "rag": None, "commands": None},
+                      {name: {"store": "milvus:./x.db"} for name in ("experience", "rag", "commands")})
+
+
 def test_a_load_that_fails_says_failed_and_stops_the_service():
     from tracerag.serving.app import build_app
     from tracerag.serving.programs import Startup

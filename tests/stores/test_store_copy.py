@@ -8,6 +8,7 @@ import importlib.util
 import numpy as np
 import pytest
 
+from tracerag.registry import PROGRAMS
 from tracerag.store_cli import add_store_commands, cmd_store, open_program_store
 from tracerag.stores import store_copy
 from tracerag.stores.store_copy import CopyReport, copy_store, verify_copy
@@ -119,15 +120,18 @@ def test_the_store_copy_command(source, tmp_path, capsys):
 @pytest.mark.parametrize("backend", ["numpy", pytest.param("milvus", marks=milvus)])
 def test_open_program_store_fills_an_empty_template_store_once(tmp_path, embedder, backend):
     uri = str(tmp_path / "tpl") if backend == "numpy" else f"milvus:{tmp_path / 'tpl.db'}"
-    store = open_program_store("planner", uri, embedder)
+    store = open_program_store(PROGRAMS["planner"].store_fill, uri, embedder)
     count = store.count()
     assert count > 10
     store.close()
-    again = open_program_store("planner", uri, embedder)  # not empty: returned as it is
+    again = open_program_store(PROGRAMS["planner"].store_fill, uri, embedder)  # not empty: returned as it is
     assert again.count() == count
     again.close()
-    with pytest.raises(ValueError, match="unknown store kind"):
-        open_program_store("commands", uri, embedder)
+
+
+def test_the_programs_that_run_on_a_store_say_how_it_is_filled():
+    assert [name for name, entry in PROGRAMS.items() if entry.store_fill is not None] == ["experience", "rag",
+                                                                                          "planner"]
 
 
 _COPIER = """

@@ -7,6 +7,7 @@ from collections import defaultdict
 from ..evaluation import fallback_metrics, latency_metrics, lm_outcome, mean_of, run_examples
 from ..hints import Hint
 from ..lm.fault_budget import lm_fault_budget
+from .result import AgentResult
 
 
 def _agent_summary(rows: list[dict]) -> dict:
@@ -25,18 +26,19 @@ def evaluate_agent(program, examples: list, *, dataset: str, progress: bool = Tr
 
     def score_one(ex) -> dict:
         pred = program(question=ex.question)
-        trajectories[ex.pmid] = pred.trajectory
+        result = AgentResult.of(pred)  # its fields, typed; the metrics read the Prediction, as DSPy's do
+        trajectories[ex.pmid] = result.trajectory
         return {
             "id": ex.pmid, "question": ex.question, "gold": ex.final_decision,
-            "decision": a.answer_decision(pred.answer),
+            "decision": a.answer_decision(result.answer),
             # the no-LM answer (also what an LM failure gives) quotes evidence and decides nothing
-            "accuracy": a.decision_accuracy(ex, pred) if pred.hint not in (Hint.NO_LM, Hint.LM_FAILED, Hint.EMPTY_INPUT)
-            else None,
+            "accuracy": a.decision_accuracy(ex, pred)
+            if result.hint not in (Hint.NO_LM, Hint.LM_FAILED, Hint.EMPTY_INPUT) else None,
             "citation_validity": a.citation_validity(pred), "citation_coverage": a.citation_coverage(pred),
-            "gold_found": a.gold_found(ex, pred), "tool_calls": pred.tool_calls,
-            "hallucinated_outputs": pred.hallucinated_outputs, "lm_calls": pred.lm_calls,
-            "stop_reason": pred.stop_reason, "ms": pred.ms, "cited": pred.ids_cited,
-            "invalid_cited": pred.trajectory.invalid_citations, "answer": pred.answer,
+            "gold_found": a.gold_found(ex, pred), "tool_calls": result.tool_calls,
+            "hallucinated_outputs": result.hallucinated_outputs, "lm_calls": result.lm_calls,
+            "stop_reason": result.stop_reason, "ms": result.ms, "cited": result.ids_cited,
+            "invalid_cited": result.trajectory.invalid_citations, "answer": result.answer,
             **lm_outcome(pred),
         }
 

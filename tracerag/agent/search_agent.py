@@ -51,6 +51,7 @@ from ..tools.cite_tags import extract_citations, keep_cited
 from ..tools.protocol_writing import ToolCall, escape_tool_text, format_call, format_tool_output
 from ..tools.reply_parsing import FINISH_END, FINISH_LENGTH, FINISH_STOP, STOP_SEQUENCES, parse_reply, restore_stop
 from ..tools.trajectory import ToolCallRecord, Trajectory
+from .result import AgentResult
 from .signatures import AgentStep
 
 __all__ = ["AgentConfig", "SearchAgent"]
@@ -303,11 +304,10 @@ class SearchAgent(dspy.Module):
         return self._toolbox
 
     def forward(self, question: str) -> dspy.Prediction:
-        """The prediction: ``trajectory``, ``answer``, ``ids_cited``, ``invalid_cited_ids`` (cited, no tool
-        returned them: dropped from the answer), ``returned_ids``, ``stop_reason``,
-        ``tool_calls``, ``hallucinated_outputs``, ``hint`` (None; ``no_lm``; ``lm_failed``: the LM left the
-        run without an answer and the extractive answer stands in), ``lm_fallbacks`` (``["step"]`` or
-        ``[]``), ``lm_errors``, ``lm_calls`` (policy calls made, at most ``max_steps``), ``ms``."""
+        """The prediction, with the fields of :class:`~tracerag.agent.result.AgentResult`: ``trajectory``,
+        ``answer``, ``ids_cited``, ``invalid_cited_ids`` (cited, no tool returned them: dropped from the answer),
+        ``returned_ids``, ``stop_reason``, ``hint`` (None; ``no_lm``; ``lm_failed``: the LM left the run without
+        an answer and the extractive answer stands in), the tool calls and the LM's outcome, ``ms``."""
         stages = Stages(subject=question)
         return stages.run(self._pipeline(question, stages))
 
@@ -324,7 +324,7 @@ class SearchAgent(dspy.Module):
         else:
             trajectory = yield from self._run(question, stages)
             hint = stages.hint
-        return dspy.Prediction(
+        return AgentResult.prediction(
             trajectory=trajectory, answer=trajectory.final_answer, ids_cited=trajectory.ids_cited,
             invalid_cited_ids=trajectory.invalid_citations,
             returned_ids=trajectory.returned_ids, stop_reason=trajectory.stop_reason,

@@ -1,5 +1,5 @@
-"""SearchAgent as a service: a question in, the answer, its citations and the whole trajectory out, and its MCP
-tool ``research``."""
+"""SearchAgent as a service: a question in, the answer, its citations and the whole trajectory out (the
+program's result model), and its MCP tool ``research``."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from typing import Annotated
 
 from pydantic import Field
 
-from ..service_models import MAX_QUESTION, ProgramService, Request, Response
-from ..tools.trajectory import Trajectory
+from ..service_models import MAX_QUESTION, ProgramService, Request
+from .result import AgentResult
 
 
 class AgentRequest(Request):
@@ -17,27 +17,15 @@ class AgentRequest(Request):
     question: str = Field(max_length=MAX_QUESTION)
 
 
-class AgentResponse(Response):
-    trajectory: Trajectory
-    answer: str | None
-    ids_cited: list[str]
-    returned_ids: list[str]
-    stop_reason: str
-    tool_calls: int
-    hallucinated_outputs: int
-    hint: str | None
-    lm_fallbacks: list[str]
-    lm_errors: list[str]
-    lm_calls: int
-    ms: float
+AgentResponse = AgentResult  # the response body is the program's result, field for field
 
 
 def mcp_tool(answer):
-    async def research(question: Annotated[str, Field(description="the question")]) -> AgentResponse:
+    async def research(question: Annotated[str, Field(description="the question")]) -> AgentResult:
         return await answer(question=question)
     return research
 
 
 SERVICE = ProgramService(
-    "/v1/agent", "research", AgentRequest, AgentResponse, mcp_tool,
+    "/v1/agent", "research", AgentRequest, AgentResult, mcp_tool,
     store_summary=lambda program: {"tools": program.toolbox.names if program.toolbox is not None else []})

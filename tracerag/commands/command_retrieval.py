@@ -46,6 +46,7 @@ from ..lm.calls import lm_of
 from ..programs.guarded_step import Pipeline, Stages, lm_step, work
 from ..programs.spans import COMMAND_BULK, COMMAND_SEARCH
 from ..signatures.query_ir import QueryIR
+from .result import CommandsResult
 from .rule_parser import parse_without_lm
 from .signatures import ArbitrateCapability, CommandOption, ParseCommand
 
@@ -95,11 +96,10 @@ class CommandRetrieval(dspy.Module):
             ir: a parse the caller already has (``ir_source="gold"`` uses it instead of parsing).
 
         Returns:
-            A ``dspy.Prediction`` with ``candidates`` (ranked ``Candidate``s, at most ``k``), ``bulk`` (a
-            ``BulkPlan`` for all/except, or None), ``ir`` (the parse used), ``parse_source``, ``hint``
-            (``tracerag.hints.Hint``: why it is empty or needs the user), ``withheld`` (commands held back and
-            why), ``unresolved``, ``unanswered``, ``lm_parse``, ``lm_overruled``, ``lm_fallbacks``,
-            ``lm_errors``, ``lm_calls`` and ``home``.
+            A ``dspy.Prediction`` with the fields of :class:`~tracerag.commands.result.CommandsResult`:
+            ``candidates`` (ranked ``Candidate``s, at most ``k``), ``bulk`` (a ``BulkPlan`` for all/except, or
+            None), ``ir`` (the parse used), ``hint`` (``tracerag.hints.Hint``: why it is empty or needs the user),
+            ``withheld`` (commands held back and why), the LM's outcome and ``home``.
 
         Example:
             >>> program = tracerag.build("commands")
@@ -227,12 +227,10 @@ class CommandRetrieval(dspy.Module):
         planned = bulk is not None and (bulk.targets or bulk.hint)
         if not candidates and not planned and hint in (None, Hint.LM_OVERRULED):
             hint = Hint.WITHHELD if withheld else Hint.NO_MATCH  # an empty answer always says why
-        return dspy.Prediction(candidates=candidates, bulk=bulk, ir=parsed, parse_source=source, hint=hint,
-                               withheld=list(withheld), unresolved=list(unresolved), unanswered="",
-                               lm_overruled=list(overruled),
-                               lm_parse=lm_ir,
-                               lm_fallbacks=stages.fallbacks, lm_errors=stages.errors, lm_calls=stages.calls,
-                               home=index.home.name)
+        return CommandsResult.prediction(
+            candidates=candidates, bulk=bulk, ir=parsed, parse_source=source, hint=hint, withheld=list(withheld),
+            unresolved=list(unresolved), unanswered="", lm_overruled=list(overruled), lm_parse=lm_ir,
+            lm_fallbacks=stages.fallbacks, lm_errors=stages.errors, lm_calls=stages.calls, home=index.home.name)
 
     def _arbitrate(self, query: str, text: str, ir: QueryIR, plan: BulkPlan, index: CommandIndex,
                    screen: Screen) -> Pipeline:

@@ -10,6 +10,7 @@ from ..evaluation import fallback_metrics, latency_metrics, lm_outcome, mean_of,
 from ..hints import Hint
 from ..lm.fault_budget import lm_fault_budget
 from . import metrics as m
+from .result import CommandsResult
 
 
 def _command_summary(rows: list[dict], k: int) -> dict:
@@ -35,11 +36,11 @@ def _deeper_search(program, depth: int | None):
     return deeper
 
 
-def _ranking_to_depth(deeper, q, pred) -> list[list[str]]:
+def _ranking_to_depth(deeper, q, result: CommandsResult) -> list[list[str]]:
     """The row's candidates to ``deeper.k``: the same search again with the parse the row used. The program's
     answer changes nothing else, so the ranking starts with the row's own candidates (else they are kept)."""
-    shallow = [[c.device_id, c.command_id] for c in pred.candidates]
-    again = deeper(query=q.query, home=q.home, ir=pred.ir)
+    shallow = [[c.device_id, c.command_id] for c in result.candidates]
+    again = CommandsResult.of(deeper(query=q.query, home=q.home, ir=result.ir))
     ranking = [[c.device_id, c.command_id] for c in again.candidates]
     return ranking if ranking[:len(shallow)] == shallow else shallow
 
@@ -59,7 +60,8 @@ def evaluate_commands(program, queries_by_home: dict, *, dataset: str, k: int = 
         started = time.perf_counter()
         pred = program(query=q.query, home=q.home, ir=q.ir)
         elapsed_ms = (time.perf_counter() - started) * 1000
-        bulk = pred.bulk
+        result = CommandsResult.of(pred)  # its fields, typed; the metrics read the Prediction, as DSPy's do
+        bulk = result.bulk
         index = program.index_for(q.home)
         first = index.home.device(q.expected[0].device_id) if q.expected else None
         return {
@@ -69,13 +71,14 @@ def evaluate_commands(program, queries_by_home: dict, *, dataset: str, k: int = 
             "recall": m.recall(example, pred, k), "hit": m.hit(example, pred, k),
             "rr": m.reciprocal_rank(example, pred, k), "bulk_precision": m.bulk_precision(example, pred),
             "bulk": bulk is not None, "hint": bulk.hint if bulk else None,
-            "parse_source": pred.parse_source, "lm_calls": pred.lm_calls, "ms": round(elapsed_ms, 2),
-            **lm_outcome(pred), "lm_overruled": list(getattr(pred, "lm_overruled", None) or []),
-            "withheld": [f"{w.device_id}/{w.command_id}" for w in getattr(pred, "withheld", None) or []],
-            "ir": pred.ir.model_dump(),
+            "parse_source": result.parse_source, "lm_calls": result.lm_calls, "ms": round(elapsed_ms, 2),
+            **lm_outcome(pred), "lm_overruled": list(result.lm_overruled),
+            "withheld": [f"{w.device_id}/{w.command_id}" for w in result.withheld],
+            "ir": result.ir.model_dump(),
             "expected": [{"device_id": t.device_id, "command_id": list(t.command_ids)} for t in q.expected],
             "returned": [list(p) for p in m.returned_pairs(pred, k)][:50],
-            **({"ranking": _ranking_to_depth(deeper, q, pred)} if deeper and bulk is None and pred.candidates else {}),
+            **({"ranking": _ranking_to_depth(deeper, q, result)}
+               if deeper and bulk is None and result.candidates else {}),
         }
 
     with lm_fault_budget() as budget:  # the run's, reported

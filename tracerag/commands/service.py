@@ -1,5 +1,5 @@
 """CommandRetrieval as a service: its request (an utterance, a home, optionally a parse of the caller's own),
-its response, and its MCP tool ``find_smart_home_command``."""
+its response (the program's result model), and its MCP tool ``find_smart_home_command``."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from pydantic import ConfigDict, Field, field_validator
 
 from ..device_categories import UNKNOWN_CATEGORY
 from ..device_operations import Operation
-from ..home_commands.command_results import BulkPlan, Candidate, Withheld
-from ..service_models import MAX_NAMES, MAX_QUESTION, ProgramService, Request, RequestError, Response
+from ..service_models import MAX_NAMES, MAX_QUESTION, ProgramService, Request, RequestError
 from ..signatures.query_ir import CategoryName, Quantifier, QueryIR
+from .result import CommandsResult
 
 
 class QueryIRIn(Request):
@@ -50,21 +50,7 @@ class CommandsRequest(Request):
         return None if ir is None else QueryIR(**ir.model_dump())
 
 
-class CommandsResponse(Response):
-    candidates: list[Candidate]
-    bulk: BulkPlan | None
-    ir: QueryIR
-    parse_source: str
-    hint: str | None
-    withheld: list[Withheld]
-    unresolved: list[str] = []
-    unanswered: str = ""
-    lm_overruled: list[str]
-    lm_parse: QueryIR | None
-    lm_fallbacks: list[str]
-    lm_errors: list[str]
-    lm_calls: int
-    home: str
+CommandsResponse = CommandsResult  # the response body is the program's result, field for field
 
 
 def prepare(program, request: CommandsRequest) -> tuple[Any, dict[str, Any]]:
@@ -85,13 +71,13 @@ def mcp_tool(answer):
         query: Annotated[str, Field(description="the utterance, e.g. 打开客厅的灯")],
         home: Annotated[str | None, Field(description="home name, when the program indexes several")] = None,
         ir: Annotated[QueryIRIn | None, Field(description="a QueryIR the caller already has")] = None,
-    ) -> CommandsResponse:
+    ) -> CommandsResult:
         return await answer(query=query, home=home, ir=ir.model_dump(exclude_unset=True) if ir else None)
     return find_smart_home_command
 
 
 SERVICE = ProgramService(
-    "/v1/commands", "find_smart_home_command", CommandsRequest, CommandsResponse, mcp_tool, prepare,
+    "/v1/commands", "find_smart_home_command", CommandsRequest, CommandsResult, mcp_tool, prepare,
     embedder_id=lambda program: next(iter(program.indexes.values())).embedder.id,
     store_summary=lambda program: {"homes": {home: len(index.home.devices)
                                              for home, index in sorted(program.indexes.items())}})

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from ..building import TEMP_BANKS, embedder_or_default
 from ..errors import InvalidValue
+from ..store_cli import StoreFill, open_program_store
 
 
 def build_experience(*, artifact: str | Path | None = None, dataset: str | Path | None = "experience",
@@ -44,9 +45,7 @@ def build_experience(*, artifact: str | Path | None = None, dataset: str | Path 
     embedder = embedder_or_default(embedder)
     traces = resolve_dataset(dataset) if dataset else None
     if store:
-        from ..store_cli import open_program_store
-
-        found = open_program_store("experience", store, embedder, fill_from=traces or resolve_dataset("experience"))
+        found = open_program_store(STORE_FILL, store, embedder, fill_from=traces or resolve_dataset("experience"))
     elif bank:
         found = CosineBank.load(bank, embedder)
     elif traces is not None:
@@ -63,3 +62,15 @@ def build_experience(*, artifact: str | Path | None = None, dataset: str | Path 
                               max_retrieval_rounds=max_rounds, top_n=top_n)
     service = None if reranker in ("local", "none") else make_reranker(reranker, model=rerank_model)
     return ExperienceRetrieval(found, config, reranker=service, embedder=embedder)
+
+
+def _experience_bank(bank_dir: Path, embedder, fill_from: str | Path | None, progress) -> None:
+    """The experience bank of the traces in ``fill_from`` (default: the bundled ``experience`` dataset)."""
+    from ..datasets.smarthome import resolve_dataset
+    from ..memory.experience_bank import build_experience_bank
+
+    traces = resolve_dataset(fill_from if fill_from is not None else "experience")
+    build_experience_bank(traces, bank_dir, embedder, rebuild=True, progress=progress)
+
+
+STORE_FILL = StoreFill(_experience_bank)  # what fills an empty --store

@@ -7,6 +7,7 @@ from collections import defaultdict
 
 from ..evaluation import fallback_metrics, latency_metrics, lm_outcome, mean_of, run_examples
 from ..lm.fault_budget import lm_fault_budget
+from .result import ExperienceResult
 
 
 def _experience_summary(rows: list[dict], k: int) -> dict:
@@ -42,17 +43,18 @@ def evaluate_experience(program, examples: list, *, dataset: str, k: int = 5, ju
             pred = program(**ex.inputs())
             elapsed_ms = (time.perf_counter() - started) * 1000
             usefulness = judge.usefulness(ex, pred, stages=judged) if judge else None
+        result = ExperienceResult.of(pred)  # its fields, typed; the metrics and the judge read the Prediction
         return {
             "id": ex.id, "question": ex.question, "family": ex.family or "-",
             "input": "image" if ex.images or ex.caption else "text",
             "hit": e.hit_at_k(ex, pred, k), "recall": e.recall_at_k(ex, pred, k), "rr": e.reciprocal_rank(ex, pred, k),
             "used_precision": e.used_precision(ex, pred),
             "usefulness": usefulness,
-            "rounds": pred.rounds, "lm_calls": pred.lm_calls, "lm_calls_judge": judged.calls,
-            "lm_calls_observed": meter.calls, "ms": round(elapsed_ms, 2), "error": pred.error,
+            "rounds": result.rounds, "lm_calls": result.lm_calls, "lm_calls_judge": judged.calls,
+            "lm_calls_observed": meter.calls, "ms": round(elapsed_ms, 2), "error": result.error,
             **lm_outcome(pred, *judged.fallbacks),
-            "queries": pred.queries, "ranked": e.ranked_task_ids(pred)[:k], "used": pred.used_task_ids,
-            "experience": pred.experience,
+            "queries": result.queries, "ranked": e.ranked_task_ids(pred)[:k], "used": result.used_task_ids,
+            "experience": result.experience,
             **({"recall_at": [e.recall_at_k(ex, pred, j) for j in range(1, k + 1)]} if ranked_depth else {}),
         }
 

@@ -59,6 +59,7 @@ from ..programs.spans import EXPERIENCE_SEARCH
 from ..stores.cosine_bank import CosineBank
 from ..stores.stores import store_and_embedder
 from ..stores.vector_store import StoreError, StoreHit, VectorStore, parse_store_uri
+from .result import ExperienceResult
 from .signatures import CheckSufficiency, RewriteQuery, SummarizeExperience
 
 __all__ = ["ExperienceConfig", "ExperienceRetrieval", "render_experience_section"]
@@ -170,10 +171,10 @@ class ExperienceRetrieval(dspy.Module):
             sub_task: the task type, when known (it narrows the search).
 
         Returns:
-            A ``dspy.Prediction`` with ``experience`` (the distilled text), ``section`` (ready to paste into
-            an agent's prompt), ``used_task_ids`` (the traces it drew on), ``task_ids`` and
-            ``retrieved_task_ids`` per round, ``queries``, ``rounds``, ``hint``, ``lm_fallbacks``,
-            ``lm_errors``, ``lm_calls`` and ``error``.
+            A ``dspy.Prediction`` with the fields of :class:`~tracerag.experience.result.ExperienceResult`:
+            ``experience`` (the distilled text), ``section`` (ready to paste into an agent's prompt),
+            ``used_task_ids`` (the traces it drew on), the ids and queries of each round, the LM's outcome and
+            ``error``.
 
         Example:
             >>> program = tracerag.build("experience")
@@ -409,7 +410,7 @@ def _prediction(rounds: list[Round], stages: Stages, *, error: str | None = None
     failed = error is not None
     last = rounds[-1] if rounds and not failed else None
     experience = last.experience if last else ""
-    return dspy.Prediction(
+    return ExperienceResult.prediction(
         experience=experience,
         section=render_experience_section(experience),
         task_ids=[r.selected for r in rounds],  # per round, after rerank

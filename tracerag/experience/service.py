@@ -1,5 +1,5 @@
 """ExperienceRetrieval as a service: a new task (with images as data URLs) in, the distilled experience and the
-tasks it came from out, and its MCP tool ``retrieve_experience``."""
+tasks it came from out (the program's result model), and its MCP tool ``retrieve_experience``."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from typing import Annotated
 from pydantic import Field, field_validator
 
 from ..errors import InvalidValue
-from ..service_models import MAX_QUESTION, ProgramService, Request, Response, store_described
+from ..service_models import MAX_QUESTION, ProgramService, Request, store_described
+from .result import ExperienceResult
 
 
 class ExperienceRequest(Request):
@@ -30,19 +31,7 @@ class ExperienceRequest(Request):
         return images
 
 
-class ExperienceResponse(Response):
-    experience: str
-    section: str
-    task_ids: list[list[str]]
-    retrieved_task_ids: list[list[str]]
-    used_task_ids: list[str]
-    queries: list[list[str]]
-    rounds: int
-    lm_calls: int
-    hint: str | None
-    lm_fallbacks: list[str]
-    lm_errors: list[str]
-    error: str | None
+ExperienceResponse = ExperienceResult  # the response body is the program's result, field for field
 
 
 def mcp_tool(answer):
@@ -51,12 +40,12 @@ def mcp_tool(answer):
         caption: Annotated[str | None, Field(description="a description of the task's images")] = None,
         sub_task: Annotated[str | None, Field(description="the task type")] = None,
         images: Annotated[list[str] | None, Field(description="data:image/… URLs")] = None,
-    ) -> ExperienceResponse:
+    ) -> ExperienceResult:
         return await answer(question=question, caption=caption, sub_task=sub_task, images=images)
     return retrieve_experience
 
 
 SERVICE = ProgramService(
-    "/v1/experience", "retrieve_experience", ExperienceRequest, ExperienceResponse, mcp_tool,
+    "/v1/experience", "retrieve_experience", ExperienceRequest, ExperienceResult, mcp_tool,
     embedder_id=lambda program: program.store.describe().embedder_id if program.store is not None else None,
     store_summary=lambda program: store_described(program.store))

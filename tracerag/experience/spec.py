@@ -1,8 +1,8 @@
-"""ExperienceRetrieval's registry entry, ``experience``: its builder, workflows, artifact and service."""
+"""ExperienceRetrieval's registry entry, ``experience``: its builder, workflows, artifact, service and store."""
 
 from ..program_entry import ProgramEntry
 from . import artifact, workflow
-from .building import build_experience
+from .building import STORE_FILL, build_experience
 
 
 def _service():
@@ -16,4 +16,4 @@ ENTRY = ProgramEntry(
     "Distil short experience for a new agent task from similar solved tasks, with the task ids it came from.",
     build_experience, "experience", "experience_score", ("used_precision", "usefulness"),
     workflow.examples, workflow.evaluate, workflow.compile, artifact.describe, artifact.rebuild, workflow.run,
-    service=_service)
+    service=_service, store_fill=STORE_FILL)

@@ -7,6 +7,7 @@ from collections import defaultdict
 
 from ..evaluation import fallback_metrics, latency_metrics, lm_outcome, mean_of, run_examples
 from ..lm.fault_budget import lm_fault_budget
+from .result import PlanResult
 
 
 def _planner_summary(rows: list[dict]) -> dict:
@@ -24,15 +25,16 @@ def evaluate_planner(program, examples: list, *, dataset: str, progress: bool = 
         started = time.perf_counter()
         pred = program(**ex.inputs())
         elapsed_ms = (time.perf_counter() - started) * 1000
+        result = PlanResult.of(pred)  # its fields, typed; the metrics read the Prediction, as DSPy's do
         return {
             "id": ex.id, "domain": ex.domain, "used_recall": p.used_id_recall(ex, pred),
             "used_precision": p.used_id_precision(ex, pred), "used_f1": p.used_id_f1(ex, pred),
             "citation_validity": p.plan_citation_validity(ex, pred),
             "citation_coverage": p.plan_citation_coverage(ex, pred), "score": p.planner_score(ex, pred),
-            "hallucinated": len(pred.hallucinated_ids), "lm_calls": pred.lm_calls, "error": pred.error,
-            "planned": pred.plan is not None, **lm_outcome(pred),
+            "hallucinated": len(result.hallucinated_ids), "lm_calls": result.lm_calls, "error": result.error,
+            "planned": result.plan is not None, **lm_outcome(pred),
             "ms": round(elapsed_ms, 2), "gold": list(ex.gold_bullet_ids) + list(ex.gold_template_ids),
-            "used": list(pred.bullets_used) + list(pred.templates_used), "metadata": pred.metadata,
+            "used": list(result.bullets_used) + list(result.templates_used), "metadata": result.metadata,
         }
 
     with lm_fault_budget() as budget:  # the run's, reported

@@ -1,5 +1,5 @@
 """TraceablePlanner as a service: requirements, playbook bullets and templates in, the plan and the ids it used
-out, and its MCP tool ``plan``."""
+out (the program's result model), and its MCP tool ``plan``."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from typing import Annotated, Any
 
 from pydantic import Field, field_validator
 
-from ..service_models import MAX_TEXT, ProgramService, Request, Response
-from ..signatures.planner import Plan
+from ..service_models import MAX_TEXT, ProgramService, Request
+from .result import PlanResult
 
 
 class TemplateIn(Request):
@@ -39,18 +39,7 @@ class PlanRequest(Request):
         return bullets
 
 
-class PlanResponse(Response):
-    plan: Plan | None
-    bullets_used: list[str]
-    templates_used: list[str]
-    hallucinated_ids: list[str]
-    retrieved_bullet_ids: list[str]
-    retrieved_template_ids: list[str]
-    lm_calls: int
-    error: str | None
-    hint: str | None
-    lm_fallbacks: list[str]
-    metadata: dict[str, Any]
+PlanResponse = PlanResult  # the response body is the program's result, field for field
 
 
 def prepare(program, request: PlanRequest) -> tuple[Any, dict[str, Any]]:
@@ -65,10 +54,10 @@ def mcp_tool(answer):
                                                                "harmful=Y :: text'")] = None,
         templates: Annotated[list[TemplateIn] | None, Field(description="reference passages {id?, title?, "
                                                                       "text, score?}, best first")] = None,
-    ) -> PlanResponse:
+    ) -> PlanResult:
         given = None if templates is None else [t.model_dump(exclude_unset=True) for t in templates]
         return await answer(requirements=requirements, bullets=bullets, templates=given)
     return plan
 
 
-SERVICE = ProgramService("/v1/plan", "plan", PlanRequest, PlanResponse, mcp_tool, prepare)
+SERVICE = ProgramService("/v1/plan", "plan", PlanRequest, PlanResult, mcp_tool, prepare)

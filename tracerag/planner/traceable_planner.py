@@ -51,6 +51,7 @@ from ..programs.spans import TEMPLATE_SEARCH
 from ..signatures.planner import Plan
 from ..stores.vector_store import VectorStore
 from .metrics import plan_cited_ids
+from .result import PlanResult
 from .signatures import GeneratePlan
 
 __all__ = ["PlannerConfig", "TraceablePlanner", "format_bullets", "format_templates", "trace_used_ids"]
@@ -107,9 +108,9 @@ class TraceablePlanner(dspy.Module):
                 searched there instead.
 
         Returns:
-            A ``dspy.Prediction`` with ``plan`` (a ``Plan``, None without an LM), ``bullets_used``,
-            ``templates_used``, ``hallucinated_ids`` (cited, never given), ``retrieved_bullet_ids``,
-            ``retrieved_template_ids``, ``hint``, ``error``, ``lm_fallbacks``, ``lm_calls`` and ``metadata``.
+            A ``dspy.Prediction`` with the fields of :class:`~tracerag.planner.result.PlanResult`: ``plan`` (a
+            ``Plan``, None without an LM), ``bullets_used``, ``templates_used``, ``hallucinated_ids`` (cited, never
+            given), the ids shown to the LM, ``hint``, ``error``, the LM's outcome and ``metadata``.
 
         Example:
             >>> program = tracerag.build("planner")
@@ -168,11 +169,11 @@ class TraceablePlanner(dspy.Module):
             "hint": hint,
             "lm_fallbacks": stages.fallbacks,
         }
-        return dspy.Prediction(plan=plan, bullets_used=used_bullets, templates_used=used_templates,
-                               hallucinated_ids=hallucinated, retrieved_bullet_ids=bullet_ids,
-                               retrieved_template_ids=template_ids, lm_calls=meter.calls, error=error,
-                               hint=hint, lm_fallbacks=stages.fallbacks, lm_skipped=stages.skipped,
-                               metadata=metadata)
+        return PlanResult.prediction(plan=plan, bullets_used=used_bullets, templates_used=used_templates,
+                                     hallucinated_ids=hallucinated, retrieved_bullet_ids=bullet_ids,
+                                     retrieved_template_ids=template_ids, lm_calls=meter.calls, error=error,
+                                     hint=hint, lm_fallbacks=stages.fallbacks, lm_skipped=stages.skipped,
+                                     metadata=metadata)
 
     def _templates(self, requirements: str, templates) -> Pipeline:
         if templates is not None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..building import embedder_or_default
+from ..store_cli import StoreFill, open_program_store
 
 
 def build_rag(*, artifact: str | Path | None = None, bank: str | Path | None = None, store: str | None = None,
@@ -35,9 +36,20 @@ def build_rag(*, artifact: str | Path | None = None, bank: str | Path | None = N
         return load_program(artifact, "SelfReflectiveRAG", rebuild, store=store or bank, embedder=embedder)
     embedder = embedder_or_default(embedder)
     if store:
-        from ..store_cli import open_program_store
-
-        retriever = HybridRetriever(open_program_store("rag", store, embedder), embedder=embedder)
+        retriever = HybridRetriever(open_program_store(STORE_FILL, store, embedder), embedder=embedder)
     else:
         retriever = HybridRetriever(CosineBank.load(bank, embedder) if bank else open_pubmedqa_bank(embedder))
     return SelfReflectiveRAG(retriever, RAGConfig(k=k, max_rounds=max_rounds))
+
+
+def _chunk_bank(bank_dir: Path, embedder, fill_from: str | Path | None, progress) -> None:
+    """The chunk bank of the JSONL corpus ``fill_from`` (default: the bundled PubMedQA abstracts; the embedding
+    cache makes their vectors free after the first time)."""
+    from ..datasets.pubmedqa import pubmedqa_abstracts_path
+    from ..documents.corpus import ingest_documents
+
+    docs = Path(fill_from) if fill_from is not None else pubmedqa_abstracts_path()
+    ingest_documents(docs, bank_dir, embedder, progress=progress)
+
+
+STORE_FILL = StoreFill(_chunk_bank)  # what fills an empty --store

@@ -7,6 +7,7 @@ from collections import defaultdict
 from ..evaluation import fallback_metrics, latency_metrics, lm_outcome, mean_of, run_examples
 from ..hints import Hint
 from ..lm.fault_budget import lm_fault_budget
+from .result import RAGResult
 
 
 def _rag_summary(rows: list[dict], k: int) -> dict:
@@ -24,7 +25,7 @@ def _rag_summary(rows: list[dict], k: int) -> dict:
     }
 
 
-def _ranked_documents(ex, pred, k: int) -> dict:
+def _ranked_documents(ex, pred: RAGResult, k: int) -> dict:
     """The documents of the first round's top-k chunks in rank order, and the gold documents (the HTML
     report's recall curve). No deeper search: the hybrid search's candidate pools grow with k, so a second
     search 50 deep does not start with the chunks the row was scored on (130 of the 206 bundled questions)."""
@@ -32,7 +33,7 @@ def _ranked_documents(ex, pred, k: int) -> dict:
     return {"ranking": [pred.chunk_doc_ids.get(c) for c in first], "relevant": list(ex.gold_doc_ids)}
 
 
-def _rag_decided(pred) -> bool:
+def _rag_decided(pred: RAGResult) -> bool:
     """False for the extractive answer that decides nothing (no LM, an LM stage that failed before a
     verdict, a question that says nothing): its accuracy and kept_gold are not scored, so a dead endpoint
     reports what no LM does."""
@@ -61,21 +62,22 @@ def evaluate_rag(program, examples: list, *, dataset: str, k: int = 10, alce: bo
         with meter.measure():
             pred = program(question=ex.question)
         elapsed_ms = meter.seconds * 1000
-        cited = pred.cited_ids
+        result = RAGResult.of(pred)  # its fields, typed; the metrics and the judge read the Prediction, as DSPy's do
         citation_recall, citation_precision = judge.alce_citation_scores(pred, stages=judged) if alce else (None, None)
+        decided = _rag_decided(result)
         return {
-            "id": ex.pmid, "question": ex.question, "gold": ex.final_decision, "verdict": pred.verdict,
+            "id": ex.pmid, "question": ex.question, "gold": ex.final_decision, "verdict": result.verdict,
             "recall": r.doc_recall_at_k(ex, pred, k), "rr": r.doc_reciprocal_rank(ex, pred, k),
-            "accuracy": r.decision_accuracy(ex, pred) if _rag_decided(pred) else None,
-            "kept_gold": r.kept_gold(ex, pred) if _rag_decided(pred) else None,
-            "grounded": pred.grounded, "hint": pred.hint or "-",
+            "accuracy": r.decision_accuracy(ex, pred) if decided else None,
+            "kept_gold": r.kept_gold(ex, pred) if decided else None,
+            "grounded": result.grounded, "hint": result.hint or "-",
             "citation_validity": r.citation_validity(pred), "citation_coverage": r.answer_citation_coverage(pred),
             "citation_recall": citation_recall, "citation_precision": citation_precision,
-            "rounds": pred.rounds, "lm_calls": pred.lm_calls, "lm_calls_observed": meter.calls,
+            "rounds": result.rounds, "lm_calls": result.lm_calls, "lm_calls_observed": meter.calls,
             "lm_calls_judge": judged.calls, **lm_outcome(pred, *judged.fallbacks),
-            "ms": round(elapsed_ms, 2), "answer": pred.answer, "retrieved": pred.retrieved_per_round[0][:k],
-            "kept": pred.kept_ids, "cited": cited, "invalid_cited": pred.invalid_cited_ids,
-            **(_ranked_documents(ex, pred, k) if ranked_depth else {}),
+            "ms": round(elapsed_ms, 2), "answer": result.answer, "retrieved": result.retrieved_per_round[0][:k],
+            "kept": result.kept_ids, "cited": result.cited_ids, "invalid_cited": result.invalid_cited_ids,
+            **(_ranked_documents(ex, result, k) if ranked_depth else {}),
         }
 
     with lm_fault_budget() as budget:  # the run's, reported

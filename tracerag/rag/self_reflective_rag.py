@@ -57,6 +57,7 @@ from ..programs.spans import CORPUS_SEARCH
 from ..stores.cosine_bank import CosineBank
 from ..stores.stores import store_and_embedder
 from ..stores.vector_store import VectorStore
+from .result import RAGResult
 from .signatures import AnswerWithCitations, ChunkGrade, GradeRelevance, RefineQuery, VerifyGroundedness
 
 __all__ = ["EXTRACTIVE_CHUNKS", "NEED_MORE_CONTEXT", "RAGConfig", "SelfReflectiveRAG", "cited_ids",
@@ -153,11 +154,9 @@ class SelfReflectiveRAG(dspy.Module):
             question: the question.
 
         Returns:
-            A ``dspy.Prediction`` with ``answer`` (citing ``[chunk-id]``s), ``verdict``, ``grounded`` (True,
-            False or None: not verified), ``hint``, ``cited_ids`` and ``invalid_cited_ids``, ``retrieved_ids``
-            (and per round), ``kept_ids``, ``context_ids``, ``grades``, ``unsupported_claims``, ``queries``,
-            ``rounds``, ``chunk_doc_ids``, ``context_texts``, ``lm_fallbacks``, ``lm_errors``, ``lm_calls``
-            and ``seconds``.
+            A ``dspy.Prediction`` with the fields of :class:`~tracerag.rag.result.RAGResult`: ``answer`` (citing
+            ``[chunk-id]``s), ``verdict``, ``grounded`` (True, False or None: not verified), ``hint``, the ids
+            retrieved, kept, given as context and cited, the grades, the LM's outcome and ``seconds``.
 
         Example:
             >>> program = tracerag.build("rag")
@@ -304,7 +303,7 @@ class SelfReflectiveRAG(dspy.Module):
         answer, removed = keep_citations(answer, context)
         cited = cited_ids(answer)
         stages = run.stages
-        return dspy.Prediction(
+        return RAGResult.prediction(
             answer=answer, verdict=verdict, grounded=grounded, hint=hint,
             retrieved_ids=list(dict.fromkeys(c for ids in run.retrieved for c in ids)),
             retrieved_per_round=run.retrieved, kept_ids=list(run.kept), context_ids=list(context),

@@ -1,8 +1,8 @@
-"""SelfReflectiveRAG's registry entry, ``rag``: its builder, workflows, artifact and service."""
+"""SelfReflectiveRAG's registry entry, ``rag``: its builder, workflows, artifact, service and store."""
 
 from ..program_entry import ProgramEntry
 from . import artifact, workflow
-from .building import build_rag
+from .building import STORE_FILL, build_rag
 
 
 def _service():
@@ -17,4 +17,4 @@ ENTRY = ProgramEntry(
     build_rag, "pubmedqa", "rag_score",
     ("accuracy", "grounded_rate", "citation_validity", "citation_coverage", "citation_recall", "citation_precision"),
     workflow.examples, workflow.evaluate, workflow.compile, artifact.describe, artifact.rebuild, workflow.run,
-    service=_service)
+    service=_service, store_fill=STORE_FILL)

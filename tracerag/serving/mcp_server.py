@@ -23,10 +23,20 @@ def offer_programs(server, args) -> list:
     from .programs import load_programs, parse_program_specs
 
     configure()  # the LM from the environment, like every command; the embedder was configured by the tools
-    programs = load_programs(parse_program_specs(args.programs + args.program),
-                             {"agent": {"tool_embedder": args.embedder}})
+    specs = parse_program_specs(args.programs + args.program)
+    programs = load_programs(specs, {name: {"tool_embedder": args.embedder} for name in specs if _starts_tools(name)})
     add_program_tools(server, programs, args.concurrency)
     return list(programs.values())
+
+
+def _starts_tools(name: str) -> bool:
+    """Whether the program starts tool servers of its own (its builder takes ``tool_embedder``): they search
+    with this server's embedder."""
+    import inspect
+
+    from ..registry import entry
+
+    return "tool_embedder" in inspect.signature(entry(name).build).parameters
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -175,9 +175,10 @@ def load_programs(specs: Mapping[str, str | None], options: Mapping[str, Mapping
     from ..registry import build
 
     options = options or {}
-    on_defaults = {n for n, a in specs.items() if a is None}
+    # the programs on their defaults that run on a store: --bank and --store name one store, not one for each
+    on_store = {n for n, a in specs.items() if a is None and n in PROGRAMS and PROGRAMS[n].store_fill is not None}
     for shared in ("bank", "store"):
-        users = sorted(n for n in on_defaults & {"experience", "rag", "planner"} if options.get(n, {}).get(shared))
+        users = sorted(n for n in on_store if options.get(n, {}).get(shared))
         if len(users) > 1:
             raise InvalidValue(f"--{shared} is ambiguous with {' and '.join(users)} on their defaults; serve all but "
                                f"one from an artifact (--program NAME=FILE) or in separate services")

@@ -1,0 +1,55 @@
+"""``ProgramResult``: what a program's ``dspy.Prediction`` holds, typed and declared once.
+
+Each program package has one result model (``commands/result.py``: ``CommandsResult``), a subclass of this one
+that lists the fields its ``forward`` returns. The program builds its prediction through it
+(``CommandsResult.prediction(candidates=..., ...)``), so a field the model does not declare, or one it lacks,
+fails at once instead of drifting apart; the service answers with it (the HTTP response model and the MCP
+tool's return type are the result model), and the program's evaluation reads a prediction through it
+(``CommandsResult.of(pred)``).
+
+Why the prediction is not validated on every call: its values stay the objects the program made (a
+``Candidate``, a ``Hint``) and a call costs no validation. The service's JSON is validated against the model
+where it is typed (the MCP tools), and tests/test_program_results.py validates a real prediction of each.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Self
+
+from pydantic import BaseModel, ConfigDict
+
+from .errors import TraceragError
+
+__all__ = ["FieldsDisagree", "ProgramResult"]
+
+
+class FieldsDisagree(TraceragError, TypeError):
+    """A prediction built with fields its result model does not declare, or without some it does: a bug of the
+    program, named here rather than left for a client to find."""
+
+
+class ProgramResult(BaseModel):
+    """The base of each program's result model: its fields are the prediction's, under the same names.
+
+    A field a program gains later still reaches a client through a program built otherwise (an app's own
+    subclass), so fields beyond the model are kept, never refused."""
+
+    model_config = ConfigDict(extra="allow", use_attribute_docstrings=True)
+
+    @classmethod
+    def prediction(cls, **fields: Any):
+        """The ``dspy.Prediction`` holding ``fields``, as given and in the order given, once their names are
+        exactly this model's (``FieldsDisagree`` otherwise)."""
+        import dspy  # imported on use: reading a service's models loads no DSPy
+
+        declared = cls.model_fields.keys()
+        if fields.keys() != declared:
+            extra, missing = sorted(fields.keys() - declared), sorted(declared - fields.keys())
+            raise FieldsDisagree(f"{cls.__name__}: the prediction's fields are not the model's "
+                                 f"(not declared: {extra or 'none'}; missing: {missing or 'none'})")
+        return dspy.Prediction(**fields)
+
+    @classmethod
+    def of(cls, prediction) -> Self:
+        """The prediction's fields as this model, typed for the reader, without a copy or a validation."""
+        return cls.model_construct(**dict(prediction.items()))  # toDict() would turn its models into dicts
