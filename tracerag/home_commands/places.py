@@ -80,12 +80,13 @@ def _phrase(match: re.Match) -> list[str]:
 def place_not_exact(index, text: str) -> bool:
     """Whether the text says a place the home cannot resolve whole: a sensitive command is then asked for
     nowhere ("disarm the alarm in the guest cottage" where a Guest Room is; "preheat the oven in the summer
-    kitchen"; "仓库的门锁打开" in a home with no 仓库). English: a place after "in the", "at the" ... with a word
-    no word of the home; Chinese: the two or three characters before 的 or 里 that are no room, label or word
+    kitchen"; "仓库的门锁打开" in a home with no 仓库). English: a place after "in the", "at the" ..., or that a
+    door is said to be of or lead into ("the door of flat 3B"), with a word no word of the home; Chinese: the
+    two or three characters before 的 or 里 that are no room, label or word
     for a kind of the home."""
     plain = normalised(text)
     known = home_words(index)
-    for match in _AT_THE.finditer(plain):
+    for match in (*_AT_THE.finditer(plain), *_DOOR_OF.finditer(plain)):
         words = _phrase(match)
         if words and any(w not in known and w.rstrip("s") not in known and w not in _NOT_PLACES for w in words):
             return True
@@ -109,6 +110,9 @@ def place_not_exact(index, text: str) -> bool:
 _AT_THE = re.compile(r"(?<!plug )(?<!log )(?<!sign )(?<!check )(?<!tune )(?<!fill )(?<!hand )(?<!put it )"
                      r"\b(?:in|inside|within|at|out at|over at)\s+(?:the|my|our)\s+"
                      r"([a-z][a-z'-]*(?:\s+[a-z][a-z'-]*){0,2})")
+# the place a door is said to be of or lead to ("the door of flat 3B", "the door into unit 4")
+_DOOR_OF = re.compile(r"\b(?:door|gate|lock)s?\s+(?:of|into)\s+(?:the\s+|my\s+|our\s+)?"
+                      r"([a-z0-9][a-z0-9'-]*(?:\s+[a-z0-9][a-z0-9'-]*){0,2})")
 _ZH_LEAD = re.compile(r"^.*[把将给帮在到去让往请]")
 _ZH_OF = re.compile(r"([\u4e00-\u9fff]{2,3})(?:的|里的|里面的|那边的)")
 _ZH_NOT_PLACES = frozenset("我们 你们 他们 我家 家里 这个 那个 这边 那边 今天 明天 刚才 其他 其它 别的 所有 "

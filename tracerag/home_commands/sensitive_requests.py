@@ -39,6 +39,7 @@ from .text_match import contains, tokens
 
 _DOORISH = frozenset({"Door", "GarageDoor", "Lock"})  # the categories a door word may name
 _COVERS = frozenset({"Blind", "Window", "Curtain", "Shade"})  # what else opens in a room
+_HEATERS = frozenset({"Oven", "Cooktop"})  # what switching on lights a fire
 # words that say where something is: "the documents in the safe" still mentions the safe an "it" may point to
 _PLACE_WORDS = re.compile(r"\b(?:in|inside|into|at|on|from|of|near|by|behind|under|beside|next to)\b|里面|里头|里",
                           re.I)
@@ -147,8 +148,12 @@ class SensitiveRequests:
             # the text that names what the clause acts on: its own, or the utterance's ("let him in")
             about = clause if named(self.index, clause).any() else reading.text
             asked |= self._asked_in(clause, whole if elsewhere else own, about)
-        if reading.excepted and asked.any():
-            asked &= named(self.index, reading.excepted)[self.index.table.row_device[self.sensitive.rows]] == 0
+        if reading.excepted and asked.any():  # "every door except the kiln shed": nothing there either
+            devices = self.index.table.row_device[self.sensitive.rows]
+            excepted_rooms = self.index.names.mentioned_rooms(reading.excepted)
+            asked &= named(self.index, reading.excepted)[devices] == 0
+            if excepted_rooms:
+                asked &= ~self.index.rooms.devices_in(excepted_rooms)[devices]
         return asked
 
     def _asked_in(self, text: str, named_by: np.ndarray, about: str | None = None) -> np.ndarray:
@@ -167,6 +172,8 @@ class SensitiveRequests:
         if verb in ("open", "unlock") and operation != verb and self._room_door(text).any():
             operation = verb  # "open the shed" opens its door, though the Shed Lights would switch on
         performing = choice_of(index).performing(operation)[rows] if operation else np.zeros(len(rows), bool)
+        if verb == "open" and text.isascii():  # "open the oven" opens its door: in English it switches no oven on
+            performing &= ~index.table.in_categories(_HEATERS)[index.table.row_device[rows]]
         about = text if about is None else about
         if operation == "open" and not (_DOOR_WORD.search(about) or "Lock" in categories_said(about)):
             # a lock opens only as a door said, or as what its name calls it ("open the safe": the Gun Safe; "open
@@ -283,6 +290,7 @@ class SensitiveRequests:
                                  for i, k in enumerate(SENSITIVE_KINDS)] + [False])
         worded = self_named[kinds] | np.asarray([bool(n & kinds_said)
                                                  for n in sensitive.noun_sets])[sensitive.noun_code]
+        worded &= ~self._labelled_otherwise(devices, kinds_said)
         water = categories_said(index.names.without_names(verbless)).get("WaterValve", ())
         if "GasValve" not in kinds_said and only_specific("WaterValve", water):
             # a word for water is no word for gas: "the water main", 自来水 name no gas valve ("the valve" may)
@@ -304,6 +312,16 @@ class SensitiveRequests:
         if not kinds_said and verb in ("open", "unlock") and operation in ("open", "unlock"):
             return (referred & worded) | self._room_door(verbless)[devices]  # "let them into the bunkhouse"
         return referred & worded
+
+    def _labelled_otherwise(self, devices: np.ndarray, kinds_said: set[str]) -> np.ndarray:
+        """Per row's device: its label says it is a kind its category's words do not name, and no word for that
+        kind is said: "the garage door" is no Street Gate, though a gate opener is a GarageDoor."""
+        sensitive = self.sensitive
+        labelled = self.index.memo(("label kinds",), lambda: {
+            d: set(categories_said(self.index.home.devices[d].label)) for d in sensitive.device_words})
+        return np.asarray([bool(labelled[d]) and not labelled[d] & (sensitive.noun_sets[code] | kinds_said)
+                           for d, code in zip(devices.tolist(), sensitive.noun_code.tolist(), strict=True)],
+                          dtype=bool)
 
     def _room_door(self, text: str) -> np.ndarray:
         """Per device, where someone is let into a room ("let them into the bunkhouse"): the one door, garage
@@ -338,7 +356,9 @@ class SensitiveRequests:
         words = tuple(w for w in tokens(rest) if w not in _PLACE_NOUNS)
         if not words:
             return rooms
-        return [] if rooms else self.index.rooms.meant_by(words)  # "open the shed": the Machine Shed
+        if rooms or self.index.names.label_phrases.found_in(words):  # "open the kiln": the Kiln, no Kiln Shed
+            return []
+        return self.index.rooms.meant_by(words)  # "open the shed": the Machine Shed
 
     def _door_worded(self, worded: np.ndarray, kinds_said: set[str], verbless: str, rooms: list[str],
                      devices: np.ndarray) -> np.ndarray:

@@ -1,0 +1,99 @@
+"""Referents in a small apartment building and a potter's house (no LM): a gate opener the home files as a
+garage door, a door said to be of a flat the home does not have, a kiln beside the Kiln Shed, an exception that
+is a room.
+
+Each test is an ordinary or impossible request that reaches nothing sensitive, or a clear ask that gets what it
+asks for and nothing else.
+"""
+
+from __future__ import annotations
+
+import pytest
+from conftest import write_home
+
+from tracerag.commands.command_retrieval import CommandRetrieval
+from tracerag.home_commands.home import Home
+from tracerag.home_commands.home_index import CommandIndex
+from tracerag.signatures.query_ir import QueryIR
+
+
+def _two(on: str, off: str) -> list[dict]:
+    return [{"id": on, "description": on.rsplit("-", 1)[1], "type": None, "value_range": None},
+            {"id": off, "description": off.rsplit("-", 1)[1], "type": None, "value_range": None}]
+
+
+SPECS = {
+    "p-switch": _two("main-switch-on", "main-switch-off"),
+    "p-lock": _two("main-lock-lock", "main-lock-unlock"),
+    "p-gate": _two("main-garageDoorControl-open", "main-garageDoorControl-close"),
+    "p-blind": _two("main-windowShade-open", "main-windowShade-close"),
+}
+ROOMS = {"r-street": "Street", "r-lobby": "Lobby", "r-flat": "Manager's Flat", "r-studio": "Studio",
+         "r-kiln": "Kiln Shed", "r-mud": "Mud Room", "r-hall": "Hall"}
+DEVICES = [
+    ("street-gate", "Street Gate", "r-street", "GarageDoor", "p-gate"),  # a gate opener, filed as a garage door
+    ("gate-light", "Gate Light", "r-street", "Light", "p-switch"),
+    ("lobby-door", "Lobby Door", "r-lobby", "Lock", "p-lock"),
+    ("lobby-shades", "Lobby Shades", "r-lobby", "Blind", "p-blind"),
+    ("flat-door", "Manager's Door", "r-flat", "Lock", "p-lock"),
+    ("kiln", "Kiln", "r-studio", "Oven", "p-switch"),
+    ("studio-light", "Studio Light", "r-studio", "Light", "p-switch"),
+    ("kiln-shed-door", "Kiln Shed Door", "r-kiln", "Lock", "p-lock"),
+    ("front-door", "Front Door", "r-hall", "Lock", "p-lock"),
+]
+SENSITIVE = {"main-lock-unlock", "main-garageDoorControl-open", "main-switch-on"}
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory, embedder):
+    return CommandIndex(Home.load(write_home(tmp_path_factory.mktemp("building"), DEVICES, SPECS, ROOMS)), embedder)
+
+
+@pytest.fixture(scope="module")
+def program(index):
+    return CommandRetrieval(index, ir_source="none")
+
+
+@pytest.fixture(scope="module")
+def given_parse(index):
+    """The program answering with a parse given (what an LM, careful or not, could return)."""
+    return CommandRetrieval(index, ir_source="gold")
+
+
+def sensitive_offered(pred) -> set[tuple[str, str]]:
+    """The sensitive (device, command) pairs the answer offers as asked for, or plans."""
+    found = {(c.device_id, c.command_id) for c in pred.candidates if c.asked}
+    found |= set(pred.bulk.targets) if pred.bulk is not None else set()
+    return {(d, c) for d, c in found if c in SENSITIVE and not (c == "main-switch-on" and d != "kiln")}
+
+
+@pytest.mark.parametrize("query", [
+    "open the garage door for the van",  # the home has no garage door: its gate opener is a gate
+    "unlock the door of flat 3B",  # a flat the home does not have: never the way in
+    "open the kiln",  # in English, its lid or door: no kiln is switched on
+])
+def test_what_the_home_does_not_have_or_did_not_ask_reaches_nothing_sensitive(program, query):
+    assert sensitive_offered(program(query=query)) == set()
+
+
+@pytest.mark.parametrize("query", ["open the garage door for the van", "unlock the door of flat 3B", "open the kiln"])
+def test_a_parse_cannot_make_it_sensitive(given_parse, query):
+    # the words decide what is asked: a parse aiming at a sensitive command is overruled
+    parses = [QueryIR(operation="open", type_hint="GarageDoor", name_hint="Street Gate"),
+              QueryIR(operation="unlock", type_hint="Lock", name_hint="Lobby Door"),
+              QueryIR(operation="on", type_hint="Oven", name_hint="Kiln")]
+    for ir in parses:
+        assert sensitive_offered(given_parse(query=query, ir=ir)) == set(), ir
+
+
+@pytest.mark.parametrize(("query", "pair"), [
+    ("turn on the kiln", ("kiln", "main-switch-on")),
+    ("open the street gate", ("street-gate", "main-garageDoorControl-open")),
+])
+def test_a_clear_ask_gets_its_device(program, query, pair):
+    assert sensitive_offered(program(query=query)) == {pair}
+
+
+def test_a_room_excepted_keeps_its_door_shut(program):
+    pred = program(query="unlock every door except the kiln shed")
+    assert ("kiln-shed-door", "main-lock-unlock") not in sensitive_offered(pred)
