@@ -106,7 +106,7 @@ def _device_sides(row: dict, report: dict) -> str:
         if bulk:
             said, mark = ("yes", "ok") if rank else ("left out", "bad")
         elif rank is None:
-            said, mark = (f"not in the first {len(ranking)}", "bad") if ranking else ("nothing returned", "bad")
+            said, mark = (f"not among the {len(ranking)} ranked", "bad") if ranking else ("nothing returned", "bad")
         else:
             said, mark = (f"#{rank}", "ok") if rank <= k else (f"#{rank}, past k = {k}", "bad")
         commands = " or ".join(f"<code>{_t(c)}</code>" for c in _commands(target))
@@ -164,7 +164,7 @@ def _device_reasons(row: dict, report: dict) -> list[str]:
         elif not ranking:
             reasons.append("nothing was returned")
         else:
-            reasons.append(f"{name} with the expected command is not in the first {len(ranking)}")
+            reasons.append(f"{name} with the expected command is not among the {len(ranking)} ranked")
         other = next(((n, c) for n, (d, c) in enumerate(ranking, 1) if d == target["device_id"]), None)
         if other is not None and (rank is None or other[0] < rank):
             reasons.append(f"{name} comes at #{other[0]} with another command, {other[1]}")
