@@ -35,7 +35,7 @@ def row_block(row: dict, report: dict, *, lm_used: bool) -> str:
 
 def _asked(row: dict) -> str:
     field, name = next(((f, n) for f, n in ASKED if isinstance(row.get(f), str)), (None, None))
-    context = [f"home {_t(row['home'])}" if row.get("home") else "",
+    context = [f"in {_t(row['home'])}" if row.get("home") else "",
                f"parsed by {_t(row['parse_source'])}" if row.get("parse_source") else ""]
     note = " · ".join(c for c in context if c)
     if field is None:
