@@ -186,6 +186,7 @@ def cmd_evaluate(args) -> int:
     with _lm_answers() as answers:
         outcome = _run_workflow(args, entry.evaluate, lm=bool(settings.lm))
     outcome.shown["split"] = args.split
+    outcome.shown["lm"] = str(settings.lm) if settings.lm else None  # the model string; None: no LM
     if answers.never_answered:
         outcome.shown["lm_never_answered"] = True  # the report is written, marked
     finish_report(outcome.shown, args.out, entry.report_columns)

@@ -60,17 +60,66 @@ def test_every_internal_link_and_anchor_resolves(page):
             assert anchor in anchors(linked), f"{page.name}: link to {target}: no such heading"
 
 
-def test_the_cli_reference_lists_every_command():
+def _cli_reference() -> str:
     sys.path.insert(0, str(DOCS / "_hooks"))
     try:
         import tracerag_docs
     finally:
         sys.path.remove(str(DOCS / "_hooks"))
-    reference = tracerag_docs.cli_reference()
-    for command in ("evaluate", "run", "build-bank", "ingest", "build", "tune", "compile", "serve", "home pull",
-                    "store copy"):
-        assert f"`tracerag {command}`" in reference
-    assert "--html FILE" in reference
+    return tracerag_docs.cli_reference()
+
+
+def _commands(parser, title="tracerag"):
+    """(title, parser) for every command and sub-command, at every depth."""
+    import argparse
+
+    yield title, parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from _commands(sub, f"{title} {name}")
+
+
+def _section(reference: str, title: str) -> str:
+    """The part of the reference under ``title``'s heading, up to the next heading."""
+    start = re.search(rf"^#+ `{re.escape(title)}`\n", reference, re.M).end()
+    following = re.search(r"^#+ ", reference[start:], re.M)
+    return reference[start:start + following.start()] if following else reference[start:]
+
+
+def test_the_cli_reference_names_every_flag_of_every_command():
+    """Walks the parser: every command at every depth has its section, and its section names each of its
+    flags (every spelling) and positionals, so the page cannot drift from the parser."""
+    import argparse
+
+    import optimize
+
+    reference = _cli_reference()
+    commands = list(_commands(optimize.build_parser()))
+    assert len(commands) > 12 and "tracerag home pull smartthings" in dict(commands)
+    for title, parser in commands:
+        section = _section(reference, title)
+        for action in parser._actions:
+            if isinstance(action, (argparse._HelpAction, argparse._SubParsersAction)):
+                continue
+            names = action.option_strings or [action.dest.upper()]
+            for name in names:
+                assert re.search(rf"`{re.escape(name)}[ `]", section), f"{title}: {name} is not in its section"
+    assert "`--html FILE`" in _section(reference, "tracerag evaluate")
+
+
+def test_the_cli_reference_groups_one_programs_flags_under_it_and_has_no_shell_blocks():
+    reference = _cli_reference()
+    evaluate = _section(reference, "tracerag evaluate")
+    agent = evaluate.split("Only `agent` reads these:**")[1].split("\n\n", 2)[1]   # the table after the heading
+    for flag in ("--tool SPEC", "--pubmed PUBMED", "--max-tool-calls", "--limit LIMIT", "--jsonl JSONL"):
+        assert f"`{flag}" in agent, flag
+    assert "`--ir IR`" in evaluate.split("Only `commands` reads these:**")[1].split("Only")[0]
+    assert "| `--lm LM` |" in evaluate.split("**models**")[1]              # the LM flags: their own group
+    shared = evaluate.split("Only")[0]
+    assert "`--dataset DATASET` | required |" in shared and "`--tool" not in shared
+    assert re.findall(r"^```(\w*)", reference, re.M) and set(re.findall(r"^```(\w+)", reference, re.M)) == {"text"}
+    assert "usage:" not in reference                               # tables, not argparse's help text
 
 
 @pytest.mark.slow

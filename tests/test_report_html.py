@@ -4,6 +4,7 @@ rows that missed first."""
 from __future__ import annotations
 
 import json
+import re
 from html.parser import HTMLParser
 
 import pytest
@@ -32,7 +33,8 @@ def test_every_user_string_is_escaped_and_the_page_loads_nothing():
     assert "default-src 'none'" in page                               # a Content-Security-Policy: no fetch at all
     tags = _tags(page)
     assert {name for name, _ in tags} <= {"html", "head", "meta", "title", "style", "body", "h1", "h2", "p", "table",
-                                          "tr", "th", "td", "span", "details", "summary", "pre"}
+                                          "tr", "th", "td", "span", "details", "summary", "pre", "div", "code",
+                                          "strong", "ul", "li", "br"}
     assert not [attrs for _, attrs in tags if {"src", "href"} & set(attrs)]
 
 
@@ -195,3 +197,87 @@ def test_experience_evaluation_adds_recall_at_each_cut_off_and_changes_nothing_e
     assert len(row["recall_at"]) == 5 and row["recall_at"][-1] == row["recall"]   # to k, ending at the metric
     assert {**plain["per_query"][0], "ms": 0} == {
         **{key: value for key, value in row.items() if key != "recall_at"}, "ms": 0}
+
+
+def _block(page: str, row_id: str) -> str:
+    """The readable block under the row ``row_id`` (the row after it in the rows table)."""
+    start = page.index('<tr class="more">', page.index(f">{row_id}<"))
+    return page[start:page.index("</details></td></tr>", start)]
+
+
+def test_a_miss_shows_the_utterance_its_parse_and_expected_beside_returned_by_label_and_room(dataset, tmp_path):
+    assert optimize.main(["evaluate", "commands", "--dataset", str(dataset), "--split", "all",
+                          "--html", str(tmp_path / "report.html")]) == 0
+    report = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
+    assert report["devices"]["tiny"]["lamp-study"] == {"label": "客厅老伙计", "room": "书房"}
+    miss = next(row for row in report["per_query"] if row["id"] == "q-miss")
+    top = report["devices"]["tiny"][miss["returned"][0][0]]                       # what came back first
+    block = _block((tmp_path / "report.html").read_text(encoding="utf-8"), "q-miss")
+    assert block.startswith('<tr class="more"><td colspan=') and "<details open>" in block
+    assert "utterance</strong>" in block and "&lt;i&gt;关闭&lt;/i&gt; 主卧空调" in block
+    assert "parse (QueryIR)" in block and "<th>operation</th>" in block and "<th>scope_include</th>" in block
+    expected, returned = block.split("returned (top 10)")
+    assert 'title="lamp-study">客厅老伙计</td><td class="name">书房</td>' in expected    # label and room, not the id
+    assert f'>{top["label"]}</td><td class="name">{top["room"]}</td>' in returned
+    assert "main-switch-on" in expected and "<code>main-switch" in returned
+    assert "why</p>" in block and "客厅老伙计 (书房) with the expected command" in block
+    hit = _block((tmp_path / "report.html").read_text(encoding="utf-8"), "q-hit")
+    assert "<details>" in hit and "<details open>" not in hit                  # a hit's block opens with a click
+
+
+def test_other_programs_misses_show_the_question_expected_and_returned():
+    rag = {"id": "p1", "question": "Do statins work?", "gold": "yes", "verdict": "no", "recall": 0.0,
+           "relevant": ["d1"], "ranking": ["d3", "d4"], "cited": ["d3#0"], "answer": "No [d3#0].", "hint": "no_lm"}
+    plan = {"id": "c1", "requirements": "Set up a PCR.", "score": 0.5, "gold": ["mat-1", "step-2"],
+            "used": ["mat-1", "step-9"]}
+    page = render_html_report({**_report([rag, plan]), "lm": None})
+    block = _block(page, "p1")
+    assert "question</strong>" in block and "Do statins work?" in block
+    expected, returned = block.split(">returned<")
+    assert "decision" in expected and ">yes<" in expected and "<code" in expected and ">d1<" in expected
+    assert "#1</span> <code>d3</code>" in returned and ">No [d3#0].<" in returned
+    assert "0 of the 1 gold ids among the 2 ranked" in block and "decided no, the gold decision is yes" in block
+    assert "hint no_lm: no LM is configured" in block
+    block = _block(page, "c1")
+    assert "requirements</strong>" in block and "Set up a PCR." in block
+    assert '<code class="ok">mat-1</code>' in block.split(">returned<")[1] and ">step-9<" in block
+
+
+def test_the_recall_axis_starts_near_the_lowest_value_and_both_axes_are_labelled():
+    from tracerag.report_html import curve_axis
+
+    assert curve_axis([0.923, 0.96, 0.983])[:2] == (0.9, 1.0)
+    assert curve_axis([0.95, 1.0])[0] == 0.9                   # a point on a round value sits above the axis
+    assert curve_axis([0.0, 0.5])[0] == 0.0
+    expected = [{"device_id": "d1", "command_id": "on"}]
+    rows = [{"bulk": False, "expected": expected, "returned": [["d1", "on"]]} for _ in range(9)]
+    rows.append({"bulk": False, "expected": expected, "returned": [["d2", "on"], ["d1", "on"]]})
+    page = render_html_report(_report(rows))                   # recall@1 = 0.9, recall@2 = 1
+    low = float(re.search(r'data-y-min="([\d.]+)"', page).group(1))
+    assert 0 < low < 0.9 and "The recall axis starts at 0.85, not 0." in page
+    assert ">k (cut-off)</text>" in page and ">recall@k</text>" in page
+
+
+def test_a_report_without_an_lm_leaves_out_the_lm_rows(dataset, tmp_path):
+    assert optimize.main(["evaluate", "commands", "--dataset", str(dataset), "--split", "all",
+                          "--html", str(tmp_path / "report.html")]) == 0
+    assert json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))["lm"] is None
+    page = (tmp_path / "report.html").read_text(encoding="utf-8").replace(str(dataset), "the home")
+    assert "no LM" in page and "This run had no LM" in page
+    assert "lm_" not in page                        # no fault budget, LM calls or fallbacks: not in a row, nor a field
+
+
+def test_a_report_with_an_lm_shows_the_lm_rows(dataset, tmp_path):
+    from conftest import FakeEngine
+    from lm_server import StubLMServer
+
+    with StubLMServer(FakeEngine(), "good") as stub:
+        assert optimize.main(["evaluate", "commands", "--dataset", str(dataset), "--split", "all",
+                              "--lm", "openai/stub", "--api-base", stub.url, "--api-key", "k", "--lm-retries", "0",
+                              "--html", str(tmp_path / "report.html")]) == 0
+    page = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert "LM openai/stub" in page and "This run had no LM" not in page
+    for row in ("lm_calls_per_query", "lm_fallback_rate", "lm_fault_budget", "failed_calls"):
+        assert f">{row}" in page, row
+    assert "<th>lm_fallbacks</th>" in page                               # the rows' own column too
+    assert "LM figures" not in page

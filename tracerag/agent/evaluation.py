@@ -30,7 +30,7 @@ def evaluate_agent(program, examples: list, *, dataset: str, progress: bool = Tr
         trajectories[ex.pmid] = result.trajectory
         return {
             "id": ex.pmid, "question": ex.question, "gold": ex.final_decision,
-            "decision": a.answer_decision(result.answer),
+            "relevant": list(getattr(ex, "gold_doc_ids", None) or []), "decision": a.answer_decision(result.answer),
             # the no-LM answer (also what an LM failure gives) quotes evidence and decides nothing
             "accuracy": a.decision_accuracy(ex, pred)
             if result.hint not in (Hint.NO_LM, Hint.LM_FAILED, Hint.EMPTY_INPUT) else None,

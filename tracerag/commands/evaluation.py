@@ -71,6 +71,7 @@ def evaluate_commands(program, queries_by_home: dict, *, dataset: str, k: int = 
             "recall": m.recall(example, pred, k), "hit": m.hit(example, pred, k),
             "rr": m.reciprocal_rank(example, pred, k), "bulk_precision": m.bulk_precision(example, pred),
             "bulk": bulk is not None, "hint": bulk.hint if bulk else None,
+            "pred_hint": result.hint or None, "unresolved": list(result.unresolved),
             "parse_source": result.parse_source, "lm_calls": result.lm_calls, "ms": round(elapsed_ms, 2),
             **lm_outcome(pred), "lm_overruled": list(result.lm_overruled),
             "withheld": [f"{w.device_id}/{w.command_id}" for w in result.withheld],
@@ -97,4 +98,19 @@ def evaluate_commands(program, queries_by_home: dict, *, dataset: str, k: int = 
     metrics.update(latency_metrics(rows))
     metrics["lm_fault_budget"] = budget.report()
     return {"program": "CommandRetrieval", "dataset": dataset, "k": k, "ir": program.ir_source, "n": len(rows),
-            "metrics": metrics, "breakdown": breakdown, "per_query": rows}
+            "metrics": metrics, "breakdown": breakdown, "per_query": rows, "devices": _devices_named(program, rows)}
+
+
+def _devices_named(program, rows: list[dict]) -> dict[str, dict[str, dict[str, str]]]:
+    """Per home (the rows' ``home``), the label and room of every device a row names (expected, returned,
+    ranked or withheld): the HTML report shows these instead of ids."""
+    named: dict[str, dict[str, dict[str, str]]] = {}
+    for row in rows:
+        ids = {t["device_id"] for t in row["expected"]} | {pair[0] for pair in row["returned"]}
+        ids |= {pair[0] for pair in row.get("ranking", ())} | {w.split("/", 1)[0] for w in row["withheld"]}
+        home, known = program.index_for(row["home"]).home, named.setdefault(row["home"] or "", {})
+        for device_id in sorted(ids - known.keys()):
+            device = home.find(device_id)
+            if device is not None:
+                known[device_id] = {"label": device.label, "room": device.room}
+    return named

@@ -54,6 +54,7 @@ def evaluate_experience(program, examples: list, *, dataset: str, k: int = 5, ju
             "lm_calls_observed": meter.calls, "ms": round(elapsed_ms, 2), "error": result.error,
             **lm_outcome(pred, *judged.fallbacks),
             "queries": result.queries, "ranked": e.ranked_task_ids(pred)[:k], "used": result.used_task_ids,
+            "relevant": list(getattr(ex, "relevant_task_ids", None) or []),
             "experience": result.experience,
             **({"recall_at": [e.recall_at_k(ex, pred, j) for j in range(1, k + 1)]} if ranked_depth else {}),
         }

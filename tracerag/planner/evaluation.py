@@ -27,8 +27,9 @@ def evaluate_planner(program, examples: list, *, dataset: str, progress: bool = 
         elapsed_ms = (time.perf_counter() - started) * 1000
         result = PlanResult.of(pred)  # its fields, typed; the metrics read the Prediction, as DSPy's do
         return {
-            "id": ex.id, "domain": ex.domain, "used_recall": p.used_id_recall(ex, pred),
-            "used_precision": p.used_id_precision(ex, pred), "used_f1": p.used_id_f1(ex, pred),
+            "id": ex.id, "domain": ex.domain, "requirements": ex.requirements,
+            "used_recall": p.used_id_recall(ex, pred), "used_precision": p.used_id_precision(ex, pred),
+            "used_f1": p.used_id_f1(ex, pred),
             "citation_validity": p.plan_citation_validity(ex, pred),
             "citation_coverage": p.plan_citation_coverage(ex, pred), "score": p.planner_score(ex, pred),
             "hallucinated": len(result.hallucinated_ids), "lm_calls": result.lm_calls, "error": result.error,
