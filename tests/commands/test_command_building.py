@@ -27,6 +27,8 @@ SPECS = {
     "p-lock": _two("main-lock-lock", "main-lock-unlock"),
     "p-gate": _two("main-garageDoorControl-open", "main-garageDoorControl-close"),
     "p-blind": _two("main-windowShade-open", "main-windowShade-close"),
+    "p-valve": _two("main-valve-open", "main-valve-close"),
+    "p-panel": _two("main-securitySystem-armAway", "main-securitySystem-disarm"),
 }
 ROOMS = {"r-street": "Street", "r-lobby": "Lobby", "r-flat": "Manager's Flat", "r-studio": "Studio",
          "r-kiln": "Kiln Shed", "r-mud": "Mud Room", "r-hall": "Hall"}
@@ -40,8 +42,15 @@ DEVICES = [
     ("studio-light", "Studio Light", "r-studio", "Light", "p-switch"),
     ("kiln-shed-door", "Kiln Shed Door", "r-kiln", "Lock", "p-lock"),
     ("front-door", "Front Door", "r-hall", "Lock", "p-lock"),
+    # locks known by their maker's name: one a door's, one a key cabinet's
+    ("mud-lock", "Kevo 99250", "r-mud", "Lock", "p-lock", "Kwikset Kevo 99250 Touch-to-Open Smart Lock"),
+    ("key-cabinet", "KC-300", "r-mud", "Lock", "p-lock", "Keyless.Co KC-300 Smart Key Cabinet"),
+    ("boot-dryer", "Boot Dryer", "r-mud", "SmartPlug", "p-switch"),
+    ("sprinkler", "Sprinkler", "r-street", "WaterValve", "p-valve"),
+    ("panel", "Concierge", "r-lobby", "SecurityPanel", "p-panel"),
 ]
-SENSITIVE = {"main-lock-unlock", "main-garageDoorControl-open", "main-switch-on"}
+SENSITIVE = {"main-lock-unlock", "main-garageDoorControl-open", "main-switch-on", "main-valve-open",
+             "main-securitySystem-disarm"}
 
 
 @pytest.fixture(scope="module")
@@ -89,6 +98,12 @@ def test_a_parse_cannot_make_it_sensitive(given_parse, query):
 @pytest.mark.parametrize(("query", "pair"), [
     ("turn on the kiln", ("kiln", "main-switch-on")),
     ("open the street gate", ("street-gate", "main-garageDoorControl-open")),
+    ("unlock the mud room door", ("mud-lock", "main-lock-unlock")),  # its lock, labelled by its model
+    ("let me in through the mud room, my boots are filthy", ("mud-lock", "main-lock-unlock")),
+    ("let her into the lobby", ("lobby-door", "main-lock-unlock")),  # let in through its door, not its shades
+    ("buzz the courier in through the lobby door please", ("lobby-door", "main-lock-unlock")),
+    ("dissarm the alarm pls", ("panel", "main-securitySystem-disarm")),  # a verb read through a typo
+    ("sprinkler on for ten minutes", ("sprinkler", "main-valve-open")),
 ])
 def test_a_clear_ask_gets_its_device(program, query, pair):
     assert sensitive_offered(program(query=query)) == {pair}

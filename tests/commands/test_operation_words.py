@@ -43,6 +43,10 @@ from tracerag.home_commands.operation_words import read_operation
     ("恢复声音", (), "unmute"),
     ("light the stove", (), "on"),
     ("unlcok the side door please", (), "unlock"),  # a typo of a sensitive verb is still that verb, never its opposite
+    ("get the oven preheating", ("Oven",), "start"),
+    ("buzz the courier in", ("Lock",), "unlock"),  # let in: a lock unlocks
+    ("let him up onto the roof", ("Lock",), "unlock"),
+    ("sprinkler on for ten minutes", ("WaterValve",), "open"),  # a duration after "on" switches it still
     ("lights on in the basement please, I'm headed down", (), "on"),
     ("报警器别响了", ("Siren",), "off"),  # a negated sound asks for silence
     ("be quiet", ("AirConditioner",), None),  # no mute on an air conditioner: its quiet mode, if it lists one

@@ -48,8 +48,27 @@ def doors_among(index, devices: np.ndarray, nouns: frozenset[str]) -> np.ndarray
     home, categories = index.home, index.table.device_categories
     out = np.zeros(len(devices), dtype=bool)
     for d in np.flatnonzero(devices & ~safes(index)).tolist():
-        out[d] = is_a_door(categories[d], set(tokens(home.devices[d].label)), nouns, set(tokens(home.devices[d].room)))
+        device = home.devices[d]
+        words = {"lock"} if door_lock_by_model(device) else set(tokens(device.label))
+        out[d] = is_a_door(categories[d], words, nouns, set(tokens(device.room)))
     return out
+
+
+# what a lock's maker may call it that is no door's lock
+_NO_DOOR_LOCK = re.compile(r"safe|locker|cabinet|box|flap|柜|箱", re.I)
+_DOOR_LOCK = re.compile(r"deadbolt|door\s*lock|smart\s*lock|门锁|智能锁", re.I)
+
+
+def door_lock_by_model(device) -> bool:
+    """Whether a lock labelled only by its maker's words ("Kevo 99250", "YRD256", 德施曼Q50: each word of its label
+    in its own name, or a model number) is a door's lock by that name ("Kwikset Kevo 99250 Touch-to-Open Smart
+    Lock"), and no safe, locker or cabinet."""
+    if device.category != "Lock" or not device.model:
+        return False
+    model = tokens(device.model)
+    label = tokens(device.label)
+    by_maker = bool(label) and all(w in model or any(c.isdigit() for c in w) for w in label)
+    return by_maker and bool(_DOOR_LOCK.search(device.model)) and not _NO_DOOR_LOCK.search(device.model)
 
 
 def says_door_locks(words) -> bool:

@@ -186,7 +186,7 @@ _SENSES_EN: tuple[tuple[str, str, Reading], ...] = (
     (r"\bpreset\b|\bfavou?rite\s+position\b|\bmy\s+position\b", OPERATION, _always("preset")),
     (r"\b(?:vacuum|hoover|mop|sweep)(?:s|ed|ing)?\b(?!\s+(?:cleaner|robot))|\bclean(?:s|ed|ing)?\b", OPERATION,
      _always("start")),
-    (r"\bstart(?:s|ed|ing)?\b|\bbegin\b|\brun\b|\bpreheat\b", OPERATION, _START),
+    (r"\bstart(?:s|ed|ing)?\b|\bbegin\b|\brun\b|\bpre-?heat(?:s|ed|ing)?\b", OPERATION, _START),
     (r"\bstop(?:s|ped|ping)?\b|\bhalt\b|\bcancel\b", OPERATION, _STOP),
     (r"\btoggle\b", OPERATION, _always("toggle")),
     # switching
@@ -197,9 +197,11 @@ _SENSES_EN: tuple[tuple[str, str, Reading], ...] = (
      r"\b(?:lights?|lamps?)\s+on\b(?=\s*(?:$|[,.!?]|please|now|again|in\b|for\b|thanks))|"
      r"(?:^|[,.;!?]\s*|\b(?:please|and|then)\s+)light\s+(?:the|my|our)\b|\blight\s+(?:a|one|two|all|both)\s+"
      r"(?:\w+\s+)?burners?\b|\bfire\s+(?:\w+\s+){0,3}?up\b|\bignite\b|"
-     r"\bon\b(?=\s*(?:please|pls|plz|now|again|for\s+me|thanks?)?\s*[.!?]*\s*$)", SWITCH, _ON),
+     r"\bon\b(?=\s*(?:please|pls|plz|now|again|for\s+me|thanks?|for\s+(?:\w+\s+){1,2}(?:minutes?|mins?|hours?|"
+     r"hrs?|seconds?|secs?))?\s*[.!?]*\s*$)", SWITCH, _ON),
     (r"\b(?:open(?:s|ed|ing)?|raise[sd]?|lift(?:s|ed)?)\s+up\b|\b(?:open|opne|oepn)(?:s|ed|ing)?\b|\bpull\s+up\b|"
-     rf"\bput\s+up\b|\broll\s+up\b|\blet\s+{_E}in(?:to)?\b", SWITCH, _OPEN),  # "let the movers in"
+     rf"\bput\s+up\b|\broll\s+up\b|\b(?:let|buzz)\s+{_E}(?:in(?:to)?|up\s+(?:on)?to|through)\b", SWITCH,
+     _OPEN),  # "let the movers in", "buzz the courier in", "let him up onto the roof"
     (r"\b(?:close[sd]?|closing|shut|shuts|draw)\b|\bpull\s+down\b|\broll\s+down\b", SWITCH, _CLOSE),
     # "fill the water trough", "water the kitchen garden": a water valve opens
     (r"^\s*(?:please\s+)?(?:fill|water)\s+(?:up\s+)?(?:the|my|our)\b", SWITCH, _WATERING),
@@ -423,4 +425,30 @@ def _verb_text(utterance: str, index) -> str:
     for phrase in sorted(phrases, key=lambda p: (-len(p), p)):  # with the number that ends a name (庭院灯8)
         utterance = re.sub(phrase_pattern(phrase).pattern + r"(?:[ \t]*[0-9]+(?![0-9%.]))?", " · ", utterance,
                            flags=re.IGNORECASE)
-    return utterance
+    return _WORD.sub(_respelled, utterance)
+
+
+# the verbs of sensitive asks, read through a typo ("dissarm", "unlcok"; "opne" is in the vocabulary): a letter
+# added, dropped, changed or two swapped; never a word of its own ("unblock")
+_RESPELLED = ("unlock", "disarm", "unlatch", "preheat")
+_WORDS_OF_THEIR_OWN = frozenset({"unblock", "unlocks", "disarms", "unlatches", "preheats"})
+_WORD = re.compile(r"\b[A-Za-z]{5,9}\b")
+
+
+def _respelled(match: re.Match) -> str:
+    word = match.group(0).lower()
+    if word in _RESPELLED or word in _WORDS_OF_THEIR_OWN:
+        return match.group(0)
+    return next((verb for verb in _RESPELLED if _one_edit(word, verb)), match.group(0))
+
+
+def _one_edit(a: str, b: str) -> bool:
+    """Whether two words differ by one letter added, dropped or changed, or two neighbours swapped."""
+    if abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) == len(b):
+        diff = [i for i in range(len(a)) if a[i] != b[i]]
+        return len(diff) == 1 or (len(diff) == 2 and diff[1] == diff[0] + 1 and a[diff[0]] == b[diff[1]]
+                                  and a[diff[1]] == b[diff[0]])
+    short, long_ = (a, b) if len(a) < len(b) else (b, a)
+    return any(long_[:i] + long_[i + 1:] == short for i in range(len(long_)))

@@ -21,6 +21,7 @@ import numpy as np
 from .category_words import word_pattern
 from .command_table import CommandTable
 from .devices import CommandSpec, Device
+from .door_words import door_lock_by_model
 from .home_policy import HomePolicy
 from .text_match import tokens
 
@@ -162,8 +163,10 @@ class SensitiveRows:
         # which only its own words name ("天然气阀门" is no water valve)
         self.plain_devices = np.bincount(table.row_device[self.rows], minlength=len(home.devices)) == 0
         # per device: the words of its label, room and floor ("阳台门" says which door: the one on the balcony)
+        # (a lock known only by its maker's name, "Kevo 99250", is a door's lock where that name says so)
         self.device_words = {int(d): set(tokens(f"{home.devices[d].label} {home.devices[d].room} "
                                                 f"{home.floors.get(home.devices[d].room, '')}"))
+                             | ({"door", "门"} if door_lock_by_model(home.devices[d]) else set())
                              for d in np.unique(table.row_device[self.rows]).tolist()}
         self._pairs = {(table.device_of_row(r).device_id, table.spec_of_row(r).id) for r in self.rows.tolist()}
 

@@ -54,7 +54,8 @@ def _plural_said(text: str) -> bool:
                for ws in categories_said(text).values() for w in ws if w.isascii())
 
 
-_LET_IN = re.compile(r"\blet\s+(?:him|her|us|me|them|(?:the|my|our)\s+[\w']+)\s+in(?:to)?\b", re.I)
+_LET_IN = re.compile(r"\b(?:let|buzz)\s+(?:him|her|us|me|them|(?:the|my|our)\s+[\w']+)\s+"
+                     r"(?:in(?:to)?|up\s+(?:on)?to|through)\b", re.I)
 # words for a dwelling that name a place without being a room's own name ("the in-law flat": the In-Law Suite)
 _PLACE_NOUNS = frozenset({"flat", "apartment", "unit", "suite", "room", "place", "building"})
 _ZH_POLITE = re.compile(r"[把帮我请给一下吧呀啊快了的]|打开|解锁|开")
@@ -325,10 +326,9 @@ class SensitiveRequests:
 
     def _room_door(self, text: str) -> np.ndarray:
         """Per device, where someone is let into a room ("let them into the bunkhouse"): the one door, garage
-        door or door lock there, where it has exactly one and nothing else there opens as a window does. Only
-        letting someone in says so, or a place said as all that is opened or unlocked ("open up the tack room",
-        "unlock the in-law flat": ``_place_opened``); a place with windows or blinds opens them too, and is asked
-        about unless unlocked."""
+        door or door lock there, where it has exactly one (and, unless someone is let in, nothing else there
+        opens as a window does). Only letting someone in says so, or a place said as all that is opened or
+        unlocked ("open up the tack room", "unlock the in-law flat": ``_place_opened``)."""
         index = self.index
         none = np.zeros(len(index.home.devices), dtype=bool)
         letting_in = bool(_LET_IN.search(text))
@@ -341,7 +341,8 @@ class SensitiveRequests:
             return none
         there = index.rooms.devices_in(places)
         unlocking = read_operation(verb_text(text, index), frozenset()) == "unlock"
-        if not unlocking and (there & index.table.in_categories(_COVERS)).any():  # its door, or its French windows?
+        # its door, or its French windows? Someone let in comes through a door
+        if not (unlocking or letting_in) and (there & index.table.in_categories(_COVERS)).any():
             return none
         doors = doors_among(index, there & index.table.in_categories(_DOORISH), DOOR_WORDS)
         return doors if doors.sum() == 1 else none
