@@ -50,13 +50,21 @@ def _until(condition, what: str, seconds: float = 20.0):
         time.sleep(0.02)
 
 
+class NoTemplates:
+    """A planner's template retriever that finds none, searching with ``embedder`` (the one to warm)."""
+
+    def __init__(self, embedder):
+        self.embedder = embedder
+
+    def __call__(self, requirements):
+        return []
+
+
 def _planner(embedder=None):
     from tracerag.planner.traceable_planner import TraceablePlanner
     from tracerag.serving.programs import ENDPOINTS, ServedProgram
 
-    program = TraceablePlanner()
-    if embedder is not None:
-        program.embedder = embedder
+    program = TraceablePlanner(retrieve_templates=NoTemplates(embedder) if embedder is not None else None)
     return {"planner": ServedProgram(ENDPOINTS["planner"], program)}
 
 
