@@ -37,9 +37,9 @@ from tracerag.cli.flags import (
     add_model_flags,
     add_threads_flag,
 )
+from tracerag.cli.program_commands import add_program_commands, cmd_program_command, program_commands, writes_at_end
 from tracerag.cli.reports import finish_report
 from tracerag.cli.serve import add_serve_command, cmd_serve
-from tracerag.commands import workflow as commands
 
 # its former name here, for callers of optimize._without_missing_images
 from tracerag.experience.workflow import without_missing_images as _without_missing_images  # noqa: F401
@@ -110,19 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_store_commands(sub)
     add_home_commands(sub)
     add_bank_commands(sub)
-
-    build = sub.add_parser("build", help="index a dataset (fills the embedding cache) and print its manifest")
-    build.add_argument("program", choices=("commands",))
-    build.add_argument("--dataset", required=True)
-    add_model_flags(build)
-
-    tune = sub.add_parser("tune", help="search the retriever's parameters on the train split, no LM")
-    tune.add_argument("program", choices=("commands",))
-    tune.add_argument("--dataset", required=True)
-    tune.add_argument("--trials", type=int, default=60)
-    tune.add_argument("--seed", type=int, default=0)
-    tune.add_argument("--out", required=True, help="artifact to write (loadable with tracerag.load)")
-    add_model_flags(tune)
+    add_program_commands(sub, REGISTRY)  # the subcommands of one program's own (build, tune: commands)
 
     comp = sub.add_parser("compile", help="optimise the program's prompts with a DSPy optimizer")
     comp.add_argument("program", choices=programs)
@@ -239,40 +227,21 @@ def cmd_compile(args) -> int:
     return 0
 
 
-def cmd_build(args) -> int:
-    _configure(args)
-    for path, manifest, home in commands.indexed(args.dataset, tracerag.get_embedder()):
-        print(json.dumps(manifest, ensure_ascii=False))
-        print(f"{path}: {home.report.summary()}", file=sys.stderr)
-        for warning in home.warnings:
-            print(f"  warning: {warning}", file=sys.stderr)
-    return 0
-
-
-def cmd_tune(args) -> int:
-    _configure(args)
-    tuned = _run_workflow(args, commands.tune)
-    result = tuned.scores
-    tracerag.save(tuned.program, args.out, dataset=str(args.dataset), metric="recall@10 x bulk_precision (ir=none)",
-                  scores=result)
-    print(json.dumps(result, indent=1))
-    if not result["changed"]:
-        print(f"no change: none of {args.trials} trials beat the starting parameters on train "
-              f"({result['train_before']}); {args.out} holds them as they were", file=sys.stderr)
-    print(f"tuned program written to {args.out}")
-    return 0
+def cmd_program_own(args) -> int:
+    """A subcommand of one program's own (``tracerag tune commands``), as its entry declares it."""
+    return cmd_program_command(args, REGISTRY)
 
 
 # the commands whose files (report, artifact, bank) are written whole once their work is done: an interrupted
 # one leaves what was there before
-_WRITES_AT_END = frozenset({"evaluate", "run", "compile", "tune", "build", "build-bank", "ingest"})
+_WRITES_AT_END = frozenset({"evaluate", "run", "compile", "build-bank", "ingest"}) | writes_at_end(REGISTRY)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    handler = {"evaluate": cmd_evaluate, "run": cmd_run, "build": cmd_build, "tune": cmd_tune,
-               "compile": cmd_compile, "build-bank": cmd_build_bank, "ingest": cmd_ingest,
-               "serve": cmd_serve, "home": _run_home, "store": _run_store}[args.verb]
+    handler = {"evaluate": cmd_evaluate, "run": cmd_run, "compile": cmd_compile, "build-bank": cmd_build_bank,
+               "ingest": cmd_ingest, "serve": cmd_serve, "home": _run_home, "store": _run_store,
+               **dict.fromkeys(program_commands(REGISTRY), cmd_program_own)}[args.verb]
     try:
         return handler(args)
     except KeyboardInterrupt:  # one line, not a traceback; what a command writes, it writes whole at its end

@@ -164,7 +164,7 @@ class StubLMServer:
     request's last user message) that fault applies only to the requests it is true for, the others of
     that signature get ``mode``: a stage that fails on some inputs only (``half_of_inputs``), or an
     agent's steps after its first tool call (``after_a_tool_call``). ``requests`` records (signature,
-    fault) per request.
+    fault) per request. ``together`` (an ``overlap.Together``) holds the first requests until they are all in.
     """
 
     def __init__(self, engine, mode: str = "good", *, modes: dict[str, str] | None = None, delay: float = 2.0,
@@ -174,6 +174,7 @@ class StubLMServer:
         self.modes_when = modes_when
         self.bomb_size = bomb_size
         self.requests: list[tuple[str, str]] = []
+        self.together = None  # an overlap.Together: its first requests answered only once all are in
         self._lock = threading.Lock()
         self._closed = threading.Event()  # ends hostile answers still being sent
         stub = self
@@ -184,6 +185,8 @@ class StubLMServer:
 
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+                if stub.together is not None:
+                    stub.together.arrive()
                 status, payload, mode = stub._respond(body)
                 if mode in HOSTILE:
                     self.close_connection = True

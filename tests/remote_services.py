@@ -5,8 +5,9 @@ programs (``aforward`` awaiting ``aembed``/``arerank``) and their benchmark.
 no weights, and meaningful enough to retrieve with); ``POST /v1/rerank`` scores each document by its
 lexical cosine to the query. Every answer comes after ``latency`` seconds; ``failures`` (status, body)
 are answered first, in order; ``down`` answers 503 to everything. Requests are counted per path, and
-``in_flight_max`` is the most requests the service held at once. The server takes a burst of
-concurrent clients (a listen backlog of 128, a thread per request).
+``in_flight_max`` is the most requests the service held at once; ``together`` ({path: ``overlap.Together``})
+holds a path's first requests until they are all in, which calls made one at a time never achieve. The server
+takes a burst of concurrent clients (a listen backlog of 128, a thread per request).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from http.server import BaseHTTPRequestHandler
 
 import numpy as np
 from json_service import BurstServer
+from overlap import Together
 
 from tracerag.documents.rerankers import HttpReranker
 from tracerag.embedding.embedders import LexicalEmbedder
@@ -35,6 +37,7 @@ class RemoteService:
         self.failures: list[tuple[int, str]] = []
         self.down = False
         self.counts: Counter = Counter()
+        self.together: dict[str, Together] = {}
         self.in_flight = self.in_flight_max = 0
         self._lock = threading.Lock()
         self._lexical = LexicalEmbedder(DIM)
@@ -51,6 +54,8 @@ class RemoteService:
                     service.in_flight += 1
                     service.in_flight_max = max(service.in_flight_max, service.in_flight)
                 try:
+                    if self.path in service.together:
+                        service.together[self.path].arrive()
                     time.sleep(service.latency)
                     status, body = service._answer(self.path, payload)
                 finally:

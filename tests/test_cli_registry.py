@@ -60,3 +60,48 @@ def test_evaluate_prints_its_report_columns_writes_the_report_and_its_notes(echo
 def test_limit_is_refused_for_a_program_whose_evaluation_takes_none(echo, capsys):
     assert optimize.main(["evaluate", "echo", "--dataset", "d", "--limit", "2"]) == 2
     assert "error: --limit applies to evaluate agent only; echo scores the whole --split" in capsys.readouterr().err
+
+
+def _echo_flags(parser):
+    parser.add_argument("--times", type=int, default=1)
+
+
+def repeat_echo(build, *, times: int = 1) -> int:
+    print(" ".join(["echo"] * times))
+    return 3
+
+
+@pytest.fixture
+def echo_with_commands(monkeypatch):
+    from tracerag.program_entry import ProgramCommand
+
+    own = (ProgramCommand("repeat", "say it several times", _echo_flags, repeat_echo),)
+    entry = ProgramEntry("echo", "Echo", "Say it again.", build_echo, "none", "echo_score", ("words",),
+                         examples=lambda dataset, split="test": [], evaluate=evaluate_echo, compile=None,
+                         cli_commands=own)
+    monkeypatch.setitem(PROGRAMS, "echo", entry)
+    return entry
+
+
+def test_a_program_declares_subcommands_of_its_own(echo_with_commands, capsys):
+    assert optimize.main(["repeat", "echo", "--times", "2"]) == 3  # its run's exit code
+    assert capsys.readouterr().out == "echo echo\n"
+    with pytest.raises(SystemExit):
+        optimize.main(["repeat", "commands"])
+    assert "unknown program 'commands'; choose from echo" in capsys.readouterr().err
+
+
+def test_programs_sharing_a_subcommand_share_its_flags(echo_with_commands, monkeypatch, capsys):
+    import dataclasses
+
+    from tracerag.program_entry import ProgramCommand
+
+    tune = ProgramCommand("tune", "tune the echo", _echo_flags, repeat_echo)
+    monkeypatch.setitem(PROGRAMS, "echo", dataclasses.replace(echo_with_commands, cli_commands=(tune,)))
+    with pytest.raises(TypeError, match="commands and echo both offer `tune` with flags of their own"):
+        optimize.build_parser()
+    commands_tune = next(c for c in PROGRAMS["commands"].cli_commands if c.name == "tune")
+    shared = dataclasses.replace(tune, arguments=commands_tune.arguments)
+    monkeypatch.setitem(PROGRAMS, "echo", dataclasses.replace(echo_with_commands, cli_commands=(shared,)))
+    assert optimize.main(["tune", "echo", "--dataset", "d", "--out", "x.json"]) == 3
+    assert capsys.readouterr().out == "echo\n"

@@ -2,6 +2,10 @@
 deadline however slowly the server trickles, a gzip bomb or an oversized body stops at the size cap
 without growing the process, a normal (plain or gzip) answer still works; and an LM server's
 Retry-After cannot hold an LM call for longer than its cap.
+
+What ended a call is read from its error line (the deadline it names, the cap), the requests the server saw
+and the waits the client asked for, none of which a busy machine changes; ``HANG_S`` only catches a call
+that never ends. ``benchmarks/bench_http_bounds.py`` measures the seconds.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from http.server import BaseHTTPRequestHandler
 import dspy
 import pytest
 from json_service import Hostile, ScriptedService, gzip_bomb, hostile, on_localhost, serving
+from overlap import HANG_S, http_waits, lm_retry_waits
 
 from tracerag.documents.rerankers import HttpReranker, RerankServiceError
 from tracerag.embedding.http_embedder import EmbeddingServiceError, HttpEmbedder
@@ -78,10 +83,11 @@ def test_a_trickling_server_is_cut_at_the_total_deadline(client, mode):
     call, error, _ = client
     with hostile(Hostile(mode, interval=0.5)) as server:
         start = time.monotonic()
-        with pytest.raises(error, match=r"no complete answer within the 1.5 s deadline"):
+        with pytest.raises(error, match=r"no complete answer within the 1.5 s deadline \(1 attempt"):
             call(server.base_url, timeout=5, max_retries=2, deadline=1.5, max_bytes=CAP)
         elapsed = time.monotonic() - start
-    assert elapsed < 1.5 + 0.5, elapsed  # each read waits 0.5 s < timeout: only the deadline ends it
+    # each read waits 0.5 s < timeout, and the trickle never ends: only the deadline ends the call
+    assert elapsed < HANG_S, elapsed
     assert len(server.requests) == 1  # the deadline is spent: no retry
 
 
@@ -92,17 +98,14 @@ def test_a_gzip_bomb_stops_at_the_cap_without_growing_the_process(client):
         rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
         tracemalloc.start()
         try:
-            start = time.monotonic()
             with pytest.raises(error, match=rf"answer larger than the {CAP}-byte limit"):
                 call(server.base_url, timeout=5, max_retries=2, deadline=10, max_bytes=CAP)
-            elapsed = time.monotonic() - start
             _, peak = tracemalloc.get_traced_memory()
         finally:
             tracemalloc.stop()
         rss_growth = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss_before
     assert peak < 4 * CAP, peak  # the cap plus bounded decompression steps, not 500 MB
     assert rss_growth < 64 * 1024, rss_growth
-    assert elapsed < 2.0, elapsed
     assert len(server.requests) == 1  # too large is not retried
 
 
@@ -133,13 +136,13 @@ class Busy(ScriptedService):
     route = "/v1/embeddings"
 
 
-def test_retries_stay_within_the_deadline_whatever_retry_after_says():
+def test_retries_stay_within_the_deadline_whatever_retry_after_says(monkeypatch):
+    waits = http_waits(monkeypatch)
     with serving(Busy()) as service:
         service.failures = [(503, {"Retry-After": "1000"}, "busy")] * 5
-        start = time.monotonic()
         with pytest.raises(EmbeddingServiceError, match=r"1 s deadline \(1 attempt\(s\).*last: HTTP 503"):
             HttpEmbedder(service.base_url, "m", max_retries=3, deadline=1).embed(["x"])
-        assert time.monotonic() - start < 0.5  # a wait past the deadline is not started
+        assert waits == []  # a wait past the deadline is not started
         assert len(service.requests) == 1
 
 
@@ -171,24 +174,23 @@ class CountCalls(dspy.utils.BaseCallback):
         self.starts += 1
 
 
-def test_an_lm_retry_after_of_1000_s_is_capped_and_the_stage_falls_back():
+def test_an_lm_retry_after_of_1000_s_is_capped_and_the_stage_falls_back(monkeypatch):
     from tracerag.lm.bounded_lm import make_lm
 
     reset_lm_guard()
     Overloaded.hits = []
     counter = CountCalls()
+    waits = lm_retry_waits(monkeypatch)
     with on_localhost(Overloaded) as address:
         lm = make_lm("openai/stub-model", address + "/v1", "test-key", timeout=1, retries=2, cache=False)
         stages = Stages()
-        start = time.monotonic()
         with dspy.context(lm=lm, adapter=dspy.ChatAdapter(use_json_adapter_fallback=False), callbacks=[counter]):
             assert stages.call("answer", dspy.Predict("question -> answer"), question="hi") is None
-        elapsed = time.monotonic() - start
     reset_lm_guard()
     assert stages.fallbacks == ["answer"] and "overloaded" in stages.errors[0]
     assert len(Overloaded.hits) == 3  # DSPy retried twice ...
-    assert 1.5 < elapsed < 5, elapsed  # ... waiting min(Retry-After, timeout) = 1 s each, not 1000 s
-    assert counter.starts == 1 and stages.calls == 1  # retries stay inside one counted LM call
+    assert len(waits) == 2 and all(0 < wait <= 1.0 for wait in waits), waits  # ... each wait min(Retry-After,
+    assert counter.starts == 1 and stages.calls == 1  # timeout) = 1 s at most, not 1000 s; inside one LM call
 
 
 def test_clients_share_one_ssl_context_so_each_new_one_costs_no_ca_bundle():

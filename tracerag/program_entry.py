@@ -11,7 +11,24 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["ProgramEntry"]
+__all__ = ["ProgramCommand", "ProgramEntry"]
+
+
+@dataclass(frozen=True)
+class ProgramCommand:
+    """A subcommand of the command line that only some programs have (``tracerag tune commands``).
+
+    The command line adds it as ``tracerag NAME PROGRAM`` followed by the flags ``arguments`` adds and the model
+    flags, sets the LM and embedder up from them, and calls ``run`` as it calls a workflow: the program's
+    ``build`` first, then each keyword option from the flag of its name. ``run`` prints what it has to say and
+    returns the exit code. Programs offering the same NAME share one subcommand: its help is the first's, and
+    they add its flags with the same ``arguments``."""
+
+    name: str
+    help: str
+    arguments: Callable[[Any], None]  # (argparse parser) -> adds its flags, after the program argument
+    run: Callable[..., int]  # (build, **options named after the flags) -> exit code
+    writes_at_end: bool = True  # its files are written whole once its work is done: Ctrl-C leaves none half-written
 
 
 @dataclass(frozen=True)
@@ -35,3 +52,5 @@ class ProgramEntry:
     service: Callable[[], Any] | None = None
     # how its --store is filled when empty (None: it runs on no store): a ``store_cli.StoreFill``
     store_fill: Any | None = None
+    # subcommands of its own beyond evaluate, run and compile (``tracerag build commands``)
+    cli_commands: tuple[ProgramCommand, ...] = ()

@@ -12,7 +12,7 @@ request model and hooks are its package's ``service`` module.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -91,3 +91,7 @@ class ProgramService:
     prepare: Callable[[Any, BaseModel], tuple[Any, dict[str, Any]]] = as_keywords  # (program, request)
     embedder_id: Callable[[Any], str | None] = lambda program: None  # what /v1/programs says it embeds with
     store_summary: Callable[[Any], dict[str, Any] | None] = lambda program: None  # and what it searches
+    # the embedders its queries are embedded with: each computes one vector before the service says it is ready
+    embedders: Callable[[Any], Iterable[Any]] = lambda program: ()
+    # what it holds beyond memory (the agent's tool servers, child processes), released when the service stops
+    close: Callable[[Any], None] = lambda program: None

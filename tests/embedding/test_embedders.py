@@ -95,6 +95,7 @@ def test_lexical_stable_across_processes():
         assert mine[i] == pytest.approx(v, rel=1e-6)
 
 
+@pytest.mark.slow  # a wall-clock figure: benchmarks/bench_lexical_embedder.py measures it
 def test_lexical_speed():
     import time
 

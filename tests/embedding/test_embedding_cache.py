@@ -4,6 +4,7 @@ import threading
 import time
 
 import numpy as np
+import pytest
 
 from tracerag.embedding.embedders import l2_normalize
 from tracerag.embedding.embedding_cache import CachedEmbedder, default_cache_path
@@ -99,6 +100,7 @@ def test_concurrent_threads(tmp_path):
     assert not errors
 
 
+@pytest.mark.slow  # a wall-clock figure: benchmarks/bench_embedding_cache.py measures it
 def test_warm_lookup_of_2000_texts_is_fast(tmp_path):
     dim = 512
     texts = [f"客厅 device {i % 1500} 打开 switch-on {i % 7}" for i in range(2000)]

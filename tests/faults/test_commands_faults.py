@@ -3,7 +3,7 @@ endpoints do: the result is never worse than without an LM, the fallback is mark
 calls per utterance, and an endpoint that is down costs a few timeouts per run, not one per query."""
 
 import asyncio
-import time
+from types import SimpleNamespace
 
 import dspy
 import pytest
@@ -13,7 +13,7 @@ from lm_server import StubLMServer
 import tracerag
 from tracerag.commands.command_retrieval import CommandRetrieval
 from tracerag.lm.breaker import BREAKER
-from tracerag.lm.policy import set_policy
+from tracerag.lm.policy import policy
 
 LIGHT_ON = {"action": "打开", "type_hint": "Light", "name_hint": "", "scope_include": ["客厅"],
             "scope_exclude": [], "quantifier": "one"}
@@ -75,22 +75,22 @@ def test_fenced_json_is_read_or_falls_back_never_worse(index, no_lm_results):
         assert outcome(pred) == no_lm_results["打开客厅的灯"] and pred.hint == "lm_failed"
 
 
-def test_the_breaker_stops_calling_a_dead_endpoint_and_probes_it_again(index):
-    set_policy(probe_seconds=0.5)
-    try:
-        with StubLMServer(FakeEngine(), "http500") as stub:
-            tracerag.configure(lm=stub.lm(retries=0))
-            program = CommandRetrieval(index)
-            preds = [program(query=q) for q in QUERIES * 5]
-            assert len(stub.requests) == 5  # then the breaker is open: no more calls
-            assert all(p.hint == "lm_failed" for p in preds) and BREAKER.is_open(stub.lm())
-            time.sleep(0.6)
-            stub.mode = "good"
-            program(query="打开客厅的灯")  # the probe succeeds and closes the breaker
-            assert len(stub.requests) == 6 and not BREAKER.is_open(stub.lm())
-            assert program(query="打开客厅的灯").parse_source == "lm"
-    finally:
-        set_policy(probe_seconds=30.0)
+def test_the_breaker_stops_calling_a_dead_endpoint_and_probes_it_again(index, monkeypatch):
+    from tracerag.lm import breaker as breaking
+
+    clock = [1000.0]  # the breaker's clock, moved by the test (the others keep theirs)
+    monkeypatch.setattr(breaking, "time", SimpleNamespace(monotonic=lambda: clock[0]))
+    with StubLMServer(FakeEngine(), "http500") as stub:
+        tracerag.configure(lm=stub.lm(retries=0))
+        program = CommandRetrieval(index)
+        preds = [program(query=q) for q in QUERIES * 5]
+        assert len(stub.requests) == 5  # then the breaker is open: no more calls
+        assert all(p.hint == "lm_failed" for p in preds) and BREAKER.is_open(stub.lm())
+        clock[0] += policy().probe_seconds  # a probe interval later
+        stub.mode = "good"
+        program(query="打开客厅的灯")  # the probe succeeds and closes the breaker
+        assert len(stub.requests) == 6 and not BREAKER.is_open(stub.lm())
+        assert program(query="打开客厅的灯").parse_source == "lm"
 
 
 def test_a_slow_endpoint_is_bounded_by_the_timeout(index):

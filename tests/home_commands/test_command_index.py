@@ -94,6 +94,7 @@ def test_deepcopy_shares_the_index(index):
     assert copy.deepcopy(index) is index
 
 
+@pytest.mark.slow  # a wall-clock figure: benchmarks/bench_query_cpu.py measures a query's cost
 def test_query_latency_is_milliseconds(index):
     import time
 

@@ -196,21 +196,20 @@ def test_a_long_description_is_cut_at_load(home_dir):
     assert home.report.normalised == {"spec.jsonl: description over 500 characters cut": 1}
 
 
-def test_a_home_with_a_1_mb_label_loads_indexes_and_answers_within_a_second(tmp_path, embedder):
-    import time
-
+def test_a_home_with_a_1_mb_label_loads_it_cut_indexes_and_answers(tmp_path, embedder):
+    """The label is cut when the home is read, so indexing and answering cost what a normal label costs (the
+    name index's own bound on an uncut label: test_command_index)."""
     from tracerag.commands.command_retrieval import CommandRetrieval
+    from tracerag.home_commands.device_files import LABEL_MAX
     from tracerag.home_commands.home_index import CommandIndex
 
-    CommandRetrieval(CommandIndex(Home.load(write_home(tmp_path / "warm")), embedder))(query="打开客厅的灯")
     devices = [("light-living-1", "".join(chr(0x4E00 + i % 20000) for i in range(1_000_000)), "r-living",
                 "Light", "p-light"), *DEVICES[1:]]
-    home_dir = write_home(tmp_path / "big", devices=devices)
-    started = time.perf_counter()
-    program = CommandRetrieval(CommandIndex(Home.load(home_dir), embedder))
-    pred = program(query="打开客厅的灯")
-    elapsed = time.perf_counter() - started
-    assert pred.candidates and elapsed < 1.0, elapsed
+    home = Home.load(write_home(tmp_path / "big", devices=devices))
+    assert len(home.device("light-living-1").label) == LABEL_MAX
+    assert home.report.normalised == {f"devices.json: label over {LABEL_MAX} characters cut": 1}
+    pred = CommandRetrieval(CommandIndex(home, embedder))(query="打开客厅的灯")
+    assert pred.candidates
 
 
 REJECTED = [

@@ -72,6 +72,7 @@ def test_split_sentences(answer, sentences):
     assert split_sentences(answer) == sentences
 
 
+@pytest.mark.slow  # a wall-clock figure: benchmarks/bench_citation_metrics.py measures it
 def test_a_thousand_answers_take_well_under_a_second():
     answer = " ".join(f"Claim number {i} holds for the cohort [1234567{i}#0, mat-0000{i}]." for i in range(1, 7))
     provided = {f"1234567{i}#0" for i in range(1, 4)}

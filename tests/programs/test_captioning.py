@@ -1,10 +1,10 @@
 """Captioning trace images with a (fake) vision LM while building the bank."""
 
 import threading
-import time
 
 import dspy
 from conftest import FakeEngine, make_trace, write_traces
+from overlap import Together
 
 from tracerag.memory.experience_bank import build_experience_bank
 from tracerag.memory.traces import load_traces
@@ -16,17 +16,20 @@ PNG = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000"
 
 
 class SlowEngine(FakeEngine):
-    """Records how many calls are in flight at once."""
+    """Records how many calls are in flight at once; with ``together``, its first calls answer only once that
+    many are in."""
 
-    def __init__(self, **kwargs):
+    def __init__(self, together: int = 0, **kwargs):
         super().__init__(**kwargs)
         self.lock, self.active, self.peak = threading.Lock(), 0, 0
+        self.together = Together(together) if together else None
 
     def complete(self, request):
         with self.lock:
             self.active += 1
             self.peak = max(self.peak, self.active)
-        time.sleep(0.05)
+        if self.together is not None:
+            self.together.arrive()
         try:
             return super().complete(request)
         finally:
@@ -52,14 +55,14 @@ def test_no_lm_means_no_captioner():
 def test_captions_eight_at_a_time_and_skips_unreadable_images(tmp_path, embedder, caplog):
     directory = traces_with_images(tmp_path / "traces", 12)
     (directory / "tasks" / "plant-0012" / "images" / "leaf.png").unlink()  # this one cannot be read
-    engine = SlowEngine()
+    engine = SlowEngine(together=8)  # eight at once, and never a ninth while they are held
     dspy.configure(lm=dspy.LM("fake/vision", engine=engine, cache=False, num_retries=0),
                    adapter=dspy.ChatAdapter(use_json_adapter_fallback=False))
     try:
         captions = make_captioner(concurrency=8)(load_traces(directory).traces)
         assert len(captions) == 11 and "plant-0012" not in captions
         assert captions["plant-0001"].startswith("an image for: ")
-        assert 1 < engine.peak <= 8
+        assert engine.together.met and engine.peak == 8
         assert "plant-0012: cannot read its images" in caplog.text
 
         report = build_experience_bank(directory, tmp_path / "bank", embedder, captioner=make_captioner())

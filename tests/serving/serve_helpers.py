@@ -17,6 +17,18 @@ ROOT = Path(__file__).parents[2]
 VOLATILE = {"seconds", "ms", "duration_ms", "duration_s", "timestamp"}  # timings differ between two runs
 
 
+def until(condition, what: str, seconds: float = 20.0) -> None:
+    """Poll ``condition()`` until it is true (a state the test caused, not a guess at a duration); fail the test
+    after ``seconds`` (a hang guard)."""
+    import pytest
+
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            pytest.fail(f"{what} did not happen within {seconds:g}s")
+        time.sleep(0.02)
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -14,7 +14,7 @@ import httpx
 import pytest
 from conftest import FakeEngine
 from lm_server import StubLMServer
-from serve_helpers import ServeProcess, ThreadServer, stable
+from serve_helpers import ServeProcess, ThreadServer, stable, until
 
 TOKEN = "test-token-5f2c"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
@@ -272,13 +272,27 @@ class _Broken:
         raise RuntimeError("the index file vanished\nTraceback (most recent call last): secret detail")
 
 
-class _Slow:
-    def __call__(self, question: str):
-        import time
+class _Held:
+    """A rag program whose calls wait until the test releases them; it counts the calls inside at once."""
 
+    def __init__(self):
+        import threading
+
+        self.inside = self.most = 0
+        self.release = threading.Event()
+        self._lock = threading.Lock()
+
+    def __call__(self, question: str):
         import dspy
 
-        time.sleep(1.0)
+        with self._lock:
+            self.inside += 1
+            self.most = max(self.most, self.inside)
+        try:
+            assert self.release.wait(30), "the test never released the calls"
+        finally:
+            with self._lock:
+                self.inside -= 1
         return dspy.Prediction(answer=question)
 
 
@@ -297,22 +311,26 @@ def test_an_unexpected_failure_is_a_one_line_500(caplog):
 
 def test_calls_run_off_the_event_loop_with_bounded_concurrency():
     import concurrent.futures
-    import time
 
     from tracerag.serving.app import build_app
     from tracerag.serving.programs import ENDPOINTS, ServedProgram
 
-    app = build_app({"rag": ServedProgram(ENDPOINTS["rag"], _Slow())}, concurrency=2)
+    held = _Held()
+    app = build_app({"rag": ServedProgram(ENDPOINTS["rag"], held)}, concurrency=2, metrics=True)
     with ThreadServer(app) as server, concurrent.futures.ThreadPoolExecutor(4) as pool:
-        started = time.perf_counter()
-        calls = [pool.submit(httpx.post, f"{server.url}/v1/rag", json={"question": str(i)}, timeout=30)
+        calls = [pool.submit(httpx.post, f"{server.url}/v1/rag", json={"question": str(i)}, timeout=60)
                  for i in range(4)]
-        time.sleep(0.3)
-        health = time.perf_counter()
-        assert httpx.get(f"{server.url}/healthz").status_code == 200
-        assert time.perf_counter() - health < 0.5  # answered while the calls run
+
+        def received() -> int:  # the four calls, and this /metrics request itself
+            text = httpx.get(f"{server.url}/metrics").text
+            return int(re.search(r"^tracerag_requests_in_flight (\d+)$", text, re.M).group(1))
+
+        until(lambda: received() == 5 and held.inside == 2, "four calls received, two of them running")
+        assert httpx.get(f"{server.url}/healthz").status_code == 200  # answered while the calls are held
+        assert held.inside == 2  # two at a time: the other two wait for a slot
+        held.release.set()
         assert [c.result().json()["answer"] for c in calls] == ["0", "1", "2", "3"]
-        assert time.perf_counter() - started >= 1.9  # two at a time: two rounds of one second
+    assert held.most == 2
 
 
 def test_serve_help_is_lazy_and_a_bad_program_is_one_error_line(capsys):

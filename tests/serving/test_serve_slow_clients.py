@@ -15,6 +15,7 @@ import time
 
 import httpx
 import pytest
+from overlap import HANG_S
 from serve_helpers import ServeProcess, ThreadServer
 
 from tracerag.serving.slow_clients import ClientLimits
@@ -48,7 +49,7 @@ def server():
 
 
 def _connect(server) -> socket.socket:
-    return socket.create_connection(("127.0.0.1", server.port), timeout=5)
+    return socket.create_connection(("127.0.0.1", server.port), timeout=HANG_S)  # a hang guard: it closes at DEADLINE
 
 
 def _until_closed(sock: socket.socket, started: float) -> tuple[bytes, float]:
@@ -60,7 +61,7 @@ def _until_closed(sock: socket.socket, started: float) -> tuple[bytes, float]:
     except ConnectionResetError:
         pass
     except TimeoutError:
-        pytest.fail(f"the server kept the connection open for 5 s; it sent {data[:200]!r}")
+        pytest.fail(f"the server kept the connection open for {HANG_S:g} s; it sent {data[:200]!r}")
     return data, time.monotonic() - started
 
 

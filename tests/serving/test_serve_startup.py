@@ -13,12 +13,11 @@ import re
 import subprocess
 import sys
 import threading
-import time
 
 import httpx
 import numpy as np
 import pytest
-from serve_helpers import ServeProcess, ThreadServer
+from serve_helpers import ServeProcess, ThreadServer, until
 
 PLAN = {"requirements": "Set up a 25 µL PCR.", "bullets": ["[mat-00001] helpful=3 harmful=0 :: Thaw the mix on ice."]}
 
@@ -41,22 +40,21 @@ class HeldEmbedder:
         return np.ones((len(texts), self.dim), dtype=np.float32) / 2
 
 
-def _until(condition, what: str, seconds: float = 20.0):
-    """Poll ``condition()`` until it is true (a state the test caused, not a guess at a duration)."""
-    deadline = time.monotonic() + seconds
-    while not condition():
-        if time.monotonic() > deadline:
-            pytest.fail(f"{what} did not happen within {seconds:g}s")
-        time.sleep(0.02)
+class NoTemplates:
+    """A planner's template retriever that finds none, searching with ``embedder`` (the one to warm)."""
+
+    def __init__(self, embedder):
+        self.embedder = embedder
+
+    def __call__(self, requirements):
+        return []
 
 
 def _planner(embedder=None):
     from tracerag.planner.traceable_planner import TraceablePlanner
     from tracerag.serving.programs import ENDPOINTS, ServedProgram
 
-    program = TraceablePlanner()
-    if embedder is not None:
-        program.embedder = embedder
+    program = TraceablePlanner(retrieve_templates=NoTemplates(embedder) if embedder is not None else None)
     return {"planner": ServedProgram(ENDPOINTS["planner"], program)}
 
 
@@ -97,7 +95,7 @@ def test_healthz_says_starting_until_loaded_and_warm_then_ok(tmp_path):
                 assert held.entered.wait(10)  # loaded; now the warm-up computes its vector
         assert startup.state == "starting" and held.calls == [["warm-up"]]
         held.release.set()
-        _until(lambda: startup.ready, "the warm-up")
+        until(lambda: startup.ready, "the warm-up")
         health = httpx.get(f"{server.url}/healthz")
         assert health.status_code == 200 and health.json() == {"status": "ok", "programs": ["planner"]}
         assert httpx.get(f"{server.url}/livez").json() == {"status": "ok"}
@@ -136,7 +134,7 @@ def test_a_load_that_fails_says_failed_and_stops_the_service():
     failures = []
     startup = Startup(["planner"], load, on_failed=failures.append)
     with ThreadServer(build_app(startup)) as server:
-        _until(lambda: startup.state == "failed", "the failure")
+        until(lambda: startup.state == "failed", "the failure")
         health = httpx.get(f"{server.url}/healthz")
         assert health.status_code == 503 and health.json()["status"] == "failed"
         assert "config" not in health.text  # an open path says no more than the status

@@ -303,6 +303,13 @@ class SearchAgent(dspy.Module):
             self._toolbox = Toolbox.open()
         return self._toolbox
 
+    def close(self) -> None:
+        """Close the tools (their servers are child processes); a toolbox never opened is not started for it, and
+        one with nothing to close (no ``close``) is left."""
+        close = getattr(self._toolbox, "close", None)
+        if close is not None:
+            close()
+
     def forward(self, question: str) -> dspy.Prediction:
         """The prediction, with the fields of :class:`~tracerag.agent.result.AgentResult`: ``trajectory``,
         ``answer``, ``ids_cited``, ``invalid_cited_ids`` (cited, no tool returned them: dropped from the answer),

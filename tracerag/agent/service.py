@@ -28,4 +28,5 @@ def mcp_tool(answer):
 
 SERVICE = ProgramService(
     "/v1/agent", "research", AgentRequest, AgentResult, mcp_tool,
-    store_summary=lambda program: {"tools": program.toolbox.names if program.toolbox is not None else []})
+    store_summary=lambda program: {"tools": program.toolbox.names if program.toolbox is not None else []},
+    close=lambda program: program.close())  # its tool servers are child processes

@@ -80,4 +80,5 @@ SERVICE = ProgramService(
     "/v1/commands", "find_smart_home_command", CommandsRequest, CommandsResult, mcp_tool, prepare,
     embedder_id=lambda program: next(iter(program.indexes.values())).embedder.id,
     store_summary=lambda program: {"homes": {home: len(index.home.devices)
-                                             for home, index in sorted(program.indexes.items())}})
+                                             for home, index in sorted(program.indexes.items())}},
+    embedders=lambda program: [getattr(index, "embedder", None) for index in program.indexes.values()])

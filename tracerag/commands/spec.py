@@ -1,7 +1,8 @@
-"""CommandRetrieval's registry entry, ``commands``: its builder, workflows, artifact and service."""
+"""CommandRetrieval's registry entry, ``commands``: its builder, workflows, artifact, service and its own
+subcommands (build, tune)."""
 
 from ..program_entry import ProgramEntry
-from . import artifact, workflow
+from . import artifact, subcommands, workflow
 from .building import build_commands
 
 
@@ -17,4 +18,4 @@ ENTRY = ProgramEntry(
     "hint says when to ask the user instead.",
     build_commands, "smarthome", "parse_recall@10", ("bulk_precision", "clarification_rate"),
     workflow.examples, workflow.evaluate, workflow.compile, artifact.describe, artifact.rebuild, workflow.run,
-    service=_service)
+    service=_service, cli_commands=subcommands.COMMANDS)

@@ -48,4 +48,5 @@ def mcp_tool(answer):
 SERVICE = ProgramService(
     "/v1/experience", "retrieve_experience", ExperienceRequest, ExperienceResult, mcp_tool,
     embedder_id=lambda program: program.store.describe().embedder_id if program.store is not None else None,
-    store_summary=lambda program: store_described(program.store))
+    store_summary=lambda program: store_described(program.store),
+    embedders=lambda program: [program.embedder])

@@ -60,4 +60,6 @@ def mcp_tool(answer):
     return plan
 
 
-SERVICE = ProgramService("/v1/plan", "plan", PlanRequest, PlanResult, mcp_tool, prepare)
+SERVICE = ProgramService(
+    "/v1/plan", "plan", PlanRequest, PlanResult, mcp_tool, prepare,
+    embedders=lambda program: [getattr(program.retrieve_templates, "embedder", None)])  # a template store's

@@ -29,4 +29,5 @@ def mcp_tool(answer):
 SERVICE = ProgramService(
     "/v1/rag", "answer_with_citations", RAGRequest, RAGResult, mcp_tool,
     embedder_id=lambda program: program.retriever.describe().embedder_id,
-    store_summary=lambda program: store_described(program.retriever.store))
+    store_summary=lambda program: store_described(program.retriever.store),
+    embedders=lambda program: [getattr(program.retriever, "embedder", None)])

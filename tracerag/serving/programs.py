@@ -147,10 +147,13 @@ class ServedProgram:
                 "embedder": _known(self.endpoint.service.embedder_id, self.program),
                 "store": _known(self.endpoint.service.store_summary, self.program)}
 
+    def embedders(self) -> list[Any]:
+        """The embedders its queries are embedded with, as its service names them (none found: [])."""
+        return list(_known(self.endpoint.service.embedders, self.program) or ())
+
     def close(self) -> None:
-        toolbox = getattr(self.program, "toolbox", None)  # the agent's tool servers are child processes
-        if toolbox is not None:
-            toolbox.close()
+        """Release what the program holds beyond memory, as its service says (the agent: its tool servers)."""
+        self.endpoint.service.close(self.program)
 
 
 def _known(describe, program):
@@ -234,14 +237,7 @@ def embedders_of(programs: Mapping[str, ServedProgram]) -> list[Any]:
     cache (``CachedEmbedder.inner``), so embedding with it computes a vector instead of reading one."""
     found: dict[int, Any] = {}
     for served in programs.values():
-        program = served.program
-        candidates = [getattr(program, "embedder", None),
-                      getattr(getattr(program, "retriever", None), "embedder", None),
-                      getattr(getattr(program, "retrieve_templates", None), "embedder", None)]
-        indexes = getattr(program, "indexes", None)
-        if isinstance(indexes, Mapping):
-            candidates += [getattr(index, "embedder", None) for index in indexes.values()]
-        for embedder in candidates:
+        for embedder in served.embedders():
             while getattr(embedder, "inner", None) is not None:
                 embedder = embedder.inner
             if embedder is not None and callable(getattr(embedder, "embed", None)):
