@@ -31,7 +31,8 @@ SPECS = {
     "p-panel": _two("main-securitySystem-armAway", "main-securitySystem-disarm"),
 }
 ROOMS = {"r-street": "Street", "r-lobby": "Lobby", "r-flat": "Manager's Flat", "r-studio": "Studio",
-         "r-kiln": "Kiln Shed", "r-mud": "Mud Room", "r-hall": "Hall"}
+         "r-kiln": "Kiln Shed", "r-mud": "Mud Room", "r-hall": "Hall", "r-boiler": "Boiler Room",
+         "r-porch": "Front Porch"}
 DEVICES = [
     ("street-gate", "Street Gate", "r-street", "GarageDoor", "p-gate"),  # a gate opener, filed as a garage door
     ("gate-light", "Gate Light", "r-street", "Light", "p-switch"),
@@ -41,13 +42,16 @@ DEVICES = [
     ("kiln", "Kiln", "r-studio", "Oven", "p-switch"),
     ("studio-light", "Studio Light", "r-studio", "Light", "p-switch"),
     ("kiln-shed-door", "Kiln Shed Door", "r-kiln", "Lock", "p-lock"),
-    ("front-door", "Front Door", "r-hall", "Lock", "p-lock"),
+    ("front-door", "Front Door", "r-porch", "Lock", "p-lock"),
     # locks known by their maker's name: one a door's, one a key cabinet's
     ("mud-lock", "Kevo 99250", "r-mud", "Lock", "p-lock", "Kwikset Kevo 99250 Touch-to-Open Smart Lock"),
     ("key-cabinet", "KC-300", "r-mud", "Lock", "p-lock", "Keyless.Co KC-300 Smart Key Cabinet"),
     ("boot-dryer", "Boot Dryer", "r-mud", "SmartPlug", "p-switch"),
     ("sprinkler", "Sprinkler", "r-street", "WaterValve", "p-valve"),
     ("panel", "Concierge", "r-lobby", "SecurityPanel", "p-panel"),
+    ("boiler", "Communal Boiler", "r-boiler", "WaterHeater", "p-switch"),
+    ("boiler-door", "Boiler Room Door", "r-boiler", "Lock", "p-lock"),
+    ("porch-lantern", "Porch Lantern", "r-porch", "Light", "p-switch"),
 ]
 SENSITIVE = {"main-lock-unlock", "main-garageDoorControl-open", "main-switch-on", "main-valve-open",
              "main-securitySystem-disarm"}
@@ -104,6 +108,8 @@ def test_a_parse_cannot_make_it_sensitive(given_parse, query):
     ("buzz the courier in through the lobby door please", ("lobby-door", "main-lock-unlock")),
     ("dissarm the alarm pls", ("panel", "main-securitySystem-disarm")),  # a verb read through a typo
     ("sprinkler on for ten minutes", ("sprinkler", "main-valve-open")),
+    ("the service tech is here, let him into the boiler room", ("boiler-door", "main-lock-unlock")),  # no boiler
+    ("my sister's waiting on the porch, let her in the front", ("front-door", "main-lock-unlock")),
 ])
 def test_a_clear_ask_gets_its_device(program, query, pair):
     assert sensitive_offered(program(query=query)) == {pair}

@@ -176,6 +176,11 @@ class CommandRetrieval(dspy.Module):
                 parsed = with_operation(parsed, text, index)
                 lm_ir = lm_parse
         candidates, withheld = ranked if ranked is not None else (yield from search(parsed, text))
+        ask = safety.parse_of_the_ask(screen, parsed, candidates) if source != "gold" and not parsed.is_bulk \
+            else None
+        if ask is not None:  # a clear ask the search did not offer: the search for what it asks
+            parsed = ask
+            candidates, withheld = yield from search(parsed, text)
         candidates = safety.without_stand_ins(candidates, withheld, text)  # never another device in its place
         if not withheld and not _has_intent(text, parsed, candidates):
             return self._prediction([], None, parsed, source, stages, index, hint=Hint.NO_INTENT)

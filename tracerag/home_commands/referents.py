@@ -159,4 +159,20 @@ def kinds_acted_on(index, text: str) -> dict[str, list[str]]:
         said = categories_said(index.rooms.without_room_names(text)) or said
     rooms = {join_tokens(r) for r in index.rooms.phrases.found_in(tokens(text))}
     # "turn on the garage" where Garage is a room: the room, not its door
-    return {kind: words for kind, words in said.items() if not all(w in rooms for w in words)}
+    return {kind: words for kind, words in outside_room_names(index, said, text).items()
+            if not all(w in rooms for w in words)}
+
+
+def outside_room_names(index, said: dict[str, list[str]], text: str) -> dict[str, list[str]]:
+    """The kinds said (``categories_said``) less those whose every word is part of a longer room name said
+    ("let him into the boiler room": no boiler)."""
+    plain = normalised(text)
+    rooms = [join_tokens(r) for r in index.rooms.phrases.found_in(tokens(text))]
+    rooms_at = [(room, m.span()) for room in rooms for m in phrase_pattern(tokens(room)).finditer(plain)]
+
+    def inside(word: str) -> bool:
+        spans = [m.span() for m in phrase_pattern(tokens(word)).finditer(plain)]
+        return bool(spans) and all(any(len(room) > len(word) and s <= start and end <= e for room, (s, e) in rooms_at)
+                                   for start, end in spans)
+
+    return {kind: words for kind, words in said.items() if not all(inside(w) for w in words)}

@@ -33,6 +33,7 @@ from .argument_channel import number_fit
 from .command_choice import choice_of
 from .command_results import Candidate, Withheld
 from .name_index import PhraseIndex
+from .operations import operations_of
 from .referents import kinds_acted_on, named
 from .request_reading import split_excepted
 from .sensitive_commands import SENSITIVE_KINDS, SensitiveRows
@@ -76,9 +77,10 @@ class Screen:
     read at once; the rest only rank a search whose operation is unknown, and are read when it asks."""
 
     def __init__(self, safety: CommandSafety, text: str, blocked: np.ndarray, skipped: np.ndarray,
-                 asked_devices: np.ndarray):
+                 asked_devices: np.ndarray, asked_rows: np.ndarray):
         self._safety, self._text = safety, text
         self.blocked = blocked  # never a candidate, never in a plan
+        self.asked_rows = asked_rows  # the sensitive rows the utterance asks for
         self.skipped = skipped  # (blocked too) the rows of devices the policy never acts on: left out of plans
         # per device: a word for its kind may name it (``SensitiveRows.plain_devices``), and a device with a
         # sensitive command the utterance asks for ("turn on the stove": the Cooktop) is named by its kind too
@@ -145,13 +147,15 @@ class CommandSafety:
         skipped = self.sensitive.never[table.row_device]
         blocked = skipped.copy()
         asked_devices = np.zeros(len(self.index.home.devices), dtype=bool)
+        asked_rows = np.zeros(0, dtype=np.int64)
         if self.sensitive.rows.size:
             asked = self.requests.asked(text)
             blocked[self.sensitive.rows] |= ~asked
-            asked_devices[table.row_device[self.sensitive.rows[asked]]] = True
+            asked_rows = self.sensitive.rows[asked]
+            asked_devices[table.row_device[asked_rows]] = True
         unit_conflict, _, _ = self._value_fit(text, self._polarity(text))
         blocked |= unit_conflict[table.row_slot]
-        return Screen(self, text, blocked, skipped, asked_devices)
+        return Screen(self, text, blocked, skipped, asked_devices, asked_rows[~blocked[asked_rows]])
 
     def _polarity(self, text: str) -> str | None:
         """The way the utterance switches ("on", "off"), its room names aside (玄关 closes nothing)."""
@@ -324,6 +328,25 @@ class CommandSafety:
             out.append(Withheld(device_id=device.device_id, command_id=table.spec_of_row(row).id,
                                 label=device.label, reason=self.reason(row, text)))
         return out
+
+    def parse_of_the_ask(self, screen: Screen, parsed: QueryIR, candidates: list[Candidate]) -> QueryIR | None:
+        """Where the utterance asks a sensitive command of one device and the search offered none of what it asks
+        ("let her in the front" answered with the Porch Lantern): the parse aimed at that device and command, so
+        that a clear ask is offered what it asks for, never another device in its place. None otherwise."""
+        rows = screen.asked_rows
+        if not rows.size or len(set(self.table.row_device[rows].tolist())) != 1:
+            return None
+        pairs = {(self.table.device_of_row(r).device_id, self.table.spec_of_row(r).id) for r in rows.tolist()}
+        if any((c.device_id, c.command_id) in pairs for c in candidates):
+            return None
+        operations = [op for r in rows.tolist() for op in sorted(operations_of(self.table.spec_of_row(r)))]
+        if not operations:
+            return None
+        device = self.table.device_of_row(int(rows[0]))
+        return parsed.model_copy(update={
+            "operation": parsed.operation if parsed.operation in operations else operations[0],
+            "type_hint": device.category, "name_hint": device.label, "scope_include": [], "scope_exclude": [],
+            "quantifier": "one"})
 
     def without_stand_ins(self, candidates: list[Candidate], withheld: list[int], text: str) -> list[Candidate]:
         """The candidates, less every other device offered in place of one the utterance refers to whose command

@@ -170,8 +170,9 @@ class SensitiveRequests:
         operation = index.memo(("operation", text), lambda: operation_in(
             index, verb_text(text, index), kinds_meant(index, QueryIR(), text)))
         verb = read_operation(verb_text(text, index), frozenset())  # the verb as said, no device's kind read in
-        if verb in ("open", "unlock") and operation != verb and self._room_door(text).any():
-            operation = verb  # "open the shed" opens its door, though the Shed Lights would switch on
+        door = self._room_door(text) if verb in ("open", "unlock") else None
+        if door is not None and door.any():  # "open the shed" opens its door, though the Shed Lights switch on
+            operation = "unlock" if (index.table.device_categories[door] == "Lock").all() else "open"
         performing = choice_of(index).performing(operation)[rows] if operation else np.zeros(len(rows), bool)
         if verb == "open" and text.isascii():  # "open the oven" opens its door: in English it switches no oven on
             performing &= ~index.table.in_categories(_HEATERS)[index.table.row_device[rows]]
@@ -281,12 +282,14 @@ class SensitiveRequests:
             verbless = kind.self_naming.sub(" ", verbless)
         kinds_said = self._kinds_referred(index.names.without_names(verbless), operation, rooms)
         verb = read_operation(verb_text(text, index), frozenset())
+        room_kinds: set[str] = set()  # kinds said only by the name of a room ("open the garage")
         if rooms and verb not in (None, "off") and (verb != "on" or not text.isascii()):
             # "open the garage", "打开车库" where the garage is a room: its garage doors, the room's name their
             # word ("turn on the garage" switches what is in it), and no other kind said ("车库开灯": its lights)
             said_kinds = categories_said(verbless)
             by_room = {kind for kind, words in said_kinds.items() if all(index.rooms.names_a_room(w) for w in words)}
-            kinds_said |= by_room if by_room == set(said_kinds) else set()
+            room_kinds = by_room if by_room == set(said_kinds) else set()
+            kinds_said |= room_kinds
         self_named = np.asarray([_said(k.self_naming, said) and self._bare(i, said)
                                  for i, k in enumerate(SENSITIVE_KINDS)] + [False])
         worded = self_named[kinds] | np.asarray([bool(n & kinds_said)
@@ -310,7 +313,7 @@ class SensitiveRequests:
         if qualified:
             worded &= np.asarray([index.table.device_categories[d] != "Lock" or
                                   any(q <= sensitive.device_words[d] for q in qualified) for d in devices.tolist()])
-        if not kinds_said and verb in ("open", "unlock") and operation in ("open", "unlock"):
+        if not kinds_said - room_kinds and verb in ("open", "unlock") and operation in ("open", "unlock"):
             return (referred & worded) | self._room_door(verbless)[devices]  # "let them into the bunkhouse"
         return referred & worded
 
