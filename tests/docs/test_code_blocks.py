@@ -96,6 +96,7 @@ RUN_ELSEWHERE = {
 # of the page never needs what a slow one made: in the default run, slow blocks are not run at all.
 SLOW = [
     ("docs/programs/commands.md", "tracerag tune commands"),  # 10 tuning trials over the train split
+    ("docs/getting-started.md", "tracerag evaluate experience"),  # three programs over their test splits
 ]
 
 # What a block must show, beyond exiting 0: (page, text the block holds) -> patterns its output holds.
@@ -514,6 +515,43 @@ def block_tools(tmp_path_factory):
     return bin_dir, cache
 
 
+def fill_the_shared_cache(cache: Path, env: dict) -> None:
+    """Build the bundled PubMedQA abstracts' bank into the shared cache, once a run and one worker at a time.
+
+    Most pages search it (the README, rag, agent, serve, reports), and it is the one thing that takes long to
+    build (half a minute of embedding); two workers filling an empty cache at once would each spend it.
+    """
+    import fcntl
+
+    with open(cache / ".fill.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (cache / ".filled").exists():
+            done = subprocess.run([sys.executable, "-c", "import tracerag; tracerag.build('rag')"], cwd=cache,
+                                  env=env, capture_output=True, text=True, timeout=BLOCK_TIMEOUT)
+            assert done.returncode == 0, f"building the bundled abstracts' bank failed:\n{done.stderr[-4000:]}"
+            (cache / ".filled").touch()
+
+
+def block_env(bin_dir: Path, cache: Path, home: Path) -> dict:
+    """The environment a page's blocks run in: no LM, no key, no way off the machine, the shared cache."""
+    env = {k: v for k, v in os.environ.items() if not _secret_or_setting(k)}
+    nowhere = "http://127.0.0.1:9"  # the discard port: closed, so any request leaving the machine fails
+    env.update(HOME=str(home), PYTHONPATH=str(ROOT), TRACERAG_CACHE_DIR=str(cache),
+               PATH=os.pathsep.join([str(bin_dir), str(Path(sys.executable).parent), os.environ["PATH"]]),
+               LITELLM_LOCAL_MODEL_COST_MAP="True", PYTHONIOENCODING="utf-8", PIP_NO_INDEX="1",
+               HF_HUB_OFFLINE="1", GRPC_VERBOSITY="NONE",
+               **{name: nowhere for name in ("http_proxy", "https_proxy", "all_proxy", "HTTP_PROXY", "HTTPS_PROXY",
+                                             "ALL_PROXY")},
+               no_proxy="localhost,127.0.0.1,::1", NO_PROXY="localhost,127.0.0.1,::1")
+    return env
+
+
+@pytest.fixture(scope="session")
+def filled_cache(block_tools, tmp_path_factory):
+    bin_dir, cache = block_tools
+    fill_the_shared_cache(cache, block_env(bin_dir, cache, tmp_path_factory.mktemp("docs-fill-home")))
+
+
 @pytest.fixture(scope="session")
 def page_runs(block_tools, tmp_path_factory):
     runs: dict[str, PageRun] = {}
@@ -527,16 +565,7 @@ def page_runs(block_tools, tmp_path_factory):
                 directory.mkdir()
             for name in ("examples", "benchmarks"):  # the pages run these "from the repository root"
                 (work / name).symlink_to(ROOT / name, target_is_directory=True)
-            env = {k: v for k, v in os.environ.items() if not _secret_or_setting(k)}
-            nowhere = "http://127.0.0.1:9"  # the discard port: closed, so any request leaving the machine fails
-            env.update(HOME=str(home), PYTHONPATH=str(ROOT), TRACERAG_CACHE_DIR=str(cache),
-                       PATH=os.pathsep.join([str(bin_dir), str(Path(sys.executable).parent), os.environ["PATH"]]),
-                       LITELLM_LOCAL_MODEL_COST_MAP="True", PYTHONIOENCODING="utf-8", PIP_NO_INDEX="1",
-                       HF_HUB_OFFLINE="1", GRPC_VERBOSITY="NONE",
-                       **{name: nowhere for name in ("http_proxy", "https_proxy", "all_proxy", "HTTP_PROXY",
-                                                     "HTTPS_PROXY", "ALL_PROXY")},
-                       no_proxy="localhost,127.0.0.1,::1", NO_PROXY="localhost,127.0.0.1,::1")
-            runs[page] = PageRun(page, work, env, logs)
+            runs[page] = PageRun(page, work, block_env(bin_dir, cache, home), logs)
         return runs[page]
 
     yield get
@@ -550,7 +579,7 @@ def _report(block: Block, outcome: Outcome, run: PageRun) -> str:
 
 
 @pytest.mark.parametrize("block", [_param(b) for b in TO_RUN])
-def test_block_runs_as_pasted(block, page_runs, request):
+def test_block_runs_as_pasted(block, page_runs, filled_cache, request):
     run = page_runs(block.page)
     slow_selected = "not slow" not in (request.config.getoption("-m") or "")
     for earlier in [b for b in TO_RUN if b.page == block.page and b.line < block.line]:
