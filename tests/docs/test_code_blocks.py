@@ -9,8 +9,9 @@ A fenced block in ``bash``, ``sh``, ``shell``, ``console``, ``python`` or ``py``
   blocks run in ``bash -e -o pipefail``, each in a new process group that is stopped (SIGTERM, as a
   service manager stops it) when the block ends: a block that starts ``tracerag serve ... &`` waits for it
   with a bounded loop, calls it, and leaves it to be stopped. The port 8700 is replaced by a free one, so
-  two pages can serve at once. Python blocks run, in their order, in one interpreter per page (as a reader
-  pastes them into one session), with the directory as the working directory.
+  two pages can serve at once. Each shell block is a new bash (an ``export`` or ``cd`` does not carry over).
+  Python blocks run, in their order, in one interpreter per page (as a reader pastes them into one
+  session), with the directory as the working directory.
 - **listed** in ``NOT_RUN`` with what the reader must have that a test may not: an LM key, an account
   and a home on it, a Milvus server. Listed blocks are still parsed (``bash -n``, ``compile``).
 - **run elsewhere**: every block of a page in ``RUN_ELSEWHERE`` runs in the test named there.
@@ -24,7 +25,10 @@ environment whose ``activate`` keeps this test environment, and ``pip install`` 
 is installed here (with the extras pyproject.toml declares) instead of downloading it.
 
 Blocks of a page run on one xdist worker, in order (``xdist_group``; pyproject.toml sets
-``--dist loadgroup``); run alone (``-k``), a block runs the page's earlier blocks first.
+``--dist loadgroup``); run alone (``-k``), a block runs the page's earlier blocks first. The few blocks
+in ``SLOW`` run in CI's slow step; no later block needs what they make. Before the first block, the
+bundled abstracts' bank is built into the shared cache once (the one slow thing to build, which most
+pages search).
 """
 
 from __future__ import annotations
@@ -270,6 +274,8 @@ def test_the_extractor_reads_fences_as_markdown_does():
     assert found == [("bash", "echo one\n"), ("python", 'print("two")\n'),
                      ("markdown", "```bash\nnot a block of its own\n```\n"), ("sh", "echo three\n"),
                      ("text", "tracerag evaluate [--k 10]\n")]
+    console = Block("x.md", 1, "console", "$ tracerag run rag \\\n    --query x\noutput line\n$ echo done\ndone\n")
+    assert shell_code(console) == "tracerag run rag \\\n    --query x\necho done\n"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -597,7 +603,7 @@ def test_block_runs_as_pasted(block, page_runs, filled_cache, request):
             assert not missing, f"{block.id} did not show {missing}:\n{outcome.output[-4000:]}"
 
 
-def test_the_runs_reach_no_network_and_no_lm(page_runs, tmp_path):
+def test_the_runs_reach_no_network_and_no_lm(page_runs):
     """The environment the blocks get: no LM variable, no key, and a request leaving the machine fails."""
     run = page_runs("docs/test-environment-probe.md")
     probe = Block(run.page, 1, "python", textwrap.dedent("""\
