@@ -133,51 +133,6 @@ def test_the_site_builds_strict(tmp_path):
     assert "tracerag evaluate" in page
 
 
-# Pages whose Python blocks need what a test may not have; every other page's blocks run as pasted.
-NEEDS = {"getting-started.md": "an LM key and a compiled artifact", "programs/planner.md": "an LM key",
-         "programs/agent.md": "an LM key"}
-# The reference pages' blocks (moved from the README) are run, or listed with what they need, block by block
-# in tests/test_readme_examples.py.
-NEEDS |= {f"reference/{p.name}": "see tests/test_readme_examples.py" for p in (DOCS / "reference").glob("*.md")}
-
-
-def python_blocks(page: Path) -> list[str]:
-    return re.findall(r"^```python\n(.*?)^```", page.read_text(encoding="utf-8"), re.S | re.M)
-
-
-def test_every_page_with_python_runs_it_or_says_what_it_needs():
-    with_code = {p.relative_to(DOCS).as_posix() for p in pages() if python_blocks(p)}
-    assert {page for page in NEEDS if not page.startswith("reference/")} <= with_code
-    assert with_code - set(NEEDS) == {"programs/commands.md", "programs/experience.md", "programs/rag.md"}
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("name", ["programs/commands.md", "programs/experience.md", "programs/rag.md"])
-def test_a_pages_python_blocks_run_as_pasted(name, embedder, monkeypatch, tmp_path):
-    """In a directory holding what the page says the reader has: docs.jsonl, and bank/ built by build-bank."""
-    import importlib.util
-
-    import tracerag
-
-    for variable in ("TRACERAG_LM", "TRACERAG_API_BASE", "TRACERAG_API_KEY"):
-        monkeypatch.delenv(variable, raising=False)
-    monkeypatch.setattr(tracerag.config, "make_embedder", lambda *a, **k: embedder)
-    monkeypatch.chdir(tmp_path)
-    for script in ("rag_over_your_files", "experience_memory"):
-        spec = importlib.util.spec_from_file_location(script, ROOT / "examples" / f"{script}.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        if script == "rag_over_your_files":
-            module.folder_to_jsonl(ROOT / "examples" / "notes", tmp_path / "docs.jsonl")
-        else:
-            tracerag.build_experience_bank(module.write_runs(module.RUNS, tmp_path / "runs"), tmp_path / "bank",
-                                           embedder)
-    namespace: dict = {}
-    for code in python_blocks(DOCS / name):
-        exec(compile(code, str(DOCS / name), "exec"), namespace)
-    assert "pred" in namespace
-
-
 def test_the_hints_page_lists_every_hint_with_its_one_meaning():
     from tracerag.hints import MEANING, Hint
 
