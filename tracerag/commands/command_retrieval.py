@@ -176,9 +176,11 @@ class CommandRetrieval(dspy.Module):
                 parsed = with_operation(parsed, text, index)
                 lm_ir = lm_parse
         candidates, withheld = ranked if ranked is not None else (yield from search(parsed, text))
-        ask = safety.parse_of_the_ask(screen, parsed, candidates) if source != "gold" and not parsed.is_bulk \
-            else None
-        if ask is not None:  # a clear ask the search did not offer: the search for what it asks
+        # a clear ask the rules' search did not offer: the search for what it asks (an LM's parse is reconciled
+        # with the words by the safety checks instead, and a caller's own parse stands)
+        ask = safety.parse_of_the_ask(screen, parsed, candidates) \
+            if source in ("rules", "rules_fallback") and not parsed.is_bulk else None
+        if ask is not None:
             parsed = ask
             candidates, withheld = yield from search(parsed, text)
         candidates = safety.without_stand_ins(candidates, withheld, text)  # never another device in its place
