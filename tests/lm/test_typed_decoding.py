@@ -111,3 +111,20 @@ def test_configure_fits_its_own_adapter_to_the_lm_and_keeps_yours():
     dspy.configure(adapter=mine)
     tracerag.configure(lm=typed)
     assert dspy.settings.adapter is mine  # yours stays
+
+
+def test_an_openai_compatible_server_gets_the_schema_when_told_it_takes_one():
+    """A local server DSPy's capability table does not know (llama.cpp's, Ollama, vLLM) gets the call's schema as
+    ``response_format`` over tracerag's bounded transport with ``schema_always=True``."""
+    import pytest
+    from conftest import FakeEngine
+    from lm_server import StubLMServer
+
+    with StubLMServer(FakeEngine()) as stub:
+        bodies, respond = [], stub._respond
+        stub._respond = lambda body: (bodies.append(body), respond(body))[1]
+        with dspy.context(lm=stub.lm(), adapter=TypedJSONAdapter(schema_always=True)), pytest.raises(Exception):
+            dspy.Predict(ParseCommand)(utterance="打开客厅的灯", rooms=ROOMS)  # the stub answers in another format
+    sent = bodies[0]["response_format"]
+    assert sent["type"] == "json_schema" and sent["json_schema"]["strict"] is True
+    assert sent["json_schema"]["schema"]["$defs"]["QueryIR"]["properties"]["scope_include"]["items"]["enum"] == ROOMS
