@@ -53,6 +53,14 @@ def test_a_parse_narrows_and_decides_only_as_the_words_say(index, fake_lm):
     assert (top.device_id, top.command_id) == ("ac-bed", "main-thermostatCoolingSetpoint-setCoolingSetpoint")
     fake_lm(irs={"关掉所有的灯": {"operation": "off", "action": "关闭", "type_hint": "Light", "quantifier": "one"}})
     assert CommandRetrieval(index)(query="关掉所有的灯").ir.quantifier == "all"  # the words say all
+    # a room said in the except clause is no limit, and only what the words except is excepted
+    fake_lm(irs={"除了主卧，其他空调都关了": {"operation": "off", "action": "关闭", "type_hint": "AirConditioner",
+                                          "scope_include": ["主卧"], "scope_exclude": ["客厅", "主卧"],
+                                          "quantifier": "except"}})
+    pred = CommandRetrieval(index)(query="除了主卧，其他空调都关了")
+    assert pred.ir.scope_include == [] and pred.ir.scope_exclude == ["主卧"]
+    assert {"scope_include", "scope_exclude"} <= set(pred.lm_overruled)
+    assert pred.bulk is not None and pred.bulk.targets == [("ac-living", "main-switch-off")]
 
 
 @pytest.mark.parametrize("mode", ["garbage", "error"])
