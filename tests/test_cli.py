@@ -129,6 +129,7 @@ def test_compile_with_bootstrap_and_the_fake_lm(dataset, fake_lm, monkeypatch, c
     scores = json.loads(Path("c.json.meta.json").read_text(encoding="utf-8"))["scores"]
     assert scores["dev_parse_recall@10_after"] >= scores["dev_parse_recall@10_before"]
     assert scores["demos"] == {"parse": 8, "arbitrate": 0}
+    assert scores["demos_from_lm"] == {"parse": 4, "arbitrate": 0}  # the four the LM wrote, marked in the file
 
 
 def test_console_script_on_the_bundled_dataset(tmp_path):

@@ -110,6 +110,14 @@ def keep_well_formed_demos(program) -> dict[str, int]:
     return kept
 
 
+def demos_from_lm(program) -> dict[str, int]:
+    """Per predictor, how many of its demos the LM wrote: bootstrapped from its own replies that parsed and
+    passed the metric (DSPy marks them ``augmented``; the program file keeps the mark on each demo). The rest
+    are labelled examples."""
+    return {name: sum(1 for demo in predictor.demos or [] if demo.get("augmented"))
+            for name, predictor in program.named_predictors()}
+
+
 def labelled_demos(program, trainset: list) -> dict[str, list]:
     """Per predictor, the training examples that are well-formed demos for it."""
     return {name: [ex for ex in trainset if demo_problem(ex, predictor.signature) is None]
@@ -205,7 +213,8 @@ def compile_program(program, trainset: list, devset: list, optimizer: str, metri
     which always runs the program), bounded like it.
 
     Returns the compiled program, ``lm``: the model that ran it, the dev scores before and after,
-    ``demos``: the demos each predictor kept (all well-formed for its signature), and ``optimizer_lm``:
+    ``demos``: the demos each predictor kept (all well-formed for its signature), ``demos_from_lm``: how many
+    of them the LM wrote (bootstrapped from its own successful replies), and ``optimizer_lm``:
     the model the optimizer proposed with and its calls, and ``lm_fault_budget``: what the program's failing
     LM calls cost the compile (``FaultBudget.report``)."""
     preflight(optimizer, devset, max_metric_calls, prompt_lm)
@@ -227,7 +236,8 @@ def compile_program(program, trainset: list, devset: list, optimizer: str, metri
     demos = keep_well_formed_demos(compiled)
     return {"program": compiled, "optimizer": optimizer, "lm": getattr(lm, "model", None),
             f"dev_{metric_name}_before": before, f"dev_{metric_name}_after": after,
-            "train_examples": len(trainset), "demos": demos, "optimizer_lm": own_calls.report(),
+            "train_examples": len(trainset), "demos": demos, "demos_from_lm": demos_from_lm(compiled),
+            "optimizer_lm": own_calls.report(),
             "lm_fault_budget": budget.report()}
 
 

@@ -19,6 +19,7 @@ from .embedding.embedding_cache import default_cache_path
 from .errors import InvalidValue
 from .lm.bounded_lm import make_lm
 from .lm.policy import LMPolicy, policy, set_policy
+from .lm.typed_decoding import adapter_for
 
 ENV_LM, ENV_API_BASE, ENV_API_KEY = "TRACERAG_LM", "TRACERAG_API_BASE", "TRACERAG_API_KEY"
 ENV_EMBEDDER, ENV_EMBED_MODEL, ENV_CACHE_DIR = "TRACERAG_EMBEDDER", "TRACERAG_EMBED_MODEL", "TRACERAG_CACHE_DIR"
@@ -74,7 +75,7 @@ def _number(value, env_name: str, kind: type, default, *, minimum):
 
 
 # made: (what an LM was built from, that LM); given: the policy settings a configure() call was given
-_state: dict = {"embedder": None, "made": (None, None), "given": set()}
+_state: dict = {"embedder": None, "made": (None, None), "given": set(), "adapter": None}
 
 
 def missing_key(lm) -> list[str]:
@@ -127,8 +128,10 @@ def configure(lm: str | dspy.BaseLM | None = None, embedder: str | Embedder | No
     run's time, then the rest of the run takes the no-LM path (``lm.fault_budget``; ``inf``: no limit).
     ``embedder`` and its options replace the embedder only when given.
 
-    The adapter is set only when none is configured: ChatAdapter without the JSON fallback, so a
-    garbled answer costs one call and takes the program's fallback path instead of a silent second call.
+    The adapter is set only when none is configured (or the one set is the one an earlier call set): ChatAdapter
+    without the JSON fallback, so a garbled answer costs one call and takes the program's fallback path instead
+    of a silent second call; for an in-process model (``lm="llamacpp/..."``) the typed JSON adapter
+    (``lm.typed_decoding``), whose replies are decoded against the signature's schema.
     """
     settings = Settings.resolve(lm if isinstance(lm, str) else None, api_base, api_key,
                                 embedder if isinstance(embedder, str) else None, embed_model, cache_dir,
@@ -155,8 +158,11 @@ def configure(lm: str | dspy.BaseLM | None = None, embedder: str | Embedder | No
         if not (ours and spec == made_spec):
             changes["lm"] = make_lm(model, base, key, timeout=settings.lm_timeout, retries=settings.lm_retries)
             _state["made"] = (spec, changes["lm"])
-    if dspy.settings.adapter is None:
-        changes["adapter"] = dspy.ChatAdapter(use_json_adapter_fallback=False)
+    current = dspy.settings.adapter
+    if current is None or current is _state.get("adapter"):  # none set, or the one set here: fit it to the LM
+        adapter = adapter_for(changes.get("lm", dspy.settings.lm))
+        if current is None or type(adapter) is not type(current):
+            changes["adapter"] = _state["adapter"] = adapter
     if changes:
         dspy.configure(**changes)
     if embedder is not None and not isinstance(embedder, str):

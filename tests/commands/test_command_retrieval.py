@@ -35,8 +35,32 @@ def test_invalid_lm_values_are_normalised(index, fake_lm):
     fake_lm(irs={"开灯": {"action": "turn on", "type_hint": "lamp", "quantifier": "ALL!", "scope_include": "客厅"}})
     pred = CommandRetrieval(index)(query="开灯")
     assert pred.ir.type_hint == "Unknown" and pred.ir.quantifier == "one"
-    assert pred.ir.scope_include == ["客厅"]
+    assert pred.lm_parse.scope_include == ["客厅"]  # a string read as a list of rooms
+    assert pred.ir.scope_include == [] and "scope_include" in pred.lm_overruled  # ... that "开灯" never names
     assert pred.ir.search_text("开灯") == "开灯"  # Latin action -> raw query
+
+
+def test_a_parse_narrows_and_decides_only_as_the_words_say(index, fake_lm):
+    """What a real small model writes (every room as the scope, all for one device, on for a setpoint) passes the
+    home's checks and loses the command; the words decide the scope, the quantifier and the operation they say."""
+    fake_lm(irs={"把主卧空调调到26度": {"operation": "on", "action": "打开", "type_hint": "AirConditioner",
+                                      "scope_include": ["客厅", "主卧", "书房"], "scope_exclude": ["all"],
+                                      "quantifier": "all"}})
+    pred = CommandRetrieval(index)(query="把主卧空调调到26度")
+    assert pred.ir.scope_include == ["主卧"] and pred.ir.quantifier == "one" and pred.ir.operation == "set_temperature"
+    assert {"scope_include", "quantifier", "operation"} <= set(pred.lm_overruled) and pred.bulk is None
+    top = pred.candidates[0]
+    assert (top.device_id, top.command_id) == ("ac-bed", "main-thermostatCoolingSetpoint-setCoolingSetpoint")
+    fake_lm(irs={"关掉所有的灯": {"operation": "off", "action": "关闭", "type_hint": "Light", "quantifier": "one"}})
+    assert CommandRetrieval(index)(query="关掉所有的灯").ir.quantifier == "all"  # the words say all
+    # a room said in the except clause is no limit, and only what the words except is excepted
+    fake_lm(irs={"除了主卧，其他空调都关了": {"operation": "off", "action": "关闭", "type_hint": "AirConditioner",
+                                          "scope_include": ["主卧"], "scope_exclude": ["客厅", "主卧"],
+                                          "quantifier": "except"}})
+    pred = CommandRetrieval(index)(query="除了主卧，其他空调都关了")
+    assert pred.ir.scope_include == [] and pred.ir.scope_exclude == ["主卧"]
+    assert {"scope_include", "scope_exclude"} <= set(pred.lm_overruled)
+    assert pred.bulk is not None and pred.bulk.targets == [("ac-living", "main-switch-off")]
 
 
 @pytest.mark.parametrize("mode", ["garbage", "error"])

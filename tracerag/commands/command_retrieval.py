@@ -14,8 +14,9 @@ An utterance that asks the home for nothing costs no LM call either.
 
 Every path goes through ``home_commands.safety_screen``: a sensitive command (unlock, open a door or a valve,
 disarm, an oven on) the utterance did not ask for is never a candidate or in a plan (``withheld`` says what
-was held back), and the LM's parse is checked against the utterance and the home field by field
-(``hint="lm_overruled"``, ``lm_overruled`` names the checks, ``lm_parse`` keeps the parse as the LM gave it).
+was held back), and the LM's parse is checked against the utterance and the home field by field, the fields that
+decide the search against what the words say (``parse_backing``) (``hint="lm_overruled"``, ``lm_overruled`` names
+the checks, ``lm_parse`` keeps the parse as the LM gave it).
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from ..lm.calls import lm_of
 from ..programs.guarded_step import Pipeline, Stages, lm_step, work
 from ..programs.spans import COMMAND_BULK, COMMAND_SEARCH
 from ..signatures.query_ir import QueryIR
+from .parse_backing import backed_by_words
 from .result import CommandsResult
 from .rule_parser import parse_without_lm
 from .signatures import ArbitrateCapability, CommandOption, ParseCommand
@@ -172,7 +174,10 @@ class CommandRetrieval(dspy.Module):
             if lm_parse is None:
                 source = "rules_fallback"
             else:
-                (parsed, overruled), source, ranked = safety.check_parse(lm_parse, parsed, text), "lm", None
+                rules = parsed
+                (parsed, overruled), source, ranked = safety.check_parse(lm_parse, rules, text), "lm", None
+                parsed, unbacked = backed_by_words(parsed, rules, text, index)
+                overruled = [*overruled, *(check for check in unbacked if check not in overruled)]
                 parsed = with_operation(parsed, text, index)
                 lm_ir = lm_parse
         candidates, withheld = ranked if ranked is not None else (yield from search(parsed, text))

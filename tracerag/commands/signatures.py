@@ -5,6 +5,7 @@ from __future__ import annotations
 import dspy
 from pydantic import BaseModel, Field
 
+from ..lm.typed_decoding import Bound, bound
 from ..signatures.query_ir import QueryIR
 
 
@@ -61,3 +62,14 @@ class ArbitrateCapability(dspy.Signature):
     utterance: str = dspy.InputField()
     options: list[CommandOption] = dspy.InputField()
     decision: ArbitrationDecision = dspy.OutputField()
+
+
+# What a model decoding against the schema may write (``lm.typed_decoding``): short phrases (the bundled labels'
+# longest action has 9 characters, name 16, room 14), a few rooms, and only this home's rooms to limit to; an
+# option that exists, or a question of a sentence or two.
+_PHRASE = 40
+bound(QueryIR, action=Bound(max_length=_PHRASE), name_hint=Bound(max_length=_PHRASE),
+      scope_include=Bound(max_items=6, max_length=_PHRASE, choices=lambda inputs: inputs.get("rooms")),
+      scope_exclude=Bound(max_items=6, max_length=_PHRASE))
+bound(ArbitrationDecision, question=Bound(max_length=300),
+      choice_index=Bound(choices=lambda inputs: list(range(len(inputs.get("options") or [])))))

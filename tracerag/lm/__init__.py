@@ -9,6 +9,8 @@
 - ``failures``: a failure said in one line, chosen by its type, and one warning per kind;
 - ``reply_limits``: the caps a reply's fields are held to;
 - ``meter``: what a stretch of a program cost (calls, models, tokens, time);
+- ``local_model``: a GGUF model run in-process by llama.cpp (``llamacpp/...``), bounded like a remote one;
+- ``typed_decoding``: a signature's typed outputs as the JSON schema a reply is decoded against;
 - ``optimizer_calls``: the optimizers' own LM calls during compile, bounded and counted.
 
 The programs' guarded stages (``programs.guarded_step.Stages``) apply all of it to each LM stage.
@@ -24,4 +26,6 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     ".fault_budget": ("FaultBudget", "lm_fault_budget"),
     ".reply_limits": ("ReplyRejected",),
     ".meter": ("LMMeter",),
+    ".local_model": ("LocalLM",),
+    ".typed_decoding": ("TypedJSONAdapter",),
 })

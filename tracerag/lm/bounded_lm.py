@@ -148,7 +148,16 @@ def make_lm(model: str, api_base: str | None = None, api_key: str | None = None,
     wait before a retry is at most ``min(timeout, 10 s)`` even when the server's Retry-After asks for
     more. One call therefore lasts at most ``timeout * (retries + 1) + retries * min(timeout, 10)``
     seconds (timeout=3, retries=1: 9 s), and reads at most ``max_bytes`` decoded bytes of a reply (8 MB;
-    a gzip bomb or an endless body fails at the cap, not retried)."""
+    a gzip bomb or an endless body fails at the cap, not retried).
+
+    ``llamacpp/<path.gguf>`` or ``llamacpp/smollm2`` is a model run in-process (``local_model.make_local_lm``:
+    the ``local`` extra; no endpoint, key or retries; each call ends by ``timeout``)."""
+    from .local_model import is_local
+
+    if is_local(model):
+        from .local_model import make_local_lm
+
+        return make_local_lm(model, timeout=timeout or policy().timeout, **kwargs)
     _cap_dspy_retry_waits()
     if api_key:  # none given: DSPy reads the provider's variable (OPENAI_API_KEY…); an explicit None would not
         kwargs["api_key"] = api_key

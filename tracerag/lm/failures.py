@@ -48,7 +48,7 @@ def failure_line(exc: BaseException, lm=None, *, cut_at: float | None = None) ->
         return (f"{name}: cut after {cut_at:.1f} s, all the run's LM fault budget had left for it "
                 "(--lm-fault-budget or TRACERAG_LM_FAULT_BUDGET)")
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    timeout = (getattr(lm, "kwargs", None) or {}).get("timeout")
+    timeout = (getattr(lm, "kwargs", None) or {}).get("timeout", getattr(lm, "call_timeout", None))
     timeout = timeout if isinstance(timeout, int | float) else policy().timeout
     retries = getattr(lm, "num_retries", policy().retries)
     if _caused_by(exc, _TIMED_OUT):

@@ -63,7 +63,8 @@ from ..http_json import (
 )
 
 __all__ = ["MAX_REPLY_BYTES", "AsyncBoundedHTTPX", "AsyncBoundedTransport", "BoundedEngines", "BoundedHTTPX",
-           "BoundedTransport", "at_most", "call_deadline", "call_limit", "call_time_left", "install_litellm_sessions"]
+           "BoundedTransport", "at_most", "attempt_end", "call_deadline", "call_limit", "call_time_left",
+           "install_litellm_sessions"]
 
 MAX_REPLY_BYTES = 8 * 2**20  # a chat reply is kilobytes; logprobs of a long one a few MB
 DEFAULT_TIMEOUT = 600.0  # seconds per attempt when the LM sets no timeout (lm15's own read default)
@@ -122,6 +123,13 @@ def _attempt_end(timeout: float) -> float:
     if call[0] is None:
         call[0] = now + call[1]
     return min(now + timeout, call[0])
+
+
+def attempt_end(timeout: float) -> float:
+    """When an attempt starting now must end (``time.monotonic``): ``timeout`` seconds on, and never past the
+    deadline of the bounded LM call in progress, whose clock this first attempt starts. An in-process model
+    (``local_model``) bounds its calls by it, as the transports bound theirs."""
+    return _attempt_end(timeout)
 
 
 def _timed_out(url: str, timeout: float) -> ReadTimeout:
