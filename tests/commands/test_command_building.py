@@ -118,3 +118,31 @@ def test_a_clear_ask_gets_its_device(program, query, pair):
 def test_a_room_excepted_keeps_its_door_shut(program):
     pred = program(query="unlock every door except the kiln shed")
     assert ("kiln-shed-door", "main-lock-unlock") not in sensitive_offered(pred)
+
+
+@pytest.fixture(scope="module")
+def valves(tmp_path_factory, embedder):
+    devices = [("gas", "Boiler Gas Valve", "r-boiler", "GasValve", "p-valve"),
+               ("water", "ZAC36", "r-boiler", "WaterValve", "p-valve"),
+               ("hose", "Sprinkler", "r-street", "WaterValve", "p-valve"),
+               ("boiler-door", "Boiler Room Door", "r-boiler", "Lock", "p-lock"),
+               ("boiler-light", "Boiler Room Light", "r-boiler", "Light", "p-switch"),
+               ("boiler", "Communal Boiler", "r-boiler", "WaterHeater", "p-switch")]
+    return CommandIndex(Home.load(write_home(tmp_path_factory.mktemp("valves"), devices, SPECS, ROOMS)), embedder)
+
+
+def test_a_kind_excepted_is_never_opened_whatever_the_parse_excepts(valves, fake_lm):
+    query = "open all the valves but the gas one"
+    assert ("gas", "main-valve-open") not in sensitive_offered(CommandRetrieval(valves, ir_source="none")(query=query))
+    fake_lm(irs={query: {"operation": "open", "action": "打开", "type_hint": "WaterValve", "name_hint": "valves",
+                         "scope_exclude": ["Boiler Gas Valve"], "quantifier": "except"}})
+    assert ("gas", "main-valve-open") not in sensitive_offered(CommandRetrieval(valves)(query=query))
+
+
+def test_an_lm_operation_that_does_what_the_words_ask_stands(valves, fake_lm):
+    # the rules read "on" (a boiler, a light); a careful LM reads the unlock the words ask of the room's door
+    query = "the service tech is here, let him into the boiler room"
+    fake_lm(irs={query: {"operation": "unlock", "action": "开锁", "type_hint": "Lock", "name_hint": "",
+                         "scope_include": ["Boiler Room"], "quantifier": "one"}})
+    pred = CommandRetrieval(valves)(query=query)
+    assert (pred.candidates[0].device_id, pred.candidates[0].command_id) == ("boiler-door", "main-lock-unlock")

@@ -176,7 +176,7 @@ class CommandRetrieval(dspy.Module):
             else:
                 rules = parsed
                 (parsed, overruled), source, ranked = safety.check_parse(lm_parse, rules, text), "lm", None
-                parsed, unbacked = backed_by_words(parsed, rules, text, index)
+                parsed, unbacked = backed_by_words(parsed, rules, text, index, screen.asked_rows)
                 overruled = [*overruled, *(check for check in unbacked if check not in overruled)]
                 parsed = with_operation(parsed, text, index)
                 lm_ir = lm_parse

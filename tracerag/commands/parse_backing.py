@@ -21,6 +21,8 @@ LM adds. Each failed check is named in ``lm_overruled`` like the screen's own.
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..device_operations import OTHER
 from ..home_commands.command_choice import choice_of
 from ..home_commands.home_index import CommandIndex
@@ -30,9 +32,12 @@ from ..signatures.query_ir import QueryIR
 __all__ = ["backed_by_words"]
 
 
-def backed_by_words(parsed: QueryIR, rules: QueryIR, text: str, index: CommandIndex) -> tuple[QueryIR, list[str]]:
+def backed_by_words(parsed: QueryIR, rules: QueryIR, text: str, index: CommandIndex,
+                    asked_rows: np.ndarray | None = None) -> tuple[QueryIR, list[str]]:
     """``parsed`` (the LM's, as the screen left it) with each field the utterance does not back replaced by the
-    rule parse's, and the names of the checks that failed."""
+    rule parse's, and the names of the checks that failed. ``asked_rows``: the sensitive rows the words ask for
+    (the screen's); an LM operation that performs one of them is what the words ask, whatever the rules read
+    ("let him into the boiler room": unlock, where the rules read on)."""
     update: dict[str, object] = {}
     rooms = index.rooms
     # the rooms the words limit to (a room said in an except clause is excluded, not a limit)
@@ -43,7 +48,8 @@ def backed_by_words(parsed: QueryIR, rules: QueryIR, text: str, index: CommandIn
     if parsed.scope_exclude and not (rules.quantifier == "except" and all(
             _excepted_said(name, rules, text, index) for name in parsed.scope_exclude)):
         update["scope_exclude"] = rules.scope_exclude
-    if rules.operation is not None and parsed.operation is not None and parsed.operation != rules.operation:
+    if rules.operation is not None and parsed.operation is not None and parsed.operation != rules.operation \
+            and not _performs_the_ask(index, parsed.operation, asked_rows):
         update["operation"] = rules.operation
     operation = update.get("operation", parsed.operation) or rules.operation
     if parsed.has_category and operation not in (None, OTHER) and not _able(index, parsed.type_hint, operation):
@@ -51,6 +57,12 @@ def backed_by_words(parsed: QueryIR, rules: QueryIR, text: str, index: CommandIn
     checks = [key for key in ("scope_include", "scope_exclude", "quantifier", "operation", "type_hint")
               if key in update]
     return (parsed.model_copy(update=update) if update else parsed), checks
+
+
+def _performs_the_ask(index: CommandIndex, operation: str, asked_rows: np.ndarray | None) -> bool:
+    """Whether the operation performs a sensitive command the words ask for."""
+    return asked_rows is not None and bool(asked_rows.size) and \
+        bool(choice_of(index).performing(operation)[asked_rows].any())
 
 
 def _able(index: CommandIndex, category: str, operation: str) -> bool:

@@ -149,12 +149,15 @@ class SensitiveRequests:
             # the text that names what the clause acts on: its own, or the utterance's ("let him in")
             about = clause if named(self.index, clause).any() else reading.text
             asked |= self._asked_in(clause, whole if elsewhere else own, about)
-        if reading.excepted and asked.any():  # "every door except the kiln shed": nothing there either
+        if reading.excepted and asked.any():  # "every door except the kiln shed": nothing there, nor of a kind said
             devices = self.index.table.row_device[self.sensitive.rows]
             excepted_rooms = self.index.names.mentioned_rooms(reading.excepted)
-            asked &= named(self.index, reading.excepted)[devices] == 0
+            excepted = named(self.index, reading.excepted)
+            asked &= excepted[devices] == 0
             if excepted_rooms:
                 asked &= ~self.index.rooms.devices_in(excepted_rooms)[devices]
+            elif not excepted.any():  # no device named, a kind said: "all the valves but the gas one"
+                asked &= ~self.index.table.in_categories(set(categories_said(reading.excepted)))[devices]
         return asked
 
     def _asked_in(self, text: str, named_by: np.ndarray, about: str | None = None) -> np.ndarray:
