@@ -25,12 +25,12 @@ STALL = 15.0  # seconds the endpoint holds a verification; every bound below is 
 @pytest.fixture
 def small_budget():
     before = policy()
-    set_policy(timeout=5.0, fault_budget=0.25)
+    set_policy(timeout=5.0, fault_budget=2.0)  # well above what a busy machine adds to the answering calls
     yield
     set_policy(**before.__dict__)
 
 
-@pytest.mark.slow  # about 1.5 s: six requests, each a RAG call and (five of them) a cut verification
+@pytest.mark.slow  # about 6 s: six requests, each a RAG call and (five of them) a cut verification
 @pytest.mark.parametrize("calls", ["thread", "async"])
 def test_a_served_request_spends_its_own_fault_budget_and_keeps_the_answering_stages(retriever, small_budget,
                                                                                      calls):
@@ -44,10 +44,10 @@ def test_a_served_request_spends_its_own_fault_budget_and_keeps_the_answering_st
             answers.append(served.respond(request) if calls == "thread" else asyncio.run(served.arespond(request)))
             took.append(time.perf_counter() - started)
         verifications = sum(name == "VerifyGroundedness" for name, _ in stub.requests)
-    # verify is cut at its half of 0.25 s (the grading answered first): no request waits a 5 s attempt, and
+    # verify is cut at its half of 2 s (the grading answered first): no request waits a 5 s attempt, and
     # a request is not refused for an earlier one's fault; after five failures in a row the breaker skips
     # verify alone (the sixth request makes no verification call), and the other stages go on
-    assert max(took) < 3.0 and verifications == 5
+    assert max(took) < 4.5 and verifications == 5
     for answer in answers:
         assert answer["lm_fallbacks"] == ["verify"] and answer["lm_calls"] >= 2 and answer["verdict"]
     assert BREAKER.is_open(dspy.settings.lm, "verify") and not BREAKER.is_open(dspy.settings.lm)
