@@ -331,6 +331,10 @@ class SensitiveRequests:
                           dtype=bool)
 
     def _room_door(self, text: str) -> np.ndarray:
+        """``_find_room_door``, read once per text (each clause asks it up to three times; not to be changed)."""
+        return self.index.memo(("room door", text), lambda: self._find_room_door(text))
+
+    def _find_room_door(self, text: str) -> np.ndarray:
         """Per device, where someone is let into a room ("let them into the bunkhouse"): the one door, garage
         door or door lock there, where it has exactly one (and, unless someone is let in, nothing else there
         opens as a window does). Only letting someone in says so, or a place said as all that is opened or
