@@ -118,12 +118,14 @@ def test_an_openai_compatible_server_gets_the_schema_when_told_it_takes_one():
     ``response_format`` over tracerag's bounded transport with ``schema_always=True``."""
     import pytest
     from conftest import FakeEngine
+    from dspy.utils.exceptions import AdapterParseError
     from lm_server import StubLMServer
 
     with StubLMServer(FakeEngine()) as stub:
         bodies, respond = [], stub._respond
         stub._respond = lambda body: (bodies.append(body), respond(body))[1]
-        with dspy.context(lm=stub.lm(), adapter=TypedJSONAdapter(schema_always=True)), pytest.raises(Exception):
+        with dspy.context(lm=stub.lm(), adapter=TypedJSONAdapter(schema_always=True)), \
+                pytest.raises(AdapterParseError):
             dspy.Predict(ParseCommand)(utterance="打开客厅的灯", rooms=ROOMS)  # the stub answers in another format
     sent = bodies[0]["response_format"]
     assert sent["type"] == "json_schema" and sent["json_schema"]["strict"] is True
