@@ -61,6 +61,11 @@ def test_a_parse_narrows_and_decides_only_as_the_words_say(index, fake_lm):
     assert pred.ir.scope_include == [] and pred.ir.scope_exclude == ["主卧"]
     assert {"scope_include", "scope_exclude"} <= set(pred.lm_overruled)
     assert pred.bulk is not None and pred.bulk.targets == [("ac-living", "main-switch-off")]
+    # the whole utterance is said, and names no device
+    fake_lm(irs={"打开客厅吸顶灯": {"operation": "on", "action": "打开", "name_hint": "打开客厅吸顶灯"}})
+    pred = CommandRetrieval(index)(query="打开客厅吸顶灯")
+    assert pred.ir.name_hint != "打开客厅吸顶灯" and "name_hint" in pred.lm_overruled
+    assert pred.candidates[0].device_id == "light-living-1"
 
 
 @pytest.mark.parametrize("mode", ["garbage", "error"])

