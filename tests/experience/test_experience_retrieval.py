@@ -6,8 +6,10 @@ import dspy
 import pytest
 
 from tracerag.experience.experience_retrieval import (
+    Candidate,
     ExperienceConfig,
     ExperienceRetrieval,
+    extractive_experience,
     render_experience_section,
 )
 from tracerag.memory.experience_bank import build_experience_bank
@@ -60,6 +62,19 @@ def test_no_lm_searches_the_raw_task_and_extracts_experience(bank):
     assert pred.hint is None and pred.lm_fallbacks == []  # no LM is not a failure
     assert "ocr -> calculator" in pred.experience and pred.error is None
     assert pred.section.startswith("## Experience from Similar Tasks\n")
+
+
+def test_no_lm_experience_says_a_lesson_several_tasks_teach_once():
+    lesson = {"sub_task": "a receipt's total", "tools": ["ocr", "calculator"], "reasoning": "Re-add every line. Then."}
+    other = {"sub_task": "a chart's peak", "tools": ["ocr"], "reasoning": "Read the axis first."}
+    picked = [Candidate(task_id, 0.9, None, meta) for task_id, meta in
+              [("r-1", lesson), ("c-1", other), ("r-2", lesson)]]
+    experience, used = extractive_experience(picked)
+    assert used == ["r-1", "c-1", "r-2"]
+    assert experience.splitlines() == [
+        "- For a similar task (a receipt's total), the tools used were ocr -> calculator. Re-add every line."
+        " (2 solved tasks)",
+        "- For a similar task (a chart's peak), the tools used were ocr. Read the axis first."]
 
 
 def test_one_round_with_the_lm(bank, fake_lm):

@@ -8,6 +8,7 @@ holds and releases (no timing luck); the temp-directory test runs the real comma
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import subprocess
@@ -122,6 +123,21 @@ def test_one_store_for_two_programs_on_their_defaults_is_refused_before_either_i
     with pytest.raises(ValueError, match="--store is ambiguous with experience and rag on their defaults"):
         load_programs({"experience": None, "rag": None, "commands": None},
                       {name: {"store": "milvus:./x.db"} for name in ("experience", "rag", "commands")})
+
+
+def test_a_program_on_given_data_says_which_in_its_source_and_log(caplog, embedder):
+    from tracerag.serving.programs import DEFAULT_SOURCE, load_programs
+
+    with caplog.at_level(logging.INFO, logger="tracerag.serving.programs"):
+        served = load_programs({"planner": None, "experience": None},
+                               {"planner": {"dataset": "planner", "embedder": embedder},
+                                "experience": {"embedder": embedder}})
+    try:
+        assert served["planner"].source == "dataset=planner" and served["experience"].source == DEFAULT_SOURCE
+        assert "loaded planner from dataset=planner" in caplog.text
+    finally:
+        for program in served.values():
+            program.close()
 
 
 def test_a_load_that_fails_says_failed_and_stops_the_service():

@@ -467,8 +467,10 @@ def format_candidates(selected: list[Candidate]) -> str:
 
 
 def extractive_experience(selected: list[Candidate], limit: int = 3) -> tuple[str, list[str]]:
-    """No-LM experience: the best few traces' task type, tool chain and strategy sentence, as bullets."""
-    lines, used = [], []
+    """No-LM experience: the best few traces' task type, tool chain and strategy sentence, as bullets.
+    Traces that teach the same thing are one bullet, saying how many solved tasks it comes from."""
+    lines: dict[str, int] = {}  # bullet -> how many of the traces give it, in rank order
+    used = []
     for c in selected[:limit]:
         m = c.meta
         strategy = re.split(r"(?<=[.!?])\s", (m.get("reasoning") or "").strip(), maxsplit=1)[0]
@@ -478,6 +480,6 @@ def extractive_experience(selected: list[Candidate], limit: int = 3) -> tuple[st
         line += f", the tools used were {tools}." if tools else "."
         if strategy:
             line += f" {strategy}"
-        lines.append(line)
+        lines[line] = lines.get(line, 0) + 1
         used.append(c.task_id)
-    return "\n".join(lines), used
+    return "\n".join(line if n == 1 else f"{line} ({n} solved tasks)" for line, n in lines.items()), used

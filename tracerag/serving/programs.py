@@ -111,7 +111,7 @@ class ServedProgram:
 
     endpoint: Endpoint
     program: Any
-    source: str = DEFAULT_SOURCE  # the artifact path, or DEFAULT_SOURCE
+    source: str = DEFAULT_SOURCE  # the artifact path, the data options (bank=DIR) or DEFAULT_SOURCE
     metadata: dict[str, Any] = field(default_factory=dict)  # the artifact's sidecar; {} for a default
 
     @property
@@ -168,6 +168,16 @@ class LoadingStopped(TraceragError):
     """The service was stopped while its programs were loading (what was loaded is closed)."""
 
 
+DATA_OPTIONS = ("homes", "bank", "store", "dataset", "bank_dir", "browse_root")  # builder options naming data
+
+
+def _data_source(options: Mapping[str, Any]) -> str:
+    """Where a program not loaded from an artifact reads its data: the data flags given, else the bundled data
+    (a store URI holds no credential: opening one refuses it)."""
+    given = [f"{key}={options[key]}" for key in DATA_OPTIONS if options.get(key) is not None]
+    return ", ".join(given) or DEFAULT_SOURCE
+
+
 def load_programs(specs: Mapping[str, str | None], options: Mapping[str, Mapping[str, Any]] | None = None,
                   *, stop: threading.Event | None = None,
                   on_loaded: Callable[[str, str, float], None] | None = None) -> dict[str, ServedProgram]:
@@ -192,11 +202,11 @@ def load_programs(specs: Mapping[str, str | None], options: Mapping[str, Mapping
                 raise LoadingStopped(f"stopped while loading; {name} was not loaded")
             started = time.perf_counter()
             program = build(name, **{**options.get(name, {}), "artifact": artifact})
-            served[name] = ServedProgram(ENDPOINTS[name], program, artifact or DEFAULT_SOURCE,
-                                         read_meta(artifact) if artifact else {})
-            logger.info("loaded %s from %s", name, artifact or DEFAULT_SOURCE)
+            source = artifact or _data_source(options.get(name, {}))
+            served[name] = ServedProgram(ENDPOINTS[name], program, source, read_meta(artifact) if artifact else {})
+            logger.info("loaded %s from %s", name, source)
             if on_loaded is not None:  # (name, where from, seconds): a long start says what it is doing
-                on_loaded(name, artifact or DEFAULT_SOURCE, time.perf_counter() - started)
+                on_loaded(name, source, time.perf_counter() - started)
     except BaseException:
         for program in served.values():
             program.close()
