@@ -224,3 +224,27 @@ def test_a_word_for_water_or_a_valve_never_opens_the_gas(tmp_path_factory, embed
     home = Home.load(write_home(tmp_path_factory.mktemp("valves"), VALVES[lang], SPECS, ROOMS))
     pred = CommandRetrieval(CommandIndex(home, embedder), ir_source="none")(query=query)
     assert ("gas", "main-valve-open") not in asked(pred)
+
+
+FLAT_ROOMS = {"r-maid": "保姆间", "r-old": "老人房", "r-hall": "玄关"}
+FLAT = [("maid-lock", "保姆间门锁", "r-maid", "Lock", "p-lock"),
+        ("maid-lamp", "保姆间台灯", "r-maid", "Light", "p-switch"),
+        ("old-lamp", "老人房灯", "r-old", "Light", "p-switch"),
+        ("front", "入户门", "r-hall", "Lock", "p-lock")]
+
+
+@pytest.fixture(scope="module")
+def flat(tmp_path_factory, embedder):
+    home = Home.load(write_home(tmp_path_factory.mktemp("flat"), FLAT, SPECS, FLAT_ROOMS))
+    return CommandRetrieval(CommandIndex(home, embedder), ir_source="none")
+
+
+@pytest.mark.parametrize("query", ["阿姨屋的门锁打开一下，她要进去换衣服", "阿姨房的门打开一下，阿姨回来了"])
+def test_a_room_said_by_the_name_the_family_uses_is_that_room(flat, query):
+    _gets_what_it_asks(flat(query=query), "maid-lock", "main-lock-unlock")  # 阿姨房, 阿姨屋: the 保姆间
+
+
+@pytest.mark.parametrize(("query", "device"), [("阿姨房的灯打开", "maid-lamp"), ("把爷爷屋的灯打开", "old-lamp")])
+def test_a_light_in_a_room_said_by_its_family_name_is_that_rooms(flat, query, device):
+    pred = flat(query=query)
+    assert pred.candidates[0].device_id == device and not asked(pred)

@@ -15,7 +15,7 @@ import re
 
 from .category_words import categories_said, normalised
 from .spelling import home_runs, home_words
-from .text_match import contains, tokens
+from .text_match import contains, join_tokens, tokens
 
 # Words for a place in a home: a floor, or a kind of room. One the home cannot resolve is asked about, never
 # widened to the whole home ("turn off the first floor lights" where no floors are recorded).
@@ -85,7 +85,8 @@ def place_not_exact(index, text: str) -> bool:
     two or three characters before 的 or 里 that are no room, label or word
     for a kind of the home."""
     plain = normalised(text)
-    known = home_words(index)
+    forms = [join_tokens(alias) for alias in index.rooms.aliases]  # the rooms as said: 阿姨房 for 保姆间
+    known = home_words(index) | {w for form in forms if form.isascii() for w in form.split()}
     for match in (*_AT_THE.finditer(plain), *_DOOR_OF.finditer(plain)):
         words = _phrase(match)
         if words and any(w not in known and w.rstrip("s") not in known and w not in _NOT_PLACES for w in words):
@@ -93,7 +94,7 @@ def place_not_exact(index, text: str) -> bool:
     if plain.isascii():
         return False
     runs = home_runs(index)
-    rooms = index.home.rooms
+    rooms = [*index.home.rooms, *forms]
     for match in _ZH_OF.finditer(plain):
         before = re.sub(r"(?:里面|里|那边)$", "", _ZH_LEAD.sub("", match.group(1)))
         after = plain[match.end():match.end() + 2]

@@ -23,6 +23,16 @@ ROOM_KINDS = tuple((tokens(word), tokens(kind)) for word, kind in (
     ("卫生间", "卫生间"), ("洗手间", "卫生间"), ("厕所", "卫生间"), ("浴室", "卫生间"),
     ("卧室", "卧室"), ("卧房", "卧室")))
 
+# Words a household says for the same room. Chinese rooms are named for who sleeps there, by a word the family
+# may swap for another (the 保姆间 is 阿姨房 at home; 老人房 is 爷爷屋), and end in 房, 屋, 间 or 室 alike
+# (``ROOM_ENDINGS``); English has a few settled pairs. Each group's words are interchangeable inside a room's name.
+ROOM_SYNONYMS = tuple(tuple(tokens(word) for word in group) for group in (
+    ("保姆", "阿姨", "佣人", "工人"), ("老人", "爷爷", "奶奶", "姥姥", "姥爷", "外公", "外婆"),
+    ("儿童", "孩子", "小孩", "宝宝"),
+    ("master bedroom", "main bedroom", "primary bedroom"), ("living room", "lounge", "sitting room"),
+    ("kids room", "children's room", "childrens room", "kid's room")))
+ROOM_ENDINGS = tuple(tokens("房屋间室"))
+
 
 class RoomWords:
     """The room words of one home, and the rooms each names."""
@@ -126,4 +136,24 @@ def room_aliases(rooms: list[str], floors: dict[str, str] | None = None) -> dict
     for room, floor in (floors or {}).items():
         if room in rooms and tokens(floor) and tokens(floor) not in full:
             aliases[tokens(floor)].add(room)
+    for toks, room in full.items():  # 阿姨房 for 保姆间: where the home has no room of that name itself
+        for form in _synonym_forms(toks):
+            if form not in full and form not in aliases:
+                aliases[form].add(room)
     return {alias: tuple(sorted(owners)) for alias, owners in sorted(aliases.items(), key=lambda kv: -len(kv[0]))}
+
+
+def _synonym_forms(name: tuple[str, ...]) -> set[tuple[str, ...]]:
+    """The room's name with its last character swapped for another room ending and its words for their synonyms
+    (``ROOM_SYNONYMS``), in any combination."""
+    forms = {name}
+    if name[-1] in ROOM_ENDINGS and len(name) >= 2:
+        forms.update(name[:-1] + (end,) for end in ROOM_ENDINGS)
+    for group in ROOM_SYNONYMS:
+        for form in list(forms):
+            for word in group:
+                for i in range(len(form) - len(word) + 1):
+                    if form[i:i + len(word)] == word:
+                        forms.update(form[:i] + other + form[i + len(word):] for other in group if other != word)
+    forms.discard(name)
+    return forms
