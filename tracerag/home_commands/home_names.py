@@ -275,11 +275,17 @@ class HomeNames:
 
     @cached_property
     def devices_labelled(self) -> dict[tuple[str, ...], list[int]]:
-        """Each label's words -> its devices; a label of more than LABEL_SAID_CHARS characters is never said whole."""
+        """Each label's words -> its devices; a label of more than LABEL_SAID_CHARS characters is never said whole.
+        A two-word English label whose last word is no word for a kind is said in either order ("the main water
+        valve": Water Main), where the other order is no label itself."""
         out: dict[tuple[str, ...], list[int]] = defaultdict(list)
         for i, device in enumerate(self.home.devices):
             if len(device.label) <= LABEL_SAID_CHARS and (words := tokens(device.label)):
                 out[words].append(i)
+        for words, devices in list(out.items()):
+            if len(words) == 2 and all(w.isascii() and w.isalpha() for w in words) and not is_kind_word(words[1]) \
+                    and words[::-1] not in out:
+                out[words[::-1]] = devices
         return out
 
     @cached_property

@@ -32,7 +32,7 @@ from .home_names import compact
 from .home_operations import kinds_meant, operation_in
 from .operation_words import SENSES, read_operation, verb_text
 from .places import place_not_exact
-from .referents import kinds_acted_on, named
+from .referents import kinds_acted_on, named, outside_room_names
 from .request_reading import points_back, read_request
 from .sensitive_commands import SENSITIVE_KINDS, SensitiveRows
 from .text_match import contains, tokens
@@ -60,7 +60,7 @@ _LET_IN = re.compile(r"\b(?:let|buzz)\s+(?:him|her|us|me|them|(?:the|my|our)\s+[
 _PLACE_NOUNS = frozenset({"flat", "apartment", "unit", "suite", "room", "place", "building"})
 _ZH_POLITE = re.compile(r"[把帮我请给一下吧呀啊快了的]|打开|解锁|开")
 # the words around the room someone is let into ("could you let them into the bunkhouse": bunkhouse)
-_OBJECT = re.compile(r"\b(?:could|can|would|will|you|please|pls|open|unlock|up|the|my|our|a|for|me|us|now|"
+_OBJECT = re.compile(r"\b(?:could|can|would|will|you|please|pls|open|unlock|up|the|teh|hte|my|our|a|for|me|us|now|"
                      r"let|them|him|her|into|in)\b|[^\w\s-]", re.I)
 _DOOR_TO = re.compile(r"\b(?:door|gate)s?\s+(?:to|into|onto|out to|leading to|that goes to)\b|通往|通向|去", re.I)
 _ENTRANCE_WORDS = frozenset({"前", "入", "户", "大", "正", "进", "玄", "关", "front", "main", "entry", "entrance",
@@ -179,6 +179,8 @@ class SensitiveRequests:
         performing = choice_of(index).performing(operation)[rows] if operation else np.zeros(len(rows), bool)
         if verb == "open" and text.isascii():  # "open the oven" opens its door: in English it switches no oven on
             performing &= ~index.table.in_categories(_HEATERS)[index.table.row_device[rows]]
+        if _LET_IN.search(text):  # someone let in comes through a door, a gate or a lock: never a valve
+            performing &= index.table.in_categories(_DOORISH)[index.table.row_device[rows]]
         about = text if about is None else about
         if operation == "open" and not (_DOOR_WORD.search(about) or "Lock" in categories_said(about)):
             # a lock opens only as a door said, or as what its name calls it ("open the safe": the Gun Safe; "open
@@ -289,7 +291,7 @@ class SensitiveRequests:
         if rooms and verb not in (None, "off") and (verb != "on" or not text.isascii()):
             # "open the garage", "打开车库" where the garage is a room: its garage doors, the room's name their
             # word ("turn on the garage" switches what is in it), and no other kind said ("车库开灯": its lights)
-            said_kinds = categories_said(verbless)
+            said_kinds = outside_room_names(index, categories_said(verbless), verbless)  # no gate in "gate house"
             by_room = {kind for kind, words in said_kinds.items() if all(index.rooms.names_a_room(w) for w in words)}
             room_kinds = by_room if by_room == set(said_kinds) else set()
             kinds_said |= room_kinds
@@ -355,7 +357,15 @@ class SensitiveRequests:
         if not (unlocking or letting_in) and (there & index.table.in_categories(_COVERS)).any():
             return none
         doors = doors_among(index, there & index.table.in_categories(_DOORISH), DOOR_WORDS)
+        if doors.sum() > 1:  # the Gate House's door is the Gate House Door, not its Road Gate
+            doors &= self._carrying_room_name(places)
         return doors if doors.sum() == 1 else none
+
+    def _carrying_room_name(self, rooms: list[str]) -> np.ndarray:
+        """Per device: its label holds the name of one of the rooms (its leading "The" aside)."""
+        names = [tuple(w for w in tokens(room) if w != "the") for room in rooms]
+        return np.asarray([any(name and contains(tokens(device.label), name) for name in names)
+                           for device in self.index.home.devices], dtype=bool)
 
     def _place_opened(self, text: str) -> list[str]:
         """The rooms a clause opens or unlocks as a whole (its verb read by the caller), where a place is all
