@@ -281,3 +281,36 @@ def test_a_room_named_with_a_word_for_a_kind_opens_by_its_own_door(holding, quer
 def test_a_two_word_label_said_the_other_way_round_is_that_device(holding):
     _gets_what_it_asks(holding(query="there's no water in any suite, open the main water valve"), "water-main",
                        "main-valve-open")  # Water Main, not the Hot Tub Fill Valve the word valve ends
+
+
+RENTAL_ROOMS = {"r-b": "Suite B", "r-c": "Suite C", "r-drive": "Driveway", "r-yard": "Yard"}
+RENTAL = [("b-door", "Suite B Door", "r-b", "Lock", "p-lock"),
+          ("c-door", "Suite C Door", "r-c", "Lock", "p-lock"),
+          ("c-blinds", "Suite C Blinds", "r-c", "Blind", "p-blind"),
+          ("drive-gate", "Driveway Gate", "r-drive", "GarageDoor", "p-gate"),
+          ("charger", "Car Charger", "r-drive", "SmartPlug", "p-switch"),
+          ("yard-gate", "Yard Gate", "r-yard", "GarageDoor", "p-gate")]
+
+
+@pytest.fixture(scope="module")
+def rental(tmp_path_factory, embedder):
+    home = Home.load(write_home(tmp_path_factory.mktemp("rental"), RENTAL, SPECS, RENTAL_ROOMS))
+    return CommandRetrieval(CommandIndex(home, embedder), ir_source="none")
+
+
+@pytest.mark.parametrize(("query", "device", "command"), [
+    ("we're locked out of suite B", "b-door", "main-lock-unlock"),  # locked out: let us in
+    ("unlock suite C for housekeeping", "c-door", "main-lock-unlock"),  # unlocking a room with blinds: its door
+    ("the guests are sitting in their car at the driveway, let them drive in", "drive-gate",
+     "main-garageDoorControl-open"),  # the way in where they wait ("their car" names no way in)
+])
+def test_a_guest_let_in_gets_the_door_of_the_place_said(rental, query, device, command):
+    _gets_what_it_asks(rental(query=query), device, command)
+
+
+def test_opening_a_room_with_blinds_still_asks_which(rental):
+    assert not asked(rental(query="open suite C"))  # its door, or its blinds?
+
+
+def test_a_chinese_verb_said_apart_asks_what_it_says(homes):
+    _gets_what_it_asks(homes["shop"](query="钱柜解个锁，我拿下零钱"), "cash", "main-lock-unlock")  # 解个锁: 解锁

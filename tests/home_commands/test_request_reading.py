@@ -9,6 +9,7 @@ from tracerag.home_commands.request_reading import read_request
 @pytest.mark.parametrize("utterance", [
     "解锁", "打开前门门锁", "open the garage door", "can you unlock the back door?", "车库门打开好吗",
     "please disarm the alarm", "把总水阀打开",
+    "把蒸箱开了", "快把后门开了",  # 把 … 了: an order
 ])
 def test_a_plain_request_is_one(utterance):
     assert read_request(utterance).is_request
@@ -19,6 +20,7 @@ def test_a_plain_request_is_one(utterance):
     "门锁开着吗", "车库门是不是开的", "is the garage open?", "what is the oven set to",  # questions
     "我刚才开了后门", "open the garage when I get home", "一会儿打开总水阀", "my alarm goes off at 6",  # narration
     "把开锁记录给我看看", "门锁电量多少",  # talk about a lock
+    "我把门开了", "后门开了",  # what was done
 ])
 def test_negations_questions_and_narrations_are_no_request(utterance):
     assert not read_request(utterance).is_request
@@ -56,3 +58,12 @@ def test_clauses_split_on_punctuation_and_conjunctions():
     assert read_request("打开客厅的灯，前门门锁电量低").clauses == ["打开客厅的灯", "前门门锁电量低"]
     assert read_request("open the blinds and close the patio door").clauses == ["open the blinds ",
                                                                                   " close the patio door"]
+
+
+@pytest.mark.parametrize(("said", "plain"), [
+    ("百宝箱解个锁", "百宝箱解锁"), ("撤个防", "撤防"), ("集成灶点个火，熬个粥", "集成灶点火，熬个粥"),
+    ("开个门", "开门"), ("开一下门", "开一下门"), ("下个月", "下个月")])
+def test_a_chinese_verb_said_apart_is_read_whole(said, plain):
+    from tracerag.home_commands.plain_verbs import plain_verbs
+
+    assert plain_verbs(said) == plain

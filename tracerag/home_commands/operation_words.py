@@ -135,7 +135,8 @@ _NO_VERB = _always(None)
 
 _SENSES_EN: tuple[tuple[str, str, Reading], ...] = (
     # operations said outright
-    (r"\b(?:unlock|unlcok|unlokc|unlok|unloack|unlatch|unbolt)(?:s|ed|ing)?\b", OPERATION, _always("unlock")),
+    (r"\b(?:unlock|unlcok|unlokc|unlok|unloack|unlatch|unbolt)(?:s|ed|ing)?\b|\blocked\s+out\b", OPERATION,
+     _always("unlock")),  # "we're locked out of suite B": let us in
     (r"\bdisarm(?:s|ed|ing)?\b|\b(?:turn|switch)\s+off\s+(?:the\s+)?(?:security|alarm)\s+system", OPERATION,
      _always("disarm")),
     (r"(?:^|\b(?:please|and|then|to|you|can|could|would|will|go)\s+)lock\b(?!\s+(?:is|was|log|status|battery))"

@@ -1,5 +1,6 @@
 """English verbs people say for a command, in the words the command documents use: "activate the fans" ->
-"turn on the fans", "lights out" -> "lights off", "unpause" -> "resume", "go back" -> "previous track".
+"turn on the fans", "lights out" -> "lights off", "unpause" -> "resume", "go back" -> "previous track"; a
+Chinese verb said apart ("解个锁", "撤个防") -> said whole.
 
 The documents hold one phrasing per command ("turn on, switch on, power on, start"); every synonym added
 there thins the rest of the document for the lexical and dense channels alike, so what people also say is
@@ -25,11 +26,17 @@ _REWRITES = tuple((re.compile(pattern, re.IGNORECASE), plain) for pattern, plain
     (r"\blift( up)?\b", "raise"),
 ))
 
+# verb-object words people split with a measure word: 解个锁 is 解锁, 撤个防 撤防, 点个火 点火
+_SPLIT_ZH = re.compile(r"(解|撤|布|点|开|关)(?:一个|个)(锁|防|火|灯|门)")
+
 
 def plain_verbs(text: str) -> str:
-    """``text`` with each English verb phrase of the table above in the documents' words."""
-    if not text.isascii() and not re.search(r"[A-Za-z]", text):
-        return text
+    """``text`` with each English verb phrase of the table above in the documents' words, and each Chinese
+    verb said apart said whole."""
+    if not text.isascii():
+        text = _SPLIT_ZH.sub(r"\1\2", text)
+        if not re.search(r"[A-Za-z]", text):
+            return text
     for pattern, plain in _REWRITES:
         text = pattern.sub(plain, text)
     return text

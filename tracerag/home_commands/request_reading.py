@@ -87,6 +87,8 @@ _TARGET_STATE = re.compile(r"\b(to|be)\s+(unlock|open|disarm|unlatch)(?:ed)\b", 
 # "能不能帮我把烤箱开起来", "能帮我开一下门吗": asking whether one can is asking it done (its 不 and 吗 included)
 _ZH_POLITE = re.compile(r"^\s*请?(?:能不能|能否|可不可以|可以|能|麻烦)\s*[请你您]?\s*"
                         r"(?=帮|给|把|替|开|关|解|打|锁|预热)")
+# a clause that begins with 把, no one before it but the hearer: an order, its closing 了 that of "do it"
+_ZH_BA_ORDER = re.compile(r"^\s*(?:请|帮我|帮忙|麻烦你?|快|赶紧|赶快|马上|给我|你)*把")
 _ZH_POLITE_END = re.compile(r"(?:吗|么)[?？]?\s*$")
 
 
@@ -94,6 +96,8 @@ def _is_request(text: str) -> bool:
     polite = _TARGET_STATE.sub(r"\1 \2", POLITE_QUESTION.sub(" ", text)).rstrip("?？ ")
     if _ZH_POLITE.search(polite):
         polite = _ZH_POLITE_END.sub("", _ZH_POLITE.sub("", polite))
+    if _ZH_BA_ORDER.match(polite):  # "把蒸箱开了": an order; "我把门开了" says what was done
+        polite = re.sub(r"了\s*$", "", polite)
     return not NOT_A_REQUEST.search(EXCEPTED.sub(" ", polite))
 
 

@@ -55,13 +55,15 @@ def _plural_said(text: str) -> bool:
 
 
 _LET_IN = re.compile(r"\b(?:let|buzz)\s+(?:him|her|us|me|them|(?:the|my|our)\s+[\w']+)\s+"
-                     r"(?:in(?:to)?|up\s+(?:on)?to|through)\b", re.I)
+                     r"(?:(?:drive|come|walk|get|step|pull|roll)\s+)?(?:in(?:to)?|up\s+(?:on)?to|through)\b", re.I)
 # words for a dwelling that name a place without being a room's own name ("the in-law flat": the In-Law Suite)
 _PLACE_NOUNS = frozenset({"flat", "apartment", "unit", "suite", "room", "place", "building"})
 _ZH_POLITE = re.compile(r"[把帮我请给一下吧呀啊快了的]|打开|解锁|开")
 # the words around the room someone is let into ("could you let them into the bunkhouse": bunkhouse)
 _OBJECT = re.compile(r"\b(?:could|can|would|will|you|please|pls|open|unlock|up|the|teh|hte|my|our|a|for|me|us|now|"
+                     r"we're|we|re|are|i'm|i|m|am|locked out|out of|of|"
                      r"let|them|him|her|into|in)\b|[^\w\s-]", re.I)
+_FOR_WHOM = re.compile(r"\bfor\s+(?!(?:me|us)\b)[\w' ]+$")
 _DOOR_TO = re.compile(r"\b(?:door|gate)s?\s+(?:to|into|onto|out to|leading to|that goes to)\b|通往|通向|去", re.I)
 _ENTRANCE_WORDS = frozenset({"前", "入", "户", "大", "正", "进", "玄", "关", "front", "main", "entry", "entrance",
                              "entryway", "foyer"})
@@ -141,10 +143,14 @@ class SensitiveRequests:
                 # "it" is what another clause mentions, where it is too ("the documents in the safe, unlock it");
                 # an "it" nothing here names asks for nothing, never for every device of the verb's kind
                 mentioned = named(self.index, _PLACE_WORDS.sub(" ", reading.text))
-                if mentioned.any():
-                    asked |= self._asked_in(clause, mentioned, reading.text)
+                found = self._asked_in(clause, mentioned, reading.text) if mentioned.any() else None
+                if found is not None and (found.any() or not _LET_IN.search(clause)):
+                    asked |= found  # someone let in is let through a door: "their car" names no way in
                 elif self._room_door(clause).any():  # "let them into the bunkhouse": its one door
                     asked |= self._asked_in(clause, own, clause)
+                elif _LET_IN.search(clause) and self._room_door(reading.text).any():
+                    # "they're waiting at the driveway, let them drive in": the door of the place they wait at
+                    asked |= self._asked_in(reading.text, own, reading.text)
                 continue
             # the text that names what the clause acts on: its own, or the utterance's ("let him in")
             about = clause if named(self.index, clause).any() else reading.text
@@ -319,7 +325,8 @@ class SensitiveRequests:
             worded &= np.asarray([index.table.device_categories[d] != "Lock" or
                                   any(q <= sensitive.device_words[d] for q in qualified) for d in devices.tolist()])
         if not kinds_said - room_kinds and verb in ("open", "unlock") and operation in ("open", "unlock"):
-            return (referred & worded) | self._room_door(verbless)[devices]  # "let them into the bunkhouse"
+            # "let them into the bunkhouse"; "unlock suite C" with its blinds (the verb read as said)
+            return (referred & worded) | (self._room_door(verbless) | self._room_door(text))[devices]
         return referred & worded
 
     def _labelled_otherwise(self, devices: np.ndarray, kinds_said: set[str]) -> np.ndarray:
@@ -373,7 +380,10 @@ class SensitiveRequests:
         "把仓库打开"); none otherwise."""
         rooms = self.index.names.mentioned_rooms(text)
         rest = self.index.rooms.without_room_names(text)
-        rest = _OBJECT.sub(" ", normalised(rest)) if text.isascii() else _ZH_POLITE.sub(" ", rest)
+        if text.isascii():  # whom it is for says nothing of what to open ("unlock suite C for housekeeping")
+            rest = _OBJECT.sub(" ", _FOR_WHOM.sub(" ", normalised(rest)))
+        else:
+            rest = _ZH_POLITE.sub(" ", rest)
         words = tuple(w for w in tokens(rest) if w not in _PLACE_NOUNS)
         if not words:
             return rooms
