@@ -314,3 +314,9 @@ def test_opening_a_room_with_blinds_still_asks_which(rental):
 
 def test_a_chinese_verb_said_apart_asks_what_it_says(homes):
     _gets_what_it_asks(homes["shop"](query="钱柜解个锁，我拿下零钱"), "cash", "main-lock-unlock")  # 解个锁: 解锁
+
+
+def test_a_door_whose_words_two_doors_share_asks_which(holding):
+    pred = holding(query="open the house door for grandma, her hands are full of eggs")
+    assert not asked(pred)  # the Farmhouse Door or the Gate House Door? ("house" ends the farmhouse too)
+    assert not (pred.candidates and pred.candidates[0].command_id == "main-lock-unlock")

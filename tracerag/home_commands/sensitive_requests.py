@@ -79,7 +79,8 @@ def _describes(qualifier: set[str], words: set[str], loose: bool = False) -> boo
     ``loose``: no door's own words fit, said in English), the house's way in ("the front door" of 入户门锁, "前门"
     of a Front Door, "the front door" of the Blue Door in the Entry)."""
     if all(any(w == d or len(w) >= 3 and len(d) >= 3 and w.isascii() and (w.startswith(d) or d.startswith(w))
-               for d in words) for w in qualifier):  # "the doggy door": the Dog Door
+               or len(w) >= 4 and len(d) >= len(w) + 3 and w.isascii() and d.endswith(w)
+               for d in words) for w in qualifier):  # "the doggy door": the Dog Door; "the house door": Farmhouse
         return True
     other_script = all(w.isascii() for w in qualifier) != all(w.isascii() for w in words & _ENTRANCE_WORDS)
     english = all(w.isascii() for w in qualifier)  # "the front door" is any house's way in; 大门 is a name
@@ -233,7 +234,10 @@ class SensitiveRequests:
         if not asked.any() or _SEVERAL.search(text) or _plural_said(text):
             return asked
         out = asked.copy()
-        for category in set(categories[asked].tolist()) - _DOORISH:
+        # the words said with a door reach several doors of a kind ("the house door": the Farmhouse Door and the
+        # Gate House Door): which one? A door said bare or as the front door is the way in, read as doors are
+        said_which = any(set(q) - _ENTRANCE_WORDS for q in door_qualifiers(text))  # "the front door": the way in
+        for category in set(categories[asked].tolist()) - (set() if said_which else _DOORISH):
             same = asked & (categories == category)
             if len(set(devices[same].tolist())) > 1:
                 out &= ~same
