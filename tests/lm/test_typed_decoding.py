@@ -130,3 +130,26 @@ def test_an_openai_compatible_server_gets_the_schema_when_told_it_takes_one():
     sent = bodies[0]["response_format"]
     assert sent["type"] == "json_schema" and sent["json_schema"]["strict"] is True
     assert sent["json_schema"]["schema"]["$defs"]["QueryIR"]["properties"]["scope_include"]["items"]["enum"] == ROOMS
+
+
+def test_each_reply_is_parsed_once_as_dspys_callbacks_see_it():
+    """DSPy wraps an adapter subclass's parse with its callbacks again; a reply TypedJSONAdapter parses is one parse
+    to a callback (a failed parse counted once)."""
+    from dspy.utils.callback import BaseCallback
+
+    class Parses(BaseCallback):
+        def __init__(self):
+            self.ends = self.formats = 0
+
+        def on_adapter_parse_end(self, call_id, outputs, exception=None):
+            self.ends += 1
+
+        def on_adapter_format_end(self, call_id, outputs, exception=None):
+            self.formats += 1
+
+    seen, plain = Parses(), Parses()
+    lm = dspy.LM("schema/model", engine=SchemaEngine({"ir": IR}), cache=False)
+    for adapter, callback in ((TypedJSONAdapter(), seen), (dspy.JSONAdapter(), plain)):
+        with dspy.context(lm=lm, adapter=adapter, callbacks=[callback]):
+            dspy.Predict(ParseCommand)(utterance="打开客厅的灯", rooms=ROOMS)
+    assert seen.ends == 1 and seen.formats == plain.formats  # as DSPy's own JSONAdapter

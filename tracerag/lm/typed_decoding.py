@@ -190,6 +190,14 @@ class TypedJSONAdapter(JSONAdapter):
         return await super().acall(lm, lm_kwargs, signature, demos, inputs)
 
 
+# DSPy wraps ``format`` and ``parse`` with its callbacks again in every adapter subclass
+# (``Adapter.__init_subclass__``), so a subclass of JSONAdapter would report each parse twice to a callback (a reply
+# that did not parse counted twice, by ``optimizer_calls`` too). This class changes neither: it keeps JSONAdapter's,
+# reported as JSONAdapter reports them.
+TypedJSONAdapter.format = JSONAdapter.format
+TypedJSONAdapter.parse = JSONAdapter.parse
+
+
 def dumps(schema: dict) -> str:
     """A schema as one canonical string (a cache key for the grammar built from it)."""
     return json.dumps(schema, sort_keys=True, ensure_ascii=False)
