@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import dspy
 
+from ..lm.typed_decoding import Bound, bound
+
 
 class RewriteQuery(dspy.Signature):
     """Turn a new agent task into search queries for a bank of previously solved tasks.
@@ -61,3 +63,12 @@ class JudgeExperience(dspy.Signature):
     experience: str = dspy.InputField()
     usefulness: float = dspy.OutputField(desc="a number from 0 to 1")
     reason: str = dspy.OutputField()
+
+
+# What a model decoding against the schema may write (``lm.typed_decoding``): what each field's description asks
+# for, within the reply's token cap (a free string is where a small model loops until the cap, and a reply cut
+# there does not parse).
+bound(RewriteQuery, text_queries=Bound(max_items=3, max_length=200), image_caption=Bound(max_length=300))
+bound(SummarizeExperience, experience=Bound(max_length=1000), task_ids=Bound(max_items=5, max_length=80))
+bound(CheckSufficiency, gap=Bound(max_length=300))
+bound(JudgeExperience, reason=Bound(max_length=300))
