@@ -202,3 +202,16 @@ def test_each_reply_is_parsed_once_as_dspys_callbacks_see_it():
         with dspy.context(lm=lm, adapter=adapter, callbacks=[callback]):
             dspy.Predict(ParseCommand)(utterance="打开客厅的灯", rooms=ROOMS)
     assert seen.ends == 1 and seen.formats == plain.formats  # as DSPy's own JSONAdapter
+
+
+def test_the_experience_summary_may_draw_only_on_the_candidates_it_was_given():
+    """SmolLM2-135M wrote a task id of its own ("10000…", digit after digit) until the token cap: the summary's
+    task_ids are choices among the ids heading its candidates."""
+    from tracerag.experience.experience_retrieval import Candidate, format_candidates
+    from tracerag.experience.signatures import SummarizeExperience
+
+    step = {"tool": "ocr", "thought": "[x]"}
+    candidates = format_candidates([Candidate("receipt-total-0001", 0.9, 0.9, {"question": "Total? [see photo]"}),
+                                    Candidate("bird-id-0002", 0.8, 0.8, {"steps": [step]})])
+    ids = output_schema(SummarizeExperience, {"candidates": candidates})["properties"]["task_ids"]
+    assert ids["items"]["enum"] == ["receipt-total-0001", "bird-id-0002"] and ids["maxItems"] == 5
