@@ -35,4 +35,4 @@ class AgentStep(dspy.Signature):
 
 # What a model decoding against the schema may write (``lm.typed_decoding``): one step, within the reply's token
 # cap (a free string is where a small model loops until the cap, and a reply cut there does not parse).
-bound(AgentStep, reply=Bound(max_length=1200))
+bound(AgentStep, reply=Bound(max_length=1000))

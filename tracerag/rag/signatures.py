@@ -73,6 +73,6 @@ class VerifyGroundedness(dspy.Signature):
 VERDICTS = ["yes", "no", "maybe", ""]
 bound(GradeRelevance, grades=Bound(max_items=10))
 bound(RefineQuery, query=Bound(max_length=300))
-bound(AnswerWithCitations, answer=Bound(max_length=1200), verdict=Bound(choices=lambda inputs: VERDICTS))
+bound(AnswerWithCitations, answer=Bound(max_length=1000), verdict=Bound(choices=lambda inputs: VERDICTS))
 bound(VerifyGroundedness, unsupported_claims=Bound(max_items=5, max_length=300),
       missing_evidence=Bound(max_length=300))
