@@ -201,7 +201,7 @@ def main() -> int:
             if phase == "evaluate":
                 results[program] = measure(program, data, work, lm_flags)
             else:
-                results[program]["compile"] = measure_compile(program, data, work, lm_flags)
+                results.setdefault(program, {})["compile"] = measure_compile(program, data, work, lm_flags)
             results[program][f"{phase}_seconds"] = round(time.perf_counter() - started, 1)
             results[program][f"load_after_{phase}"] = os.getloadavg()
             print(json.dumps({program: results[program]}, indent=1, ensure_ascii=False), flush=True)
