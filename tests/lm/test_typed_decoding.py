@@ -205,8 +205,8 @@ def test_each_reply_is_parsed_once_as_dspys_callbacks_see_it():
 
 
 def test_the_experience_summary_may_draw_only_on_the_candidates_it_was_given():
-    """SmolLM2-135M wrote a task id of its own ("10000…", digit after digit) until the token cap: the summary's
-    task_ids are choices among the ids heading its candidates."""
+    """SmolLM2-135M wrote a task id of its own ("10000000000000000000000000000000"): the summary's task_ids are
+    choices among the ids heading its candidates."""
     from tracerag.experience.experience_retrieval import Candidate, format_candidates
     from tracerag.experience.signatures import SummarizeExperience
 

@@ -69,7 +69,7 @@ class JudgeExperience(dspy.Signature):
 
 def candidate_ids(candidates: str | None) -> list[str] | None:
     """The task ids heading the candidates' blocks (``[task_id] question``): the only ids the summary may draw on
-    (a small model otherwise writes an id of its own, digit after digit until the token cap)."""
+    (a small model otherwise writes ids of its own: SmolLM2-135M wrote "10000000000000000000000000000000")."""
     return re.findall(r"^\[([^\]\n]+)\]", candidates, flags=re.MULTILINE) if isinstance(candidates, str) else None
 
 

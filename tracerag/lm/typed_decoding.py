@@ -11,7 +11,7 @@ plus what the signature's types do not say but the call knows:
 - **bounds a program declares** for a model it outputs or for a signature's own output fields (``bound``): a
   string's length, a list's items, and choices read from the call's own inputs (``QueryIR.scope_include``
   takes only the rooms this home has). A free string with no bound is where a small model loops: SmolLM2-135M
-  writes a plan's materials or a judge's reason until the token cap, and a reply cut there does not parse;
+  wrote a plan and a judge's reason until the token cap, and a reply cut there does not parse;
 - nothing else: a field without a declared bound is held only by the LM's token cap.
 
 ``TypedJSONAdapter`` is DSPy's ``JSONAdapter`` that passes this schema as ``response_format`` to an LM that
