@@ -16,8 +16,8 @@ program gets a small copy of its bundled dataset: the first ``--dev`` rows of th
    evaluation, as a compile costs twice the dev rows and the train rows more): the program's compile metric on
    dev before and after, the demos kept and how many the model wrote.
 
-    python benchmarks/bench_local_model_programs.py [--programs experience,rag,planner,agent] [--dev 4] [--train 2]
-        [--compile planner,experience] [--fault-budget 900]
+    python benchmarks/bench_local_model_programs.py [--programs experience,rag,agent,planner] [--dev 4] [--train 2]
+        [--compile planner,experience,rag,agent] [--fault-budget 900]
 
 Figures depend on the machine's load (2 cores shared here): latency is given as medians; the quality figures do
 not move with load (decoding is greedy).
@@ -179,7 +179,7 @@ def main() -> int:
     parser.add_argument("--dev", type=int, default=4, help="dev rows per program")
     parser.add_argument("--train", type=int, default=2, help="train rows per program, for compile")
     parser.add_argument("--timeout", type=float, default=120.0, help="--lm-timeout for each call")
-    parser.add_argument("--compile", default="planner,experience",
+    parser.add_argument("--compile", default="planner,experience,rag,agent",
                         help="programs to compile after every evaluation ran (each compile runs its dev rows "
                              "twice and its train rows once more)")
     parser.add_argument("--fault-budget", type=float, default=None,
