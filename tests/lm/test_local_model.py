@@ -3,6 +3,7 @@ token and stops at the deadline the way llama.cpp's abort callback does, so the 
 the wait for the model, the errors it raises, the fault budget's cut) is tested in the default run. The real
 model's tests are in test_local_model_real.py (marker ``local_model``)."""
 
+import json
 import math
 import threading
 import time
@@ -204,3 +205,22 @@ def test_a_plain_json_request_gets_a_json_grammar_and_no_format_none(gguf):
     engine.complete(json_mode)
     assert stand_in.calls[-1]["grammar"] is not None and schema_of({"type": "json_object"}) is None
     assert Path(engine.path).name == "tiny.gguf"
+
+
+def test_a_bound_longer_than_llamacpp_takes_is_lowered_not_a_crash(gguf):
+    """llama.cpp refuses a grammar for a string of more than 1,000 characters, and llama-cpp-python then ends the
+    process (SIGSEGV: a schema bounding an agent's step at 1,200 did): the grammar holds such a string to 1,000."""
+    stand_in = gguf.use(StandIn(reply='{"reply": "x"}'))
+    engine = make_lm(gguf.model, cache=False).engine
+    schema = {"type": "object", "properties": {"reply": {"type": "string", "maxLength": 1200},
+                                               "notes": {"type": "array", "items": {"type": "string",
+                                                                                    "maxLength": 5000}},
+                                               "short": {"type": "string", "maxLength": 40, "enum": ["a" * 2000]}}}
+    engine.complete(lm15.Request(model="m", messages=(lm15.Message.user("hi"),),
+                                 config=lm15.Config(response_format={"type": "json_schema", "name": "x",
+                                                                     "schema": schema})))
+    kind, sent = stand_in.calls[-1]["grammar"]
+    props = json.loads(sent)["properties"]
+    assert kind == "grammar" and props["reply"]["maxLength"] == 1000 == props["notes"]["items"]["maxLength"]
+    assert props["short"] == {"type": "string", "maxLength": 40, "enum": ["a" * 2000]}  # values stay as they are
+    assert schema["properties"]["reply"]["maxLength"] == 1200  # the request's own schema is not changed

@@ -130,3 +130,88 @@ def test_an_openai_compatible_server_gets_the_schema_when_told_it_takes_one():
     sent = bodies[0]["response_format"]
     assert sent["type"] == "json_schema" and sent["json_schema"]["strict"] is True
     assert sent["json_schema"]["schema"]["$defs"]["QueryIR"]["properties"]["scope_include"]["items"]["enum"] == ROOMS
+
+
+def test_a_signatures_own_output_fields_take_their_declared_bounds():
+    from tracerag.lm.typed_decoding import Bound, bound
+
+    class Note(dspy.Signature):
+        topic: str = dspy.InputField()
+        note: str = dspy.OutputField()
+        tags: list[str] = dspy.OutputField()
+        mood: str = dspy.OutputField()
+
+    bound(Note, note=Bound(max_length=120), tags=Bound(max_items=3, max_length=20),
+          mood=Bound(choices=lambda inputs: inputs.get("moods")))
+    props = output_schema(Note, {"moods": ["calm", "glad"]})["properties"]
+    assert props["note"]["maxLength"] == 120
+    assert props["tags"]["maxItems"] == 3 and props["tags"]["items"] == {"type": "string", "maxLength": 20}
+    assert props["mood"]["enum"] == ["calm", "glad"]
+    assert "enum" not in output_schema(Note, {})["properties"]["mood"]  # no choices in this call's inputs
+
+
+def _unbounded(schema, where="") -> list[str]:
+    """The places of ``schema`` a decoder may fill without end: a free string with no maxLength, an array with no
+    maxItems."""
+    if isinstance(schema, list):
+        return [hole for i, item in enumerate(schema) for hole in _unbounded(item, f"{where}[{i}]")]
+    if not isinstance(schema, dict):
+        return []
+    holes = []
+    if schema.get("type") == "string" and "maxLength" not in schema and "enum" not in schema:
+        holes.append(where)
+    if schema.get("type") == "array" and "maxItems" not in schema:
+        holes.append(where)
+    return holes + [hole for key, value in schema.items() for hole in _unbounded(value, f"{where}/{key}")]
+
+
+def test_every_typed_reply_of_the_programs_is_bounded():
+    """A free string or list with no bound is where a small model loops until the token cap (SmolLM2-135M wrote a
+    plan's fields and a judge's reason to 512 tokens, and a reply cut there does not parse): every output a
+    program decodes against a schema has a bound, whatever its inputs."""
+    from tracerag.agent.signatures import AgentStep
+    from tracerag.experience.signatures import CheckSufficiency, JudgeExperience, RewriteQuery, SummarizeExperience
+    from tracerag.planner.signatures import GeneratePlan
+    from tracerag.rag.signatures import AnswerWithCitations, GradeRelevance, RefineQuery, VerifyGroundedness
+
+    signatures = [RewriteQuery, SummarizeExperience, CheckSufficiency, JudgeExperience, GradeRelevance, RefineQuery,
+                  AnswerWithCitations, VerifyGroundedness, GeneratePlan, AgentStep, ArbitrateCapability]
+    holes = {sig.__name__: _unbounded(output_schema(sig, {})) for sig in signatures}
+    assert {name: found for name, found in holes.items() if found} == {}
+    assert output_schema(AnswerWithCitations)["properties"]["verdict"]["enum"] == ["yes", "no", "maybe", ""]
+
+
+def test_each_reply_is_parsed_once_as_dspys_callbacks_see_it():
+    """DSPy wraps an adapter subclass's parse with its callbacks again; a reply TypedJSONAdapter parses is one parse
+    to a callback (a failed parse counted once)."""
+    from dspy.utils.callback import BaseCallback
+
+    class Parses(BaseCallback):
+        def __init__(self):
+            self.ends = self.formats = 0
+
+        def on_adapter_parse_end(self, call_id, outputs, exception=None):
+            self.ends += 1
+
+        def on_adapter_format_end(self, call_id, outputs, exception=None):
+            self.formats += 1
+
+    seen, plain = Parses(), Parses()
+    lm = dspy.LM("schema/model", engine=SchemaEngine({"ir": IR}), cache=False)
+    for adapter, callback in ((TypedJSONAdapter(), seen), (dspy.JSONAdapter(), plain)):
+        with dspy.context(lm=lm, adapter=adapter, callbacks=[callback]):
+            dspy.Predict(ParseCommand)(utterance="打开客厅的灯", rooms=ROOMS)
+    assert seen.ends == 1 and seen.formats == plain.formats  # as DSPy's own JSONAdapter
+
+
+def test_the_experience_summary_may_draw_only_on_the_candidates_it_was_given():
+    """SmolLM2-135M wrote a task id of its own ("10000000000000000000000000000000"): the summary's task_ids are
+    choices among the ids heading its candidates."""
+    from tracerag.experience.experience_retrieval import Candidate, format_candidates
+    from tracerag.experience.signatures import SummarizeExperience
+
+    step = {"tool": "ocr", "thought": "[x]"}
+    candidates = format_candidates([Candidate("receipt-total-0001", 0.9, 0.9, {"question": "Total? [see photo]"}),
+                                    Candidate("bird-id-0002", 0.8, 0.8, {"steps": [step]})])
+    ids = output_schema(SummarizeExperience, {"candidates": candidates})["properties"]["task_ids"]
+    assert ids["items"]["enum"] == ["receipt-total-0001", "bird-id-0002"] and ids["maxItems"] == 5

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import dspy
 
+from ..lm.typed_decoding import Bound, bound
+
 
 class AgentStep(dspy.Signature):
     """You answer research questions from the literature by calling search tools, one call at a time.
@@ -29,3 +31,8 @@ class AgentStep(dspy.Signature):
         desc="your earlier replies and the tool outputs, oldest first; empty at the start")
     reply: str = dspy.OutputField(
         desc="<think>...</think> then one <call_tool ...>...</call_tool>, or the final <answer>...</answer>")
+
+
+# What a model decoding against the schema may write (``lm.typed_decoding``): one step, within the reply's token
+# cap (a free string is where a small model loops until the cap, and a reply cut there does not parse).
+bound(AgentStep, reply=Bound(max_length=1000))

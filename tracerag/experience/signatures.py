@@ -3,7 +3,11 @@ retrieved traces, judge whether it is enough; and the evaluation's judge of usef
 
 from __future__ import annotations
 
+import re
+
 import dspy
+
+from ..lm.typed_decoding import Bound, bound
 
 
 class RewriteQuery(dspy.Signature):
@@ -61,3 +65,19 @@ class JudgeExperience(dspy.Signature):
     experience: str = dspy.InputField()
     usefulness: float = dspy.OutputField(desc="a number from 0 to 1")
     reason: str = dspy.OutputField()
+
+
+def candidate_ids(candidates: str | None) -> list[str] | None:
+    """The task ids heading the candidates' blocks (``[task_id] question``): the only ids the summary may draw on
+    (a small model otherwise writes ids of its own: SmolLM2-135M wrote "10000000000000000000000000000000")."""
+    return re.findall(r"^\[([^\]\n]+)\]", candidates, flags=re.MULTILINE) if isinstance(candidates, str) else None
+
+
+# What a model decoding against the schema may write (``lm.typed_decoding``): what each field's description asks
+# for, within the reply's token cap (a free string is where a small model loops until the cap, and a reply cut
+# there does not parse).
+bound(RewriteQuery, text_queries=Bound(max_items=3, max_length=200), image_caption=Bound(max_length=300))
+bound(SummarizeExperience, experience=Bound(max_length=1000),
+      task_ids=Bound(max_items=5, max_length=80, choices=lambda inputs: candidate_ids(inputs.get("candidates"))))
+bound(CheckSufficiency, gap=Bound(max_length=300))
+bound(JudgeExperience, reason=Bound(max_length=300))

@@ -161,6 +161,26 @@ def _load(path: Path, n_ctx: int, n_threads: int) -> _Loaded:
         return _loaded[key]
 
 
+# llama.cpp refuses a grammar whose rules repeat more than 2,000 elements in all ("number of rules that are going to
+# be repeated multiplied by the new repetition exceeds sane defaults") and llama-cpp-python then crashes the process
+# (SIGSEGV): a string of more than 1,000 characters (``maxLength``, each character a rule of two elements) does.
+MAX_GRAMMAR_LENGTH = 1000
+
+
+def within_grammar_limits(schema: Any) -> Any:
+    """``schema`` with each ``maxLength`` above ``MAX_GRAMMAR_LENGTH`` lowered to it: the longest string a grammar
+    llama.cpp accepts may hold (a longer bound would end the process, not the call)."""
+    if isinstance(schema, list):
+        return [within_grammar_limits(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {key: value if key in ("enum", "const", "examples") else within_grammar_limits(value)
+           for key, value in schema.items()}
+    if isinstance(out.get("maxLength"), int) and out["maxLength"] > MAX_GRAMMAR_LENGTH:
+        out["maxLength"] = MAX_GRAMMAR_LENGTH
+    return out
+
+
 @functools.lru_cache(maxsize=64)
 def _grammar(schema: str | None):
     """The llama.cpp grammar for a JSON schema (None: any JSON object), built once per schema."""
@@ -251,7 +271,7 @@ class LlamaCppEngine:
         schema = schema_of(config.response_format)
         wants_json = schema is not None or (isinstance(config.response_format, dict)
                                             and config.response_format.get("type") == "json_object")
-        grammar = _grammar(dumps(schema) if schema is not None else None) if wants_json else None
+        grammar = _grammar(dumps(within_grammar_limits(schema)) if schema is not None else None) if wants_json else None
         max_tokens = min(config.max_tokens or self.max_tokens, self.max_tokens)
         try:
             return loaded.llm.create_chat_completion(

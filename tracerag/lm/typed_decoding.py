@@ -8,8 +8,10 @@ it never closes; decoded against the schema it writes one JSON object with every
 its values. The schema here is that of DSPy's structured outputs (every property required, objects closed)
 plus what the signature's types do not say but the call knows:
 
-- **bounds a program declares** for a model it outputs (``bound``): a string's length, a list's items, and
-  choices read from the call's own inputs (``QueryIR.scope_include`` takes only the rooms this home has);
+- **bounds a program declares** for a model it outputs or for a signature's own output fields (``bound``): a
+  string's length, a list's items, and choices read from the call's own inputs (``QueryIR.scope_include``
+  takes only the rooms this home has). A free string with no bound is where a small model loops: SmolLM2-135M
+  wrote a plan and a judge's reason until the token cap, and a reply cut there does not parse;
 - nothing else: a field without a declared bound is held only by the LM's token cap.
 
 ``TypedJSONAdapter`` is DSPy's ``JSONAdapter`` that passes this schema as ``response_format`` to an LM that
@@ -52,7 +54,8 @@ _lock = threading.Lock()
 
 def bound(model: type[pydantic.BaseModel], **fields: Bound) -> None:
     """Declare the bounds of ``model``'s fields for typed decoding (a program declares them beside the
-    signature whose output the model is)."""
+    signature whose output the model is). ``model`` may be the signature itself, for its own output fields
+    (a ``str`` or ``list[str]`` output: a free string a small model may write until the token cap)."""
     unknown = sorted(set(fields) - set(model.model_fields))
     if unknown:
         from ..errors import UnknownKey
@@ -93,6 +96,10 @@ def output_schema(signature, inputs: dict[str, Any] | None = None) -> dict:
             prop = definition.get("properties", {}).get(field)
             if prop is not None:
                 definition["properties"][field] = _apply(prop, limit, inputs or {})
+    for field, limit in _bounds.get(signature, {}).items():  # the signature's own output fields
+        prop = schema.get("properties", {}).get(field)
+        if prop is not None and field in signature.output_fields:
+            schema["properties"][field] = _apply(prop, limit, inputs or {})
     return _strict(schema)
 
 
@@ -188,6 +195,14 @@ class TypedJSONAdapter(JSONAdapter):
         lm_kwargs = dict(lm_kwargs)
         self._typed(lm, lm_kwargs, signature, inputs)
         return await super().acall(lm, lm_kwargs, signature, demos, inputs)
+
+
+# DSPy wraps ``format`` and ``parse`` with its callbacks again in every adapter subclass
+# (``Adapter.__init_subclass__``), so a subclass of JSONAdapter would report each parse twice to a callback (a reply
+# that did not parse counted twice, by ``optimizer_calls`` too). This class changes neither: it keeps JSONAdapter's,
+# reported as JSONAdapter reports them.
+TypedJSONAdapter.format = JSONAdapter.format
+TypedJSONAdapter.parse = JSONAdapter.parse
 
 
 def dumps(schema: dict) -> str:

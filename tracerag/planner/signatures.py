@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import dspy
 
-from ..signatures.planner import Plan
+from ..lm.typed_decoding import Bound, bound
+from ..signatures.planner import Plan, PlanStep
 
 
 class GeneratePlan(dspy.Signature):
@@ -25,3 +26,14 @@ class GeneratePlan(dspy.Signature):
     plan: Plan = dspy.OutputField()
     bullets_used: list[str] = dspy.OutputField(desc="ids of the bullets the plan follows")
     templates_used: list[str] = dspy.OutputField(desc="ids of the templates the plan follows")
+
+
+# What a model decoding against the schema may write (``lm.typed_decoding``): a plan of a few short steps that
+# fits the reply's token cap (a free string or list is where a small model loops until the cap, and a reply cut
+# there does not parse); ids are short ("mat-00001").
+_ID = 40
+bound(Plan, objective=Bound(max_length=200), materials=Bound(max_items=8, max_length=80),
+      steps=Bound(max_items=8), safety_notes=Bound(max_items=4, max_length=150),
+      expected_outcome=Bound(max_length=200))
+bound(PlanStep, text=Bound(max_length=200), cites=Bound(max_items=3, max_length=_ID))
+bound(GeneratePlan, bullets_used=Bound(max_items=10, max_length=_ID), templates_used=Bound(max_items=4, max_length=_ID))

@@ -8,6 +8,8 @@ from typing import Any
 import dspy
 from pydantic import BaseModel, Field
 
+from ..lm.typed_decoding import Bound, bound
+
 
 class ChunkGrade(BaseModel):
     """One graded chunk; each item of a batch answer is validated on its own, so one malformed item
@@ -62,3 +64,15 @@ class VerifyGroundedness(dspy.Signature):
     grounded: bool = dspy.OutputField()
     unsupported_claims: list[str] = dspy.OutputField(desc="claims the chunks do not support; empty when grounded")
     missing_evidence: str = dspy.OutputField(desc="what evidence would settle the unsupported claims; may be empty")
+
+
+# What a model decoding against the schema may write (``lm.typed_decoding``): what each field's description asks
+# for, within the reply's token cap (a free string is where a small model loops until the cap, and a reply cut
+# there does not parse). A batch grades at most 10 chunks (``grade_batch``); each grade is an open object, so a
+# model may still write on inside one.
+VERDICTS = ["yes", "no", "maybe", ""]
+bound(GradeRelevance, grades=Bound(max_items=10))
+bound(RefineQuery, query=Bound(max_length=300))
+bound(AnswerWithCitations, answer=Bound(max_length=1000), verdict=Bound(choices=lambda inputs: VERDICTS))
+bound(VerifyGroundedness, unsupported_claims=Bound(max_items=5, max_length=300),
+      missing_evidence=Bound(max_length=300))
