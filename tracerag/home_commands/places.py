@@ -12,6 +12,7 @@ whole ("the summer kitchen" where only a Kitchen is, 仓库的门锁), and then 
 from __future__ import annotations
 
 import re
+import weakref
 
 from .category_words import categories_said, normalised
 from .spelling import home_runs, home_words
@@ -77,6 +78,20 @@ def _phrase(match: re.Match) -> list[str]:
     return words
 
 
+_PLACES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # per index: its place words, its room names
+
+
+def _places_of(index) -> tuple[frozenset[str], tuple[str, ...]]:
+    """The home's English words with those of the rooms as said, and its rooms' names and the forms said for them
+    (阿姨房 for 保姆间), read once per index."""
+    built = _PLACES.get(index)
+    if built is None:
+        forms = [join_tokens(alias) for alias in index.rooms.aliases]
+        known = home_words(index) | {w for form in forms if form.isascii() for w in form.split()}
+        built = _PLACES[index] = (frozenset(known), (*index.home.rooms, *forms))
+    return built
+
+
 def place_not_exact(index, text: str) -> bool:
     """Whether the text says a place the home cannot resolve whole: a sensitive command is then asked for
     nowhere ("disarm the alarm in the guest cottage" where a Guest Room is; "preheat the oven in the summer
@@ -85,8 +100,7 @@ def place_not_exact(index, text: str) -> bool:
     two or three characters before 的 or 里 that are no room, label or word
     for a kind of the home."""
     plain = normalised(text)
-    forms = [join_tokens(alias) for alias in index.rooms.aliases]  # the rooms as said: 阿姨房 for 保姆间
-    known = home_words(index) | {w for form in forms if form.isascii() for w in form.split()}
+    known, rooms = _places_of(index)
     for match in (*_AT_THE.finditer(plain), *_DOOR_OF.finditer(plain)):
         words = _phrase(match)
         if words and any(w not in known and w.rstrip("s") not in known and w not in _NOT_PLACES for w in words):
@@ -94,7 +108,6 @@ def place_not_exact(index, text: str) -> bool:
     if plain.isascii():
         return False
     runs = home_runs(index)
-    rooms = [*index.home.rooms, *forms]
     for match in _ZH_OF.finditer(plain):
         before = re.sub(r"(?:里面|里|那边)$", "", _ZH_LEAD.sub("", match.group(1)))
         after = plain[match.end():match.end() + 2]
