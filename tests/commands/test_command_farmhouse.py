@@ -78,12 +78,16 @@ SENSITIVE = {"main-lock-unlock", "main-valve-open", "main-doorControl-open", "ma
              "main-securitySystem-disarm", "main-alarm-off", "main-switch-on"}
 
 
+def _no_lm(directory, embedder, devices, rooms) -> CommandRetrieval:
+    """CommandRetrieval without an LM on a home of these devices and rooms, written to ``directory``."""
+    home = Home.load(write_home(directory, devices, SPECS, rooms))
+    return CommandRetrieval(CommandIndex(home, embedder), ir_source="none")
+
+
 @pytest.fixture(scope="module")
 def homes(tmp_path_factory, embedder):
-    def program(devices):
-        home = Home.load(write_home(tmp_path_factory.mktemp("farm"), devices, SPECS, ROOMS))
-        return CommandRetrieval(CommandIndex(home, embedder), ir_source="none")
-    return {"farm": program(DEVICES), "shop": program(SHOP)}
+    return {name: _no_lm(tmp_path_factory.mktemp("farm"), embedder, devices, ROOMS)
+            for name, devices in (("farm", DEVICES), ("shop", SHOP))}
 
 
 @pytest.fixture
@@ -235,8 +239,7 @@ FLAT = [("maid-lock", "保姆间门锁", "r-maid", "Lock", "p-lock"),
 
 @pytest.fixture(scope="module")
 def flat(tmp_path_factory, embedder):
-    home = Home.load(write_home(tmp_path_factory.mktemp("flat"), FLAT, SPECS, FLAT_ROOMS))
-    return CommandRetrieval(CommandIndex(home, embedder), ir_source="none")
+    return _no_lm(tmp_path_factory.mktemp("flat"), embedder, FLAT, FLAT_ROOMS)
 
 
 @pytest.mark.parametrize("query", ["阿姨屋的门锁打开一下，她要进去换衣服", "阿姨房的门打开一下，阿姨回来了"])
@@ -263,8 +266,7 @@ HOLDING = [("road-gate", "Road Gate", "r-gate", "GarageDoor", "p-gate"),
 
 @pytest.fixture(scope="module")
 def holding(tmp_path_factory, embedder):
-    home = Home.load(write_home(tmp_path_factory.mktemp("holding"), HOLDING, SPECS, HOLDING_ROOMS))
-    return CommandRetrieval(CommandIndex(home, embedder), ir_source="none")
+    return _no_lm(tmp_path_factory.mktemp("holding"), embedder, HOLDING, HOLDING_ROOMS)
 
 
 def test_someone_let_into_the_house_comes_through_no_water_valve(holding):
@@ -294,8 +296,7 @@ RENTAL = [("b-door", "Suite B Door", "r-b", "Lock", "p-lock"),
 
 @pytest.fixture(scope="module")
 def rental(tmp_path_factory, embedder):
-    home = Home.load(write_home(tmp_path_factory.mktemp("rental"), RENTAL, SPECS, RENTAL_ROOMS))
-    return CommandRetrieval(CommandIndex(home, embedder), ir_source="none")
+    return _no_lm(tmp_path_factory.mktemp("rental"), embedder, RENTAL, RENTAL_ROOMS)
 
 
 @pytest.mark.parametrize(("query", "device", "command"), [
