@@ -59,7 +59,8 @@ _LET_IN = re.compile(r"\b(?:let|buzz)\s+(?:him|her|us|me|them|(?:the|my|our)\s+[
 # words for a dwelling that name a place without being a room's own name ("the in-law flat": the In-Law Suite)
 _PLACE_NOUNS = frozenset({"flat", "apartment", "unit", "suite", "room", "place", "building"})
 _ZH_POLITE = re.compile(r"[把帮我请给一下吧呀啊快了的]|打开|解锁|开")
-# the words around the room someone is let into ("could you let them into the bunkhouse": bunkhouse)
+# the words around the room someone is let into or locked out of ("could you let them into the bunkhouse",
+# "we're locked out of suite B")
 _OBJECT = re.compile(r"\b(?:could|can|would|will|you|please|pls|open|unlock|up|the|teh|hte|my|our|a|for|me|us|now|"
                      r"we're|we|re|are|i'm|i|m|am|locked out|out of|of|"
                      r"let|them|him|her|into|in)\b|[^\w\s-]", re.I)
@@ -236,7 +237,7 @@ class SensitiveRequests:
         out = asked.copy()
         # the words said with a door reach several doors of a kind ("the house door": the Farmhouse Door and the
         # Gate House Door): which one? A door said bare or as the front door is the way in, read as doors are
-        said_which = any(set(q) - _ENTRANCE_WORDS for q in door_qualifiers(text))  # "the front door": the way in
+        said_which = any(set(q) - _ENTRANCE_WORDS for q in door_qualifiers(text))
         for category in set(categories[asked].tolist()) - (set() if said_which else _DOORISH):
             same = asked & (categories == category)
             if len(set(devices[same].tolist())) > 1:
@@ -369,14 +370,18 @@ class SensitiveRequests:
             return none
         doors = doors_among(index, there & index.table.in_categories(_DOORISH), DOOR_WORDS)
         if doors.sum() > 1:  # the Gate House's door is the Gate House Door, not its Road Gate
-            doors &= self._carrying_room_name(places)
+            doors = self._carrying_room_name(doors, places)
         return doors if doors.sum() == 1 else none
 
-    def _carrying_room_name(self, rooms: list[str]) -> np.ndarray:
-        """Per device: its label holds the name of one of the rooms (its leading "The" aside)."""
-        names = [tuple(w for w in tokens(room) if w != "the") for room in rooms]
-        return np.asarray([any(name and contains(tokens(device.label), name) for name in names)
-                           for device in self.index.home.devices], dtype=bool)
+    def _carrying_room_name(self, devices: np.ndarray, rooms: list[str]) -> np.ndarray:
+        """``devices`` (per device) less those whose label holds the name of none of the rooms (a leading "The"
+        aside)."""
+        names = [name for room in rooms if (name := tuple(w for w in tokens(room) if w != "the"))]
+        out = devices.copy()
+        for d in np.flatnonzero(devices).tolist():
+            label = tokens(self.index.home.devices[d].label)
+            out[d] = any(contains(label, name) for name in names)
+        return out
 
     def _place_opened(self, text: str) -> list[str]:
         """The rooms a clause opens or unlocks as a whole (its verb read by the caller), where a place is all
