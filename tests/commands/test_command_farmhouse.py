@@ -106,6 +106,7 @@ def asked(pred) -> set[tuple[str, str]]:
     ("turn the alarm system off, we're back", "alarm", "main-securitySystem-disarm"),  # the panel, no siren
     ("open the safe in the office", "strongbox", "main-lock-unlock"),  # its own name says Safe
     ("fire up the burners", "stovetop", "main-switch-on"),
+    ("light the burners", "stovetop", "main-switch-on"),  # no light among the Stove Light and the rest
     ("light a burner on the stovetop, I'm making coffee", "stovetop", "main-switch-on"),
     ("The hired hand is at the kitchen door, let him in", "kitchen-door", "main-lock-unlock"),
     ("turn the water back on at the well house", "main-water", "main-valve-open"),  # the water heater is elsewhere

@@ -67,3 +67,13 @@ def test_a_chinese_verb_said_apart_is_read_whole(said, plain):
     from tracerag.home_commands.plain_verbs import plain_verbs
 
     assert plain_verbs(said) == plain
+
+
+@pytest.mark.parametrize(("said", "plain"), [
+    ("light the burners", "turn on the burners"),
+    ("light a burner on the stovetop", "turn on a burner on the stovetop"),
+    ("light the porch", "light the porch"), ("lights out", "lights off")])
+def test_a_fire_lit_is_a_heater_switched_on_and_no_word_for_a_light(said, plain):
+    from tracerag.home_commands.plain_verbs import plain_verbs
+
+    assert plain_verbs(said) == plain

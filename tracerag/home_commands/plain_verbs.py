@@ -24,6 +24,9 @@ _REWRITES = tuple((re.compile(pattern, re.IGNORECASE), plain) for pattern, plain
     (r"\b(re)?play\s+(the\s+)?(previous|last)(\s+(item|song|one))?(\s+again)?\b|\breplay\b", "previous track"),
     (r"\b(next song|skip (this|the) (song|track|item))\b", "next track"),
     (r"\blift( up)?\b", "raise"),
+    # "light the burners": a fire lit is a heater switched on, and no word for a light
+    (r"\blight\s+((?:the|my|our|a|an|one|two|all|both|up)\s+)?(burners?|stove(?:top)?s?|hobs?|cooktops?|ovens?|"
+     r"fireplaces?|grills?|bbq|barbecues?|forges?|kilns?|fire|pilot)\b", r"turn on \1\2"),
 ))
 
 # verb-object words people split with a measure word: 解个锁 is 解锁, 撤个防 撤防, 点个火 点火
