@@ -86,6 +86,25 @@ DEVICES = [
 ]
 
 
+def two_commands(on: str, off: str) -> list[dict]:
+    """A profile of two commands without values ("main-lock-lock", "main-lock-unlock")."""
+    return [{"id": on, "description": on.rsplit("-", 1)[1], "type": None, "value_range": None},
+            {"id": off, "description": off.rsplit("-", 1)[1], "type": None, "value_range": None}]
+
+
+# Profiles of one switch-like capability each: the homes built to confuse by name use them
+ON_OFF_SPECS = {
+    "p-switch": two_commands("main-switch-on", "main-switch-off"),
+    "p-lock": two_commands("main-lock-lock", "main-lock-unlock"),
+    "p-valve": two_commands("main-valve-open", "main-valve-close"),
+    "p-door": two_commands("main-doorControl-open", "main-doorControl-close"),
+    "p-gate": two_commands("main-garageDoorControl-open", "main-garageDoorControl-close"),
+    "p-siren": two_commands("main-alarm-siren", "main-alarm-off"),
+    "p-panel": two_commands("main-securitySystem-armAway", "main-securitySystem-disarm"),
+    "p-blind": two_commands("main-windowShade-open", "main-windowShade-close"),
+}
+
+
 def device_json(device_id, label, room_id, category, profile, model=None, specs=SPECS):
     return {"deviceId": device_id, "name": model or f"model-{profile}", "label": label, "roomId": room_id,
             "locationId": "loc-1", "profile": {"id": profile},

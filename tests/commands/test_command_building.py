@@ -9,6 +9,7 @@ asks for and nothing else.
 from __future__ import annotations
 
 import pytest
+from conftest import ON_OFF_SPECS as SPECS
 from conftest import write_home
 
 from tracerag.commands.command_retrieval import CommandRetrieval
@@ -16,20 +17,6 @@ from tracerag.home_commands.home import Home
 from tracerag.home_commands.home_index import CommandIndex
 from tracerag.signatures.query_ir import QueryIR
 
-
-def _two(on: str, off: str) -> list[dict]:
-    return [{"id": on, "description": on.rsplit("-", 1)[1], "type": None, "value_range": None},
-            {"id": off, "description": off.rsplit("-", 1)[1], "type": None, "value_range": None}]
-
-
-SPECS = {
-    "p-switch": _two("main-switch-on", "main-switch-off"),
-    "p-lock": _two("main-lock-lock", "main-lock-unlock"),
-    "p-gate": _two("main-garageDoorControl-open", "main-garageDoorControl-close"),
-    "p-blind": _two("main-windowShade-open", "main-windowShade-close"),
-    "p-valve": _two("main-valve-open", "main-valve-close"),
-    "p-panel": _two("main-securitySystem-armAway", "main-securitySystem-disarm"),
-}
 ROOMS = {"r-street": "Street", "r-lobby": "Lobby", "r-flat": "Manager's Flat", "r-studio": "Studio",
          "r-kiln": "Kiln Shed", "r-mud": "Mud Room", "r-hall": "Hall", "r-boiler": "Boiler Room",
          "r-porch": "Front Porch"}

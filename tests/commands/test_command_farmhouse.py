@@ -8,28 +8,13 @@ Each test is a clear ask that gets what it asks for, or an ordinary request that
 from __future__ import annotations
 
 import pytest
+from conftest import ON_OFF_SPECS as SPECS
 from conftest import write_home
 
 from tracerag.commands.command_retrieval import CommandRetrieval
 from tracerag.home_commands.home import Home
 from tracerag.home_commands.home_index import CommandIndex
 
-
-def _two(on: str, off: str) -> list[dict]:
-    return [{"id": on, "description": on.rsplit("-", 1)[1], "type": None, "value_range": None},
-            {"id": off, "description": off.rsplit("-", 1)[1], "type": None, "value_range": None}]
-
-
-SPECS = {
-    "p-switch": _two("main-switch-on", "main-switch-off"),
-    "p-lock": _two("main-lock-lock", "main-lock-unlock"),
-    "p-valve": _two("main-valve-open", "main-valve-close"),
-    "p-door": _two("main-doorControl-open", "main-doorControl-close"),
-    "p-gate": _two("main-garageDoorControl-open", "main-garageDoorControl-close"),
-    "p-siren": _two("main-alarm-siren", "main-alarm-off"),
-    "p-panel": _two("main-securitySystem-armAway", "main-securitySystem-disarm"),
-    "p-blind": _two("main-windowShade-open", "main-windowShade-close"),
-}
 ROOMS = {"r-kitchen": "Kitchen", "r-porch": "Back Porch", "r-barn": "Barn", "r-well": "Well House",
          "r-office": "Farm Office", "r-den": "Den", "r-lane": "Lane", "r-shop": "店面", "r-yard": "Stair Hall",
          "r-garden": "Back Garden", "r-tack": "Tack Room", "r-bunk": "Bunkhouse", "r-veg": "菜园",
