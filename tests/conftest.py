@@ -186,13 +186,16 @@ class FakeEngine:
     `fail` maps a signature name to "garbage" or "error" for that signature only.
     `sufficiency`: CheckSufficiency answers in order (the last one repeats).
     `summary_ids`: extra task_ids SummarizeExperience claims to have used (e.g. a hallucinated one).
+    `rewrites`: the queries RewriteQuery answers with.
     """
 
     def __init__(self, irs: dict | None = None, arbitration: dict | None = None, mode: str = "ok",
                  other_answer: str = "Parse the utterance; pick type_hint from the allowed categories.",
                  fail: dict | None = None, sufficiency: list[bool] | None = None, summary_ids: list[str] = (),
-                 relevant: set[str] | None = None, malformed: set[str] = frozenset(), grounded: list[bool] = (True,)):
+                 relevant: set[str] | None = None, malformed: set[str] = frozenset(), grounded: list[bool] = (True,),
+                 rewrites: list[str] | None = None):
         self.irs = irs or {}
+        self.rewrites = rewrites  # RewriteQuery's text_queries (None: "how to solve: <question>")
         self.other_answer = other_answer
         self.arbitration = arbitration or {"choice_index": 0}
         self.mode = mode
@@ -290,7 +293,8 @@ class FakeEngine:
         if "`text_queries`" in system:
             question = _field(user, "question") or ""
             context = _field(user, "search_context") or ""
-            queries = [f"how to solve: {question}"] + ([f"gap: {context.splitlines()[-1]}"] if context else [])
+            queries = self.rewrites or [f"how to solve: {question}"]
+            queries = queries + ([f"gap: {context.splitlines()[-1]}"] if context else [])
             return "RewriteQuery", answer(text_queries=json.dumps(queries), image_caption="a picture")
         if "`experience`" in system and "`task_ids`" in system:
             ids = re.findall(r"^\[([\w.-]+)\]", _field(user, "candidates") or "", re.M)

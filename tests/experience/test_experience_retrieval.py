@@ -88,6 +88,18 @@ def test_one_round_with_the_lm(bank, fake_lm):
     assert pred.hint is None and pred.lm_fallbacks == [] and pred.error is None
 
 
+def test_a_rewrite_adds_tasks_after_the_raw_tasks_own_and_never_displaces_them(bank, fake_lm):
+    # the rewrite finds another family, and the reranker prefers whatever comes last: without tiers the
+    # plant tasks would take the selection; with them it is the no-LM selection, the plant tasks after it
+    limits = {"top_k": 4, "top_n": 4}
+    without_lm = program(bank, reranker=ReversingReranker(), **limits)(question=QUESTION)
+    fake_lm(rewrites=["Is this plant safe for my cat? Reverse image search the leaves."])
+    pred = program(bank, reranker=ReversingReranker(), **limits)(question=QUESTION)
+    assert pred.task_ids[0] == without_lm.task_ids[0] and all(t.startswith("receipt-") for t in pred.task_ids[0])
+    added = pred.retrieved_task_ids[0][4:]
+    assert added and all(t.startswith("plant-") for t in added)  # found, and listed after the raw task's
+
+
 def test_rounds_stop_at_the_cap_when_never_sufficient(bank, fake_lm):
     engine = fake_lm(sufficiency=[False])
     pred = program(bank, max_retrieval_rounds=3)(question=QUESTION)

@@ -1,9 +1,10 @@
 """ExperienceRetrieval: a new agent task -> short experience distilled from similar solved tasks.
 
 Each round is independent: rewrite the task into queries (LM) -> embed all queries in one call ->
-search the bank -> dedupe by task_id (best score) -> rerank -> top_n -> summarise (LM) -> and, only
-when several rounds are allowed, check sufficiency (LM); an insufficient round feeds its experience
-and gap into the next round's rewrite. The last round's experience is the answer.
+search the bank -> dedupe by task_id (best score; the raw task's hits ahead of what only a rewrite
+found) -> rerank -> top_n -> summarise (LM) -> and, only when several rounds are allowed, check
+sufficiency (LM); an insufficient round feeds its experience and gap into the next round's rewrite.
+The last round's experience is the answer.
 
 The three LM stages (``rewrite``, ``summarize``, ``check``) are guarded steps (``guarded_step.Stages``):
 each uses its predictor's own LM, and an LM failure at any stage is never worse than having no LM.
@@ -110,6 +111,8 @@ class Candidate:
     retrieval_score: float
     rerank_score: float | None
     meta: dict[str, Any]
+    by_task: bool = True
+    """Found by the raw task's own query (False: only by a rewritten one, ranked after every such hit)."""
 
 
 @dataclass(frozen=True)
@@ -248,7 +251,7 @@ class ExperienceRetrieval(dspy.Module):
         if out is None:
             return [raw], caption
         queries, image_caption = out
-        # the raw task stays a query: a rewrite can only add recall, never lose the literal task
+        # the raw task stays the first query: its hits keep their places (_retrieve)
         return [raw, *queries], (caption or image_caption)
 
     def _search(self, queries: list[str], rerank_query: str) -> tuple[list[Candidate], list[Candidate]]:
@@ -274,18 +277,17 @@ class ExperienceRetrieval(dspy.Module):
         return self.config.enable_rerank and self.reranker is not None
 
     def _retrieve(self, queries: list[str]) -> list[Candidate]:
-        """One embedding call for all queries, one store search, best retrieval score per task_id (ties:
-        the hit seen first, i.e. the earlier query, then the store's rank)."""
+        """One embedding call for all queries, one store search. The raw task's hits come first, exactly as
+        without a rewrite (best score per task_id, ties to the store's rank); what only the rewritten
+        queries found follows, by its best score. So a rewrite adds tasks and never displaces the raw
+        task's own: with the LM the selection is never worse than without it."""
         vectors = self.embedder.embed(queries)
-        best: dict[str, tuple[StoreHit, int]] = {}
-        seen = 0
-        for hits in self.store.search(vectors, k=self.config.top_k, min_score=self.config.min_score):
-            for hit in hits:
-                if hit.id not in best or hit.score > best[hit.id][0].score:
-                    best[hit.id] = (hit, best[hit.id][1] if hit.id in best else seen)
-                seen += 1
-        ordered = sorted(best.values(), key=lambda pair: (-pair[0].score, pair[1]))
-        return [Candidate(h.id, h.score, None, h.metadata) for h, _ in ordered]
+        per_query = list(self.store.search(vectors, k=self.config.top_k, min_score=self.config.min_score))
+        by_task = _best_per_task(per_query[:1])
+        found = {hit.id for hit in by_task}
+        return ([Candidate(h.id, h.score, None, h.metadata) for h in by_task]
+                + [Candidate(h.id, h.score, None, h.metadata, by_task=False)
+                   for h in _best_per_task(per_query[1:]) if h.id not in found])
 
     # -- what it runs on (for callers; retrieval itself uses only the store protocol) ------------
 
@@ -350,9 +352,24 @@ def _documents(candidates: list[Candidate]) -> list[str]:
     return [c.meta.get("index_text", c.task_id) for c in candidates]
 
 
+def _best_per_task(per_query: list[list[StoreHit]]) -> list[StoreHit]:
+    """The best-scoring hit of each task_id over these queries' hits (ties: the hit seen first, i.e. the
+    earlier query, then the store's rank)."""
+    best: dict[str, tuple[StoreHit, int]] = {}
+    seen = 0
+    for hits in per_query:
+        for hit in hits:
+            if hit.id not in best or hit.score > best[hit.id][0].score:
+                best[hit.id] = (hit, best[hit.id][1] if hit.id in best else seen)
+            seen += 1
+    return [hit for hit, _ in sorted(best.values(), key=lambda pair: (-pair[0].score, pair[1]))]
+
+
 def _reordered(candidates: list[Candidate], order: list[tuple[int, float]]) -> list[Candidate]:
-    return [Candidate(candidates[i].task_id, candidates[i].retrieval_score, score, candidates[i].meta)
-            for i, score in order]
+    """The reranker's order within each tier: the raw task's hits first, then what only a rewrite found
+    (the reranker scores each document on its own, so the first tier is ordered as without a rewrite)."""
+    ranked = [replace(candidates[i], rerank_score=score) for i, score in order]
+    return sorted(ranked, key=lambda c: not c.by_task)
 
 
 def _rerank_failed(exc: Exception, candidates: list[Candidate]) -> list[Candidate]:
