@@ -307,3 +307,33 @@ def test_a_door_whose_words_two_doors_share_asks_which(holding):
     pred = holding(query="open the house door for grandma, her hands are full of eggs")
     assert not asked(pred)  # the Farmhouse Door or the Gate House Door? ("house" ends the farmhouse too)
     assert not (pred.candidates and pred.candidates[0].command_id == "main-lock-unlock")
+
+
+KILN_ROOMS = {"r-barn": "Barn", "r-shed": "Kiln Shed", "r-yard": "Yard"}
+KILN = [("banshee", "Banshee", "r-barn", "Siren", "p-siren"),
+        ("barn-light", "Barn Light", "r-barn", "Light", "p-switch"),
+        ("kiln-lamp", "Kiln Lamp", "r-shed", "Light", "p-switch"),
+        ("shed-door", "Shed Door", "r-shed", "Lock", "p-lock"),
+        ("front-door", "Front Door", "r-yard", "Lock", "p-lock"),
+        ("yard-valve", "Yard Valve", "r-yard", "WaterValve", "p-valve"),
+        ("trough-valve", "Trough Valve", "r-barn", "WaterValve", "p-valve")]
+
+
+@pytest.fixture(scope="module")
+def kiln(tmp_path_factory, embedder):
+    return _no_lm(tmp_path_factory.mktemp("kiln"), embedder, KILN, KILN_ROOMS)
+
+
+@pytest.mark.parametrize("query", ["the siren in the barn won't stop, shut it off",
+                                   "the siren is screaming, make it stop"])
+def test_it_said_of_a_kind_another_clause_says_is_the_one_device_of_that_kind(kiln, query):
+    _gets_what_it_asks(kiln(query=query), "banshee", "main-alarm-off")  # a siren called Banshee
+
+
+@pytest.mark.parametrize("query", [
+    "the door of sweet see, open it please",  # a door no door's words describe is no way in
+    "close every valve but the yard one, leave it open",  # "it" is one thing, never the valves said
+    "the valve is dripping, turn it on",  # two valves: which one?
+])
+def test_it_said_of_a_kind_reaches_nothing_it_cannot_single_out(kiln, query):
+    assert not {command for _, command in asked(kiln(query=query)) if command in SENSITIVE}

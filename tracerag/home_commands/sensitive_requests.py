@@ -146,13 +146,19 @@ class SensitiveRequests:
                 # an "it" nothing here names asks for nothing, never for every device of the verb's kind
                 mentioned = named(self.index, _PLACE_WORDS.sub(" ", reading.text))
                 found = self._asked_in(clause, mentioned, reading.text) if mentioned.any() else None
-                if found is not None and (found.any() or not _LET_IN.search(clause)):
-                    asked |= found  # someone let in is let through a door: "their car" names no way in
+                if found is not None and found.any():
+                    asked |= found
+                elif found is not None and not _LET_IN.search(clause):
+                    # what is named cannot do it: "the siren in the kiln shed is screaming, turn it off" (the kiln
+                    # shed named) speaks of the kind said; someone let in is let through a door ("their car")
+                    asked |= self._kind_pointed_back(clause, own, reading)
                 elif self._room_door(clause).any():  # "let them into the bunkhouse": its one door
                     asked |= self._asked_in(clause, own, clause)
                 elif _LET_IN.search(clause) and self._room_door(reading.text).any():
                     # "they're waiting at the driveway, let them drive in": the door of the place they wait at
                     asked |= self._asked_in(reading.text, own, reading.text)
+                elif found is None:  # "the alarm's going off, stop it": the kind another clause says
+                    asked |= self._kind_pointed_back(clause, own, reading)
                 continue
             # the text that names what the clause acts on: its own, or the utterance's ("let him in")
             about = clause if named(self.index, clause).any() else reading.text
@@ -168,13 +174,15 @@ class SensitiveRequests:
                 asked &= ~self.index.table.in_categories(set(categories_said(reading.excepted)))[devices]
         return asked
 
-    def _asked_in(self, text: str, named_by: np.ndarray, about: str | None = None) -> np.ndarray:
+    def _asked_in(self, text: str, named_by: np.ndarray, about: str | None = None,
+                  kind_text: str | None = None) -> np.ndarray:
         """``asked`` for one clause: the operation it asks for is one the row's command performs, and it refers
         to the row's device: by name (``referents.named``: the devices it names best; naming another device
         leaves this one out), or, naming none, by a word for its kind (or, alone, a verb that names the kind:
         "解锁", "please unlock") with any room said being the device's room ("打开阳台门" asks nothing of the lock
         in the living room). ``named_by``: the ``referents.named`` the clause stands for; ``about``: the text
-        that names it, where another clause does ("the hand is at the kitchen door, let him in")."""
+        that names it, where another clause does ("the hand is at the kitchen door, let him in"); ``kind_text``: the
+        text whose words for a kind the clause's "it" stands for, where no device is named."""
         index = self.index
         sensitive = self.sensitive
         rows, kinds = sensitive.rows, sensitive.row_kinds
@@ -210,12 +218,27 @@ class SensitiveRequests:
         said = index.rooms.without_room_names(text).replace("开关", " ")
         if best:
             referred = self._referred_by_name(text, named_by, best, devices)
+        elif kind_text is not None:
+            referred = self._referred_by_kind(kind_text, index.rooms.without_room_names(kind_text), operation,
+                                              devices)
         else:
             referred = self._referred_by_kind(text, said, operation, devices)
         asked = self._one_of_several(text, performing & referred, devices)
         for i in np.flatnonzero(marked & referred).tolist():  # what policy.json marks
             asked[i] = self._asked_marked(said, int(rows[i]), bool(best))
         return asked
+
+    def _kind_pointed_back(self, clause: str, own: np.ndarray, reading) -> np.ndarray:
+        """``asked`` for a clause whose "it" stands for a word for one thing of a kind another clause says ("the
+        alarm's going off, stop it"). Never several ("close every valve but the garden one, leave it open"), nor a
+        door so said: "the door of sweet see, open it" describes no door, and a door said with words no door has is
+        no way in."""
+        text = reading.text
+        others = " ".join(c for c in reading.clauses if c != clause)  # "unlock it" alone names no kind
+        if (not categories_said(others) or _DOOR_WORD.search(text) or reading.excepted or _SEVERAL.search(text)
+                or _plural_said(text)):
+            return np.zeros(len(self.sensitive.rows), dtype=bool)
+        return self._asked_in(clause, own, text, kind_text=others)
 
     def _head_said(self, text: str, rows: np.ndarray) -> np.ndarray:
         """Per row: the last word of its device's name, or a word for what it is, is said ("open the safe" of Gun
