@@ -6,8 +6,8 @@ without a query word scores 0). The columns are dealt into interleaved groups (c
 the groups' maxima come from one elementwise pass, and the m-th largest group maximum of a row is a floor that
 at least m of its entries reach, and few more. The entries at or above their row's floor are found in one
 compare of the batch and sorted together. A row whose floor is shared by a crowd of groups (long runs of ties
-at the cut: a query that matches fewer than m rows) takes the entries above it and the lowest-indexed ties. Kept apart from
-the word index and the retriever: the lexical search and the hybrid fusion both rank with it.
+at the cut: a query that matches fewer than m rows) takes the entries above it and the lowest-indexed ties.
+Kept apart from the word index and the retriever: the lexical search and the hybrid fusion both rank with it.
 """
 
 from __future__ import annotations
