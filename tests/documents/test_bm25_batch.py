@@ -145,3 +145,13 @@ def test_lexical_hits_decode_their_metadata_when_first_read(retriever, corpus, m
     assert pickle.loads(pickle.dumps(hits)) == eager
     assert dataclasses.asdict(hits[1])["metadata"]["text"] == corpus[1][corpus[0].index(hits[1].id)]
     assert hits[2].doc_id == hits[2].id[:2]
+
+
+def test_chunks_made_for_a_batch_are_the_chunks_the_constructor_makes():
+    from tracerag.documents.hybrid import ScoredChunk, _make_chunk
+
+    made = _make_chunk("c1", 2.5, None, 2.5, {"text": "t"})
+    assert made == ScoredChunk("c1", 2.5, None, 2.5, {"text": "t"}) and made.metadata == {"text": "t"}
+    assert repr(made) == repr(ScoredChunk("c1", 2.5, None, 2.5, {"text": "t"}))
+    with pytest.raises(AttributeError):
+        made.score = 1.0  # still frozen
