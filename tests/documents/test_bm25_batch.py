@@ -122,3 +122,36 @@ def test_a_large_batch_is_scored_in_groups(retriever, corpus, monkeypatch):
     monkeypatch.setattr(hybrid, "_BATCH_SCORES", 5 * len(corpus[0]))  # five questions per group
     assert [len(g) for g in retriever._query_groups(12)] == [5, 5, 2]
     assert retriever.search(questions, k=3) == whole
+
+
+def test_lexical_hits_decode_their_metadata_when_first_read(retriever, corpus, monkeypatch):
+    import dataclasses
+    import pickle
+
+    from tracerag.stores.bank_columns import MetadataLines
+
+    decoded = []
+    decode = MetadataLines.decode
+    monkeypatch.setattr(MetadataLines, "decode", lambda self, row: decoded.append(row) or decode(self, row))
+    found = retriever.search_lexical(corpus[2][:8], k=10)
+    hits = [c for chunks in found for c in chunks]
+    assert len(hits) == 80 and decoded == []  # ids and scores only: no chunk text parsed
+    bank = retriever._rows.bank
+    first = hits[0]
+    assert first.metadata == bank.metadata(bank.row_of(first.id)) and len(decoded) == 2
+    assert first.metadata is first.metadata and len(decoded) == 2  # decoded once, then kept
+    eager = [dataclasses.replace(c, metadata=bank.metadata(bank.row_of(c.id))) for c in hits]
+    assert hits == eager and [hash(c) for c in hits] == [hash(c) for c in eager]
+    assert pickle.loads(pickle.dumps(hits)) == eager
+    assert dataclasses.asdict(hits[1])["metadata"]["text"] == corpus[1][corpus[0].index(hits[1].id)]
+    assert hits[2].doc_id == hits[2].id[:2]
+
+
+def test_chunks_made_for_a_batch_are_the_chunks_the_constructor_makes():
+    from tracerag.documents.hybrid import ScoredChunk, _make_chunk
+
+    made = _make_chunk("c1", 2.5, None, 2.5, {"text": "t"})
+    assert made == ScoredChunk("c1", 2.5, None, 2.5, {"text": "t"}) and made.metadata == {"text": "t"}
+    assert repr(made) == repr(ScoredChunk("c1", 2.5, None, 2.5, {"text": "t"}))
+    with pytest.raises(AttributeError):
+        made.score = 1.0  # still frozen

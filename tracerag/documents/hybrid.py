@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import partial
 from typing import Any, Literal
 
 import numpy as np
@@ -32,6 +33,7 @@ from ..errors import InvalidValue
 from ..stores.cosine_bank import CosineBank
 from ..stores.vector_store import VectorStore
 from .store_rows import store_rows
+from .top_rows import top_rows
 from .word_index import WordIndex
 
 __all__ = ["DEFAULT_DENSE_WEIGHT", "DEFAULT_FUSION", "DEFAULT_LEXICAL_WEIGHT", "HybridRetriever", "ScoredChunk"]
@@ -53,38 +55,80 @@ DEFAULT_LEXICAL_WEIGHT = 2.0
 RRF_K = 60  # the usual reciprocal-rank constant: ranks 1 and 10 weigh 1/61 vs 1/70, a smooth blend
 _BATCH_SCORES = 1 << 23  # BM25 values (queries x rows) one batch holds at most: 32 MB of float32
 
-@dataclass(frozen=True, slots=True)
+class _ReadOnFirstUse:
+    """The ``metadata`` field of :class:`ScoredChunk`: a dict, or a call (``functools.partial``) that decodes
+    it from the bank the first time it is read, then kept. Searching a large bank decodes no chunk text a
+    caller never reads (ranking by id and score, counting hits); reading it costs what decoding would have."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._slot = "_" + name
+
+    def __get__(self, chunk: Any, owner: type | None = None) -> dict[str, Any]:
+        if chunk is None:
+            raise AttributeError("metadata has no default")  # the dataclass field stays required
+        value = getattr(chunk, self._slot)
+        if type(value) is partial:
+            value = value()
+            object.__setattr__(chunk, self._slot, value)
+        return value
+
+    def __set__(self, chunk: Any, value: Any) -> None:
+        object.__setattr__(chunk, self._slot, value)
+
+
+@dataclass(frozen=True)
 class ScoredChunk:
     """One retrieved chunk: ``score`` ranks it; ``dense`` (cosine) and ``lexical`` (BM25) explain it.
 
-    A channel score is None only in the single-channel modes, for the channel that was not run.
+    A channel score is None only in the single-channel modes, for the channel that was not run. A lexical
+    search over a numpy bank decodes ``metadata`` when it is first read (equality, repr, pickling and
+    ``dataclasses.asdict`` read it too).
     """
 
+    __slots__ = ("id", "score", "dense", "lexical", "_metadata")
     id: str
     score: float
     dense: float | None
     lexical: float | None
-    metadata: dict[str, Any] = field(hash=False)
+    metadata: dict[str, Any] = _ReadOnFirstUse()  # type: ignore[assignment]
+
+    def __hash__(self) -> int:
+        return hash((self.id, self.score, self.dense, self.lexical))
+
+    def __reduce__(self) -> tuple:
+        return (type(self), (self.id, self.score, self.dense, self.lexical, self.metadata))
 
     @property
     def doc_id(self) -> str | None:
         return self.metadata.get("doc_id")
 
 
+def _chunk_maker() -> Any:
+    """``ScoredChunk(id, score, dense, lexical, metadata)`` without the frozen dataclass's ``__init__``: the
+    fields set through their slots directly, half the cost where a batch of lexical hits makes hundreds."""
+    new = object.__new__
+    fields = [ScoredChunk.__dict__[name].__set__ for name in ("id", "score", "dense", "lexical", "_metadata")]
+    set_id, set_score, set_dense, set_lexical, set_metadata = fields
+
+    def make(id: str, score: float, dense: float | None, lexical: float | None, metadata: Any) -> ScoredChunk:
+        chunk = new(ScoredChunk)
+        set_id(chunk, id)
+        set_score(chunk, score)
+        set_dense(chunk, dense)
+        set_lexical(chunk, lexical)
+        set_metadata(chunk, metadata)
+        return chunk
+
+    return make
+
+
+_make_chunk = _chunk_maker()
+
+
 def _top_batch(scores: np.ndarray, m: int) -> list[np.ndarray]:
     """Per row of a (q, n) score matrix, the indices of its ``m`` largest scores, best first, ties by index
-    (of equal scores at the cut, the lowest indices): one partition of the batch finds each row's ``m``-th
-    largest score, then each row sorts only the entries reaching it."""
-    q, n = scores.shape
-    m = min(m, n)
-    if m <= 0 or q == 0:
-        return [np.zeros(0, dtype=np.int64) for _ in range(q)]
-    kth = np.partition(scores, n - m, axis=1)[:, n - m]
-    out = []
-    for row, low in zip(scores, kth.tolist(), strict=True):
-        found = np.flatnonzero(row >= low)
-        out.append(found[np.lexsort((found, -row[found]))][:m])
-    return out
+    (of equal scores at the cut, the lowest indices): :func:`~.top_rows.top_rows`."""
+    return top_rows(scores, m)
 
 
 def _top(scores: np.ndarray, m: int) -> np.ndarray:
@@ -260,6 +304,9 @@ class HybridRetriever:
         try:
             for group in self._query_groups(len(queries)):
                 batch, tops = self._lexical_batch([queries[i] for i in group], first_window)
+                if dedupe_by is None:  # each query's best k rows scoring above 0, as they are
+                    results.extend(self._lexical_chunks(batch, tops))
+                    continue
                 for i, scores, top in zip(group, batch, tops, strict=True):
                     window = first_window
                     while True:
@@ -279,6 +326,22 @@ class HybridRetriever:
         return results
 
     # -- internals -------------------------------------------------------------------------------
+
+    def _lexical_chunks(self, scores: np.ndarray, tops: list[np.ndarray]) -> list[list[ScoredChunk]]:
+        """Each query's rows of ``tops`` that score above 0, as chunks (their metadata read in one call for
+        the batch, and on a numpy bank decoded when first read)."""
+        if not tops:
+            return []
+        top = np.asarray(tops)  # (queries, k): each query's best k rows
+        values = np.take_along_axis(scores, top, axis=1)
+        counts = (values > 0).sum(axis=1).tolist()  # best first: the rows above 0 come first
+        rows = [line[:c] for line, c in zip(top.tolist(), counts, strict=True)]
+        lexical = [line[:c] for line, c in zip(values.tolist(), counts, strict=True)]
+        metadata = iter(self._rows.metadata_later([r for found in rows for r in found], self._ids))
+        id_of, ids = self._rows.id_of, self._ids
+        make = _make_chunk
+        return [[make(id_of(r, ids), v, None, v, next(metadata)) for r, v in zip(found, values, strict=True)]
+                for found, values in zip(rows, lexical, strict=True)]
 
     def _check_rows(self) -> None:
         """Rebuild the index if rows it covers were deleted or moved (a numpy bank's splice)."""

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Sequence
+from functools import partial
 from typing import Any, Protocol
 
 import numpy as np
@@ -77,6 +78,9 @@ class StoreRows(Protocol):
 
     def metadata(self, row: int, ids: list[str]) -> dict[str, Any]:
         """The metadata of a row."""
+
+    def metadata_later(self, rows: Sequence[int], ids: list[str]) -> list[dict[str, Any] | partial]:
+        """The metadata of rows, each a dict or a call that decodes it when made (what ScoredChunk takes)."""
 
     def id_of(self, row: int, ids: list[str]) -> str:
         """The id of a row."""
@@ -154,6 +158,9 @@ class NumpyBankRows:
 
     def metadata(self, row: int, ids: list[str]) -> dict[str, Any]:
         return self.bank.metadata(row)
+
+    def metadata_later(self, rows: Sequence[int], ids: list[str]) -> list[dict[str, Any] | partial]:
+        return self.bank.metadata_readers(rows)  # the bank's lines, decoded when a chunk's metadata is read
 
     def id_of(self, row: int, ids: list[str]) -> str:
         return ids[row] if row < len(ids) else self.bank.id_at(row)
@@ -263,6 +270,10 @@ class VectorStoreRows:
         if row not in self._meta:
             self.prefetch([row], ids)
         return self._meta.get(row, {})
+
+    def metadata_later(self, rows: Sequence[int], ids: list[str]) -> list[dict[str, Any] | partial]:
+        self.prefetch(rows, ids)  # fetched in one call now: the store may not be reachable later
+        return [self._meta.get(r, {}) for r in rows]
 
     def id_of(self, row: int, ids: list[str]) -> str:
         return ids[row]

@@ -34,6 +34,7 @@ import json
 import logging
 import threading
 from collections.abc import Callable, Iterator, Sequence
+from functools import partial
 from pathlib import Path
 from typing import IO, Any, ClassVar
 
@@ -505,6 +506,16 @@ class CosineBank(BankQueries):
         if not 0 <= row < snap.count:
             raise OutOfRange(f"row {row} out of range for a bank of {snap.count}")
         return snap.metadata(row)
+
+    def metadata_readers(self, rows: Sequence[int]) -> list[Callable[[], dict[str, Any]]]:
+        """Per row, a call that decodes its metadata from this version of the bank when made (a search's
+        caller may need only ids and scores; a chunk's text is the bulk of what decoding costs). The rows
+        are checked now, each line when it is decoded (a damaged one raises then, as :meth:`metadata` does)."""
+        snap = self._snap
+        if len(rows) and not 0 <= min(rows) <= max(rows) < snap.count:
+            raise OutOfRange(f"rows {min(rows)}..{max(rows)} out of range for a bank of {snap.count}")
+        decode = snap.lines.decode
+        return [partial(decode, row) for row in rows]
 
     @property
     def corrupt_rows(self) -> dict[int, str]:

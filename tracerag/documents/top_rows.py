@@ -1,0 +1,58 @@
+"""Each query's best rows of a (queries, rows) score matrix, best first, ties to the lowest row.
+
+The exact selection a sort of every row by (score descending, row ascending) would give, without sorting or
+partitioning whole rows (numpy's partition slows down on the long runs of equal scores BM25 leaves: every row
+without a query word scores 0). The columns are dealt into interleaved groups (column c into group c mod G);
+the groups' maxima come from one elementwise pass, and the m-th largest group maximum of a row is a floor that
+at least m of its entries reach, and few more. The entries at or above their row's floor are found in one
+compare of the batch and sorted together. A row whose floor is shared by a crowd of groups (long runs of ties
+at the cut: a query that matches fewer than m rows) takes the entries above it and the lowest-indexed ties.
+Kept apart from the word index and the retriever: the lexical search and the hybrid fusion both rank with it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["top_rows"]
+
+_CROWD = 8  # a row with more than this many times m groups at its floor is read whole
+
+
+def top_rows(scores: np.ndarray, m: int) -> list[np.ndarray]:
+    """Per row of a (q, n) score matrix, the indices of its ``m`` largest scores, best first, ties by index
+    (of equal scores at the cut, the lowest indices). Scores must not be NaN."""
+    q, n = scores.shape
+    m = min(m, n)
+    if m <= 0 or q == 0:
+        return [np.zeros(0, dtype=np.int64) for _ in range(q)]
+    groups = max(1 << round(np.log2(n) / 2), 4 * m)  # about sqrt(n) groups of about sqrt(n) columns
+    if 2 * groups > n:  # too few columns for groups to pay: sort them all
+        batch_row, index = np.divmod(np.arange(q * n), n)
+        return _first(batch_row, index, scores.reshape(-1), q, m)
+    depth = n // groups
+    body = scores[:, : depth * groups].reshape(q, depth, groups)
+    maxima = body.max(axis=1)
+    if depth * groups < n:  # the last columns, fewer than a group's depth: one more group
+        maxima = np.concatenate([maxima, scores[:, depth * groups :].max(axis=1, keepdims=True)], axis=1)
+    floors = np.partition(maxima, maxima.shape[1] - m, axis=1)[:, maxima.shape[1] - m]
+    crowded = (maxima >= floors[:, None]).sum(axis=1) > _CROWD * m
+    reach = floors.copy()
+    reach[crowded] = np.inf  # a crowded row is read on its own below
+    batch_row, index = np.divmod(np.flatnonzero(scores >= reach[:, None]), n)
+    parts = [(batch_row, index, scores[batch_row, index])]
+    for row, floor in zip(np.flatnonzero(crowded).tolist(), floors[crowded].tolist(), strict=True):
+        found = np.flatnonzero(scores[row] > floor)
+        found = np.concatenate([found, np.flatnonzero(scores[row] == floor)[: m - len(found)]])
+        parts.append((np.full(len(found), row), found, scores[row, found]))
+    batch_row, index, values = (np.concatenate(x) for x in zip(*parts, strict=True))
+    return _first(batch_row, index, values, q, m)
+
+
+def _first(batch_row: np.ndarray, index: np.ndarray, values: np.ndarray, q: int, m: int) -> list[np.ndarray]:
+    """Candidates (each row of the batch has at least m) sorted by (row of the batch, score descending,
+    index), the first ``m`` of each row."""
+    order = np.lexsort((index, -values, batch_row))
+    counts = np.bincount(batch_row, minlength=q)
+    firsts = (np.cumsum(counts) - counts)[:, None] + np.arange(m)
+    return list(index[order][firsts])
