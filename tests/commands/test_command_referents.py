@@ -123,6 +123,13 @@ def test_a_place_the_home_does_not_have_is_asked_about_never_widened_to_the_home
     assert pred.hint == "unknown_scope" and pred.unresolved and not pred.candidates and pred.bulk is None
 
 
+@pytest.mark.parametrize("query", ["unlock the front door upstairs", "unlock the front door on the second floor"])
+def test_a_floor_said_beside_a_label_only_says_where_the_named_device_is(program, query):
+    # no floors are recorded, but the label says which device: the floor is no scope to resolve
+    pred = program(query=query)
+    assert pred.hint is None and pred.candidates[0].device_id == "front-lock" and pred.candidates[0].asked
+
+
 @pytest.mark.parametrize("query, operation", [
     ("turn the lights down", "level_down"), ("lower the shades", "close"), ("pause the TV", "pause"),
     ("set the oven to 400 degrees", "set_temperature"), ("turn it up", "volume_up"),

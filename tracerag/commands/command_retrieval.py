@@ -37,7 +37,7 @@ from ..home_commands.home_index import CommandIndex
 from ..home_commands.home_operations import with_operation
 from ..home_commands.naming_scope import names_a_kind_only, names_an_area, says_one_device, says_the_kind_itself
 from ..home_commands.negation import read_negation
-from ..home_commands.places import unresolved_places
+from ..home_commands.places import only_floors_of_a_label, unresolved_places
 from ..home_commands.plain_verbs import plain_verbs
 from ..home_commands.safety_screen import Screen, safety_of
 from ..home_commands.several_requests import acting_clauses, first_request
@@ -159,7 +159,7 @@ class CommandRetrieval(dspy.Module):
         if said.asks_nothing:
             return self._prediction([], None, parsed, source, stages, index, hint=Hint.NO_INTENT)
         places = unresolved_places(index, acting_clauses(index, text))
-        if places:  # a floor or room this home does not have: asked about, never widened to the whole home
+        if places and not only_floors_of_a_label(index, text, places):  # a floor or room this home does not have: asked about, never widened to the whole home
             return self._prediction([], None, parsed, source, stages, index, hint=Hint.UNKNOWN_SCOPE, unresolved=places)
         ranked, lm_ir = None, None
         if source == "rules" and self.ir_source == "lm" and lm_of(self.parse) is not None:

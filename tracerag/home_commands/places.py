@@ -55,6 +55,18 @@ def unresolved_places(index, text: str) -> list[str]:
     return out + [p for p in _places_after_in(index, plain) if not any(p in o or o in p for o in out)]
 
 
+def only_floors_of_a_label(index, text: str, places: list[str]) -> bool:
+    """Whether every place the home cannot resolve is a floor, said beside a device's label of two words or more:
+    "unlock the suite C door upstairs" where no floors are recorded names its door, the floor only says where
+    it is ("the lights upstairs" still asks which floor)."""
+    return all(_FLOOR.fullmatch(normalised(place)) for place in places) and any(
+        len(label) > 1 for label in index.names.label_phrases.found_in(tokens(text)))
+
+
+_FLOOR = re.compile(r"(?:first|second|third|fourth|fifth|ground|top|upper|lower|1st|2nd|3rd|4th|5th)\s+"
+                    r"(?:floor|storey|story)|upstairs|downstairs|[一二三四五六七八九十两0-9]+楼|楼上|楼下")
+
+
 def _places_after_in(index, text: str) -> list[str]:
     """The places said after "in the", "inside my" ... whose words are no word of this home and no word for a
     time or a position: "the orchard", "the sugar shack"."""
