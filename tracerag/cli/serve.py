@@ -58,5 +58,5 @@ def cmd_serve(args) -> int:
     from .configuring import configure, options_for
 
     specs = parse_program_specs(args.program)  # a bad --program fails before anything is loaded
-    configure(args)
+    configure(args, programs=list(specs))  # the embedder's weights start loading here, in the background
     return serve(specs, {name: options_for(entry(name).build, args) for name in specs}, args)
