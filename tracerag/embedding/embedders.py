@@ -61,6 +61,7 @@ def small_product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 # service of several programs, or a program whose stages each make one, holds them once.
 _MODELS: dict[int, USE] = {}
 _MODELS_LOCK = threading.Lock()
+_LOADING: dict[int, threading.Thread] = {}  # the background loads started, per thread count
 
 
 class LocalUSEEmbedder:
@@ -99,15 +100,21 @@ class LocalUSEEmbedder:
         return self._model
 
     def load_in_background(self) -> threading.Thread:
-        """Start loading the weights in a daemon thread (a later ``embed`` waits for it); the thread. A failure
-        is left to the first ``embed``, which loads again and raises it."""
+        """Start loading the weights in a daemon thread (a later ``embed`` waits for it); the thread (the one
+        already started for this thread count, if any). A failure is left to the first ``embed``, which loads
+        again and raises it."""
+        with _MODELS_LOCK:
+            started = _LOADING.get(self.threads)
+            if started is not None:
+                return started
+
         def load() -> None:
             try:
                 self._get_model()
             except Exception as exc:  # noqa: BLE001 - the caller's own embed reports it
                 logger.debug("loading the USE weights in the background failed: %s", exc)
 
-        thread = threading.Thread(target=load, name="tracerag-load-use", daemon=True)
+        thread = _LOADING[self.threads] = threading.Thread(target=load, name="tracerag-load-use", daemon=True)
         thread.start()
         return thread
 

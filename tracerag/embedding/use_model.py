@@ -81,6 +81,8 @@ def load_use(threads: int, root: str | Path | None) -> tuple[USE, bool]:
         else:
             logger.info("USE weights read from %s in %.2f s", where, time.perf_counter() - started)
             return model, False
+    logger.info("reading the USE weights from the %s package (%s)", PACKAGE,
+                "no cache directory" if root is None else "a prepared copy is written for the next start")
     model = USE(threads=threads)
     model._model  # noqa: B018 - builds the tokenizer and reads the weights, as its first encode would
     logger.info("USE weights read from the %s package in %.2f s", PACKAGE, time.perf_counter() - started)

@@ -18,4 +18,4 @@ ENTRY = ProgramEntry(
     ("used_recall", "used_precision", "used_f1", "citation_validity", "citation_coverage", "hallucinated_per_plan",
      "score"),
     workflow.examples, workflow.evaluate, workflow.compile, artifact.describe, artifact.rebuild, service=_service,
-    store_fill=STORE_FILL, embeds=True)
+    store_fill=STORE_FILL)
