@@ -71,3 +71,14 @@ def test_the_default_embedder_prepares_its_weights_in_the_cache_directory(tmp_pa
     embedder = make_embedder("local", cache_dir=tmp_path)
     assert embedder.inner.prepared == tmp_path
     assert make_embedder("local").prepared is None  # no cache directory: the package's files every time
+
+
+def test_many_texts_swap_the_sorted_prefix_lookups_for_a_dict_with_the_same_tokens(package_model, prepared):
+    from tracerag.embedding.use_model import SortedPrefixes, for_many_texts
+
+    model, _ = load_use(1, prepared)
+    assert isinstance(model._sp._prefixes, SortedPrefixes)  # a first query builds no 250,000-entry dict
+    before = model._sp.encode(TEXTS)
+    for_many_texts(model)
+    assert model._sp._prefixes == package_model._sp._prefixes
+    assert model._sp.encode(TEXTS) == before == package_model._sp.encode(TEXTS)

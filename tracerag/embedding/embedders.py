@@ -62,6 +62,7 @@ def small_product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 _MODELS: dict[int, USE] = {}
 _MODELS_LOCK = threading.Lock()
 _LOADING: dict[int, threading.Thread] = {}  # the background loads started, per thread count
+MANY_CHARACTERS = 20_000  # an encode this long gets the tokenizer's fastest lookups first (``use_model``)
 
 
 class LocalUSEEmbedder:
@@ -122,7 +123,12 @@ class LocalUSEEmbedder:
         texts = list(texts)
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        return l2_normalize(self._get_model().encode(texts))
+        model = self._get_model()
+        if sum(map(len, texts)) > MANY_CHARACTERS:
+            from .use_model import for_many_texts
+
+            for_many_texts(model)
+        return l2_normalize(model.encode(texts))
 
     def __deepcopy__(self, memo: dict) -> LocalUSEEmbedder:
         return self
