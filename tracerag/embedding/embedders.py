@@ -62,6 +62,7 @@ def small_product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 _MODELS: dict[int, USE] = {}
 _MODELS_LOCK = threading.Lock()
 _LOADING: dict[int, threading.Thread] = {}  # the background loads started, per thread count
+_LOADING_LOCK = threading.Lock()
 MANY_CHARACTERS = 20_000  # an encode this long gets the tokenizer's fastest lookups first (``use_model``)
 
 
@@ -104,20 +105,20 @@ class LocalUSEEmbedder:
         """Start loading the weights in a daemon thread (a later ``embed`` waits for it); the thread (the one
         already started for this thread count, if any). A failure is left to the first ``embed``, which loads
         again and raises it."""
-        with _MODELS_LOCK:
+        with _LOADING_LOCK:  # not the models' lock, which a load in progress holds
             started = _LOADING.get(self.threads)
             if started is not None:
                 return started
-
-        def load() -> None:
-            try:
-                self._get_model()
-            except Exception as exc:  # noqa: BLE001 - the caller's own embed reports it
-                logger.debug("loading the USE weights in the background failed: %s", exc)
-
-        thread = _LOADING[self.threads] = threading.Thread(target=load, name="tracerag-load-use", daemon=True)
+            thread = _LOADING[self.threads] = threading.Thread(target=self._load_quietly, name="tracerag-load-use",
+                                                               daemon=True)
         thread.start()
         return thread
+
+    def _load_quietly(self) -> None:
+        try:
+            self._get_model()
+        except Exception as exc:  # noqa: BLE001 - the caller's own embed reports it
+            logger.debug("loading the USE weights in the background failed: %s", exc)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         texts = list(texts)
