@@ -13,7 +13,7 @@ before a change is measured in the same run, interleaved:
 2. The steps of that first answer, each in a fresh interpreter run for the purpose (medians of ``--runs``):
    ``python -c pass``, importing numpy, DSPy and tracerag's command modules, reading the home, building its
    index from the warm cache, reading the embedder's weights (as the tree reads them, with the warm cache
-   directory), and the query; plus ``python -X importtime``'s self time per top-level package of one real run.
+   directory), and the query; plus ``python -X importtime``'s self time per top-level package of that script.
 3. ``tracerag serve`` (all five programs on their bundled defaults, or ``--serve-program``) with an empty cache
    directory: seconds from the process start to its first line on the terminal, to ``GET /healthz`` answering,
    to the first 200 answer of ``POST /v1/commands`` (polled every 50 ms; with the CPU seconds the service had
@@ -145,17 +145,22 @@ def measure_steps(roots: list[Path], runs: int, warm: dict[Path, Path]) -> dict:
     return {"steps": steps, "pass": passes}
 
 
-def import_self_times(root: Path, warm: Path) -> dict[str, float]:
-    """Seconds of ``-X importtime`` self time per top-level package, one real ``run commands``."""
-    proc = subprocess.run([sys.executable, "-X", "importtime", *run_argv(999)], cwd=root,
-                          env=environment(root, warm), capture_output=True, text=True, check=True)
-    totals: dict[str, float] = {}
-    for line in proc.stderr.splitlines():
-        match = re.match(r"import time:\s+(\d+) \|\s+\d+ \|\s*(\S+)", line)
-        if match:
-            top = match.group(2).split(".")[0]
-            totals[top] = totals.get(top, 0.0) + int(match.group(1)) / 1e6
-    return totals
+def import_self_times(root: Path, warm: Path, runs: int) -> dict[str, float]:
+    """Seconds of ``-X importtime`` self time per top-level package of the steps' script (what a run imports, in
+    one thread: a real run's background weights load would share the clock), medians of ``runs``."""
+    samples: dict[str, list[float]] = {}
+    for n in range(runs):
+        proc = subprocess.run([sys.executable, "-X", "importtime", "-c", STEPS, HOME, f"{UTTERANCE} #imports{n}"],
+                              cwd=root, env=environment(root, warm), capture_output=True, text=True, check=True)
+        totals: dict[str, float] = {}
+        for line in proc.stderr.splitlines():
+            match = re.match(r"import time:\s+(\d+) \|\s+\d+ \|\s*(\S+)", line)
+            if match:
+                top = match.group(2).split(".")[0]
+                totals[top] = totals.get(top, 0.0) + int(match.group(1)) / 1e6
+        for name, seconds in totals.items():
+            samples.setdefault(name, []).append(seconds)
+    return {name: statistics.median(values + [0.0] * (runs - len(values))) for name, values in samples.items()}
 
 
 def free_port() -> int:
@@ -268,14 +273,15 @@ def main() -> None:
         for name in steps["steps"][roots[0]]:
             print(f"| {name} | " + " | ".join(median_pair(steps["steps"][r][name]) for r in roots) + " |")
 
-        print("\n### -X importtime self time of one run, by top-level package (s)\n")
-        totals = {root: import_self_times(root, ran["warm"][root]) for root in roots}
+        print(f"\n### -X importtime self time by top-level package (s, median of {args.runs})\n")
+        totals = {root: import_self_times(root, ran["warm"][root], args.runs) for root in roots}
         top = sorted(set().union(*totals.values()), key=lambda k: -max(t.get(k, 0.0) for t in totals.values()))[:12]
         print("| package | " + " | ".join(names) + " |")
         print("|---|" + "---:|" * len(roots))
         for name in top:
             print(f"| {name} | " + " | ".join(f"{totals[r].get(name, 0.0):.3f}" for r in roots) + " |")
-        print("| all | " + " | ".join(f"{sum(totals[r].values()):.3f}" for r in roots) + " |")
+        print("| every package (sum of the medians) | "
+              + " | ".join(f"{sum(totals[r].values()):.3f}" for r in roots) + " |")
 
         if args.serve_runs:
             served = measure_serve(roots, args.serve_runs, args.serve_program, args.serve_timeout)

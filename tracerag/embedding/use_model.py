@@ -204,7 +204,6 @@ def write_prepared(model: USE, root: str | Path) -> Path | None:
     where = prepared_dir(root)
     if (where / _MANIFEST).exists():
         return None
-    _yield_the_cpu()
     try:
         parts = _parts(model)
     except NotPrepared as why:
@@ -233,19 +232,6 @@ def write_prepared(model: USE, root: str | Path) -> Path | None:
         return None
     finally:
         shutil.rmtree(temp, ignore_errors=True)
-
-
-def _yield_the_cpu() -> None:
-    """Lower this thread's scheduling priority (Linux, where nice is per thread): the copy is for the next process,
-    and this one's start (indexing, its first answer) should not wait for it on a busy machine."""
-    import sys
-    import threading
-
-    if sys.platform == "linux" and threading.current_thread() is not threading.main_thread():
-        try:
-            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
-        except OSError:
-            pass
 
 
 def _parts(model: USE) -> tuple[np.ndarray, dict[str, np.ndarray], dict[str, np.ndarray], dict[str, Any]]:
