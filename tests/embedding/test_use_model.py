@@ -82,3 +82,11 @@ def test_many_texts_swap_the_sorted_prefix_lookups_for_a_dict_with_the_same_toke
     for_many_texts(model)
     assert model._sp._prefixes == package_model._sp._prefixes
     assert model._sp.encode(TEXTS) == before == package_model._sp.encode(TEXTS)
+
+
+def test_a_cache_directory_that_cannot_be_written_costs_a_warning_not_an_error(package_model, tmp_path, caplog):
+    blocked = tmp_path / "file"
+    blocked.write_text("not a directory")  # the cache directory is a file: nothing can be made under it
+    with caplog.at_level(logging.WARNING, logger="tracerag.embedding.use_model"):
+        assert write_prepared(package_model, blocked) is None
+    assert "could not be prepared" in caplog.text

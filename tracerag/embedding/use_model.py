@@ -211,8 +211,12 @@ def write_prepared(model: USE, root: str | Path) -> Path | None:
     except NotPrepared as why:
         logger.warning("the USE weights are not prepared for a faster start: %s", why)
         return None
-    where.parent.mkdir(parents=True, exist_ok=True)
-    temp = Path(tempfile.mkdtemp(prefix=f".{where.name}-", dir=where.parent))
+    try:
+        where.parent.mkdir(parents=True, exist_ok=True)
+        temp = Path(tempfile.mkdtemp(prefix=f".{where.name}-", dir=where.parent))
+    except OSError as exc:  # a cache directory that cannot be written: every start reads the package
+        logger.warning("the USE weights could not be prepared in %s: %s", where, exc)
+        return None
     try:
         table, arrays, vocab, manifest = parts
         np.save(temp / _TABLE, table, allow_pickle=False)
