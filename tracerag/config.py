@@ -10,16 +10,16 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-
-import dspy
+from typing import TYPE_CHECKING
 
 from .embedding.embedder_choice import make_embedder
 from .embedding.embedders import Embedder
 from .embedding.embedding_cache import default_cache_path
 from .errors import InvalidValue
-from .lm.bounded_lm import make_lm
 from .lm.policy import LMPolicy, policy, set_policy
-from .lm.typed_decoding import adapter_for
+
+if TYPE_CHECKING:  # DSPy is imported by the calls that use it: reading the settings does not need it
+    import dspy
 
 ENV_LM, ENV_API_BASE, ENV_API_KEY = "TRACERAG_LM", "TRACERAG_API_BASE", "TRACERAG_API_KEY"
 ENV_EMBEDDER, ENV_EMBED_MODEL, ENV_CACHE_DIR = "TRACERAG_EMBEDDER", "TRACERAG_EMBED_MODEL", "TRACERAG_CACHE_DIR"
@@ -74,6 +74,13 @@ def _number(value, env_name: str, kind: type, default, *, minimum):
     return number
 
 
+def make_lm(*args, **kwargs):
+    """``lm.bounded_lm.make_lm``, imported when an LM is made: reading the settings loads no LM client."""
+    from .lm.bounded_lm import make_lm as make
+
+    return make(*args, **kwargs)
+
+
 # made: (what an LM was built from, that LM); given: the policy settings a configure() call was given
 _state: dict = {"embedder": None, "made": (None, None), "given": set(), "adapter": None}
 
@@ -84,6 +91,8 @@ def missing_key(lm) -> list[str]:
     (the native engine's provider and the variables it reads; LiteLLM's ``validate_environment`` for a
     model routed there) and sends nothing. A provider that takes no key (a local vLLM or Ollama), a key
     given, or an LM over a custom engine (not a model string) needs nothing."""
+    import dspy
+
     if not isinstance(lm, dspy.LM) or not isinstance(getattr(lm, "_engine_spec", "auto"), str) \
             or lm.kwargs.get("api_key"):
         return []
@@ -133,6 +142,10 @@ def configure(lm: str | dspy.BaseLM | None = None, embedder: str | Embedder | No
     of a silent second call; for an in-process model (``lm="llamacpp/..."``) the typed JSON adapter
     (``lm.typed_decoding``), whose replies are decoded against the signature's schema.
     """
+    import dspy
+
+    from .lm.typed_decoding import adapter_for
+
     settings = Settings.resolve(lm if isinstance(lm, str) else None, api_base, api_key,
                                 embedder if isinstance(embedder, str) else None, embed_model, cache_dir,
                                 timeout, retries, fault_budget)

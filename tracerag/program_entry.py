@@ -54,3 +54,6 @@ class ProgramEntry:
     store_fill: Any | None = None
     # subcommands of its own beyond evaluate, run and compile (``tracerag build commands``)
     cli_commands: tuple[ProgramCommand, ...] = ()
+    # built on its defaults, it embeds texts: the front ends start loading the local embedder's weights first,
+    # in the background, while they import the rest
+    embeds: bool = False

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict
 
 from .errors import TraceragError
 
-__all__ = ["FieldsDisagree", "ProgramResult"]
+__all__ = ["FieldsDisagree", "ProgramResult", "attribute_docstrings"]
 
 
 class FieldsDisagree(TraceragError, TypeError):
@@ -34,7 +34,20 @@ class ProgramResult(BaseModel):
     A field a program gains later still reaches a client through a program built otherwise (an app's own
     subclass), so fields beyond the model are kept, never refused."""
 
-    model_config = ConfigDict(extra="allow", use_attribute_docstrings=True)
+    # the fields' docstrings are their descriptions (the service's schemas), read by ``attribute_docstrings``:
+    # pydantic's own ``use_attribute_docstrings`` finds a class's source by scanning the path of every module
+    # loaded (a thousand after DSPy), which cost a fresh process's first answer a tenth of a second
+    model_config = ConfigDict(extra="allow")
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        docs = attribute_docstrings(cls)
+        described = [name for name, field in cls.model_fields.items() if field.description is None and name in docs]
+        for name in described:
+            cls.model_fields[name].description = docs[name]
+        if described:
+            cls.model_rebuild(force=True)
 
     @classmethod
     def prediction(cls, **fields: Any):
@@ -53,3 +66,23 @@ class ProgramResult(BaseModel):
     def of(cls, prediction) -> Self:
         """The prediction's fields as this model, typed for the reader, without a copy or a validation."""
         return cls.model_construct(**dict(prediction.items()))  # toDict() would turn its models into dicts
+
+
+def attribute_docstrings(cls: type) -> dict[str, str]:
+    """{field: the string literal right after its annotation in the class body}, as pydantic's
+    ``use_attribute_docstrings`` reads them (cleaned like a docstring); {} when the source cannot be read."""
+    import ast
+    import inspect
+    import textwrap
+
+    try:
+        source = textwrap.dedent(inspect.getsource(cls))
+    except (OSError, TypeError):
+        return {}
+    body = next((node.body for node in ast.parse(source).body if isinstance(node, ast.ClassDef)), [])
+    docs = {}
+    for node, after in zip(body, body[1:], strict=False):
+        if (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and isinstance(after, ast.Expr)
+                and isinstance(after.value, ast.Constant) and isinstance(after.value.value, str)):
+            docs[node.target.id] = inspect.cleandoc(after.value.value)
+    return docs

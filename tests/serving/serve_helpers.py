@@ -45,9 +45,11 @@ def stable(value):
 
 
 class ServeProcess:
-    """``with ServeProcess([...flags], env={...}, log=path) as server: server.url`` — waits for /healthz."""
+    """``with ServeProcess([...flags], env={...}, log=path) as server: server.url`` — waits for /healthz (200)
+    unless ``wait=False``."""
 
-    def __init__(self, flags: list[str], *, env: dict[str, str] | None = None, log: Path, timeout: float = 120.0):
+    def __init__(self, flags: list[str], *, env: dict[str, str] | None = None, log: Path, timeout: float = 120.0,
+                 wait: bool = True):
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = log
@@ -58,7 +60,7 @@ class ServeProcess:
         self.proc = subprocess.Popen([sys.executable, "-m", "optimize", "serve", "--port", str(self.port), *flags],
                                      cwd=ROOT, env=environment, stdout=self._log_file, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + timeout
-        while True:
+        while wait:  # wait=False: the test watches the start itself
             if self.proc.poll() is not None:
                 self.stop()
                 raise RuntimeError(f"tracerag serve exited with {self.proc.returncode}:\n{log.read_text()[-3000:]}")

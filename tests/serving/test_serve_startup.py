@@ -8,6 +8,7 @@ holds and releases (no timing luck); the temp-directory test runs the real comma
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import re
@@ -18,6 +19,7 @@ import threading
 import httpx
 import numpy as np
 import pytest
+from json_service import ScriptedService, serving
 from serve_helpers import ServeProcess, ThreadServer, until
 
 PLAN = {"requirements": "Set up a 25 µL PCR.", "bullets": ["[mat-00001] helpful=3 harmful=0 :: Thaw the mix on ice."]}
@@ -77,15 +79,16 @@ def test_healthz_says_starting_until_loaded_and_warm_then_ok(tmp_path):
     startup = Startup(["planner"], load)
     with ThreadServer(build_app(startup, token="t0k", metrics=True)) as server:
         assert loading.wait(10)
-        for stage in ("loading", "warming"):
+        for stage, doing in (("loading", "loading"), ("warming", "warming its embedder")):
             health = httpx.get(f"{server.url}/healthz")  # open: no token
             assert health.status_code == 503, stage
-            assert health.json() == {"status": "starting", "programs": ["planner"]} and health.headers["retry-after"]
+            assert health.json() == {"status": "starting", "programs": ["planner"], "ready": [],
+                                     "pending": {"planner": doing}} and health.headers["retry-after"]
             live = httpx.get(f"{server.url}/livez")
             assert live.status_code == 200 and live.json() == {"status": "starting"}
             auth = {"Authorization": "Bearer t0k"}
             call = httpx.post(f"{server.url}/v1/plan", json=PLAN, headers=auth)
-            assert call.status_code == 503 and call.json()["error"].startswith("starting:"), call.text
+            assert call.status_code == 503 and call.json()["error"] == f"starting: planner is {doing}; retry shortly"
             assert call.headers["retry-after"] == "1"
             assert httpx.get(f"{server.url}/v1/programs", headers=auth).status_code == 503
             assert httpx.post(f"{server.url}/v1/plan", json=PLAN).status_code == 401  # the token still counts
@@ -249,13 +252,77 @@ def test_a_damaged_embedding_cache_costs_no_request(tmp_path):
 
 
 def test_a_starting_service_says_what_it_loaded_and_when_it_is_ready(tmp_path):
-    """A cold start took 23 s with nothing on the terminal: each program now says when it is loaded."""
+    """A cold start took 23 s with nothing on the terminal: it now says what it starts, each program when it
+    loads and is loaded, and when it is ready."""
     log = tmp_path / "serve.log"
     with ServeProcess(["--program", "planner"], env={"TRACERAG_CACHE_DIR": str(tmp_path / "cache")}, log=log):
         pass
     lines = log.read_text(encoding="utf-8").splitlines()
     said = [line for line in lines if line.startswith("tracerag serve: ")]
-    assert said[0].startswith("tracerag serve: http://") and said[0].endswith("loading (GET /healthz answers 200 "
-                                                                               "when ready)")
-    assert re.fullmatch(r"tracerag serve: loaded planner \(bundled default\) in \d+\.\d s", said[1]), said
-    assert re.fullmatch(r"tracerag serve: ready \(\d+\.\d s to load and warm\)", said[2]), said
+    assert said[0] == "tracerag serve: starting planner"
+    listening = next(line for line in said if line.startswith("tracerag serve: http://"))
+    assert listening.endswith("loading (GET /healthz answers 200 when ready)")
+    loading = said.index("tracerag serve: loading planner (bundled default, data planner)")
+    loaded = next(i for i, line in enumerate(said)
+                  if re.fullmatch(r"tracerag serve: loaded planner \(bundled default\) in \d+\.\d s", line))
+    assert said.index(listening) < loading < loaded
+    assert re.fullmatch(r"tracerag serve: ready \(\d+\.\d s to load and warm\)", said[-1]), said
+
+
+class HeldEmbeddings(ScriptedService):
+    """An OpenAI-compatible ``/v1/embeddings`` that answers (a hash of each text) once the test releases it."""
+
+    route = "/v1/embeddings"
+
+    def __init__(self):
+        super().__init__()
+        self.asked = threading.Event()
+        self.release = threading.Event()
+
+    def respond(self, payload):
+        self.asked.set()
+        assert self.release.wait(60), "the test never released the embeddings"
+        rows = [hashlib.sha256(text.encode()).digest()[:8] for text in payload["input"]]
+        return {"data": [{"object": "embedding", "index": i, "embedding": [b - 127.5 for b in row]}
+                         for i, row in enumerate(rows)]}
+
+
+def test_a_real_service_says_starting_with_what_is_pending_then_ready(tmp_path):
+    """The real command, its commands program held while it indexes (the embedding service answers when the test
+    says): /healthz says starting and what is pending, a call gets 503 with Retry-After and what it waits for,
+    the log says what is loading; released, the program answers and /healthz says ok."""
+    held = HeldEmbeddings()
+    log = tmp_path / "serve.log"
+    with serving(held) as service:
+        flags = ["--program", "commands", "--dataset", "smarthome/home_small", "--embedder", service.base_url]
+        with ServeProcess(flags, env={"TRACERAG_CACHE_DIR": str(tmp_path / "cache")}, log=log, wait=False) as server:
+            assert held.asked.wait(60), log.read_text()
+            until(lambda: _answers(f"{server.url}/healthz"), "the service listening", 60)
+            health = httpx.get(f"{server.url}/healthz")
+            assert health.status_code == 503 and health.headers["retry-after"] == "1"
+            assert health.json() == {"status": "starting", "programs": ["commands"], "ready": [],
+                                     "pending": {"commands": "loading"}}
+            call = httpx.post(f"{server.url}/v1/commands", json={"query": "打开客厅的灯"})
+            assert call.status_code == 503 and call.headers["retry-after"] == "1"
+            assert call.json()["error"] == "starting: commands is loading; retry shortly"
+            said = log.read_text(encoding="utf-8")
+            assert "tracerag serve: starting commands\n" in said
+            assert "tracerag serve: loading commands (homes=smarthome/home_small)\n" in said
+            held.release.set()
+            until(lambda: httpx.get(f"{server.url}/healthz").status_code == 200, "the service ready", 60)
+            assert httpx.get(f"{server.url}/healthz").json() == {"status": "ok", "programs": ["commands"]}
+            reply = httpx.post(f"{server.url}/v1/commands", json={"query": "打开客厅的灯"})
+            assert reply.status_code == 200 and reply.json()["candidates"], reply.text
+    said = log.read_text(encoding="utf-8")
+    assert re.search(r"tracerag serve: indexed home_small: 18 devices, \d+ commands, \d+ distinct documents "
+                     r"\(\S+\) in \d+\.\d\d s\n", said), said
+    assert re.search(r"tracerag serve: loaded commands \(homes=smarthome/home_small\) in \d+\.\d s\n", said), said
+    assert re.search(r"tracerag serve: ready \(\d+\.\d s to load and warm\)\n", said), said
+
+
+def _answers(url: str) -> bool:
+    try:
+        httpx.get(url, timeout=2.0)
+    except httpx.HTTPError:
+        return False
+    return True

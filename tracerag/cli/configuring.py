@@ -4,7 +4,7 @@ options a builder or a workflow takes (``options_for``: each parameter from the 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from ..errors import InvalidValue
 
@@ -14,15 +14,21 @@ FLAG_OF = {"artifact": "program_file", "homes": "dataset", "tool_embedder": "emb
 NOT_FLAGS = ("embedder", "build", "lm", "options")
 
 
-def configure(args):
+def configure(args, programs: Sequence[str] | None = None):
     """Logging, the LM and the embedder as the flags (else the environment, else the defaults) say; the
-    resolved :class:`tracerag.config.Settings`. An LM without its API key ends the command (see require_key)."""
+    resolved :class:`tracerag.config.Settings`. An LM without its API key ends the command (see require_key).
+
+    ``programs`` (default: the command's ``program``) that embed on the local embedder have its weights loading
+    in the background from here on, while DSPy is imported and their data read (see ``load_embedder_early``)."""
     import logging
 
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, stream=sys.stderr,
                         format="%(levelname)s %(name)s: %(message)s")
     # a command names its whole setup: the embedder from its flag, else the environment, else the default
     from ..config import Settings, configure
+
+    program = getattr(args, "program", None)
+    load_embedder_early(args, programs if programs is not None else [program] if isinstance(program, str) else [])
 
     if getattr(args, "no_cache", False):
         import dspy
@@ -33,6 +39,20 @@ def configure(args):
                          cache_dir=args.cache_dir, timeout=args.lm_timeout, retries=args.lm_retries,
                          fault_budget=getattr(args, "lm_fault_budget", None))
     return require_key(args, settings)
+
+
+def load_embedder_early(args, programs: Sequence[str]):
+    """Start loading the local embedder's weights in a background thread when one of ``programs`` embeds with it
+    (``ProgramEntry.embeds``); the thread, or None. The embedder ``configure`` makes shares what it loads."""
+    from ..config import Settings
+    from ..registry import PROGRAMS
+
+    settings = Settings.resolve(embedder=args.embedder, cache_dir=getattr(args, "cache_dir", None))
+    if settings.embedder != "local" or not any(PROGRAMS[name].embeds for name in programs if name in PROGRAMS):
+        return None
+    from ..embedding.embedders import LocalUSEEmbedder
+
+    return LocalUSEEmbedder(prepared=settings.cache_dir).load_in_background()
 
 
 def require_key(args, settings):

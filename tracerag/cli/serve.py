@@ -52,11 +52,23 @@ def add_serve_command(sub, programs: tuple[str, ...]) -> None:
 
 
 def cmd_serve(args) -> int:
-    from ..registry import entry
-    from ..serving.app import serve
-    from ..serving.programs import parse_program_specs
-    from .configuring import configure, options_for
+    import sys
 
-    specs = parse_program_specs(args.program)  # a bad --program fails before anything is loaded
-    configure(args)
-    return serve(specs, {name: options_for(entry(name).build, args) for name in specs}, args)
+    from ..registry import PROGRAMS
+    from ..serving.binds import needs_token
+    from ..serving.startup_log import StartupLog
+    from .configuring import configure, load_embedder_early, options_for
+
+    with StartupLog(verbose=args.verbose) as log:  # what loading does, on the terminal until ready
+        given = [item.partition("=")[0].strip() for value in args.program
+                 for item in (value.split(",") if "=" not in value else [value])]
+        # a refused bind or an unknown program is one error line below, before anything loads
+        if not needs_token(args.host, args.insecure_no_token) and all(name in PROGRAMS for name in given):
+            print(f"tracerag serve: starting {', '.join(given) or 'all programs'}", file=sys.stderr, flush=True)
+            load_embedder_early(args, given or list(PROGRAMS))  # its weights load while the rest is imported
+        from ..serving.app import serve
+        from ..serving.programs import parse_program_specs
+
+        specs = parse_program_specs(args.program)  # a bad --program fails before the programs are loaded
+        return serve(specs, {name: options_for(PROGRAMS[name].build, args) for name in specs}, args,
+                     set_up=lambda: configure(args, programs=list(specs)), on_ready=log.close)

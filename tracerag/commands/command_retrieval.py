@@ -28,7 +28,7 @@ from functools import partial
 import dspy
 
 from ..device_operations import OTHER
-from ..embedding.http_embedder import with_embeddings
+from ..embedding.awaited_rows import with_embeddings
 from ..errors import UnknownKey
 from ..hints import Hint
 from ..home_commands.category_words import categories_said

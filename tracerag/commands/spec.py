@@ -18,4 +18,4 @@ ENTRY = ProgramEntry(
     "hint says when to ask the user instead.",
     build_commands, "smarthome", "parse_recall@10", ("bulk_precision", "clarification_rate"),
     workflow.examples, workflow.evaluate, workflow.compile, artifact.describe, artifact.rebuild, workflow.run,
-    service=_service, cli_commands=subcommands.COMMANDS)
+    service=_service, cli_commands=subcommands.COMMANDS, embeds=True)

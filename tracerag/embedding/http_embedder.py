@@ -9,60 +9,26 @@ by ``max_bytes`` (see :mod:`..http_json`).
 ``aembed`` is ``embed`` awaited on an event loop (``httpx.AsyncClient``; the same batching, bounds,
 retries, errors and response checks), so an ``aforward`` waiting for the service holds no thread.
 CPU-bound search that embeds its query itself (a bank search in a worker thread) gets the awaited rows
-through :func:`with_embeddings`: the rows are awaited first, then ``embed`` of those same texts inside
-the worker thread returns them without a second request.
+through :func:`~.awaited_rows.with_embeddings`: the rows are awaited first, then ``embed`` of those same texts
+inside the worker thread returns them without a second request.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextvars
 import logging
-from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from ..errors import InvalidValue, TraceragError
 from ..http_json import MAX_BYTES, JsonEndpoint
+from .awaited_rows import awaited_rows, with_embeddings
 from .embedders import l2_normalize
 
 __all__ = ["EmbeddingServiceError", "HttpEmbedder", "with_embeddings"]
 
 logger = logging.getLogger(__name__)
-T = TypeVar("T")
-
-# (embedder, {text: row}) awaited by `with_embeddings` for the work it runs in a worker thread
-_awaited: contextvars.ContextVar[tuple[Any, dict[str, np.ndarray]] | None] = contextvars.ContextVar(
-    "tracerag_awaited_embeddings", default=None)
-
-
-async def with_embeddings(embedder: Any, texts: Sequence[str], fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    """``fn(*args, **kwargs)`` in a worker thread, for CPU-bound work (a bank search) that embeds ``texts``.
-
-    When ``embedder`` has a native async path (``aembed``, e.g. :class:`HttpEmbedder`), their rows are
-    awaited first on the event loop and ``embedder.embed(texts)`` inside ``fn`` returns them without a
-    request, so the service's latency holds no thread; an embedding failure is raised as ``embed`` would
-    raise it. Any other embedder (a local model) is simply called inside ``fn``, in the thread."""
-    texts = list(texts)
-    aembed = getattr(embedder, "aembed", None)
-    if aembed is None or not texts:
-        return await asyncio.to_thread(fn, *args, **kwargs)
-    rows = await aembed(texts)
-    token = _awaited.set((embedder, dict(zip(texts, rows, strict=True))))
-    try:
-        return await asyncio.to_thread(fn, *args, **kwargs)  # the thread runs in a copy of this context
-    finally:
-        _awaited.reset(token)
-
-
-def _awaited_rows(embedder: Any, texts: list[str]) -> np.ndarray | None:
-    awaited = _awaited.get()
-    if awaited is None or awaited[0] is not embedder or not all(t in awaited[1] for t in texts):
-        return None
-    return np.stack([awaited[1][t] for t in texts])
-
-
 
 class EmbeddingServiceError(TraceragError, RuntimeError):
     """The embedding service could not be reached or answered something unusable."""
@@ -106,7 +72,7 @@ class HttpEmbedder(JsonEndpoint):
         texts = list(texts)
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        awaited = _awaited_rows(self, texts)
+        awaited = awaited_rows(self, texts)
         if awaited is not None:
             return awaited
         return self._rows([self._parse(self._post(payload), n) for payload, n in self._batches(texts)])

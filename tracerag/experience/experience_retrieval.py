@@ -42,7 +42,7 @@ import dspy
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..documents.rerankers import LocalReranker, Reranker
-from ..embedding.http_embedder import with_embeddings
+from ..embedding.awaited_rows import with_embeddings
 from ..errors import InvalidValue
 from ..lm.calls import lm_of
 from ..lm.reply_limits import (

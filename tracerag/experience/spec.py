@@ -16,4 +16,4 @@ ENTRY = ProgramEntry(
     "Distil short experience for a new agent task from similar solved tasks, with the task ids it came from.",
     build_experience, "experience", "experience_score", ("used_precision", "usefulness"),
     workflow.examples, workflow.evaluate, workflow.compile, artifact.describe, artifact.rebuild, workflow.run,
-    service=_service, store_fill=STORE_FILL)
+    service=_service, store_fill=STORE_FILL, embeds=True)

@@ -18,6 +18,7 @@ What the operation asked for decides is ``command_choice``; what one utterance m
 from __future__ import annotations
 
 import logging
+import time
 
 import numpy as np
 
@@ -43,6 +44,7 @@ class CommandIndex:
 
     def __init__(self, home: Home, embedder: Embedder, params: IndexParams | None = None,
                  lexical: LexicalEmbedder | None = None):
+        started = time.perf_counter()
         self.home = home
         self.embedder = embedder
         self.lexical = lexical or LexicalEmbedder()
@@ -57,8 +59,9 @@ class CommandIndex:
                                        self.params)
         self.scoring = Scoring(self.table, self.rooms, self.names, self.arguments, self.subjects, self.verbs,
                                embedder, self.lexical, self.params)
-        logger.info("indexed %s: %d devices, %d commands, %d distinct documents (%s)", home.name,
-                    len(home.devices), len(self.table.rows), len(self.table.doc_texts), embedder.id)
+        logger.info("indexed %s: %d devices, %d commands, %d distinct documents (%s) in %.2f s", home.name,
+                    len(home.devices), len(self.table.rows), len(self.table.doc_texts), embedder.id,
+                    time.perf_counter() - started)
 
     def __deepcopy__(self, memo):
         return self

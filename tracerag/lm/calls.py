@@ -17,9 +17,9 @@ import dspy
 from dspy.utils.exceptions import AdapterParseError
 
 from .breaker import lm_key
+from .call_limit import at_most
 from .fault_budget import FaultBudget
 from .policy import policy
-from .transport import at_most
 
 
 def lm_of(predictor) -> Any | None:

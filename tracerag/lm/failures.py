@@ -16,7 +16,6 @@ import re
 import threading
 from collections import Counter
 
-import httpx
 from dspy import lm15
 from dspy._vendor.lm15 import transports as lm15_wire
 from dspy.utils import exceptions as dspy_errors
@@ -27,12 +26,12 @@ from .policy import policy
 logger = logging.getLogger("tracerag.lm")
 
 _TIMED_OUT = (builtins.TimeoutError, dspy_errors.LMTimeoutError, lm15.TimeoutError, lm15_wire.ReadTimeout,
-              lm15_wire.ConnectTimeout, httpx.TimeoutException)
+              lm15_wire.ConnectTimeout)
 _UNPARSED = (dspy_errors.AdapterParseError,)
 _OVER_CAP = (dspy_errors.LMCollectionLimitError, lm15.CollectionLimitError)  # the reply cap: never retried
 _NO_KEY = (dspy_errors.LMNotConfiguredError, dspy_errors.LMAuthError, lm15.NotConfiguredError, lm15.AuthError)
 _UNREACHED = (dspy_errors.LMTransportError, dspy_errors.LMServerError, dspy_errors.LMRateLimitError,
-              lm15.TransportError, lm15.ServerError, lm15.RateLimitError, httpx.TransportError, ConnectionError)
+              lm15.TransportError, lm15.ServerError, lm15.RateLimitError, ConnectionError)
 _KEY_VARIABLE = re.compile(r"\b[A-Z][A-Z0-9_]*_API_KEY\b")  # a provider's key variable, named in an error
 
 _repeats: Counter = Counter()  # (stage, failure kind) -> failures not logged (a first one was)
@@ -51,7 +50,7 @@ def failure_line(exc: BaseException, lm=None, *, cut_at: float | None = None) ->
     timeout = (getattr(lm, "kwargs", None) or {}).get("timeout", getattr(lm, "call_timeout", None))
     timeout = timeout if isinstance(timeout, int | float) else policy().timeout
     retries = getattr(lm, "num_retries", policy().retries)
-    if _caused_by(exc, _TIMED_OUT):
+    if _caused_by(exc, _TIMED_OUT + _httpx_errors("TimeoutException")):
         return f"{name}: no reply within {timeout:g} s (raise it with --lm-timeout or TRACERAG_LM_TIMEOUT)"
     if isinstance(exc, _UNPARSED):
         return f"{name}: the reply did not have the expected fields"
@@ -60,9 +59,18 @@ def failure_line(exc: BaseException, lm=None, *, cut_at: float | None = None) ->
     if isinstance(exc, _NO_KEY):
         names = list(dict.fromkeys(["TRACERAG_API_KEY", *_KEY_VARIABLE.findall(text)]))  # config.ENV_API_KEY
         return f"{name}: the LM has no API key: set {' or '.join(names)} (or --api-key)"
-    if isinstance(exc, _UNREACHED):
+    if isinstance(exc, _UNREACHED + _httpx_errors("TransportError")):
         return f"{name}: {text[:200]} (after {retries} retries; --lm-retries or TRACERAG_LM_RETRIES)"
     return f"{name}: {text[:200]}"
+
+
+def _httpx_errors(name: str) -> tuple[type, ...]:
+    """httpx's error class ``name`` when httpx is loaded (a client outside DSPy's engines raised it); () when it
+    is not: nothing can have raised one, and a run without an LM call never imports it."""
+    import sys
+
+    httpx = sys.modules.get("httpx")
+    return (getattr(httpx, name),) if httpx is not None else ()
 
 
 def _caused_by(exc: BaseException, kinds: tuple[type, ...]) -> bool:

@@ -61,6 +61,7 @@ from ..http_json import (
     deadline_transport,
     shared_ssl_context,
 )
+from .call_limit import at_most, call_limit
 
 __all__ = ["MAX_REPLY_BYTES", "AsyncBoundedHTTPX", "AsyncBoundedTransport", "BoundedEngines", "BoundedHTTPX",
            "BoundedTransport", "at_most", "attempt_end", "call_deadline", "call_limit", "call_time_left",
@@ -73,25 +74,6 @@ DEFAULT_TIMEOUT = 600.0  # seconds per attempt when the LM sets no timeout (lm15
 _call: contextvars.ContextVar[list | None] = contextvars.ContextVar("tracerag_lm_call", default=None)
 # (seconds per attempt, reply cap) of the bounded LM call in progress, for the LiteLLM sessions
 _limits: contextvars.ContextVar[tuple[float, int] | None] = contextvars.ContextVar("tracerag_lm_limits", default=None)
-# seconds the caller allows the next LM calls at most (a run's fault budget left), whatever their own bound
-_at_most: contextvars.ContextVar[float | None] = contextvars.ContextVar("tracerag_lm_at_most", default=None)
-
-
-@contextmanager
-def at_most(seconds: float | None):
-    """LM calls made inside this block last at most ``seconds`` in all (None: no limit beyond their own).
-    A bounded LM (``bounded_lm.BoundedLM``) shortens its whole-call deadline to it; the caller sets it from what
-    a run's fault budget has left (``lm.fault_budget``)."""
-    token = _at_most.set(seconds)
-    try:
-        yield
-    finally:
-        _at_most.reset(token)
-
-
-def call_limit() -> float | None:
-    """The limit ``at_most`` set for the calls made here (None: none)."""
-    return _at_most.get()
 
 
 @contextmanager

@@ -39,7 +39,7 @@ from typing import Any
 import dspy
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..embedding.http_embedder import with_embeddings
+from ..embedding.awaited_rows import with_embeddings
 from ..errors import InvalidType, InvalidValue
 from ..hints import Hint
 from ..lm.calls import lm_of

@@ -46,7 +46,7 @@ import dspy
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..documents.hybrid import HybridRetriever, ScoredChunk
-from ..embedding.http_embedder import with_embeddings
+from ..embedding.awaited_rows import with_embeddings
 from ..errors import InvalidType, InvalidValue
 from ..hints import Hint
 from ..lm.calls import lm_of

@@ -17,4 +17,4 @@ ENTRY = ProgramEntry(
     build_rag, "pubmedqa", "rag_score",
     ("accuracy", "grounded_rate", "citation_validity", "citation_coverage", "citation_recall", "citation_precision"),
     workflow.examples, workflow.evaluate, workflow.compile, artifact.describe, artifact.rebuild, workflow.run,
-    service=_service, store_fill=STORE_FILL)
+    service=_service, store_fill=STORE_FILL, embeds=True)

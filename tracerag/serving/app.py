@@ -5,16 +5,20 @@ Why Starlette and uvicorn: the MCP SDK already installs them, so serving adds no
 (liveness), ``GET /v1/programs`` (what is loaded) and ``GET /openapi.json`` (generated from the request and
 response models).
 
-Starting: ``tracerag serve`` listens at once and loads its programs in the background
-(:class:`~tracerag.serving.programs.Startup`), then warms them: each embedder computes one vector, so the
-model is loaded (or the embedding service has answered) before the first call, not during it. Until then
-``GET /healthz`` answers 503 ``{"status": "starting", "programs": [...]}`` and a program call or
-``/v1/programs`` 503 "starting" with ``Retry-After: 1``; then ``/healthz`` answers 200 ``{"status": "ok",
-"programs": [...]}`` (readiness: send traffic). ``GET /livez`` answers 200 whenever the process answers HTTP,
-starting or ready (``{"status": "starting"|"ok"}``; liveness: restart it only when this fails), so a
-probe does not kill a service that is still loading. A load that fails ends the service with its error line
-(both probes answer 503 ``"failed"`` meanwhile). Both paths are open (no token, any ``Host``) and say nothing
-but the status and the program names.
+Starting: ``tracerag serve`` listens at once and loads its programs in the background, one after the other
+(:class:`~tracerag.serving.programs.Startup`), warming each: its embedders compute one vector, so the model is
+loaded (or the embedding service has answered) before its first call, not during it. A program answers as soon
+as it is loaded and warm, while the next ones load (the first of a cold start in seconds, not after the last).
+A call to one still loading is not held: it gets 503 "starting: <program> is loading …" with ``Retry-After:
+1`` at once, as load balancers and HTTP clients expect of a service that cannot answer yet (a held request would
+tie up a connection and a ``max_pending`` slot for as long as the load takes, tens of seconds for the RAG bank
+on an empty cache); ``GET /healthz`` answers 503 ``{"status": "starting", "programs": [...], "ready": [...],
+"pending": {program: what it is doing}}`` and ``/v1/programs`` 503 "starting" until every program is ready,
+then ``/healthz`` answers 200 ``{"status": "ok", "programs": [...]}`` (readiness: send traffic). ``GET /livez``
+answers 200 whenever the process answers HTTP, starting or ready (``{"status": "starting"|"ok"}``; liveness:
+restart it only when this fails), so a probe does not kill a service that is still loading. A load that fails
+ends the service with its error line (both probes answer 503 ``"failed"`` meanwhile). Both paths are open (no
+token, any ``Host``) and say nothing but the status, the program names and which of them are ready.
 
 Temporary state (the experience bank built from the bundled traces, a store being filled, the tool server's
 files) goes into the service's own temp directory, ``tracerag-serve-<pid>-…`` (``TMPDIR`` for the process and
@@ -44,11 +48,10 @@ from __future__ import annotations
 
 import contextlib
 import hmac
-import ipaddress
 import json
 import logging
 import signal
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -59,9 +62,11 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from ..registry import PROGRAMS
 from ..service_models import ErrorResponse, RequestError
+from .binds import TOKEN_ENV, is_loopback, needs_token
 from .metrics import CONTENT_TYPE, MetricsMiddleware, ServiceMetrics, configured_lm_breaker_open
-from .programs import BY_PATH, ENDPOINTS, Runner, ServedProgram, Startup
+from .programs import BY_PATH, DEFAULT_SOURCE, ENDPOINTS, Runner, ServedProgram, Startup
 from .slow_clients import ClientLimits, uvicorn_config
 from .tracing import Tracing, start_tracing
 
@@ -71,7 +76,6 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_MAX_BODY = 1 << 20
 DEFAULT_MAX_PENDING = 256  # program calls held at once (running or waiting), each with its body of <= max_body
-TOKEN_ENV = "TRACERAG_SERVE_TOKEN"
 OPEN_PATHS = ("/healthz", "/livez")  # probes carry no token or known Host; the answer is a status and names
 DEFAULT_ALLOWED_HOSTS = ("localhost", "127.0.0.1", "[::1]")
 WILDCARD_BINDS = ("0.0.0.0", "::", "")
@@ -167,16 +171,6 @@ class BrowserGuard:
 
 def _is_json(content_type: str) -> bool:
     return content_type.split(";", 1)[0].strip().lower() == "application/json"
-
-
-def is_loopback(host: str) -> bool:
-    """True when binding ``host`` listens on this machine only (localhost, 127.0.0.0/8, ::1)."""
-    if host.strip().lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip().strip("[]")).is_loopback
-    except ValueError:
-        return False  # any other name may resolve to an outside address
 
 
 class BearerAuth:
@@ -278,15 +272,23 @@ def build_app(programs: Mapping[str, ServedProgram] | Startup, *, max_body: int 
     offered = ", ".join(ENDPOINTS[name].path for name in names)
     listing: dict[str, Any] = {}
 
-    def _starting() -> _JSON:
+    def _starting(name: str | None = None) -> _JSON:
         if startup.state == "starting":
-            return _error(503, "starting: the programs are loading; retry shortly", headers={"Retry-After": "1"})
+            what = (f"{name} is {startup.pending.get(name, 'loading')}" if name is not None
+                    else "the programs are loading")
+            ready = [n for n in names if startup.ready_for(n)]
+            answered = f" ({', '.join(ready)} already answer{'s' if len(ready) == 1 else ''})" if ready else ""
+            return _error(503, f"starting: {what}{answered}; retry shortly", headers={"Retry-After": "1"})
         return _error(503, "the programs failed to load; the service is stopping (see its log)")
 
     async def healthz(request: Request) -> Response:
         if not startup.ready:
-            return _JSON({"status": "starting" if startup.state == "starting" else "failed", "programs": names},
-                         status_code=503, headers={"Retry-After": "1"} if startup.state == "starting" else None)
+            if startup.state != "starting":
+                return _JSON({"status": "failed", "programs": names}, status_code=503)
+            return _JSON({"status": "starting", "programs": names,
+                          "ready": [n for n in names if startup.ready_for(n)],
+                          "pending": {n: startup.pending.get(n, "loading") for n in names if not startup.ready_for(n)}},
+                         status_code=503, headers={"Retry-After": "1"})
         return _JSON({"status": "ok", "programs": names})
 
     async def livez(request: Request) -> Response:
@@ -314,8 +316,8 @@ def build_app(programs: Mapping[str, ServedProgram] | Startup, *, max_body: int 
             return _error(404, f"unknown program {request.path_params['program']!r}; this service offers {offered}")
         if endpoint.name not in names:
             return _error(404, f"{endpoint.name} is not loaded by this service; it offers {offered}")
-        if not startup.ready:
-            return _starting()
+        if not startup.ready_for(endpoint.name):  # each program answers once it is loaded, the others may load on
+            return _starting(endpoint.name)
         served = startup.programs[endpoint.name]
         content_type = request.headers.get("content-type", "")
         if not _is_json(content_type):
@@ -419,7 +421,8 @@ def _sigterm_ends_cleanly():
         signal.signal(signal.SIGTERM, previous)
 
 
-def serve(specs: dict[str, str | None], options: dict[str, dict], args) -> int:
+def serve(specs: dict[str, str | None], options: dict[str, dict], args, *,
+          set_up: Callable[[], None] | None = None, on_ready: Callable[[], None] | None = None) -> int:
     """``tracerag serve``: load the programs (``options``: per program its builder's keyword options), then run
     the app with uvicorn (``args``: the serve flags) until interrupted or terminated.
 
@@ -431,7 +434,7 @@ def serve(specs: dict[str, str | None], options: dict[str, dict], args) -> int:
 
     token = os.environ.get(TOKEN_ENV) or None
     if not token and not is_loopback(args.host):
-        if not args.insecure_no_token:
+        if needs_token(args.host, args.insecure_no_token):
             print(f"error: refusing to serve on {args.host!r} without a token: any machine that reaches the port could "
                   f"call every program; set {TOKEN_ENV}, bind 127.0.0.1, or pass --insecure-no-token",
                   file=sys.stderr, flush=True)
@@ -446,13 +449,19 @@ def serve(specs: dict[str, str | None], options: dict[str, dict], args) -> int:
     except RuntimeError as exc:
         print(f"error: {exc}", file=sys.stderr, flush=True)
         return 2
+    if set_up is not None:  # the LM and the embedder (``tracerag serve``: the flags), once the flags are checked
+        try:
+            set_up()
+        except BaseException:
+            tracing.shutdown()
+            raise
     with _sigterm_ends_cleanly():
-        _run(specs, options, args, token, list(dict.fromkeys(allowed)), tracing)
+        _run(specs, options, args, token, list(dict.fromkeys(allowed)), tracing, on_ready)
     return 0
 
 
 def _run(specs: dict[str, str | None], options: dict[str, dict], args, token: str | None, allowed: list[str],
-         tracing: Tracing) -> None:
+         tracing: Tracing, on_ready: Callable[[], None] | None = None) -> None:
     """Listen at once, load and warm the programs in the background (``/healthz`` 503 "starting" meanwhile),
     serve until stopped; a load that fails stops the service and its error is raised here. Everything temporary
     goes into the service's own temp directory (see the module docstring)."""
@@ -478,11 +487,17 @@ def _run(specs: dict[str, str | None], options: dict[str, dict], args, token: st
 
     def ready(seconds: float) -> None:
         print(f"tracerag serve: ready ({seconds:.1f} s to load and warm)", file=sys.stderr, flush=True)
+        if on_ready is not None:
+            on_ready()
+
+    def loading(name: str, source: str) -> None:
+        data = f", data {PROGRAMS[name].dataset}" if source == DEFAULT_SOURCE else ""
+        print(f"tracerag serve: loading {name} ({source}{data})", file=sys.stderr, flush=True)
 
     def loaded(name: str, source: str, seconds: float) -> None:
         print(f"tracerag serve: loaded {name} ({source}) in {seconds:.1f} s", file=sys.stderr, flush=True)
 
-    startup = Startup.loading(specs, options, on_failed=failed, on_ready=ready, on_loaded=loaded)
+    startup = Startup.loading(specs, options, on_failed=failed, on_ready=ready, on_loaded=loaded, on_loading=loading)
     try:
         app = build_app(startup, max_body=args.max_body, concurrency=args.concurrency, calls=args.calls,
                         token=token, allowed_hosts=allowed, max_pending=args.max_pending,

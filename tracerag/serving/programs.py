@@ -180,10 +180,16 @@ def _data_source(options: Mapping[str, Any]) -> str:
 
 def load_programs(specs: Mapping[str, str | None], options: Mapping[str, Mapping[str, Any]] | None = None,
                   *, stop: threading.Event | None = None,
-                  on_loaded: Callable[[str, str, float], None] | None = None) -> dict[str, ServedProgram]:
+                  on_loaded: Callable[[str, str, float], None] | None = None,
+                  on_loading: Callable[[str, str], None] | None = None,
+                  on_built: Callable[[ServedProgram], None] | None = None) -> dict[str, ServedProgram]:
     """Build each program of ``specs`` ({name: artifact or None}) through the registry, with its builder's
     keyword ``options`` ({name: {option: value}}; none: the bundled defaults); a failure closes what was
-    already started and raises. ``stop`` set: no further program is built (``LoadingStopped``)."""
+    already started and raises. ``stop`` set: no further program is built (``LoadingStopped``).
+
+    ``on_loading(name, where from)`` hears each program before it is built, ``on_loaded(name, where from,
+    seconds)`` after; ``on_built(program)`` gets each as soon as it is built, before the next is started (the
+    service answers it from then on); what it raises stops the loading like a failed build."""
     from ..artifacts import read_meta
     from ..registry import build
 
@@ -201,12 +207,16 @@ def load_programs(specs: Mapping[str, str | None], options: Mapping[str, Mapping
             if stop is not None and stop.is_set():
                 raise LoadingStopped(f"stopped while loading; {name} was not loaded")
             started = time.perf_counter()
-            program = build(name, **{**options.get(name, {}), "artifact": artifact})
             source = artifact or _data_source(options.get(name, {}))
+            if on_loading is not None:
+                on_loading(name, source)
+            program = build(name, **{**options.get(name, {}), "artifact": artifact})
             served[name] = ServedProgram(ENDPOINTS[name], program, source, read_meta(artifact) if artifact else {})
             logger.info("loaded %s from %s", name, source)
             if on_loaded is not None:  # (name, where from, seconds): a long start says what it is doing
                 on_loaded(name, source, time.perf_counter() - started)
+            if on_built is not None:
+                on_built(served[name])
     except BaseException:
         for program in served.values():
             program.close()
@@ -292,6 +302,10 @@ class Startup:
     (``error`` holds why; ``on_failed`` is called, e.g. to stop the server), or ``"stopped"`` (:meth:`close`
     was called first: it stops a load in progress after the program being built, and closes what was loaded).
 
+    Programs loaded one by one (:meth:`loading`) are answered as each is ready (:meth:`ready_for`: built and its
+    embedders warm), while the next ones load: the first program of a cold start answers in seconds, not after
+    the last one. ``pending`` says what each program not ready yet is doing (``/healthz``).
+
     ``Startup.of(programs)``: programs built by the caller, warmed at once (a failure to warm is logged)."""
 
     def __init__(self, names: Sequence[str], load: Callable[[threading.Event], dict[str, ServedProgram]],
@@ -299,7 +313,8 @@ class Startup:
                  on_ready: Callable[[float], None] | None = None):
         self.names = list(names)
         self.state = "starting"
-        self.programs: dict[str, ServedProgram] = {}
+        self.programs: dict[str, ServedProgram] = {}  # the programs ready to answer
+        self.pending: dict[str, str] = dict.fromkeys(self.names, "loading")  # name -> what it is doing
         self.error: BaseException | None = None
         self.waiting: str | None = None  # why warming is retried, for the log
         self.on_failed = on_failed
@@ -313,20 +328,41 @@ class Startup:
     def loading(cls, specs: Mapping[str, str | None], options: Mapping[str, Mapping[str, Any]] | None = None,
                 on_failed: Callable[[BaseException], None] | None = None,
                 on_ready: Callable[[float], None] | None = None,
-                on_loaded: Callable[[str, str, float], None] | None = None) -> Startup:
-        """The programs of ``specs`` built as :func:`load_programs` builds them (``on_loaded`` hears each), then
-        warmed."""
+                on_loaded: Callable[[str, str, float], None] | None = None,
+                on_loading: Callable[[str, str], None] | None = None) -> Startup:
+        """The programs of ``specs`` built as :func:`load_programs` builds them (``on_loading`` and ``on_loaded``
+        hear each), each warmed and answered as soon as it is built."""
         def load(stop: threading.Event) -> dict[str, ServedProgram]:
-            return load_programs(specs, options, stop=stop, on_loaded=on_loaded)
+            def loading(name: str, source: str) -> None:
+                startup.pending[name] = "loading"
+                if on_loading is not None:
+                    on_loading(name, source)
 
-        return cls(list(specs), load, on_failed, on_ready)
+            return load_programs(specs, options, stop=stop, on_loaded=on_loaded, on_loading=loading,
+                                 on_built=startup._one_built)
+
+        startup = cls(list(specs), load, on_failed, on_ready)
+        startup.pending = dict.fromkeys(startup.names, "waiting")  # for the ones before it
+        return startup
+
+    def ready_for(self, name: str) -> bool:
+        """Whether ``name`` answers now (built and warm), the others maybe still loading."""
+        return name in self.programs and self.state in ("starting", "ready")
+
+    def _one_built(self, served: ServedProgram) -> None:
+        """Warm one program just built and answer it from now on (the load goes on with the next)."""
+        self.pending[served.name] = "warming its embedder"
+        warm_up({served.name: served}, self._stop, on_wait=self._waiting)
+        with self._lock:
+            self.programs[served.name] = served
+            self.pending.pop(served.name, None)
 
     @classmethod
     def of(cls, programs: Mapping[str, ServedProgram]) -> Startup:
         """Programs the caller built: ready once warmed, which happens here (one try per embedder)."""
         startup = cls(list(programs), lambda stop: dict(programs))
         warm_up(programs, retry=False)
-        startup.programs, startup.state = dict(programs), "ready"
+        startup.programs, startup.state, startup.pending = dict(programs), "ready", {}
         return startup
 
     @property
@@ -344,16 +380,24 @@ class Startup:
     def run(self) -> None:
         """Load and warm in this thread; the outcome is in ``state``."""
         started = time.perf_counter()
+        loaded = False
         try:
             programs = self._load(self._stop)
-            with self._lock:
-                self.programs = programs
+            loaded = True
             if self._stop.is_set():
                 raise LoadingStopped("stopped while loading")
-            warm_up(programs, self._stop, on_wait=self._waiting)
+            unwarmed = {name: p for name, p in programs.items() if name not in self.programs}
+            self.pending.update(dict.fromkeys(unwarmed, "warming its embedder"))
+            warm_up(unwarmed, self._stop, on_wait=self._waiting)
+            with self._lock:
+                self.programs = programs
         except BaseException as exc:
             self.error, self.state = exc, "stopped" if isinstance(exc, LoadingStopped) else "failed"
-            self.close_programs()
+            if loaded:
+                self.close_programs()
+            else:  # load_programs closed what it built, including those already answered
+                with self._lock:
+                    self.programs = {}
             if not isinstance(exc, LoadingStopped):
                 if self.on_failed is not None:  # it reports the error (serve: its one error line)
                     self.on_failed(exc)
@@ -362,7 +406,7 @@ class Startup:
             if not isinstance(exc, Exception):
                 raise
             return
-        self.waiting, self.state = None, "ready"
+        self.waiting, self.state, self.pending = None, "ready", {}
         seconds = time.perf_counter() - started
         logger.info("ready: %s loaded and warm in %.1f s", ", ".join(self.programs), seconds)
         if self.on_ready is not None:
