@@ -29,6 +29,7 @@ multi-line C++ message.
 from __future__ import annotations
 
 import errno
+import itertools
 import json
 import os
 import shutil
@@ -39,17 +40,17 @@ from typing import Any
 import numpy as np
 
 from ..errors import InvalidValue, TraceragError
-from .bank_search import Screen, keep_sane
+from .bank_search import RESCORE_MARGIN, SCORE_LIMIT, Screen, keep_sane, rescore
 
 ANN_FILE = "ann.faiss"
 ANN_INFO = "ann.json"
-KIND = "faiss-hnsw-flat"
+KIND = "faiss-hnsw"  # the graph alone: its vectors are the version's embeddings.npy
+_KIND_WITH_VECTORS = "faiss-hnsw-flat"  # written by earlier releases: the graph and a copy of the vectors
 DEFAULT_M = 16  # graph degree (32 links per row on the bottom layer)
 DEFAULT_EF_CONSTRUCTION = 128  # candidate list while building (recall 0.991 at 1M clustered rows, ef 256)
 DEFAULT_EF = 256  # candidate list while searching: see BENCHMARKS.md for recall and time per value
 ANN_MIN_ROWS = 50_000  # below this many rows a bank searches exactly even when it has an index
 _EXACT_SHARE = 4  # a window reaching count / 4 rows is answered by the exact scan instead
-_ADD_CHUNK = 65_536  # rows handed to faiss at a time (bounds the float32 copy of a memory-mapped matrix)
 _ONE_THREAD_ROWS = 20_000  # fewer rows than this are added by one thread (starting threads costs more)
 _THREADED_QUERIES = 256  # batches of at least this many queries are searched on every CPU
 
@@ -70,17 +71,35 @@ def _faiss() -> Any:
 
 
 class AnnIndex:
-    """An HNSW graph over rows ``0..count-1`` of one bank version (see the module docstring)."""
+    """An HNSW graph over rows ``0..count-1`` of one bank version (see the module docstring).
+
+    The graph reads the bank's own rows (:meth:`share`): faiss' flat storage is made a view of the bank's
+    memory-mapped matrix, so the vectors are held once (the pages of ``embeddings.npy``, which exact search
+    and the rescoring read too). Only between a build or an append and :meth:`share` does faiss own a copy.
+    """
 
     def __init__(self, index: Any, m: int, ef_construction: int) -> None:
         self._index = index
         self.m = m
         self.ef_construction = ef_construction
+        self._storage: Any = None  # the flat storage the graph reads; Python owns it (the index does not)
+        self._matrix: np.ndarray | None = None  # the bank rows that storage is a view of (kept alive with it)
+        self._params: dict[int, Any] = {}  # efSearch -> SearchParametersHNSW (read-only, shared by searches)
+        self._count = int(index.ntotal)  # read per search: kept here (a SWIG attribute costs microseconds)
+        if index.storage is not None and index.own_fields:
+            self._storage = index.storage
+            self._storage.this.acquire()  # freed with this object or when replaced by share(), not by the index
+            index.own_fields = False
 
     @classmethod
     def build(cls, matrix: np.ndarray, m: int = DEFAULT_M, ef_construction: int = DEFAULT_EF_CONSTRUCTION,
               progress: Callable[[int, int], None] | None = None) -> AnnIndex:
-        """A new graph over every row of ``matrix`` (unit rows; inner product is cosine), all CPUs."""
+        """A new graph over every row of ``matrix`` (unit rows; inner product is cosine), all CPUs.
+
+        Every row goes to faiss in one call: faiss inserts the rows of one call level by level, highest
+        first, several at a time, and rows handed over in chunks made a different, worse graph (recall@10
+        0.4-2 points lower at 1M rows: BENCHMARKS.md). The graph then reads ``matrix`` itself (:meth:`share`).
+        """
         if m < 2 or ef_construction < 1:
             raise InvalidValue(f"m must be >= 2 and ef_construction >= 1, got m={m}, ef_construction={ef_construction}")
         faiss = _faiss()
@@ -88,36 +107,48 @@ class AnnIndex:
         index.hnsw.efConstruction = int(ef_construction)
         ann = cls(index, m, ef_construction)
         ann.add(matrix, progress)
+        ann.share(matrix)
         return ann
 
     @classmethod
-    def read(cls, directory: Path, count: int) -> AnnIndex | None:
-        """The index stored in a version directory (None when it has none); it must cover ``count`` rows."""
+    def read(cls, directory: Path, matrix: np.ndarray) -> AnnIndex | None:
+        """The index stored in a version directory over its rows ``matrix`` (None when it has none).
+
+        A graph written by an older release carries its own copy of the vectors (kind ``faiss-hnsw-flat``):
+        it is read too, and the copy is dropped for the bank's rows.
+        """
         try:
             info = json.loads((directory / ANN_INFO).read_text(encoding="utf-8"))
         except FileNotFoundError:
             return None
         except (OSError, ValueError) as exc:
             raise InvalidValue(f"{directory / ANN_INFO}: not readable JSON ({exc})") from exc
-        if not isinstance(info, dict) or info.get("kind") != KIND:
+        if not isinstance(info, dict) or info.get("kind") not in (KIND, _KIND_WITH_VECTORS):
             raise InvalidValue(f"{directory / ANN_INFO}: kind {info.get('kind') if isinstance(info, dict) else info!r} "
                                f"is not {KIND!r}")
         faiss = _faiss()
+        count = len(matrix)
         try:
             index = faiss.read_index(str(directory / ANN_FILE))
         except RuntimeError as exc:  # faiss' message names its C++ source, not the problem's fix
             raise InvalidValue(f"{directory / ANN_FILE}: not a readable faiss index ({_faiss_reason(exc)}); "
                                "rebuild it with CosineBank.build_ann()") from None
+        if not hasattr(index, "hnsw") or index.d != matrix.shape[1]:
+            raise InvalidValue(f"{directory / ANN_FILE}: not an HNSW graph over rows of dim {matrix.shape[1]}; "
+                               "rebuild it with CosineBank.build_ann()")
         if index.ntotal != count or info.get("count") != count:
             raise InvalidValue(f"{directory / ANN_FILE}: covers {index.ntotal} rows ({ANN_INFO} says "
                                f"{info.get('count')}), the bank has {count}")
-        return cls(index, int(info.get("m", DEFAULT_M)), int(info.get("ef_construction", DEFAULT_EF_CONSTRUCTION)))
+        ann = cls(index, int(info.get("m", DEFAULT_M)), int(info.get("ef_construction", DEFAULT_EF_CONSTRUCTION)))
+        ann.share(matrix)
+        return ann
 
     def write(self, directory: Path) -> None:
-        """Write ``ann.faiss`` and ``ann.json`` into a version being written (before its manifest)."""
+        """Write ``ann.faiss`` (the graph alone: its vectors are the version's rows) and ``ann.json`` into a
+        version being written (before its manifest)."""
         faiss = _faiss()
         try:
-            faiss.write_index(self._index, str(directory / ANN_FILE))
+            faiss.write_index(self._index, str(directory / ANN_FILE), faiss.IO_FLAG_SKIP_STORAGE)
         except RuntimeError as exc:  # faiss reports a failed fwrite as a RuntimeError: give it its errno back
             full = _free_bytes(directory) < (1 << 20)
             error = OSError(errno.ENOSPC if full else errno.EIO,
@@ -137,27 +168,74 @@ class AnnIndex:
 
     @property
     def count(self) -> int:
-        return int(self._index.ntotal)
+        return self._count
+
+    @property
+    def shares_rows(self) -> bool:
+        """Whether the graph reads the bank's rows in place (False: faiss holds its own copy of them)."""
+        return self._matrix is not None
+
+    def share(self, matrix: np.ndarray) -> None:
+        """Make the graph read ``matrix`` (this version's rows 0..count-1) instead of a copy of its own.
+
+        The copy is freed. faiss before 1.11 cannot read memory it does not own: there it gets a copy of
+        ``matrix`` (held twice, as before this existed).
+        """
+        if matrix.shape != (self.count, self._index.d):
+            raise InvalidValue(f"the graph covers {self.count} rows of dim {self._index.d}, "
+                               f"the matrix has shape {matrix.shape}")
+        faiss = _faiss()
+        rows = np.ascontiguousarray(matrix, dtype=np.float32)
+        storage = faiss.IndexFlatIP(int(rows.shape[1]))
+        codes = storage.codes
+        if hasattr(codes, "view_data"):  # a MaybeOwnedVector: point it at the rows, no copy
+            address = faiss.swig_ptr(rows.reshape(-1).view(np.uint8))
+            codes.is_owned = False
+            codes.view_data = codes.c_ptr = address
+            codes.view_size = codes.c_size = rows.nbytes
+            storage.ntotal = len(rows)
+            shared: np.ndarray | None = rows
+        else:  # pragma: no cover - faiss < 1.11
+            storage.add(rows)
+            shared = None
+        self._index.storage = storage
+        self._storage, self._matrix = storage, shared  # the old storage (a copy, or another view) is freed
 
     def add(self, rows: np.ndarray, progress: Callable[[int, int], None] | None = None) -> None:
-        """Append rows (labels continue from :attr:`count`): an append to the bank adds its new rows here."""
-        total = len(rows)
-        _faiss().omp_set_num_threads(1 if total < _ONE_THREAD_ROWS else _cpus())
-        for start in range(0, total, _ADD_CHUNK):
-            self._index.add(np.ascontiguousarray(rows[start : start + _ADD_CHUNK], dtype=np.float32))
-            if progress is not None:
-                progress(min(total, start + _ADD_CHUNK), total)
+        """Append rows (labels continue from :attr:`count`): an append to the bank adds its new rows here.
 
-    def candidates(self, queries: np.ndarray, n: int, ef: int) -> np.ndarray:
-        """(q, n) rows the graph proposes per (unit) query, best first; -1 pads a short list."""
+        The rows go in in one call (see :meth:`build`). While the graph reads the bank's rows, faiss first
+        gets its own copy of them (it cannot grow a view); :meth:`share` with the new version's rows drops it.
+        """
+        faiss = _faiss()
+        total = len(rows)
+        if self._matrix is not None:
+            owned = faiss.IndexFlatIP(int(self._index.d))
+            owned.add(self._matrix)
+            self._index.storage = owned
+            self._storage, self._matrix = owned, None
+        faiss.omp_set_num_threads(1 if total < _ONE_THREAD_ROWS else _cpus())
+        if progress is not None:
+            progress(0, total)
+        if total:
+            self._index.add(np.ascontiguousarray(rows, dtype=np.float32))
+            self._count = int(self._index.ntotal)
+        if progress is not None:
+            progress(total, total)
+
+    def candidates(self, queries: np.ndarray, n: int, ef: int) -> tuple[np.ndarray, np.ndarray]:
+        """(scores, rows), each (q, n): the rows the graph proposes per (unit) query, best first, with their
+        inner products as faiss computed them; row -1 pads a short list."""
         faiss = _faiss()
         n = min(n, self.count)
         # One thread unless the batch is large: faiss splits a batch's queries over OpenMP threads, and on a
         # busy 2-core machine a batch of 32 took 0.3 s that way against ~30 ms on one thread (measured).
         faiss.omp_set_num_threads(1 if len(queries) < _THREADED_QUERIES else _cpus())
-        params = faiss.SearchParametersHNSW(efSearch=int(max(ef, n)))
-        _, labels = self._index.search(np.ascontiguousarray(queries, dtype=np.float32), n, params=params)
-        return labels
+        breadth = int(max(ef, n))
+        params = self._params.get(breadth)
+        if params is None:
+            params = self._params.setdefault(breadth, faiss.SearchParametersHNSW(efSearch=breadth))
+        return self._index.search(queries, n, params=params)
 
 
 def _faiss_reason(exc: BaseException) -> str:
@@ -197,25 +275,113 @@ def ann_top_rows(
     ``dedupe(rows, k)`` keeps the first row per group (as the exact path does); ``exact(queries)`` answers
     the queries whose window would reach a quarter of the bank (see the module docstring); ``screen``
     verifies the candidates' rows on first touch and says which to leave out.
+
+    faiss scores the candidates with the very rows the bank holds, so only those within
+    :data:`~.bank_search.RESCORE_MARGIN` of a query's k-th best faiss score can be among its k best.
+    Without dedupe, faiss is asked for the best ``2 k`` of its ``ef`` candidates (asking for ``ef`` of
+    them costs 10-25% more time in faiss), those within the margin are rescored (for the whole batch at
+    once), and a query they leave short (rows left out, ``min_score``, ties past the ``2 k``) goes through
+    :func:`_window_top_rows`, which asks for the whole window and rescores every candidate.
     """
     count = matrix.shape[0]
+    window = max(4 * k, ef)
+    if window * _EXACT_SHARE >= count:
+        return exact(queries)
     floor = -np.inf if min_score is None else float(min_score)
+    if dedupe is not None:
+        return _window_top_rows(ann, matrix, queries, k, floor, ef, dedupe, exact, screen, window)
+    found, labels = ann.candidates(queries, 2 * k, ef)
+    if len(queries) == 1:  # the same steps as below with fewer numpy calls (a third of the bank's own time)
+        one = _one_top_rows(matrix, queries, k, floor, screen, found[0], labels[0])
+        return [one] if one is not None else _window_top_rows(ann, matrix, queries, k, floor, ef, None, exact,
+                                                               screen, window)
+    valid = (labels >= 0) & (labels < count)
+    kth = np.where(valid[:, k - 1], found[:, k - 1], -np.inf)  # faiss lists valid rows first, best first
+    near = valid & (found >= (kth - RESCORE_MARGIN)[:, None])
+    query_of, at = np.nonzero(near)
+    rows = labels[query_of, at]
+    if screen is not None:
+        screen.touch(rows)
+    scores = rescore(matrix, queries, query_of, rows)
+    sane = keep_sane(screen, rows, scores)
+    keep = scores >= floor if sane is None else sane & (scores >= floor)
+    order = np.lexsort((rows, -scores, query_of))
+    order = order[keep[order]]
+    query_of, rows, scores = query_of[order], rows[order].tolist(), scores[order].tolist()
+    bounds = np.searchsorted(query_of, np.arange(len(queries) + 1)).tolist()
+    tied_to_the_end = near[:, -1].tolist()  # rows past the 2 k asked for may tie with the k-th
+    results: list[tuple[list[int], list[float]]] = []
+    short = []
+    for i, (a, b) in enumerate(itertools.pairwise(bounds)):
+        if b - a < k or tied_to_the_end[i]:  # the next candidates decide (or the query has fewer than k)
+            short.append(i)
+            results.append(([], []))
+        else:
+            results.append((rows[a : a + k], scores[a : a + k]))
+    if short:
+        for i, one in zip(short, _window_top_rows(ann, matrix, queries[short], k, floor, ef, None, exact, screen,
+                                                  window), strict=True):
+            results[i] = one
+    return results
+
+
+def _one_top_rows(matrix: np.ndarray, queries: np.ndarray, k: int, floor: float, screen: Screen | None,
+                  found: np.ndarray, labels: np.ndarray) -> tuple[list[int], list[float]] | None:
+    """:func:`ann_top_rows` of one query from its candidates (``found``: faiss' scores, best first); None
+    when they leave it short."""
+    low, end = found[k - 1] - RESCORE_MARGIN, k
+    while end < len(found) and found[end] >= low:  # usually none: the k best and rows tied with the k-th
+        end += 1
+    if end == len(found):  # rows past those asked for may tie with the k-th too
+        return None
+    rows = labels[:end]
+    if labels[end - 1] < 0 or rows.max() >= len(matrix):  # -1 pads a short list at its end
+        return None
+    if screen is not None:
+        screen.touch(rows)
+    scores = rescore(matrix, queries, np.zeros(end, dtype=np.intp), rows)
+    sane = None
+    if not (-SCORE_LIMIT <= scores.min() and scores.max() <= SCORE_LIMIT) or (
+            screen is not None and screen.excluded is not None):  # NaN fails the first test too
+        sane = keep_sane(screen, rows, scores)
+    if sane is not None or floor > -np.inf:
+        keep = scores >= floor if sane is None else sane & (scores >= floor)
+        if np.count_nonzero(keep) < k:
+            return None
+        rows, scores = rows[keep], scores[keep]
+    order = np.lexsort((rows, -scores))[:k]
+    return rows[order].tolist(), scores[order].tolist()
+
+
+def _window_top_rows(
+    ann: AnnIndex,
+    matrix: np.ndarray,
+    queries: np.ndarray,
+    k: int,
+    floor: float,
+    ef: int,
+    dedupe: Callable[[list[int], int], list[int]] | None,
+    exact: Callable[[np.ndarray], list[tuple[list[int], list[float]]]],
+    screen: Screen | None,
+    window: int,
+) -> list[tuple[list[int], list[float]]]:
+    """:func:`ann_top_rows` by rescoring every candidate of a query's window; a query whose window cannot
+    fill ``k`` (after dedupe) is widened fourfold (see the module docstring)."""
+    count = matrix.shape[0]
     results: list[tuple[list[int], list[float]] | None] = [None] * len(queries)
     pending = list(range(len(queries)))
-    window = max(4 * k, ef)
     while pending:
         if window * _EXACT_SHARE >= count:
             for i, found in zip(pending, exact(queries[pending]), strict=True):
                 results[i] = found
             break
-        labels = ann.candidates(queries[pending], window, max(ef, window))
-        if screen is not None:
-            screen.touch(labels[(labels >= 0) & (labels < count)])
+        labels = ann.candidates(queries[pending], window, max(ef, window))[1]
         unfinished = []
         for i, cand in zip(pending, labels, strict=True):
             rows = np.unique(cand[(cand >= 0) & (cand < count)])  # sorted: ties by row below
-            # The exact path's rescoring, pair by pair (not a broadcast): the same row gets the same score.
-            scores = np.einsum("ij,ij->i", matrix[rows], queries[np.full(len(rows), i)])
+            if screen is not None:
+                screen.touch(rows)
+            scores = rescore(matrix, queries, np.full(len(rows), i), rows)
             sane = keep_sane(screen, rows, scores)
             if sane is not None:
                 rows, scores = rows[sane], scores[sane]
