@@ -242,19 +242,39 @@ def test_a_reopened_bank_answers_the_same_in_a_fresh_process(tmp_path):
     assert [[tuple(pair) for pair in q] for q in json.loads(out)] == here
 
 
-def test_rows_left_out_or_below_min_score_are_filled_from_the_next_candidates(bank):
+def test_rows_left_out_or_below_min_score_are_filled_from_the_next_candidates(bank, monkeypatch):
+    from tracerag.stores import bank_ann
+
+    windows = []
+    real = bank_ann._window_top_rows
+    monkeypatch.setattr(bank_ann, "_window_top_rows", lambda *a: windows.append(len(a[2])) or real(*a))
     queries = rows_of("clustered", 12, 11)
-    approx = bank.search(queries, k=6, min_score=None, exact=False)
+    approx = bank.search(queries, k=6, min_score=None, exact=False, ef=64)  # ef 64: the graph, not the scan
+    assert not windows  # every query filled from its few best candidates
     first = sorted({hits[0].row for hits in approx})
     bank._snap.guard._state.excluded = np.asarray(first)  # as if their block had failed its checksum
     try:
-        again = bank.search(queries, k=6, min_score=None, exact=False)
+        again = bank.search(queries, k=6, min_score=None, exact=False, ef=64)
+        one = bank.search(queries[0], k=6, min_score=None, exact=False, ef=64)
         exact = bank.search(queries, k=6, min_score=None, exact=True)
     finally:
         bank._snap.guard._state.excluded = None
+    assert windows  # the queries whose best row was left out looked further
     for hits in again:
         assert len(hits) == 6 and not {h.row for h in hits} & set(first)
+    assert one[0] == again[0]
     assert overlap(again, exact) >= 0.95
     floor = float(np.median([hits[3].score for hits in approx]))
-    for hits, full in zip(bank.search(queries, k=6, min_score=floor, exact=False), approx, strict=True):
+    for hits, full in zip(bank.search(queries, k=6, min_score=floor, exact=False, ef=64), approx, strict=True):
         assert [h.row for h in hits] == [h.row for h in full if h.score >= floor]
+
+
+def test_rows_tied_past_the_candidates_asked_for_come_lowest_row_first(tmp_path):
+    vectors = rows_of("clustered", 2000, 12)
+    vectors[100:160] = vectors[7]  # 61 identical rows: every one ties with the k-th best
+    bank = CosineBank.from_vectors(tmp_path / "b", vectors, [f"r{i}" for i in range(2000)], embedder_id="test")
+    bank.build_ann(m=8, ef_construction=40)
+    query = vectors[[7]]
+    approx = bank.search_rows(query, k=10, min_score=None, exact=False, ef=128)[0]
+    exact = bank.search_rows(query, k=10, min_score=None, exact=True)[0]
+    assert approx[0] == exact[0] == [7] + list(range(100, 109))

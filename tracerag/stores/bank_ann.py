@@ -1,20 +1,26 @@
-"""An approximate (HNSW) index beside a bank's exact rows: faiss-cpu's ``IndexHNSWFlat``, an optional extra.
+"""An approximate (HNSW) index beside a bank's exact rows: faiss-cpu's HNSW graph, an optional extra.
 
 Why: one exact query streams the whole matrix (~50-100 ms at 1M x 512 rows on 2 cores); an HNSW graph
 visits a few thousand rows instead. Why faiss: measured against hnswlib and usearch on the same data
-(``benchmarks/bench_ann.py``, BENCHMARKS.md "One machine, a million rows"), its graph answers one
-query as fast as hnswlib's at the same recall; hnswlib built faster, but its last release (0.8.0, 2023)
-ships no wheels and compiles C++ at install, and usearch's float32 build was the slowest here. faiss-cpu
-ships wheels for every platform and is already what the Milvus extra installs.
+behind the same rescoring (``benchmarks/bench_ann.py``, BENCHMARKS.md "The approximate index against its
+engine, at 1M x 128"): hnswlib answers one query faster at the same recall, but it keeps the vectors
+inside its graph (a second copy beside the bank's rows) and its last release (0.8.0, 2023) ships no
+wheels (it compiles C++ at install); usearch's float32 build was the slowest. faiss-cpu ships wheels for
+every platform, is already what the Milvus extra installs, and its flat storage can be a view of memory
+it does not own, so the graph reads the bank's own rows and the vectors are held once.
 
 The index is two files inside a bank version, written before its manifest (so the manifest's checksums
 cover them) and never changed afterwards, like every other file of a version:
 
-    ann.faiss   the faiss index; label i is row i of embeddings.npy
-    ann.json    {"kind": "faiss-hnsw-flat", "count", "m", "ef_construction"}
+    ann.faiss   the graph alone (faiss IndexHNSWFlat written without its storage); label i is row i of
+                embeddings.npy, which is what the graph reads when searching
+    ann.json    {"kind": "faiss-hnsw", "count", "m", "ef_construction"}
 
-The graph only proposes candidates: every candidate is rescored with the bank's exact float32 rows (the
-same arithmetic as the exact path's rescoring), so a row found by both paths has the same score, and
+(Earlier releases wrote kind ``faiss-hnsw-flat``: the graph with its own copy of the vectors. Such a file
+still reads; the copy is dropped for the bank's rows.)
+
+The graph only proposes candidates: they are rescored with the bank's exact float32 rows (the same
+arithmetic as the exact path's rescoring), so a row found by both paths has the same score, and
 ids, ``min_score`` and ``dedupe_by`` behave as in exact search. What ANN can miss is a row the graph
 never proposes; a query whose candidates cannot fill ``k`` (after dedupe) is widened fourfold, and
 falls back to the exact scan once the window would cover a quarter of the bank. The candidates' rows go
@@ -59,7 +65,12 @@ class AnnUnavailable(TraceragError, ImportError):
     """faiss-cpu is not installed (the ``ann`` extra)."""
 
 
+_loaded: list[Any] = []  # the faiss module once imported (every search asks for it)
+
+
 def _faiss() -> Any:
+    if _loaded:
+        return _loaded[0]
     # faiss' OpenMP threads spin while they wait unless told otherwise: on a busy 2-core machine that made
     # builds 3-20x slower (measured). A user's own setting wins; it must be set before OpenMP loads.
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
@@ -67,6 +78,7 @@ def _faiss() -> Any:
         import faiss
     except ImportError as exc:
         raise AnnUnavailable("approximate search needs faiss-cpu: pip install 'tracerag[ann]'") from exc
+    _loaded.append(faiss)
     return faiss
 
 
