@@ -24,7 +24,7 @@ per build (``--builds``, default 3; every figure in the summary is the median ov
 (``CosineBank.build_ann``). Per ``ef``: recall@10 against the exact top 10, and the time of one query,
 the engines taking turns query by query in one process (so load on the machine hits all alike): the
 bank (``search``, and ``search_rows`` without decoding ids and metadata), raw faiss (its own top 10),
-faiss with the bank's rescoring (of its best 2k candidates, those within 1e-4 of the 10th best faiss
+faiss with the bank's rescoring (of its best k + 2 candidates, those within 1e-4 of the 10th best faiss
 score, rescored with the bank's rows), faiss rescoring the whole window of ``max(4k, ef)`` candidates,
 and the other libraries (``--libs``, built once, skipped when not installed) rescoring their window.
 Then, in fresh processes, the memory a reopened bank holds after 200 ANN searches (RSS: anonymous and
@@ -478,7 +478,7 @@ def measure_engines(args, root: Path, where: Path, n: int) -> list[dict]:
                                           for hits in bank.search(q, K, None, exact=False, ef=ef)],
                 "bank rows": lambda q, ef=ef: [r for r, _ in bank.search_rows(q, K, None, exact=False, ef=ef)],
                 "faiss raw": lambda q, ef=ef: list(faiss_search(q, K, ef)[1]),
-                "faiss + bank rescoring": lambda q, ef=ef: margin_rescored(matrix, q, *faiss_search(q, 2 * K, ef), K),
+                "faiss + bank rescoring": lambda q, ef=ef: margin_rescored(matrix, q, *faiss_search(q, K + 2, ef), K),
                 "faiss + window rescoring": lambda q, ef=ef, w=window: rescored(
                     matrix, q, faiss_search(q, w, ef)[1], K),
             }

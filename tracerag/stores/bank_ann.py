@@ -59,6 +59,7 @@ ANN_MIN_ROWS = 50_000  # below this many rows a bank searches exactly even when 
 _EXACT_SHARE = 4  # a window reaching count / 4 rows is answered by the exact scan instead
 _ONE_THREAD_ROWS = 20_000  # fewer rows than this are added by one thread (starting threads costs more)
 _THREADED_QUERIES = 256  # batches of at least this many queries are searched on every CPU
+_TIE_ROWS = 2  # candidates asked for past the k-th: enough to see that nothing ties with it (else: the window)
 
 
 class AnnUnavailable(TraceragError, ImportError):
@@ -296,9 +297,9 @@ def ann_top_rows(
 
     faiss scores the candidates with the very rows the bank holds, so only those within
     :data:`~.bank_search.RESCORE_MARGIN` of a query's k-th best faiss score can be among its k best.
-    Without dedupe, faiss is asked for the best ``2 k`` of its ``ef`` candidates (asking for ``ef`` of
+    Without dedupe, faiss is asked for the best ``k + 2`` of its ``ef`` candidates (asking for ``ef`` of
     them costs 10-25% more time in faiss), those within the margin are rescored (for the whole batch at
-    once), and a query they leave short (rows left out, ``min_score``, ties past the ``2 k``) goes through
+    once), and a query they leave short (rows left out, ``min_score``, ties past those asked for) goes through
     :func:`_window_top_rows`, which asks for the whole window and rescores every candidate.
     """
     count = matrix.shape[0]
@@ -308,7 +309,7 @@ def ann_top_rows(
     floor = -np.inf if min_score is None else float(min_score)
     if dedupe is not None:
         return _window_top_rows(ann, matrix, queries, k, floor, ef, dedupe, exact, screen, window)
-    found, labels = ann.candidates(queries, 2 * k, ef)
+    found, labels = ann.candidates(queries, k + _TIE_ROWS, ef)
     if len(queries) == 1:  # the same steps as below with fewer numpy calls (a third of the bank's own time)
         one = _one_top_rows(matrix, queries, k, floor, screen, found[0], labels[0])
         return [one] if one is not None else _window_top_rows(ann, matrix, queries, k, floor, ef, None, exact,
@@ -327,7 +328,7 @@ def ann_top_rows(
     order = order[keep[order]]
     query_of, rows, scores = query_of[order], rows[order].tolist(), scores[order].tolist()
     bounds = np.searchsorted(query_of, np.arange(len(queries) + 1)).tolist()
-    tied_to_the_end = near[:, -1].tolist()  # rows past the 2 k asked for may tie with the k-th
+    tied_to_the_end = near[:, -1].tolist()  # rows past those asked for may tie with the k-th
     results: list[tuple[list[int], list[float]]] = []
     short = []
     for i, (a, b) in enumerate(itertools.pairwise(bounds)):
@@ -346,7 +347,7 @@ def ann_top_rows(
 def _one_top_rows(matrix: np.ndarray, queries: np.ndarray, k: int, floor: float, screen: Screen | None,
                   found: np.ndarray, labels: np.ndarray) -> tuple[list[int], list[float]] | None:
     """:func:`ann_top_rows` of one query from its candidates (``found``: faiss' scores, best first); None
-    when they leave it short."""
+    when they leave it short. A dozen rows: sorted in Python, which costs less than numpy's calls."""
     low, end = found[k - 1] - RESCORE_MARGIN, k
     while end < len(found) and found[end] >= low:  # usually none: the k best and rows tied with the k-th
         end += 1
@@ -357,18 +358,21 @@ def _one_top_rows(matrix: np.ndarray, queries: np.ndarray, k: int, floor: float,
         return None
     if screen is not None:
         screen.touch(rows)
-    scores = rescore(matrix, queries, np.zeros(end, dtype=np.intp), rows)
-    sane = None
-    if not (-SCORE_LIMIT <= scores.min() and scores.max() <= SCORE_LIMIT) or (
-            screen is not None and screen.excluded is not None):  # NaN fails the first test too
-        sane = keep_sane(screen, rows, scores)
-    if sane is not None or floor > -np.inf:
-        keep = scores >= floor if sane is None else sane & (scores >= floor)
-        if np.count_nonzero(keep) < k:
-            return None
-        rows, scores = rows[keep], scores[keep]
-    order = np.lexsort((rows, -scores))[:k]
-    return rows[order].tolist(), scores[order].tolist()
+    exact = rescore(matrix, queries, np.zeros(end, dtype=np.intp), rows)
+    scores, found_rows = exact.tolist(), rows.tolist()
+    if not all(-SCORE_LIMIT <= x <= SCORE_LIMIT for x in scores) or (  # NaN fails it too
+            screen is not None and screen.excluded is not None):
+        sane = keep_sane(screen, rows, exact)
+        if sane is not None:
+            keep = sane.tolist()
+            scores = [x for x, ok in zip(scores, keep, strict=True) if ok]
+            found_rows = [r for r, ok in zip(found_rows, keep, strict=True) if ok]
+    best = sorted(zip(scores, found_rows, strict=True), key=lambda pair: (-pair[0], pair[1]))
+    if floor > -np.inf:
+        best = [pair for pair in best if pair[0] >= floor]
+    if len(best) < k:
+        return None
+    return [r for _, r in best[:k]], [x for x, _ in best[:k]]
 
 
 def _window_top_rows(
