@@ -191,8 +191,8 @@ class AnnIndex:
     def share(self, matrix: np.ndarray) -> None:
         """Make the graph read ``matrix`` (this version's rows 0..count-1) instead of a copy of its own.
 
-        The copy is freed. faiss before 1.11 cannot read memory it does not own: there it gets a copy of
-        ``matrix`` (held twice, as before this existed).
+        The copy is freed. A faiss whose storage is a plain vector (no ``MaybeOwnedVector``) cannot read
+        memory it does not own: there it gets a copy of ``matrix`` (held twice, as before this existed).
         """
         if matrix.shape != (self.count, self._index.d):
             raise InvalidValue(f"the graph covers {self.count} rows of dim {self._index.d}, "
@@ -208,7 +208,7 @@ class AnnIndex:
             codes.view_size = codes.c_size = rows.nbytes
             storage.ntotal = len(rows)
             shared: np.ndarray | None = rows
-        else:  # pragma: no cover - faiss < 1.11
+        else:  # pragma: no cover - a faiss without MaybeOwnedVector
             storage.add(rows)
             shared = None
         self._index.storage = storage
