@@ -172,3 +172,109 @@ def test_a_version_replaced_before_its_index_was_read_is_searched_exactly(tmp_pa
     assert hits == reader.search(query, k=3, min_score=None, exact=True) and len(reader) == 400
     assert "searching exactly" in caplog.text
     assert reader.refresh().search(query, k=1, min_score=None, exact=False)[0][0].id == "r7"
+
+
+def test_the_graph_is_the_one_faiss_builds_from_the_same_rows_in_one_call(tmp_path):
+    """Rows handed to faiss in chunks made a different, worse graph: the bank's is faiss' own build."""
+    import faiss
+
+    bank = make_bank(tmp_path / "b", n=3000)
+    plain = faiss.IndexHNSWFlat(DIM, 8, faiss.METRIC_INNER_PRODUCT)
+    plain.hnsw.efConstruction = 40
+    faiss.omp_set_num_threads(1)  # as the bank builds a graph this small: one thread, so the graph is fixed
+    plain.add(np.ascontiguousarray(bank.vectors))
+    assert faiss.vector_to_array(plain.hnsw.neighbors).tolist() == \
+        faiss.vector_to_array(bank._ann[1]._index.hnsw.neighbors).tolist()
+
+
+def test_the_graph_reads_the_bank_rows_and_its_file_holds_no_vectors(tmp_path):
+    bank = make_bank(tmp_path / "b", n=2000)
+    vectors_bytes = (tmp_path / "b" / "embeddings.npy").stat().st_size
+    assert (tmp_path / "b" / ANN_FILE).stat().st_size < vectors_bytes  # the graph only: with the vectors, more
+    assert json.loads((tmp_path / "b" / ANN_INFO).read_text())["kind"] == "faiss-hnsw"
+    for opened in (bank, CosineBank.load(tmp_path / "b", exact=False)):
+        opened.search(np.asarray(opened.vectors[:1]), k=3, exact=False)
+        ann = opened._ann[1]
+        assert ann.shares_rows and ann._matrix.ctypes.data == opened.vectors.ctypes.data
+    bank.append_vectors(["extra"], rows_of("uniform", 1, 4))
+    assert bank._ann[1].shares_rows and bank._ann[1]._matrix.ctypes.data == bank.vectors.ctypes.data
+    assert bank.search(np.asarray(bank.vectors[[2000]]), k=1, min_score=None, exact=False)[0][0].id == "extra"
+
+
+def test_an_index_written_with_its_own_vectors_still_reads_and_answers_alike(tmp_path):
+    """Indexes written before the graph read the bank's rows carry a copy of them (kind faiss-hnsw-flat)."""
+    import faiss
+
+    bank = make_bank(tmp_path / "b", n=1500)
+    queries = rows_of("clustered", 20, 6)
+    before = bank.search(queries, k=5, min_score=None, exact=False)
+    index = faiss.read_index(str(tmp_path / "b" / ANN_FILE))
+    index.storage = faiss.IndexFlatIP(DIM)
+    index.storage.add(np.ascontiguousarray(bank.vectors))
+    index.own_fields = False
+    old = tmp_path / "old"
+    old.mkdir()
+    faiss.write_index(index, str(old / ANN_FILE))  # with the vectors
+    (old / ANN_INFO).write_text(json.dumps({"kind": "faiss-hnsw-flat", "count": 1500, "m": 8, "ef_construction": 40}))
+    from tracerag.stores.bank_ann import AnnIndex
+
+    ann = AnnIndex.read(old, bank.vectors)
+    assert ann.shares_rows
+    assert ann.candidates(queries, 5, 64)[1].tolist() == bank._ann[1].candidates(queries, 5, 64)[1].tolist()
+    assert before == bank.search(queries, k=5, min_score=None, exact=False)
+
+
+def test_a_reopened_bank_answers_the_same_in_a_fresh_process(tmp_path):
+    import subprocess
+    import sys
+
+    bank = make_bank(tmp_path / "b", n=2000)
+    queries = rows_of("clustered", 30, 8)
+    np.save(tmp_path / "q.npy", queries)
+    here = [[(h.id, h.score) for h in hits] for hits in bank.search(queries, k=7, min_score=None, exact=False)]
+    script = ("import json, sys, numpy as np\n"
+              "from tracerag.stores.cosine_bank import CosineBank\n"
+              "bank = CosineBank.load(sys.argv[1], exact=False)\n"
+              "hits = bank.search(np.load(sys.argv[2]), k=7, min_score=None)\n"
+              "print(json.dumps([[(h.id, h.score) for h in q] for q in hits]))\n")
+    out = subprocess.run([sys.executable, "-c", script, str(tmp_path / "b"), str(tmp_path / "q.npy")],
+                         capture_output=True, text=True, check=True).stdout
+    assert [[tuple(pair) for pair in q] for q in json.loads(out)] == here
+
+
+def test_rows_left_out_or_below_min_score_are_filled_from_the_next_candidates(bank, monkeypatch):
+    from tracerag.stores import bank_ann
+
+    windows = []
+    real = bank_ann._window_top_rows
+    monkeypatch.setattr(bank_ann, "_window_top_rows", lambda *a: windows.append(len(a[2])) or real(*a))
+    queries = rows_of("clustered", 12, 11)
+    approx = bank.search(queries, k=6, min_score=None, exact=False, ef=64)  # ef 64: the graph, not the scan
+    assert not windows  # every query filled from its few best candidates
+    first = sorted({hits[0].row for hits in approx})
+    bank._snap.guard._state.excluded = np.asarray(first)  # as if their block had failed its checksum
+    try:
+        again = bank.search(queries, k=6, min_score=None, exact=False, ef=64)
+        one = bank.search(queries[0], k=6, min_score=None, exact=False, ef=64)
+        exact = bank.search(queries, k=6, min_score=None, exact=True)
+    finally:
+        bank._snap.guard._state.excluded = None
+    assert windows  # the queries whose best row was left out looked further
+    for hits in again:
+        assert len(hits) == 6 and not {h.row for h in hits} & set(first)
+    assert one[0] == again[0]
+    assert overlap(again, exact) >= 0.95
+    floor = float(np.median([hits[3].score for hits in approx]))
+    for hits, full in zip(bank.search(queries, k=6, min_score=floor, exact=False, ef=64), approx, strict=True):
+        assert [h.row for h in hits] == [h.row for h in full if h.score >= floor]
+
+
+def test_rows_tied_past_the_candidates_asked_for_come_lowest_row_first(tmp_path):
+    vectors = rows_of("clustered", 2000, 12)
+    vectors[100:160] = vectors[7]  # 61 identical rows: every one ties with the k-th best
+    bank = CosineBank.from_vectors(tmp_path / "b", vectors, [f"r{i}" for i in range(2000)], embedder_id="test")
+    bank.build_ann(m=8, ef_construction=40)
+    query = vectors[[7]]
+    approx = bank.search_rows(query, k=10, min_score=None, exact=False, ef=128)[0]
+    exact = bank.search_rows(query, k=10, min_score=None, exact=True)[0]
+    assert approx[0] == exact[0] == [7] + list(range(100, 109))

@@ -353,7 +353,7 @@ def test_a_full_disk_while_the_approximate_index_is_written_is_named(tmp_path, m
 
     bank = make_bank(tmp_path / "bank", n=50)
 
-    def write_index(index, path):
+    def write_index(index, path, flags=0):
         raise RuntimeError("Error in void faiss::write_HNSW(...) at index_write.cpp:362: Error: 'ret == (size)' "
                            "failed: write error in x: 656 != 960 (No space left on device)")
 

@@ -42,8 +42,10 @@ class Embedder(Protocol):
 def l2_normalize(x: np.ndarray) -> np.ndarray:
     """Row-wise L2 normalisation to float32; all-zero rows stay zero instead of becoming NaN."""
     x = np.asarray(x, dtype=np.float32)
-    norms = np.linalg.norm(x, axis=1, keepdims=True)
-    return x / np.where(norms > 0, norms, 1.0).astype(np.float32)
+    # np.linalg.norm(x, axis=1)'s own arithmetic without its checks (a third of the cost for one query).
+    norms = np.sqrt(np.add.reduce(x * x, axis=1, keepdims=True))
+    norms[~(norms > 0)] = 1.0
+    return x / norms
 
 
 _SMALL = 1 << 20  # elements of ``a`` up to which numpy's own loop beats waking BLAS threads

@@ -72,7 +72,8 @@ class IdColumn:
         raw = [buffer[a:b].rstrip(b", ") for a, b in zip(self._starts[rows].tolist(), self._starts[rows + 1].tolist(),
                                                          strict=True)]
         try:
-            ids = json.loads(b"[" + b",".join(raw) + b"]") if all(x[:1] == b'"' for x in raw) else None
+            ids = json.loads((b"[" + b",".join(raw) + b"]").decode("utf-8", "surrogatepass")) \
+                if all(x[:1] == b'"' for x in raw) else None  # decoded as json.loads would (it first guesses how)
         except ValueError:
             ids = None
         if isinstance(ids, list) and len(ids) == len(rows) and all(type(i) is str for i in ids):
@@ -139,7 +140,7 @@ class MetadataLines:
         # Each entry is exactly one line when every one ends with a newline and there are no others.
         if joined.count(b"\n") == len(lines) and all(line[-1:] == b"\n" for line in lines):
             try:
-                values = json.loads(b"[" + joined[:-1].replace(b"\n", b",") + b"]")
+                values = json.loads((b"[" + joined[:-1].replace(b"\n", b",") + b"]").decode("utf-8", "surrogatepass"))
             except ValueError:
                 pass
         if isinstance(values, list) and len(values) == len(rows) and all(type(v) is dict for v in values):

@@ -84,6 +84,7 @@ class BankQueries:
 
             write_version(target, write)
             self._snap = load_snapshot(target)
+            ann.share(self._snap.matrix)  # the mapping exact search reads: the rows' pages are held once
             self._ann = (self._snap, ann)
         logger.info("%s: approximate index over %d rows (M=%d, efConstruction=%d)", target, snap.count, m,
                     ef_construction)
@@ -101,7 +102,7 @@ class BankQueries:
             if read_manifest(self._directory) != snap.manifest:
                 return None
             try:
-                ann = AnnIndex.read(snap.path, snap.count)
+                ann = AnnIndex.read(snap.path, snap.matrix)
             except ValueError as exc:
                 if read_manifest(self._directory) != snap.manifest:
                     return None
@@ -114,6 +115,18 @@ class BankQueries:
     def _ann_of_version(self, snap: Snapshot) -> AnnIndex:
         """The index of the version a writer holds the lock on (so it is the one on disk)."""
         ann = self._ann_index(snap)
+        if ann is None:
+            raise BankError(f"{self._directory}: its approximate index could not be read")
+        return ann
+
+    def _ann_to_extend(self, snap: Snapshot) -> AnnIndex:
+        """A private copy of the index of the version a writer holds the lock on, read from disk for an
+        append to grow: searches still running on the index this bank keeps are not disturbed."""
+        self._ann_of_version(snap)  # the kept one reads (or an earlier failure is reported as such)
+        try:
+            ann = AnnIndex.read(snap.path, snap.matrix)
+        except ValueError as exc:
+            raise BankError(str(exc)) from None
         if ann is None:
             raise BankError(f"{self._directory}: its approximate index could not be read")
         return ann
@@ -156,6 +169,9 @@ class BankQueries:
         """
         snap = self._snap
         found = self.search_rows(query_vectors, k, min_score, dedupe_by, exact=exact, ef=ef)
+        if len(found) == 1:  # one query: the same, with less bookkeeping
+            rows, scores = found[0]
+            return [list(map(Hit, snap.ids.take(rows), scores, rows, snap.lines.decode_rows(rows)))]
         every = [r for rows, _ in found for r in rows]  # all hits decoded at once: one parse for the batch
         scores = [s for _, of_query in found for s in of_query]
         hits = list(map(Hit, snap.ids.take(every), scores, every, snap.lines.decode_rows(every)))

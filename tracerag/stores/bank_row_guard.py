@@ -92,8 +92,11 @@ class RowGuard:
 
     def touch(self, rows: np.ndarray) -> None:
         """Verify the blocks holding ``rows`` that are not verified yet (an approximate search's candidates)."""
-        if self._state.pending and len(rows):
-            self._verify(np.unique(np.asarray(rows, dtype=np.int64) // self._rows_per_block))
+        state = self._state
+        if state.pending and len(rows):
+            blocks = np.asarray(rows, dtype=np.int64) // self._rows_per_block
+            if not state.verified[blocks].all():  # warm: one look, no lock (a flag is only ever set)
+                self._verify(np.unique(blocks))
 
     def _verify(self, blocks: np.ndarray) -> None:
         state, sums = self._state, self._sums

@@ -33,7 +33,7 @@ import numpy as np
 _BLOCK_ROWS = 1024  # at most this many rows per top-k block
 _SMALL_ROWS = 32_768  # up to this many rows a bank has no block maxima: a pass over its scores is cheaper
 _SAMPLE_STRIDE = 8  # a small bank's threshold is the k-th best of every 8th score
-_RESCORE_MARGIN = 1e-4  # far above float32 rounding of a unit-vector dot product (~1e-6 at dim 4096)
+RESCORE_MARGIN = 1e-4  # far above float32 rounding of a unit-vector dot product (~1e-6 at dim 4096)
 _PARALLEL_MAX_BYTES = 8 << 20  # scores of a batch from this size on get their block maxima in our threads
 _SPARE_MIN_BYTES = 128 << 10  # score buffers from this size (below it malloc reuses its heap) ...
 _SPARE_MAX_BYTES = 16 << 20  # ... up to this size are kept for later searches ...
@@ -304,11 +304,11 @@ def _rows_from(scores: Scores, query: int, threshold: float, floor: float,
 
     The returned scores are recomputed row by row (the same arithmetic for every row, whatever the batch
     or its position in a BLAS kernel), so equal rows tie exactly and a batch scores as its queries do
-    alone. Candidates are taken :data:`_RESCORE_MARGIN` below the threshold so that rounding differences
+    alone. Candidates are taken :data:`RESCORE_MARGIN` below the threshold so that rounding differences
     between the matrix product and the rescoring cannot drop a row.
     """
     values = scores.values[query]
-    low = threshold - _RESCORE_MARGIN
+    low = threshold - RESCORE_MARGIN
     if low == -np.inf:
         rows = np.arange(values.shape[0])
     elif scores.block_max is None:
@@ -323,7 +323,7 @@ def _rows_from(scores: Scores, query: int, threshold: float, floor: float,
             rows = rows[values[rows] >= low]
     if best is not None and len(rows) > best:  # rescore about ``best`` rows, not every candidate
         found = values[rows]
-        rows = rows[found >= np.partition(found, len(found) - best)[len(found) - best] - _RESCORE_MARGIN]
+        rows = rows[found >= np.partition(found, len(found) - best)[len(found) - best] - RESCORE_MARGIN]
     exact = _rescore(scores, np.full(len(rows), query), rows)
     sane = keep_sane(scores.screen, rows, exact)
     if sane is not None:
@@ -336,8 +336,13 @@ def _rows_from(scores: Scores, query: int, threshold: float, floor: float,
 
 
 def _rescore(scores: Scores, query_of: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """Score of each (query, row) pair, computed the same way for every pair (a contiguous dot product)."""
-    return np.einsum("ij,ij->i", scores.matrix[rows], scores.queries[query_of])
+    return rescore(scores.matrix, scores.queries, query_of, rows)
+
+
+def rescore(matrix: np.ndarray, queries: np.ndarray, query_of: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Score of each (query, row) pair, computed the same way for every pair (a contiguous dot product):
+    the exact and the approximate search both score their hits with it, so a row gets the same score."""
+    return np.einsum("ij,ij->i", matrix[rows], queries[query_of])
 
 
 def _candidates(scores: Scores, low: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
@@ -369,7 +374,7 @@ def _top_rows_of_batch(scores: Scores, k: int, floor: float, thresholds: np.ndar
     per query are rescored however loose the first bound was.
     """
     nq = scores.values.shape[0]
-    low = np.maximum(thresholds.astype(np.float64), floor) - _RESCORE_MARGIN
+    low = np.maximum(thresholds.astype(np.float64), floor) - RESCORE_MARGIN
     found = _candidates(scores, low)
     if found is None:
         return None
@@ -380,7 +385,7 @@ def _top_rows_of_batch(scores: Scores, k: int, floor: float, thresholds: np.ndar
         query_of, rows, value = query_of[order], rows[order], value[order]
         starts = np.searchsorted(query_of, np.arange(nq + 1))
         kth = starts[:-1] + k - 1
-        tight = np.where(kth < starts[1:], value[np.minimum(kth, len(value) - 1)], -np.inf) - _RESCORE_MARGIN
+        tight = np.where(kth < starts[1:], value[np.minimum(kth, len(value) - 1)], -np.inf) - RESCORE_MARGIN
         keep = value >= tight[query_of]
         query_of, rows = query_of[keep], rows[keep]
     exact = _rescore(scores, query_of, rows)

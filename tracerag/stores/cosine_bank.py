@@ -293,7 +293,7 @@ class CosineBank(BankQueries):
             all_ids = snap.ids.tolist() + [ids[i] for i in keep]
             tail = metadata_lines([meta[i] for i in keep], snap.count)
 
-            ann = self._ann_of_version(snap) if self._has_ann(snap) else None
+            ann = self._ann_to_extend(snap) if self._has_ann(snap) else None
 
             def write(tmp: Path) -> None:
                 with write_embeddings(tmp, total, snap.dim) as f:
@@ -301,7 +301,6 @@ class CosineBank(BankQueries):
                         copy_rows(target, f, snap.count, snap.dim)
                     new_rows(f, keep)
                 if ann is not None:  # the new rows join the graph; the old version's file stays as it was
-                    self._ann = None  # the in-memory index no longer matches the old version
                     ann.add(np.load(tmp / EMBEDDINGS, mmap_mode="r")[snap.count :])
                     ann.write(tmp)
                 added = [meta[i] for i in keep]
@@ -315,6 +314,7 @@ class CosineBank(BankQueries):
             write_version(target, write)
             self._snap = load_snapshot(target)
             if ann is not None:
+                ann.share(self._snap.matrix)  # faiss' copy of the rows is dropped for the new version's
                 self._ann = (self._snap, ann)
         logger.info("appended %d rows to %s (%d skipped as present)", len(keep), target, len(ids) - len(keep))
         return len(keep)
