@@ -159,7 +159,8 @@ class CommandRetrieval(dspy.Module):
         if said.asks_nothing:
             return self._prediction([], None, parsed, source, stages, index, hint=Hint.NO_INTENT)
         places = unresolved_places(index, acting_clauses(index, text))
-        if places and not only_floors_of_a_label(index, text, places):  # a floor or room this home does not have: asked about, never widened to the whole home
+        # a floor or room this home does not have: asked about, never widened to the whole home
+        if places and not only_floors_of_a_label(index, text, places):
             return self._prediction([], None, parsed, source, stages, index, hint=Hint.UNKNOWN_SCOPE, unresolved=places)
         ranked, lm_ir = None, None
         if source == "rules" and self.ir_source == "lm" and lm_of(self.parse) is not None:
