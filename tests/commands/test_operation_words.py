@@ -50,6 +50,11 @@ from tracerag.home_commands.operation_words import read_operation
     ("lights on in the basement please, I'm headed down", (), "on"),
     ("报警器别响了", ("Siren",), "off"),  # a negated sound asks for silence
     ("be quiet", ("AirConditioner",), None),  # no mute on an air conditioner: its quiet mode, if it lists one
+    ("light ·, we're making pizza tonight", ("Oven",), "on"),  # a fire lit in a device said by its name (masked)
+    ("pop the lockbox with the keys", ("Lock",), "unlock"),  # popped open
+    ("could you pop the · open", ("Lock",), "unlock"),
+    ("pop the popcorn", (), None),  # no lock, door or box
+    ("把集成灶整着", ("Cooktop",), "on"),  # 整着: switched on (northeastern Chinese)
 ])
 def test_reads_the_operation_people_ask_for(text, kinds, operation):
     assert read_operation(text, kinds) == operation

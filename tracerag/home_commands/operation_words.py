@@ -196,13 +196,14 @@ _SENSES_EN: tuple[tuple[str, str, Reading], ...] = (
      r"\b(?:lights?|lamps?)\s+out\b|\boff\b", SWITCH, _OFF),
     (rf"\b(?:turn|switch|power|put|flip|bring|get)\s+{_E}on\b|\blight\s+(?:\w+\s+){{0,3}}?up\b|\benable\b|"
      r"\b(?:lights?|lamps?)\s+on\b(?=\s*(?:$|[,.!?]|please|now|again|in\b|for\b|thanks))|"
-     r"(?:^|[,.;!?]\s*|\b(?:please|and|then)\s+)light\s+(?:the|my|our)\b|\blight\s+(?:a|one|two|all|both)\s+"
+     r"(?:^|[,.;!?]\s*|\b(?:please|and|then)\s+)light\s+(?:the|my|our|·)|\blight\s+(?:a|one|two|all|both)\s+"
      r"(?:\w+\s+)?burners?\b|\bfire\s+(?:\w+\s+){0,3}?up\b|\bignite\b|"
      r"\bon\b(?=\s*(?:please|pls|plz|now|again|for\s+me|thanks?|for\s+(?:\w+\s+){1,2}(?:minutes?|mins?|hours?|"
      r"hrs?|seconds?|secs?))?\s*[.!?]*\s*$)", SWITCH, _ON),
     (r"\b(?:open(?:s|ed|ing)?|raise[sd]?|lift(?:s|ed)?)\s+up\b|\b(?:open|opne|oepn)(?:s|ed|ing)?\b|\bpull\s+up\b|"
+     r"\bpop\s+(?:(?:the|my|our)\s+)?(?:·|(?:[\w-]+\s+){0,2}?(?:lock\w*|door|gate|trunk|hatch|safe|\w*box)\b)|"
      rf"\bput\s+up\b|\broll\s+up\b|\b(?:let|buzz)\s+{_E}(?:in(?:to)?|up\s+(?:on)?to|through)\b", SWITCH,
-     _OPEN),  # "let the movers in", "buzz the courier in", "let him up onto the roof"
+     _OPEN),  # "let the movers in", "buzz the courier in", "let him up onto the roof", "pop the lockbox"
     (r"\b(?:close[sd]?|closing|shut|shuts|draw)\b|\bpull\s+down\b|\broll\s+down\b", SWITCH, _CLOSE),
     # "fill the water trough", "water the kitchen garden": a water valve opens
     (r"^\s*(?:please\s+)?(?:fill|water)\s+(?:up\s+)?(?:the|my|our)\b", SWITCH, _WATERING),
@@ -279,7 +280,7 @@ _SENSES_ZH: tuple[tuple[str, str, Reading], ...] = (
     (r"合上|拉上|放下|降下|落下|拉下", SWITCH, _always("close")),
     (r"关闭|关掉|关上|关了|关一下|关下|熄灭|灭掉|断电|断开|(?<!开)关(?![于系注心键])", SWITCH, _ZH_OFF),
     (r"浇浇?水|浇花|浇菜|灌溉", SWITCH, _WATERING),  # "给菜园浇浇水": a water valve opens (浇水 says the kind)
-    (r"打开|开启|开一下|开开|点亮|通电|接通|点火|开火|开(?![关始心会车学放])", SWITCH, _ZH_ON),
+    (r"打开|开启|开一下|开开|点亮|通电|接通|点火|开火|整着|开(?![关始心会车学放])", SWITCH, _ZH_ON),  # 整着: 东北话
     # subjects
     (r"音量|声音", SUBJECT, _always("volume")),
     (r"亮度", SUBJECT, _always("level")),
