@@ -37,6 +37,7 @@ class CommandChoice:
         self._standing: dict[str, np.ndarray] = {}
         self._performing: dict[str, np.ndarray] = {}
         self._able: dict[str, np.ndarray] = {}
+        self._performers_of: dict[str, tuple[np.ndarray, np.ndarray]] = {}
 
     def __deepcopy__(self, memo):
         return self
@@ -105,28 +106,41 @@ class CommandChoice:
         (per slot) is the index's argument channel: 1 for a listed value named or a number in the command's own
         unit and range, 0.5 for a number it may take, 0 or below for one it cannot; ``subject`` (per slot) is
         higher where the utterance names what the command acts on ("制热温度": the heating setpoint)."""
-        index = self.index
-        place = self.place(operation)
-        for n, stand_in in enumerate(STANDS_FOR.get(operation, ()), start=1):  # far after any own command
-            other = self.place(stand_in)
-            place = np.where(place >= 0, place, np.where(other >= 0, other + 1_000 * n, -1))
+        place, pick = self._performers(operation)
         fit = _VALUE_FIT * np.clip(argument, -1.0, 1.0) + (0.0 if subject is None else np.clip(subject, -1.0, 1.0))
         slot = np.where(place >= 0, fit - 0.01 * place, -np.inf)
-        scores = slot[index.table.row_slot] if len(index.table.rows) else np.zeros(0)
-        return np.where(self.performing(operation), scores, -np.inf)
+        return np.append(slot, -np.inf)[pick]
+
+    def _performers(self, operation: str) -> tuple[np.ndarray, np.ndarray]:
+        """Per slot, where its command stands for ``operation``, a stand-in's far after any own command; per row,
+        its slot where it performs the operation, else the sentinel one past the last slot (read as -inf). Built
+        once per operation: a query reads its rows' scores in one pass."""
+        found = self._performers_of.get(operation)
+        if found is None:
+            place = self.place(operation)
+            for n, stand_in in enumerate(STANDS_FOR.get(operation, ()), start=1):
+                other = self.place(stand_in)
+                place = np.where(place >= 0, place, np.where(other >= 0, other + 1_000 * n, -1))
+            table = self.index.table
+            pick = np.where(self.performing(operation), table.row_slot, len(place))
+            found = self._performers_of[operation] = (place, pick)
+        return found
 
     def device_rows(self, scores: np.ndarray, allowed: np.ndarray | None = None) -> np.ndarray:
         """Per device: its best row by ``scores`` (among the ``allowed`` rows), or ``NO_ROW``."""
-        index = self.index
-        devices = len(index.home.devices)
-        scores = scores if allowed is None else np.where(allowed, scores, -np.inf)
-        out = np.full(devices, NO_ROW, dtype=np.int64)
-        finite = np.flatnonzero(np.isfinite(scores))
-        if finite.size:
-            order = finite[np.lexsort((finite, -scores[finite]))]  # best first, ties to the earlier row
-            device = index.table.row_device[order]
-            first = np.unique(device, return_index=True)[1]
-            out[device[first]] = order[first]
+        table = self.index.table
+        out = np.full(len(self.index.home.devices), NO_ROW, dtype=np.int64)
+        finite = np.isfinite(scores) if allowed is None else np.isfinite(scores) & allowed
+        if not finite.any():
+            return out
+        # rows are stored device by device: each device's best score, then its first row holding it
+        scores = np.where(finite, scores, -np.inf)
+        starts = table.device_row_starts
+        best = np.repeat(np.maximum.reduceat(scores, starts), np.diff(np.r_[starts, len(scores)]))
+        rows = np.flatnonzero(finite & (scores == best))
+        device = table.row_device[rows]
+        first = np.r_[True, device[1:] != device[:-1]]
+        out[device[first]] = rows[first]
         return out
 
 

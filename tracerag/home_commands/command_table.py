@@ -143,7 +143,7 @@ class CommandTable:
 def group_max(values: np.ndarray, starts: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
     """The max of each group of ``values`` (the runs beginning at ``starts``), as float64; -inf where the
     mask leaves a group nothing."""
-    values = values.astype(np.float64)
+    values = values.astype(np.float64, copy=False)  # reduceat writes a new array: no copy needed
     if mask is not None:
         values = np.where(mask, values, -np.inf)
     return np.maximum.reduceat(values, starts) if len(values) else values

@@ -93,7 +93,7 @@ class HomeNames:
         a word for a kind of room where no room is called so ("卫生间", "洗手间" where the bathrooms are
         主卫 and 客卫), unless it is part of a device name said (卧室 of the lamp 卧室小夜灯)."""
         rooms = self.rooms
-        full_names = set(rooms.tokens.values())
+        full_names = rooms.full_names
         found: list[str] = []
         said_rooms = rooms.words_said(utterance)
         meant_by = [rooms.aliases[alias] if alias in full_names else

@@ -23,6 +23,7 @@ from .text_match import contains, contains_words_in_order, heaviest_common_run
 Phrase = tuple[str, ...]
 _UNSAID = "\x00"  # stands in for a name word the query does not say: no query token is ever this
 CARRYING_CACHE = 1024  # words whose carriers a NameIndex keeps: a home's vocabulary, bounded
+FRAME_WORD_KEYS = 3  # a word in fewer of the keys sharing a pair than this is masked in their frames
 
 
 class PhraseIndex:
@@ -90,6 +91,7 @@ class NameIndex:
                 keys_with_pair[pair].add(i)
         self._keys_with = {t: np.fromiter(sorted(ids), dtype=np.int64) for t, ids in keys_with.items()}
         self._keys_with_pair = {p: sorted(ids) for p, ids in keys_with_pair.items()}
+        self._pair_groups: dict[tuple[str, str], _PairGroup | None] = {}
         self._carrying: dict[Phrase, np.ndarray] = {}
         devices_with: dict[str, list[int]] = defaultdict(list)
         for device, numbers in enumerate(ordinals):
@@ -126,13 +128,34 @@ class NameIndex:
         out = single / np.maximum(np.maximum(self._totals, specificity), np.finfo(np.float64).tiny)
         said = set(query)
         runs: dict[Phrase, float] = {}
+
+        def run_of(key: Phrase) -> float:
+            shared = tuple(t if t in said else _UNSAID for t in key)
+            if shared not in runs:
+                runs[shared] = heaviest_common_run(shared, query, self.weight, single_cap=1.0)
+            return runs[shared]
+
         for pair in set(pairwise(query)):
-            for i in self._keys_with_pair.get(pair, ()):
-                shared = tuple(t if t in said else _UNSAID for t in self.keys[i])
-                if shared not in runs:
-                    runs[shared] = heaviest_common_run(shared, query, self.weight, single_cap=1.0)
-                out[i] = runs[shared] / max(self._totals[i], specificity)
+            group = self._pair_group(pair)
+            if group is None:
+                continue
+            # keys holding a rare word the query says are searched one by one; the others by their frame
+            apart = sorted({i for t in said & group.rare.keys() for i in group.rare[t]})
+            for frame, ids in group.frames.items():
+                if apart:
+                    ids = ids[~np.isin(ids, apart)]
+                if ids.size:
+                    out[ids] = run_of(frame) / np.maximum(self._totals[ids], specificity)
+            for i in apart:
+                out[i] = run_of(self.keys[i]) / max(self._totals[i], specificity)
         return out
+
+    def _pair_group(self, pair: tuple[str, str]) -> _PairGroup | None:
+        """The keys holding ``pair``, grouped by frame (built on first use, kept)."""
+        if pair not in self._pair_groups:
+            ids = self._keys_with_pair.get(pair)
+            self._pair_groups[pair] = None if ids is None else _PairGroup([self.keys[i] for i in ids], ids)
+        return self._pair_groups[pair]
 
     def carrying(self, word: Phrase) -> np.ndarray:
         """Per device: whether its name contains the word (Latin words also with others between them:
@@ -156,6 +179,28 @@ class NameIndex:
             for i in candidates.tolist():
                 found[i] = contains(self.keys[i], word) or contains_words_in_order(self.keys[i], word)
         return found[self.device_key]
+
+
+class _PairGroup:
+    """The keys that hold one pair of adjacent words, grouped by frame: a key with its rare words (in fewer
+    than ``FRAME_WORD_KEYS`` of the group's keys: "kab" of "台灯 kab") masked. A query that says none of a
+    key's rare words sees the key exactly as it sees its frame, so one run search answers every key of a
+    frame: the 100 wings of a building each add a "台灯 kXX", not a search."""
+
+    def __init__(self, keys: Sequence[Phrase], ids: Sequence[int]):
+        counts: dict[str, int] = defaultdict(int)
+        for key in keys:
+            for t in set(key):
+                counts[t] += 1
+        frames: dict[Phrase, list[int]] = defaultdict(list)
+        rare: dict[str, list[int]] = defaultdict(list)
+        for key, i in zip(keys, ids, strict=True):
+            frames[tuple(t if counts[t] >= FRAME_WORD_KEYS else _UNSAID for t in key)].append(i)
+            for t in set(key):
+                if counts[t] < FRAME_WORD_KEYS:
+                    rare[t].append(i)
+        self.frames = {frame: np.asarray(members, dtype=np.int64) for frame, members in frames.items()}
+        self.rare = dict(rare)
 
 
 def ordered(found: Iterable, rank: Mapping) -> list:

@@ -91,10 +91,10 @@ def _operation_order(index, operation: str, ir: QueryIR, utterance: str, fused: 
     # Between devices referred to alike, what the command's own words share with the utterance ("stop
     # charging": the charger's stop), whether it takes the value said ("调到20度": an air conditioner, not the
     # fridge) and, last, how plainly it is the operation's ("暂停" alone: a player's pause, not a dryer's)
-    words = (channels["vector"] + p.w_lexical * channels["lexical"])[table.row_slot]
-    fit = np.clip(channels["argument"], -1.0, 1.0)[table.row_slot]
-    place = np.maximum(choice.standing(operation), 0)[table.row_slot]
-    tie = TIE_BREAK * (words + 2 * fit - 0.2 * place)
+    words = channels["vector"] + p.w_lexical * channels["lexical"]
+    fit = np.clip(channels["argument"], -1.0, 1.0)
+    place = np.maximum(choice.standing(operation), 0)
+    tie = (TIE_BREAK * (words + 2 * fit - 0.2 * place))[table.row_slot]  # per slot, read per row
     order = np.full(len(fused), -np.inf)  # a command that does not do what is asked is never offered
     others = np.flatnonzero(np.isfinite(scores))
     order[others] = referent[table.row_device[others]] - OTHER_PERFORMER + tie[others]

@@ -155,10 +155,11 @@ class Scoring:
         for phrase in names.landmarks(utterance):
             by_it = names.carrying(phrase) & (name > 0)
             name = np.where(by_it, name + LANDMARK, name).astype(np.float32)
+        # each term is weighed where it lives (per slot, per device) and read per row once; a device filtered
+        # out carries -inf into its rows (the command terms are never +inf or NaN)
         slot, device = table.row_slot, table.row_device
-        fused = text[slot] + p.w_within_device * channels["within_device"][slot] + w_name * name[device] + \
-            p.w_room * room[device]
-        fused = np.where(device_ok[device], fused, -np.inf)
+        fused = (text + p.w_within_device * channels["within_device"])[slot] + \
+            np.where(device_ok, w_name * name, -np.inf)[device] + (p.w_room * room)[device]
         return fused, {**channels, "name": name, "room": room}
 
     def row_channels(self, row: int, channels: dict[str, np.ndarray]) -> dict[str, float]:
