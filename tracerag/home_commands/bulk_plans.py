@@ -25,7 +25,6 @@ from .command_results import BulkGroup, BulkPlan, CapabilityOption
 from .door_words import door_nouns, doors_among, says_door_locks
 from .home_names import content
 from .naming_scope import says_the_kind_itself
-from .ranking import performing_scores
 from .scoring import DEMOTED
 from .text_match import contains, join_tokens, tokens
 
@@ -237,13 +236,12 @@ def _operation_plan(index, operation: str, ir: QueryIR, utterance: str, category
     table = index.table
     choice = choice_of(index)
     _, channels = index.scoring.command_scores(ir, utterance)
-    scores = np.where(device_ok[table.row_device], performing_scores(choice, operation, utterance, channels),
-                      -np.inf)
+    scores = choice.slot_scores(operation, channels["argument"], channels["subject"] + choice.qualified(utterance))
     if operation.startswith("set_"):
         # a device whose command cannot take the kind of value said is left out ("all fans to 59%": not the fan
         # that only knows low, medium, high); a number out of a command's range is refused when it is sent
-        scores = np.where(index.arguments.takes_kind_said(utterance)[table.row_slot], scores, -np.inf)
-    row_of = choice.device_rows(scores)
+        scores = np.where(index.arguments.takes_kind_said(utterance), scores, -np.inf)
+    row_of = table.device_best_rows(scores, device_ok)  # per slot and per device: no pass over every row
     devices = np.flatnonzero(row_of >= 0)
     if not devices.size:
         return BulkPlan(category=category, hint=Hint.NO_TARGET,

@@ -134,6 +134,34 @@ class CommandTable:
         code = self.category_code.get(category)
         return self.device_category_codes == code if code is not None else np.zeros(len(self.home.devices), bool)
 
+    @cached_property
+    def _device_layout(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(per commanded device: its number, its first slot; per slot: its profile group; per profile group:
+        its first slot), for reading per-slot values per device without a pass over every row."""
+        starts = self.profile_slot_starts
+        group_of_slot = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, len(self.slots)]))
+        return self.row_device[self.device_row_starts], self.row_slot[self.device_row_starts], group_of_slot, starts
+
+    def device_best_rows(self, slot_values: np.ndarray, device_ok: np.ndarray, missing: int = -1) -> np.ndarray:
+        """Per device: its best row where every row reads its slot's value (``slot_values``) and only the
+        ``device_ok`` devices count, ties to its earlier row; ``missing`` where none is finite. Devices of one
+        profile share their slots, so this costs the slots and the devices, not the rows."""
+        out = np.full(len(self.home.devices), missing, dtype=np.int64)
+        if not len(self.slots):
+            return out
+        devices, first_slot, group_of_slot, starts = self._device_layout
+        values = np.where(np.isfinite(slot_values), slot_values, -np.inf)
+        group_best = np.maximum.reduceat(values, starts)
+        best = np.flatnonzero(np.isfinite(values) & (values == group_best[group_of_slot]))
+        groups = group_of_slot[best]
+        first = np.r_[True, groups[1:] != groups[:-1]]
+        best_slot = np.full(len(starts), -1, dtype=np.int64)
+        best_slot[groups[first]] = best[first]
+        chosen = best_slot[group_of_slot[first_slot]]
+        ok = (chosen >= 0) & device_ok[devices]
+        out[devices[ok]] = self.device_row_starts[ok] + chosen[ok] - first_slot[ok]
+        return out
+
     def per_profile_best(self, values: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
         """For each slot, the best value among the (masked) slots of the same profile (-inf: none)."""
         starts = self.profile_slot_starts

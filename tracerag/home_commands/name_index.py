@@ -23,7 +23,7 @@ from .text_match import contains, contains_words_in_order, heaviest_common_run
 Phrase = tuple[str, ...]
 _UNSAID = "\x00"  # stands in for a name word the query does not say: no query token is ever this
 CARRYING_CACHE = 1024  # words whose carriers a NameIndex keeps: a home's vocabulary, bounded
-FRAME_WORD_KEYS = 3  # a word in fewer of the keys sharing a pair than this is masked in their frames
+_PAD, _MASK = -2, -1  # word numbers: no word (after a key's end), a word the query does not say
 
 
 class PhraseIndex:
@@ -92,6 +92,8 @@ class NameIndex:
         self._keys_with = {t: np.fromiter(sorted(ids), dtype=np.int64) for t, ids in keys_with.items()}
         self._keys_with_pair = {p: sorted(ids) for p, ids in keys_with_pair.items()}
         self._pair_groups: dict[tuple[str, str], _PairGroup | None] = {}
+        self._vocabulary = list(df)  # word numbers, for the run search's key matrices
+        self._token_id = {t: i for i, t in enumerate(self._vocabulary)}
         self._carrying: dict[Phrase, np.ndarray] = {}
         devices_with: dict[str, list[int]] = defaultdict(list)
         for device, numbers in enumerate(ordinals):
@@ -127,34 +129,31 @@ class NameIndex:
                 single[ids] = np.maximum(single[ids], w if t.isascii() else min(w, 1.0))
         out = single / np.maximum(np.maximum(self._totals, specificity), np.finfo(np.float64).tiny)
         said = set(query)
+        said_ids = np.asarray([self._token_id[t] for t in said if t in self._token_id], dtype=np.int64)
         runs: dict[Phrase, float] = {}
-
-        def run_of(key: Phrase) -> float:
-            shared = tuple(t if t in said else _UNSAID for t in key)
-            if shared not in runs:
-                runs[shared] = heaviest_common_run(shared, query, self.weight, single_cap=1.0)
-            return runs[shared]
-
         for pair in set(pairwise(query)):
             group = self._pair_group(pair)
             if group is None:
                 continue
-            # keys holding a rare word the query says are searched one by one; the others by their frame
-            apart = sorted({i for t in said & group.rare.keys() for i in group.rare[t]})
-            for frame, ids in group.frames.items():
-                if apart:
-                    ids = ids[~np.isin(ids, apart)]
-                if ids.size:
-                    out[ids] = run_of(frame) / np.maximum(self._totals[ids], specificity)
-            for i in apart:
-                out[i] = run_of(self.keys[i]) / max(self._totals[i], specificity)
+            # each key as the run search sees it: its words the query says, the others masked; keys alike so
+            # ("台灯 kab", "台灯 kac") share one search
+            seen = np.where(np.isin(group.words, said_ids) | (group.words == _PAD), group.words, _MASK)
+            frames, which = np.unique(seen, axis=0, return_inverse=True)
+            found = np.empty(len(frames), dtype=np.float64)
+            for f, frame in enumerate(frames.tolist()):
+                shared = tuple(self._vocabulary[w] if w >= 0 else _UNSAID for w in frame if w != _PAD)
+                if shared not in runs:
+                    runs[shared] = heaviest_common_run(shared, query, self.weight, single_cap=1.0)
+                found[f] = runs[shared]
+            out[group.ids] = found[which.reshape(-1)] / np.maximum(self._totals[group.ids], specificity)
         return out
 
     def _pair_group(self, pair: tuple[str, str]) -> _PairGroup | None:
-        """The keys holding ``pair``, grouped by frame (built on first use, kept)."""
+        """The keys holding ``pair`` (built on first use, kept)."""
         if pair not in self._pair_groups:
             ids = self._keys_with_pair.get(pair)
-            self._pair_groups[pair] = None if ids is None else _PairGroup([self.keys[i] for i in ids], ids)
+            self._pair_groups[pair] = None if ids is None else _PairGroup(
+                [[self._token_id[t] for t in self.keys[i]] for i in ids], ids)
         return self._pair_groups[pair]
 
     def carrying(self, word: Phrase) -> np.ndarray:
@@ -182,25 +181,14 @@ class NameIndex:
 
 
 class _PairGroup:
-    """The keys that hold one pair of adjacent words, grouped by frame: a key with its rare words (in fewer
-    than ``FRAME_WORD_KEYS`` of the group's keys: "kab" of "台灯 kab") masked. A query that says none of a
-    key's rare words sees the key exactly as it sees its frame, so one run search answers every key of a
-    frame: the 100 wings of a building each add a "台灯 kXX", not a search."""
+    """The keys that hold one pair of adjacent words: their positions, and their words as a matrix of word
+    numbers (``_PAD`` after a key's last word)."""
 
-    def __init__(self, keys: Sequence[Phrase], ids: Sequence[int]):
-        counts: dict[str, int] = defaultdict(int)
-        for key in keys:
-            for t in set(key):
-                counts[t] += 1
-        frames: dict[Phrase, list[int]] = defaultdict(list)
-        rare: dict[str, list[int]] = defaultdict(list)
-        for key, i in zip(keys, ids, strict=True):
-            frames[tuple(t if counts[t] >= FRAME_WORD_KEYS else _UNSAID for t in key)].append(i)
-            for t in set(key):
-                if counts[t] < FRAME_WORD_KEYS:
-                    rare[t].append(i)
-        self.frames = {frame: np.asarray(members, dtype=np.int64) for frame, members in frames.items()}
-        self.rare = dict(rare)
+    def __init__(self, words: Sequence[Sequence[int]], ids: Sequence[int]):
+        self.ids = np.asarray(ids, dtype=np.int64)
+        self.words = np.full((len(words), max(map(len, words))), _PAD, dtype=np.int64)
+        for row, key in enumerate(words):
+            self.words[row, :len(key)] = key
 
 
 def ordered(found: Iterable, rank: Mapping) -> list:

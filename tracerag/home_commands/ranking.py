@@ -37,9 +37,12 @@ def rank(index, ir: QueryIR, utterance: str, k: int = 10, *, blocked: np.ndarray
     ``kind_named`` devices (per device) may be named by a word for their kind (``Scoring.score_rows``). They
     come from the safety rules (``safety_screen.Screen``): the index itself knows no policy."""
     table = index.table
-    fused, channels = index.scoring.score_rows(ir, utterance, kind_named)
+    terms = index.scoring.score_terms(ir, utterance, kind_named)
+    channels = terms.channels
     operation = ir.operation if ir.operation != OTHER else None
-    order_key = _operation_order(index, operation, ir, utterance, fused, channels) if operation else fused
+    # with an operation the fused score only reports the rows shown; without one it is the order
+    fused = _FusedAt(terms) if operation else terms.rows()
+    order_key = _operation_order(index, operation, ir, utterance, terms) if operation else fused
     reachable = np.isfinite(order_key)  # what would be offered if nothing were held back
     if blocked is not None:
         order_key = np.where(blocked, -np.inf, order_key)
@@ -68,17 +71,32 @@ def rank(index, ir: QueryIR, utterance: str, k: int = 10, *, blocked: np.ndarray
     return candidates, passed_over
 
 
-def _operation_order(index, operation: str, ir: QueryIR, utterance: str, fused: np.ndarray,
-                     channels: dict[str, np.ndarray]) -> np.ndarray:
+class _FusedAt:
+    """The fused score of the rows asked for (``fused[rows]``), computed for those rows only."""
+
+    def __init__(self, terms):
+        self.terms = terms
+
+    def __getitem__(self, rows):
+        return self.terms.at(rows)
+
+
+def _operation_order(index, operation: str, ir: QueryIR, utterance: str, terms) -> np.ndarray:
     """Row order for a known operation: each device's command for it (``command_choice``), devices ranked by
     how the utterance refers to them (name, room), a device's other commands for the operation just after its
     choice. No other command is offered: "unlock the front door" is never answered with its lock, "open the
-    safe" never with the blinds."""
+    safe" never with the blinds.
+
+    Every term is per slot or per device (a row performs the operation as its slot does; a row's fused score
+    is finite where its slot's term is and its device is not filtered out), so the order is read per row once."""
     table = index.table
     choice = choice_of(index)
     p = index.params
-    scores = np.where(np.isfinite(fused), performing_scores(choice, operation, utterance, channels), -np.inf)
-    chosen = choice.device_rows(scores)
+    channels = terms.channels
+    performing = choice.slot_scores(operation, channels["argument"],
+                                    channels["subject"] + choice.qualified(utterance))
+    performing = np.where(np.isfinite(terms.per_slot), performing, -np.inf)
+    chosen = table.device_best_rows(performing, terms.device_ok)
     devices = np.flatnonzero(chosen >= 0)
     rows = chosen[devices]
     w_name = p.w_name if ir.has_category and ir.type_hint in table.categories else p.w_name_keyword_first
@@ -94,17 +112,13 @@ def _operation_order(index, operation: str, ir: QueryIR, utterance: str, fused: 
     words = channels["vector"] + p.w_lexical * channels["lexical"]
     fit = np.clip(channels["argument"], -1.0, 1.0)
     place = np.maximum(choice.standing(operation), 0)
-    tie = (TIE_BREAK * (words + 2 * fit - 0.2 * place))[table.row_slot]  # per slot, read per row
-    order = np.full(len(fused), -np.inf)  # a command that does not do what is asked is never offered
-    others = np.flatnonzero(np.isfinite(scores))
-    order[others] = referent[table.row_device[others]] - OTHER_PERFORMER + tie[others]
-    order[rows] = referent[devices] + tie[rows]
+    tie = TIE_BREAK * (words + 2 * fit - 0.2 * place)  # per slot
+    # a command that does not do what is asked is never offered (-inf); a device's other commands for it rank
+    # just after its choice
+    order = np.where(terms.device_ok, referent - OTHER_PERFORMER, -np.inf)[table.row_device] + \
+        np.where(np.isfinite(performing), tie, -np.inf)[table.row_slot]
+    order[rows] = referent[devices] + tie[table.row_slot[rows]]
     return order
-
-
-def performing_scores(choice, operation: str, utterance: str, channels: dict[str, np.ndarray]) -> np.ndarray:
-    """Per row: how well its command performs the operation for what is said (``CommandChoice.row_scores``)."""
-    return choice.row_scores(operation, channels["argument"], channels["subject"] + choice.qualified(utterance))
 
 
 def _top_rows(table, scores: np.ndarray, k: int, repeat_penalty: float) -> np.ndarray:
