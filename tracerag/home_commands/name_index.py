@@ -138,7 +138,9 @@ class NameIndex:
             # each key as the run search sees it: its words the query says, the others masked; keys alike so
             # ("台灯 kab", "台灯 kac") share one search
             seen = np.where(np.isin(group.words, said_ids) | (group.words == _PAD), group.words, _MASK)
-            frames, which = np.unique(seen, axis=0, return_inverse=True)
+            rows = seen.view(np.dtype((np.void, seen.itemsize * seen.shape[1]))).ravel()  # a row as one value
+            _, first, which = np.unique(rows, return_index=True, return_inverse=True)
+            frames = seen[first]
             found = np.empty(len(frames), dtype=np.float64)
             for f, frame in enumerate(frames.tolist()):
                 shared = tuple(self._vocabulary[w] if w >= 0 else _UNSAID for w in frame if w != _PAD)
