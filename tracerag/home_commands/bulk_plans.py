@@ -99,9 +99,11 @@ def establish_category(index, ir: QueryIR, utterance: str, device_ok: np.ndarray
 
 def _one_category(index, devices: np.ndarray) -> str | None:
     """The category holding `category_share` of these devices, if one does."""
-    categories, counts = np.unique(index.table.device_categories[devices].astype(str), return_counts=True)
-    if counts.size and counts.max() >= index.params.category_share * counts.sum():
-        return str(categories[np.argmax(counts)])
+    table = index.table
+    counts = np.bincount(table.device_category_codes[devices], minlength=len(table.category_names))  # by code
+    top = counts.max(initial=0)
+    if top and top >= index.params.category_share * counts.sum():
+        return min(str(table.category_names[code]) for code in np.flatnonzero(counts == top))  # ties: by name
     return None
 
 
@@ -256,7 +258,7 @@ def _operation_plan(index, operation: str, ir: QueryIR, utterance: str, category
             command_id=spec.id, description=spec.description, p=round(int(counts[i]) / len(devices), 4),
             evidence=float(counts[i]), supported_devices=int(counts[i]),
             sample_devices=[index.home.devices[d].label for d in taking[:3].tolist()],
-            sample_rooms=sorted(set(table.device_rooms[taking].tolist()) - {""})[:3]))
+            sample_rooms=_rooms_of(index, taking)))
     plan = BulkPlan(category=category, options=options, top1_ratio=1.0, margin=1.0)
     held = devices[blocked[row_of[devices]]] if blocked is not None else devices[:0]
     if held.size:  # the options shown are those no device in scope holds back
@@ -265,6 +267,14 @@ def _operation_plan(index, operation: str, ir: QueryIR, utterance: str, category
             f"{table.spec(*table.rows[int(row_of[held[0]])]).id} on {index.home.devices[held[0]].label} is "
             "held back: the utterance does not ask for it")})
     return _with_targets(index, plan, options[0].command_id, row_of, int(device_ok.sum()))
+
+
+def _rooms_of(index, devices: np.ndarray) -> list[str]:
+    """The first three names, in order, of the rooms these devices stand in (read by room code: a plan may
+    hold thousands of devices in a few rooms)."""
+    rooms = index.rooms
+    names = {rooms.names_by_code[code] for code in np.unique(rooms.device_codes[devices]).tolist()}
+    return sorted(names - {""})[:3]
 
 
 def _same_setting(index, command_id: str, texts) -> set[str]:

@@ -135,12 +135,25 @@ class CommandTable:
         return self.device_category_codes == code if code is not None else np.zeros(len(self.home.devices), bool)
 
     @cached_property
-    def _device_layout(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    def device_layout(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """(per commanded device: its number, its first slot; per slot: its profile group; per profile group:
         its first slot), for reading per-slot values per device without a pass over every row."""
         starts = self.profile_slot_starts
         group_of_slot = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, len(self.slots)]))
         return self.row_device[self.device_row_starts], self.row_slot[self.device_row_starts], group_of_slot, starts
+
+    def group_best_slots(self, slot_values: np.ndarray) -> np.ndarray:
+        """Per profile group: its slot with the best finite value (ties to the earlier slot), or -1."""
+        _, _, group_of_slot, starts = self.device_layout
+        values = np.where(np.isfinite(slot_values), slot_values, -np.inf)
+        group_best = np.maximum.reduceat(values, starts)
+        best = np.flatnonzero(np.isfinite(values) & (values == group_best[group_of_slot]))
+        best_slot = np.full(len(starts), -1, dtype=np.int64)
+        if best.size:
+            groups = group_of_slot[best]
+            first = np.r_[True, groups[1:] != groups[:-1]]
+            best_slot[groups[first]] = best[first]
+        return best_slot
 
     def device_best_rows(self, slot_values: np.ndarray, device_ok: np.ndarray, missing: int = -1) -> np.ndarray:
         """Per device: its best row where every row reads its slot's value (``slot_values``) and only the
@@ -149,18 +162,29 @@ class CommandTable:
         out = np.full(len(self.home.devices), missing, dtype=np.int64)
         if not len(self.slots):
             return out
-        devices, first_slot, group_of_slot, starts = self._device_layout
-        values = np.where(np.isfinite(slot_values), slot_values, -np.inf)
-        group_best = np.maximum.reduceat(values, starts)
-        best = np.flatnonzero(np.isfinite(values) & (values == group_best[group_of_slot]))
-        groups = group_of_slot[best]
-        first = np.r_[True, groups[1:] != groups[:-1]]
-        best_slot = np.full(len(starts), -1, dtype=np.int64)
-        best_slot[groups[first]] = best[first]
-        chosen = best_slot[group_of_slot[first_slot]]
+        devices, first_slot, group_of_slot, _ = self.device_layout
+        chosen = self.group_best_slots(slot_values)[group_of_slot[first_slot]]
         ok = (chosen >= 0) & device_ok[devices]
         out[devices[ok]] = self.device_row_starts[ok] + chosen[ok] - first_slot[ok]
         return out
+
+    @cached_property
+    def device_row_counts(self) -> np.ndarray:
+        """Per commanded device (in ``device_row_starts`` order): how many rows it has."""
+        return np.diff(np.r_[self.device_row_starts, len(self.rows)])
+
+    @cached_property
+    def row_group(self) -> np.ndarray:
+        """Per row: its device's place among the commanded devices (``device_row_starts``)."""
+        return np.repeat(np.arange(len(self.device_row_starts)), self.device_row_counts)
+
+    def rows_of_groups(self, groups: np.ndarray) -> np.ndarray:
+        """The rows of these commanded devices (places in ``device_row_starts``, ascending), in row order."""
+        counts = self.device_row_counts[groups]
+        if not counts.size:
+            return np.zeros(0, dtype=np.int64)
+        offsets = self.device_row_starts[groups] - np.r_[0, np.cumsum(counts)[:-1]]
+        return np.repeat(offsets, counts) + np.arange(int(counts.sum()))
 
     def per_profile_best(self, values: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
         """For each slot, the best value among the (masked) slots of the same profile (-inf: none)."""

@@ -52,6 +52,7 @@ class RoomWords:
                 self._rooms_ending[toks[-1]].append(room)
         self.code = {room: i for i, room in enumerate(dict.fromkeys([*home.rooms, *device_rooms]))}
         self.device_codes = np.asarray([self.code[r] for r in device_rooms], dtype=np.int64)
+        self.names_by_code = list(self.code)
 
     def names_a_room(self, name: str) -> bool:
         """Whether a name (a parse's scope entry) means some room of this home: a room's name, a short form,
