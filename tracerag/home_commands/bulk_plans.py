@@ -11,6 +11,7 @@ ask (``need_clarification``) rather than run the next best one.
 
 from __future__ import annotations
 
+import heapq
 import re
 from collections import defaultdict
 
@@ -118,8 +119,7 @@ def bulk_scope(index, ir: QueryIR, utterance: str, operation: str | None = None)
     device_ok = index.scoring.device_mask(ir)
     able = np.ones(len(device_ok), dtype=bool)
     if operation:  # only devices that can do what is asked are in scope ("lock all the doors": the locks)
-        performing = choice_of(index).performing(operation)
-        able = np.bincount(table.row_device[performing], minlength=len(device_ok)) > 0
+        able = choice_of(index).devices_able(operation)  # read once per operation
     doors = _every_door(index, ir, utterance, operation, device_ok & able)
     if doors is not None:  # one kind, or "Door" for several
         kinds = set(table.device_categories[doors].tolist())
@@ -273,8 +273,8 @@ def _rooms_of(index, devices: np.ndarray) -> list[str]:
     """The first three names, in order, of the rooms these devices stand in (read by room code: a plan may
     hold thousands of devices in a few rooms)."""
     rooms = index.rooms
-    names = {rooms.names_by_code[code] for code in np.unique(rooms.device_codes[devices]).tolist()}
-    return sorted(names - {""})[:3]
+    present = np.flatnonzero(np.bincount(rooms.device_codes[devices], minlength=len(rooms.names_by_code)))
+    return heapq.nsmallest(3, {rooms.names_by_code[code] for code in present.tolist()} - {""})
 
 
 def _same_setting(index, command_id: str, texts) -> set[str]:

@@ -159,19 +159,47 @@ class CommandTable:
         """Per device: its best row where every row reads its slot's value (``slot_values``) and only the
         ``device_ok`` devices count, ties to its earlier row; ``missing`` where none is finite. Devices of one
         profile share their slots, so this costs the slots and the devices, not the rows."""
+        if not len(self.slots):
+            return np.full(len(self.home.devices), missing, dtype=np.int64)
+        return self.device_rows_of(self.group_best_slots(slot_values), device_ok, missing)
+
+    def device_rows_of(self, group_slots: np.ndarray, device_ok: np.ndarray, missing: int = -1) -> np.ndarray:
+        """Per device: the row reading its profile group's slot in ``group_slots`` (-1: none), where the device
+        is ``device_ok``; ``missing`` elsewhere."""
         out = np.full(len(self.home.devices), missing, dtype=np.int64)
         if not len(self.slots):
             return out
-        devices, first_slot, group_of_slot, _ = self.device_layout
-        chosen = self.group_best_slots(slot_values)[group_of_slot[first_slot]]
+        devices, first_slot, _, _ = self.device_layout
+        chosen = group_slots[self.device_group]
         ok = (chosen >= 0) & device_ok[devices]
-        out[devices[ok]] = self.device_row_starts[ok] + chosen[ok] - first_slot[ok]
+        out[devices[ok]] = (self.device_row_starts - first_slot)[ok] + chosen[ok]
+        return out
+
+    @cached_property
+    def device_group(self) -> np.ndarray:
+        """Per commanded device (``device_row_starts``): its profile group."""
+        _, first_slot, group_of_slot, _ = self.device_layout
+        return group_of_slot[first_slot]
+
+    def devices_with_slots(self, slot_mask: np.ndarray) -> np.ndarray:
+        """Per device: whether one of its rows reads a slot of ``slot_mask`` (a device's slots are its
+        profile's: read per profile, not per row)."""
+        out = np.zeros(len(self.home.devices), dtype=bool)
+        if not len(self.slots):
+            return out
+        devices, first_slot, group_of_slot, starts = self.device_layout
+        out[devices] = np.logical_or.reduceat(slot_mask, starts)[group_of_slot[first_slot]]
         return out
 
     @cached_property
     def device_row_counts(self) -> np.ndarray:
         """Per commanded device (in ``device_row_starts`` order): how many rows it has."""
         return np.diff(np.r_[self.device_row_starts, len(self.rows)])
+
+    @cached_property
+    def slot_row_counts(self) -> np.ndarray:
+        """Per slot: how many rows read it (one per device of its profile)."""
+        return np.bincount(self.row_slot, minlength=len(self.slots))
 
     @cached_property
     def row_group(self) -> np.ndarray:

@@ -103,7 +103,7 @@ class _OperationOrder:
                                         channels["subject"] + choice.qualified(utterance))
         performing = np.where(np.isfinite(terms.per_slot), performing, -np.inf)
         self.best_slots = table.group_best_slots(performing) if len(table.slots) else np.zeros(0, np.int64)
-        self.chosen = chosen = table.device_best_rows(performing, terms.device_ok)
+        self.chosen = chosen = table.device_rows_of(self.best_slots, terms.device_ok)
         devices = np.flatnonzero(chosen >= 0)
         w_name = p.w_name if ir.has_category and ir.type_hint in table.categories else p.w_name_keyword_first
         name, room = channels["name"], channels["room"]
@@ -133,18 +133,20 @@ class _OperationOrder:
         values[mine] = self.referent[device[mine]] + self.tie[slot[mine]]
         return values
 
-    def device_best(self) -> np.ndarray:
-        """Per commanded device (``device_row_starts``): its best row's order. A device's choice and its other
-        commands' best are its profile's slots, read with its own term."""
+    def device_best(self, blocked_slots: np.ndarray) -> np.ndarray:
+        """Per commanded device (``device_row_starts``): its best row's order, the ``blocked_slots`` (every row
+        of them held back) aside. A device's choice and its other commands' best are its profile's slots, read
+        with its own term."""
         table = self.table
-        devices, first_slot, group_of_slot, starts = table.device_layout
+        devices, _, _, starts = table.device_layout
         chosen = self.chosen[devices]
         has = chosen >= 0
+        has[has] = ~blocked_slots[table.row_slot[chosen[has]]]
         best = np.full(len(devices), -np.inf)
         best[has] = self.referent[devices[has]] + self.tie[table.row_slot[chosen[has]]]
-        others = self.other_slot.copy()
+        others = np.where(blocked_slots, -np.inf, self.other_slot)
         others[self.best_slots[self.best_slots >= 0]] = -np.inf  # the choice is not among the others
-        other_best = np.maximum.reduceat(others, starts)[group_of_slot[first_slot]]
+        other_best = np.maximum.reduceat(others, starts)[table.device_group]
         return np.maximum(best, self.other_device[devices] + other_best)  # adding to the best other is exact
 
     def top(self, blocked: np.ndarray | None, k: int, repeat_penalty: float) -> tuple[np.ndarray, np.ndarray]:
@@ -154,18 +156,25 @@ class _OperationOrder:
         none = np.zeros(0, dtype=np.int64)
         if not len(table.rows):
             return none, none
-        best = self.device_best()
         held = none
+        blocked_slots = np.zeros(len(table.slots), dtype=bool)
         if blocked is not None and blocked.any():
             blocked_rows = np.flatnonzero(blocked)
             held = blocked_rows[np.isfinite(self.at(blocked_rows))]
-            # a device with a row held back: its best is read from its rows
-            groups = np.unique(table.row_group[blocked_rows])
+            # a slot held back on every device is held back per slot ("26度": every level command); the other
+            # rows held back are read device by device
+            blocked_slots = np.bincount(table.row_slot[blocked_rows], minlength=len(table.slots)) == \
+                table.slot_row_counts
+        best = self.device_best(blocked_slots)
+        apart = held[~blocked_slots[table.row_slot[held]]]  # (a row held back whose order is -inf changes nothing)
+        if apart.size:  # a device with a row held back: its best is read from its rows
+            groups = table.row_group[apart]  # in row order: each device's first is where it changes
+            groups = groups[np.r_[True, groups[1:] != groups[:-1]]]
             rows = table.rows_of_groups(groups)
             values = np.where(blocked[rows], -np.inf, self.at(rows))
             counts = table.device_row_counts[groups]
             best[groups] = np.maximum.reduceat(values, np.r_[0, np.cumsum(counts)[:-1]])
-        threshold = -np.partition(-best, k - 1)[k - 1] if 0 < k < len(best) else -np.inf
+        threshold = _kth_best(best, k) if 0 < k < len(best) else -np.inf
         rows = table.rows_of_groups(np.flatnonzero(np.isfinite(best) & (best >= threshold)))
         values = self.at(rows)
         if blocked is not None:
@@ -185,6 +194,13 @@ def _top_rows(table, scores: np.ndarray, k: int, repeat_penalty: float) -> np.nd
     if 0 < k < len(device_best):
         finite = np.flatnonzero(np.isfinite(scores) & (scores >= -np.partition(-device_best, k - 1)[k - 1]))
     return _penalised(table, finite, scores[finite], k, repeat_penalty)
+
+
+def _kth_best(values: np.ndarray, k: int) -> float:
+    """The k-th largest of ``values`` (-inf where fewer than k are finite), selected among the finite ones:
+    a partition over a home's devices, most of them -inf or tied, is slow."""
+    finite = values[np.isfinite(values)]
+    return -np.partition(-finite, k - 1)[k - 1] if len(finite) >= k else -np.inf
 
 
 def _penalised(table, rows: np.ndarray, scores: np.ndarray, k: int, repeat_penalty: float) -> np.ndarray:
