@@ -58,7 +58,8 @@ def parse_without_lm(utterance: str, index: CommandIndex) -> QueryIR:
     elif _has_word(utterance, ALL_WORDS):
         quantifier = "all"
     # a room said inside the excluded clause qualifies what is excluded ("书房台灯除外"), never the scope
-    included = [r for r in index.names.mentioned_rooms(wanted) if r not in excluded]
+    excluded_rooms = set(excluded)  # a building's wings: hundreds of rooms on each side
+    included = [r for r in index.names.mentioned_rooms(wanted) if r not in excluded_rooms]
     # a device named in the excluded clause ("except the desk lamp") is the one device not wanted:
     # it must not become the name hint that bulk mode narrows the targets to
     parsed = QueryIR(action=_action(utterance, index), type_hint="Unknown",

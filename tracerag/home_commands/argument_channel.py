@@ -162,10 +162,7 @@ class ArgumentChannel:
     def value_devices(self, *texts: str) -> np.ndarray:
         """Per device: whether a command of it takes the number said in the unit said, within its range ("26度":
         a setpoint, not a level, nor a fridge's); none when no text says a unit."""
-        table = self.table
-        out = np.zeros(len(table.home.devices), dtype=bool)
-        out[table.row_device[self.value_slots(texts)[table.row_slot]]] = True
-        return out
+        return self.table.devices_with_slots(self.value_slots(texts))
 
 
 def unit_scale(spec: CommandSpec) -> tuple[str | None, float | None, float | None]:

@@ -11,6 +11,7 @@ ask (``need_clarification``) rather than run the next best one.
 
 from __future__ import annotations
 
+import heapq
 import re
 from collections import defaultdict
 
@@ -25,7 +26,6 @@ from .command_results import BulkGroup, BulkPlan, CapabilityOption
 from .door_words import door_nouns, doors_among, says_door_locks
 from .home_names import content
 from .naming_scope import says_the_kind_itself
-from .ranking import performing_scores
 from .scoring import DEMOTED
 from .text_match import contains, join_tokens, tokens
 
@@ -100,9 +100,11 @@ def establish_category(index, ir: QueryIR, utterance: str, device_ok: np.ndarray
 
 def _one_category(index, devices: np.ndarray) -> str | None:
     """The category holding `category_share` of these devices, if one does."""
-    categories, counts = np.unique(index.table.device_categories[devices].astype(str), return_counts=True)
-    if counts.size and counts.max() >= index.params.category_share * counts.sum():
-        return str(categories[np.argmax(counts)])
+    table = index.table
+    counts = np.bincount(table.device_category_codes[devices], minlength=len(table.category_names))  # by code
+    top = counts.max(initial=0)
+    if top and top >= index.params.category_share * counts.sum():
+        return min(str(table.category_names[code]) for code in np.flatnonzero(counts == top))  # ties: by name
     return None
 
 
@@ -117,8 +119,7 @@ def bulk_scope(index, ir: QueryIR, utterance: str, operation: str | None = None)
     device_ok = index.scoring.device_mask(ir)
     able = np.ones(len(device_ok), dtype=bool)
     if operation:  # only devices that can do what is asked are in scope ("lock all the doors": the locks)
-        performing = choice_of(index).performing(operation)
-        able = np.bincount(table.row_device[performing], minlength=len(device_ok)) > 0
+        able = choice_of(index).devices_able(operation)  # read once per operation
     doors = _every_door(index, ir, utterance, operation, device_ok & able)
     if doors is not None:  # one kind, or "Door" for several
         kinds = set(table.device_categories[doors].tolist())
@@ -237,13 +238,12 @@ def _operation_plan(index, operation: str, ir: QueryIR, utterance: str, category
     table = index.table
     choice = choice_of(index)
     _, channels = index.scoring.command_scores(ir, utterance)
-    scores = np.where(device_ok[table.row_device], performing_scores(choice, operation, utterance, channels),
-                      -np.inf)
+    scores = choice.slot_scores(operation, channels["argument"], channels["subject"] + choice.qualified(utterance))
     if operation.startswith("set_"):
         # a device whose command cannot take the kind of value said is left out ("all fans to 59%": not the fan
         # that only knows low, medium, high); a number out of a command's range is refused when it is sent
-        scores = np.where(index.arguments.takes_kind_said(utterance)[table.row_slot], scores, -np.inf)
-    row_of = choice.device_rows(scores)
+        scores = np.where(index.arguments.takes_kind_said(utterance), scores, -np.inf)
+    row_of = table.device_best_rows(scores, device_ok)  # per slot and per device: no pass over every row
     devices = np.flatnonzero(row_of >= 0)
     if not devices.size:
         return BulkPlan(category=category, hint=Hint.NO_TARGET,
@@ -258,7 +258,7 @@ def _operation_plan(index, operation: str, ir: QueryIR, utterance: str, category
             command_id=spec.id, description=spec.description, p=round(int(counts[i]) / len(devices), 4),
             evidence=float(counts[i]), supported_devices=int(counts[i]),
             sample_devices=[index.home.devices[d].label for d in taking[:3].tolist()],
-            sample_rooms=sorted(set(table.device_rooms[taking].tolist()) - {""})[:3]))
+            sample_rooms=_rooms_of(index, taking)))
     plan = BulkPlan(category=category, options=options, top1_ratio=1.0, margin=1.0)
     held = devices[blocked[row_of[devices]]] if blocked is not None else devices[:0]
     if held.size:  # the options shown are those no device in scope holds back
@@ -267,6 +267,14 @@ def _operation_plan(index, operation: str, ir: QueryIR, utterance: str, category
             f"{table.spec(*table.rows[int(row_of[held[0]])]).id} on {index.home.devices[held[0]].label} is "
             "held back: the utterance does not ask for it")})
     return _with_targets(index, plan, options[0].command_id, row_of, int(device_ok.sum()))
+
+
+def _rooms_of(index, devices: np.ndarray) -> list[str]:
+    """The first three names, in order, of the rooms these devices stand in (read by room code: a plan may
+    hold thousands of devices in a few rooms)."""
+    rooms = index.rooms
+    present = np.flatnonzero(np.bincount(rooms.device_codes[devices], minlength=len(rooms.names_by_code)))
+    return heapq.nsmallest(3, {rooms.names_by_code[code] for code in present.tolist()} - {""})
 
 
 def _same_setting(index, command_id: str, texts) -> set[str]:

@@ -5,7 +5,7 @@ specific first. A device's command for an operation is its first one there that 
 mode the utterance names picks the command listing it ("制冷": the air conditioner's mode); a number picks
 the command whose unit and range take it ("26度": a setpoint, not a level). A device with none of them
 cannot do what is asked and is no candidate for it. The ranked candidates and a bulk plan both read
-``device_rows``: the two answers come from one decision and cannot disagree.
+``slot_scores``: the two answers come from one decision and cannot disagree.
 
 What ``on`` and ``off`` mean on a device without a switch (a blind, a valve) is what Home Assistant does
 with them: it opens or closes; on a robot cleaner they start and stop it (``STANDS_FOR``).
@@ -19,7 +19,6 @@ import numpy as np
 
 from .operations import PERFORMED_BY, STANDS_FOR, rank_in
 
-NO_ROW = -1
 # Words that say which of a device's commands for an operation is meant ("制热温度设成27度": the heating setpoint)
 QUALIFIERS = {"thermostatHeatingSetpoint": re.compile(r"制热|加热|供暖|\bheat(?:ing)?\b", re.IGNORECASE),
               "thermostatCoolingSetpoint": re.compile(r"制冷|\bcool(?:ing)?\b", re.IGNORECASE)}
@@ -37,6 +36,8 @@ class CommandChoice:
         self._standing: dict[str, np.ndarray] = {}
         self._performing: dict[str, np.ndarray] = {}
         self._able: dict[str, np.ndarray] = {}
+        self._stand_in_places: dict[str, np.ndarray] = {}
+        self._performing_slots: dict[str, np.ndarray] = {}
 
     def __deepcopy__(self, memo):
         return self
@@ -100,34 +101,39 @@ class CommandChoice:
             return np.zeros(len(index.table.slots), dtype=np.float32)
         return np.asarray([index.table.spec(*slot).capability in said for slot in index.table.slots], dtype=np.float32)
 
-    def row_scores(self, operation: str, argument: np.ndarray, subject: np.ndarray | None = None) -> np.ndarray:
-        """Per row: how well it performs ``operation`` for the value said (-inf where it does not). ``argument``
-        (per slot) is the index's argument channel: 1 for a listed value named or a number in the command's own
-        unit and range, 0.5 for a number it may take, 0 or below for one it cannot; ``subject`` (per slot) is
-        higher where the utterance names what the command acts on ("制热温度": the heating setpoint)."""
-        index = self.index
-        place = self.place(operation)
-        for n, stand_in in enumerate(STANDS_FOR.get(operation, ()), start=1):  # far after any own command
-            other = self.place(stand_in)
-            place = np.where(place >= 0, place, np.where(other >= 0, other + 1_000 * n, -1))
+    def slot_scores(self, operation: str, argument: np.ndarray, subject: np.ndarray | None = None) -> np.ndarray:
+        """Per slot: how well its command performs ``operation`` for the value said (-inf where it does not).
+        ``argument`` (per slot) is the index's argument channel: 1 for a listed value named or a number in the
+        command's own unit and range, 0.5 for a number it may take, 0 or below for one it cannot; ``subject``
+        (per slot) is higher where the utterance names what the command acts on ("制热温度": the heating
+        setpoint). Whether a row performs the operation is its profile's matter: every row of a slot reads
+        its slot's score (each device's best: ``CommandTable.device_best_rows``)."""
+        place = self._places_with_stand_ins(operation)
         fit = _VALUE_FIT * np.clip(argument, -1.0, 1.0) + (0.0 if subject is None else np.clip(subject, -1.0, 1.0))
         slot = np.where(place >= 0, fit - 0.01 * place, -np.inf)
-        scores = slot[index.table.row_slot] if len(index.table.rows) else np.zeros(0)
-        return np.where(self.performing(operation), scores, -np.inf)
+        return np.where(self._slot_performing(operation), slot, -np.inf)
 
-    def device_rows(self, scores: np.ndarray, allowed: np.ndarray | None = None) -> np.ndarray:
-        """Per device: its best row by ``scores`` (among the ``allowed`` rows), or ``NO_ROW``."""
-        index = self.index
-        devices = len(index.home.devices)
-        scores = scores if allowed is None else np.where(allowed, scores, -np.inf)
-        out = np.full(devices, NO_ROW, dtype=np.int64)
-        finite = np.flatnonzero(np.isfinite(scores))
-        if finite.size:
-            order = finite[np.lexsort((finite, -scores[finite]))]  # best first, ties to the earlier row
-            device = index.table.row_device[order]
-            first = np.unique(device, return_index=True)[1]
-            out[device[first]] = order[first]
-        return out
+    def _slot_performing(self, operation: str) -> np.ndarray:
+        """Per slot: whether its rows perform ``operation`` (``performing``, read per slot)."""
+        found = self._performing_slots.get(operation)
+        if found is None:
+            table = self.index.table
+            found = np.zeros(len(table.slots), dtype=bool)
+            found[table.row_slot[self.performing(operation)]] = True
+            self._performing_slots[operation] = found
+        return found
+
+    def _places_with_stand_ins(self, operation: str) -> np.ndarray:
+        """Per slot: where its command stands for ``operation``, a stand-in's far after any own command (built
+        once per operation)."""
+        found = self._stand_in_places.get(operation)
+        if found is None:
+            found = self.place(operation)
+            for n, stand_in in enumerate(STANDS_FOR.get(operation, ()), start=1):
+                other = self.place(stand_in)
+                found = np.where(found >= 0, found, np.where(other >= 0, other + 1_000 * n, -1))
+            self._stand_in_places[operation] = found
+        return found
 
 
 def choice_of(index) -> CommandChoice:

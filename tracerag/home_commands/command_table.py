@@ -134,6 +134,86 @@ class CommandTable:
         code = self.category_code.get(category)
         return self.device_category_codes == code if code is not None else np.zeros(len(self.home.devices), bool)
 
+    @cached_property
+    def device_layout(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(per commanded device: its number, its first slot; per slot: its profile group; per profile group:
+        its first slot), for reading per-slot values per device without a pass over every row."""
+        starts = self.profile_slot_starts
+        group_of_slot = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, len(self.slots)]))
+        return self.row_device[self.device_row_starts], self.row_slot[self.device_row_starts], group_of_slot, starts
+
+    def group_best_slots(self, slot_values: np.ndarray) -> np.ndarray:
+        """Per profile group: its slot with the best finite value (ties to the earlier slot), or -1."""
+        _, _, group_of_slot, starts = self.device_layout
+        values = np.where(np.isfinite(slot_values), slot_values, -np.inf)
+        group_best = np.maximum.reduceat(values, starts)
+        best = np.flatnonzero(np.isfinite(values) & (values == group_best[group_of_slot]))
+        best_slot = np.full(len(starts), -1, dtype=np.int64)
+        if best.size:
+            groups = group_of_slot[best]
+            first = np.r_[True, groups[1:] != groups[:-1]]
+            best_slot[groups[first]] = best[first]
+        return best_slot
+
+    def device_best_rows(self, slot_values: np.ndarray, device_ok: np.ndarray, missing: int = -1) -> np.ndarray:
+        """Per device: its best row where every row reads its slot's value (``slot_values``) and only the
+        ``device_ok`` devices count, ties to its earlier row; ``missing`` where none is finite. Devices of one
+        profile share their slots, so this costs the slots and the devices, not the rows."""
+        if not len(self.slots):
+            return np.full(len(self.home.devices), missing, dtype=np.int64)
+        return self.device_rows_of(self.group_best_slots(slot_values), device_ok, missing)
+
+    def device_rows_of(self, group_slots: np.ndarray, device_ok: np.ndarray, missing: int = -1) -> np.ndarray:
+        """Per device: the row reading its profile group's slot in ``group_slots`` (-1: none), where the device
+        is ``device_ok``; ``missing`` elsewhere."""
+        out = np.full(len(self.home.devices), missing, dtype=np.int64)
+        if not len(self.slots):
+            return out
+        devices, first_slot, _, _ = self.device_layout
+        chosen = group_slots[self.device_group]
+        ok = (chosen >= 0) & device_ok[devices]
+        out[devices[ok]] = (self.device_row_starts - first_slot)[ok] + chosen[ok]
+        return out
+
+    @cached_property
+    def device_group(self) -> np.ndarray:
+        """Per commanded device (``device_row_starts``): its profile group."""
+        _, first_slot, group_of_slot, _ = self.device_layout
+        return group_of_slot[first_slot]
+
+    def devices_with_slots(self, slot_mask: np.ndarray) -> np.ndarray:
+        """Per device: whether one of its rows reads a slot of ``slot_mask`` (a device's slots are its
+        profile's: read per profile, not per row)."""
+        out = np.zeros(len(self.home.devices), dtype=bool)
+        if not len(self.slots):
+            return out
+        devices, first_slot, group_of_slot, starts = self.device_layout
+        out[devices] = np.logical_or.reduceat(slot_mask, starts)[group_of_slot[first_slot]]
+        return out
+
+    @cached_property
+    def device_row_counts(self) -> np.ndarray:
+        """Per commanded device (in ``device_row_starts`` order): how many rows it has."""
+        return np.diff(np.r_[self.device_row_starts, len(self.rows)])
+
+    @cached_property
+    def slot_row_counts(self) -> np.ndarray:
+        """Per slot: how many rows read it (one per device of its profile)."""
+        return np.bincount(self.row_slot, minlength=len(self.slots))
+
+    @cached_property
+    def row_group(self) -> np.ndarray:
+        """Per row: its device's place among the commanded devices (``device_row_starts``)."""
+        return np.repeat(np.arange(len(self.device_row_starts)), self.device_row_counts)
+
+    def rows_of_groups(self, groups: np.ndarray) -> np.ndarray:
+        """The rows of these commanded devices (places in ``device_row_starts``, ascending), in row order."""
+        counts = self.device_row_counts[groups]
+        if not counts.size:
+            return np.zeros(0, dtype=np.int64)
+        offsets = self.device_row_starts[groups] - np.r_[0, np.cumsum(counts)[:-1]]
+        return np.repeat(offsets, counts) + np.arange(int(counts.sum()))
+
     def per_profile_best(self, values: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
         """For each slot, the best value among the (masked) slots of the same profile (-inf: none)."""
         starts = self.profile_slot_starts
@@ -143,7 +223,7 @@ class CommandTable:
 def group_max(values: np.ndarray, starts: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
     """The max of each group of ``values`` (the runs beginning at ``starts``), as float64; -inf where the
     mask leaves a group nothing."""
-    values = values.astype(np.float64)
+    values = values.astype(np.float64, copy=False)  # reduceat writes a new array: no copy needed
     if mask is not None:
         values = np.where(mask, values, -np.inf)
     return np.maximum.reduceat(values, starts) if len(values) else values

@@ -93,23 +93,23 @@ class HomeNames:
         a word for a kind of room where no room is called so ("卫生间", "洗手间" where the bathrooms are
         主卫 and 客卫), unless it is part of a device name said (卧室 of the lamp 卧室小夜灯)."""
         rooms = self.rooms
-        full_names = set(rooms.tokens.values())
-        found: list[str] = []
+        full_names = rooms.full_names
+        found: dict[str, None] = {}  # in order, each once
         said_rooms = rooms.words_said(utterance)
         meant_by = [rooms.aliases[alias] if alias in full_names else
                     (*rooms.aliases[alias], *rooms.meant_by(alias)) for alias in said_rooms]
         for meant in meant_by:
             # a floor said with a room on it ("the Living Room blinds downstairs", "一楼客厅"): the room
             if not any(set(other) < set(meant) for other in meant_by):
-                found.extend(r for r in meant if r not in found)
+                found.update(dict.fromkeys(meant))
         said = tokens(utterance)
         kinds = [(word, kind) for word, kind in ROOM_KINDS if contains(said, word)]
         if kinds:
             inside = [*said_rooms, *self.name_phrases.found_in(said)]  # whole names only: 卧室 of 卧室的灯 is a room
             for word, kind in kinds:
                 if not any(contains(other, word) for other in inside):
-                    found.extend(r for r in rooms.meant_by(kind) if r not in found)
-        return found
+                    found.update(dict.fromkeys(rooms.meant_by(kind)))
+        return list(found)
 
     def excepted_devices(self, ir: QueryIR) -> list[str]:
         """The scope_exclude entries that name no room of the home: names of single devices excepted, whole or a

@@ -23,6 +23,7 @@ from .text_match import contains, contains_words_in_order, heaviest_common_run
 Phrase = tuple[str, ...]
 _UNSAID = "\x00"  # stands in for a name word the query does not say: no query token is ever this
 CARRYING_CACHE = 1024  # words whose carriers a NameIndex keeps: a home's vocabulary, bounded
+_PAD, _MASK = -2, -1  # word numbers: no word (after a key's end), a word the query does not say
 
 
 class PhraseIndex:
@@ -90,6 +91,9 @@ class NameIndex:
                 keys_with_pair[pair].add(i)
         self._keys_with = {t: np.fromiter(sorted(ids), dtype=np.int64) for t, ids in keys_with.items()}
         self._keys_with_pair = {p: sorted(ids) for p, ids in keys_with_pair.items()}
+        self._pair_groups: dict[tuple[str, str], _PairGroup | None] = {}
+        self._vocabulary = list(df)  # word numbers, for the run search's key matrices
+        self._token_id = {t: i for i, t in enumerate(self._vocabulary)}
         self._carrying: dict[Phrase, np.ndarray] = {}
         devices_with: dict[str, list[int]] = defaultdict(list)
         for device, numbers in enumerate(ordinals):
@@ -125,14 +129,34 @@ class NameIndex:
                 single[ids] = np.maximum(single[ids], w if t.isascii() else min(w, 1.0))
         out = single / np.maximum(np.maximum(self._totals, specificity), np.finfo(np.float64).tiny)
         said = set(query)
+        said_ids = np.asarray([self._token_id[t] for t in said if t in self._token_id], dtype=np.int64)
         runs: dict[Phrase, float] = {}
         for pair in set(pairwise(query)):
-            for i in self._keys_with_pair.get(pair, ()):
-                shared = tuple(t if t in said else _UNSAID for t in self.keys[i])
+            group = self._pair_group(pair)
+            if group is None:
+                continue
+            # each key as the run search sees it: its words the query says, the others masked; keys alike so
+            # ("台灯 kab", "台灯 kac") share one search
+            seen = np.where(np.isin(group.words, said_ids) | (group.words == _PAD), group.words, _MASK)
+            rows = seen.view(np.dtype((np.void, seen.itemsize * seen.shape[1]))).ravel()  # a row as one value
+            _, first, which = np.unique(rows, return_index=True, return_inverse=True)
+            frames = seen[first]
+            found = np.empty(len(frames), dtype=np.float64)
+            for f, frame in enumerate(frames.tolist()):
+                shared = tuple(self._vocabulary[w] if w >= 0 else _UNSAID for w in frame if w != _PAD)
                 if shared not in runs:
                     runs[shared] = heaviest_common_run(shared, query, self.weight, single_cap=1.0)
-                out[i] = runs[shared] / max(self._totals[i], specificity)
+                found[f] = runs[shared]
+            out[group.ids] = found[which.reshape(-1)] / np.maximum(self._totals[group.ids], specificity)
         return out
+
+    def _pair_group(self, pair: tuple[str, str]) -> _PairGroup | None:
+        """The keys holding ``pair`` (built on first use, kept)."""
+        if pair not in self._pair_groups:
+            ids = self._keys_with_pair.get(pair)
+            self._pair_groups[pair] = None if ids is None else _PairGroup(
+                [[self._token_id[t] for t in self.keys[i]] for i in ids], ids)
+        return self._pair_groups[pair]
 
     def carrying(self, word: Phrase) -> np.ndarray:
         """Per device: whether its name contains the word (Latin words also with others between them:
@@ -156,6 +180,17 @@ class NameIndex:
             for i in candidates.tolist():
                 found[i] = contains(self.keys[i], word) or contains_words_in_order(self.keys[i], word)
         return found[self.device_key]
+
+
+class _PairGroup:
+    """The keys that hold one pair of adjacent words: their positions, and their words as a matrix of word
+    numbers (``_PAD`` after a key's last word)."""
+
+    def __init__(self, words: Sequence[Sequence[int]], ids: Sequence[int]):
+        self.ids = np.asarray(ids, dtype=np.int64)
+        self.words = np.full((len(words), max(map(len, words))), _PAD, dtype=np.int64)
+        for row, key in enumerate(words):
+            self.words[row, :len(key)] = key
 
 
 def ordered(found: Iterable, rank: Mapping) -> list:

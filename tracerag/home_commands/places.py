@@ -127,10 +127,24 @@ def place_not_exact(index, text: str) -> bool:
             continue  # "是猫碰的": no device said after it
         said = [before[-n:] for n in (2, 3) if len(before) >= n]
         # a room said by its first character ("店里": 店面), or two or three of a name or room
-        if not (any(s in runs or any(s in room for room in rooms) or s in _ZH_NOT_PLACES for s in said) or
-                len(before) == 1 and any(room.startswith(before) for room in rooms)):
+        pieces, firsts = _room_pieces(index, rooms)
+        if not (any(s in runs or s in pieces or s in _ZH_NOT_PLACES for s in said) or
+                len(before) == 1 and before in firsts):
             return True
     return False
+
+
+_ROOM_PIECES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # per index: see _room_pieces
+
+
+def _room_pieces(index, rooms: tuple[str, ...]) -> tuple[frozenset[str], frozenset[str]]:
+    """Every run of two or three characters in the rooms' names and forms, and their first characters: what
+    ``place_not_exact`` looks a place up in, once per index instead of a scan of every room per place said."""
+    built = _ROOM_PIECES.get(index)
+    if built is None:
+        pieces = {room[i:i + n] for room in rooms for n in (2, 3) for i in range(len(room) - n + 1)}
+        built = _ROOM_PIECES[index] = (frozenset(pieces), frozenset(room[0] for room in rooms if room))
+    return built
 
 
 _AT_THE = re.compile(r"(?<!plug )(?<!log )(?<!sign )(?<!check )(?<!tune )(?<!fill )(?<!hand )(?<!put it )"

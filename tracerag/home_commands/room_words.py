@@ -41,6 +41,7 @@ class RoomWords:
         self.aliases = room_aliases(home.rooms, home.floors)
         self.phrases = PhraseIndex(self.aliases)  # longest first, as words_said reads them
         self.tokens = {room: tokens(room) for room in home.rooms}
+        self.full_names = frozenset(self.tokens.values())  # each room's whole name, as tokens
         self._rank = {room: i for i, room in enumerate(self.tokens)}
         self._rooms_with: dict[str, set[str]] = defaultdict(set)  # word -> rooms whose name holds it
         self._rooms_ending: dict[str, list[str]] = defaultdict(list)  # last word -> rooms of 2+ words
@@ -51,6 +52,7 @@ class RoomWords:
                 self._rooms_ending[toks[-1]].append(room)
         self.code = {room: i for i, room in enumerate(dict.fromkeys([*home.rooms, *device_rooms]))}
         self.device_codes = np.asarray([self.code[r] for r in device_rooms], dtype=np.int64)
+        self.names_by_code = list(self.code)
 
     def names_a_room(self, name: str) -> bool:
         """Whether a name (a parse's scope entry) means some room of this home: a room's name, a short form,

@@ -20,6 +20,8 @@ name and room per device.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from ..embedding.embedders import Embedder, LexicalEmbedder, small_product
@@ -39,6 +41,28 @@ LANDMARK = 0.3  # what a device of the kind said gains when its name holds the l
 LABEL_SAID = 0.2  # over a full name match for a label said whole: more than an ordinal repeated (0.1) adds
 # What a demoted row (one that cannot take the value the utterance sets) loses: more than any score spans.
 DEMOTED = 1_000.0
+
+
+class RowTerms(NamedTuple):
+    """One query's fused score as its terms: per slot (the command's), per device (its name, -inf where the
+    device is filtered out; its room). A row's score is their sum, read for every row (``rows``) or for a few
+    (``at``): the same numbers either way."""
+
+    table: CommandTable
+    per_slot: np.ndarray
+    per_device: np.ndarray
+    per_room: np.ndarray
+    device_ok: np.ndarray
+    channels: dict[str, np.ndarray]
+
+    def rows(self) -> np.ndarray:
+        """The fused score of every row."""
+        return self.at(slice(None))
+
+    def at(self, rows) -> np.ndarray:
+        """The fused score of these rows."""
+        device = self.table.row_device[rows]
+        return self.per_slot[self.table.row_slot[rows]] + self.per_device[device] + self.per_room[device]
 
 
 class Scoring:
@@ -121,6 +145,11 @@ class Scoring:
         """Fused score per row (-inf where filtered out) and the channels behind it: per slot for the
         command channels, per device for name and room (a row's values: ``row_channels``). ``kind_named``
         (per device): the devices a word for their kind may name (default all)."""
+        terms = self.score_terms(ir, utterance, kind_named)
+        return terms.rows(), terms.channels
+
+    def score_terms(self, ir: QueryIR, utterance: str, kind_named: np.ndarray | None = None) -> RowTerms:
+        """``score_rows`` before it is read per row: its per-slot and per-device terms."""
         p, table, names = self.params, self.table, self.names
         device_ok = self.device_mask(ir)
         if ir.has_category and ir.type_hint in table.categories:
@@ -155,11 +184,11 @@ class Scoring:
         for phrase in names.landmarks(utterance):
             by_it = names.carrying(phrase) & (name > 0)
             name = np.where(by_it, name + LANDMARK, name).astype(np.float32)
-        slot, device = table.row_slot, table.row_device
-        fused = text[slot] + p.w_within_device * channels["within_device"][slot] + w_name * name[device] + \
-            p.w_room * room[device]
-        fused = np.where(device_ok[device], fused, -np.inf)
-        return fused, {**channels, "name": name, "room": room}
+        # each term is weighed where it lives (per slot, per device); a device filtered out carries -inf into its
+        # rows (the command terms are never +inf or NaN)
+        return RowTerms(table, text + p.w_within_device * channels["within_device"],
+                        np.where(device_ok, w_name * name, -np.inf), p.w_room * room, device_ok,
+                        {**channels, "name": name, "room": room})
 
     def row_channels(self, row: int, channels: dict[str, np.ndarray]) -> dict[str, float]:
         """One row's channel values, from the per-slot and per-device arrays of ``score_rows``."""

@@ -254,9 +254,9 @@ class SensitiveRequests:
         valve" where three valves are: which one?); doors are read as doors are (the way in), and "all", "both",
         a plural, 都 ask for each."""
         # a gas valve is one of the valves: "open the valve" beside a water valve asks which
-        categories = np.asarray([family_of(c) for c in self.index.table.device_categories[devices].tolist()])
         if not asked.any() or _SEVERAL.search(text) or _plural_said(text):
             return asked
+        categories = np.asarray([family_of(c) for c in self.index.table.device_categories[devices].tolist()])
         out = asked.copy()
         # the words said with a door reach several doors of a kind ("the house door": the Farmhouse Door and the
         # Gate House Door): which one? A door said bare or as the front door is the way in, read as doors are
@@ -470,7 +470,7 @@ class SensitiveRequests:
 
         def own(word: str) -> bool:
             carriers = np.flatnonzero(index.names.carrying(tokens(word)) & plain).tolist()
-            labels = [index.home.devices[d].label for d in carriers]
+            labels = (index.home.devices[d].label for d in carriers)  # read as far as the answer needs
             if not word.isascii():  # 灶台灯 is a light, 大门摄像头 a camera: their 灶 and 门 only say which (a Chinese
                 # name ends with its kind)
                 return all(categories_said(label) and not _ends_with_kind_word(label, word) for label in labels)

@@ -45,12 +45,10 @@ class VerbChannel:
         """Per device: whether it has a verb command (lock, open, mute ...) the texts name by its words;
         none for a text that says a negated verb (see `sets_named`)."""
         table = self.table
-        out = np.zeros(len(table.home.devices), dtype=bool)
         named = self.sets_named(texts)
         if named is None or not named.any():
-            return out
-        out[table.row_device[named[self.slot_verb_set][table.row_slot]]] = True
-        return out
+            return np.zeros(len(table.home.devices), dtype=bool)
+        return table.devices_with_slots(named[self.slot_verb_set])
 
     def named(self, text: str) -> np.ndarray:
         """Per slot: whether the text says its verb command by the command's own words ("取消静音": unmute)."""
