@@ -220,3 +220,22 @@ def is_kind_word(text: str) -> bool:
 
 def _compact(text: str) -> str:
     return re.sub(r"\s+", "", text).lower()
+
+
+def ends_with_kind_word(label: str, word: str) -> bool:
+    """Whether a Chinese label ends with the word for a kind ("燃气灶" with 灶), rather than holding it to say which
+    device of another kind it is ("灶台灯")."""
+    return normalised(label).rstrip("0123456789 ").endswith(word)
+
+
+def says_which(label: str, word: str) -> bool:
+    """Whether an English label holds a word for a kind only to say which device of another kind it is: a word
+    for another kind follows it ("Garden Door Shade", "Front Door Camera"); never as part of a longer word for a
+    kind ("Water Heater")."""
+    text = normalised(label)
+    said = categories_said(text)
+    if any(word in w and w != word for ws in said.values() for w in ws):
+        return False
+    at = re.search(rf"\b{re.escape(word)}s?\b", text)
+    own = set(categories_said(word))
+    return at is not None and any(kind not in own for kind in categories_said(text[at.end():]))

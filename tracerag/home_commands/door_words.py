@@ -19,6 +19,9 @@ DOOR_WORDS = frozenset({"门", "door", "gate"})
 # a door word said, and the words a lock's name may carry for it in either language (门 is door or gate; a gate
 # is never a 门 said of a house door)
 _DOOR_NAMES = {"door": frozenset({"door", "门"}), "gate": frozenset({"gate"}), "门": DOOR_WORDS}
+# the words that make a door the house's way in
+ENTRANCE_WORDS = frozenset({"前", "入", "户", "大", "正", "进", "玄", "关", "front", "main", "entry", "entrance",
+                             "entryway", "foyer"})
 
 
 def door_nouns(text: str) -> frozenset[str]:
@@ -127,3 +130,17 @@ def lock_qualifiers(clause: str) -> list[set[str]]:
 
 
 _ZH_LOCK = re.compile(r"(?:那|这)(?:把|个)?的?锁")
+
+
+def describes_door(qualifier: set[str], words: set[str], loose: bool = False) -> bool:
+    """Whether the words said with a door are the device's: its own words, or, said in the other language (or
+    ``loose``: no door's own words fit, said in English), the house's way in ("the front door" of 入户门锁, "前门"
+    of a Front Door, "the front door" of the Blue Door in the Entry)."""
+    if all(any(w == d or len(w) >= 3 and len(d) >= 3 and w.isascii() and (w.startswith(d) or d.startswith(w))
+               or len(w) >= 4 and len(d) >= len(w) + 3 and w.isascii() and d.endswith(w)
+               for d in words) for w in qualifier):  # "the doggy door": the Dog Door; "the house door": Farmhouse
+        return True
+    other_script = all(w.isascii() for w in qualifier) != all(w.isascii() for w in words & ENTRANCE_WORDS)
+    english = all(w.isascii() for w in qualifier)  # "the front door" is any house's way in; 大门 is a name
+    return bool(qualifier) and qualifier <= ENTRANCE_WORDS and bool(words & ENTRANCE_WORDS) and \
+        (other_script or loose and english)

@@ -15,12 +15,23 @@ import re
 import numpy as np
 
 from ..signatures.query_ir import QueryIR
-from .category_words import CATEGORY_WORDS, categories_said, family_of, normalised, only_specific, word_pattern
+from .category_words import (
+    CATEGORY_WORDS,
+    categories_said,
+    ends_with_kind_word,
+    family_of,
+    normalised,
+    only_specific,
+    says_which,
+    word_pattern,
+)
 from .command_choice import choice_of
 from .command_docs import verb_phrases
 from .device_kinds import devices_said
 from .door_words import (
     DOOR_WORDS,
+    ENTRANCE_WORDS,
+    describes_door,
     door_nouns,
     door_qualifiers,
     doors_among,
@@ -66,46 +77,11 @@ _OBJECT = re.compile(r"\b(?:could|can|would|will|you|please|pls|open|unlock|up|t
                      r"let|them|him|her|into|in)\b|[^\w\s-]", re.I)
 _FOR_WHOM = re.compile(r"\bfor\s+(?!(?:me|us)\b)[\w' ]+$")
 _DOOR_TO = re.compile(r"\b(?:door|gate)s?\s+(?:to|into|onto|out to|leading to|that goes to)\b|通往|通向|去", re.I)
-_ENTRANCE_WORDS = frozenset({"前", "入", "户", "大", "正", "进", "玄", "关", "front", "main", "entry", "entrance",
-                             "entryway", "foyer"})
 # what a switching verb does on a device that opens rather than switches, and the other way round
 _COUNTERPART = {"open": "on", "close": "off", "on": "open", "off": "close"}
 # the words left around a verb that names its kind on its own ("帮我解锁", "please unlock"): no other object
 _BARE = re.compile(r"[\s的了吧呀啊呢把给帮我请一下快马上现在都]|\b(?:please|can|could|would|will|you|u|it|now|for|me|"
                    r"the|a|right|away|all|up)\b", re.I)
-
-
-def _describes(qualifier: set[str], words: set[str], loose: bool = False) -> bool:
-    """Whether the words said with a door are the device's: its own words, or, said in the other language (or
-    ``loose``: no door's own words fit, said in English), the house's way in ("the front door" of 入户门锁, "前门"
-    of a Front Door, "the front door" of the Blue Door in the Entry)."""
-    if all(any(w == d or len(w) >= 3 and len(d) >= 3 and w.isascii() and (w.startswith(d) or d.startswith(w))
-               or len(w) >= 4 and len(d) >= len(w) + 3 and w.isascii() and d.endswith(w)
-               for d in words) for w in qualifier):  # "the doggy door": the Dog Door; "the house door": Farmhouse
-        return True
-    other_script = all(w.isascii() for w in qualifier) != all(w.isascii() for w in words & _ENTRANCE_WORDS)
-    english = all(w.isascii() for w in qualifier)  # "the front door" is any house's way in; 大门 is a name
-    return bool(qualifier) and qualifier <= _ENTRANCE_WORDS and bool(words & _ENTRANCE_WORDS) and \
-        (other_script or loose and english)
-
-
-def _ends_with_kind_word(label: str, word: str) -> bool:
-    """Whether a Chinese label ends with the word for a kind ("燃气灶" with 灶), rather than holding it to say which
-    device of another kind it is ("灶台灯")."""
-    return normalised(label).rstrip("0123456789 ").endswith(word)
-
-
-def _says_which(label: str, word: str) -> bool:
-    """Whether an English label holds a word for a kind only to say which device of another kind it is: a word
-    for another kind follows it ("Garden Door Shade", "Front Door Camera"); never as part of a longer word for a
-    kind ("Water Heater")."""
-    text = normalised(label)
-    said = categories_said(text)
-    if any(word in w and w != word for ws in said.values() for w in ws):
-        return False
-    at = re.search(rf"\b{re.escape(word)}s?\b", text)
-    own = set(categories_said(word))
-    return at is not None and any(kind not in own for kind in categories_said(text[at.end():]))
 
 
 def _said(pattern: re.Pattern, text: str) -> bool:
@@ -260,7 +236,7 @@ class SensitiveRequests:
         out = asked.copy()
         # the words said with a door reach several doors of a kind ("the house door": the Farmhouse Door and the
         # Gate House Door): which one? A door said bare or as the front door is the way in, read as doors are
-        said_which = any(set(q) - _ENTRANCE_WORDS for q in door_qualifiers(text))
+        said_which = any(set(q) - ENTRANCE_WORDS for q in door_qualifiers(text))
         for category in set(categories[asked].tolist()) - (set() if said_which else _DOORISH):
             same = asked & (categories == category)
             if len(set(devices[same].tolist())) > 1:
@@ -341,7 +317,7 @@ class SensitiveRequests:
         if "Door" in kinds_said:
             worded = self._door_worded(worded, kinds_said, verbless, rooms, devices)
             if rooms and _DOOR_TO.search(text):  # "the door to the back garden": the Garden Door in the kitchen
-                room_words = {w for room in rooms for w in tokens(room)} - _ENTRANCE_WORDS
+                room_words = {w for room in rooms for w in tokens(room)} - ENTRANCE_WORDS
                 referred |= np.asarray([bool(sensitive.device_words[d] & room_words & set(tokens(
                     index.home.devices[d].label))) for d in devices.tolist()])
         lock_words = categories_said(index.names.without_names(verbless)).get("Lock", ())
@@ -433,7 +409,7 @@ class SensitiveRequests:
         said_door = [set(q) for q in door_qualifiers(around)]
         nouns = door_nouns(verbless)
         fits = self._doors_fitting(devices, said_door, nouns)
-        if rooms and all(q <= _ENTRANCE_WORDS for q in said_door):
+        if rooms and all(q <= ENTRANCE_WORDS for q in said_door):
             # "the door to the back yard", "花园大门": the one there (a lock: one whose name says so, no safe)
             fits = np.asarray([index.table.device_categories[d] != "Lock" or bool(sensitive.device_words[d] & nouns)
                                for d in devices.tolist()])
@@ -442,7 +418,7 @@ class SensitiveRequests:
             mask[devices] = True
             fits = doors_among(index, mask, nouns)[devices]
         elif not any(said_door):  # "开门", "unlock the door": the way in, where a lock is it
-            way_in = np.asarray([bool(sensitive.device_words[d] & _ENTRANCE_WORDS) for d in devices.tolist()])
+            way_in = np.asarray([bool(sensitive.device_words[d] & ENTRANCE_WORDS) for d in devices.tolist()])
             fits &= way_in if (fits & way_in & only_door).any() else fits
         worded = worded & (~only_door | fits)
         # a door device whose own name holds the door word said ("open the gate": the Driveway Gate)
@@ -473,8 +449,8 @@ class SensitiveRequests:
             labels = (index.home.devices[d].label for d in carriers)  # read as far as the answer needs
             if not word.isascii():  # 灶台灯 is a light, 大门摄像头 a camera: their 灶 and 门 only say which (a Chinese
                 # name ends with its kind)
-                return all(categories_said(label) and not _ends_with_kind_word(label, word) for label in labels)
-            return all(_says_which(label, word) for label in labels)
+                return all(categories_said(label) and not ends_with_kind_word(label, word) for label in labels)
+            return all(says_which(label, word) for label in labels)
 
         # "turn the water on at the main valve": where it is done says the kind again, in a word only it has
         return {kind for kind, words in said.items() if any(own(w) for w in words) or kind in CATEGORY_WORDS and
@@ -494,12 +470,12 @@ class SensitiveRequests:
         "every door" is no Front Gate), and a door said with no word of its own ("开门", "open the door") is the
         house's way in (前门, 入户门, "Front Door"), not the one to the balcony; a gate said is any gate."""
         words = self.sensitive.device_words[device]
-        if not any(_describes(q, words, loose) for q in said):
+        if not any(describes_door(q, words, loose) for q in said):
             return False
         if self.index.table.device_categories[device] == "Lock":
             return bool(words & nouns)
         # a gate said is a gate, the way in or not ("open the gate": the Driveway Gate)
-        return any(q for q in said) or bool(words & _ENTRANCE_WORDS) or "gate" in words & nouns
+        return any(q for q in said) or bool(words & ENTRANCE_WORDS) or "gate" in words & nouns
 
     def _verb_alone(self, clause: str) -> bool:
         """Whether the clause says what to do and nothing it acts on ("帮我解锁", "快关掉", "unlock please")."""
