@@ -117,7 +117,8 @@ def test_every_door_but_one_leaves_that_door_and_what_is_no_door(program):
 
 
 @pytest.mark.parametrize("query", ["turn off the upstairs lights", "turn off the first floor lights",
-                                   "turn on the lights in the basement", "unlock the doors on the third floor"])
+                                   "turn on the lights in the basement", "unlock the doors on the third floor",
+                                   "unlock every front door upstairs"])
 def test_a_place_the_home_does_not_have_is_asked_about_never_widened_to_the_home(program, query):
     pred = program(query=query)
     assert pred.hint == "unknown_scope" and pred.unresolved and not pred.candidates and pred.bulk is None

@@ -112,7 +112,7 @@ class Candidate:
     rerank_score: float | None
     meta: dict[str, Any]
     by_task: bool = True
-    """Found by the raw task's own query (False: only by a rewritten one, ranked after every such hit)."""
+    """Found by the raw task's own query (False: only by a rewritten one, ranked after all of the raw task's)."""
 
 
 @dataclass(frozen=True)

@@ -56,13 +56,18 @@ def unresolved_places(index, text: str) -> list[str]:
 
 
 def only_floors_of_a_label(index, text: str, places: list[str]) -> bool:
-    """Whether every place the home cannot resolve is a floor, said beside a device's label of two words or more:
-    "unlock the suite C door upstairs" where no floors are recorded names its door, the floor only says where
-    it is ("the lights upstairs" still asks which floor)."""
-    return all(_FLOOR.fullmatch(normalised(place)) for place in places) and any(
+    """Whether every place the home cannot resolve is a floor, said beside a device's label of two words or more
+    and nothing said of several: "unlock the suite C door upstairs" where no floors are recorded names its door,
+    the floor only says where it is ("the lights upstairs", "all the doors upstairs and the Hall Lamp" still ask
+    which floor)."""
+    plain = normalised(text)
+    several = _SEVERAL.search(plain) or any(re.search(rf"\b{re.escape(word)}(?:s|es)\b", plain)
+                                            for words in categories_said(plain).values() for word in words)
+    return not several and all(_FLOOR.fullmatch(normalised(place)) for place in places) and any(
         len(label) > 1 for label in index.names.label_phrases.found_in(tokens(text)))
 
 
+_SEVERAL = re.compile(r"\b(?:all|every|each|both|whole|everything)\b|都|所有|全部")
 _FLOOR = re.compile(r"(?:first|second|third|fourth|fifth|ground|top|upper|lower|1st|2nd|3rd|4th|5th)\s+"
                     r"(?:floor|storey|story)|upstairs|downstairs|[一二三四五六七八九十两0-9]+楼|楼上|楼下")
 
