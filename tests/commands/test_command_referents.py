@@ -320,3 +320,44 @@ def test_a_clear_ask_in_other_words_is_offered(mixed, query, device, command):
 def test_a_word_a_sensitive_device_shares_asks_nothing_of_it(mixed, query):
     # the closet is no safe said; 鱼缸 is its lamp's word too
     assert not acted_on(mixed(query=query)) & {("safe", "main-lock-unlock"), ("tank-valve", "main-valve-open")}
+
+
+SUITE_ROOMS = {"r-a": "Suite A", "r-b": "Suite B", "r-pool": "Pool", "r-drive": "Driveway"}
+SUITE_DEVICES = [
+    ("a-door", "Suite A Door", "r-a", "Lock", "p-lock"),
+    ("a-lights", "Suite A Lights", "r-a", "Light", "p-switch"),
+    ("b-door", "Suite B Door", "r-b", "Lock", "p-lock"),
+    ("b-lights", "Suite B Lights", "r-b", "Light", "p-switch"),
+    ("pool-gate", "Pool Gate", "r-pool", "Lock", "p-lock"),
+    ("driveway", "Driveway Gate", "r-drive", "GarageDoor", "p-garage"),
+]
+
+
+@pytest.fixture(scope="module")
+def suites(tmp_path_factory, embedder):
+    home = Home.load(write_home(tmp_path_factory.mktemp("suites"), SUITE_DEVICES, {**SPECS, "p-garage": GARAGE},
+                                SUITE_ROOMS))
+    return CommandIndex(home, embedder)
+
+
+@pytest.mark.parametrize("query", ["unlock suite dee door", "unlock the door of suite bee"])
+def test_a_room_name_with_a_short_word_is_no_device_name(suites, query):
+    # "Suite A" is a room: "suite" names no Suite A Door, which is just a Door there, like Suite B's
+    locks = {("a-door", "main-lock-unlock"), ("b-door", "main-lock-unlock")}
+    assert not acted_on(CommandRetrieval(suites, ir_source="none")(query=query)) & locks
+
+
+def test_a_room_name_with_a_short_word_said_whole_is_its_door(suites):
+    pred = CommandRetrieval(suites, ir_source="none")(query="unlock the suite a door")
+    assert (pred.candidates[0].device_id, pred.candidates[0].command_id) == ("a-door", "main-lock-unlock")
+
+
+@pytest.mark.parametrize("name_hint", ["Pool Gate", "gate"])
+def test_an_lm_cannot_choose_the_lock_among_gates_the_words_do_not_choose(suites, fake_lm, name_hint):
+    # "open the gate" reaches the Driveway Gate and the Pool Gate's lock alike; a parse saying "unlock" would pick
+    # the lock no word picked: the words' operation stands, and the gate that opens is opened
+    query = "open the gate for the delivery guy"
+    fake_lm(irs={query: {"operation": "unlock", "action": "unlock", "type_hint": "Lock", "name_hint": name_hint}})
+    pred = CommandRetrieval(suites, ir_source="lm")(query=query)
+    assert ("pool-gate", "main-lock-unlock") not in acted_on(pred)
+    assert (pred.candidates[0].device_id, pred.candidates[0].command_id) == ("driveway", "main-garageDoorControl-open")

@@ -71,8 +71,12 @@ class HomeNames:
     def name_key(self, label: str) -> tuple[str, ...]:
         """The words of a label that name the device: no room words, fillers or ordinal numbers (the first
         ``NAME_TOKENS_MAX`` of them)."""
-        full = tuple(islice((t for t in content(tokens(label)) if not t.isdigit()), NAME_TOKENS_MAX))
-        return remove_phrases(full, self.rooms.phrases.possible_in(full)) or full
+        # room words found before fillers go: the room "Suite A" of "Suite A Door" holds a filler word
+        said = tuple(islice(tokens(label), 4 * NAME_TOKENS_MAX))  # a name is its first words: a 1 MB label is too
+        full = tuple(islice((t for t in content(said) if not t.isdigit()), NAME_TOKENS_MAX))
+        key = tuple(islice((t for t in content(remove_phrases(said, self.rooms.phrases.possible_in(said)))
+                            if not t.isdigit()), NAME_TOKENS_MAX))
+        return remove_phrases(key, self.rooms.phrases.possible_in(key)) or full
 
     # ----- rooms said -------------------------------------------------------------------------
 

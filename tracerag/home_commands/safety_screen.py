@@ -273,13 +273,20 @@ class CommandSafety:
 
     def _asked_only_by(self, words: str | None, parsed: str | None, text: str) -> bool:
         """Whether the utterance asks for a sensitive command that the operation its words say performs and the
-        parse's operation performs on none of the commands asked."""
+        parse's operation leaves out: it performs none of the commands asked, or those of fewer devices."""
         if words is None or words == parsed or not self.sensitive.rows.size:
             return False
         asked = self.sensitive.rows[self.requests.asked(text)]
         choice = choice_of(self.index)
-        return bool(asked.size) and choice.performing(words)[asked].any() and \
-            not (parsed is not None and choice.performing(parsed)[asked].any())
+        if not (asked.size and choice.performing(words)[asked].any()):
+            return False
+        if parsed is None:
+            return True
+        # the parse's operation may not choose between the devices asked: "open the gate" asks the Driveway Gate
+        # and the Pool Gate alike, and "unlock" picks the lock no word picked
+        devices = self.table.row_device[asked]
+        by_parse, by_words = (set(devices[choice.performing(op)[asked]].tolist()) for op in (parsed, words))
+        return by_parse < by_words
 
     def _category_fits(self, category: str, text: str) -> bool:
         """Whether the home has the category, the device the text names (``referents.named``) is of it, and the
