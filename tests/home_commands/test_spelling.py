@@ -8,13 +8,14 @@ from tracerag.home_commands.home_index import CommandIndex
 from tracerag.home_commands.spelling import corrected
 
 SPECS = {"p-switch": [{"id": "main-switch-on", "description": "turn on", "type": None, "value_range": None}]}
-ROOMS = {"r-hall": "Hall", "r-kitchen": "Kitchen", "r-shop": "店面"}
+ROOMS = {"r-hall": "Hall", "r-kitchen": "Kitchen", "r-shop": "店面", "r-gate": "Gate House"}
 DEVICES = [
     ("front", "Front Door", "r-hall", "Lock", "p-switch"),
     ("hall", "Hall Light", "r-hall", "Light", "p-switch"),
     ("oven", "Oven", "r-kitchen", "Oven", "p-switch"),
     ("shutter", "卷帘门", "r-shop", "GarageDoor", "p-switch"),
     ("blinds", "Kitchen Covers", "r-kitchen", "Blind", "p-switch"),
+    ("gate-door", "Gate House Door", "r-gate", "Lock", "p-switch"),
 ]
 
 
@@ -29,6 +30,8 @@ def index(tmp_path_factory, embedder):
     ("preheat the ovn", "preheat the oven"),
     ("preheat the oevn", "preheat the oven"),  # two letters swapped
     ("麻烦开一下卷帘们", "麻烦开一下卷帘门"),  # a character that sounds alike, where the name then reads whole
+    ("unlock the gatehouse door", "unlock the gate house door"),  # two words of a name said as one
+    ("the frontdoor", "the front door"),
 ])
 def test_a_word_of_the_home_misspelt_by_one_letter_is_read_as_it(index, said, meant):
     assert corrected(index, said) == meant
@@ -37,7 +40,7 @@ def test_a_word_of_the_home_misspelt_by_one_letter_is_read_as_it(index, said, me
 @pytest.mark.parametrize("said", [
     "turn off all the lights",  # "all" is a common word, never "hall"
     "let the movers in",  # a different letter: never "covers"
-    "set it to ten", "他们都在客厅", "play something by the doors",
+    "set it to ten", "他们都在客厅", "play something by the doors", "open the doorhouse",
 ])
 def test_what_is_no_misspelling_is_left_as_said(index, said):
     assert corrected(index, said) == said

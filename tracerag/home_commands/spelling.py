@@ -8,6 +8,8 @@ ask is then refused. Only what can be nothing else is read again:
   and no common English word, one letter short of exactly one such word of four letters or more, or with two
   letters swapped in it ("ovn": oven). A letter too many or a different letter is left alone ("movers" is
   never "covers"), and so is a common word ("all" is never "hall");
+- an English word that is two words said together in a label or room of this home ("the gatehouse" of the Gate
+  House, "backdoor" of the Back Door), read as those two words;
 - a Chinese character that sounds like the one a device's name has (们 for 门, 伐 for 阀), where with it the
   characters before it are a run of a label or a word for a kind, and without it are not.
 """
@@ -64,6 +66,10 @@ def _english(index, word: str) -> str:
     vocabulary = home_words(index)
     if lower in vocabulary or lower in _COMMON or lower.rstrip("s") in vocabulary:
         return word
+    pairs = home_pairs(index)
+    split = {f"{lower[:i]} {lower[i:]}" for i in range(3, len(lower) - 2) if (lower[:i], lower[i:]) in pairs}
+    if len(split) == 1:
+        return split.pop()
     found = {w for w in _one_letter_short(lower) | _swapped(lower) if w in vocabulary and len(w) >= 4}
     return found.pop() if len(found) == 1 else word
 
@@ -104,12 +110,28 @@ def home_runs(index) -> frozenset[str]:
     return _built(index)[1]
 
 
-def _built(index) -> tuple[frozenset[str], frozenset[str]]:
-    """Read once per index: its English words and its Chinese runs."""
+def home_pairs(index) -> frozenset[tuple[str, str]]:
+    """The pairs of English words said one after the other in the home's labels and rooms."""
+    return _built(index)[2]
+
+
+def _built(index) -> tuple[frozenset[str], frozenset[str], frozenset[tuple[str, str]]]:
+    """Read once per index: its English words, its Chinese runs and its pairs of English words."""
     built = _BUILT.get(index)
     if built is None:
-        built = _BUILT[index] = (_words_of(index), _runs_of(index))
+        built = _BUILT[index] = (_words_of(index), _runs_of(index), _pairs_of(index))
     return built
+
+
+def _pairs_of(index) -> frozenset[tuple[str, str]]:
+    home = index.home
+    names = [d.label[:LABEL_MAX] for d in home.devices] + list(home.rooms)
+    pairs = set()
+    for name in names:
+        words = tokens(name.lower())
+        pairs.update((a, b) for a, b in zip(words, words[1:], strict=False)
+                     if a.isascii() and b.isascii() and a.isalpha() and b.isalpha() and len(a) >= 3 and len(b) >= 3)
+    return frozenset(pairs)
 
 
 def _words_of(index) -> frozenset[str]:
