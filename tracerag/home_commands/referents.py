@@ -18,6 +18,8 @@ utterance asks for, and only a device it names, or a word for its kind said on i
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from .category_words import categories_said, is_kind_word, normalised, qualifies, with_family
@@ -33,6 +35,7 @@ def named(index, text: str) -> np.ndarray:
 
 def _named(index, text: str) -> np.ndarray:
     out = np.zeros(len(index.home.devices), dtype=np.int64)
+    has_part = partial(_has_part, index)
     plain = index.names.without_landmarks(text)
     said = tokens(plain)
     rooms = index.names.mentioned_rooms(text)
@@ -41,7 +44,7 @@ def _named(index, text: str) -> np.ndarray:
     # said inside a longer run of another name ("the coop door": the Chicken Coop Door, not the one labelled Door)
     longer = {*index.names.name_phrases.found_in(said), *index.names.run_phrases.found_in(said)}
     labels = [label for label in _outermost(index.names.label_phrases.found_in(said))
-              if _kinds_qualified(join_tokens(label), plain) is None
+              if _kinds_qualified(join_tokens(label), plain, has_part) is None
               and not any(len(run) > len(label) and contains(run, label) for run in longer)]
     for label in labels:
         devices = np.zeros(len(out), dtype=bool)
@@ -61,7 +64,7 @@ def _named(index, text: str) -> np.ndarray:
         if length < 2:
             continue
         carriers = index.names.carrying(run)
-        qualified = _kinds_qualified(join_tokens(run), plain)
+        qualified = _kinds_qualified(join_tokens(run), plain, has_part)
         if qualified is not None:
             # the word says which device of the kind after it: the one carrying it, where it is of that kind ("the
             # propane valve": Propane Shutoff); else it names nothing ("the oven light" is no oven)
@@ -88,12 +91,20 @@ def _named(index, text: str) -> np.ndarray:
         out[meant] = np.maximum(out[meant], length)
     # a word for what a device is, where its label does not say it ("the safe": the lock labelled Strongbox whose
     # own name is SentrySafe Smart Safe; 保险柜: 小金库)
-    being = devices_said(index, plain, lambda word: _kinds_qualified(word, plain) is not None)
+    being = devices_said(index, plain, lambda word: _kinds_qualified(word, plain, has_part) is not None)
     if being.any():
         if there is not None and (being.astype(bool) & there).any():
             being = np.where(there, being, 0)
         out = np.maximum(out, being)
     return out
+
+
+def _has_part(index, word: str, kinds: dict[str, list[str]]) -> bool:
+    """Whether a device whose name holds ``word`` has a command of its own for a kind said after it: the
+    thermostat's fan mode ("the thermostat fan"), never a lock's shades."""
+    said = {w for words in kinds.values() for phrase in words for w in phrase.split() if w.isascii()}
+    carriers = np.flatnonzero(index.names.carrying(tokens(word))).tolist()
+    return any(w in spec.id.lower() for d in carriers for spec in index.home.devices[d].commands for w in said)
 
 
 def _in_rooms_said(index, devices: np.ndarray, words: tuple[str, ...], there: np.ndarray | None) -> np.ndarray:
@@ -129,10 +140,12 @@ def _kinds_before(word: str, text: str) -> set[str]:
     return kinds
 
 
-def _kinds_qualified(word: str, text: str) -> set[str] | None:
+def _kinds_qualified(word: str, text: str, has_part=None) -> set[str] | None:
     """The kinds of device ``word`` qualifies where every time it is said it qualifies the word for a kind of
     device after it ("车库的灯", "the oven light": Light), else None: it then says which device of that kind,
-    and names no other itself."""
+    and names no other itself. A word that is itself a word for a kind ("the thermostat fan", "the front door
+    shades") qualifies the kind after it only where ``has_part(word, kinds)`` says its devices have no command
+    of that kind of their own."""
     text = normalised(text)
     spans = [m.span() for m in phrase_pattern(tokens(word)).finditer(text)]
     if not spans:
@@ -140,13 +153,17 @@ def _kinds_qualified(word: str, text: str) -> set[str] | None:
     own = set(categories_said(word))
     qualified: set[str] = set()
     for start, end in spans:
-        if own & set(categories_said(text[start:end + 3])):
-            return None  # the word for its own kind goes on: "总水阀门" is the valve 总水阀
+        # the word for its own kind goes on: "总水阀门" is the valve 总水阀
+        inside = {w for ws in categories_said(text[start:end]).values() for w in ws}
+        if own & {kind for kind, ws in categories_said(text[start:end + 3]).items() if set(ws) - inside}:
+            return None
         after = text[end:]
         kinds = categories_said(after[:24])
         first = min((after.find(w) for ws in kinds.values() for w in ws if after.find(w) >= 0), default=-1)
         if first < 0 or not qualifies(after[:first]) or own & set(kinds):
             return None
+        if own and (has_part is None or has_part(word, kinds)):
+            return None  # "the thermostat fan": the thermostat's own fan mode; "the front door shades": shades
         qualified |= {kind for kind, words in kinds.items() if any(after.find(w) == first for w in words)}
     return qualified
 

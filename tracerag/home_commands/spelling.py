@@ -50,6 +50,8 @@ mop sweep charge plug watch listen tune record show hide move slide tilt spin fa
 high low mid max min full half bright dark warm cold hot loud quiet soft hard fast slow late early
 morning noon evening night tonight today tomorrow home away back front side rear top bottom left right
 middle inside outside upstairs downstairs please thanks thank sorry hey hello hi yo okay sure
+beside besides behind beneath below above beyond across along around against among toward towards facing
+opposite near nearby next over onto into within without underneath upon atop past round
 """.split())
 
 
