@@ -10,6 +10,7 @@ from tracerag.home_commands.request_reading import read_request
     "解锁", "打开前门门锁", "open the garage door", "can you unlock the back door?", "车库门打开好吗",
     "please disarm the alarm", "把总水阀打开",
     "把蒸箱开了", "快把后门开了",  # 把 … 了: an order
+    "let's open the garage", "we're locked out of suite B",  # "let's" asks; "locked out" asks to be let in
 ])
 def test_a_plain_request_is_one(utterance):
     assert read_request(utterance).is_request
@@ -21,6 +22,7 @@ def test_a_plain_request_is_one(utterance):
     "我刚才开了后门", "open the garage when I get home", "一会儿打开总水阀", "my alarm goes off at 6",  # narration
     "把开锁记录给我看看", "门锁电量多少",  # talk about a lock
     "我把门开了", "后门开了",  # what was done
+    "the drug cabinet's been left open", "the gate's open", "they're unlocked",  # "is" / "has" said short
 ])
 def test_negations_questions_and_narrations_are_no_request(utterance):
     assert not read_request(utterance).is_request

@@ -40,7 +40,10 @@ NOT_A_REQUEST = re.compile(
     r"mustn'?t|nobody|nothing|without|avoid|isn'?t|aren'?t|wasn'?t|is|are|was|were|did|does|has|have|had|"
     r"what|why|when|whenever|where|which|who|how|if|unless|already|yesterday|tomorrow|tonight|later|earlier|ago|"
     r"last|used to|remember|remind|went|goes|going|gone|unlocked|opened|disarmed|preheated|unlatched|who|dare|log|"
-    r"history|battery|password|status|how long|remind|notify|play|song|album|movie|show)\b", re.I)
+    r"history|battery|password|status|how long|remind|notify|play|song|album|movie|show)\b|"
+    # "is" and "has" said short: "the drug cabinet's been left open", "the gate's open" ("let's open" asks)
+    r"(?<!\blet)['’](?:s|re)\s+(?:been|being|open|opened|unlocked|locked(?!\s+out)|closed|shut|on|off|still|already|left|stuck|"
+    r"broken|beeping|ringing|running|going|wide|ajar)\b", re.I)
 # "Can you unlock the door?" is a request: its question mark and "can" are no question
 POLITE_QUESTION = re.compile(r"^\s*(?:please\s+)?(?:can|could|would|will)\s+(?:you|u)\b|"
                              r"(?:好吗|行吗|可以吗)[?？]?\s*$", re.I)
