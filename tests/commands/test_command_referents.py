@@ -361,3 +361,76 @@ def test_an_lm_cannot_choose_the_lock_among_gates_the_words_do_not_choose(suites
     pred = CommandRetrieval(suites, ir_source="lm")(query=query)
     assert ("pool-gate", "main-lock-unlock") not in acted_on(pred)
     assert (pred.candidates[0].device_id, pred.candidates[0].command_id) == ("driveway", "main-garageDoorControl-open")
+
+
+LOFT_DEVICES = [
+    ("front-lock", "Front Door", "r-hall", "Lock", "p-lock"),
+    ("shades", "Window Shades", "r-living", "Blind", "p-shade"),
+    ("cooktop", "Cooktop", "r-kitchen", "Cooktop", "p-switch"),
+    ("bedside", "Bedside Lamp", "r-office", "Light", "p-switch"),
+    ("floor-lamp", "Floor Lamp", "r-living", "Light", "p-switch"),
+]
+
+
+@pytest.fixture(scope="module")
+def loft(tmp_path_factory, embedder):
+    home = Home.load(write_home(tmp_path_factory.mktemp("loft"), LOFT_DEVICES, SPECS, ROOMS))
+    return CommandRetrieval(CommandIndex(home, embedder), ir_source="none")
+
+
+@pytest.mark.parametrize("query", [
+    "open the front door shades",  # the shades of the front door, though no shades are so labelled
+    "turn on the lamp beside the cooktop",  # "beside" is a word, never the Bedside Lamp misspelt
+])
+def test_a_sensitive_device_said_only_to_say_which_other_device_is_not_asked(loft, query):
+    assert not acted_on(loft(query=query)) & {("front-lock", "main-lock-unlock"), ("cooktop", "main-switch-on")}
+
+
+def test_a_door_said_after_a_room_is_that_rooms_door(suites):
+    query = "our guests in suite a are locked out, can you open their door"
+    pred = CommandRetrieval(suites, ir_source="none")(query=query)
+    assert (pred.candidates[0].device_id, pred.candidates[0].command_id) == ("a-door", "main-lock-unlock")
+
+
+def test_a_state_said_short_is_no_request(program):
+    # "'s been left open" says how the safe is; "lock it" is what is asked
+    pred = program(query="the office safe's been left open, lock it")
+    assert ("safe", "main-lock-unlock") not in acted_on(pred)
+    assert (pred.candidates[0].device_id, pred.candidates[0].command_id) == ("safe", "main-lock-lock")
+
+
+BOAT_DEVICES = [
+    ("stern", "Stern Hatch", "r-hall", "Lock", "p-lock"),
+    ("side", "Side Hatch", "r-living", "Door", "p-door"),
+    ("drugs", "Drug Cabinet", "r-office", "Lock", "p-lock"),
+    ("keys", "Key Box", "r-office", "Lock", "p-lock"),
+    ("hatch-light", "Hatch Light", "r-hall", "Light", "p-switch"),
+]
+
+
+@pytest.fixture(scope="module")
+def boat(tmp_path_factory, embedder):
+    home = Home.load(write_home(tmp_path_factory.mktemp("boat"), BOAT_DEVICES, {**SPECS, "p-door": DOOR}, ROOMS))
+    return CommandRetrieval(CommandIndex(home, embedder), ir_source="none")
+
+
+@pytest.mark.parametrize("query", [
+    "open the hatch",  # a lock and an opener both called hatch: which one?
+    "we're locked out, open the back hatch",  # "back" is in neither name
+    "open the key cabinet",  # "key" of the Key Box, "cabinet" of the Drug Cabinet: neither is said
+])
+def test_a_phrase_that_fits_no_one_sensitive_device_asks_which(boat, query):
+    pred = boat(query=query)
+    opened = {("stern", "main-lock-unlock"), ("side", "main-doorControl-open"), ("drugs", "main-lock-unlock"),
+              ("keys", "main-lock-unlock")}
+    assert not acted_on(pred) & opened and pred.hint == "withheld"
+
+
+@pytest.mark.parametrize("query, device, command", [
+    ("open the side hatch", "side", "main-doorControl-open"),
+    ("unlock the stern hatch", "stern", "main-lock-unlock"),
+    ("open the key box", "keys", "main-lock-unlock"),
+])
+def test_a_phrase_that_fits_one_is_that_one(boat, query, device, command):
+    pred = boat(query=query)
+    assert (pred.candidates[0].device_id, pred.candidates[0].command_id) == (device, command)

@@ -67,6 +67,8 @@ def _plural_said(text: str) -> bool:
 
 _LET_IN = re.compile(r"\b(?:let|buzz)\s+(?:him|her|us|me|them|(?:the|my|our)\s+[\w']+)\s+"
                      r"(?:(?:drive|come|walk|get|step|pull|roll)\s+)?(?:in(?:to)?|up\s+(?:on)?to|through)\b", re.I)
+# words that say whose door, not which ("open their door", "那个门")
+_OWNERS = frozenset({"their", "his", "her", "its", "那个", "那", "个", "这个", "这", "那扇", "扇"})
 # words for a dwelling that name a place without being a room's own name ("the in-law flat": the In-Law Suite)
 _PLACE_NOUNS = frozenset({"flat", "apartment", "unit", "suite", "room", "place", "building"})
 _ZH_POLITE = re.compile(r"[把帮我请给一下吧呀啊快了的]|打开|解锁|开")
@@ -192,7 +194,12 @@ class SensitiveRequests:
         named_by = np.where(able, named_by, 0)
         best = self._best_naming(text, named_by)
         said = index.rooms.without_room_names(text).replace("开关", " ")
-        if best:
+        theirs = self._door_of_the_room_said(text, about) if verb in ("open", "unlock", "on") and not best else None
+        if theirs is not None and theirs.any():
+            # "三楼那间星空房，开门", "our guests in suite a are locked out, open their door": the door of the room
+            # the other clause says, not the way in
+            referred = theirs[devices]
+        elif best:
             referred = self._referred_by_name(text, named_by, best, devices)
         elif kind_text is not None:
             referred = self._referred_by_kind(kind_text, index.rooms.without_room_names(kind_text), operation,
@@ -203,6 +210,23 @@ class SensitiveRequests:
         for i in np.flatnonzero(marked & referred).tolist():  # what policy.json marks
             asked[i] = self._asked_marked(said, int(rows[i]), bool(best))
         return asked
+
+    def _door_of_the_room_said(self, clause: str, about: str) -> np.ndarray | None:
+        """Per device, where a clause says a door and nothing of which one ("开门", "open their door") and another
+        clause says a room: that room's one door (``_room_door``'s reading of the room); None otherwise."""
+        if about == clause or normalised(about) == normalised(clause):
+            return None
+        qualifiers = door_qualifiers(clause)
+        if not qualifiers or any(set(q) - _OWNERS for q in qualifiers):
+            return None
+        rooms = self.index.names.mentioned_rooms(about)
+        if not rooms:
+            return None
+        index = self.index
+        doors = doors_among(index, index.rooms.devices_in(rooms) & index.table.in_categories(_DOORISH), DOOR_WORDS)
+        if doors.sum() > 1:
+            doors = self._carrying_room_name(doors, rooms)
+        return doors if doors.sum() == 1 else None
 
     def _kind_pointed_back(self, clause: str, own: np.ndarray, reading) -> np.ndarray:
         """``asked`` for a clause whose "it" stands for a word for one thing of a kind another clause says ("the
@@ -232,11 +256,14 @@ class SensitiveRequests:
         # a gas valve is one of the valves: "open the valve" beside a water valve asks which
         if not asked.any() or _SEVERAL.search(text) or _plural_said(text):
             return asked
-        categories = np.asarray([family_of(c) for c in self.index.table.device_categories[devices].tolist()])
-        out = asked.copy()
         # the words said with a door reach several doors of a kind ("the house door": the Farmhouse Door and the
-        # Gate House Door): which one? A door said bare or as the front door is the way in, read as doors are
+        # Gate House Door): which one? A door said bare or as the front door is the way in, read as doors are;
+        # a door said by a name ("the hatch": the Stern Hatch's lock and the Side Hatch's opener) is any door
         said_which = any(set(q) - ENTRANCE_WORDS for q in door_qualifiers(text))
+        kinds = self.index.table.device_categories[devices]
+        any_door = len(set(kinds[asked].tolist()) & _DOORISH) > 1 and (said_which or not _DOOR_WORD.search(text))
+        categories = np.asarray(["door" if any_door and c in _DOORISH else family_of(c) for c in kinds.tolist()])
+        out = asked.copy()
         for category in set(categories[asked].tolist()) - (set() if said_which else _DOORISH):
             same = asked & (categories == category)
             if len(set(devices[same].tolist())) > 1:
@@ -282,7 +309,26 @@ class SensitiveRequests:
         if any(said_door):
             by_door_word = named(index, " ".join(_DOOR_WORD.findall(text))) >= named_by
             referred &= ~by_door_word[devices] | self._doors_fitting(devices, said_door, door_nouns(text))
-        return referred
+        return referred & ~self._names_mixed(text, named_by)[devices]
+
+    def _names_mixed(self, text: str, named_by: np.ndarray) -> np.ndarray:
+        """Per sensitive device: the head word of its name said after a word another named sensitive device's name
+        has and its own has not ("the key cabinet": Drug Cabinet, Key Box): the phrase names neither of them."""
+        named_devices = np.flatnonzero((named_by > 0) & self.sensitive.devices).tolist()
+        out = np.zeros(len(named_by), dtype=bool)
+        if len(named_devices) < 2:
+            return out
+        words = {d: tokens(self.index.home.devices[d].label) for d in named_devices}
+        families = {d: family_of(self.index.table.device_categories[d]) for d in named_devices}
+        said = tokens(self.index.names.without_landmarks(text))
+        for first, second in zip(said, said[1:], strict=False):
+            kinds = {family_of(kind) for kind in categories_said(second)}  # "the propane valve": its kind said
+            for a in named_devices:
+                for b in named_devices:
+                    if a != b and words[b][-1:] == (second,) and first in set(words[a][:-1]) - set(words[b]) \
+                            and families[a] not in kinds:
+                        out[[a, b]] = True
+        return out
 
     def _referred_by_kind(self, text: str, said: str, operation: str | None, devices: np.ndarray) -> np.ndarray:
         """Per sensitive row, where the text names no device: a word for its kind (or, alone, a verb that names
