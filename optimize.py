@@ -182,15 +182,21 @@ def cmd_evaluate(args) -> int:
 
 
 def cmd_run(args) -> int:
-    _configure(args)
-    with _lm_answers() as answers:
+    settings = _configure(args)
+    with _lm_answers(watch=bool(settings.lm)) as answers:
         outcome = _run_workflow(args, REGISTRY[args.program].run)
     print(outcome.shown)
     return _never_answered(args, answers) or _show(outcome)
 
 
-def _lm_answers():
-    """Watch whether the LM answers during a run (``LMAnswers``; imported here: --help loads no DSPy)."""
+def _lm_answers(watch: bool = True):
+    """Watch whether the LM answers during a run (``LMAnswers``; imported here: --help loads no DSPy). Without an
+    LM (``watch=False``) there is nothing to watch, and a run without one need not import DSPy for it."""
+    if not watch:
+        from contextlib import nullcontext
+        from types import SimpleNamespace
+
+        return nullcontext(SimpleNamespace(never_answered=False, answered=0))
     from tracerag.lm.meter import LMAnswers
 
     return LMAnswers().watch()

@@ -11,9 +11,11 @@ before a change is measured in the same run, interleaved:
    cache directory, from one untimed run; the utterance is new each run, so it is embedded) and "empty" (a new
    cache directory each run: the first run on a machine).
 2. The steps of that first answer, each in a fresh interpreter run for the purpose (medians of ``--runs``):
-   ``python -c pass``, importing numpy, DSPy and tracerag's command modules, reading the home, building its
-   index from the warm cache, reading the embedder's weights (as the tree reads them, with the warm cache
-   directory), and the query; plus ``python -X importtime``'s self time per top-level package of that script.
+   ``python -c pass``, importing numpy, pydantic, DSPy (only in a tree whose no-LM run builds the
+   ``dspy.Module``; a tree with ``RuleCommandRetrieval`` answers without it) and tracerag's command modules,
+   reading the home, building its index from the warm cache, reading the embedder's weights (as the tree reads
+   them, with the warm cache directory), and the query on the program the tree's run answers with; plus
+   ``python -X importtime``'s self time per top-level package of that script.
 3. ``tracerag serve`` (all five programs on their bundled defaults, or ``--serve-program``) with an empty cache
    directory: seconds from the process start to its first line on the terminal, to ``GET /healthz`` answering,
    to the first 200 answer of ``POST /v1/commands`` (polled every 50 ms; with the CPU seconds the service had
@@ -45,7 +47,7 @@ UTTERANCE = "打开客厅的灯"
 HOME = "smarthome/home_small"
 
 STEPS = r'''
-import json, os, sys, time
+import importlib.util, json, os, sys, time
 T, P = time.perf_counter, time.process_time
 out = {}
 def step(name, fn):
@@ -53,25 +55,30 @@ def step(name, fn):
     value = fn()
     out[name] = (T() - t, P() - p)
     return value
+# a tree whose run answers without DSPy (RuleCommandRetrieval) imports none; an older one builds the dspy.Module
+plain = importlib.util.find_spec("tracerag.commands.answering") is not None
 step("import numpy", lambda: __import__("numpy"))
-step("import dspy", lambda: __import__("dspy"))
-def tracerag_modules():
-    import optimize  # noqa: F401 - the command line, as a run imports it
-    from tracerag.commands.command_retrieval import CommandRetrieval, build_indexes  # noqa: F401
-    from tracerag.datasets.smarthome import home_dirs, resolve_dataset  # noqa: F401
-    import tracerag.config  # noqa: F401
-step("import tracerag (command modules)", tracerag_modules)
+step("import pydantic", lambda: __import__("pydantic"))
+step("import DSPy (the run's program is a dspy.Module)", lambda: None if plain else __import__("dspy"))
+step("import tracerag's command modules (and optimize)", lambda: [__import__(m) for m in (
+    "optimize", "tracerag.config", "tracerag.datasets.smarthome",
+    "tracerag.commands.answering" if plain else "tracerag.commands.command_retrieval")])
 import tracerag.config as config
-from tracerag.commands.command_retrieval import CommandRetrieval
 from tracerag.datasets.smarthome import home_dirs, resolve_dataset
 from tracerag.home_commands.home import Home
 from tracerag.home_commands.home_index import CommandIndex
+if plain:
+    from tracerag.commands.answering import RuleCommandRetrieval as Program
+    options = {}
+else:
+    from tracerag.commands.command_retrieval import CommandRetrieval as Program
+    options = {"ir_source": "none"}
 embedder = config.get_embedder()
 home = step("read the home (Home.load)", lambda: Home.load(home_dirs(resolve_dataset(sys.argv[1]))[0]))
 index = step("build its index (warm cache)", lambda: CommandIndex(home, embedder))
 inner = getattr(embedder, "inner", embedder)
 step("read the embedder's weights", lambda: inner._get_model()._model)  # the package reads them on first use
-program = CommandRetrieval({home.name: index}, ir_source="none")
+program = Program({home.name: index}, **options)
 step("the query", lambda: program(query=sys.argv[2]))
 print(json.dumps(out))
 '''
@@ -256,6 +263,7 @@ def main() -> None:
     roots = [r.resolve() for r in args.root or [Path(".")]]
     names = [r.name or str(r) for r in roots]
     scratch = Path(tempfile.mkdtemp(prefix="bench-cold-"))
+    print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at the start")
     try:
         ran = measure_run(roots, args.runs, scratch)
         print(f"\n### run commands, first answer of a fresh process (s, wall / CPU, median of {args.runs})\n")

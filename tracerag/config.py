@@ -8,6 +8,7 @@ re-indexing an unchanged home costs nothing.
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -85,6 +86,13 @@ def make_lm(*args, **kwargs):
 _state: dict = {"embedder": None, "made": (None, None), "given": set(), "adapter": None}
 
 
+def configured_lm():
+    """DSPy's configured LM (``dspy.settings.lm``), or None; read without importing DSPy when nothing has imported
+    it yet, since no LM can be configured before."""
+    dspy = sys.modules.get("dspy")
+    return dspy.settings.lm if dspy is not None else None
+
+
 def missing_key(lm) -> list[str]:
     """The environment variables, any of which would give ``lm`` the API key it needs and lacks
     (``["TRACERAG_API_KEY", "OPENAI_API_KEY"]``); [] when it needs none. Offline: it reads DSPy's routing
@@ -119,7 +127,7 @@ def missing_key(lm) -> list[str]:
 def configure(lm: str | dspy.BaseLM | None = None, embedder: str | Embedder | None = None, *,
               api_base: str | None = None, api_key: str | None = None, embed_model: str | None = None,
               cache_dir: str | Path | None = None, timeout: float | None = None,
-              retries: int | None = None, fault_budget: float | None = None) -> Settings:
+              retries: int | None = None, fault_budget: float | None = None, import_dspy: bool = True) -> Settings:
     """Set what is given and leave the rest alone.
 
     ``lm``: a model string (built with ``timeout``/``retries`` by ``make_lm``) or your own dspy LM (used
@@ -141,11 +149,11 @@ def configure(lm: str | dspy.BaseLM | None = None, embedder: str | Embedder | No
     without the JSON fallback, so a garbled answer costs one call and takes the program's fallback path instead
     of a silent second call; for an in-process model (``lm="llamacpp/..."``) the typed JSON adapter
     (``lm.typed_decoding``), whose replies are decoded against the signature's schema.
+
+    ``import_dspy=False``, with no LM given or named and DSPy not imported yet, leaves DSPy alone (no adapter is
+    set): for a process that makes no LM call, such as a command-line run without an LM, whose first answer
+    would otherwise wait for DSPy to be imported.
     """
-    import dspy
-
-    from .lm.typed_decoding import adapter_for
-
     settings = Settings.resolve(lm if isinstance(lm, str) else None, api_base, api_key,
                                 embedder if isinstance(embedder, str) else None, embed_model, cache_dir,
                                 timeout, retries, fault_budget)
@@ -158,6 +166,22 @@ def configure(lm: str | dspy.BaseLM | None = None, embedder: str | Embedder | No
             _state["given"].add(key)
     settings = replace(settings, lm_timeout=policy().timeout, lm_retries=policy().retries,
                        lm_fault_budget=policy().fault_budget)
+    if import_dspy or lm is not None or settings.lm or "dspy" in sys.modules:
+        _configure_dspy(lm, settings)
+    if embedder is not None and not isinstance(embedder, str):
+        _state["embedder"] = embedder
+    elif embedder is not None or embed_model is not None or cache_dir is not None or _state["embedder"] is None:
+        _state["embedder"] = make_embedder(settings.embedder, api_key=settings.api_key, model=settings.embed_model,
+                                           cache_dir=settings.cache_dir)
+    return settings
+
+
+def _configure_dspy(lm: str | dspy.BaseLM | None, settings: Settings) -> None:
+    """DSPy's LM and adapter as ``configure`` documents them."""
+    import dspy
+
+    from .lm.typed_decoding import adapter_for
+
     changes: dict = {}
     made_spec, made_lm = _state["made"]
     ours = made_lm is not None and dspy.settings.lm is made_lm  # the current LM is one tracerag built
@@ -178,12 +202,6 @@ def configure(lm: str | dspy.BaseLM | None = None, embedder: str | Embedder | No
             changes["adapter"] = _state["adapter"] = adapter
     if changes:
         dspy.configure(**changes)
-    if embedder is not None and not isinstance(embedder, str):
-        _state["embedder"] = embedder
-    elif embedder is not None or embed_model is not None or cache_dir is not None or _state["embedder"] is None:
-        _state["embedder"] = make_embedder(settings.embedder, api_key=settings.api_key, model=settings.embed_model,
-                                           cache_dir=settings.cache_dir)
-    return settings
 
 
 def get_embedder() -> Embedder:

@@ -55,12 +55,22 @@ class ProgramResult(BaseModel):
         exactly this model's (``FieldsDisagree`` otherwise)."""
         import dspy  # imported on use: reading a service's models loads no DSPy
 
+        return dspy.Prediction(**cls._named(fields))
+
+    @classmethod
+    def from_fields(cls, **fields: Any) -> Self:
+        """This model holding ``fields`` as given (the objects the program made, not validated, like
+        ``prediction``'s), once their names are exactly this model's: the answer of a program run without DSPy."""
+        return cls.model_construct(**cls._named(fields))
+
+    @classmethod
+    def _named(cls, fields: dict[str, Any]) -> dict[str, Any]:
         declared = cls.model_fields.keys()
         if fields.keys() != declared:
             extra, missing = sorted(fields.keys() - declared), sorted(declared - fields.keys())
             raise FieldsDisagree(f"{cls.__name__}: the prediction's fields are not the model's "
                                  f"(not declared: {extra or 'none'}; missing: {missing or 'none'})")
-        return dspy.Prediction(**fields)
+        return fields
 
     @classmethod
     def of(cls, prediction) -> Self:

@@ -19,7 +19,9 @@ def configure(args, programs: Sequence[str] | None = None):
     resolved :class:`tracerag.config.Settings`. An LM without its API key ends the command (see require_key).
 
     ``programs`` (default: the command's ``program``) that embed on the local embedder have its weights loading
-    in the background from here on, while DSPy is imported and their data read (see ``load_embedder_early``)."""
+    in the background from here on, while DSPy is imported and their data read (see ``load_embedder_early``).
+    Without an LM, DSPy is not imported here: a command's LM comes from its flags or the environment only, so
+    nothing the adapter does can matter, and a run without an LM may answer without DSPy at all."""
     import logging
 
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, stream=sys.stderr,
@@ -37,7 +39,7 @@ def configure(args, programs: Sequence[str] | None = None):
     settings = configure(lm=args.lm, embedder=Settings.resolve(embedder=args.embedder).embedder,
                          api_base=args.api_base, api_key=args.api_key, embed_model=args.embed_model,
                          cache_dir=args.cache_dir, timeout=args.lm_timeout, retries=args.lm_retries,
-                         fault_budget=getattr(args, "lm_fault_budget", None))
+                         fault_budget=getattr(args, "lm_fault_budget", None), import_dspy=False)
     return require_key(args, settings)
 
 
@@ -60,11 +62,13 @@ def require_key(args, settings):
     (``ValueError``: exit 2), or with ``--allow-no-lm`` runs the no-LM path after one warning line."""
     import dataclasses
 
+    if not settings.lm:
+        return settings
     import dspy
 
     from ..config import missing_key
 
-    names = missing_key(dspy.settings.lm) if settings.lm else []
+    names = missing_key(dspy.settings.lm)
     if not names:
         return settings
     line = f"the LM {settings.lm} has no API key: set {' or '.join(names)}, or pass --api-key"

@@ -1,7 +1,8 @@
 """CommandRetrieval as one package: which device and which command an utterance asks for.
 
-- ``command_retrieval``: the ``dspy.Module``; ``rule_parser``: its parse without an LM; ``signatures``: its LM
-  stages; ``metrics``: recall, bulk precision and the parse-checked compile metric;
+- ``command_retrieval``: the ``dspy.Module``; ``answering``: the pipeline it runs, and ``RuleCommandRetrieval``,
+  which runs it on the rule parse without DSPy (a run without an LM); ``rule_parser``: its parse without an LM;
+  ``signatures``: its LM stages; ``metrics``: recall, bulk precision and the parse-checked compile metric;
 - ``building``, ``workflow`` (examples, evaluate, run, compile, index, tune), ``evaluation``, ``compiling``,
   ``tuning``, ``artifact`` (what a saved one records and its rebuild) and ``spec`` (its registry entry).
 
@@ -12,6 +13,7 @@ from ..lazy_exports import lazy_exports
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     ".command_retrieval": ("CommandRetrieval", "build_indexes",),
+    ".answering": ("RuleCommandRetrieval",),
     ".building": ("build_commands",),
     ".rule_parser": ("parse_without_lm",)
 })

@@ -57,7 +57,7 @@ def run(build: Callable, *, query: str, dataset: str | None = None, home: str | 
 
     if not dataset:
         raise InvalidValue("run commands needs --dataset")
-    program = build()
+    program = build(plain=True)  # without an LM: the same answer, without importing DSPy
     pred = program(query=query, home=home)
     out = {"ir": pred.ir.model_dump(), "parse_source": pred.parse_source, "hint": pred.hint,
            "lm_fallbacks": pred.lm_fallbacks, "lm_overruled": pred.lm_overruled, "lm_calls": pred.lm_calls,

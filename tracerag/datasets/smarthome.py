@@ -24,8 +24,8 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import dspy
 from pydantic import ValidationError
 
 from ..data_files.bundled import BUNDLED_ROOT, resolve_dataset  # noqa: F401  (BUNDLED_ROOT: importable from here as before)
@@ -41,6 +41,9 @@ QUERIES_FILE = "queries.jsonl"
 HELDOUT_FILE = "heldout.jsonl"  # hand-written queries of the bundled homes, kept out of tuning
 NEGATED_FILE = "negated.jsonl"  # hand-written negated commands ("别开厨房的灯"), home_large and home_en
 SPLITS = {"train": (0, 40), "dev": (40, 60), "test": (60, 100)}  # percent buckets of the id hash
+
+if TYPE_CHECKING:  # DSPy is imported by to_example: resolving and reading a home does not need it
+    import dspy
 
 
 @dataclass(frozen=True)
@@ -70,6 +73,8 @@ class LabelledQuery:
         serve as that step's labelled demo: ``utterance`` (the query), ``rooms`` (the home's room names,
         when given) and ``ir``, the gold QueryIR with every field filled in (as written when it does not
         validate; None without one)."""
+        import dspy
+
         fields = {"utterance": self.query} | ({"rooms": list(rooms)} if rooms is not None else {})
         return dspy.Example(id=self.id, query=self.query, home=self.home, expected=list(self.expected),
                             quantifier=self.quantifier, ir=_full_ir(self.ir), **fields

@@ -6,7 +6,6 @@ Kept apart from :mod:`.http_embedder` (the remote embedder that awaits them) so 
 
 from __future__ import annotations
 
-import asyncio
 import contextvars
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
@@ -29,6 +28,8 @@ async def with_embeddings(embedder: Any, texts: Sequence[str], fn: Callable[...,
     awaited first on the event loop and ``embedder.embed(texts)`` inside ``fn`` returns them without a
     request, so the service's latency holds no thread; an embedding failure is raised as ``embed`` would
     raise it. Any other embedder (a local model) is simply called inside ``fn``, in the thread."""
+    import asyncio  # loaded already when this runs (on an event loop); a sync caller need not import it
+
     texts = list(texts)
     aembed = getattr(embedder, "aembed", None)
     if aembed is None or not texts:

@@ -40,7 +40,6 @@ The LM side of each call (its breaker, timeout, fault budget and failure line) i
 
 from __future__ import annotations
 
-import asyncio
 import unicodedata
 from collections.abc import Awaitable, Callable, Generator
 from contextlib import nullcontext
@@ -49,9 +48,9 @@ from typing import Any
 
 from ..hints import Hint
 from ..lm.breaker import BREAKER, lm_key
-from ..lm.calls import Charged, ainvoke, lm_of, with_config
-from ..lm.failures import failure_line, warn_once
-from ..lm.fault_budget import current_budget
+
+# The LM side of a stage (``lm.calls``, ``lm.failures``, ``lm.fault_budget``: DSPy's settings and errors) is
+# imported when a stage runs: a pipeline that yields no LM step, a program run without an LM, loads no DSPy.
 
 __all__ = ["LMStep", "Pipeline", "Stages", "Work", "lm_step", "says_nothing", "work"]
 
@@ -129,6 +128,9 @@ class Stages:
         lm = self._admit(stage, predictor, inputs)
         if lm is None:
             return None
+        from ..lm.calls import Charged, with_config
+        from ..lm.fault_budget import current_budget
+
         account = Charged(current_budget(), lm, stage)
         try:
             with account.within():
@@ -149,6 +151,9 @@ class Stages:
         lm = self._admit(stage, predictor, inputs)
         if lm is None:
             return None
+        from ..lm.calls import Charged, ainvoke, with_config
+        from ..lm.fault_budget import current_budget
+
         account = Charged(current_budget(), lm, stage)
         try:
             with account.within():
@@ -165,6 +170,9 @@ class Stages:
     def _admit(self, stage: str, predictor, inputs: dict[str, Any]) -> Any | None:
         """The LM to call, counted; None when there is none, when the stage's subject says nothing
         (skipped) or when the breaker skips it (a fallback)."""
+        from ..lm.calls import lm_of
+        from ..lm.fault_budget import current_budget
+
         lm = lm_of(predictor)
         if lm is None:
             return None
@@ -184,6 +192,8 @@ class Stages:
 
     def _failed(self, stage: str, predictor, lm, exc: BaseException, fallback: str, *,
                 cut_at: float | None = None) -> None:
+        from ..lm.failures import failure_line, warn_once
+
         BREAKER.record(lm, ok=False, stage=stage)
         what = failure_line(exc, lm, cut_at=cut_at)
         warn_once(stage, predictor, what, fallback)
@@ -253,6 +263,8 @@ class Stages:
                         if step.afn is not None:
                             value = await step.afn(*step.args, **step.kwargs)
                         else:
+                            import asyncio  # loaded already on an event loop; a sync run need not import it
+
                             value = await asyncio.to_thread(step.fn, *step.args, **step.kwargs)
                         _set_outputs(handle, step, value)
             except Exception as exc:

@@ -29,22 +29,25 @@ The span names, one per kind of step:
   inputs ``query`` and the call's parameters; outputs the snippet ids, their scores when the tool gives
   them, and the tool's error.
 
-Nothing is built when no callback is configured: a span then costs one settings lookup.
+Nothing is built when no callback is configured: a span then costs one settings lookup. Before anything has
+imported DSPy no callback can be configured, so a span of a run without an LM (which loads no DSPy) costs a
+dictionary look-up and imports nothing.
 """
 
 from __future__ import annotations
 
 import logging
+import sys
 import threading
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
-
-import dspy
-from dspy.utils.callback import ACTIVE_CALL_ID
+from typing import TYPE_CHECKING, Any
 
 from ..errors import NotCallable
+
+if TYPE_CHECKING:
+    import dspy
 
 __all__ = ["COMMAND_BULK", "COMMAND_SEARCH", "CORPUS_SEARCH", "EXPERIENCE_SEARCH", "Span", "TEMPLATE_SEARCH",
            "span", "span_tool"]
@@ -86,6 +89,8 @@ def _not_called(**kwargs) -> None:  # the span's Tool only names the step; the p
 
 def span_tool(name: str, args: tuple[str, ...] = ()) -> dspy.Tool:
     """The ``dspy.Tool`` a span reports as its instance (one per name and argument names, reused)."""
+    import dspy
+
     key = (name, tuple(args))
     with _tools_lock:
         tool = _tools.get(key)
@@ -97,7 +102,8 @@ def span_tool(name: str, args: tuple[str, ...] = ()) -> dspy.Tool:
 
 
 def _callbacks() -> list:
-    return list(dspy.settings.get("callbacks", None) or [])
+    dspy = sys.modules.get("dspy")  # not imported yet: nothing can have configured a callback
+    return list(dspy.settings.get("callbacks", None) or []) if dspy is not None else []
 
 
 def _safely(callback, handler: str, **kwargs) -> None:
@@ -118,6 +124,8 @@ def span(name: str, inputs: dict[str, Any]) -> Iterator[Span]:
     if not callbacks:
         yield handle
         return
+    from dspy.utils.callback import ACTIVE_CALL_ID
+
     call_id = uuid.uuid4().hex
     tool = span_tool(name, tuple(inputs))
     for callback in callbacks:
