@@ -434,3 +434,22 @@ def test_a_phrase_that_fits_no_one_sensitive_device_asks_which(boat, query):
 def test_a_phrase_that_fits_one_is_that_one(boat, query, device, command):
     pred = boat(query=query)
     assert (pred.candidates[0].device_id, pred.candidates[0].command_id) == (device, command)
+
+
+PROPANE_DEVICES = [
+    ("main", "Propane Main", "r-kitchen", "GasValve", "p-valve"),
+    ("cooktop", "Propane Cooktop", "r-kitchen", "Cooktop", "p-switch"),
+]
+
+
+@pytest.mark.parametrize("parse", [
+    {"operation": "on", "action": "on", "type_hint": "Cooktop", "name_hint": "propane"},
+    {"operation": "on", "action": "on", "type_hint": "Cooktop", "name_hint": "Propane Cooktop"},
+])
+def test_the_propane_turned_back_on_is_its_valve_whatever_the_parse(tmp_path, embedder, fake_lm, parse):
+    # "propane" is a word for the gas, as "gas" is: the Propane Cooktop's name holding it does not make it asked
+    home = Home.load(write_home(tmp_path, PROPANE_DEVICES, SPECS, ROOMS))
+    query = "the propane guy filled the tank, turn the propane back on at the main"
+    fake_lm(irs={query: parse})
+    pred = CommandRetrieval(CommandIndex(home, embedder), ir_source="lm")(query=query)
+    assert ("cooktop", "main-switch-on") not in acted_on(pred)
