@@ -453,3 +453,12 @@ def test_the_propane_turned_back_on_is_its_valve_whatever_the_parse(tmp_path, em
     fake_lm(irs={query: parse})
     pred = CommandRetrieval(CommandIndex(home, embedder), ir_source="lm")(query=query)
     assert ("cooktop", "main-switch-on") not in acted_on(pred)
+
+
+def test_what_a_supply_goes_to_is_where_not_what(tmp_path, embedder):
+    # "the gas to the hob" is the hob's gas: the hob is never switched on
+    devices = [("hob", "Hob", "r-kitchen", "Cooktop", "p-switch"),
+               ("gas", "Hob Gas", "r-kitchen", "GasValve", "p-valve")]
+    program = CommandRetrieval(CommandIndex(Home.load(write_home(tmp_path, devices, SPECS, ROOMS)), embedder),
+                               ir_source="none")
+    assert ("hob", "main-switch-on") not in acted_on(program(query="turn on the gas to the hob"))
