@@ -71,8 +71,8 @@ from tracerag.home_commands.home_operations import kinds_meant, operation_in  # 
 from tracerag.home_commands.operation_words import verb_text  # noqa: E402
 from tracerag.home_commands.referents import named  # noqa: E402
 from tracerag.home_commands.request_reading import points_back, read_request  # noqa: E402
+from tracerag.home_commands.room_doors import LET_IN, room_door  # noqa: E402
 from tracerag.home_commands.safety_screen import safety_of  # noqa: E402
-from tracerag.home_commands.sensitive_requests import _LET_IN as LET_IN  # noqa: E402
 from tracerag.signatures.query_ir import QueryIR  # noqa: E402
 from tracerag.smarthome.execute import SmartThingsTarget, execute  # noqa: E402
 
@@ -228,7 +228,7 @@ def screen_route(ctx: dict, utterance: str, device_id: str, command_id: str) -> 
         return "points back" + several
     if LET_IN.search(utterance):
         return "let in" + several
-    if safety.requests._room_door(utterance)[device]:
+    if room_door(index, utterance)[device]:
         return "room door" + several
     return ("by name" if named(index, utterance)[device] > 0 else "by kind") + several
 

@@ -22,7 +22,7 @@ from functools import partial
 
 import numpy as np
 
-from .category_words import categories_said, is_kind_word, normalised, qualifies, with_family
+from .category_words import categories_said, family_of, is_kind_word, normalised, qualifies, with_family
 from .device_kinds import devices_said
 from .text_match import contains, join_tokens, phrase_pattern, tokens
 
@@ -193,3 +193,23 @@ def outside_room_names(index, said: dict[str, list[str]], text: str) -> dict[str
                                    for start, end in spans)
 
     return {kind: words for kind, words in said.items() if not all(inside(w) for w in words)}
+
+
+def names_mixed(index, text: str, named_by: np.ndarray, sensitive: np.ndarray) -> np.ndarray:
+    """Per device of ``sensitive`` (a mask): the head word of its name said after a word another named one's
+    name has and its own has not ("the key cabinet": Drug Cabinet, Key Box): the phrase names neither of them."""
+    named_devices = np.flatnonzero((named_by > 0) & sensitive).tolist()
+    out = np.zeros(len(named_by), dtype=bool)
+    if len(named_devices) < 2:
+        return out
+    words = {d: tokens(index.home.devices[d].label) for d in named_devices}
+    families = {d: family_of(index.table.device_categories[d]) for d in named_devices}
+    said = tokens(index.names.without_landmarks(text))
+    for first, second in zip(said, said[1:], strict=False):
+        kinds = {family_of(kind) for kind in categories_said(second)}  # "the propane valve": its kind said
+        for a in named_devices:
+            for b in named_devices:
+                if a != b and words[b][-1:] == (second,) and first in set(words[a][:-1]) - set(words[b]) \
+                        and families[a] not in kinds:
+                    out[[a, b]] = True
+    return out

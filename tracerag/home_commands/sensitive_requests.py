@@ -43,13 +43,12 @@ from .home_names import compact
 from .home_operations import kinds_meant, operation_in
 from .operation_words import SENSES, read_operation, verb_text
 from .places import place_not_exact
-from .referents import kinds_acted_on, named, outside_room_names
+from .referents import kinds_acted_on, named, names_mixed, outside_room_names
 from .request_reading import points_back, read_request
+from .room_doors import DOORISH, LET_IN, door_of_the_room_said, room_door
 from .sensitive_commands import SENSITIVE_KINDS, SensitiveRows
 from .text_match import contains, tokens
 
-_DOORISH = frozenset({"Door", "GarageDoor", "Lock"})  # the categories a door word may name
-_COVERS = frozenset({"Blind", "Window", "Curtain", "Shade"})  # what else opens in a room
 _HEATERS = frozenset({"Oven", "Cooktop"})  # what switching on lights a fire
 # words that say where something is: "the documents in the safe" still mentions the safe an "it" may point to
 _PLACE_WORDS = re.compile(r"\b(?:in|inside|into|at|on|from|of|near|by|behind|under|beside|next to)\b|里面|里头|里",
@@ -65,19 +64,6 @@ def _plural_said(text: str) -> bool:
                for ws in categories_said(text).values() for w in ws if w.isascii())
 
 
-_LET_IN = re.compile(r"\b(?:let|buzz)\s+(?:him|her|us|me|them|(?:the|my|our)\s+[\w']+)\s+"
-                     r"(?:(?:drive|come|walk|get|step|pull|roll)\s+)?(?:in(?:to)?|up\s+(?:on)?to|through)\b", re.I)
-# words that say whose door, not which ("open their door", "那个门")
-_OWNERS = frozenset({"their", "his", "her", "its", "那个", "那", "个", "这个", "这", "那扇", "扇"})
-# words for a dwelling that name a place without being a room's own name ("the in-law flat": the In-Law Suite)
-_PLACE_NOUNS = frozenset({"flat", "apartment", "unit", "suite", "room", "place", "building"})
-_ZH_POLITE = re.compile(r"[把帮我请给一下吧呀啊快了的]|打开|解锁|开")
-# the words around the room someone is let into or locked out of ("could you let them into the bunkhouse",
-# "we're locked out of suite B")
-_OBJECT = re.compile(r"\b(?:could|can|would|will|you|please|pls|open|unlock|up|the|teh|hte|my|our|a|for|me|us|now|"
-                     r"we're|we|re|are|i'm|i|m|am|locked out|out of|of|"
-                     r"let|them|him|her|into|in)\b|[^\w\s-]", re.I)
-_FOR_WHOM = re.compile(r"\bfor\s+(?!(?:me|us)\b)[\w' ]+$")
 _DOOR_TO = re.compile(r"\b(?:door|gate)s?\s+(?:to|into|onto|out to|leading to|that goes to)\b|通往|通向|去", re.I)
 # what a switching verb does on a device that opens rather than switches, and the other way round
 _COUNTERPART = {"open": "on", "close": "off", "on": "open", "off": "close"}
@@ -126,13 +112,13 @@ class SensitiveRequests:
                 found = self._asked_in(clause, mentioned, reading.text) if mentioned.any() else None
                 if found is not None and found.any():
                     asked |= found
-                elif found is not None and not _LET_IN.search(clause):
+                elif found is not None and not LET_IN.search(clause):
                     # what is named cannot do it: "the siren in the kiln shed is screaming, turn it off" (the kiln
                     # shed named) speaks of the kind said; someone let in is let through a door ("their car")
                     asked |= self._kind_pointed_back(clause, own, reading)
-                elif self._room_door(clause).any():  # "let them into the bunkhouse": its one door
+                elif room_door(self.index, clause).any():  # "let them into the bunkhouse": its one door
                     asked |= self._asked_in(clause, own, clause)
-                elif _LET_IN.search(clause) and self._room_door(reading.text).any():
+                elif LET_IN.search(clause) and room_door(self.index, reading.text).any():
                     # "they're waiting at the driveway, let them drive in": the door of the place they wait at
                     asked |= self._asked_in(reading.text, own, reading.text)
                 elif found is None:  # "the alarm's going off, stop it": the kind another clause says
@@ -167,20 +153,20 @@ class SensitiveRequests:
         operation = index.memo(("operation", text), lambda: operation_in(
             index, verb_text(text, index), kinds_meant(index, QueryIR(), text)))
         verb = read_operation(verb_text(text, index), frozenset())  # the verb as said, no device's kind read in
-        door = self._room_door(text) if verb in ("open", "unlock") else None
+        door = room_door(self.index, text) if verb in ("open", "unlock") else None
         if door is not None and door.any():  # "open the shed" opens its door, though the Shed Lights switch on
             operation = "unlock" if (index.table.device_categories[door] == "Lock").all() else "open"
         performing = choice_of(index).performing(operation)[rows] if operation else np.zeros(len(rows), bool)
         if verb == "open" and text.isascii():  # "open the oven" opens its door: in English it switches no oven on
             performing &= ~index.table.in_categories(_HEATERS)[index.table.row_device[rows]]
-        if _LET_IN.search(text):  # someone let in comes through a door, a gate or a lock: never a valve
-            performing &= index.table.in_categories(_DOORISH)[index.table.row_device[rows]]
+        if LET_IN.search(text):  # someone let in comes through a door, a gate or a lock: never a valve
+            performing &= index.table.in_categories(DOORISH)[index.table.row_device[rows]]
         about = text if about is None else about
         if operation == "open" and not (_DOOR_WORD.search(about) or "Lock" in categories_said(about)):
             # a lock opens only as a door said, or as what its name calls it ("open the safe": the Gun Safe; "open
             # the closet" unlocks no Closet Safe; "open the door" may)
             performing = performing & (~choice_of(index).performing("unlock")[rows] | self._head_said(about, rows) |
-                                       self._room_door(text)[index.table.row_device[rows]])
+                                       room_door(self.index, text)[index.table.row_device[rows]])
         marked = kinds == len(SENSITIVE_KINDS)
         if not (performing.any() or marked.any()):
             return performing
@@ -194,7 +180,7 @@ class SensitiveRequests:
         named_by = np.where(able, named_by, 0)
         best = self._best_naming(text, named_by)
         said = index.rooms.without_room_names(text).replace("开关", " ")
-        theirs = self._door_of_the_room_said(text, about) if verb in ("open", "unlock", "on") and not best else None
+        theirs = door_of_the_room_said(index, text, about) if verb in ("open", "unlock", "on") and not best else None
         if theirs is not None and theirs.any():
             # "三楼那间星空房，开门", "our guests in suite a are locked out, open their door": the door of the room
             # the other clause says, not the way in
@@ -210,23 +196,6 @@ class SensitiveRequests:
         for i in np.flatnonzero(marked & referred).tolist():  # what policy.json marks
             asked[i] = self._asked_marked(said, int(rows[i]), bool(best))
         return asked
-
-    def _door_of_the_room_said(self, clause: str, about: str) -> np.ndarray | None:
-        """Per device, where a clause says a door and nothing of which one ("开门", "open their door") and another
-        clause says a room: that room's one door (``_room_door``'s reading of the room); None otherwise."""
-        if about == clause or normalised(about) == normalised(clause):
-            return None
-        qualifiers = door_qualifiers(clause)
-        if not qualifiers or any(set(q) - _OWNERS for q in qualifiers):
-            return None
-        rooms = self.index.names.mentioned_rooms(about)
-        if not rooms:
-            return None
-        index = self.index
-        doors = doors_among(index, index.rooms.devices_in(rooms) & index.table.in_categories(_DOORISH), DOOR_WORDS)
-        if doors.sum() > 1:
-            doors = self._carrying_room_name(doors, rooms)
-        return doors if doors.sum() == 1 else None
 
     def _kind_pointed_back(self, clause: str, own: np.ndarray, reading) -> np.ndarray:
         """``asked`` for a clause whose "it" stands for a word for one thing of a kind another clause says ("the
@@ -261,10 +230,10 @@ class SensitiveRequests:
         # a door said by a name ("the hatch": the Stern Hatch's lock and the Side Hatch's opener) is any door
         said_which = any(set(q) - ENTRANCE_WORDS for q in door_qualifiers(text))
         kinds = self.index.table.device_categories[devices]
-        any_door = len(set(kinds[asked].tolist()) & _DOORISH) > 1 and (said_which or not _DOOR_WORD.search(text))
-        categories = np.asarray(["door" if any_door and c in _DOORISH else family_of(c) for c in kinds.tolist()])
+        any_door = len(set(kinds[asked].tolist()) & DOORISH) > 1 and (said_which or not _DOOR_WORD.search(text))
+        categories = np.asarray(["door" if any_door and c in DOORISH else family_of(c) for c in kinds.tolist()])
         out = asked.copy()
-        for category in set(categories[asked].tolist()) - (set() if said_which else _DOORISH):
+        for category in set(categories[asked].tolist()) - (set() if said_which else DOORISH):
             same = asked & (categories == category)
             if len(set(devices[same].tolist())) > 1:
                 out &= ~same
@@ -309,26 +278,7 @@ class SensitiveRequests:
         if any(said_door):
             by_door_word = named(index, " ".join(_DOOR_WORD.findall(text))) >= named_by
             referred &= ~by_door_word[devices] | self._doors_fitting(devices, said_door, door_nouns(text))
-        return referred & ~self._names_mixed(text, named_by)[devices]
-
-    def _names_mixed(self, text: str, named_by: np.ndarray) -> np.ndarray:
-        """Per sensitive device: the head word of its name said after a word another named sensitive device's name
-        has and its own has not ("the key cabinet": Drug Cabinet, Key Box): the phrase names neither of them."""
-        named_devices = np.flatnonzero((named_by > 0) & self.sensitive.devices).tolist()
-        out = np.zeros(len(named_by), dtype=bool)
-        if len(named_devices) < 2:
-            return out
-        words = {d: tokens(self.index.home.devices[d].label) for d in named_devices}
-        families = {d: family_of(self.index.table.device_categories[d]) for d in named_devices}
-        said = tokens(self.index.names.without_landmarks(text))
-        for first, second in zip(said, said[1:], strict=False):
-            kinds = {family_of(kind) for kind in categories_said(second)}  # "the propane valve": its kind said
-            for a in named_devices:
-                for b in named_devices:
-                    if a != b and words[b][-1:] == (second,) and first in set(words[a][:-1]) - set(words[b]) \
-                            and families[a] not in kinds:
-                        out[[a, b]] = True
-        return out
+        return referred & ~names_mixed(index, text, named_by, sensitive.devices)[devices]
 
     def _referred_by_kind(self, text: str, said: str, operation: str | None, devices: np.ndarray) -> np.ndarray:
         """Per sensitive row, where the text names no device: a word for its kind (or, alone, a verb that names
@@ -376,7 +326,7 @@ class SensitiveRequests:
                                   any(q <= sensitive.device_words[d] for q in qualified) for d in devices.tolist()])
         if not kinds_said - room_kinds and verb in ("open", "unlock") and operation in ("open", "unlock"):
             # "let them into the bunkhouse"; "unlock suite C" with its blinds (the verb read as said)
-            return (referred & worded) | (self._room_door(verbless) | self._room_door(text))[devices]
+            return (referred & worded) | (room_door(self.index, verbless) | room_door(self.index, text))[devices]
         return referred & worded
 
     def _labelled_otherwise(self, devices: np.ndarray, kinds_said: set[str]) -> np.ndarray:
@@ -388,62 +338,6 @@ class SensitiveRequests:
         return np.asarray([bool(labelled[d]) and not labelled[d] & (sensitive.noun_sets[code] | kinds_said)
                            for d, code in zip(devices.tolist(), sensitive.noun_code.tolist(), strict=True)],
                           dtype=bool)
-
-    def _room_door(self, text: str) -> np.ndarray:
-        """``_find_room_door``, read once per text (each clause asks it up to three times; not to be changed)."""
-        return self.index.memo(("room door", text), lambda: self._find_room_door(text))
-
-    def _find_room_door(self, text: str) -> np.ndarray:
-        """Per device, where someone is let into a room ("let them into the bunkhouse"): the one door, garage
-        door or door lock there, where it has exactly one (and, unless someone is let in, nothing else there
-        opens as a window does). Only letting someone in says so, or a place said as all that is opened or
-        unlocked ("open up the tack room", "unlock the in-law flat": ``_place_opened``)."""
-        index = self.index
-        none = np.zeros(len(index.home.devices), dtype=bool)
-        letting_in = bool(_LET_IN.search(text))
-        if letting_in:
-            said = tuple(_OBJECT.sub(" ", normalised(text)).split())
-            places = index.names.mentioned_rooms(text) or (index.rooms.meant_by(said) if said else [])
-        else:
-            places = self._place_opened(text)
-        if not places or categories_said(index.rooms.without_room_names(text)):
-            return none
-        there = index.rooms.devices_in(places)
-        unlocking = read_operation(verb_text(text, index), frozenset()) == "unlock"
-        # its door, or its French windows? Someone let in comes through a door
-        if not (unlocking or letting_in) and (there & index.table.in_categories(_COVERS)).any():
-            return none
-        doors = doors_among(index, there & index.table.in_categories(_DOORISH), DOOR_WORDS)
-        if doors.sum() > 1:  # the Gate House's door is the Gate House Door, not its Road Gate
-            doors = self._carrying_room_name(doors, places)
-        return doors if doors.sum() == 1 else none
-
-    def _carrying_room_name(self, devices: np.ndarray, rooms: list[str]) -> np.ndarray:
-        """``devices`` (per device) less those whose label holds the name of none of the rooms (a leading "The"
-        aside)."""
-        names = [name for room in rooms if (name := tuple(w for w in tokens(room) if w != "the"))]
-        out = devices.copy()
-        for d in np.flatnonzero(devices).tolist():
-            label = tokens(self.index.home.devices[d].label)
-            out[d] = any(contains(label, name) for name in names)
-        return out
-
-    def _place_opened(self, text: str) -> list[str]:
-        """The rooms a clause opens or unlocks as a whole (its verb read by the caller), where a place is all
-        it says besides the verb and polite words ("can you open up the tack room", "unlock the in-law flat",
-        "把仓库打开"); none otherwise."""
-        rooms = self.index.names.mentioned_rooms(text)
-        rest = self.index.rooms.without_room_names(text)
-        if text.isascii():  # whom it is for says nothing of what to open ("unlock suite C for housekeeping")
-            rest = _OBJECT.sub(" ", _FOR_WHOM.sub(" ", normalised(rest)))
-        else:
-            rest = _ZH_POLITE.sub(" ", rest)
-        words = tuple(w for w in tokens(rest) if w not in _PLACE_NOUNS)
-        if not words:
-            return rooms
-        if rooms or self.index.names.label_phrases.found_in(words):  # "open the kiln": the Kiln, no Kiln Shed
-            return []
-        return self.index.rooms.meant_by(words)  # "open the shed": the Machine Shed
 
     def _door_worded(self, worded: np.ndarray, kinds_said: set[str], verbless: str, rooms: list[str],
                      devices: np.ndarray) -> np.ndarray:
@@ -469,7 +363,7 @@ class SensitiveRequests:
         worded = worded & (~only_door | fits)
         # a door device whose own name holds the door word said ("open the gate": the Driveway Gate)
         return worded | fits & np.asarray([bool(sensitive.device_words[d] & nouns) and
-                                           index.table.device_categories[d] in _DOORISH for d in devices.tolist()])
+                                           index.table.device_categories[d] in DOORISH for d in devices.tolist()])
 
     def _kinds_referred(self, text: str, operation: str | None, rooms: list[str]) -> set[str]:
         """The kinds the text names by a word for them (``referents.kinds_acted_on``), less those whose word also

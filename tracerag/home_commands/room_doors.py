@@ -1,0 +1,109 @@
+"""The one door of a room said, for a sensitive ask that names a place rather than a door: someone let into a
+room ("let them into the bunkhouse"), a place opened or unlocked as a whole ("open up the tack room", "unlock the
+in-law flat"), or a door said in a clause after another that says the room ("三楼那间星空房，开门", "our guests in
+suite a are locked out, can you open their door"). Where the room has more than one door, none is meant.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from .category_words import categories_said, normalised
+from .door_words import DOOR_WORDS, door_qualifiers, doors_among
+from .operation_words import read_operation, verb_text
+from .text_match import contains, tokens
+
+DOORISH = frozenset({"Door", "GarageDoor", "Lock"})  # the categories a door word may name
+_COVERS = frozenset({"Blind", "Window", "Curtain", "Shade"})  # what else opens in a room
+# someone let in comes through a door ("let them into the bunkhouse", "buzz the courier in")
+LET_IN = re.compile(r"\b(?:let|buzz)\s+(?:him|her|us|me|them|(?:the|my|our)\s+[\w']+)\s+"
+                    r"(?:(?:drive|come|walk|get|step|pull|roll)\s+)?(?:in(?:to)?|up\s+(?:on)?to|through)\b", re.I)
+# words that say whose door, not which ("open their door", "那个门")
+_OWNERS = frozenset({"their", "his", "her", "its", "那个", "那", "个", "这个", "这", "那扇", "扇"})
+# words for a dwelling that name a place without being a room's own name ("the in-law flat": the In-Law Suite)
+_PLACE_NOUNS = frozenset({"flat", "apartment", "unit", "suite", "room", "place", "building"})
+_ZH_POLITE = re.compile(r"[把帮我请给一下吧呀啊快了的]|打开|解锁|开")
+# the words around the room someone is let into or locked out of ("could you let them into the bunkhouse",
+# "we're locked out of suite B")
+_OBJECT = re.compile(r"\b(?:could|can|would|will|you|please|pls|open|unlock|up|the|teh|hte|my|our|a|for|me|us|now|"
+                     r"we're|we|re|are|i'm|i|m|am|locked out|out of|of|"
+                     r"let|them|him|her|into|in)\b|[^\w\s-]", re.I)
+_FOR_WHOM = re.compile(r"\bfor\s+(?!(?:me|us)\b)[\w' ]+$")
+
+
+def door_of_the_room_said(index, clause: str, about: str) -> np.ndarray | None:
+    """Per device, where a clause says a door and nothing of which one ("开门", "open their door") and another
+    clause says a room: that room's one door (``room_door``'s reading of the room); None otherwise."""
+    if about == clause or normalised(about) == normalised(clause):
+        return None
+    qualifiers = door_qualifiers(clause)
+    if not qualifiers or any(set(q) - _OWNERS for q in qualifiers):
+        return None
+    rooms = index.names.mentioned_rooms(about)
+    if not rooms:
+        return None
+    doors = doors_among(index, index.rooms.devices_in(rooms) & index.table.in_categories(DOORISH), DOOR_WORDS)
+    if doors.sum() > 1:
+        doors = _carrying_room_name(index, doors, rooms)
+    return doors if doors.sum() == 1 else None
+
+
+def room_door(index, text: str) -> np.ndarray:
+    """``_find_room_door``, read once per text (each clause asks it up to three times; not to be changed)."""
+    return index.memo(("room door", text), lambda: _find_room_door(index, text))
+
+
+def _find_room_door(index, text: str) -> np.ndarray:
+    """Per device, where someone is let into a room ("let them into the bunkhouse"): the one door, garage
+    door or door lock there, where it has exactly one (and, unless someone is let in, nothing else there
+    opens as a window does). Only letting someone in says so, or a place said as all that is opened or
+    unlocked ("open up the tack room", "unlock the in-law flat": ``_place_opened``)."""
+    none = np.zeros(len(index.home.devices), dtype=bool)
+    letting_in = bool(LET_IN.search(text))
+    if letting_in:
+        said = tuple(_OBJECT.sub(" ", normalised(text)).split())
+        places = index.names.mentioned_rooms(text) or (index.rooms.meant_by(said) if said else [])
+    else:
+        places = _place_opened(index, text)
+    if not places or categories_said(index.rooms.without_room_names(text)):
+        return none
+    there = index.rooms.devices_in(places)
+    unlocking = read_operation(verb_text(text, index), frozenset()) == "unlock"
+    # its door, or its French windows? Someone let in comes through a door
+    if not (unlocking or letting_in) and (there & index.table.in_categories(_COVERS)).any():
+        return none
+    doors = doors_among(index, there & index.table.in_categories(DOORISH), DOOR_WORDS)
+    if doors.sum() > 1:  # the Gate House's door is the Gate House Door, not its Road Gate
+        doors = _carrying_room_name(index, doors, places)
+    return doors if doors.sum() == 1 else none
+
+
+def _carrying_room_name(index, devices: np.ndarray, rooms: list[str]) -> np.ndarray:
+    """``devices`` (per device) less those whose label holds the name of none of the rooms (a leading "The"
+    aside)."""
+    names = [name for room in rooms if (name := tuple(w for w in tokens(room) if w != "the"))]
+    out = devices.copy()
+    for d in np.flatnonzero(devices).tolist():
+        label = tokens(index.home.devices[d].label)
+        out[d] = any(contains(label, name) for name in names)
+    return out
+
+
+def _place_opened(index, text: str) -> list[str]:
+    """The rooms a clause opens or unlocks as a whole (its verb read by the caller), where a place is all
+    it says besides the verb and polite words ("can you open up the tack room", "unlock the in-law flat",
+    "把仓库打开"); none otherwise."""
+    rooms = index.names.mentioned_rooms(text)
+    rest = index.rooms.without_room_names(text)
+    if text.isascii():  # whom it is for says nothing of what to open ("unlock suite C for housekeeping")
+        rest = _OBJECT.sub(" ", _FOR_WHOM.sub(" ", normalised(rest)))
+    else:
+        rest = _ZH_POLITE.sub(" ", rest)
+    words = tuple(w for w in tokens(rest) if w not in _PLACE_NOUNS)
+    if not words:
+        return rooms
+    if rooms or index.names.label_phrases.found_in(words):  # "open the kiln": the Kiln, no Kiln Shed
+        return []
+    return index.rooms.meant_by(words)  # "open the shed": the Machine Shed
