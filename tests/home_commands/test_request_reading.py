@@ -31,6 +31,7 @@ def test_negations_questions_and_narrations_are_no_request(utterance):
 @pytest.mark.parametrize(("clause", "doors"), [
     ("开一下大门", [("大",)]), ("打开二楼的门", [("二", "楼")]), ("open the side gate", [("side",)]),
     ("开门", [()]), ("打开门锁", []), ("open the garage door", []), ("我在门口,开门", [()]),
+    ("unlock sweet a door", [("sweet", "a")]), ("unlock a door", [()]),  # the A of Suite A, misheard
 ])
 def test_the_words_that_say_which_door(clause, doors):
     assert door_qualifiers(clause) == doors

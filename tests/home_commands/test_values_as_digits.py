@@ -48,6 +48,8 @@ def test_words_that_are_no_value_keep_their_words(said):
     ("play the last item again", "previous track"), ("replay the last song", "previous track"),
     ("play previous in the den", "previous track in the den"), ("play the radio", "play the radio"),
     ("打开灯", "打开灯"), ("the outside light", "the outside light"),
+    ("un lock the stern hatch", "unlock the stern hatch"), ("un-latch the gate", "unlatch the gate"),
+    ("a fun lockbox", "a fun lockbox"),
 ])
 def test_english_verbs_people_say_become_the_documents_words(said, read):
     assert plain_verbs(said) == read

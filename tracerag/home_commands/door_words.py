@@ -94,6 +94,10 @@ def door_qualifiers(clause: str) -> list[tuple[str, ...]]:
         out.append(tokens(_ZH_EVERY.sub(" ", before[cut + 1:])))
     for match in _EN_DOOR.finditer(clause):
         word = match.group(1)
+        before = _WORD_BEFORE.search(clause, 0, match.start(1)) if word == "a" else None
+        if before and before.group(1) not in _EN_STOP | _EN_FILLERS:  # "unlock sweet a door": the letter A's door
+            out.append((before.group(1), "a"))
+            continue
         out.append(() if word is None or word in _EN_STOP else tokens(word))
     return out
 
@@ -114,6 +118,8 @@ _ZH_STOP = "开打把了一下个给帮我请将关锁升拉抬，,。 "
 _EN_DOOR = re.compile(r"(?:\b([a-z]+)\s+)?(?<!garage )\b(?:door|gate)s?\b(?!\s*(?:lock|bell|way|mat))")
 _EN_STOP = frozenset({"the", "a", "an", "my", "our", "your", "this", "that", "open", "unlock", "unlatch", "all",
                       "every", "both", "lift", "raise", "to", "and", "main"})
+_EN_FILLERS = frozenset({"up", "please", "pls", "me", "us", "just", "now", "you", "in", "through", "for", "is", "was"})
+_WORD_BEFORE = re.compile(r"\b([a-z]+)\s+$")
 
 
 def lock_qualifiers(clause: str) -> list[set[str]]:

@@ -1,6 +1,6 @@
 """English verbs people say for a command, in the words the command documents use: "activate the fans" ->
-"turn on the fans", "lights out" -> "lights off", "unpause" -> "resume", "go back" -> "previous track"; a
-Chinese verb said apart ("解个锁", "撤个防") -> said whole.
+"turn on the fans", "lights out" -> "lights off", "unpause" -> "resume", "un lock" -> "unlock", "go back" ->
+"previous track"; a Chinese verb said apart ("解个锁", "撤个防") -> said whole.
 
 The documents hold one phrasing per command ("turn on, switch on, power on, start"); every synonym added
 there thins the rest of the document for the lexical and dense channels alike, so what people also say is
@@ -20,6 +20,7 @@ _REWRITES = tuple((re.compile(pattern, re.IGNORECASE), plain) for pattern, plain
     (r"\b(turn|switch|put)\s+out\b", "turn off"),
     (r"\b(lights?|lamps?|lighting)\s+out\b", r"\1 off"),
     (r"\bun-?pause\b", "resume"),
+    (r"\bun[\s-]+(lock|latch)\b", r"un\1"),  # "un lock the stern hatch": a verb said apart, as voice typing does
     (r"\b(go back|back one|replay the last track|last track|previous song)\b", "previous track"),
     (r"\b(re)?play\s+(the\s+)?(previous|last)(\s+(item|song|one))?(\s+again)?\b|\breplay\b", "previous track"),
     (r"\b(next song|skip (this|the) (song|track|item))\b", "next track"),
