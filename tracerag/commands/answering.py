@@ -12,7 +12,7 @@ the latter, so its first answer does not wait for DSPy to be imported (about hal
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import partial
 
 from ..device_operations import OTHER
@@ -52,10 +52,7 @@ class CommandAnswering:
     k: int
     arbitration: bool
     ir_source: str
-
-    @staticmethod
-    def _result(**fields):
-        raise NotImplementedError
+    _result: Callable[..., object]  # each program sets it: a dspy.Prediction, or a CommandsResult
 
     def index_for(self, home: str | None) -> CommandIndex:
         if home is None and len(self.indexes) == 1:
