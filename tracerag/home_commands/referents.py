@@ -203,13 +203,23 @@ def names_mixed(index, text: str, named_by: np.ndarray, sensitive: np.ndarray) -
     if len(named_devices) < 2:
         return out
     words = {d: tokens(index.home.devices[d].label) for d in named_devices}
-    families = {d: family_of(index.table.device_categories[d]) for d in named_devices}
+    by_head: dict[str, list[int]] = {}
+    by_modifier: dict[str, list[int]] = {}
+    for d, label in words.items():
+        if label:
+            by_head.setdefault(label[-1], []).append(d)
+        for word in set(label[:-1]):
+            by_modifier.setdefault(word, []).append(d)
     said = tokens(index.names.without_landmarks(text))
     for first, second in zip(said, said[1:], strict=False):
+        heads, modifiers = by_head.get(second, ()), by_modifier.get(first, ())
+        if not heads or not modifiers:
+            continue
         kinds = {family_of(kind) for kind in categories_said(second)}  # "the propane valve": its kind said
-        for a in named_devices:
-            for b in named_devices:
-                if a != b and words[b][-1:] == (second,) and first in set(words[a][:-1]) - set(words[b]) \
-                        and families[a] not in kinds:
+        for a in modifiers:
+            if family_of(index.table.device_categories[a]) in kinds:
+                continue
+            for b in heads:
+                if a != b and first not in words[b]:
                     out[[a, b]] = True
     return out
