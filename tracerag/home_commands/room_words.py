@@ -13,6 +13,7 @@ from collections import defaultdict
 
 import numpy as np
 
+from .floor_levels import relative_floors
 from .home import Home
 from .name_index import PhraseIndex, ordered
 from .text_match import contains, join_tokens, remove_phrases, tokens
@@ -117,7 +118,8 @@ def room_aliases(rooms: list[str], floors: dict[str, str] | None = None) -> dict
     """Token form -> the rooms it names, longest forms first: each full name, plus each trailing run of
     two or more tokens ("餐厅" for "一楼餐厅"; "卫生间" for every room ending in it), each leading run of
     two or more tokens several rooms share ("二楼"), plus each floor's name for every room on it
-    (``floors``: room -> floor, where the home records floors). People drop floors and wings, and
+    (``floors``: room -> floor, where the home records floors) and "upstairs" / "downstairs" for the rooms on
+    the floors they mean (``relative_floors``). People drop floors and wings, and
     "所有卫生间" means all of them."""
     full = {tokens(r): r for r in rooms if tokens(r)}
     aliases: dict[tuple[str, ...], set[str]] = defaultdict(set)
@@ -138,6 +140,9 @@ def room_aliases(rooms: list[str], floors: dict[str, str] | None = None) -> dict
     for room, floor in (floors or {}).items():
         if room in rooms and tokens(floor) and tokens(floor) not in full:
             aliases[tokens(floor)].add(room)
+    for word, meant in relative_floors(set((floors or {}).values())).items():  # "upstairs" where floors are recorded
+        if tokens(word) not in full:
+            aliases[tokens(word)].update(room for room, floor in floors.items() if room in rooms and floor in meant)
     for toks, room in full.items():  # 阿姨房 for 保姆间: where the home has no room of that name itself
         for form in _synonym_forms(toks):
             if form not in full and form not in aliases:
