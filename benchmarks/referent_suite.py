@@ -68,10 +68,11 @@ import tracerag  # noqa: E402
 from tracerag import CommandIndex, CommandRetrieval, Home  # noqa: E402
 from tracerag.home_commands.command_choice import choice_of  # noqa: E402
 from tracerag.home_commands.home_operations import kinds_meant, operation_in  # noqa: E402
+from tracerag.home_commands.letting_in import LET_IN  # noqa: E402
 from tracerag.home_commands.operation_words import verb_text  # noqa: E402
 from tracerag.home_commands.referents import named  # noqa: E402
 from tracerag.home_commands.request_reading import points_back, read_request  # noqa: E402
-from tracerag.home_commands.room_doors import LET_IN, room_door  # noqa: E402
+from tracerag.home_commands.room_doors import room_door  # noqa: E402
 from tracerag.home_commands.safety_screen import safety_of  # noqa: E402
 from tracerag.signatures.query_ir import QueryIR  # noqa: E402
 from tracerag.smarthome.execute import SmartThingsTarget, execute  # noqa: E402

@@ -59,8 +59,13 @@ SENSITIVE = {("gas", "main-valve-open"), ("back-lock", "main-lock-unlock"), ("fr
 
 @pytest.fixture(scope="module")
 def program(tmp_path_factory, embedder):
-    home = Home.load(write_home(tmp_path_factory.mktemp("confusing"), DEVICES, SPECS, ROOMS))
-    return CommandRetrieval(CommandIndex(home, embedder), ir_source="none")
+    return no_lm(tmp_path_factory.mktemp("confusing"), DEVICES, SPECS, ROOMS, embedder)
+
+
+def no_lm(directory, devices, specs, rooms, embedder) -> CommandRetrieval:
+    """CommandRetrieval without an LM over a home written from these devices, rooms and capabilities."""
+    return CommandRetrieval(CommandIndex(Home.load(write_home(directory, devices, specs, rooms)), embedder),
+                            ir_source="none")
 
 
 def acted_on(pred) -> set[tuple[str, str]]:
@@ -161,8 +166,7 @@ WATER_DEVICES = [
 
 @pytest.fixture(scope="module")
 def water(tmp_path_factory, embedder):
-    home = Home.load(write_home(tmp_path_factory.mktemp("water"), WATER_DEVICES, SPECS, ROOMS))
-    return CommandRetrieval(CommandIndex(home, embedder), ir_source="none")
+    return no_lm(tmp_path_factory.mktemp("water"), WATER_DEVICES, SPECS, ROOMS, embedder)
 
 
 def test_where_an_ask_is_done_can_say_its_device(water):
@@ -217,8 +221,7 @@ GARAGE = [{"id": "main-garageDoorControl-open", "description": "open", "type": N
 
 @pytest.fixture(scope="module")
 def flat(tmp_path_factory, embedder):
-    home = Home.load(write_home(tmp_path_factory.mktemp("flat"), ZH_DEVICES, {**SPECS, "p-garage": GARAGE}, ZH_ROOMS))
-    return CommandRetrieval(CommandIndex(home, embedder), ir_source="none")
+    return no_lm(tmp_path_factory.mktemp("flat"), ZH_DEVICES, {**SPECS, "p-garage": GARAGE}, ZH_ROOMS, embedder)
 
 
 @pytest.mark.parametrize("query, device, command", [
@@ -259,8 +262,7 @@ DOOR = [{"id": "main-doorControl-open", "description": "open", "type": None, "va
 
 @pytest.fixture(scope="module")
 def nicknamed(tmp_path_factory, embedder):
-    home = Home.load(write_home(tmp_path_factory.mktemp("nick"), NICK_DEVICES, {**SPECS, "p-door": DOOR}, NICK_ROOMS))
-    return CommandRetrieval(CommandIndex(home, embedder), ir_source="none")
+    return no_lm(tmp_path_factory.mktemp("nick"), NICK_DEVICES, {**SPECS, "p-door": DOOR}, NICK_ROOMS, embedder)
 
 
 @pytest.mark.parametrize("query, device, command", [
@@ -298,8 +300,7 @@ SIREN = [{"id": "main-alarm-siren", "description": "sound the siren", "type": No
 @pytest.fixture(scope="module")
 def mixed(tmp_path_factory, embedder):
     specs = {**SPECS, "p-garage": GARAGE, "p-siren": SIREN}
-    home = Home.load(write_home(tmp_path_factory.mktemp("mixed"), MIXED_DEVICES, specs, MIXED_ROOMS))
-    return CommandRetrieval(CommandIndex(home, embedder), ir_source="none")
+    return no_lm(tmp_path_factory.mktemp("mixed"), MIXED_DEVICES, specs, MIXED_ROOMS, embedder)
 
 
 @pytest.mark.parametrize("query, device, command", [
@@ -374,8 +375,7 @@ LOFT_DEVICES = [
 
 @pytest.fixture(scope="module")
 def loft(tmp_path_factory, embedder):
-    home = Home.load(write_home(tmp_path_factory.mktemp("loft"), LOFT_DEVICES, SPECS, ROOMS))
-    return CommandRetrieval(CommandIndex(home, embedder), ir_source="none")
+    return no_lm(tmp_path_factory.mktemp("loft"), LOFT_DEVICES, SPECS, ROOMS, embedder)
 
 
 @pytest.mark.parametrize("query", [
@@ -410,8 +410,7 @@ BOAT_DEVICES = [
 
 @pytest.fixture(scope="module")
 def boat(tmp_path_factory, embedder):
-    home = Home.load(write_home(tmp_path_factory.mktemp("boat"), BOAT_DEVICES, {**SPECS, "p-door": DOOR}, ROOMS))
-    return CommandRetrieval(CommandIndex(home, embedder), ir_source="none")
+    return no_lm(tmp_path_factory.mktemp("boat"), BOAT_DEVICES, {**SPECS, "p-door": DOOR}, ROOMS, embedder)
 
 
 @pytest.mark.parametrize("query", [
@@ -462,3 +461,104 @@ def test_what_a_supply_goes_to_is_where_not_what(tmp_path, embedder):
     program = CommandRetrieval(CommandIndex(Home.load(write_home(tmp_path, devices, SPECS, ROOMS)), embedder),
                                ir_source="none")
     assert ("hob", "main-switch-on") not in acted_on(program(query="turn on the gas to the hob"))
+
+
+BELL = [{"id": "main-chime-chime", "description": "ring", "type": None, "value_range": None}]
+FLAT_ROOMS = {"r-lift": "电梯厅", "r-kitchen": "厨房", "r-living": "客厅"}
+FLAT_DEVICES = [
+    ("lock", "德施曼Q50", "r-lift", "Lock", "p-lock", "德施曼 Q50 智能门锁"),  # the way in, known by its maker's name
+    ("bell", "可视门铃", "r-lift", "Doorbell", "p-bell"),
+    ("light", "入户门灯", "r-lift", "Light", "p-switch"),
+    ("back", "厨房后门", "r-kitchen", "Lock", "p-lock"),
+    ("curtain", "客厅窗帘", "r-living", "Blind", "p-shade"),
+]
+
+
+@pytest.fixture(scope="module")
+def lift_flat(tmp_path_factory, embedder):
+    return no_lm(tmp_path_factory.mktemp("lift"), FLAT_DEVICES, {**SPECS, "p-bell": BELL}, FLAT_ROOMS, embedder)
+
+
+@pytest.mark.parametrize("query", ["入户门开一下，快递到了", "家门解锁", "帮我把大门打开", "unlock the front door"])
+def test_the_door_by_the_doorbell_is_the_way_in_where_no_name_says_which_is(lift_flat, query):
+    # 入户门 of 入户门灯 ends in 门: a door, not that light; the lock beside the doorbell is the way in
+    pred = lift_flat(query=query)
+    assert (pred.candidates[0].device_id, pred.candidates[0].command_id) == ("lock", "main-lock-unlock")
+    assert ("back", "main-lock-unlock") not in acted_on(pred)
+
+
+def test_the_light_named_for_the_door_is_still_its_own(lift_flat):
+    pred = lift_flat(query="打开入户门灯")
+    assert (pred.candidates[0].device_id, pred.candidates[0].command_id) == ("light", "main-switch-on")
+    assert not acted_on(pred) & {("lock", "main-lock-unlock"), ("back", "main-lock-unlock")}
+
+
+ENTRY_ROOMS = {"r-entry": "Entry", "r-living": "Living Room", "r-barn": "Barn", "r-drive": "Driveway"}
+ENTRY_DEVICES = [
+    ("front", "Front Door", "r-entry", "Lock", "p-lock"),
+    ("shades", "Window Shades", "r-living", "Blind", "p-shade"),
+    ("barn", "Barn Door", "r-barn", "Door", "p-door"),
+    ("gate", "Driveway Gate", "r-drive", "GarageDoor", "p-garage"),
+    ("robot", "Robot Cleaner", "r-living", "RobotCleaner", "p-switch"),  # "let the cleaner in" names it not
+]
+
+
+@pytest.fixture(scope="module")
+def one_way_in(tmp_path_factory, embedder):
+    specs = {**SPECS, "p-door": DOOR, "p-garage": GARAGE}
+    return no_lm(tmp_path_factory.mktemp("entry"), ENTRY_DEVICES, specs, ENTRY_ROOMS, embedder)
+
+
+@pytest.mark.parametrize("query", ["can you let the guests in", "let the cleaner in please"])  # no Robot Cleaner
+def test_a_visitor_let_in_comes_through_the_one_way_in(one_way_in, query):
+    pred = one_way_in(query=query)  # first: the blinds only share the verb "open"
+    assert (pred.candidates[0].device_id, pred.candidates[0].command_id) == ("front", "main-lock-unlock")
+
+
+@pytest.mark.parametrize("query", ["let the cows in", "the guests are at the driveway, let them drive in",
+                                   "open up for the plumber", "let me in"])
+def test_animals_cars_and_the_speaker_are_not_let_in_at_the_front_door(one_way_in, query):
+    # the speaker stands at a door only they know; "open up" lets no one in by itself
+    assert ("front", "main-lock-unlock") not in acted_on(one_way_in(query=query))
+
+
+def test_several_ways_in_let_no_one_in_unasked(tmp_path, embedder):
+    devices = [*ENTRY_DEVICES, ("side", "Side Door", "r-entry", "Lock", "p-lock")]
+    pred = no_lm(tmp_path, devices, {**SPECS, "p-door": DOOR, "p-garage": GARAGE}, ENTRY_ROOMS, embedder)(
+        query="let the guests in")
+    assert not acted_on(pred) & {("front", "main-lock-unlock"), ("side", "main-lock-unlock")}
+
+
+WORKSHOP_ROOMS = {"r-forge": "The Forge", "r-cabin": "Cabin", "r-kennel": "Kennels", "r-yard": "院子", "r-hall": "门厅"}
+WORKSHOP_DEVICES = [
+    ("forge", "Forge Door", "r-forge", "GarageDoor", "p-garage", "Genie Aladdin Connect Roll-Up Door"),
+    ("forge-light", "Forge Lights", "r-forge", "Light", "p-switch"),
+    ("knox", "Fort Knox", "r-cabin", "Lock", "p-lock", "SentrySafe SFW082 with Z-Wave lock"),
+    ("blinds", "Porthole Blinds", "r-cabin", "Blind", "p-shade"),
+    ("kennel", "Kennel Door", "r-kennel", "Door", "p-door", "PetSafe Smart Door Opener"),
+    ("yard-gate", "院门", "r-yard", "GarageDoor", "p-garage"),
+    ("main", "正门", "r-hall", "Lock", "p-lock"),
+]
+
+
+@pytest.fixture(scope="module")
+def workshop(tmp_path_factory, embedder):
+    specs = {**SPECS, "p-door": DOOR, "p-garage": GARAGE}
+    return no_lm(tmp_path_factory.mktemp("workshop"), WORKSHOP_DEVICES, specs, WORKSHOP_ROOMS, embedder)
+
+
+@pytest.mark.parametrize("query, device, command", [
+    ("raise the roll-up door in the forge", "forge", "main-garageDoorControl-open"),  # its own name says roll-up
+    ("unlock the safe in the cabin", "knox", "main-lock-unlock"),  # SentrySafe: a safe, whatever its label
+    ("the little safe by the bed, open it", "knox", "main-lock-unlock"),
+    ("把院子的大门开开", "yard-gate", "main-garageDoorControl-open"),  # 的 says whose, never which door
+])
+def test_a_door_or_safe_described_by_what_it_is_is_found(workshop, query, device, command):
+    pred = workshop(query=query)
+    assert (pred.candidates[0].device_id, pred.candidates[0].command_id) == (device, command)
+
+
+def test_a_maker_whose_name_holds_safe_makes_no_door_a_safe(workshop):
+    # PetSafe makes the Kennel Door's opener: "open the kennels" still opens it, "open the safe" never does
+    assert ("kennel", "main-doorControl-open") in acted_on(workshop(query="open the kennels"))
+    assert ("kennel", "main-doorControl-open") not in acted_on(workshop(query="open the safe"))

@@ -14,7 +14,7 @@ import weakref
 
 import numpy as np
 
-from .category_words import normalised
+from .category_words import categories_said, normalised
 from .text_match import tokens
 
 # (the words a device's label or own name carries, all of them; the words a person says for it)
@@ -62,5 +62,13 @@ def _being(index, carried: tuple[str, ...]) -> np.ndarray:
     devices = index.home.devices
     if not all(w.isascii() for w in carried):  # a Chinese word: in the own name, or ending the label
         return np.asarray([all(w in d.model or d.label.endswith(w) for w in carried) for d in devices], dtype=bool)
-    return np.asarray([set(carried) <= set(tokens(d.model.lower())) or
+    return np.asarray([_own_name_says(d, carried) or
                        set(tokens(d.label.lower())[-len(carried):]) == set(carried) for d in devices], dtype=bool)
+
+
+def _own_name_says(device, carried: tuple[str, ...]) -> bool:
+    """Whether a device's own name carries every word, whole, or ending a maker's compound where its label says no
+    kind of its own ("SentrySafe" of Fort Knox is a safe; "PetSafe" of the Kennel Door is no safe)."""
+    model = tokens(device.model.lower())
+    compound = not categories_said(device.label)
+    return all(any(t == w or compound and len(w) >= 4 and t.endswith(w) for t in model) for w in carried)

@@ -24,6 +24,21 @@ ENTRANCE_WORDS = frozenset({"前", "入", "户", "大", "正", "进", "玄", "�
                              "entryway", "foyer"})
 
 
+def by_the_doorbell(home, devices: list[int]) -> set[int]:
+    """The doors and door locks among ``devices`` that stand in a doorbell's room, where no door of the home says by
+    its name or room that it is the way in: the doorbell rings at the way in (德施曼Q50 in the 电梯厅 beside the
+    可视门铃 is the 入户门; the Porch Door beside the Doorbell is the front door)."""
+    doorish = [d for d in devices if home.devices[d].category in ("Door", "Lock") and
+               (home.devices[d].category == "Door" or door_lock_by_model(home.devices[d]) or
+                set(tokens(home.devices[d].label)) & DOOR_WORDS)]
+    if any(set(tokens(f"{home.devices[d].label} {home.devices[d].room}")) & ENTRANCE_WORDS for d in doorish):
+        return set()
+    # a bell at a gate rings at the gate (the Gate Bell in the Gate House), not at the house's door
+    rung = {device.room for device in home.devices if device.category == "Doorbell" and
+            "gate" not in tokens(device.label)}
+    return {d for d in doorish if home.devices[d].room in rung}
+
+
 def door_nouns(text: str) -> frozenset[str]:
     """The words a lock's name may carry for the door the text says (门, door, gate; "doors" as door, "door" as
     门 too); all of them where it says none."""
@@ -114,8 +129,8 @@ _EVERY_DOOR = re.compile(r"\b(?:all|every|each|both|other)\b(?:\s+(?:the|my|our|
                          r"(?:doors?|gates?)\b|\b(?:doors|gates)\b|(?:所有|其[他它]|别的|全部|每|各)[^，,。；;]{0,4}门|门都|"
                          r"门全", re.I)
 _ZH_DOOR = re.compile(r"(?<![出进串敲阀])门(?![铃廊厅口帘灯磁禁锁])")  # 阀门 is a valve
-_ZH_STOP = "开打把了一下个给帮我请将关锁升拉抬，,。 "
-_EN_DOOR = re.compile(r"(?:\b([a-z]+)\s+)?(?<!garage )\b(?:door|gate)s?\b(?!\s*(?:lock|bell|way|mat))")
+_ZH_STOP = "开打把了一下个给帮我请将关锁升拉抬的，,。 "
+_EN_DOOR = re.compile(r"(?:\b([a-z]+(?:-[a-z]+)*)\s+)?(?<!garage )\b(?:door|gate)s?\b(?!\s*(?:lock|bell|way|mat))")
 _EN_STOP = frozenset({"the", "a", "an", "my", "our", "your", "this", "that", "open", "unlock", "unlatch", "all",
                       "every", "both", "lift", "raise", "to", "and", "main"})
 _EN_FILLERS = frozenset({"up", "please", "pls", "me", "us", "just", "now", "you", "in", "through", "for", "is", "was"})
@@ -148,5 +163,6 @@ def describes_door(qualifier: set[str], words: set[str], loose: bool = False) ->
         return True
     other_script = all(w.isascii() for w in qualifier) != all(w.isascii() for w in words & ENTRANCE_WORDS)
     english = all(w.isascii() for w in qualifier)  # "the front door" is any house's way in; 大门 is a name
-    return bool(qualifier) and qualifier <= ENTRANCE_WORDS and bool(words & ENTRANCE_WORDS) and \
-        (other_script or loose and english)
+    home = qualifier == {"家"}  # 家门, the home's door, is its way in whatever it is called
+    return bool(qualifier) and (qualifier <= ENTRANCE_WORDS or home) and bool(words & ENTRANCE_WORDS) and \
+        (other_script or loose and english or home)

@@ -24,6 +24,7 @@ import numpy as np
 
 from .category_words import categories_said, family_of, is_kind_word, normalised, qualifies, with_family
 from .device_kinds import devices_said
+from .letting_in import without_whom
 from .text_match import contains, join_tokens, phrase_pattern, tokens
 
 
@@ -36,7 +37,7 @@ def named(index, text: str) -> np.ndarray:
 def _named(index, text: str) -> np.ndarray:
     out = np.zeros(len(index.home.devices), dtype=np.int64)
     has_part = partial(_has_part, index)
-    plain = index.names.without_landmarks(text)
+    plain = index.names.without_landmarks(without_whom(text))  # "let the cleaner in": no Robot Cleaner
     said = tokens(plain)
     rooms = index.names.mentioned_rooms(text)
     there = index.rooms.devices_in(rooms) if rooms else None
@@ -84,6 +85,13 @@ def _named(index, text: str) -> np.ndarray:
             if not heads.any() or not meant.any():
                 continue
         else:
+            ending = _kind_it_ends_with(join_tokens(run))
+            if ending and not heads.any():
+                # a run ending in a word for a kind is a thing of that kind: "入户门" of 入户门灯 is a door, "the
+                # garage door" of the Garage Door Light no light; it names only the carriers of that kind
+                carriers = carriers & index.table.in_categories(with_family(ending))
+                if not carriers.any():
+                    continue
             meant = _in_rooms_said(index, heads if heads.any() else carriers, run, there)
             before = _kinds_before(join_tokens(run), plain)
             if before:  # "煤气总阀": the 总阀 of gas, never the water's 自来水总阀
@@ -97,6 +105,12 @@ def _named(index, text: str) -> np.ndarray:
             being = np.where(there, being, 0)
         out = np.maximum(out, being)
     return out
+
+
+def _kind_it_ends_with(phrase: str) -> set[str]:
+    """The kinds whose word the phrase ends in ("入户门": Door; "front door": Door; "bedside": none)."""
+    plain = normalised(phrase)
+    return {kind for kind, words in categories_said(plain).items() if any(plain.endswith(w) for w in words)}
 
 
 def _has_part(index, word: str, kinds: dict[str, list[str]]) -> bool:

@@ -11,15 +11,14 @@ import re
 import numpy as np
 
 from .category_words import categories_said, normalised
-from .door_words import DOOR_WORDS, door_qualifiers, doors_among
+from .door_words import DOOR_WORDS, ENTRANCE_WORDS, by_the_doorbell, door_qualifiers, doors_among
+from .letting_in import LET_IN, a_visitor_let_in
 from .operation_words import read_operation, verb_text
+from .referents import named
 from .text_match import contains, tokens
 
 DOORISH = frozenset({"Door", "GarageDoor", "Lock"})  # the categories a door word may name
 _COVERS = frozenset({"Blind", "Window", "Curtain", "Shade"})  # what else opens in a room
-# someone let in comes through a door ("let them into the bunkhouse", "buzz the courier in")
-LET_IN = re.compile(r"\b(?:let|buzz)\s+(?:him|her|us|me|them|(?:the|my|our)\s+[\w']+)\s+"
-                    r"(?:(?:drive|come|walk|get|step|pull|roll)\s+)?(?:in(?:to)?|up\s+(?:on)?to|through)\b", re.I)
 # words that say whose door, not which ("open their door", "那个门")
 _OWNERS = frozenset({"their", "his", "her", "its", "那个", "那", "个", "这个", "这", "那扇", "扇"})
 # words for a dwelling that name a place without being a room's own name ("the in-law flat": the In-Law Suite)
@@ -67,8 +66,11 @@ def _find_room_door(index, text: str) -> np.ndarray:
         places = index.names.mentioned_rooms(text) or (index.rooms.meant_by(said) if said else [])
     else:
         places = _place_opened(index, text)
-    if not places or categories_said(index.rooms.without_room_names(text)):
+    if categories_said(index.rooms.without_room_names(text)):
         return none
+    if not places:  # a visitor let in, nowhere said: the home's one way in ("let the guests in")
+        visitor = a_visitor_let_in(text) and not (named(index, text).any() or index.names.mentioned_rooms(text))
+        return the_way_in(index) if visitor else none
     there = index.rooms.devices_in(places)
     unlocking = read_operation(verb_text(text, index), frozenset()) == "unlock"
     # its door, or its French windows? Someone let in comes through a door
@@ -78,6 +80,27 @@ def _find_room_door(index, text: str) -> np.ndarray:
     if doors.sum() > 1:  # the Gate House's door is the Gate House Door, not its Road Gate
         doors = _carrying_room_name(index, doors, places)
     return doors if doors.sum() == 1 else none
+
+
+def the_way_in(index) -> np.ndarray:
+    """Per device: the home's one way in, a door or a door's lock whose name or room says it is (the Front Door,
+    the lock in the Entry; where none says, the one by the doorbell: ``by_the_doorbell``); none where several
+    are (which one? asked)."""
+    def find() -> np.ndarray:
+        home = index.home
+        doors = doors_among(index, index.table.in_categories(_WAY_IN_KINDS), DOOR_WORDS)
+        found = np.flatnonzero(doors).tolist()
+        way_in = [d for d in found if set(tokens(f"{home.devices[d].label} {home.devices[d].room}")) & ENTRANCE_WORDS]
+        way_in = way_in or sorted(by_the_doorbell(home, found))
+        out = np.zeros(len(home.devices), dtype=bool)
+        if len(way_in) == 1:
+            out[way_in] = True
+        return out
+    return index.memo(("the way in",), find)
+
+
+_WAY_IN_KINDS = frozenset({"Door", "Lock"})  # a garage door or a gate is no way in for people
+
 
 
 def _carrying_room_name(index, devices: np.ndarray, rooms: list[str]) -> np.ndarray:

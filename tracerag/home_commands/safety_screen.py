@@ -30,12 +30,15 @@ import numpy as np
 from ..device_operations import opposite
 from ..signatures.query_ir import QueryIR, action_polarity
 from .argument_channel import number_fit
+from .category_words import categories_said, with_family
 from .command_choice import choice_of
 from .command_results import Candidate, Withheld
+from .letting_in import LET_IN
 from .name_index import PhraseIndex
 from .operations import operations_of
 from .referents import kinds_acted_on, named
 from .request_reading import split_excepted
+from .room_doors import DOORISH
 from .sensitive_commands import SENSITIVE_KINDS, SensitiveRows
 from .sensitive_requests import SensitiveRequests
 from .text_match import tokens
@@ -78,7 +81,7 @@ class Screen:
 
     def __init__(self, safety: CommandSafety, text: str, blocked: np.ndarray, skipped: np.ndarray,
                  asked_devices: np.ndarray, asked_rows: np.ndarray):
-        self._safety, self._text = safety, text
+        self._safety, self.text = safety, text  # the utterance screened
         self.blocked = blocked  # never a candidate, never in a plan
         self.asked_rows = asked_rows  # the sensitive rows the utterance asks for
         self.skipped = skipped  # (blocked too) the rows of devices the policy never acts on: left out of plans
@@ -88,7 +91,7 @@ class Screen:
 
     @cached_property
     def _ranking(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        return self._safety.ranking_masks(self._text, self.blocked)
+        return self._safety.ranking_masks(self.text, self.blocked)
 
     @property
     def demoted(self) -> np.ndarray:
@@ -344,7 +347,10 @@ class CommandSafety:
         if not rows.size or len(set(self.table.row_device[rows].tolist())) != 1:
             return None
         pairs = {(self.table.device_of_row(r).device_id, self.table.spec_of_row(r).id) for r in rows.tolist()}
-        if any((c.device_id, c.command_id) in pairs for c in candidates):
+        offered = [i for i, c in enumerate(candidates) if (c.device_id, c.command_id) in pairs]
+        # offered after what the words say nothing of ("let me in", "the little safe by the bed, open it": the
+        # blinds ranked above matched the verb alone) is offered in place of no answer: searched for instead
+        if offered and not self._unreferred_before(candidates[:offered[0]], screen.text):
             return None
         operations = [op for r in rows.tolist() for op in sorted(operations_of(self.table.spec_of_row(r)))]
         if not operations:
@@ -354,6 +360,21 @@ class CommandSafety:
             "operation": parsed.operation if parsed.operation in operations else operations[0],
             "type_hint": device.category, "name_hint": device.label, "scope_include": [], "scope_exclude": [],
             "quantifier": "one"})
+
+    def _unreferred_before(self, candidates: list[Candidate], text: str) -> bool:
+        """Whether candidates are ranked first, and none of them is a device the words name, of a kind they say or
+        in a room they say (a door, where someone is let in)."""
+        if not candidates:
+            return False
+        index = self.index
+        referred = named(index, text) > 0
+        if kinds := categories_said(text):
+            referred = referred | index.table.in_categories(with_family(kinds))
+        if rooms := index.names.mentioned_rooms(text):
+            referred = referred | index.rooms.devices_in(rooms)
+        if LET_IN.search(text):  # someone let in comes through a door: the room's blinds are no answer
+            referred = referred & index.table.in_categories(DOORISH)
+        return not any(referred[self._device_position[c.device_id]] for c in candidates)
 
     def without_stand_ins(self, candidates: list[Candidate], withheld: list[int], text: str) -> list[Candidate]:
         """The candidates, less every other device offered in place of one the utterance refers to whose command

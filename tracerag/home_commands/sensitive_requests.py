@@ -41,11 +41,12 @@ from .door_words import (
 )
 from .home_names import compact
 from .home_operations import kinds_meant, operation_in
+from .letting_in import LET_IN
 from .operation_words import SENSES, read_operation, verb_text
 from .places import place_not_exact
 from .referents import kinds_acted_on, named, names_mixed, outside_room_names
 from .request_reading import points_back, read_request
-from .room_doors import DOORISH, LET_IN, door_of_the_room_said, room_door
+from .room_doors import DOORISH, door_of_the_room_said, room_door
 from .sensitive_commands import SENSITIVE_KINDS, SensitiveRows
 from .text_match import contains, tokens
 
@@ -400,7 +401,8 @@ class SensitiveRequests:
         """Per row's device: ``_is_the_door``, by the door's own words where some door has them, else by the
         words for the way in ("unlock the front door" of a lock labelled Blue Door in the Entry)."""
         strict = np.asarray([self._is_the_door(d, said, nouns) for d in devices.tolist()], dtype=bool)
-        if strict.any() or not any(said):
+        # only a door's fit counts: the alarm panel in the 玄关 fits "the front door" by its room, and is no door
+        if (strict & self.index.table.in_categories(DOORISH)[devices]).any() or not any(said):
             return strict
         return np.asarray([self._is_the_door(d, said, nouns, loose=True) for d in devices.tolist()], dtype=bool)
 
@@ -410,7 +412,8 @@ class SensitiveRequests:
         "every door" is no Front Gate), and a door said with no word of its own ("开门", "open the door") is the
         house's way in (前门, 入户门, "Front Door"), not the one to the balcony; a gate said is any gate."""
         words = self.sensitive.device_words[device]
-        if not any(describes_door(q, words, loose) for q in said):
+        described = words | self.sensitive.model_words[device]  # "the roll-up door": its own name says so
+        if not any(describes_door(q, described, loose) for q in said):
             return False
         if self.index.table.device_categories[device] == "Lock":
             return bool(words & nouns)
