@@ -24,21 +24,6 @@ ENTRANCE_WORDS = frozenset({"前", "入", "户", "大", "正", "进", "玄", "�
                              "entryway", "foyer"})
 
 
-def by_the_doorbell(home, devices: list[int]) -> set[int]:
-    """The doors and door locks among ``devices`` that stand in a doorbell's room, where no door of the home says by
-    its name or room that it is the way in: the doorbell rings at the way in (德施曼Q50 in the 电梯厅 beside the
-    可视门铃 is the 入户门; the Porch Door beside the Doorbell is the front door)."""
-    doorish = [d for d in devices if home.devices[d].category in ("Door", "Lock") and
-               (home.devices[d].category == "Door" or door_lock_by_model(home.devices[d]) or
-                set(tokens(home.devices[d].label)) & DOOR_WORDS)]
-    if any(set(tokens(f"{home.devices[d].label} {home.devices[d].room}")) & ENTRANCE_WORDS for d in doorish):
-        return set()
-    # a bell at a gate rings at the gate (the Gate Bell in the Gate House), not at the house's door
-    rung = {device.room for device in home.devices if device.category == "Doorbell" and
-            "gate" not in tokens(device.label)}
-    return {d for d in doorish if home.devices[d].room in rung}
-
-
 def door_nouns(text: str) -> frozenset[str]:
     """The words a lock's name may carry for the door the text says (门, door, gate; "doors" as door, "door" as
     门 too); all of them where it says none."""
@@ -130,7 +115,8 @@ _EVERY_DOOR = re.compile(r"\b(?:all|every|each|both|other)\b(?:\s+(?:the|my|our|
                          r"门全", re.I)
 _ZH_DOOR = re.compile(r"(?<![出进串敲阀])门(?![铃廊厅口帘灯磁禁锁])")  # 阀门 is a valve
 _ZH_STOP = "开打把了一下个给帮我请将关锁升拉抬的，,。 "
-_EN_DOOR = re.compile(r"(?:\b([a-z]+(?:-[a-z]+)*)\s+)?(?<!garage )\b(?:door|gate)s?\b(?!\s*(?:lock|bell|way|mat))")
+_EN_DOOR = re.compile(r"(?:\b([a-z]+(?:-[a-z]+)*(?:['’]s)?)\s+)?"  # the word before it, a possessive whole
+                      r"(?<!garage )\b(?:door|gate)s?\b(?!\s*(?:lock|bell|way|mat))", re.I)
 _EN_STOP = frozenset({"the", "a", "an", "my", "our", "your", "this", "that", "open", "unlock", "unlatch", "all",
                       "every", "both", "lift", "raise", "to", "and", "main"})
 _EN_FILLERS = frozenset({"up", "please", "pls", "me", "us", "just", "now", "you", "in", "through", "for", "is", "was"})

@@ -2,8 +2,9 @@
 
 A sensitive command (``sensitive_commands``) is asked for only by a plain request, so this reading errs on the
 side of "not a request": a negation anywhere ("别让烤箱开着", "don't ever unlock"), a question ("门锁开着吗",
-"is the garage open?"; "can you …?" is a request), a narration or a condition ("我刚才开了后门", "open the
-garage when I get home", "燃气阀打开的时候提醒我"), talk about a device rather than to it (a lock's log,
+"is the garage open?"; "can you …?" is a request), a narration, a report of what is going on ("烤炉在预热"), the
+speaker's own plan ("I'll unlock it in a minute") or a condition ("我刚才开了后门", "open the garage when I get
+home", "燃气阀打开的时候提醒我"), talk about a device rather than to it (a lock's log,
 password, battery; how long the oven has been on), media ("放一首《后门开着》", "play Open the Garage Door")
 and idioms ("开门见山", "心里的锁", "step on the gas") ask for nothing sensitive; the user can say it
 plainly. A request is read one clause at a time ("打开客厅的灯，前门门锁电量低" asks nothing of the lock), and
@@ -35,12 +36,14 @@ NOT_A_REQUEST = re.compile(
     r"刚才|刚刚|已经|昨天|前天|上次|之前|以前|曾经|一会|待会|等会|明天|今晚|晚上|以后|如果|要是|假如|的话|记得|"
     r"回家|到家|离家|谁|还是|敢|试试|记录|日志|密码|电量|电池|状态|信息|历史|多久|几次|多长时间|提醒|通知|"
     r"播放|放一首|放首|放一下|来一首|听一下|歌|曲|节目|电影|叫做|名叫|心里|心门|心锁|"
-    r"(?:开|打开|解锁|开锁|撤防|启动)了(?=[^\s，,。.!！?？吧呢啊]|$)|"
+    r"(?:开|打开|解锁|开锁|撤防|启动)了(?=[^\s，,。.!！?？吧呢啊]|$)|正在|在(?:预热|加热|运行|工作|烧)|"
     r"\b(?:don'?t|doesn'?t|didn'?t|do not|does not|never|not|no|won'?t|wouldn'?t|shouldn'?t|can'?t|cannot|"
     r"mustn'?t|nobody|nothing|without|avoid|isn'?t|aren'?t|wasn'?t|is|are|was|were|did|does|has|have|had|"
     r"what|why|when|whenever|where|which|who|how|if|unless|already|yesterday|tomorrow|tonight|later|earlier|ago|"
     r"last|used to|remember|remind|went|goes|going|gone|unlocked|opened|disarmed|preheated|unlatched|who|dare|log|"
-    r"history|battery|password|status|how long|remind|notify|play|song|album|movie|show)\b|"
+    r"history|battery|password|status|how long|remind|notify|play|song|album|movie|show|"
+    # the speaker's own plan ("I'll unlock the cooler in a minute, first switch its light on")
+    r"(?:i|we)(?:'ll|\s+will|\s+shall)|in\s+a\s+(?:minute|moment|bit|sec|second|while))\b|"
     # "is" and "has" said short: "the drug cabinet's been left open", "the gate's open" ("let's open" asks)
     r"(?<!\blet)['’](?:s|re)\s+(?:been|being|open|opened|unlocked|locked(?!\s+out)|closed|shut|on|off|still|already|left|stuck|"
     r"broken|beeping|ringing|running|going|wide|ajar)\b", re.I)

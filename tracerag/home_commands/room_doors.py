@@ -11,7 +11,7 @@ import re
 import numpy as np
 
 from .category_words import categories_said, normalised
-from .door_words import DOOR_WORDS, ENTRANCE_WORDS, by_the_doorbell, door_qualifiers, doors_among
+from .door_words import DOOR_WORDS, ENTRANCE_WORDS, door_qualifiers, doors_among
 from .letting_in import LET_IN, a_visitor_let_in
 from .operation_words import read_operation, verb_text
 from .referents import named
@@ -38,7 +38,7 @@ def door_of_the_room_said(index, clause: str, about: str) -> np.ndarray | None:
     if about == clause or normalised(about) == normalised(clause):
         return None
     qualifiers = door_qualifiers(clause)
-    if not qualifiers or any(set(q) - _OWNERS for q in qualifiers):
+    if not qualifiers or any(set(q) - _OWNERS and not _someones(index, q) for q in qualifiers):
         return None
     rooms = index.names.mentioned_rooms(about)
     if not rooms:
@@ -47,6 +47,12 @@ def door_of_the_room_said(index, clause: str, about: str) -> np.ndarray | None:
     if doors.sum() > 1:
         doors = _carrying_room_name(index, doors, rooms)
     return doors if doors.sum() == 1 else None
+
+
+def _someones(index, qualifier: tuple[str, ...]) -> bool:
+    """Whether the words said with a door are a possessive that names nothing in the home: a person's ("open Mrs
+    Hale's door": whose, not which; "Grandma's Door" is a name)."""
+    return len(qualifier) >= 2 and qualifier[-1] == "s" and not index.names.carrying(qualifier[-2:-1]).any()
 
 
 def room_door(index, text: str) -> np.ndarray:
@@ -84,14 +90,12 @@ def _find_room_door(index, text: str) -> np.ndarray:
 
 def the_way_in(index) -> np.ndarray:
     """Per device: the home's one way in, a door or a door's lock whose name or room says it is (the Front Door,
-    the lock in the Entry; where none says, the one by the doorbell: ``by_the_doorbell``); none where several
-    are (which one? asked)."""
+    the lock in the Entry); none where several are (which one? asked)."""
     def find() -> np.ndarray:
         home = index.home
         doors = doors_among(index, index.table.in_categories(_WAY_IN_KINDS), DOOR_WORDS)
         found = np.flatnonzero(doors).tolist()
         way_in = [d for d in found if set(tokens(f"{home.devices[d].label} {home.devices[d].room}")) & ENTRANCE_WORDS]
-        way_in = way_in or sorted(by_the_doorbell(home, found))
         out = np.zeros(len(home.devices), dtype=bool)
         if len(way_in) == 1:
             out[way_in] = True

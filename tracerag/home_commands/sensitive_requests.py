@@ -234,12 +234,34 @@ class SensitiveRequests:
         any_door = len(set(kinds[asked].tolist()) & DOORISH) > 1 and (said_which or not _DOOR_WORD.search(text))
         categories = np.asarray(["door" if any_door and c in DOORISH else family_of(c) for c in kinds.tolist()])
         out = asked.copy()
+        doors = asked & np.isin(categories, [*DOORISH, "door"])
+        if not said_which and _DOOR_WORD.search(text) and not self._some_way_in(doors, devices) and \
+                self._several_alike(doors, devices):
+            # a door said bare is the way in; where no door asked is one and several would do it alike ("unlock
+            # the door" in a care home whose doors are the residents'), it is any of them: which one? ("open the
+            # gate" beside one gate opener and a gate's lock still opens the gate)
+            self._hold(out, doors, devices, text)
         for category in set(categories[asked].tolist()) - (set() if said_which else DOORISH):
-            same = asked & (categories == category)
-            if len(set(devices[same].tolist())) > 1:
-                out &= ~same
-                self.one_of_several(text).update(devices[same].tolist())
+            self._hold(out, asked & (categories == category), devices, text)
         return out
+
+    def _hold(self, asked: np.ndarray, same: np.ndarray, devices: np.ndarray, text: str) -> None:
+        """Hold back the rows of ``same`` (in ``asked``, in place) where they are on more than one device."""
+        if len(set(devices[same].tolist())) > 1:
+            asked &= ~same
+            self.one_of_several(text).update(devices[same].tolist())
+
+    def _several_alike(self, rows: np.ndarray, devices: np.ndarray) -> bool:
+        """Whether the rows reach more than one device with the same capability (two locks, two gate openers)."""
+        table, sensitive_rows = self.index.table, self.sensitive.rows
+        by_capability: dict[str, set[int]] = {}
+        for i in np.flatnonzero(rows).tolist():
+            by_capability.setdefault(table.spec_of_row(int(sensitive_rows[i])).capability, set()).add(int(devices[i]))
+        return any(len(found) > 1 for found in by_capability.values())
+
+    def _some_way_in(self, rows: np.ndarray, devices: np.ndarray) -> bool:
+        """Whether one of the rows' devices is a way in (its name or room says so)."""
+        return any(self.sensitive.device_words[d] & ENTRANCE_WORDS for d in set(devices[rows].tolist()))
 
     def one_of_several(self, text: str) -> set[int]:
         """The devices a clause of the text could each mean, none of them said ("open the valve" beside three
