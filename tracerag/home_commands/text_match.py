@@ -15,8 +15,10 @@ from functools import lru_cache
 _TOKEN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]|[a-z0-9]+")
 
 
+@lru_cache(maxsize=8192)
 def tokens(text: str) -> tuple[str, ...]:
-    """CJK characters and normalised Latin words/numbers, in order."""
+    """CJK characters and normalised Latin words/numbers, in order (remembered: one utterance's parse, screen,
+    search and plan read the same texts again and again)."""
     text = unicodedata.normalize("NFKC", text).lower()
     return tuple(_stem(t) for t in _TOKEN.findall(text))
 
