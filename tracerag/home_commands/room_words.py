@@ -93,6 +93,7 @@ class RoomWords:
 
     def expand(self, names: list[str]) -> list[str]:
         """The rooms a parse's room names stand for: a short form or a floor is every room it names."""
+        names = list(names)
         return list(self._remembered(("expand", *names), lambda: [
             room for r in names for room in self.aliases.get(self.tokens.get(r) or tokens(r), (r,))]))
 
