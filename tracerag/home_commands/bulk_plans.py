@@ -11,7 +11,6 @@ ask (``need_clarification``) rather than run the next best one.
 
 from __future__ import annotations
 
-import heapq
 import re
 from collections import defaultdict
 
@@ -274,7 +273,7 @@ def _rooms_of(index, devices: np.ndarray) -> list[str]:
     hold thousands of devices in a few rooms)."""
     rooms = index.rooms
     present = np.flatnonzero(np.bincount(rooms.device_codes[devices], minlength=len(rooms.names_by_code)))
-    return heapq.nsmallest(3, {rooms.names_by_code[code] for code in present.tolist()} - {""})
+    return rooms.first_by_name(present, 3)
 
 
 def _same_setting(index, command_id: str, texts) -> set[str]:
@@ -322,7 +321,7 @@ def _options(index, scores: np.ndarray, device_ok: np.ndarray) -> list[Capabilit
         p=round(float(prob), 4),
         evidence=round(evidence[c], 4), supported_devices=len(supporting[c]),
         sample_devices=[index.home.devices[table.rows[r][0]].label for r in supporting[c][:3].tolist()],
-        sample_rooms=sorted(filter(None, set(table.device_rooms[table.row_device[supporting[c]]])))[:3])
+        sample_rooms=_rooms_of(index, table.row_device[supporting[c]]))
         for c, prob in zip(ranked, probs, strict=True)]
 
 
@@ -372,7 +371,8 @@ def _with_targets(index, plan: BulkPlan, command_id: str, row_of: np.ndarray, po
     plan = plan.model_copy(update={
         "command_id": command_id, "hint": None, "reason": "",
         "coverage": round(taking / pool, 4) if pool else 0.0,
-        "groups": [BulkGroup(command_id=sig[0], signature=_signature_text(sig), device_ids=ids)
+        # built from the table's own strings: validating thousands of ids one by one would check what is known
+        "groups": [BulkGroup.model_construct(command_id=sig[0], signature=_signature_text(sig), device_ids=ids)
                    for sig, ids in groups.items()],
         "batches": [ids[i:i + p.batch_size] for ids in groups.values()
                     for i in range(0, len(ids), p.batch_size)],

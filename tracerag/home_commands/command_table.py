@@ -169,11 +169,17 @@ class CommandTable:
         out = np.full(len(self.home.devices), missing, dtype=np.int64)
         if not len(self.slots):
             return out
-        devices, first_slot, _, _ = self.device_layout
+        devices = self.device_layout[0]
         chosen = group_slots[self.device_group]
         ok = (chosen >= 0) & device_ok[devices]
-        out[devices[ok]] = (self.device_row_starts - first_slot)[ok] + chosen[ok]
+        out[devices[ok]] = self._slot_to_row[ok] + chosen[ok]
         return out
+
+    @cached_property
+    def _slot_to_row(self) -> np.ndarray:
+        """Per commanded device: what turns a slot of its profile into its row (its first row less its first
+        slot)."""
+        return self.device_row_starts - self.device_layout[1]
 
     @cached_property
     def device_group(self) -> np.ndarray:

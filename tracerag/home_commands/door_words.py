@@ -9,6 +9,7 @@ A door word names a kind, so it is read with care: "门" is any door or gate, "d
 from __future__ import annotations
 
 import re
+import weakref
 
 import numpy as np
 
@@ -47,14 +48,21 @@ def is_a_door(category: str, words: set[str], nouns: frozenset[str], place: set[
 
 
 def doors_among(index, devices: np.ndarray, nouns: frozenset[str]) -> np.ndarray:
-    """The devices of the mask that are "the doors" said (``is_a_door``), never a safe (``device_kinds``)."""
+    """The devices of the mask that are "the doors" said (``is_a_door``), never a safe (``device_kinds``). Each
+    device is judged once per index and door word: "all the doors" of a building asks of thousands."""
     home, categories = index.home, index.table.device_categories
-    out = np.zeros(len(devices), dtype=bool)
-    for d in np.flatnonzero(devices & ~safes(index)).tolist():
+    judged = _JUDGED.setdefault(index, {}).get(nouns)
+    if judged is None:
+        judged = _JUDGED[index][nouns] = np.full(len(home.devices), -1, dtype=np.int8)  # -1: not yet
+    wanted = devices & ~safes(index)
+    for d in np.flatnonzero(wanted & (judged < 0)).tolist():
         device = home.devices[d]
         words = {"lock"} if door_lock_by_model(device) else set(tokens(device.label))
-        out[d] = is_a_door(categories[d], words, nouns, set(tokens(device.room)))
-    return out
+        judged[d] = is_a_door(categories[d], words, nouns, set(tokens(device.room)))
+    return wanted & (judged == 1)
+
+
+_JUDGED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # per index: {door nouns: per device, 1 a door}
 
 
 # what a lock's maker may call it that is no door's lock

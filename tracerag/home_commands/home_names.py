@@ -63,8 +63,12 @@ class HomeNames:
         self.name_index = NameIndex(self.name_keys, self.label_ordinals)
         self.carrying = self.name_index.carrying  # (word) -> per device: whether its name contains the word
         self._whole_names = frozenset(key for key in self.name_keys if key)
-        self._label_words = [content(tokens(d.label)) for d in home.devices]  # per device
-        self._labels = frozenset(self._label_words)
+        labelled: dict[tuple[str, ...], list[int]] = defaultdict(list)  # a label's words -> its devices
+        for i, d in enumerate(home.devices):
+            labelled[content(tokens(d.label))].append(i)
+        self._labelled = dict(labelled)
+        self._labels = frozenset(self._labelled)
+        self._pieces: dict[tuple[str, int], frozenset[str]] = {}  # (kind, size) -> ``_label_pieces``
         self.name_phrases = PhraseIndex(self.name_keys)
         self.run_phrases = PhraseIndex(self.name_runs)
 
@@ -213,8 +217,9 @@ class HomeNames:
         said = content(tokens(name))
         if not said:
             return np.zeros(len(self.home.devices), dtype=bool)
-        labelled = np.asarray([words == said for words in self._label_words], dtype=bool)
-        if labelled.any():
+        if said in self._labelled:  # read from the labels' words, not device by device
+            labelled = np.zeros(len(self.home.devices), dtype=bool)
+            labelled[self._labelled[said]] = True
             return labelled
         carriers = self.carrying(self.name_key(name))
         rooms = self.mentioned_rooms(name)
@@ -312,16 +317,25 @@ class HomeNames:
         """Whether the utterance says a Chinese kind ``word`` inside a longer word some label of the kind holds:
         the word with the character before or after it ("台灯" of 台灯 and 卧室台灯, "灯带")."""
         said, w = compact(utterance), re.escape(word)
-        labels = self._labels_of_kind[kind]
-        return any(m.group(1) in labels for m in re.finditer(rf"(?=(\S{w}|{w}\S))", said))
+        pieces = self._label_pieces(kind, len(word) + 1)
+        return any(m.group(1) in pieces for m in re.finditer(rf"(?=(\S{w}|{w}\S))", said))
+
+    def _label_pieces(self, kind: str, size: int) -> frozenset[str]:
+        """Every run of ``size`` characters in the labels of the kind's devices (spaces removed, lower case), read
+        once per kind and size: a building's labels of one kind are hundreds of kilobytes to scan."""
+        key = (kind, size)
+        if key not in self._pieces:
+            self._pieces[key] = frozenset(label[i:i + size] for label in self._labels_of_kind.get(kind, ())
+                                          for i in range(len(label) - size + 1))
+        return self._pieces[key]
 
     @cached_property
-    def _labels_of_kind(self) -> dict[str, str]:
-        """Per category, its devices' labels (spaces removed, lower case), one a line: searched as one string."""
-        labels: dict[str, list[str]] = defaultdict(list)
+    def _labels_of_kind(self) -> dict[str, set[str]]:
+        """Per category, its devices' labels (spaces removed, lower case)."""
+        labels: dict[str, set[str]] = defaultdict(set)
         for device in self.home.devices:
-            labels[device.category].append(compact(device.label))
-        return defaultdict(str, {kind: "\n".join(found) for kind, found in labels.items()})
+            labels[device.category].add(compact(device.label))
+        return dict(labels)
 
     def generic(self, label: str) -> bool:
         """A label that is a room and a word for its kind ("客厅空调", "Kitchen Light"): what anyone says for
@@ -335,6 +349,11 @@ class HomeNames:
         二楼主卧 names three rooms, so the label (one device's alone) is that device's name, not an area."""
         rooms = self.rooms.phrases.possible_in(tokens(label))
         return {room for alias in rooms for room in self.rooms.aliases.get(alias, ())}
+
+    @cached_property
+    def compact_rooms(self) -> frozenset[str]:
+        """The home's room names, ``compact``: read once, a building has thousands."""
+        return frozenset(compact(r) for r in self.home.rooms)
 
     @cached_property
     def devices_by_label(self) -> dict:

@@ -61,7 +61,7 @@ def _says_whole_label(index, label: str, utterance: str) -> bool:
 def _says_part_of_label(index, label: str, utterance: str) -> bool:
     """Whether the utterance says a word of the label that is no room and no word for a kind: "前门" of
     前门门锁 in "锁上前门", "户外" of 户外插座: a device is being named, not a kind."""
-    said, rooms = compact(utterance), {compact(r) for r in index.home.rooms}
+    said, rooms = compact(utterance), index.names.compact_rooms
     label = compact(label)
     if label.isascii():
         words = set(re.findall(r"[a-z0-9]+", utterance.lower()))

@@ -175,7 +175,14 @@ class _OperationOrder:
             counts = table.device_row_counts[groups]
             best[groups] = np.maximum.reduceat(values, np.r_[0, np.cumsum(counts)[:-1]])
         threshold = _kth_best(best, k) if 0 < k < len(best) else -np.inf
-        rows = table.rows_of_groups(np.flatnonzero(np.isfinite(best) & (best >= threshold)))
+        reaching = np.flatnonzero(np.isfinite(best) & (best >= threshold))
+        if len(reaching) > k > 0 and repeat_penalty >= 0:
+            # devices tied at the k-th best ("all the lights but ...": thousands alike): a later one's best row ties
+            # with an earlier one's and comes after it, and its other rows pay the repeat penalty, so only the first
+            # k of them can be in the top k
+            tied = best[reaching] == threshold
+            reaching = reaching[~tied | (np.cumsum(tied) <= k)]
+        rows = table.rows_of_groups(reaching)
         values = self.at(rows)
         if blocked is not None:
             values = np.where(blocked[rows], -np.inf, values)

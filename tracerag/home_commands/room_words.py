@@ -10,6 +10,7 @@ names it says, is read by ``home_names``.
 from __future__ import annotations
 
 from collections import defaultdict
+from functools import cached_property
 
 import numpy as np
 
@@ -54,6 +55,7 @@ class RoomWords:
         self.code = {room: i for i, room in enumerate(dict.fromkeys([*home.rooms, *device_rooms]))}
         self.device_codes = np.asarray([self.code[r] for r in device_rooms], dtype=np.int64)
         self.names_by_code = list(self.code)
+        self._read: dict[tuple, tuple[str, ...]] = {}  # meant_by and expand, remembered (``_remembered``)
 
     def names_a_room(self, name: str) -> bool:
         """Whether a name (a parse's scope entry) means some room of this home: a room's name, a short form,
@@ -80,6 +82,9 @@ class RoomWords:
         """
         if not word or (len(word) < 2 and not word[0].isascii()):
             return []
+        return list(self._remembered(("meant_by", word), lambda: self._meant_by(word)))
+
+    def _meant_by(self, word: tuple[str, ...]) -> list[str]:
         holding = set.intersection(*(self._rooms_with.get(t, set()) for t in set(word)))
         meant = {room for room in holding if _says_floor_whole(self.tokens[room], word)}
         if not word[0].isascii():
@@ -88,7 +93,33 @@ class RoomWords:
 
     def expand(self, names: list[str]) -> list[str]:
         """The rooms a parse's room names stand for: a short form or a floor is every room it names."""
-        return [room for r in names for room in self.aliases.get(self.tokens.get(r) or tokens(r), (r,))]
+        names = list(names)
+        return list(self._remembered(("expand", *names), lambda: [
+            room for r in names for room in self.aliases.get(self.tokens.get(r) or tokens(r), (r,))]))
+
+    def _remembered(self, key: tuple, read) -> tuple[str, ...]:
+        """``read()``, kept for ``key``: one utterance's parse, screen, ranking and plan ask the same of a
+        building's rooms (a short form in every wing is hundreds of rooms) several times over."""
+        found = self._read.get(key)
+        if found is None:
+            if len(self._read) >= _REMEMBERED:
+                self._read.clear()
+            found = self._read[key] = tuple(read())
+        return found
+
+    def first_by_name(self, codes: np.ndarray, n: int) -> list[str]:
+        """The first ``n`` names, in sorted order, of the rooms with these codes ("" aside): read by code, a plan
+        may stand in thousands of rooms."""
+        codes = codes[self._name_rank[codes] >= 0]
+        return [self.names_by_code[c] for c in codes[np.argsort(self._name_rank[codes])[:n]].tolist()]
+
+    @cached_property
+    def _name_rank(self) -> np.ndarray:
+        """Per room code: its name's place in sorted order (-1 for "", no room)."""
+        rank = np.full(len(self.names_by_code), -1, dtype=np.int64)
+        named = sorted((name, code) for code, name in enumerate(self.names_by_code) if name)
+        rank[np.asarray([code for _, code in named], dtype=np.int64)] = np.arange(len(named))
+        return rank
 
     def devices_in(self, rooms) -> np.ndarray:
         """Per device: whether it is in one of these rooms (names the home does not have match nothing)."""
@@ -102,6 +133,7 @@ class RoomWords:
         return join_tokens(remove_phrases(toks, self.phrases.possible_in(toks)))
 
 
+_REMEMBERED = 512  # room readings kept per home (a few per utterance)
 _NUMBER_BEFORE = frozenset("负地下零一二三四五六七八九十两0123456789")
 
 

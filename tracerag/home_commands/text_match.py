@@ -15,8 +15,10 @@ from functools import lru_cache
 _TOKEN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]|[a-z0-9]+")
 
 
+@lru_cache(maxsize=8192)
 def tokens(text: str) -> tuple[str, ...]:
-    """CJK characters and normalised Latin words/numbers, in order."""
+    """CJK characters and normalised Latin words/numbers, in order (remembered: one utterance's parse, screen,
+    search and plan read the same texts again and again)."""
     text = unicodedata.normalize("NFKC", text).lower()
     return tuple(_stem(t) for t in _TOKEN.findall(text))
 
@@ -60,12 +62,23 @@ def remove_phrases(toks: Sequence[str], phrases: Iterable[Sequence[str]]) -> tup
 def phrase_mask(toks: Sequence[str], phrases: Iterable[Sequence[str]]) -> list[bool]:
     """Per token: whether it lies inside an occurrence of one of the phrases."""
     covered = [False] * len(toks)
-    for phrase in {tuple(p) for p in phrases if p}:
-        n = len(phrase)
-        for i in range(len(toks) - n + 1):
+    starting = _by_first_token(phrases) if isinstance(phrases, tuple) else _by_first_token.__wrapped__(phrases)
+    for i, tok in enumerate(toks):  # only the phrases a token starts are tried there
+        for phrase in starting.get(tok, ()):
+            n = len(phrase)
             if tuple(toks[i:i + n]) == phrase:
                 covered[i:i + n] = [True] * n
     return covered
+
+
+@lru_cache(maxsize=16)
+def _by_first_token(phrases: Iterable[Sequence[str]]) -> dict[str, tuple[tuple[str, ...], ...]]:
+    """The phrases (each once) by their first token: a fixed list of phrases (the verb runs) is indexed once."""
+    starting: dict[str, dict[tuple[str, ...], None]] = {}
+    for p in phrases:
+        if p:
+            starting.setdefault(p[0], {})[tuple(p)] = None
+    return {first: tuple(found) for first, found in starting.items()}
 
 
 def split_on_phrases(toks: Sequence[str], phrases: Iterable[Sequence[str]]) -> list[tuple[str, ...]]:
