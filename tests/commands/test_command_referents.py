@@ -606,3 +606,41 @@ def test_a_plan_or_a_report_beside_an_ask_asks_only_the_ask(care_home, query, de
     pred = care_home(query=query)
     assert (pred.candidates[0].device_id, pred.candidates[0].command_id) == (device, command)
     assert not acted_on(pred) & (UNLOCKS | {("oven", "main-switch-on")})
+
+
+SHOP_ROOMS = {"r-reception": "Reception", "r-shop": "Shop", "r-living": "Living Room", "r-kitchen": "Kitchen"}
+SHOP_DEVICES = [
+    ("paxton", "Paxton", "r-reception", "Lock", "p-lock", "Paxton Net2 Entry Door Controller"),  # its own name says
+    ("kitchen-door", "Kitchen Door", "r-kitchen", "Lock", "p-lock"),
+    ("canopy", "Front Door Canopy Light", "r-reception", "Light", "p-switch"),
+    ("shutter", "Roller Shutter", "r-shop", "GarageDoor", "p-garage"),
+    ("curtains", "Living Room Curtains", "r-living", "Blind", "p-shade"),
+]
+
+
+@pytest.fixture(scope="module")
+def shop(tmp_path_factory, embedder):
+    specs = {**SPECS, "p-garage": GARAGE}
+    return no_lm(tmp_path_factory.mktemp("shop"), SHOP_DEVICES, specs, SHOP_ROOMS, embedder)
+
+
+@pytest.mark.parametrize("query, device, command", [
+    ("the front door, unlock it please", "paxton", "main-lock-unlock"),  # the entry door controller is the way in
+    ("unlock the door", "paxton", "main-lock-unlock"),
+    ("shutter up pls", "shutter", "main-garageDoorControl-open"),  # a garage door called a shutter, no blind so
+])
+def test_what_a_device_is_called_by_its_maker_or_label_finds_it(shop, query, device, command):
+    top = shop(query=query).candidates[0]
+    assert (top.device_id, top.command_id) == (device, command)
+
+
+def test_a_water_valve_is_never_the_gas_valve_asked(tmp_path, embedder):
+    devices = [("gas", "Gas Shutoff", "r-kitchen", "GasValve", "p-valve"),
+               ("water", "Main Water Valve", "r-kitchen", "WaterValve", "p-valve")]
+    pred = no_lm(tmp_path, devices, SPECS, ROOMS, embedder)(query="open the gas valve in the kitchen")
+    assert ("water", "main-valve-open") not in acted_on(pred)
+
+
+@pytest.mark.parametrize("query", ["should we put the shutter up early on market day?", "shutter up?"])
+def test_a_question_that_is_no_polite_request_asks_nothing(shop, query):
+    assert ("shutter", "main-garageDoorControl-open") not in acted_on(shop(query=query))

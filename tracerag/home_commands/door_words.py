@@ -67,7 +67,7 @@ _JUDGED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # per index: {
 
 # what a lock's maker may call it that is no door's lock
 _NO_DOOR_LOCK = re.compile(r"safe|locker|cabinet|box|flap|柜|箱", re.I)
-_DOOR_LOCK = re.compile(r"deadbolt|door\s*lock|smart\s*lock|门锁|智能锁", re.I)
+_DOOR_LOCK = re.compile(r"deadbolt|\bdoor|smart\s*lock|门锁|智能锁", re.I)  # "Paxton Net2 Entry Door Controller"
 
 
 def door_lock_by_model(device) -> bool:

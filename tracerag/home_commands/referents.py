@@ -24,6 +24,7 @@ import numpy as np
 
 from .category_words import categories_said, family_of, is_kind_word, normalised, qualifies, with_family
 from .device_kinds import devices_said
+from .door_words import DOOR_WORDS
 from .letting_in import without_whom
 from .text_match import contains, join_tokens, phrase_pattern, tokens
 
@@ -81,6 +82,12 @@ def _named(index, text: str) -> np.ndarray:
             within = {kind for kind, ws in kinds_in_text.items() if any(word in w and w != word for w in ws)}
             of_kind = index.table.in_categories(within or categories_said(word))
             meant = (heads if (heads & of_kind).any() else carriers) & of_kind
+            if not (carriers & of_kind).any() and heads.sum() == 1 and word not in DOOR_WORDS and \
+                    family_of(index.table.device_categories[heads][0]) not in {family_of(k) for k in within or
+                                                                               categories_said(word)}:
+                # no device of the kind holds it, and one of another family is called so: "the shutter" of a Roller
+                # Shutter that is a garage door (a water valve is never "the gas valve")
+                meant = heads
             meant = meant & there if there is not None else meant
             if not heads.any() or not meant.any():
                 continue

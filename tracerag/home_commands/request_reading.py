@@ -82,7 +82,18 @@ class RequestReading:
         clauses = self.clauses
         if any(CONDITION.search(clause) for clause in clauses):
             return []
-        return [clause for clause in clauses if _is_request(clause)]
+        questions = self._questions()
+        return [clause for clause in clauses if _is_request(clause) and clause not in questions]
+
+    def _questions(self) -> set[str]:
+        """The clauses a question mark ends that are no polite request: "should we put the shutter up?" wonders,
+        "can you unlock the door?" asks."""
+        out = set()
+        for piece in re.findall(r"[^?？]*[?？]", self.text):
+            said = [c for c in CLAUSE.split(piece[:-1]) if c.strip()]
+            if said and not POLITE_QUESTION.search(said[-1] + piece[-1]) and not _ZH_POLITE.search(said[-1]):
+                out.add(said[-1])
+        return out
 
 
 # a condition: what follows it waits for something ("if you can, unlock the door", "等我到家了，打开车库门")

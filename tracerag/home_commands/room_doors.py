@@ -89,13 +89,14 @@ def _find_room_door(index, text: str) -> np.ndarray:
 
 
 def the_way_in(index) -> np.ndarray:
-    """Per device: the home's one way in, a door or a door's lock whose name or room says it is (the Front Door,
-    the lock in the Entry); none where several are (which one? asked)."""
+    """Per device: the home's one way in, a door or a door's lock whose name, room or own name says it is (the
+    Front Door, the lock in the Entry, a Paxton "Entry Door Controller"); none where several are (which one?)."""
     def find() -> np.ndarray:
         home = index.home
         doors = doors_among(index, index.table.in_categories(_WAY_IN_KINDS), DOOR_WORDS)
         found = np.flatnonzero(doors).tolist()
-        way_in = [d for d in found if set(tokens(f"{home.devices[d].label} {home.devices[d].room}")) & ENTRANCE_WORDS]
+        way_in = [d for d in found if set(tokens(f"{home.devices[d].label} {home.devices[d].room} "
+                                                 f"{home.devices[d].model}")) & ENTRANCE_WORDS]
         out = np.zeros(len(home.devices), dtype=bool)
         if len(way_in) == 1:
             out[way_in] = True

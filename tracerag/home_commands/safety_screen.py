@@ -362,15 +362,15 @@ class CommandSafety:
             "quantifier": "one"})
 
     def _unreferred_before(self, candidates: list[Candidate], text: str) -> bool:
-        """Whether candidates are ranked first, and none of them is a device the words name, of a kind they say or
-        in a room they say (a door, where someone is let in)."""
+        """Whether candidates are ranked first, and none of them is a device the words name (where they name one;
+        else of a kind they say, else in a room they say; a door, where someone is let in)."""
         if not candidates:
             return False
         index = self.index
-        referred = named(index, text) > 0
-        if kinds := categories_said(text):
+        referred = named(index, text) > 0  # the devices named, else those of the kinds or in the rooms said
+        if not referred.any() and (kinds := categories_said(text)):
             referred = referred | index.table.in_categories(with_family(kinds))
-        if rooms := index.names.mentioned_rooms(text):
+        if not referred.any() and (rooms := index.names.mentioned_rooms(text)):
             referred = referred | index.rooms.devices_in(rooms)
         if LET_IN.search(text):  # someone let in comes through a door: the room's blinds are no answer
             referred = referred & index.table.in_categories(DOORISH)

@@ -21,7 +21,7 @@ import numpy as np
 from .category_words import word_pattern
 from .command_table import CommandTable
 from .devices import CommandSpec, Device
-from .door_words import door_lock_by_model
+from .door_words import ENTRANCE_WORDS, door_lock_by_model
 from .home_policy import HomePolicy
 from .text_match import tokens
 
@@ -164,14 +164,16 @@ class SensitiveRows:
         self.plain_devices = np.bincount(table.row_device[self.rows], minlength=len(home.devices)) == 0
         # per device: the words of its label, room and floor ("阳台门" says which door: the one on the balcony)
         # (a lock known only by its maker's name, "Kevo 99250", is a door's lock where that name says so)
+        # per device: the words of its own name (SmartThings ``name``: "Genie Aladdin Connect Roll-Up Door"), which
+        # describe it too ("the roll-up door"); those that say it is the way in ("Paxton Net2 Entry Door
+        # Controller") count with its label's
         sensitive_devices = np.unique(table.row_device[self.rows]).tolist()
+        self.model_words = {d: set(tokens(home.devices[d].model)) for d in sensitive_devices}
         self.device_words = {int(d): set(tokens(f"{home.devices[d].label} {home.devices[d].room} "
                                                 f"{home.floors.get(home.devices[d].room, '')}"))
                              | ({"door", "门"} if door_lock_by_model(home.devices[d]) else set())
+                             | (self.model_words[d] & ENTRANCE_WORDS)
                              for d in sensitive_devices}
-        # per device: the words of its own name (SmartThings ``name``: "Genie Aladdin Connect Roll-Up Door"), which
-        # describe it too ("the roll-up door")
-        self.model_words = {d: set(tokens(home.devices[d].model)) for d in sensitive_devices}
         self._pairs = {(table.device_of_row(r).device_id, table.spec_of_row(r).id) for r in self.rows.tolist()}
 
     def _nouns(self, table: CommandTable, row: int) -> frozenset[str]:

@@ -65,6 +65,7 @@ def _plural_said(text: str) -> bool:
                for ws in categories_said(text).values() for w in ws if w.isascii())
 
 
+_DOOR_TO_OR_OF = re.compile(r"\b(?:door|gate)s?\s+(?:of|to|into|for)\b", re.I)  # "the front door of flat 3"
 _DOOR_TO = re.compile(r"\b(?:door|gate)s?\s+(?:to|into|onto|out to|leading to|that goes to)\b|通往|通向|去", re.I)
 # what a switching verb does on a device that opens rather than switches, and the other way round
 _COUNTERPART = {"open": "on", "close": "off", "on": "open", "off": "close"}
@@ -205,7 +206,11 @@ class SensitiveRequests:
         no way in."""
         text = reading.text
         others = " ".join(c for c in reading.clauses if c != clause)  # "unlock it" alone names no kind
-        if (not categories_said(others) or _DOOR_WORD.search(text) or reading.excepted or _SEVERAL.search(text)
+        # a door said with words no door has is no way in ("the door of sweet see"); "the front door, unlock it" is
+        said_door = door_qualifiers(others)
+        odd_door = _DOOR_WORD.search(text) and not (said_door and all(q and set(q) <= ENTRANCE_WORDS for q in said_door)
+                                                    and not _DOOR_TO_OR_OF.search(others))
+        if (not categories_said(others) or odd_door or reading.excepted or _SEVERAL.search(text)
                 or _plural_said(text)):
             return np.zeros(len(self.sensitive.rows), dtype=bool)
         return self._asked_in(clause, own, text, kind_text=others)
@@ -260,7 +265,7 @@ class SensitiveRequests:
         return any(len(found) > 1 for found in by_capability.values())
 
     def _some_way_in(self, rows: np.ndarray, devices: np.ndarray) -> bool:
-        """Whether one of the rows' devices is a way in (its name or room says so)."""
+        """Whether one of the rows' devices is a way in (its name, room or own name says so: ``device_words``)."""
         return any(self.sensitive.device_words[d] & ENTRANCE_WORDS for d in set(devices[rows].tolist()))
 
     def one_of_several(self, text: str) -> set[int]:
