@@ -107,7 +107,6 @@ def the_way_in(index) -> np.ndarray:
 _WAY_IN_KINDS = frozenset({"Door", "Lock"})  # a garage door or a gate is no way in for people
 
 
-
 def _carrying_room_name(index, devices: np.ndarray, rooms: list[str]) -> np.ndarray:
     """``devices`` (per device) less those whose label holds the name of none of the rooms (a leading "The"
     aside)."""
