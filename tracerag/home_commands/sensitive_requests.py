@@ -250,10 +250,11 @@ class SensitiveRequests:
             self._hold(out, asked & (categories == category), devices, text)
         return out
 
-    def _hold(self, asked: np.ndarray, same: np.ndarray, devices: np.ndarray, text: str) -> None:
-        """Hold back the rows of ``same`` (in ``asked``, in place) where they are on more than one device."""
+    def _hold(self, out: np.ndarray, same: np.ndarray, devices: np.ndarray, text: str) -> None:
+        """Take the rows of ``same`` out of ``out`` (in place) where they are on more than one device, and note
+        those devices as one of several."""
         if len(set(devices[same].tolist())) > 1:
-            asked &= ~same
+            out &= ~same
             self.one_of_several(text).update(devices[same].tolist())
 
     def _several_alike(self, rows: np.ndarray, devices: np.ndarray) -> bool:
