@@ -644,3 +644,77 @@ def test_a_water_valve_is_never_the_gas_valve_asked(tmp_path, embedder):
 @pytest.mark.parametrize("query", ["should we put the shutter up early on market day?", "shutter up?"])
 def test_a_question_that_is_no_polite_request_asks_nothing(shop, query):
     assert ("shutter", "main-garageDoorControl-open") not in acted_on(shop(query=query))
+
+
+BAKERY_ROOMS = {"r-shop": "Shop", "r-cellar": "Cellar", "r-office": "Office", "r-flat": "Flat", "r-yard": "Yard"}
+BAKERY_DEVICES = [
+    ("stopcock", "Stopcock", "r-cellar", "WaterValve", "p-valve", "Moen Flo Smart Water Shutoff"),
+    ("hose", "Yard Hose Valve", "r-yard", "WaterValve", "p-valve"),
+    ("heater", "Water Heater", "r-flat", "Switch", "p-switch"),
+    ("gas", "Bakery Gas", "r-shop", "GasValve", "p-valve"),
+    ("fryer", "Doughnut Fryer", "r-shop", "Cooktop", "p-switch"),
+    ("fryer-light", "Light over the Fryer", "r-shop", "Light", "p-switch"),
+    ("keys", "Key Cabinet", "r-office", "Lock", "p-lock"),
+    ("keys-lamp", "Lamp by the Key Cabinet", "r-office", "Light", "p-switch"),
+    ("room-14", "Room 14 Door", "r-flat", "Lock", "p-lock"),
+    ("nurse", "Nurse Call Chime", "r-flat", "Switch", "p-switch"),
+]
+
+
+@pytest.fixture(scope="module")
+def bakery(tmp_path_factory, embedder):
+    return no_lm(tmp_path_factory.mktemp("bakery"), BAKERY_DEVICES, SPECS, BAKERY_ROOMS, embedder)
+
+
+@pytest.mark.parametrize("query, device, command", [
+    ("turn the water back on at the stopcock", "stopcock", "main-valve-open"),  # the water main, of two valves
+    ("open the stop cock", "stopcock", "main-valve-open"),
+    ("turn the water main back on, the leak is fixed", "stopcock", "main-valve-open"),
+    ("turn the water back on to the house", "stopcock", "main-valve-open"),
+    ("switch the fryer on, doughnuts in ten", "fryer", "main-switch-on"),  # the light is over the fryer, no fryer
+    ("open the key safe in the office", "keys", "main-lock-unlock"),  # the lamp is by the cabinet, no cabinet
+    ("Room 14 door, unlock it for the night nurse", "room-14", "main-lock-unlock"),  # no chime unlocks
+])
+def test_the_device_meant_is_found_by_what_it_is_not_by_what_it_is_near(bakery, query, device, command):
+    top = bakery(query=query).candidates[0]
+    assert (top.device_id, top.command_id) == (device, command)
+
+
+@pytest.mark.parametrize("query", ["open the gas main", "turn on the light over the fryer", "the water heater on"])
+def test_the_water_main_is_never_another_valve_or_a_landmark(bakery, query):
+    acted = acted_on(bakery(query=query))
+    assert ("stopcock", "main-valve-open") not in acted and ("hose", "main-valve-open") not in acted
+
+
+HETANG_ROOMS = {"r-hall": "大堂", "r-well": "阀门井", "r-lotus": "荷花房", "r-kitchen": "厨房"}
+HETANG_DEVICES = [
+    ("dog", "看门狗", "r-hall", "SecurityPanel", "p-panel", "萤石 A3 安防主机"),  # a watchdog, no door
+    ("main", "总水阀", "r-well", "WaterValve", "p-valve"),
+    ("well-light", "阀门井灯", "r-well", "Light", "p-switch"),
+    ("spray", "喷淋阀", "r-well", "WaterValve", "p-valve"),
+    ("gas", "燃气阀门", "r-kitchen", "GasValve", "p-valve"),
+    ("lotus-lock", "荷花房门锁", "r-lotus", "Lock", "p-lock"),
+]
+
+
+@pytest.fixture(scope="module")
+def farmstay(tmp_path_factory, embedder):
+    return no_lm(tmp_path_factory.mktemp("farmstay"), HETANG_DEVICES, SPECS, HETANG_ROOMS, embedder)
+
+
+@pytest.mark.parametrize("query, device, command", [
+    ("撤防", "dog", "main-securitySystem-disarm"),  # the one security system, though its name holds 门
+    ("安防撤一下，客人要出去散步", "dog", "main-securitySystem-disarm"),
+    ("荷花房门锁，把它打开", "lotus-lock", "main-lock-unlock"),  # "it" is a lock: opened by unlocking
+    ("煤气总阀开一下", "gas", "main-valve-open"),  # the gas's main, not the water's
+    ("自来水总阀打开", "main", "main-valve-open"),
+])
+def test_what_a_chinese_ask_refers_to_is_offered(farmstay, query, device, command):
+    top = farmstay(query=query).candidates[0]
+    assert (top.device_id, top.command_id) == (device, command)
+
+
+@pytest.mark.parametrize("query", ["总水阀旁边那个灯打开", "安防别撤", "安防撤了吗？"])
+def test_a_landmark_a_refusal_or_a_question_is_no_ask(farmstay, query):
+    acted = acted_on(farmstay(query=query))
+    assert not acted & {("main", "main-valve-open"), ("dog", "main-securitySystem-disarm")}

@@ -43,6 +43,19 @@ LABEL_SAID_CHARS = 200  # longer labels are not looked for whole in an utterance
 ROOMS_SAID_CACHE = 256  # utterances whose rooms an index remembers
 
 
+# words after which an English label says where its device is ("Light over the Fryer", "Shades by the Door")
+_LABEL_PLACE_WORDS = frozenset({"over", "above", "beside", "by", "near", "next", "under", "below", "behind",
+                                "opposite", "facing", "outside", "at"})
+
+
+def _before_place(key: tuple[str, ...]) -> tuple[str, ...]:
+    """A name's words up to where it starts to say where the device is (all of them where it does not)."""
+    for i, word in enumerate(key):
+        if i and word in _LABEL_PLACE_WORDS:
+            return key[:i]
+    return key
+
+
 class HomeNames:
     """Device names and labels of one home, and what an utterance says of them and of its rooms."""
 
@@ -244,13 +257,23 @@ class HomeNames:
                 found.update(words)
         return found
 
+    def carrying_before_place(self, run: tuple[str, ...]) -> np.ndarray:
+        """Per device: its name carries ``run`` before any words that say where the device is ("key" of the Key
+        Cabinet; not of the Lamp by the Key Cabinet)."""
+        out = self.carrying(run).copy()
+        for d in np.flatnonzero(out).tolist():
+            out[d] = contains(_before_place(self.name_keys[d]), run)
+        return out
+
     def name_ends_with(self, run: tuple[str, ...]) -> np.ndarray:
         """Per device: whether its name ends in ``run`` (the run is its head noun: "safe" of Office Safe, not of Safe
-        Room Lamp), among the devices carrying it."""
+        Room Lamp), among the devices carrying it; a name that goes on to say where ends before it: the head of
+        "Light over the Fryer" is the light, never the fryer."""
         ends = self._name_ends.get(len(run))
         if ends is None:
             ends = self._name_ends[len(run)] = defaultdict(list)
             for d, key in enumerate(self.name_keys):
+                key = _before_place(key)
                 if len(key) >= len(run):
                     ends[key[-len(run):]].append(d)
         out = np.zeros(len(self.home.devices), dtype=bool)

@@ -236,7 +236,9 @@ _SENSES_EN: tuple[tuple[str, str, Reading], ...] = (
 _SENSES_ZH: tuple[tuple[str, str, Reading], ...] = (
     (r"播放器|开关机|开关|关系|关于|开心|离开|公开", OPERATION, _NO_VERB),  # nouns holding a verb's character
     (r"解锁|开锁|打开门锁|把门锁打开", OPERATION, _always("unlock")),
-    (r"撤防|解除布防|取消布防|撤销布防|关闭安防|解除警戒|解除警报", OPERATION, _always("disarm")),
+    # "安防撤一下", "把安防撤了": the security said, then withdrawn
+    (r"撤防|解除布防|取消布防|撤销布防|关闭安防|解除警戒|解除警报|(?:安防|警戒)[^，,。；;！!？?\s]{0,3}?撤(?!回)|撤(?:掉|了)?(?:安防|警戒)",
+     OPERATION, _always("disarm")),
     (r"拉响|鸣响|响起", OPERATION, _always("on")),
     (r"锁上|上锁|锁门|锁好|锁住|反锁|锁起来|关上门锁", OPERATION, _always("lock")),
     (r"布防|设防|开启安防|打开安防|启动安防", OPERATION, _always("arm")),

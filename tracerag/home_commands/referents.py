@@ -73,6 +73,8 @@ def _named(index, text: str) -> np.ndarray:
             carriers = carriers & index.table.in_categories(with_family(qualified))
             if not carriers.any():
                 continue
+        elif (itself := carriers & index.names.carrying_before_place(run)).any():
+            carriers = itself  # "the key safe": the Key Cabinet, not the Lamp by the Key Cabinet
         heads = carriers & index.names.name_ends_with(run)
         if is_kind_word(join_tokens(run)):
             # a word for a kind names only devices of that kind whose name holds it ("the valve" is no Gas Valve,

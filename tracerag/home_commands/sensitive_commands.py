@@ -75,7 +75,7 @@ SENSITIVE_KINDS: tuple[SensitiveKind, ...] = (
         "disarm", "disarms the alarm",
         frozenset({"securitySystem.disarm", "alarm.off", "alarm_control_panel.alarm_disarm"}),
         frozenset({"Siren", "SecurityPanel"}), frozenset({"off", "turn_off", "disarm"}),
-        verbs=_words("撤防 解除 撤销 取消 关闭 关掉 关 停",
+        verbs=_words("撤防 撤 解除 撤销 取消 关闭 关掉 关 停",
                      "disarm, deactivate, turn off, switch off, silence, kill, stop, off, disable"),
         opposite=_words("布防 开启 打开 启动", "arm, activate, enable, turn on, switch on"),
         nouns=frozenset({"Siren", "SecurityPanel"}),

@@ -49,6 +49,7 @@ from .request_reading import points_back, read_request
 from .room_doors import DOORISH, door_of_the_room_said, room_door
 from .sensitive_commands import SENSITIVE_KINDS, SensitiveRows
 from .text_match import contains, tokens
+from .water_mains import says_water_main, the_water_main
 
 _HEATERS = frozenset({"Oven", "Cooktop"})  # what switching on lights a fire
 # words that say where something is: "the documents in the safe" still mentions the safe an "it" may point to
@@ -72,6 +73,15 @@ _COUNTERPART = {"open": "on", "close": "off", "on": "open", "off": "close"}
 # the words left around a verb that names its kind on its own ("帮我解锁", "please unlock"): no other object
 _BARE = re.compile(r"[\s的了吧呀啊呢把给帮我请一下快马上现在都]|\b(?:please|can|could|would|will|you|u|it|now|for|me|"
                    r"the|a|right|away|all|up)\b", re.I)
+
+
+def _kinds_labelled(label: str) -> set[str]:
+    """The kinds a label says its device is: any word for a kind in an English label ("Garage Door"), the word a
+    Chinese label ends with (看门狗 is a dog, not a door; 门神 no door either)."""
+    said = categories_said(label)
+    if label.isascii():
+        return set(said)
+    return {kind for kind, words in said.items() if any(ends_with_kind_word(label, w) for w in words)}
 
 
 def _said(pattern: re.Pattern, text: str) -> bool:
@@ -106,6 +116,8 @@ class SensitiveRequests:
             # a clause names its own devices; a verb alone ("帮我解锁") or one pointing back ("unlock it") speaks of
             # those of the others ("保险柜密码忘了，帮我解锁"); "put on some music" of none of them
             own = named(self.index, clause) if len(reading.clauses) > 1 else whole
+            if own.any() and points_back(clause):  # "Room 14 door, unlock it for the night nurse": no Nurse Call
+                own = np.where(self._able(clause), own, 0)  # Chime unlocks, so "it" is what another clause names
             elsewhere = not own.any() and (points_back(clause) or self._verb_alone(clause))
             if elsewhere and points_back(clause) and not whole.any():
                 # "it" is what another clause mentions, where it is too ("the documents in the safe, unlock it");
@@ -152,8 +164,11 @@ class SensitiveRequests:
         index = self.index
         sensitive = self.sensitive
         rows, kinds = sensitive.rows, sensitive.row_kinds
-        operation = index.memo(("operation", text), lambda: operation_in(
-            index, verb_text(text, index), kinds_meant(index, QueryIR(), text)))
+        # "荷花房门锁，把它打开": what "it" stands for says what opening it does (a lock opens by unlocking)
+        kinds_text = about if about is not None and points_back(text) else text
+        operation = index.memo(("operation", text, kinds_text), lambda: operation_in(
+            index, verb_text(text, index), kinds_meant(index, QueryIR(), text) or kinds_meant(index, QueryIR(),
+                                                                                             kinds_text)))
         verb = read_operation(verb_text(text, index), frozenset())  # the verb as said, no device's kind read in
         door = room_door(self.index, text) if verb in ("open", "unlock") else None
         if door is not None and door.any():  # "open the shed" opens its door, though the Shed Lights switch on
@@ -198,6 +213,13 @@ class SensitiveRequests:
         for i in np.flatnonzero(marked & referred).tolist():  # what policy.json marks
             asked[i] = self._asked_marked(said, int(rows[i]), bool(best))
         return asked
+
+    def _able(self, clause: str) -> np.ndarray:
+        """Per device: it can do what the clause asks, read from the clause alone (all devices where no verb is)."""
+        operation = operation_in(self.index, verb_text(clause, self.index), kinds_meant(self.index, QueryIR(), clause))
+        if operation is None:
+            return np.ones(len(self.index.home.devices), dtype=bool)
+        return choice_of(self.index).devices_able(operation)
 
     def _kind_pointed_back(self, clause: str, own: np.ndarray, reading) -> np.ndarray:
         """``asked`` for a clause whose "it" stands for a word for one thing of a kind another clause says ("the
@@ -339,6 +361,10 @@ class SensitiveRequests:
         if "GasValve" not in kinds_said and only_specific("WaterValve", water):
             # a word for water is no word for gas: "the water main", 自来水 name no gas valve ("the valve" may)
             worded &= index.table.device_categories[devices] != "GasValve"
+        if says_water_main(index, verbless):  # "the water main", "at the stopcock": of the water valves, the main alone
+            main = the_water_main(index)[devices]
+            if main.any():
+                worded = np.where(index.table.device_categories[devices] == "WaterValve", main, worded)
         if "Door" in kinds_said:
             worded = self._door_worded(worded, kinds_said, verbless, rooms, devices)
             if rooms and _DOOR_TO.search(text):  # "the door to the back garden": the Garden Door in the kitchen
@@ -363,7 +389,7 @@ class SensitiveRequests:
         kind is said: "the garage door" is no Street Gate, though a gate opener is a GarageDoor."""
         sensitive = self.sensitive
         labelled = self.index.memo(("label kinds",), lambda: {
-            d: set(categories_said(self.index.home.devices[d].label)) for d in sensitive.device_words})
+            d: _kinds_labelled(self.index.home.devices[d].label) for d in sensitive.device_words})
         return np.asarray([bool(labelled[d]) and not labelled[d] & (sensitive.noun_sets[code] | kinds_said)
                            for d, code in zip(devices.tolist(), sensitive.noun_code.tolist(), strict=True)],
                           dtype=bool)
