@@ -658,12 +658,17 @@ BAKERY_DEVICES = [
     ("keys-lamp", "Lamp by the Key Cabinet", "r-office", "Light", "p-switch"),
     ("room-14", "Room 14 Door", "r-flat", "Lock", "p-lock"),
     ("nurse", "Nurse Call Chime", "r-flat", "Switch", "p-switch"),
+    ("siren", "Shop Siren", "r-shop", "Siren", "p-siren"),
+    ("panel", "Night Watch", "r-shop", "SecurityPanel", "p-panel"),
+    ("shutter", "Roller Shutter", "r-shop", "GarageDoor", "p-garage"),
+    ("shutter-light", "Shutter Light", "r-shop", "Light", "p-switch"),
 ]
 
 
 @pytest.fixture(scope="module")
 def bakery(tmp_path_factory, embedder):
-    return no_lm(tmp_path_factory.mktemp("bakery"), BAKERY_DEVICES, SPECS, BAKERY_ROOMS, embedder)
+    specs = {**SPECS, "p-garage": GARAGE, "p-siren": SIREN}
+    return no_lm(tmp_path_factory.mktemp("bakery"), BAKERY_DEVICES, specs, BAKERY_ROOMS, embedder)
 
 
 @pytest.mark.parametrize("query, device, command", [
@@ -686,7 +691,32 @@ def test_the_water_main_is_never_another_valve_or_a_landmark(bakery, query):
     assert ("stopcock", "main-valve-open") not in acted and ("hose", "main-valve-open") not in acted
 
 
-HETANG_ROOMS = {"r-hall": "大堂", "r-well": "阀门井", "r-lotus": "荷花房", "r-kitchen": "厨房"}
+@pytest.mark.parametrize("query", ["turn the shop alarm off, it's me, I'm in early", "turn the alarm off"])
+def test_the_alarm_switched_off_beside_a_siren_and_a_panel_asks_which(bakery, query):
+    # silence the siren or disarm the panel? Neither is run; both are held back to ask which
+    pred = bakery(query=query)
+    assert not acted_on(pred) & {("siren", "main-alarm-off"), ("panel", "main-securitySystem-disarm")}
+    held = {w.device_id: w.reason for w in pred.withheld}
+    assert pred.hint == "withheld" and "say which" in held["siren"]
+
+
+@pytest.mark.parametrize("query, device, command", [
+    ("turn off the siren, false alarm", "siren", "main-alarm-off"),
+    ("turn the alarm system off, we're open", "panel", "main-securitySystem-disarm"),
+    ("put the shutter up", "shutter", "main-garageDoorControl-open"),
+])
+def test_a_siren_a_panel_or_a_shutter_said_so_is_offered(bakery, query, device, command):
+    top = bakery(query=query).candidates[0]
+    assert (top.device_id, top.command_id) == (device, command)
+
+
+@pytest.mark.parametrize("query", ["it's dark by the shutter, turn it on", "the shutter, turn it on",
+                                   "switch on the roller shutter"])
+def test_a_door_is_never_switched_on_in_english(bakery, query):
+    assert ("shutter", "main-garageDoorControl-open") not in acted_on(bakery(query=query))
+
+
+HETANG_ROOMS = {"r-hall": "大堂", "r-well": "阀门井", "r-lotus": "荷花房", "r-kitchen": "厨房", "r-coop": "鸡舍"}
 HETANG_DEVICES = [
     ("dog", "看门狗", "r-hall", "SecurityPanel", "p-panel", "萤石 A3 安防主机"),  # a watchdog, no door
     ("main", "总水阀", "r-well", "WaterValve", "p-valve"),
@@ -694,12 +724,15 @@ HETANG_DEVICES = [
     ("spray", "喷淋阀", "r-well", "WaterValve", "p-valve"),
     ("gas", "燃气阀门", "r-kitchen", "GasValve", "p-valve"),
     ("lotus-lock", "荷花房门锁", "r-lotus", "Lock", "p-lock"),
+    ("coop-door", "鸡舍门", "r-coop", "Door", "p-door"),
+    ("coop-light", "鸡舍灯", "r-coop", "Light", "p-switch"),
 ]
 
 
 @pytest.fixture(scope="module")
 def farmstay(tmp_path_factory, embedder):
-    return no_lm(tmp_path_factory.mktemp("farmstay"), HETANG_DEVICES, SPECS, HETANG_ROOMS, embedder)
+    return no_lm(tmp_path_factory.mktemp("farmstay"), HETANG_DEVICES, {**SPECS, "p-door": DOOR}, HETANG_ROOMS,
+                 embedder)
 
 
 @pytest.mark.parametrize("query, device, command", [
@@ -714,7 +747,8 @@ def test_what_a_chinese_ask_refers_to_is_offered(farmstay, query, device, comman
     assert (top.device_id, top.command_id) == (device, command)
 
 
-@pytest.mark.parametrize("query", ["总水阀旁边那个灯打开", "安防别撤", "安防撤了吗？"])
-def test_a_landmark_a_refusal_or_a_question_is_no_ask(farmstay, query):
+@pytest.mark.parametrize("query", ["总水阀旁边那个灯打开", "安防别撤", "安防撤了吗？", "鸡舍门口太暗了，开一下"])
+def test_a_landmark_a_refusal_a_question_or_the_dark_is_no_ask(farmstay, query):
     acted = acted_on(farmstay(query=query))
-    assert not acted & {("main", "main-valve-open"), ("dog", "main-securitySystem-disarm")}
+    assert not acted & {("main", "main-valve-open"), ("dog", "main-securitySystem-disarm"),
+                        ("coop-door", "main-doorControl-open")}

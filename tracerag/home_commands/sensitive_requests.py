@@ -60,6 +60,11 @@ _DOOR_WORD = re.compile(r"\b(?:door|gate)s?\b|门", re.I)
 _SEVERAL = re.compile(r"\b(?:all|every|both|each|any|whole)\b|都|所有|全部|每|各|两个|俩|几个", re.I)
 
 
+# a complaint of the dark: a verb said alone after it asks for light
+_DARK = re.compile(r"\b(?:dark|darker|pitch black|can't see|cannot see)\b|"
+                   r"太暗|很暗|好暗|暗了|太黑|很黑|好黑|黑了|黑乎乎|看不见|看不清", re.I)
+
+
 def _plural_said(text: str) -> bool:
     """Whether a word for a kind is said in the plural ("the valves", "the ovens")."""
     return any(re.search(rf"\b{re.escape(w)}(?:s|es)\b", normalised(text))
@@ -119,6 +124,8 @@ class SensitiveRequests:
             if own.any() and points_back(clause):  # "Room 14 door, unlock it for the night nurse": no Nurse Call
                 own = np.where(self._able(clause), own, 0)  # Chime unlocks, so "it" is what another clause names
             elsewhere = not own.any() and (points_back(clause) or self._verb_alone(clause))
+            if elsewhere and _DARK.search(reading.text):  # "鸡舍门口太暗了，开一下", "it's dark by the shutter, turn
+                continue  # it on": what is switched on where it is dark is a light, whatever stands there
             if elsewhere and points_back(clause) and not whole.any():
                 # "it" is what another clause mentions, where it is too ("the documents in the safe, unlock it");
                 # an "it" nothing here names asks for nothing, never for every device of the verb's kind
@@ -141,6 +148,8 @@ class SensitiveRequests:
             # the text that names what the clause acts on: its own, or the utterance's ("let him in")
             about = clause if named(self.index, clause).any() else reading.text
             asked |= self._asked_in(clause, whole if elsewhere else own, about)
+        for clause in requests:  # a device held back in a clause is held back in what was said
+            self.one_of_several(text).update(self.one_of_several(clause))
         if reading.excepted and asked.any():  # "every door except the kiln shed": nothing there, nor of a kind said
             devices = self.index.table.row_device[self.sensitive.rows]
             excepted_rooms = self.index.names.mentioned_rooms(reading.excepted)
@@ -176,6 +185,8 @@ class SensitiveRequests:
         performing = choice_of(index).performing(operation)[rows] if operation else np.zeros(len(rows), bool)
         if verb == "open" and text.isascii():  # "open the oven" opens its door: in English it switches no oven on
             performing &= ~index.table.in_categories(_HEATERS)[index.table.row_device[rows]]
+        if verb == "on" and text.isascii():  # in English a door is opened, never switched on: "it's dark by the
+            performing &= ~index.table.in_categories(DOORISH)[index.table.row_device[rows]]  # shutter, turn it on"
         if LET_IN.search(text):  # someone let in comes through a door, a gate or a lock: never a valve
             performing &= index.table.in_categories(DOORISH)[index.table.row_device[rows]]
         about = text if about is None else about
@@ -209,6 +220,8 @@ class SensitiveRequests:
                                               devices)
         else:
             referred = self._referred_by_kind(text, said, operation, devices)
+        if not best and operation == "off" and self._siren_or_panel(text, referred, devices):
+            return np.zeros(len(rows), dtype=bool)
         asked = self._one_of_several(text, performing & referred, devices)
         for i in np.flatnonzero(marked & referred).tolist():  # what policy.json marks
             asked[i] = self._asked_marked(said, int(rows[i]), bool(best))
@@ -271,6 +284,20 @@ class SensitiveRequests:
         for category in set(categories[asked].tolist()) - (set() if said_which else DOORISH):
             self._hold(out, asked & (categories == category), devices, text)
         return out
+
+    def _siren_or_panel(self, text: str, referred: np.ndarray, devices: np.ndarray) -> bool:
+        """Whether "the alarm" switched off is a siren to silence or a security panel to disarm, both of which the
+        home has where the text refers: which one? (both noted as one of several). "the siren", "the alarm
+        system" say which."""
+        said = categories_said(text)
+        if not set(said.get("Siren", ())) & set(said.get("SecurityPanel", ())):
+            return False
+        kinds = self.index.table.device_categories[devices]
+        siren, panel = referred & (kinds == "Siren"), referred & (kinds == "SecurityPanel")
+        if not (siren.any() and panel.any()):
+            return False
+        self.one_of_several(text).update(devices[siren | panel].tolist())
+        return True
 
     def _hold(self, out: np.ndarray, same: np.ndarray, devices: np.ndarray, text: str) -> None:
         """Take the rows of ``same`` out of ``out`` (in place) where they are on more than one device, and note
