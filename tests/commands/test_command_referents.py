@@ -662,6 +662,7 @@ BAKERY_DEVICES = [
     ("panel", "Night Watch", "r-shop", "SecurityPanel", "p-panel"),
     ("shutter", "Roller Shutter", "r-shop", "GarageDoor", "p-garage"),
     ("shutter-light", "Shutter Light", "r-shop", "Light", "p-switch"),
+    ("rack-oven", "Rack Oven", "r-shop", "Oven", "p-oven"),
 ]
 
 
@@ -704,6 +705,8 @@ def test_the_alarm_switched_off_beside_a_siren_and_a_panel_asks_which(bakery, qu
     ("turn off the siren, false alarm", "siren", "main-alarm-off"),
     ("turn the alarm system off, we're open", "panel", "main-securitySystem-disarm"),
     ("put the shutter up", "shutter", "main-garageDoorControl-open"),
+    ("get the rack oven going for the croissants", "rack-oven", "main-switch-on"),  # "going" reports nothing here
+    ("stand the alarm system down, we're all in", "panel", "main-securitySystem-disarm"),
 ])
 def test_a_siren_a_panel_or_a_shutter_said_so_is_offered(bakery, query, device, command):
     top = bakery(query=query).candidates[0]
@@ -726,13 +729,15 @@ HETANG_DEVICES = [
     ("lotus-lock", "荷花房门锁", "r-lotus", "Lock", "p-lock"),
     ("coop-door", "鸡舍门", "r-coop", "Door", "p-door"),
     ("coop-light", "鸡舍灯", "r-coop", "Light", "p-switch"),
+    ("shutter", "卷闸门", "r-hall", "GarageDoor", "p-garage"),  # a roller shutter
+    ("shutter-light", "卷闸门上的灯", "r-hall", "Light", "p-switch"),
 ]
 
 
 @pytest.fixture(scope="module")
 def farmstay(tmp_path_factory, embedder):
-    return no_lm(tmp_path_factory.mktemp("farmstay"), HETANG_DEVICES, {**SPECS, "p-door": DOOR}, HETANG_ROOMS,
-                 embedder)
+    return no_lm(tmp_path_factory.mktemp("farmstay"), HETANG_DEVICES, {**SPECS, "p-door": DOOR, "p-garage": GARAGE},
+                 HETANG_ROOMS, embedder)
 
 
 @pytest.mark.parametrize("query, device, command", [
@@ -747,8 +752,9 @@ def test_what_a_chinese_ask_refers_to_is_offered(farmstay, query, device, comman
     assert (top.device_id, top.command_id) == (device, command)
 
 
-@pytest.mark.parametrize("query", ["总水阀旁边那个灯打开", "安防别撤", "安防撤了吗？", "鸡舍门口太暗了，开一下"])
+@pytest.mark.parametrize("query", ["总水阀旁边那个灯打开", "安防别撤", "安防撤了吗？", "鸡舍门口太暗了，开一下",
+                                   "卷闸门上的灯打开"])
 def test_a_landmark_a_refusal_a_question_or_the_dark_is_no_ask(farmstay, query):
     acted = acted_on(farmstay(query=query))
     assert not acted & {("main", "main-valve-open"), ("dog", "main-securitySystem-disarm"),
-                        ("coop-door", "main-doorControl-open")}
+                        ("coop-door", "main-doorControl-open"), ("shutter", "main-garageDoorControl-open")}

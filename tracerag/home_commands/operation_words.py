@@ -137,8 +137,8 @@ _SENSES_EN: tuple[tuple[str, str, Reading], ...] = (
     # operations said outright
     (r"\b(?:unlock|unlcok|unlokc|unlok|unloack|unlatch|unbolt)(?:s|ed|ing)?\b|\blocked\s+out\b", OPERATION,
      _always("unlock")),  # "we're locked out of suite B": let us in
-    (r"\bdisarm(?:s|ed|ing)?\b|\b(?:turn|switch)\s+off\s+(?:the\s+)?(?:security|alarm)\s+system", OPERATION,
-     _always("disarm")),
+    (r"\bdisarm(?:s|ed|ing)?\b|\b(?:turn|switch)\s+off\s+(?:the\s+)?(?:security|alarm)\s+system|"
+     rf"(?:^|[,.;!]\s*|\bplease\s+)stand\s+{_E}down\b", OPERATION, _always("disarm")),  # "stand the alarm down"
     (r"(?:^|\b(?:please|and|then|to|you|can|could|would|will|go)\s+)lock\b(?!\s+(?:is|was|log|status|battery))"
      r"|\block\s+(?:up|it|them|all|every\w*|the|my|our|\w+\s+doors?)\b", OPERATION, _always("lock")),
     (r"\barm(?:ed)?\b(?!\s*chair)", OPERATION, _always("arm")),
@@ -188,6 +188,7 @@ _SENSES_EN: tuple[tuple[str, str, Reading], ...] = (
     (r"\b(?:vacuum|hoover|mop|sweep)(?:s|ed|ing)?\b(?!\s+(?:cleaner|robot))|\bclean(?:s|ed|ing)?\b", OPERATION,
      _always("start")),
     (r"\bstart(?:s|ed|ing)?\b|\bbegin\b|\brun\b|\bpre-?heat(?:s|ed|ing)?\b", OPERATION, _START),
+    (rf"\bget\s+{_E}going\b", OPERATION, _START),  # "get the oven going"
     (r"\bstop(?:s|ped|ping)?\b|\bhalt\b|\bcancel\b", OPERATION, _STOP),
     (r"\btoggle\b", OPERATION, _always("toggle")),
     # switching

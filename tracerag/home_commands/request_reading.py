@@ -115,7 +115,11 @@ def _is_request(text: str) -> bool:
         polite = _ZH_POLITE_END.sub("", _ZH_POLITE.sub("", polite))
     if _ZH_BA_ORDER.match(polite):  # "把蒸箱开了": an order; "我把门开了" says what was done
         polite = re.sub(r"了\s*$", "", polite)
+    polite = _GET_GOING.sub(r"start \1", polite)  # "get the oven going" asks: it reports nothing going
     return not NOT_A_REQUEST.search(EXCEPTED.sub(" ", polite))
+
+
+_GET_GOING = re.compile(r"\bget\s+((?:[\w']+\s+){0,4}?)going\b", re.I)
 
 
 def read_request(utterance: str) -> RequestReading:
