@@ -34,7 +34,8 @@ def words(corpus):
 
 
 def postings_scores(index, query):
-    """BM25 as the word index computed it before batching: each term's postings added with fancy indexing."""
+    """BM25 as the word index computed it before batching: each term's postings added with fancy indexing, in
+    float32, in the query's word order (what an index above ``EXACT_ROWS`` texts still does)."""
     out = np.zeros(index.count, dtype=np.float32)
     for token, times in Counter(word_tokens(query)).items():
         term = index.vocab.get(token)
@@ -44,13 +45,53 @@ def postings_scores(index, query):
     return out
 
 
+def exact_scores(index, query, reverse=False):
+    """BM25 as float64 sums of the postings' weights, term by term in the given order, rounded to float32."""
+    out = np.zeros(index.count)
+    counts = list(Counter(word_tokens(query)).items())
+    for token, times in reversed(counts) if reverse else counts:
+        term = index.vocab.get(token)
+        if term is not None:
+            lo, hi = index.indptr[term], index.indptr[term + 1]
+            out[index.rows[lo:hi]] += times * index.weights[lo:hi].astype(np.float64)
+    return out.astype(np.float32)
+
+
 def test_batch_scores_are_bitwise_the_per_query_scores_on_pubmedqa(words, corpus):
     questions = corpus[2][:200] + ["", "zzz-no-such-word", "the the the of", "数据 统计", "PCD PCD plant"]
     batch = words.scores_batch(questions)
     assert batch.dtype == np.float32 and batch.shape == (len(questions), len(words))
-    assert words._dense  # common words ("the", "of", ...) take the dense-row path
-    assert np.array_equal(batch, np.stack([postings_scores(words, q) for q in questions]))
+    assert words.exact and len(words._dense)  # common words ("the", "of", ...) take the dense-row path
     assert np.array_equal(batch, np.stack([words.scores(q) for q in questions]))
+    for order in (False, True):  # exact sums: the order of the additions does not matter
+        assert np.array_equal(batch, np.stack([exact_scores(words, q, order) for q in questions]))
+    old = np.stack([postings_scores(words, q) for q in questions])  # float32 sums: the last bit may differ
+    assert np.allclose(batch, old, rtol=1e-6, atol=0) and not np.array_equal(batch, old)
+
+
+def test_weights_sit_on_the_grid_and_only_the_smallest_move():
+    from tracerag.stores.bm25_grid import GRID, on_grid
+
+    weights = np.asarray([3.7, 1.0, 2.0**-7, 0.0123, 2.0**-7 * 0.999, 1e-6, 3e-10, 0.0], dtype=np.float32)
+    grid = on_grid(weights)
+    assert grid.dtype == np.float32 and np.all(np.round(grid.astype(np.float64) / GRID) == grid / GRID)
+    assert np.array_equal(grid[:4], weights[:4])  # from 2**-7 up float32 steps are the grid or coarser
+    assert np.all(np.abs(grid.astype(np.float64) - weights) <= GRID / 2)
+
+
+def test_a_large_index_sums_in_float32_in_the_query_word_order(monkeypatch):
+    from tracerag.documents import word_index
+
+    monkeypatch.setattr(word_index, "exact_sums", lambda count: False)  # as above EXACT_ROWS texts
+    rng = random.Random(4)
+    vocab = [f"w{i}" for i in range(300)] + ["the", "of", "and"] * 30
+    texts = [" ".join(rng.choice(vocab) for _ in range(rng.randint(0, 40))) for _ in range(3000)]
+    index = WordIndex(texts)
+    queries = [" ".join(rng.choice(vocab) for _ in range(rng.randint(1, 12))) for _ in range(50)] + [""]
+    assert not index.exact and len(index._dense)
+    batch = index.scores_batch(queries)
+    assert np.array_equal(batch, np.stack([postings_scores(index, q) for q in queries]))
+    assert np.array_equal(batch, np.stack([index.scores(q) for q in queries]))
 
 
 def test_batch_top_rows_are_a_full_sort_by_score_then_row(words, corpus):
@@ -63,15 +104,24 @@ def test_batch_top_rows_are_a_full_sort_by_score_then_row(words, corpus):
     assert _top(tied, 2).tolist() == [1, 2]  # equal scores at the cut: the lowest rows
 
 
-def test_repeated_words_and_synthetic_chunks_agree():
+@pytest.mark.parametrize("call_rows", [0, None, 10**9])  # dense rows: vector adds, as costs say, matrix product
+def test_repeated_words_and_synthetic_chunks_agree(call_rows, monkeypatch):
+    from tracerag.documents import word_index
+
+    if call_rows is not None:
+        monkeypatch.setattr(word_index, "_CALL_ROWS", call_rows)
     rng = random.Random(3)
     vocab = [f"w{i}" for i in range(300)] + ["the", "of", "and"] * 30
     texts = [" ".join(rng.choice(vocab) for _ in range(rng.randint(0, 40))) for _ in range(3000)]
     index = WordIndex(texts)
-    queries = [" ".join(rng.choice(vocab) for _ in range(rng.randint(1, 12))) for _ in range(50)]
-    assert index._dense
-    assert np.array_equal(index.scores_batch(queries), np.stack([postings_scores(index, q) for q in queries]))
+    queries = [" ".join(rng.choice(vocab) for _ in range(rng.randint(1, 12))) for _ in range(100)]  # 3 blocks
+    assert index.exact and len(index._dense)
+    batch = index.scores_batch(queries)
+    assert np.array_equal(batch, np.stack([exact_scores(index, q) for q in queries]))
+    assert np.array_equal(batch, np.stack([index.scores(q) for q in queries]))
+    assert np.array_equal(batch[::-1], index.scores_batch(queries[::-1]))
     assert index.scores_batch([]).shape == (0, 3000)
+    assert np.array_equal(WordIndex([]).scores_batch(["the", ""]), np.zeros((2, 0), dtype=np.float32))
 
 
 class HashEmbedder:

@@ -1,11 +1,14 @@
 """The in-memory BM25 word index of the hybrid retriever's lexical channel.
 
 Built from a fixed list of texts when a store keeps no word index of its own: a compressed-sparse layout in
-numpy arrays (per term, the rows it occurs in and their BM25 weight), so a query costs one vector add per
-distinct query term. Tokens are :func:`~..stores.word_tokens.word_tokens`: NFKC-lower-cased words with English
-plurals folded, plus single characters and bigrams inside CJK runs (no word segmenter needed). Kept apart from
-:mod:`.hybrid`, which fuses it with the dense channel, because it is a self-contained index: it knows texts and
-scores, not stores or fusion.
+numpy arrays (per term, the rows it occurs in and their BM25 weight). Tokens are
+:func:`~..stores.word_tokens.word_tokens`: NFKC-lower-cased words with English plurals folded, plus single
+characters and bigrams inside CJK runs (no word segmenter needed). Weights sit on the grid of
+:mod:`..stores.bm25_grid` and, up to its ``EXACT_ROWS`` texts, are summed in float64, exactly, so a score does
+not depend on the order of its additions: a batch is summed in as few numpy calls as its shape allows and still
+gives bitwise the scores of each query alone (above, one float32 add per (query, word), the same alone).
+Kept apart from :mod:`.hybrid`, which fuses it with the dense channel, because it is a self-contained index:
+it knows texts and scores, not stores or fusion.
 """
 
 from __future__ import annotations
@@ -15,12 +18,15 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..stores.bm25_grid import exact_sums, on_grid
 from ..stores.word_tokens import word_tokens
 
 __all__ = ["WordIndex"]
 
 _DENSE_SHARE = 8  # a term in at least 1/8 of the rows keeps a dense row of weights (WordIndex._dense_rows) ...
 _DENSE_BYTES = 64 << 20  # ... within 64 MB for all of them (16 terms at 1M rows, 160 at 100k)
+_BLOCK_VALUES = 1 << 17  # exact sums: queries summed together hold at most this many float64 sums (1 MB)
+_CALL_ROWS = 4096  # one numpy call costs about as much as adding this many rows: what a matrix product saves
 
 
 class WordIndex:
@@ -47,63 +53,111 @@ class WordIndex:
         self.vocab = vocab
         self.indptr = np.concatenate([[0], np.cumsum(df)]).astype(np.int64)
         self.rows = rows.astype(np.int32)
-        self.weights = (idf[terms] * tf * (k1 + 1) / (tf + norm)).astype(np.float32)
+        self.weights = on_grid((idf[terms] * tf * (k1 + 1) / (tf + norm)).astype(np.float32))
         self.count = len(texts)
-        self._dense = self._dense_rows(df)
+        self.exact = exact_sums(self.count)
+        self._dense_slot, self._dense = self._dense_rows(df)
 
-    def _dense_rows(self, df: np.ndarray) -> dict[int, np.ndarray]:
-        """Every row's weight (0 where absent) of the terms in at least 1/:data:`_DENSE_SHARE` of the rows,
-        most frequent first, within :data:`_DENSE_BYTES`.
+    def _dense_rows(self, df: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(per term, its row of the matrix or -1; the matrix): every row's weight (0 where absent) of the
+        terms in at least 1/:data:`_DENSE_SHARE` of the rows, most frequent first, within :data:`_DENSE_BYTES`.
 
-        Adding such a row is one contiguous vector add, against a scattered add per posting: these few
-        words ("the", "of", ...) hold most of the postings a query touches. Adding 0.0 leaves a score as it
-        was, so the scores are bitwise those of the postings."""
-        dense: dict[int, np.ndarray] = {}
+        Adding such a row is one contiguous vector add (or a share of a matrix product), against a scattered
+        add per posting: these few words ("the", "of", ...) hold most of the postings a query touches. Adding
+        0.0 leaves a sum as it was, so the scores are bitwise those of the postings."""
+        slot = np.full(len(self.vocab), -1, dtype=np.int64)
         if not self.count:
-            return dense
+            return slot, np.zeros((0, 0), dtype=np.float32)
         common = np.flatnonzero(df * _DENSE_SHARE >= self.count)
-        for term in common[np.argsort(-df[common], kind="stable")][: _DENSE_BYTES // (4 * self.count)].tolist():
-            row = np.zeros(self.count, dtype=np.float32)
+        common = common[np.argsort(-df[common], kind="stable")][: _DENSE_BYTES // (4 * self.count)]
+        dense = np.zeros((len(common), self.count), dtype=np.float32)
+        for i, term in enumerate(common.tolist()):
             lo, hi = self.indptr[term], self.indptr[term + 1]
-            row[self.rows[lo:hi]] = self.weights[lo:hi]
-            dense[term] = row
-        return dense
+            dense[i, self.rows[lo:hi]] = self.weights[lo:hi]
+        slot[common] = np.arange(len(common))
+        return slot, dense
+
+    def scores(self, query: str) -> np.ndarray:
+        """(count,) float32 BM25 scores of every text for ``query`` (0 where no query word occurs)."""
+        return self.scores_batch([query])[0]
+
+    def scores_batch(self, queries: Sequence[str]) -> np.ndarray:
+        """(len(queries), count) float32 BM25 scores of a batch, each query's row bitwise what it scores alone.
+
+        Exact sums (:mod:`..stores.bm25_grid`; up to its ``EXACT_ROWS`` texts): the queries are summed in blocks
+        whose float64 sums fit a core's cache, the common terms' dense rows by a matrix product of the block's
+        (query x term) counts, the other terms' postings by one scattered add for the block. Otherwise each
+        (query, term) pair is one float32 vector add of a dense row or ``np.add.at`` of its postings, in the
+        query's word order."""
+        if not self.exact:
+            out = np.zeros((len(queries), self.count), dtype=np.float32)
+            for row, query in zip(out, queries, strict=True):
+                for token, times in Counter(word_tokens(query)).items():
+                    term = self.vocab.get(token)
+                    if term is not None:
+                        self._add_term(row, term, times)
+            return out
+        query, term, times = self._pairs(queries)
+        out = np.empty((len(queries), self.count), dtype=np.float32)
+        size = max(1, _BLOCK_VALUES // max(self.count, 1))
+        starts = np.searchsorted(query, np.arange(0, len(queries) + size, size)).tolist()
+        for first, a, z in zip(range(0, len(queries), size), starts, starts[1:], strict=False):
+            block = out[first : first + size]
+            block[...] = self._sums(query[a:z] - first, term[a:z], times[a:z], len(block))
+        return out
 
     def _add_term(self, out: np.ndarray, term: int, times: int) -> None:
-        """Add ``times`` x the term's weights into one query's scores (each row at most once per term)."""
-        dense = self._dense.get(term)
-        if dense is not None:
-            out += dense if times == 1 else times * dense
+        """Add ``times`` x the term's weights into one query's float32 scores (each row at most once per term)."""
+        slot = self._dense_slot[term]
+        if slot >= 0:
+            out += self._dense[slot] if times == 1 else times * self._dense[slot]
             return
         lo, hi = self.indptr[term], self.indptr[term + 1]
         np.add.at(out, self.rows[lo:hi], self.weights[lo:hi] if times == 1 else times * self.weights[lo:hi])
 
-    def scores(self, query: str) -> np.ndarray:
-        """(count,) float32 BM25 scores of every text for ``query`` (0 where no query word occurs)."""
-        out = np.zeros(self.count, dtype=np.float32)
-        for token, times in Counter(word_tokens(query)).items():
-            term = self.vocab.get(token)
-            if term is not None:
-                self._add_term(out, term, times)
+    def _pairs(self, queries: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(query, term, times it occurs in that query) for each distinct pair, by query then term."""
+        get = self.vocab.get
+        ids = [[get(t, -1) for t in word_tokens(q)] for q in queries]
+        terms = np.fromiter((t for line in ids for t in line), dtype=np.int64)
+        query = np.repeat(np.arange(len(queries), dtype=np.int64), [len(line) for line in ids])
+        known = terms >= 0
+        span = len(self.vocab) + 1
+        keys, times = np.unique(query[known] * span + terms[known], return_counts=True)
+        return keys // span, keys % span, times
+
+    def _sums(self, query: np.ndarray, term: np.ndarray, times: np.ndarray, count: int) -> np.ndarray:
+        """(count, rows) float64 exact sums of one block's (query, term, times) pairs."""
+        out = np.zeros((count, self.count))
+        slot = self._dense_slot[term]
+        dense = slot >= 0
+        if dense.any():
+            self._add_dense(out, query[dense], slot[dense], times[dense])
+        if not dense.all():
+            sparse = ~dense
+            term, at, times = term[sparse], query[sparse], times[sparse]
+            lo = self.indptr[term]
+            lengths = self.indptr[term + 1] - lo
+            ends = np.cumsum(lengths)
+            postings = np.repeat(lo - (ends - lengths), lengths) + np.arange(int(ends[-1]))
+            weights = self.weights[postings].astype(np.float64)
+            if times.max() > 1:
+                weights *= np.repeat(times, lengths)
+            np.add.at(out.reshape(-1), np.repeat(at * self.count, lengths) + self.rows[postings], weights)
         return out
 
-    def scores_batch(self, queries: Sequence[str]) -> np.ndarray:
-        """(len(queries), count) float32 BM25 scores of a batch: the sparse product of the queries' term counts
-        and the term x row weights, accumulated into one matrix, each query's row as :meth:`scores` fills it
-        (so bitwise the same scores, and the batch's memory is one allocation).
-
-        A (query, term) pair adds a common term's dense row (one vector add) or its postings (one
-        ``np.add.at`` over the stored arrays: no copy, one pass where ``out[rows] += w`` is a gather and a
-        scatter).
-        """
-        out = np.zeros((len(queries), self.count), dtype=np.float32)
-        for i, query in enumerate(queries):
-            row = out[i]
-            for token, times in Counter(word_tokens(query)).items():
-                term = self.vocab.get(token)
-                if term is not None:
-                    self._add_term(row, term, times)
-        return out
+    def _add_dense(self, out: np.ndarray, query: np.ndarray, slot: np.ndarray, times: np.ndarray) -> None:
+        """Add the block's common terms' dense rows into its float64 sums: a matrix product of the (query x
+        term) counts where that costs less than one vector add per pair (a call's overhead against short rows)."""
+        used, column = np.unique(slot, return_inverse=True)
+        if len(query) * (_CALL_ROWS + self.count) > (len(out) + 1) * len(used) * self.count:  # +1: the gather
+            counts = np.zeros((len(out), len(used)))
+            counts[query, column] = times
+            np.matmul(counts, self._dense[used], out=out)
+            return
+        for i, row, k in zip(query.tolist(), slot.tolist(), times.tolist(), strict=True):
+            sums = out[i]
+            np.add(sums, self._dense[row] if k == 1 else np.multiply(self._dense[row], k, dtype=np.float64), out=sums)
 
     def __len__(self) -> int:
         return self.count

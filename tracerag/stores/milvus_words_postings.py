@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InvalidValue
+from .bm25_grid import exact_sums, on_grid
 from .milvus_words import (
     IDS_PER_FILTER,
     K1,
@@ -410,10 +411,12 @@ def _idf(n: int, df: int) -> float:
 
 
 def _bm25(scored: _Scored, postings: list[Posting]) -> dict[str, float]:
-    """BM25 per row id over these postings, summed word by word in the query's order in float32, as the
-    in-memory :class:`~tracerag.documents.word_index.WordIndex` does (so scores match it bit for bit)."""
+    """BM25 per row id over these postings, as the in-memory :class:`~tracerag.documents.word_index.WordIndex`
+    sums them (so scores match it bit for bit): weights on the grid of :mod:`.bm25_grid`, summed exactly in
+    float64 up to its ``EXACT_ROWS`` rows, else word by word in the query's order in float32."""
     n, total = scored.n, scored.total
     avg = np.float32(total) / np.float32(max(n, 1)) if n and total else np.float32(1.0)
+    exact = exact_sums(n)
     by_term: dict[str, list[Posting]] = {}
     for p in postings:
         by_term.setdefault(p[0], []).append(p)
@@ -427,8 +430,10 @@ def _bm25(scored: _Scored, postings: list[Posting]) -> dict[str, float]:
         tf = np.fromiter((p[2] for p in rows), dtype=np.int64, count=len(rows))
         norm = K1 * (1 - B + B * np.fromiter((p[3] for p in rows), dtype=np.float32, count=len(rows)) / avg)
         idf = np.log1p((n - scored.df[token] + 0.5) / (scored.df[token] + 0.5))
-        parts.append((at, times * (idf * tf * (K1 + 1) / (tf + norm)).astype(np.float32)))
-    scores = np.zeros(len(slots), dtype=np.float32)
+        weights = on_grid((idf * tf * (K1 + 1) / (tf + norm)).astype(np.float32))
+        parts.append((at, times * weights.astype(np.float64) if exact else times * weights))
+    scores = np.zeros(len(slots), dtype=np.float64 if exact else np.float32)
     for at, weights in parts:
         scores[at] += weights  # a word lists each row once
+    scores = scores.astype(np.float32)
     return {x: s for x, s in zip(slots, scores.tolist(), strict=True) if s > 0}
