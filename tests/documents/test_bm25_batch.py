@@ -205,3 +205,22 @@ def test_chunks_made_for_a_batch_are_the_chunks_the_constructor_makes():
     assert repr(made) == repr(ScoredChunk("c1", 2.5, None, 2.5, {"text": "t"}))
     with pytest.raises(AttributeError):
         made.score = 1.0  # still frozen
+
+
+def test_cached_term_numbers_are_those_of_the_tokenizer(corpus, monkeypatch):
+    from tracerag.documents import word_index
+    from tracerag.stores.word_tokens import fold_plural, unfolded_words
+
+    rng = random.Random(9)
+    ascii_chars = [chr(c) for c in range(128)]
+    texts = ["".join(rng.choice(ascii_chars) for _ in range(rng.randint(0, 40))) for _ in range(3000)]
+    for text in texts:  # ASCII: one byte table instead of NFKC and the regular expression
+        assert [fold_plural(w.decode()) for w in unfolded_words(text)] == word_tokens(text), text
+    assert unfolded_words("Ｃells of the Café") == ["cells", "of", "the", "café"]  # NFKC, then str words
+    assert unfolded_words("数据 cells") is None  # CJK: word_tokens itself
+    monkeypatch.setattr(word_index, "_WORD_CACHE", 50)  # a full cache is emptied, then filled again
+    words = WordIndex(corpus[1][:300])
+    asked = corpus[2][:100] + ["Cells  CELLS cell's", "数据 统计 cells", "Ｃells café", ""] + texts[:50]
+    for query in asked + asked:
+        assert words._term_ids(query) == [words.vocab.get(t, -1) for t in word_tokens(query)], query
+        assert len(words._word_terms) <= 51 + len(query)

@@ -19,13 +19,14 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..stores.bm25_grid import exact_sums, on_grid
-from ..stores.word_tokens import word_tokens
+from ..stores.word_tokens import fold_plural, unfolded_words, word_tokens
 
 __all__ = ["WordIndex"]
 
 _DENSE_SHARE = 8  # a term in at least 1/8 of the rows keeps a dense row of weights (WordIndex._dense_rows) ...
 _DENSE_BYTES = 64 << 20  # ... within 64 MB for all of them (16 terms at 1M rows, 160 at 100k)
 _BLOCK_VALUES = 1 << 17  # exact sums: queries summed together hold at most this many float64 sums (1 MB)
+_WORD_CACHE = 1 << 16  # words whose term number is kept (about 6 MB)
 _CALL_ROWS = 4096  # one numpy call costs about as much as adding this many rows: what a matrix product saves
 
 
@@ -57,6 +58,7 @@ class WordIndex:
         self.count = len(texts)
         self.exact = exact_sums(self.count)
         self._dense_slot, self._dense = self._dense_rows(df)
+        self._word_terms: dict[bytes | str, int] = {}
 
     def _dense_rows(self, df: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(per term, its row of the matrix or -1; the matrix): every row's weight (0 where absent) of the
@@ -69,8 +71,9 @@ class WordIndex:
         if not self.count:
             return slot, np.zeros((0, 0), dtype=np.float32)
         common = np.flatnonzero(df * _DENSE_SHARE >= self.count)
-        common = common[np.argsort(-df[common], kind="stable")][: _DENSE_BYTES // (4 * self.count)]
-        dense = np.zeros((len(common), self.count), dtype=np.float32)
+        value = np.dtype(np.float64 if self.exact else np.float32)  # exact sums: the matrix product's own type
+        common = common[np.argsort(-df[common], kind="stable")][: _DENSE_BYTES // (value.itemsize * self.count)]
+        dense = np.zeros((len(common), self.count), dtype=value)
         for i, term in enumerate(common.tolist()):
             lo, hi = self.indptr[term], self.indptr[term + 1]
             dense[i, self.rows[lo:hi]] = self.weights[lo:hi]
@@ -117,14 +120,34 @@ class WordIndex:
 
     def _pairs(self, queries: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(query, term, times it occurs in that query) for each distinct pair, by query then term."""
-        get = self.vocab.get
-        ids = [[get(t, -1) for t in word_tokens(q)] for q in queries]
-        terms = np.fromiter((t for line in ids for t in line), dtype=np.int64)
-        query = np.repeat(np.arange(len(queries), dtype=np.int64), [len(line) for line in ids])
-        known = terms >= 0
+        terms: list[int] = []
+        lengths = []
+        for query in queries:
+            ids = self._term_ids(query)
+            terms += ids
+            lengths.append(len(ids))
+        term = np.array(terms, dtype=np.int64)
+        query = np.repeat(np.arange(len(queries), dtype=np.int64), lengths)
+        known = term >= 0
         span = len(self.vocab) + 1
-        keys, times = np.unique(query[known] * span + terms[known], return_counts=True)
+        keys, times = np.unique(query[known] * span + term[known], return_counts=True)
         return keys // span, keys % span, times
+
+    def _term_ids(self, query: str) -> list[int]:
+        """The term number of each of the query's tokens (-1: not in the index), each distinct word looked up
+        once per index (:data:`_WORD_CACHE`) rather than folded and found in the vocabulary on every query."""
+        words = unfolded_words(query)
+        if words is None:  # CJK characters and bigrams
+            return [self.vocab.get(t, -1) for t in word_tokens(query)]
+        ids = list(map(self._word_terms.get, words))
+        if None in ids:
+            if len(self._word_terms) > _WORD_CACHE:
+                self._word_terms.clear()
+            for i, word in enumerate(words):
+                if ids[i] is None:
+                    token = fold_plural(word.decode() if type(word) is bytes else word)
+                    ids[i] = self._word_terms[word] = self.vocab.get(token, -1)
+        return ids
 
     def _sums(self, query: np.ndarray, term: np.ndarray, times: np.ndarray, count: int) -> np.ndarray:
         """(count, rows) float64 exact sums of one block's (query, term, times) pairs."""
