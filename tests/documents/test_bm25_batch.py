@@ -198,10 +198,11 @@ def test_lexical_hits_decode_their_metadata_when_first_read(retriever, corpus, m
 
 
 def test_chunks_made_for_a_batch_are_the_chunks_the_constructor_makes():
-    from tracerag.documents.hybrid import ScoredChunk, _make_chunk
+    from tracerag.documents.hybrid import ScoredChunk, _make_chunks
 
-    made = _make_chunk("c1", 2.5, None, 2.5, {"text": "t"})
+    made, other = _make_chunks(iter(["c1", "c2"]), [2.5, 1.0], [None, 0.5], [2.5, 1.0], [{"text": "t"}, {}])
     assert made == ScoredChunk("c1", 2.5, None, 2.5, {"text": "t"}) and made.metadata == {"text": "t"}
+    assert other == ScoredChunk("c2", 1.0, 0.5, 1.0, {}) and _make_chunks([], [], [], [], []) == []
     assert repr(made) == repr(ScoredChunk("c1", 2.5, None, 2.5, {"text": "t"}))
     with pytest.raises(AttributeError):
         made.score = 1.0  # still frozen

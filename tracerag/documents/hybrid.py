@@ -21,9 +21,11 @@ ranking can be explained. Two fusions are implemented; see :data:`DEFAULT_FUSION
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections import deque
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import partial
+from itertools import accumulate, repeat
 from typing import Any, Literal
 
 import numpy as np
@@ -103,26 +105,18 @@ class ScoredChunk:
         return self.metadata.get("doc_id")
 
 
-def _chunk_maker() -> Any:
-    """``ScoredChunk(id, score, dense, lexical, metadata)`` without the frozen dataclass's ``__init__``: the
-    fields set through their slots directly, half the cost where a batch of lexical hits makes hundreds."""
-    new = object.__new__
-    fields = [ScoredChunk.__dict__[name].__set__ for name in ("id", "score", "dense", "lexical", "_metadata")]
-    set_id, set_score, set_dense, set_lexical, set_metadata = fields
-
-    def make(id: str, score: float, dense: float | None, lexical: float | None, metadata: Any) -> ScoredChunk:
-        chunk = new(ScoredChunk)
-        set_id(chunk, id)
-        set_score(chunk, score)
-        set_dense(chunk, dense)
-        set_lexical(chunk, lexical)
-        set_metadata(chunk, metadata)
-        return chunk
-
-    return make
+_SLOTS = [ScoredChunk.__dict__[name].__set__ for name in ("id", "score", "dense", "lexical", "_metadata")]
 
 
-_make_chunk = _chunk_maker()
+def _make_chunks(*fields: Iterable[Any]) -> list[ScoredChunk]:
+    """``[ScoredChunk(id, score, dense, lexical, metadata) for ... in zip(*fields)]`` without the frozen
+    dataclass's ``__init__`` or a Python call per chunk: the objects made, then each field set through its slot
+    by ``map`` (a loop in C), a third of the cost where a batch of lexical hits makes hundreds."""
+    ids = list(fields[0])
+    chunks = list(map(object.__new__, repeat(ScoredChunk, len(ids))))
+    for set_slot, values in zip(_SLOTS, (ids, *fields[1:]), strict=True):
+        deque(map(set_slot, chunks, values), maxlen=0)
+    return chunks
 
 
 def _top_batch(scores: np.ndarray, m: int) -> list[np.ndarray]:
@@ -334,14 +328,12 @@ class HybridRetriever:
             return []
         top = np.asarray(tops)  # (queries, k): each query's best k rows
         values = np.take_along_axis(scores, top, axis=1)
-        counts = (values > 0).sum(axis=1).tolist()  # best first: the rows above 0 come first
-        rows = [line[:c] for line, c in zip(top.tolist(), counts, strict=True)]
-        lexical = [line[:c] for line, c in zip(values.tolist(), counts, strict=True)]
-        metadata = iter(self._rows.metadata_later([r for found in rows for r in found], self._ids))
-        id_of, ids = self._rows.id_of, self._ids
-        make = _make_chunk
-        return [[make(id_of(r, ids), v, None, v, next(metadata)) for r, v in zip(found, values, strict=True)]
-                for found, values in zip(rows, lexical, strict=True)]
+        kept = values > 0  # best first: the rows above 0 come first
+        rows, lexical = top[kept].tolist(), values[kept].tolist()
+        metadata = self._rows.metadata_later(rows, self._ids)
+        chunks = _make_chunks(map(self._rows.id_of, rows, repeat(self._ids)), lexical, repeat(None), lexical, metadata)
+        ends = list(accumulate(kept.sum(axis=1).tolist()))
+        return [chunks[a:z] for a, z in zip([0, *ends], ends, strict=False)]
 
     def _check_rows(self) -> None:
         """Rebuild the index if rows it covers were deleted or moved (a numpy bank's splice)."""
