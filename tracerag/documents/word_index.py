@@ -100,13 +100,13 @@ class WordIndex:
                     if term is not None:
                         self._add_term(row, term, times)
             return out
-        query, term, times = self._pairs(queries)
+        query, term = self._tokens(queries)
         out = np.empty((len(queries), self.count), dtype=np.float32)
         size = max(1, _BLOCK_VALUES // max(self.count, 1))
         starts = np.searchsorted(query, np.arange(0, len(queries) + size, size)).tolist()
         for first, a, z in zip(range(0, len(queries), size), starts, starts[1:], strict=False):
             block = out[first : first + size]
-            block[...] = self._sums(query[a:z] - first, term[a:z], times[a:z], len(block))
+            block[...] = self._sums(query[a:z] - first, term[a:z], len(block))
         return out
 
     def _add_term(self, out: np.ndarray, term: int, times: int) -> None:
@@ -118,8 +118,9 @@ class WordIndex:
         lo, hi = self.indptr[term], self.indptr[term + 1]
         np.add.at(out, self.rows[lo:hi], self.weights[lo:hi] if times == 1 else times * self.weights[lo:hi])
 
-    def _pairs(self, queries: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(query, term, times it occurs in that query) for each distinct pair, by query then term."""
+    def _tokens(self, queries: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """(query, term) of each of the batch's tokens found in the index, by query, a repeated word as often as
+        it occurs: exact sums add its weight that many times, which is the weight times its count."""
         terms: list[int] = []
         lengths = []
         for query in queries:
@@ -129,9 +130,7 @@ class WordIndex:
         term = np.array(terms, dtype=np.int64)
         query = np.repeat(np.arange(len(queries), dtype=np.int64), lengths)
         known = term >= 0
-        span = len(self.vocab) + 1
-        keys, times = np.unique(query[known] * span + term[known], return_counts=True)
-        return keys // span, keys % span, times
+        return query[known], term[known]
 
     def _term_ids(self, query: str) -> list[int]:
         """The term number of each of the query's tokens (-1: not in the index), each distinct word looked up
@@ -149,38 +148,37 @@ class WordIndex:
                     ids[i] = self._word_terms[word] = self.vocab.get(token, -1)
         return ids
 
-    def _sums(self, query: np.ndarray, term: np.ndarray, times: np.ndarray, count: int) -> np.ndarray:
-        """(count, rows) float64 exact sums of one block's (query, term, times) pairs."""
+    def _sums(self, query: np.ndarray, term: np.ndarray, count: int) -> np.ndarray:
+        """(count, rows) float64 exact sums of one block's (query, term) tokens."""
         out = np.zeros((count, self.count))
         slot = self._dense_slot[term]
         dense = slot >= 0
         if dense.any():
-            self._add_dense(out, query[dense], slot[dense], times[dense])
+            self._add_dense(out, query[dense], slot[dense])
         if not dense.all():
             sparse = ~dense
-            term, at, times = term[sparse], query[sparse], times[sparse]
+            term, at = term[sparse], query[sparse]
             lo = self.indptr[term]
             lengths = self.indptr[term + 1] - lo
             ends = np.cumsum(lengths)
             postings = np.repeat(lo - (ends - lengths), lengths) + np.arange(int(ends[-1]))
-            weights = self.weights[postings].astype(np.float64)
-            if times.max() > 1:
-                weights *= np.repeat(times, lengths)
-            np.add.at(out.reshape(-1), np.repeat(at * self.count, lengths) + self.rows[postings], weights)
+            where = np.repeat(at * self.count, lengths) + self.rows[postings]
+            np.add.at(out.reshape(-1), where, self.weights[postings].astype(np.float64))
         return out
 
-    def _add_dense(self, out: np.ndarray, query: np.ndarray, slot: np.ndarray, times: np.ndarray) -> None:
+    def _add_dense(self, out: np.ndarray, query: np.ndarray, slot: np.ndarray) -> None:
         """Add the block's common terms' dense rows into its float64 sums: a matrix product of the (query x
-        term) counts where that costs less than one vector add per pair (a call's overhead against short rows)."""
+        term) counts where that costs less than one vector add per token (a call's overhead against short
+        rows)."""
         used, column = np.unique(slot, return_inverse=True)
         if len(query) * (_CALL_ROWS + self.count) > (len(out) + 1) * len(used) * self.count:  # +1: the gather
             counts = np.zeros((len(out), len(used)))
-            counts[query, column] = times
+            np.add.at(counts, (query, column), 1.0)
             np.matmul(counts, self._dense[used], out=out)
             return
-        for i, row, k in zip(query.tolist(), slot.tolist(), times.tolist(), strict=True):
+        for i, row in zip(query.tolist(), slot.tolist(), strict=True):
             sums = out[i]
-            np.add(sums, self._dense[row] if k == 1 else np.multiply(self._dense[row], k, dtype=np.float64), out=sums)
+            np.add(sums, self._dense[row], out=sums)
 
     def __len__(self) -> int:
         return self.count
