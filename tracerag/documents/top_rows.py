@@ -12,6 +12,8 @@ Kept apart from the word index and the retriever: the lexical search and the hyb
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 __all__ = ["top_rows"]
@@ -26,7 +28,7 @@ def top_rows(scores: np.ndarray, m: int) -> list[np.ndarray]:
     m = min(m, n)
     if m <= 0 or q == 0:
         return [np.zeros(0, dtype=np.int64) for _ in range(q)]
-    groups = max(1 << round(np.log2(n) / 2), 4 * m)  # about sqrt(n) groups of about sqrt(n) columns
+    groups = max(1 << round(math.log2(n) / 2), 4 * m)  # about sqrt(n) groups of about sqrt(n) columns
     if 2 * groups > n:  # too few columns for groups to pay: sort them all
         batch_row, index = np.divmod(np.arange(q * n), n)
         return _first(batch_row, index, scores.reshape(-1), q, m)
@@ -39,8 +41,11 @@ def top_rows(scores: np.ndarray, m: int) -> list[np.ndarray]:
     crowded = (maxima >= floors[:, None]).sum(axis=1) > _CROWD * m
     reach = floors.copy()
     reach[crowded] = np.inf  # a crowded row is read on its own below
-    batch_row, index = np.divmod(np.flatnonzero(scores >= reach[:, None]), n)
-    parts = [(batch_row, index, scores[batch_row, index])]
+    found = np.flatnonzero(scores >= reach[:, None])  # by row of the batch, then index
+    batch_row, index = np.divmod(found, n)
+    if not crowded.any():
+        return _first(batch_row, index, scores.reshape(-1)[found], q, m, by_index=True)
+    parts = [(batch_row, index, scores.reshape(-1)[found])]
     for row, floor in zip(np.flatnonzero(crowded).tolist(), floors[crowded].tolist(), strict=True):
         found = np.flatnonzero(scores[row] > floor)
         found = np.concatenate([found, np.flatnonzero(scores[row] == floor)[: m - len(found)]])
@@ -49,10 +54,12 @@ def top_rows(scores: np.ndarray, m: int) -> list[np.ndarray]:
     return _first(batch_row, index, values, q, m)
 
 
-def _first(batch_row: np.ndarray, index: np.ndarray, values: np.ndarray, q: int, m: int) -> list[np.ndarray]:
+def _first(batch_row: np.ndarray, index: np.ndarray, values: np.ndarray, q: int, m: int,
+           by_index: bool = False) -> list[np.ndarray]:
     """Candidates (each row of the batch has at least m) sorted by (row of the batch, score descending,
-    index), the first ``m`` of each row."""
-    order = np.lexsort((index, -values, batch_row))
+    index), the first ``m`` of each row; ``by_index``: they come sorted by (row of the batch, index) already,
+    which the stable sort keeps among equal scores."""
+    order = np.lexsort((-values, batch_row) if by_index else (index, -values, batch_row))
     counts = np.bincount(batch_row, minlength=q)
     firsts = (np.cumsum(counts) - counts)[:, None] + np.arange(m)
     return list(index[order][firsts])
