@@ -331,7 +331,10 @@ class HybridRetriever:
         kept = values > 0  # best first: the rows above 0 come first
         rows, lexical = top[kept].tolist(), values[kept].tolist()
         metadata = self._rows.metadata_later(rows, self._ids)
-        chunks = _make_chunks(map(self._rows.id_of, rows, repeat(self._ids)), lexical, repeat(None), lexical, metadata)
+        ids = self._ids  # an indexed row's id, on every store; rows added since are the store's to name
+        names = map(ids.__getitem__, rows) if max(rows, default=0) < len(ids) else map(self._rows.id_of, rows,
+                                                                                         repeat(ids))
+        chunks = _make_chunks(names, lexical, repeat(None), lexical, metadata)
         ends = list(accumulate(kept.sum(axis=1).tolist()))
         return [chunks[a:z] for a, z in zip([0, *ends], ends, strict=False)]
 
