@@ -58,6 +58,8 @@ class WordIndex:
         self.count = len(texts)
         self.exact = exact_sums(self.count)
         self._dense_slot, self._dense = self._dense_rows(df)
+        # per term (first posting, end, dense row or -1) side by side: a token costs one cache line, not three
+        self._term_table = np.stack([self.indptr[:-1], self.indptr[1:], self._dense_slot], axis=1)
         self._word_terms: dict[bytes | str, int] = {}
 
     def _dense_rows(self, df: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -92,13 +94,14 @@ class WordIndex:
         (query x term) counts, the other terms' postings by one scattered add for the block. Otherwise each
         (query, term) pair is one float32 vector add of a dense row or ``np.add.at`` of its postings, in the
         query's word order."""
-        if not self.exact:
-            out = np.zeros((len(queries), self.count), dtype=np.float32)
-            for row, query in zip(out, queries, strict=True):
-                for token, times in Counter(word_tokens(query)).items():
-                    term = self.vocab.get(token)
-                    if term is not None:
-                        self._add_term(row, term, times)
+        if not self.exact:  # each query summed in one row that stays in cache, then copied out
+            out = np.empty((len(queries), self.count), dtype=np.float32)
+            sums = np.empty(self.count, dtype=np.float32)
+            for i, query in enumerate(queries):
+                sums.fill(0.0)
+                for term, times in Counter(t for t in self._term_ids(query) if t >= 0).items():  # word order
+                    self._add_term(sums, term, times)
+                out[i] = sums
             return out
         query, term = self._tokens(queries)
         out = np.empty((len(queries), self.count), dtype=np.float32)
@@ -151,15 +154,14 @@ class WordIndex:
     def _sums(self, query: np.ndarray, term: np.ndarray, count: int) -> np.ndarray:
         """(count, rows) float64 exact sums of one block's (query, term) tokens."""
         out = np.zeros((count, self.count))
-        slot = self._dense_slot[term]
+        lo, hi, slot = self._term_table[term].T
         dense = slot >= 0
         if dense.any():
             self._add_dense(out, query[dense], slot[dense])
         if not dense.all():
             sparse = ~dense
-            term, at = term[sparse], query[sparse]
-            lo = self.indptr[term]
-            lengths = self.indptr[term + 1] - lo
+            at, lo = query[sparse], lo[sparse]
+            lengths = hi[sparse] - lo
             ends = np.cumsum(lengths)
             postings = np.repeat(lo - (ends - lengths), lengths) + np.arange(int(ends[-1]))
             where = np.repeat(at * self.count, lengths) + self.rows[postings]
