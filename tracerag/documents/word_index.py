@@ -73,9 +73,8 @@ class WordIndex:
         if not self.count:
             return slot, np.zeros((0, 0), dtype=np.float32)
         common = np.flatnonzero(df * _DENSE_SHARE >= self.count)
-        value = np.dtype(np.float64 if self.exact else np.float32)  # exact sums: the matrix product's own type
-        common = common[np.argsort(-df[common], kind="stable")][: _DENSE_BYTES // (value.itemsize * self.count)]
-        dense = np.zeros((len(common), self.count), dtype=value)
+        common = common[np.argsort(-df[common], kind="stable")][: _DENSE_BYTES // (4 * self.count)]
+        dense = np.zeros((len(common), self.count), dtype=np.float32)
         for i, term in enumerate(common.tolist()):
             lo, hi = self.indptr[term], self.indptr[term + 1]
             dense[i, self.rows[lo:hi]] = self.weights[lo:hi]
@@ -176,7 +175,7 @@ class WordIndex:
         if len(query) * (_CALL_ROWS + self.count) > (len(out) + 1) * len(used) * self.count:  # +1: the gather
             counts = np.zeros((len(out), len(used)))
             np.add.at(counts, (query, column), 1.0)
-            np.matmul(counts, self._dense[used], out=out)
+            np.matmul(counts, self._dense[used].astype(np.float64), out=out)  # float32 rows: half the bytes
             return
         for i, row in zip(query.tolist(), slot.tolist(), strict=True):
             sums = out[i]
