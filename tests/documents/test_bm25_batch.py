@@ -104,12 +104,12 @@ def test_batch_top_rows_are_a_full_sort_by_score_then_row(words, corpus):
     assert _top(tied, 2).tolist() == [1, 2]  # equal scores at the cut: the lowest rows
 
 
-@pytest.mark.parametrize("call_rows", [0, None, 10**9])  # dense rows: vector adds, as costs say, matrix product
-def test_repeated_words_and_synthetic_chunks_agree(call_rows, monkeypatch):
+@pytest.mark.parametrize("product", [False, None, True])  # dense rows: vector adds, as costs say, matrix product
+def test_repeated_words_and_synthetic_chunks_agree(product, monkeypatch):
     from tracerag.documents import word_index
 
-    if call_rows is not None:
-        monkeypatch.setattr(word_index, "_CALL_ROWS", call_rows)
+    if product is not None:
+        monkeypatch.setattr(word_index, "_product_pays", lambda *sizes: product)
     rng = random.Random(3)
     vocab = [f"w{i}" for i in range(300)] + ["the", "of", "and"] * 30
     texts = [" ".join(rng.choice(vocab) for _ in range(rng.randint(0, 40))) for _ in range(3000)]
