@@ -1,0 +1,111 @@
+"""Where a PubMedQA batch's ``search_lexical`` spends its CPU, with the caches warm and flushed.
+
+    python benchmarks/bench_bm25_parts.py [--rounds 5]
+
+The bundled PubMedQA abstracts (1,000) and 480 of their questions in batches of 32, on a numpy bank, as
+``bench_bm25_batch.py`` measures them; here each part of the call is timed on its own, in turn, over every
+batch and round (CPU time medians, and the 10th percentile: the machine is shared):
+
+- tokens: ``WordIndex._tokens`` (the questions' words to (question, term) arrays; not on older trees);
+- sums: ``WordIndex._sums`` of those tokens (the exact float64 sums, dense rows and postings; idem);
+- scores_batch: ``WordIndex.scores_batch`` (tokens, sums and the float32 scores);
+- top: ``top_rows`` of the scores, k=10;
+- chunks: ``HybridRetriever._lexical_chunks`` (the 320 hits as ``ScoredChunk``);
+- search_lexical: the whole call.
+
+"warm" times each part right after the others; "flushed" first sums a 128 MB array before each part, so the
+index, numpy's and Python's working data come from memory, as they do in ``bench_bm25_batch.py`` where other
+libraries' searches run between two calls of this one. Numpy only: runs without bm25s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as in bench_bm25_batch.py
+
+import numpy as np  # noqa: E402
+
+if "PYTHONPATH" not in os.environ:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+PUBMEDQA = Path(__file__).resolve().parents[1] / "tracerag" / "datasets" / "data" / "pubmedqa"
+
+
+class HashEmbedder:
+    """Deterministic unit vectors from a text's hash: the bank needs vectors, the lexical search none."""
+
+    id = "hash-64"
+    dim = 64
+
+    def embed(self, texts):
+        out = np.stack([np.random.default_rng(abs(hash(t)) % 2**32).standard_normal(self.dim).astype(np.float32)
+                        for t in texts])
+        return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args()
+    from tracerag.documents.hybrid import HybridRetriever
+    from tracerag.documents.top_rows import top_rows
+    from tracerag.stores.cosine_bank import CosineBank
+
+    with open(PUBMEDQA / "abstracts.jsonl", encoding="utf-8") as f:
+        texts = [" ".join(json.loads(line)["contexts"]) for line in f]
+    with open(PUBMEDQA / "questions_dev.jsonl", encoding="utf-8") as f:
+        questions = [json.loads(line)["question"] for line in f]
+    batches = [questions[i : i + 32] for i in range(0, len(questions) - 31, 32)]
+    embedder = HashEmbedder()
+    with tempfile.TemporaryDirectory() as tmp:
+        bank = CosineBank.from_vectors(Path(tmp) / "bank", embedder.embed(texts), [f"c{i}" for i in range(len(texts))],
+                                       [{"text": x} for x in texts], embedder_id=embedder.id, embedder=embedder)
+        retriever = HybridRetriever(bank)
+        index = retriever.index
+        scores = [index.scores_batch(b) for b in batches]
+        tops = [top_rows(s, 10) for s in scores]
+        parts = {}
+        if hasattr(index, "_tokens"):  # a tree before exact sums has neither part
+            tokens = [index._tokens(b) for b in batches]
+            parts["tokens"] = lambda i: index._tokens(batches[i])
+            parts["sums"] = lambda i: index._sums(*tokens[i], len(batches[i]))
+        parts |= {
+            "scores_batch": lambda i: index.scores_batch(batches[i]),
+            "top": lambda i: top_rows(scores[i], 10),
+            "chunks": lambda i: retriever._lexical_chunks(scores[i], tops[i]),
+            "search_lexical": lambda i: retriever.search_lexical(batches[i], k=10),
+        }
+        memory = np.ones(16 << 20)  # 128 MB: more than the last-level cache
+        for part in parts.values():
+            part(0)
+        gc.collect()
+        gc.freeze()
+        print(f"numpy {np.__version__}; CPU us per batch of 32, median / 10th percentile")
+        print("\n| caches | " + " | ".join(parts) + " |")
+        print("|---|" + "---|" * len(parts))
+        for caches in ("warm", "flushed", "warm", "flushed"):
+            cpu: dict[str, list[int]] = {p: [] for p in parts}
+            for _ in range(args.rounds):
+                for i in range(len(batches)):
+                    for name, part in parts.items():
+                        if caches == "flushed":
+                            memory.sum()
+                        start = time.process_time_ns()
+                        part(i)
+                        cpu[name].append(time.process_time_ns() - start)
+            cells = [f"{statistics.median(v) / 1e3:.0f} / {sorted(v)[len(v) // 10] / 1e3:.0f}" for v in cpu.values()]
+            print(f"| {caches} | " + " | ".join(cells) + " |")
+        gc.unfreeze()
+
+
+if __name__ == "__main__":
+    main()
