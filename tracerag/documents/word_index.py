@@ -153,6 +153,14 @@ class WordIndex:
     def _sums(self, query: np.ndarray, term: np.ndarray, count: int) -> np.ndarray:
         """(count, rows) float64 exact sums of one block's (query, term) tokens."""
         out = np.zeros((count, self.count))
+        if count == 1:  # one question: a call per token costs less than arranging the tokens for a batch
+            sums = out[0]
+            for lo, hi, slot in self._term_table[term].tolist():
+                if slot >= 0:
+                    np.add(sums, self._dense[slot], out=sums)
+                else:  # float64 weights: np.add.at's fast loop (casting in it is five times slower)
+                    np.add.at(sums, self.rows[lo:hi], self.weights[lo:hi].astype(np.float64))
+            return out
         lo, hi, slot = self._term_table[term].T
         dense = slot >= 0
         if dense.any():
@@ -171,12 +179,13 @@ class WordIndex:
         """Add the block's common terms' dense rows into its float64 sums: a matrix product of the (query x
         term) counts where that costs less than one vector add per token (a call's overhead against short
         rows)."""
-        used, column = np.unique(slot, return_inverse=True)
-        if _product_pays(len(query), len(used), len(out), self.count):
-            counts = np.zeros((len(out), len(used)))
-            np.add.at(counts, (query, column), 1.0)
-            np.matmul(counts, self._dense[used].astype(np.float64), out=out)  # float32 rows: half the bytes
-            return
+        if _product_pays(len(query), 1, len(out), self.count):  # else not even a product of one term would
+            used, column = np.unique(slot, return_inverse=True)
+            if _product_pays(len(query), len(used), len(out), self.count):
+                counts = np.zeros((len(out), len(used)))
+                np.add.at(counts, (query, column), 1.0)
+                np.matmul(counts, self._dense[used].astype(np.float64), out=out)  # float32 rows: half the bytes
+                return
         for i, row in zip(query.tolist(), slot.tolist(), strict=True):
             sums = out[i]
             np.add(sums, self._dense[row], out=sums)
