@@ -27,7 +27,7 @@ _DENSE_SHARE = 8  # a term in at least 1/8 of the rows keeps a dense row of weig
 _DENSE_BYTES = 64 << 20  # ... within 64 MB for all of them (16 terms at 1M rows, 160 at 100k)
 _BLOCK_VALUES = 1 << 17  # exact sums: queries summed together hold at most this many float64 sums (1 MB)
 _WORD_CACHE = 1 << 16  # words whose term number is kept (about 6 MB)
-_CALL_ROWS = 4096  # one numpy call costs about as much as adding this many rows: what a matrix product saves
+_CALL_ROWS = 4096  # one numpy call costs about as much as adding this many elements (see _product_pays)
 
 
 class WordIndex:
