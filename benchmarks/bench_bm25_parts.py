@@ -16,6 +16,11 @@ batch and round (CPU time medians, and the 10th percentile: the machine is share
 "warm" times each part right after the others; "flushed" first sums a 128 MB array before each part, so the
 index, numpy's and Python's working data come from memory, as they do in ``bench_bm25_batch.py`` where other
 libraries' searches run between two calls of this one. Numpy only: runs without bm25s.
+
+``--dense`` also times the two ways the exact sums add the common words' dense rows, on PubMedQA's batches and
+on 10,000 synthetic chunks (blocks of 13 questions: what fits ``_BLOCK_VALUES``), for a batch and for lone
+questions: one vector add per token, or a matrix product of the (question x term) counts (the costs
+``word_index._product_pays`` weighs).
 """
 
 from __future__ import annotations
@@ -55,6 +60,7 @@ class HashEmbedder:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--dense", action="store_true", help="also time vector adds against the matrix product")
     args = parser.parse_args()
     from tracerag.documents.hybrid import HybridRetriever
     from tracerag.documents.top_rows import top_rows
@@ -105,6 +111,51 @@ def main() -> None:
             cells = [f"{statistics.median(v) / 1e3:.0f} / {sorted(v)[len(v) // 10] / 1e3:.0f}" for v in cpu.values()]
             print(f"| {caches} | " + " | ".join(cells) + " |")
         gc.unfreeze()
+        if args.dense:
+            dense_choice(index, batches)
+
+
+def dense_choice(index, batches: list[list[str]]) -> None:
+    """CPU us to add a block's dense rows by vector adds and by the matrix product, medians."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from bench_bm25_batch import synthetic
+
+    from tracerag.documents.word_index import WordIndex
+
+    def adds(words, out, query, slot):
+        for i, row in zip(query.tolist(), slot.tolist(), strict=True):
+            np.add(out[i], words._dense[row], out=out[i])
+
+    def product(words, out, query, slot):
+        used, column = np.unique(slot, return_inverse=True)
+        counts = np.zeros((len(out), len(used)))
+        np.add.at(counts, (query, column), 1.0)
+        np.matmul(counts, words._dense[used].astype(np.float64), out=out)
+
+    texts, asked = synthetic(10_000, 26)
+    cases = [("PubMedQA", index, batches), ("synthetic 10,000", WordIndex(texts), [asked[:13], asked[13:]])]
+    print("\n| corpus | block | dense tokens / terms (first block) | vector adds us | matrix product us |")
+    print("|---|---|---|---|---|")
+    for name, words, blocks in cases:
+        for label, block_list in (("batch", blocks), ("one question", [[q] for b in blocks for q in b[:4]])):
+            prepared = []
+            for block in block_list:
+                query, term = words._tokens(block)
+                slot = words._term_table[term][:, 2]
+                prepared.append((len(block), query[slot >= 0], slot[slot >= 0]))
+            cpu = {}
+            for way in (adds, product):
+                times = []
+                for _ in range(7):
+                    for size, query, slot in prepared:
+                        out = np.zeros((size, words.count))
+                        start = time.process_time_ns()
+                        way(words, out, query, slot)
+                        times.append(time.process_time_ns() - start)
+                cpu[way.__name__] = statistics.median(times) / 1e3
+            _, query, slot = prepared[0]
+            print(f"| {name} | {label} | {len(query)} / {len(np.unique(slot))} | {cpu['adds']:.1f} | "
+                  f"{cpu['product']:.1f} |")
 
 
 if __name__ == "__main__":

@@ -197,6 +197,7 @@ class WordIndex:
 def _product_pays(tokens: int, terms: int, queries: int, rows: int) -> bool:
     """Whether a matrix product adds ``tokens`` dense rows of ``terms`` distinct terms into ``queries`` sums of
     ``rows`` faster than one vector add per token. Costs in the time of one element's add, as measured on
-    PubMedQA and 10,000 synthetic rows: a numpy call about :data:`_CALL_ROWS`; the product's ten calls, its
-    gather and cast about 3/4 per element of the rows it uses, and each multiply-add about 1/8."""
+    PubMedQA and 10,000 synthetic rows (``benchmarks/bench_bm25_parts.py --dense``): a numpy call about
+    :data:`_CALL_ROWS`; the product's ten calls, its gather and cast about 3/4 per element of the rows it uses,
+    and each multiply-add about 1/8."""
     return tokens * (_CALL_ROWS + rows) > 10 * _CALL_ROWS + terms * rows * (0.75 + queries / 8)
