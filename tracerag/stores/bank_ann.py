@@ -46,7 +46,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InvalidValue, TraceragError
-from .bank_search import RESCORE_MARGIN, SCORE_LIMIT, Screen, keep_sane, rescore
+from .bank_search import RESCORE_MARGIN, SCORE_LIMIT, Screen, keep_sane, rescore, rescore_one
 
 ANN_FILE = "ann.faiss"
 ANN_INFO = "ann.json"
@@ -347,19 +347,23 @@ def ann_top_rows(
 def _one_top_rows(matrix: np.ndarray, queries: np.ndarray, k: int, floor: float, screen: Screen | None,
                   found: np.ndarray, labels: np.ndarray) -> tuple[list[int], list[float]] | None:
     """:func:`ann_top_rows` of one query from its candidates (``found``: faiss' scores, best first); None
-    when they leave it short. A dozen rows: sorted in Python, which costs less than numpy's calls."""
-    low, end = found[k - 1] - RESCORE_MARGIN, k
-    while end < len(found) and found[end] >= low:  # usually none: the k best and rows tied with the k-th
+    when they leave it short. A dozen rows: looked at and sorted as Python lists, which costs less than
+    numpy's calls on them."""
+    scores_asked = found.tolist()
+    low = float(found[k - 1] - RESCORE_MARGIN)  # in float32, as the batch path compares
+    end = k
+    while end < len(scores_asked) and scores_asked[end] >= low:  # usually none: rows tied with the k-th
         end += 1
-    if end == len(found):  # rows past those asked for may tie with the k-th too
+    if end == len(scores_asked):  # rows past those asked for may tie with the k-th too
         return None
-    rows = labels[:end]
-    if labels[end - 1] < 0 or rows.max() >= len(matrix):  # -1 pads a short list at its end
+    found_rows = labels[:end].tolist()
+    if found_rows[-1] < 0 or max(found_rows) >= len(matrix):  # -1 pads a short list at its end
         return None
     if screen is not None:
-        screen.touch(rows)
-    exact = rescore(matrix, queries, np.zeros(end, dtype=np.intp), rows)
-    scores, found_rows = exact.tolist(), rows.tolist()
+        screen.touch(found_rows)
+    rows = labels[:end]
+    exact = rescore_one(matrix, queries[0], rows)
+    scores = exact.tolist()
     if not all(-SCORE_LIMIT <= x <= SCORE_LIMIT for x in scores) or (  # NaN fails it too
             screen is not None and screen.excluded is not None):
         sane = keep_sane(screen, rows, exact)
@@ -367,12 +371,15 @@ def _one_top_rows(matrix: np.ndarray, queries: np.ndarray, k: int, floor: float,
             keep = sane.tolist()
             scores = [x for x, ok in zip(scores, keep, strict=True) if ok]
             found_rows = [r for r, ok in zip(found_rows, keep, strict=True) if ok]
-    best = sorted(zip(scores, found_rows, strict=True), key=lambda pair: (-pair[0], pair[1]))
+    # Best first, ties by row: (-score, row) tuples compare as that order without a key function (rows are
+    # distinct, so the score itself, kept as computed, is never compared).
+    best = sorted(zip(map(float.__neg__, scores), found_rows, scores, strict=True))
     if floor > -np.inf:
-        best = [pair for pair in best if pair[0] >= floor]
+        best = [entry for entry in best if entry[2] >= floor]
     if len(best) < k:
         return None
-    return [r for _, r in best[:k]], [x for x, _ in best[:k]]
+    best = best[:k]
+    return [r for _, r, _ in best], [x for _, _, x in best]
 
 
 def _window_top_rows(
@@ -403,7 +410,7 @@ def _window_top_rows(
             rows = np.unique(cand[(cand >= 0) & (cand < count)])  # sorted: ties by row below
             if screen is not None:
                 screen.touch(rows)
-            scores = rescore(matrix, queries, np.full(len(rows), i), rows)
+            scores = rescore_one(matrix, queries[i], rows)
             sane = keep_sane(screen, rows, scores)
             if sane is not None:
                 rows, scores = rows[sane], scores[sane]

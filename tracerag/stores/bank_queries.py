@@ -43,6 +43,33 @@ from .bank_writing import link_version_files, write_manifest_adding
 logger = logging.getLogger(__name__)
 
 
+def unit_queries(query_vectors: np.ndarray, dim: int) -> np.ndarray:
+    """The queries as C-contiguous unit float32 rows, shape (q, dim): :func:`l2_normalize` of them; a wrong
+    shape, NaN or infinity raises.
+
+    One query takes a shorter way to the same numbers (it is most of what a search through the approximate
+    index costs besides faiss): its sum of squares, summed as l2_normalize sums it, also says whether every
+    value is finite (a NaN or an infinity makes it NaN or infinite), and a query already of norm 1.0 is used
+    as it is (dividing by 1.0 changes no value).
+    """
+    q = np.asarray(query_vectors, dtype=np.float32)
+    if q.ndim == 1:
+        q = q[None, :]
+    if q.ndim != 2 or q.shape[1] != dim:
+        raise InvalidValue(f"query vectors must have shape (q, {dim}) or ({dim},), got {q.shape}")
+    if q.shape[0] == 1:
+        row = q[0]
+        squares = np.add.reduce(row * row)
+        if squares < np.inf:  # else NaN, infinity, or an overflow of finite values: the general way below
+            norm = np.sqrt(squares)
+            if norm == 1.0 or not norm > 0:  # unit already, or all zeros (which stay zeros)
+                return np.ascontiguousarray(q)
+            return (row / norm)[None, :]
+    if not np.isfinite(q).all():
+        raise InvalidValue("query vectors contain NaN or infinity")
+    return np.ascontiguousarray(l2_normalize(q))
+
+
 class BankQueries:
     """The searches of a :class:`~.cosine_bank.CosineBank` and its approximate index (see the module
     docstring), which CosineBank inherits; the state they use is set by ``CosineBank.__init__``."""
@@ -190,19 +217,12 @@ class BankQueries:
     ) -> list[tuple[list[int], list[float]]]:
         """:meth:`search` as (rows, scores) per query, without decoding ids or metadata of the hits."""
         snap = self._snap
-        q = np.asarray(query_vectors, dtype=np.float32)
-        if q.ndim == 1:
-            q = q[None, :]
-        if q.ndim != 2 or q.shape[1] != snap.dim:
-            raise InvalidValue(f"query vectors must have shape (q, {snap.dim}) or ({snap.dim},), got {q.shape}")
-        if not np.isfinite(q).all():
-            raise InvalidValue("query vectors contain NaN or infinity")
-        if k <= 0 or snap.count == 0 or q.shape[0] == 0:
-            return [([], []) for _ in range(q.shape[0])]
+        unit = unit_queries(query_vectors, snap.dim)
+        if k <= 0 or snap.count == 0 or unit.shape[0] == 0:
+            return [([], []) for _ in range(unit.shape[0])]
         if ef is not None and ef < 1:
             raise InvalidValue(f"ef must be a positive whole number, got {ef}")
         key = None if dedupe_by in (None, "id") else dedupe_by
-        unit = np.ascontiguousarray(l2_normalize(q))
         guard = snap.guard  # only rows known intact are returned (see bank_row_guard.RowGuard, bank_search)
 
         def exact_rows(queries: np.ndarray) -> list[tuple[list[int], list[float]]]:

@@ -46,6 +46,7 @@ class _RowState:
     def __init__(self, blocks: int) -> None:
         self.lock = threading.Lock()
         self.verified = np.zeros(blocks, dtype=bool)
+        self.seen = memoryview(self.verified)  # the same flags, read one at a time without numpy's calls
         self.pending = blocks  # blocks not verified yet: 0 on the warm path (one int compared per search)
         self.failed: set[int] = set()  # blocks whose checksum did not match
         self.corrupt: dict[int, str] = {}  # row -> why it is left out of results
@@ -90,10 +91,14 @@ class RowGuard:
         if self._state.pending:
             self._verify(np.arange(len(self._state.verified)))
 
-    def touch(self, rows: np.ndarray) -> None:
+    def touch(self, rows: np.ndarray | list[int]) -> None:
         """Verify the blocks holding ``rows`` that are not verified yet (an approximate search's candidates)."""
         state = self._state
         if state.pending and len(rows):
+            if type(rows) is list:  # one query's dozen rows: a Python loop costs less than numpy's calls
+                per, seen = self._rows_per_block, state.seen
+                if all(seen[r // per] for r in rows):
+                    return
             blocks = np.asarray(rows, dtype=np.int64) // self._rows_per_block
             if not state.verified[blocks].all():  # warm: one look, no lock (a flag is only ever set)
                 self._verify(np.unique(blocks))

@@ -52,7 +52,7 @@ class Screen(Protocol):
     def report(self, rows: np.ndarray, scores: np.ndarray) -> None:
         """``rows`` scored ``scores``, impossible for a cosine: exclude them from now on (and say so)."""
 
-    def touch(self, rows: np.ndarray) -> None:
+    def touch(self, rows: np.ndarray | list[int]) -> None:
         """``rows`` are about to be scored: verify them first if they are not yet (see RowGuard)."""
 
 
@@ -324,7 +324,7 @@ def _rows_from(scores: Scores, query: int, threshold: float, floor: float,
     if best is not None and len(rows) > best:  # rescore about ``best`` rows, not every candidate
         found = values[rows]
         rows = rows[found >= np.partition(found, len(found) - best)[len(found) - best] - RESCORE_MARGIN]
-    exact = _rescore(scores, np.full(len(rows), query), rows)
+    exact = rescore_one(scores.matrix, scores.queries[query], rows)
     sane = keep_sane(scores.screen, rows, exact)
     if sane is not None:
         rows, exact = rows[sane], exact[sane]
@@ -343,6 +343,12 @@ def rescore(matrix: np.ndarray, queries: np.ndarray, query_of: np.ndarray, rows:
     """Score of each (query, row) pair, computed the same way for every pair (a contiguous dot product):
     the exact and the approximate search both score their hits with it, so a row gets the same score."""
     return np.einsum("ij,ij->i", matrix[rows], queries[query_of])
+
+
+def rescore_one(matrix: np.ndarray, query: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """:func:`rescore` of one query's ``rows``: the same dot product (einsum's loop over the dim, bit for bit,
+    checked by a test) without repeating the query once per row, which cost a third of the call."""
+    return np.einsum("ij,j->i", matrix[rows], query)
 
 
 def _candidates(scores: Scores, low: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
