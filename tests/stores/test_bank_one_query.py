@@ -1,6 +1,8 @@
 """One query's shorter path through the bank gives the numbers the general path gives: the query normalised
-bit for bit as l2_normalize does it, rows rescored bit for bit as the batch rescoring does, and the approximate
-search's single query answered as the same query in a batch."""
+bit for bit as l2_normalize does it, rows rescored bit for bit as the batch rescoring does, the approximate
+search's single query answered as the same query in a batch, and hits whose metadata is decoded when read."""
+
+import pickle
 
 import numpy as np
 import pytest
@@ -77,3 +79,18 @@ def test_an_approximate_search_of_one_query_answers_as_that_query_in_a_batch(tmp
         for min_score in (None, 0.3):
             batch = bank.search_rows(given, k=10, min_score=min_score, exact=False, ef=64)
             assert [bank.search_rows(q, k=10, min_score=min_score, exact=False, ef=64)[0] for q in given] == batch
+
+
+def test_hits_decode_their_metadata_when_read_each_a_fresh_dict(tmp_path):
+    rng = np.random.default_rng(4)
+    vectors = l2_normalize(rng.standard_normal((200, 8)))
+    bank = CosineBank.from_vectors(tmp_path / "b", vectors, [f"r{i}" for i in range(200)],
+                                   [{"n": i} for i in range(200)], embedder_id="test")
+    for query in (vectors[5], vectors[[5, 5]]):
+        found = bank.search(query, k=3, min_score=None)
+        hits = [h for per in found for h in per]
+        assert [h.metadata for h in hits] == [bank.metadata(h.row) for h in hits]
+        hits[0].metadata["n"] = -1  # safe to mutate: no other hit shares it
+        assert all(h.metadata == {"n": h.row} for h in hits[1:])
+        again = bank.search(query, k=3, min_score=None)
+        assert pickle.loads(pickle.dumps(again)) == again and again[0][0].metadata == {"n": 5}

@@ -184,8 +184,10 @@ def test_metadata_lines_are_decoded_only_when_returned(tmp_path, lazy):
         bank.metadata(21)
     hits = bank.search(bank.vectors[[20, 20]], k=1, min_score=None)  # a batch's hits decoded in one parse
     assert [h[0].metadata["n"] for h in hits] == [20, 20] and hits[0][0].metadata is not hits[1][0].metadata
+    hits = bank.search(bank.vectors[[20, 21]], k=1, min_score=None)  # metadata is decoded when first read
+    assert [h[0].row for h in hits] == [20, 21] and hits[0][0].metadata["n"] == 20
     with pytest.raises(BankError, match=r"metadata\.jsonl: line 22 is not valid JSON"):
-        bank.search(bank.vectors[[20, 21]], k=1, min_score=None)  # the broken line among them is named
+        hits[1][0].metadata.get("n")  # the broken line is named when read
 
 
 def write_as_previous_version(directory):
@@ -245,7 +247,7 @@ def test_a_damaged_index_is_reported_naming_it(tmp_path, lazy, name, change, at_
         return
     bank = CosineBank.load(tmp_path / "b")  # row 20 is outside the sample checked at open
     with pytest.raises(BankError, match=message):
-        bank.search(bank.vectors[20], k=1)  # decodes row 20's id and metadata line
+        [h.metadata for h in bank.search(bank.vectors[20], k=1)[0]]  # decodes row 20's id and metadata line
 
 
 def test_a_changed_large_file_fails_its_sampled_checksum(tmp_path, lazy):

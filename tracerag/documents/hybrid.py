@@ -24,7 +24,6 @@ import logging
 from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from functools import partial
 from itertools import accumulate, repeat
 from typing import Any, Literal
 
@@ -33,6 +32,7 @@ import numpy as np
 from ..embedding.embedders import Embedder
 from ..errors import InvalidValue
 from ..stores.cosine_bank import CosineBank
+from ..stores.read_on_first_use import ReadOnFirstUse
 from ..stores.vector_store import VectorStore
 from .store_rows import store_rows
 from .top_rows import top_rows
@@ -57,26 +57,6 @@ DEFAULT_LEXICAL_WEIGHT = 2.0
 RRF_K = 60  # the usual reciprocal-rank constant: ranks 1 and 10 weigh 1/61 vs 1/70, a smooth blend
 _BATCH_SCORES = 1 << 23  # BM25 values (queries x rows) one batch holds at most: 32 MB of float32
 
-class _ReadOnFirstUse:
-    """The ``metadata`` field of :class:`ScoredChunk`: a dict, or a call (``functools.partial``) that decodes
-    it from the bank the first time it is read, then kept. Searching a large bank decodes no chunk text a
-    caller never reads (ranking by id and score, counting hits); reading it costs what decoding would have."""
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self._slot = "_" + name
-
-    def __get__(self, chunk: Any, owner: type | None = None) -> dict[str, Any]:
-        if chunk is None:
-            raise AttributeError("metadata has no default")  # the dataclass field stays required
-        value = getattr(chunk, self._slot)
-        if type(value) is partial:
-            value = value()
-            object.__setattr__(chunk, self._slot, value)
-        return value
-
-    def __set__(self, chunk: Any, value: Any) -> None:
-        object.__setattr__(chunk, self._slot, value)
-
 
 @dataclass(frozen=True)
 class ScoredChunk:
@@ -92,7 +72,7 @@ class ScoredChunk:
     score: float
     dense: float | None
     lexical: float | None
-    metadata: dict[str, Any] = _ReadOnFirstUse()  # type: ignore[assignment]
+    metadata: dict[str, Any] = ReadOnFirstUse()  # type: ignore[assignment]
 
     def __hash__(self) -> int:
         return hash((self.id, self.score, self.dense, self.lexical))

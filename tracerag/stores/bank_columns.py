@@ -20,6 +20,7 @@ import os
 import threading
 from collections import Counter
 from collections.abc import Iterator, Sequence
+from functools import partial
 from pathlib import Path
 from typing import IO, Any
 
@@ -147,6 +148,13 @@ class MetadataLines:
             return values
         return [self.decode(r) for r in rows]  # names the line that is wrong
 
+    def decode_later(self, rows: Sequence[int]) -> list[partial[dict[str, Any]]]:
+        """Per row, a call giving its metadata (a fresh dict per entry): the first call decodes every row's
+        line in one parse (:meth:`decode_rows`), for the hits of one search read after it (see
+        :class:`~.bank_search.Hit`). A damaged line raises for its own rows only."""
+        value = _DecodedTogether(self, rows).value
+        return [partial(value, i) for i in range(len(rows))]
+
     def decode(self, row: int) -> dict[str, Any]:
         raw = self.line(row)[:-1]
         try:
@@ -156,6 +164,26 @@ class MetadataLines:
         if not isinstance(value, dict):  # rare: build the message (and re-raise with details) only now
             return _json_object(raw, f"{self.where}: line {row + 1} is")
         return value
+
+
+class _DecodedTogether:
+    """The metadata of some rows, decoded in one parse when the first of them is asked for."""
+
+    __slots__ = ("_lines", "_rows", "_values")
+
+    def __init__(self, lines: MetadataLines, rows: Sequence[int]) -> None:
+        self._lines, self._rows = lines, rows
+        self._values: list[dict[str, Any]] | None = None
+
+    def value(self, i: int) -> dict[str, Any]:
+        """The metadata of ``rows[i]`` (each entry is handed out once: a hit keeps it)."""
+        values = self._values
+        if values is None:
+            try:
+                values = self._values = self._lines.decode_rows(self._rows)
+            except BankError:  # a damaged line: the others still read, the damaged one raises naming itself
+                return self._lines.decode(self._rows[i])
+        return values[i]
 
 
 def _json_object(raw: bytes, where: str) -> dict[str, Any]:

@@ -189,6 +189,7 @@ class BankQueries:
         Rows scoring below ``min_score`` are dropped (None keeps all). ``dedupe_by`` names a metadata
         key: only the best row per value is kept (rows lacking the key are never merged); the default
         dedupes by id, which is a no-op because ids are unique. A batch is scored in one matrix product.
+        A hit's ``metadata`` is decoded when first read (see :class:`~.bank_search.Hit`).
 
         ``exact``: True scans every row; False asks the approximate index for candidates (``ef``: its
         search breadth, default :data:`~.bank_ann.DEFAULT_EF`) and rescores them exactly; None follows
@@ -198,10 +199,10 @@ class BankQueries:
         found = self.search_rows(query_vectors, k, min_score, dedupe_by, exact=exact, ef=ef)
         if len(found) == 1:  # one query: the same, with less bookkeeping
             rows, scores = found[0]
-            return [list(map(Hit, snap.ids.take(rows), scores, rows, snap.lines.decode_rows(rows)))]
-        every = [r for rows, _ in found for r in rows]  # all hits decoded at once: one parse for the batch
+            return [list(map(Hit, snap.ids.take(rows), scores, rows, snap.lines.decode_later(rows)))]
+        every = [r for rows, _ in found for r in rows]  # all ids in one parse (metadata too, when first read)
         scores = [s for _, of_query in found for s in of_query]
-        hits = list(map(Hit, snap.ids.take(every), scores, every, snap.lines.decode_rows(every)))
+        hits = list(map(Hit, snap.ids.take(every), scores, every, snap.lines.decode_later(every)))
         bounds = list(itertools.accumulate((len(rows) for rows, _ in found), initial=0))
         return [hits[a:b] for a, b in itertools.pairwise(bounds)]
 

@@ -25,10 +25,12 @@ import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
+
+from .read_on_first_use import ReadOnFirstUse
 
 _BLOCK_ROWS = 1024  # at most this many rows per top-k block
 _SMALL_ROWS = 32_768  # up to this many rows a bank has no block maxima: a pass over its scores is cheaper
@@ -56,18 +58,29 @@ class Screen(Protocol):
         """``rows`` are about to be scored: verify them first if they are not yet (see RowGuard)."""
 
 
-@dataclass(slots=True)
+@dataclass
 class Hit:
     """One search result; ``metadata`` is a fresh dict decoded for this hit (safe to mutate).
 
     A plain (not frozen) record: a frozen dataclass costs ~1 us more per hit to build, which is a third
-    of a small bank's whole search when a batch returns hundreds of hits.
+    of a small bank's whole search when a batch returns hundreds of hits. A search decodes ``metadata``
+    when it is first read (:class:`~.read_on_first_use.ReadOnFirstUse`; equality, repr, pickling and
+    ``dataclasses.asdict`` read it too): one parse for all the hits of the search, as before, but only
+    when a caller reads it; a damaged metadata line raises then.
     """
 
+    __slots__ = ("id", "score", "row", "_metadata")
     id: str
     score: float
     row: int
-    metadata: dict[str, Any] = field(hash=False)
+    metadata: dict[str, Any] = ReadOnFirstUse()  # type: ignore[assignment]
+
+    def __init__(self, id: str, score: float, row: int, metadata: dict[str, Any]) -> None:
+        # The dataclass' own __init__ would set metadata through its descriptor: twice the cost of a hit.
+        self.id, self.score, self.row, self._metadata = id, score, row, metadata
+
+    def __reduce__(self) -> tuple:
+        return (type(self), (self.id, self.score, self.row, self.metadata))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,0 +1,31 @@
+"""A record field decoded from a bank the first time it is read: search results' ``metadata``.
+
+Why: a search that returns hits decodes no metadata a caller never reads (ranking by id and score,
+counting hits); reading it costs what decoding at search time would have. Used by
+:class:`~.bank_search.Hit` and :class:`~tracerag.documents.hybrid.ScoredChunk`.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any
+
+
+class ReadOnFirstUse:
+    """A slotted record's field holding a value, or a call (``functools.partial``) that makes it the first
+    time the field is read, after which the value is kept. The record declares the slot ``"_" + name``."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._slot = "_" + name
+
+    def __get__(self, record: Any, owner: type | None = None) -> Any:
+        if record is None:
+            raise AttributeError(f"{self._slot[1:]} has no default")  # the dataclass field stays required
+        value = getattr(record, self._slot)
+        if type(value) is partial:
+            value = value()
+            object.__setattr__(record, self._slot, value)
+        return value
+
+    def __set__(self, record: Any, value: Any) -> None:
+        object.__setattr__(record, self._slot, value)
