@@ -123,6 +123,9 @@ class BankQueries:
         if self._ann_failed is snap:  # could not be read: not read again for this version
             raise BankError(f"{snap.path / ANN_FILE}: could not be read (see the earlier warning); rebuild it with "
                             "CosineBank.build_ann()")
+        kept = self._ann  # read once: the pair is replaced whole, so no lock is needed to look at it
+        if kept is not None and kept[0] is snap:
+            return kept[1]
         with self._ann_lock:
             if self._ann is not None and self._ann[0] is snap:
                 return self._ann[1]
