@@ -5,6 +5,7 @@
     python benchmarks/bench_ann.py bank [--rows 100000] [--kinds clustered,uniform] [--root DIR]
     python benchmarks/bench_ann.py engines [--rows 1000000] [--dim 128] [--builds 3] [--libs hnswlib,usearch]
                                            [--ef 64,128,256,512] [--root DIR] [--json out.json]
+                                           [--turns shared|apart]
 
 ``libs`` compares the HNSW libraries on the same data: unit float32 rows of dim 512, either *uniform*
 (random directions: every neighbour nearly as far as any other, the hard case for a graph index) or
@@ -27,6 +28,9 @@ bank (``search``, and ``search_rows`` without decoding ids and metadata), raw fa
 faiss with the bank's rescoring (of its best k + 2 candidates, those within 1e-4 of the 10th best faiss
 score, rescored with the bank's rows), faiss rescoring the whole window of ``max(4k, ef)`` candidates,
 and the other libraries (``--libs``, built once, skipped when not installed) rescoring their window.
+``--turns shared`` (the default) has every way answer query i in one turn, ``--turns apart`` gives each way
+a different query in a turn, so that no way finds the graph walk of its query cached by another way of the
+same engine (see measure_engines).
 Then, in fresh processes, the memory a reopened bank holds after 200 ANN searches (RSS: anonymous and
 file-backed) against a plain faiss index with its own vectors beside the same memory-mapped rows.
 ``--phase build`` writes every index under ``--root`` and ``--phase measure`` reads them back (the
@@ -491,11 +495,17 @@ def measure_engines(args, root: Path, where: Path, n: int) -> list[dict]:
             times: dict[str, list[float]] = {name: [] for name in ways}
             names = list(ways)
             shuffle = np.random.default_rng(ef)
+            # "apart": in one turn the ways answer different queries (way w takes query i + w * QUERIES / ways),
+            # so none finds in the caches what another just read for the same query; "shared": every way
+            # answers query i in turn, and a way whose engine already ran it finds its graph walk cached (the
+            # bank's two ways run first of their engine half the time, faiss' three a third of the time).
+            spread = QUERIES // len(names) if args.turns == "apart" else 0
             for _ in range(args.passes):
                 for i in range(QUERIES):
-                    q = queries[i : i + 1]
-                    # A fresh order per query: what ran just before (another index in the caches) varies alike.
+                    # A fresh order per turn: what ran just before (another index in the caches) varies alike.
                     for name in shuffle.permutation(names):
+                        at = (i + names.index(name) * spread) % QUERIES
+                        q = queries[at : at + 1]
                         fn = ways[name]
                         s = time.perf_counter()
                         fn(q)
@@ -571,6 +581,8 @@ def main() -> None:
     parser.add_argument("--dim", type=int, default=DIM)
     parser.add_argument("--builds", type=int, default=3, help="engines mode: builds of each index (medians)")
     parser.add_argument("--passes", type=int, default=3, help="engines mode: timed passes over the queries")
+    parser.add_argument("--turns", choices=["shared", "apart"], default="shared",
+                        help="engines mode: in one turn every way answers the same query, or each a different one")
     parser.add_argument("--child-what", default="bank", help=argparse.SUPPRESS)  # rss-child
     parser.add_argument("--queries", default=None, help=argparse.SUPPRESS)  # rss-child
     parser.add_argument("--plain", default=None, help=argparse.SUPPRESS)  # rss-child
