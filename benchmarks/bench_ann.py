@@ -5,7 +5,7 @@
     python benchmarks/bench_ann.py bank [--rows 100000] [--kinds clustered,uniform] [--root DIR]
     python benchmarks/bench_ann.py engines [--rows 1000000] [--dim 128] [--builds 3] [--libs hnswlib,usearch]
                                            [--ef 64,128,256,512] [--root DIR] [--json out.json]
-                                           [--turns shared|apart]
+                                           [--turns shared|apart|warm]
 
 ``libs`` compares the HNSW libraries on the same data: unit float32 rows of dim 512, either *uniform*
 (random directions: every neighbour nearly as far as any other, the hard case for a graph index) or
@@ -30,7 +30,8 @@ score, rescored with the bank's rows), faiss rescoring the whole window of ``max
 and the other libraries (``--libs``, built once, skipped when not installed) rescoring their window.
 ``--turns shared`` (the default) has every way answer query i in one turn, ``--turns apart`` gives each way
 a different query in a turn, so that no way finds the graph walk of its query cached by another way of the
-same engine (see measure_engines).
+same engine (see measure_engines), and ``--turns warm`` times every way's second answer to its query in a
+row (the graph walk cached: what is left is computation).
 Then, in fresh processes, the memory a reopened bank holds after 200 ANN searches (RSS: anonymous and
 file-backed) against a plain faiss index with its own vectors beside the same memory-mapped rows.
 ``--phase build`` writes every index under ``--root`` and ``--phase measure`` reads them back (the
@@ -498,7 +499,8 @@ def measure_engines(args, root: Path, where: Path, n: int) -> list[dict]:
             # "apart": in one turn the ways answer different queries (way w takes query i + w * QUERIES / ways),
             # so none finds in the caches what another just read for the same query; "shared": every way
             # answers query i in turn, and a way whose engine already ran it finds its graph walk cached (the
-            # bank's two ways run first of their engine half the time, faiss' three a third of the time).
+            # bank's two ways run first of their engine half the time, faiss' three a third of the time);
+            # "warm": as shared, each way answering its query once untimed right before the timed answer.
             spread = QUERIES // len(names) if args.turns == "apart" else 0
             for _ in range(args.passes):
                 for i in range(QUERIES):
@@ -507,6 +509,8 @@ def measure_engines(args, root: Path, where: Path, n: int) -> list[dict]:
                         at = (i + names.index(name) * spread) % QUERIES
                         q = queries[at : at + 1]
                         fn = ways[name]
+                        if args.turns == "warm":
+                            fn(q)
                         s = time.perf_counter()
                         fn(q)
                         times[name].append(time.perf_counter() - s)
@@ -581,8 +585,9 @@ def main() -> None:
     parser.add_argument("--dim", type=int, default=DIM)
     parser.add_argument("--builds", type=int, default=3, help="engines mode: builds of each index (medians)")
     parser.add_argument("--passes", type=int, default=3, help="engines mode: timed passes over the queries")
-    parser.add_argument("--turns", choices=["shared", "apart"], default="shared",
-                        help="engines mode: in one turn every way answers the same query, or each a different one")
+    parser.add_argument("--turns", choices=["shared", "apart", "warm"], default="shared",
+                        help="engines mode: in one turn every way answers the same query, each a different one, "
+                             "or the same one twice (the second timed)")
     parser.add_argument("--child-what", default="bank", help=argparse.SUPPRESS)  # rss-child
     parser.add_argument("--queries", default=None, help=argparse.SUPPRESS)  # rss-child
     parser.add_argument("--plain", default=None, help=argparse.SUPPRESS)  # rss-child
