@@ -47,8 +47,8 @@ def unit_queries(query_vectors: np.ndarray, dim: int) -> np.ndarray:
     """The queries as C-contiguous unit float32 rows, shape (q, dim): :func:`l2_normalize` of them; a wrong
     shape, NaN or infinity raises.
 
-    One query takes a shorter way to the same numbers (it is most of what a search through the approximate
-    index costs besides faiss): its sum of squares, summed as l2_normalize sums it, also says whether every
+    One query (a search through the approximate index spends microseconds here beside faiss' own) takes a
+    shorter way to the same numbers: its sum of squares, summed as l2_normalize sums it, also says whether every
     value is finite (a NaN or an infinity makes it NaN or infinite), and a query already of norm 1.0 is used
     as it is (dividing by 1.0 changes no value).
     """
