@@ -491,6 +491,9 @@ def measure_engines(args, root: Path, where: Path, n: int) -> list[dict]:
                 for name, (lib, index) in others.items():
                     ways[f"{name} + window rescoring"] = lambda q, ef=ef, w=window, lib=lib, index=index: rescored(
                         matrix, q, lib.search(index, q, w, ef, 1), K)
+            if args.ways:  # only these (the bank's and faiss' rescoring are always kept: the summary compares them)
+                keep = {"bank", "bank rows", "faiss + bank rescoring", *args.ways.split(",")}
+                ways = {name: fn for name, fn in ways.items() if name in keep}
             found = {name: [list(x) for i in range(QUERIES) for x in fn(queries[i : i + 1])]
                      for name, fn in ways.items()}
             times: dict[str, list[float]] = {name: [] for name in ways}
@@ -585,6 +588,8 @@ def main() -> None:
     parser.add_argument("--dim", type=int, default=DIM)
     parser.add_argument("--builds", type=int, default=3, help="engines mode: builds of each index (medians)")
     parser.add_argument("--passes", type=int, default=3, help="engines mode: timed passes over the queries")
+    parser.add_argument("--ways", default="", help="engines mode: the other ways timed, comma-separated names "
+                        "(default: all; e.g. 'faiss raw' to time as many ways of faiss' graph as of the bank's)")
     parser.add_argument("--turns", choices=["shared", "apart", "warm"], default="shared",
                         help="engines mode: in one turn every way answers the same query, each a different one, "
                              "or the same one twice (the second timed)")
