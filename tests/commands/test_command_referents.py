@@ -586,7 +586,7 @@ def care_home(tmp_path_factory, embedder):
 UNLOCKS = {(d, "main-lock-unlock") for d in ("door-12", "door-14", "office", "cooler", "pool-gate")}
 
 
-@pytest.mark.parametrize("query", ["unlock the door", "open the door please", "open Mrs Hale's door"])
+@pytest.mark.parametrize("query", ["unlock the door", "open the door please", "open Mrs Hale's door", "unlock please"])
 def test_a_door_said_bare_where_no_door_is_the_way_in_asks_which(care_home, query):
     # the residents' doors are all alike: none is "the door"; "Mrs Hale's" is whose, and no Manager's Office
     pred = care_home(query=query)
@@ -758,3 +758,44 @@ def test_a_landmark_a_refusal_a_question_or_the_dark_is_no_ask(farmstay, query):
     acted = acted_on(farmstay(query=query))
     assert not acted & {("main", "main-valve-open"), ("dog", "main-securitySystem-disarm"),
                         ("coop-door", "main-doorControl-open"), ("shutter", "main-garageDoorControl-open")}
+
+
+HOTEL_ROOMS = {"r-lobby": "Entrance Hall", "r-office": "Office", "r-cellar": "Cellar", "r-room2": "Room 2",
+               "r-garden": "Beer Garden", "r-yard": "车位"}
+HOTEL_DEVICES = [
+    ("salto", "Salto", "r-lobby", "Lock", "p-lock", "Salto XS4 Original+"),  # the way in, called by its maker
+    ("front-light", "Front Door Light", "r-lobby", "Light", "p-switch"),
+    ("porter", "Night Porter", "r-lobby", "SecurityPanel", "p-panel"),
+    ("strongbox", "Strongbox", "r-office", "Lock", "p-lock", "Yale Smart Safe"),
+    ("office-door", "Office Door", "r-office", "Lock", "p-lock"),
+    ("room-2", "Room 2 Door", "r-room2", "Lock", "p-lock"),
+    ("co2", "CO2 Valve", "r-cellar", "GasValve", "p-valve"),
+    ("kitchen-gas", "Kitchen Gas", "r-cellar", "GasValve", "p-valve"),
+    ("garden-door", "Beer Garden Door", "r-garden", "Door", "p-door"),
+    ("parking", "车位锁", "r-yard", "Lock", "p-lock"),
+]
+HOTEL_UNLOCKS = {(d, "main-lock-unlock") for d in ("salto", "strongbox", "office-door", "room-2", "parking")}
+
+
+@pytest.fixture(scope="module")
+def hotel(tmp_path_factory, embedder):
+    return no_lm(tmp_path_factory.mktemp("hotel"), HOTEL_DEVICES, {**SPECS, "p-door": DOOR}, HOTEL_ROOMS, embedder)
+
+
+@pytest.mark.parametrize("query", [
+    "open the safe, no, wait, forget it",  # taken back
+    "等阿姨来了再开门",  # put off
+    "open the safe for room 2",  # the Strongbox is the office's
+    "车位锁升起来",  # a parking lock raised is no lock opened
+])
+def test_what_is_taken_back_put_off_unsaid_or_elsewhere_unlocks_nothing(hotel, query):
+    assert not acted_on(hotel(query=query)) & HOTEL_UNLOCKS
+
+
+@pytest.mark.parametrize("query, device, command", [
+    ("the front door, unlock it, the night porter isn't answering", "salto", "main-lock-unlock"),  # no panel unlocks
+    ("open the co2 to the beer lines, the pumps are flat", "co2", "main-valve-open"),  # the lines are where it goes
+])
+def test_it_and_a_supply_are_what_can_do_what_is_asked(hotel, query, device, command):
+    top = hotel(query=query).candidates[0]
+    assert (top.device_id, top.command_id) == (device, command)

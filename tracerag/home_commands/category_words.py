@@ -49,7 +49,7 @@ CATEGORY_WORDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
                     "faucet", "stopcock", "stop cock", "stop tap")),
     "GasValve": (("燃气", "煤气", "天然气", "液化气", "气阀"),
                  ("gas", "gas valve", "gas shutoff", "gas shut-off", "lpg", "lp gas", "propane", "propane valve",
-                  "propane shutoff", "natural gas")),
+                  "propane shutoff", "natural gas", "co2", "carbon dioxide", "argon")),
     "Oven": (("烤箱", "烤炉"), ("oven",)),
     "Cooktop": (("灶", "电磁炉", "炉头"), ("cooktop", "stove", "stovetop", "hob", "range", "rangetop", "burner")),
     "Microwave": (("微波炉",), ("microwave",)),
@@ -208,7 +208,7 @@ _BEFORE_PLACE = re.compile(r"(?:\b(?:in|at|inside|near|nearby|by|beside|behind|a
                            r"over|outside|around|from|facing|opposite|across(?: from)?|along(?:side)?|toward|towards|"
                            r"against|next to|in front of|close to|on top of|"
                            # what a supply goes to: "the gas to the hob" is the hob's gas
-                           r"(?:gas|propane|water|lpg)(?:\s+(?:back\s+)?(?:on|off))?\s+to"
+                           r"(?:gas|propane|water|lpg|co2)(?:\s+(?:back\s+)?(?:on|off))?\s+to"
                            r")\s+(?:the\s+|my\s+|our\s+|a\s+|an\s+)?"
                            r"(?:[\w'-]+\s+){0,2}|在)\s*$")
 _AFTER_PLACE = re.compile(rf"\s*(?:{_WHERE})")

@@ -22,7 +22,7 @@ DOOR_WORDS = frozenset({"门", "door", "gate"})
 _DOOR_NAMES = {"door": frozenset({"door", "门"}), "gate": frozenset({"gate"}), "门": DOOR_WORDS}
 # the words that make a door the house's way in
 ENTRANCE_WORDS = frozenset({"前", "入", "户", "大", "正", "进", "玄", "关", "front", "main", "entry", "entrance",
-                             "entryway", "foyer"})
+                             "entryway", "foyer", "porch", "vestibule"})
 
 
 def door_nouns(text: str) -> frozenset[str]:

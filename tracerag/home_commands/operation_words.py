@@ -115,6 +115,9 @@ _START = _by_kind("start", (CYCLES | frozenset({"Oven"}), "start"), (MEDIA, "pla
 # "stop" with no kind said stops what moves or plays (a blind, a player, a cycle); a lamp or a fan said: off
 _STOP = _by_kind("stop", (LIGHTS | FANS | (CLIMATE - {"Oven"}) | SIRENS | _SWITCHED, "off"))
 _PAUSE = _by_kind("pause", (COVERS, "stop"))
+# a lock raised or lowered (a parking-space lock, 车位锁升起来) is neither unlocked nor locked by the words
+_RAISED = _by_kind("open", (LOCKS, None))
+_LOWERED = _by_kind("close", (LOCKS, None))
 _MUTE = _by_kind("mute", (SIRENS, "off"), (SECURITY, "disarm"), (SIRENS | SECURITY, "off"))
 # "be quiet", "silent mode": a player mutes; an air conditioner or a fan has no mute (its quiet mode, if listed)
 _HUSH = _by_kind("mute", (FANS | CLIMATE | CYCLES, None))
@@ -279,8 +282,9 @@ _SENSES_ZH: tuple[tuple[str, str, Reading], ...] = (
     (r"开始|启动|预热", OPERATION, _START),
     (r"停止|停下|停住|停一下|别动", OPERATION, _STOP),
     # switching
-    (r"拉开|升起|拉起|升上去|卷起", SWITCH, _always("open")),
-    (r"合上|拉上|放下|降下|落下|拉下", SWITCH, _always("close")),
+    (r"拉开|升起|拉起|升上去|卷起", SWITCH, _RAISED),
+
+    (r"合上|拉上|放下|降下|落下|拉下", SWITCH, _LOWERED),
     (r"关闭|关掉|关上|关了|关一下|关下|熄灭|灭掉|断电|断开|(?<!开)关(?![于系注心键])", SWITCH, _ZH_OFF),
     (r"浇浇?水|浇花|浇菜|灌溉", SWITCH, _WATERING),  # "给菜园浇浇水": a water valve opens (浇水 says the kind)
     (r"打开|开启|开一下|开开|点亮|通电|接通|点火|开火|整着|开(?![关始心会车学放])", SWITCH, _ZH_ON),  # 整着: 东北话

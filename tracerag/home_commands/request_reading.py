@@ -80,7 +80,7 @@ class RequestReading:
         condition anywhere ("open the garage door, when I get home"). A reason said in another clause takes
         nothing away: "unlock the front door, the plumber is here", "打开前门，不然进不去"."""
         clauses = self.clauses
-        if any(CONDITION.search(clause) for clause in clauses):
+        if NOT_NOW.search(self.text) or any(CONDITION.search(clause) for clause in clauses):
             return []
         questions = self._questions()
         return [clause for clause in clauses if _is_request(clause) and clause not in questions]
@@ -97,6 +97,9 @@ class RequestReading:
 
 
 # a condition: what follows it waits for something ("if you can, unlock the door", "等我到家了，打开车库门")
+# put off or taken back: nothing is asked now ("等阿姨来了再开门", "open the safe, no, wait, forget it")
+NOT_NOW = re.compile(r"等[^，,。；;！!？?]{1,12}?再|算了|不用了|\b(?:forget (?:it|that)|never\s?mind|cancel that|"
+                     r"scratch that)\b", re.I)
 CONDITION = re.compile(r"如果|要是|假如|的话|等我|等到|\b(?:if|when|whenever|unless|once|after|before)\b", re.I)
 
 

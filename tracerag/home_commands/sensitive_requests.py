@@ -27,7 +27,7 @@ from .category_words import (
 )
 from .command_choice import choice_of
 from .command_docs import verb_phrases
-from .device_kinds import devices_said
+from .device_kinds import devices_said, safes
 from .door_words import (
     DOOR_WORDS,
     ENTRANCE_WORDS,
@@ -121,15 +121,20 @@ class SensitiveRequests:
             # a clause names its own devices; a verb alone ("帮我解锁") or one pointing back ("unlock it") speaks of
             # those of the others ("保险柜密码忘了，帮我解锁"); "put on some music" of none of them
             own = named(self.index, clause) if len(reading.clauses) > 1 else whole
-            if own.any() and points_back(clause):  # "Room 14 door, unlock it for the night nurse": no Nurse Call
-                own = np.where(self._able(clause), own, 0)  # Chime unlocks, so "it" is what another clause names
+            # what "it" stands for can do what is asked: "Room 14 door, unlock it for the night nurse" (no Nurse Call
+            # Chime unlocks), "the front door, unlock it, the night porter isn't answering" (nor does a panel)
+            able = self._able(clause, reading.text) if points_back(clause) else None
+            if able is not None:
+                own, whole_able = np.where(able, own, 0), np.where(able, whole, 0)
+            else:
+                whole_able = whole
             elsewhere = not own.any() and (points_back(clause) or self._verb_alone(clause))
             if elsewhere and _DARK.search(reading.text):  # "鸡舍门口太暗了，开一下", "it's dark by the shutter, turn
                 continue  # it on": what is switched on where it is dark is a light, whatever stands there
-            if elsewhere and points_back(clause) and not whole.any():
+            if elsewhere and points_back(clause) and not whole_able.any():
                 # "it" is what another clause mentions, where it is too ("the documents in the safe, unlock it");
                 # an "it" nothing here names asks for nothing, never for every device of the verb's kind
-                mentioned = named(self.index, _PLACE_WORDS.sub(" ", reading.text))
+                mentioned = np.where(able, named(self.index, _PLACE_WORDS.sub(" ", reading.text)), 0)
                 found = self._asked_in(clause, mentioned, reading.text) if mentioned.any() else None
                 if found is not None and found.any():
                     asked |= found
@@ -222,14 +227,17 @@ class SensitiveRequests:
             referred = self._referred_by_kind(text, said, operation, devices)
         if not best and operation == "off" and self._siren_or_panel(text, referred, devices):
             return np.zeros(len(rows), dtype=bool)
-        asked = self._one_of_several(text, performing & referred, devices)
+        asked = self._one_of_several(text, performing & referred, devices,
+                                     kind_text if kind_text is not None else about)
         for i in np.flatnonzero(marked & referred).tolist():  # what policy.json marks
             asked[i] = self._asked_marked(said, int(rows[i]), bool(best))
         return asked
 
-    def _able(self, clause: str) -> np.ndarray:
-        """Per device: it can do what the clause asks, read from the clause alone (all devices where no verb is)."""
-        operation = operation_in(self.index, verb_text(clause, self.index), kinds_meant(self.index, QueryIR(), clause))
+    def _able(self, clause: str, text: str) -> np.ndarray:
+        """Per device: it can do what the clause asks (all devices where no verb is), its verb read with the kinds
+        the clause says, else those the whole text says ("荷花房门锁，把它打开": a lock opened is unlocked)."""
+        kinds = kinds_meant(self.index, QueryIR(), clause) or kinds_meant(self.index, QueryIR(), text)
+        operation = operation_in(self.index, verb_text(clause, self.index), kinds)
         if operation is None:
             return np.ones(len(self.index.home.devices), dtype=bool)
         return choice_of(self.index).devices_able(operation)
@@ -240,10 +248,15 @@ class SensitiveRequests:
         door so said: "the door of sweet see, open it" describes no door, and a door said with words no door has is
         no way in."""
         text = reading.text
-        others = " ".join(c for c in reading.clauses if c != clause)  # "unlock it" alone names no kind
+        # "unlock it" alone names no kind; where someone waits is what "it" is ("the kids are at the back hall door")
+        others = _PLACE_WORDS.sub(" ", " ".join(c for c in reading.clauses if c != clause))
         # a door said with words no door has is no way in ("the door of sweet see"); "the front door, unlock it" is
         said_door = door_qualifiers(others)
-        odd_door = _DOOR_WORD.search(text) and not (said_door and all(q and set(q) <= ENTRANCE_WORDS for q in said_door)
+        doors = [d for d in self.sensitive.device_words if self.index.table.device_categories[d] in DOORISH]
+
+        def known(words: tuple[str, ...]) -> bool:  # the way in, or words a door has ("the back hall door")
+            return set(words) <= ENTRANCE_WORDS or any(set(words) <= self.sensitive.device_words[d] for d in doors)
+        odd_door = _DOOR_WORD.search(text) and not (said_door and all(q and known(q) for q in said_door)
                                                     and not _DOOR_TO_OR_OF.search(others))
         if (not categories_said(others) or odd_door or reading.excepted or _SEVERAL.search(text)
                 or _plural_said(text)):
@@ -259,10 +272,10 @@ class SensitiveRequests:
         return np.asarray([bool(h) and h[0] in said and len(h[0]) >= 2 for h in heads], dtype=bool) | \
             (devices_said(self.index, text)[devices] > 0)
 
-    def _one_of_several(self, text: str, asked: np.ndarray, devices: np.ndarray) -> np.ndarray:
+    def _one_of_several(self, text: str, asked: np.ndarray, devices: np.ndarray, naming: str) -> np.ndarray:
         """``asked`` without the rows a word for a kind said once reaches on several devices of one kind ("open the
         valve" where three valves are: which one?); doors are read as doors are (the way in), and "all", "both",
-        a plural, 都 ask for each."""
+        a plural, 都 ask for each. ``naming``: the text that says what the clause acts on."""
         # a gas valve is one of the valves: "open the valve" beside a water valve asks which
         if not asked.any() or _SEVERAL.search(text) or _plural_said(text):
             return asked
@@ -274,6 +287,16 @@ class SensitiveRequests:
         any_door = len(set(kinds[asked].tolist()) & DOORISH) > 1 and (said_which or not _DOOR_WORD.search(text))
         categories = np.asarray(["door" if any_door and c in DOORISH else family_of(c) for c in kinds.tolist()])
         out = asked.copy()
+        if not _DOOR_WORD.search(naming) and not LET_IN.search(naming):
+            # "unlock please", "解锁", "把锁打开" beside several locks: the way in, as a door said bare is; where no
+            # lock is, which one?
+            doorish = asked & np.isin(kinds, list(DOORISH))
+            way_in = doorish & np.asarray([bool(self.sensitive.device_words[d] & ENTRANCE_WORDS)
+                                           for d in devices.tolist()], dtype=bool)
+            if way_in.any():
+                out &= ~(doorish & ~way_in)
+            else:
+                self._hold(out, doorish, devices, text)
         doors = asked & np.isin(categories, [*DOORISH, "door"])
         if not said_which and _DOOR_WORD.search(text) and not self._some_way_in(doors, devices) and \
                 self._several_alike(doors, devices):
@@ -356,7 +379,21 @@ class SensitiveRequests:
         if any(said_door):
             by_door_word = named(index, " ".join(_DOOR_WORD.findall(text))) >= named_by
             referred &= ~by_door_word[devices] | self._doors_fitting(devices, said_door, door_nouns(text))
+        rooms = index.names.mentioned_rooms(text)
+        if rooms and not _DOOR_TO.search(text):  # "open the safe for room 2": the Strongbox in the office is no
+            # safe of room 2 ("the patio door to the deck" is the door the deck is reached by)
+            referred &= self._in_or_named_for(rooms)[devices]
         return referred & ~names_mixed(index, text, named_by, sensitive.devices)[devices]
+
+    def _in_or_named_for(self, rooms: list[str]) -> np.ndarray:
+        """Per device: it stands in one of the rooms, or its label carries one's name ("Luggage Room Door")."""
+        index = self.index
+        out = index.rooms.devices_in(rooms).copy()
+        names = [name for room in rooms if (name := tuple(w for w in tokens(room) if w != "the"))]
+        for d in np.flatnonzero(~out).tolist():
+            label = tokens(index.home.devices[d].label)
+            out[d] = any(contains(label, name) for name in names)
+        return out
 
     def _referred_by_kind(self, text: str, said: str, operation: str | None, devices: np.ndarray) -> np.ndarray:
         """Per sensitive row, where the text names no device: a word for its kind (or, alone, a verb that names
@@ -497,7 +534,11 @@ class SensitiveRequests:
         if not any(describes_door(q, described, loose) for q in said):
             return False
         if self.index.table.device_categories[device] == "Lock":
-            return bool(words & nouns)
+            # a lock called by its maker alone ("Salto") where the way in is, is the way in's lock
+            label = self.index.home.devices[device].label
+            by_maker = set(tokens(label)) <= self.sensitive.model_words[device] and not categories_said(label) \
+                and bool(words & ENTRANCE_WORDS) and not safes(self.index)[device]  # no Key Safe on the front step
+            return bool(words & nouns) or by_maker and all(q <= ENTRANCE_WORDS for q in said)
         # a gate said is a gate, the way in or not ("open the gate": the Driveway Gate)
         return any(q for q in said) or bool(words & ENTRANCE_WORDS) or "gate" in words & nouns
 
