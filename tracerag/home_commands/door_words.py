@@ -21,8 +21,8 @@ DOOR_WORDS = frozenset({"门", "door", "gate"})
 # is never a 门 said of a house door)
 _DOOR_NAMES = {"door": frozenset({"door", "门"}), "gate": frozenset({"gate"}), "门": DOOR_WORDS}
 # the words that make a door the house's way in
-ENTRANCE_WORDS = frozenset({"前", "入", "户", "大", "正", "进", "玄", "关", "front", "main", "entry", "entrance",
-                             "entryway", "foyer", "porch", "vestibule"})
+ENTRANCE_WORDS = frozenset({"前", "入", "户", "大", "正", "进", "玄", "关", "防", "盗", "front", "main", "entry",
+                            "entrance", "entryway", "foyer", "porch", "vestibule"})
 
 
 def door_nouns(text: str) -> frozenset[str]:
@@ -158,5 +158,10 @@ def describes_door(qualifier: set[str], words: set[str], loose: bool = False) ->
     other_script = all(w.isascii() for w in qualifier) != all(w.isascii() for w in words & ENTRANCE_WORDS)
     english = all(w.isascii() for w in qualifier)  # "the front door" is any house's way in; 大门 is a name
     home = qualifier == {"家"}  # 家门, the home's door, is its way in whatever it is called
+    # 入户门, 防盗门, 玄关门 say the flat's own way in where no door is called so (大门 and 前门 may be a gate's name)
+    entry = loose and qualifier <= _FLAT_ENTRY
     return bool(qualifier) and (qualifier <= ENTRANCE_WORDS or home) and bool(words & ENTRANCE_WORDS) and \
-        (other_script or loose and english or home)
+        (other_script or loose and english or home or entry)
+
+
+_FLAT_ENTRY = frozenset({"入", "户", "防", "盗", "玄", "关"})

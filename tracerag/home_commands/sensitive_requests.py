@@ -293,7 +293,10 @@ class SensitiveRequests:
             doorish = asked & np.isin(kinds, list(DOORISH))
             way_in = doorish & np.asarray([bool(self.sensitive.device_words[d] & ENTRANCE_WORDS)
                                            for d in devices.tolist()], dtype=bool)
-            if way_in.any():
+            theirs = doorish & room_door(self.index, text)[devices]  # "unlock the shop": its door, not its safe
+            if theirs.any():
+                out &= ~(doorish & ~theirs)
+            elif way_in.any():
                 out &= ~(doorish & ~way_in)
             else:
                 self._hold(out, doorish, devices, text)
