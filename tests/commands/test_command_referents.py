@@ -760,7 +760,7 @@ def test_a_landmark_a_refusal_a_question_or_the_dark_is_no_ask(farmstay, query):
                         ("coop-door", "main-doorControl-open"), ("shutter", "main-garageDoorControl-open")}
 
 
-HOTEL_ROOMS = {"r-lobby": "Entrance Hall", "r-office": "Office", "r-cellar": "Cellar", "r-room2": "Room 2",
+HOTEL_ROOMS = {"r-lobby": "Lobby", "r-office": "Office", "r-cellar": "Cellar", "r-room2": "Room 2",
                "r-garden": "Beer Garden", "r-yard": "车位"}
 HOTEL_DEVICES = [
     ("salto", "Salto", "r-lobby", "Lock", "p-lock", "Salto XS4 Original+"),  # the way in, called by its maker
@@ -795,6 +795,7 @@ def test_what_is_taken_back_put_off_unsaid_or_elsewhere_unlocks_nothing(hotel, q
 @pytest.mark.parametrize("query, device, command", [
     ("the front door, unlock it, the night porter isn't answering", "salto", "main-lock-unlock"),  # no panel unlocks
     ("open the co2 to the beer lines, the pumps are flat", "co2", "main-valve-open"),  # the lines are where it goes
+    ("open the front door please, the guests are here", "salto", "main-lock-unlock"),  # its maker's name, in the lobby
 ])
 def test_it_and_a_supply_are_what_can_do_what_is_asked(hotel, query, device, command):
     top = hotel(query=query).candidates[0]
