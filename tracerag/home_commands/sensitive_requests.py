@@ -27,11 +27,11 @@ from .category_words import (
 )
 from .command_choice import choice_of
 from .command_docs import verb_phrases
-from .device_kinds import devices_said, safes
+from .device_kinds import devices_said
+from .door_fitting import SensitiveDoors
 from .door_words import (
     DOOR_WORDS,
     ENTRANCE_WORDS,
-    describes_door,
     door_nouns,
     door_qualifiers,
     doors_among,
@@ -99,6 +99,7 @@ class SensitiveRequests:
     def __init__(self, index, sensitive: SensitiveRows):
         self.index = index
         self.sensitive = sensitive
+        self.doors = SensitiveDoors(index, sensitive)
 
     def asked(self, text: str) -> np.ndarray:
         """Per sensitive row (``SensitiveRows.rows``): whether the text asks for its command on its device.
@@ -301,8 +302,8 @@ class SensitiveRequests:
             else:
                 self._hold(out, doorish, devices, text)
         doors = asked & np.isin(categories, [*DOORISH, "door"])
-        if not said_which and _DOOR_WORD.search(text) and not self._some_way_in(doors, devices) and \
-                self._several_alike(doors, devices):
+        if not said_which and _DOOR_WORD.search(text) and not self.doors.some_way_in(doors, devices) and \
+                self.doors.several_alike(doors, devices):
             # a door said bare is the way in; where no door asked is one and several would do it alike ("unlock
             # the door" in a care home whose doors are the residents'), it is any of them: which one? ("open the
             # gate" beside one gate opener and a gate's lock still opens the gate)
@@ -332,18 +333,6 @@ class SensitiveRequests:
             out &= ~same
             self.one_of_several(text).update(devices[same].tolist())
 
-    def _several_alike(self, rows: np.ndarray, devices: np.ndarray) -> bool:
-        """Whether the rows reach more than one device with the same capability (two locks, two gate openers)."""
-        table, sensitive_rows = self.index.table, self.sensitive.rows
-        by_capability: dict[str, set[int]] = {}
-        for i in np.flatnonzero(rows).tolist():
-            by_capability.setdefault(table.spec_of_row(int(sensitive_rows[i])).capability, set()).add(int(devices[i]))
-        return any(len(found) > 1 for found in by_capability.values())
-
-    def _some_way_in(self, rows: np.ndarray, devices: np.ndarray) -> bool:
-        """Whether one of the rows' devices is a way in (its name, room or own name says so: ``device_words``)."""
-        return any(self.sensitive.device_words[d] & ENTRANCE_WORDS for d in set(devices[rows].tolist()))
-
     def one_of_several(self, text: str) -> set[int]:
         """The devices a clause of the text could each mean, none of them said ("open the valve" beside three
         valves): held back until the user says which (filled as ``asked`` reads the text)."""
@@ -364,7 +353,7 @@ class SensitiveRequests:
         if through_door and every_door(text):  # "open all the doors": every door, the one labelled Door too
             return 0
         if through_door and not labelled_so and (
-                not any(said_door) or not self._doors_fitting(best_named, said_door, door_nouns(text)).any()):
+                not any(said_door) or not self.doors.fitting(best_named, said_door, door_nouns(text)).any()):
             return 0
         return best
 
@@ -381,7 +370,7 @@ class SensitiveRequests:
         said_door = [set(q) for q in door_qualifiers(text)]
         if any(said_door):
             by_door_word = named(index, " ".join(_DOOR_WORD.findall(text))) >= named_by
-            referred &= ~by_door_word[devices] | self._doors_fitting(devices, said_door, door_nouns(text))
+            referred &= ~by_door_word[devices] | self.doors.fitting(devices, said_door, door_nouns(text))
         rooms = index.names.mentioned_rooms(text)
         if rooms and not _DOOR_TO.search(text):  # "open the safe for room 2": the Strongbox in the office is no
             # safe of room 2 ("the patio door to the deck" is the door the deck is reached by)
@@ -433,7 +422,7 @@ class SensitiveRequests:
             if main.any():
                 worded = np.where(index.table.device_categories[devices] == "WaterValve", main, worded)
         if "Door" in kinds_said:
-            worded = self._door_worded(worded, kinds_said, verbless, rooms, devices)
+            worded = self.doors.worded(worded, kinds_said, verbless, rooms, devices)
             if rooms and _DOOR_TO.search(text):  # "the door to the back garden": the Garden Door in the kitchen
                 room_words = {w for room in rooms for w in tokens(room)} - ENTRANCE_WORDS
                 referred |= np.asarray([bool(sensitive.device_words[d] & room_words & set(tokens(
@@ -460,32 +449,6 @@ class SensitiveRequests:
         return np.asarray([bool(labelled[d]) and not labelled[d] & (sensitive.noun_sets[code] | kinds_said)
                            for d, code in zip(devices.tolist(), sensitive.noun_code.tolist(), strict=True)],
                           dtype=bool)
-
-    def _door_worded(self, worded: np.ndarray, kinds_said: set[str], verbless: str, rooms: list[str],
-                     devices: np.ndarray) -> np.ndarray:
-        """``worded`` where a door word is said: a device reached only through it must be the door said."""
-        index, sensitive = self.index, self.sensitive
-        only_door = np.asarray([n & kinds_said == {"Door"} for n in sensitive.noun_sets])[sensitive.noun_code]
-        # the words said with a door, the rooms said aside ("花园大门": 大, in the garden)
-        around = index.rooms.without_room_names(verbless) if rooms else verbless
-        said_door = [set(q) for q in door_qualifiers(around)]
-        nouns = door_nouns(verbless)
-        fits = self._doors_fitting(devices, said_door, nouns)
-        if rooms and all(q <= ENTRANCE_WORDS for q in said_door):
-            # "the door to the back yard", "花园大门": the one there (a lock: one whose name says so, no safe)
-            fits = np.asarray([index.table.device_categories[d] != "Lock" or bool(sensitive.device_words[d] & nouns)
-                               for d in devices.tolist()])
-        elif not any(said_door) and every_door(verbless):  # "unlock all the doors", "其他门都打开": every door
-            mask = np.zeros(len(index.home.devices), dtype=bool)
-            mask[devices] = True
-            fits = doors_among(index, mask, nouns)[devices]
-        elif not any(said_door):  # "开门", "unlock the door": the way in, where a lock is it
-            way_in = np.asarray([bool(sensitive.device_words[d] & ENTRANCE_WORDS) for d in devices.tolist()])
-            fits &= way_in if (fits & way_in & only_door).any() else fits
-        worded = worded & (~only_door | fits)
-        # a door device whose own name holds the door word said ("open the gate": the Driveway Gate)
-        return worded | fits & np.asarray([bool(sensitive.device_words[d] & nouns) and
-                                           index.table.device_categories[d] in DOORISH for d in devices.tolist()])
 
     def _kinds_referred(self, text: str, operation: str | None, rooms: list[str]) -> set[str]:
         """The kinds the text names by a word for them (``referents.kinds_acted_on``), less those whose word also
@@ -517,33 +480,6 @@ class SensitiveRequests:
         # "turn the water on at the main valve": where it is done says the kind again, in a word only it has
         return {kind for kind, words in said.items() if any(own(w) for w in words) or kind in CATEGORY_WORDS and
                 any(own(m.group(0)) for m in word_pattern(*CATEGORY_WORDS[kind]).finditer(normalised(text)))}
-
-    def _doors_fitting(self, devices: np.ndarray, said: list[set[str]], nouns: frozenset[str]) -> np.ndarray:
-        """Per row's device: ``_is_the_door``, by the door's own words where some door has them, else by the
-        words for the way in ("unlock the front door" of a lock labelled Blue Door in the Entry)."""
-        strict = np.asarray([self._is_the_door(d, said, nouns) for d in devices.tolist()], dtype=bool)
-        # only a door's fit counts: the alarm panel in the 玄关 fits "the front door" by its room, and is no door
-        if (strict & self.index.table.in_categories(DOORISH)[devices]).any() or not any(said):
-            return strict
-        return np.asarray([self._is_the_door(d, said, nouns, loose=True) for d in devices.tolist()], dtype=bool)
-
-    def _is_the_door(self, device: int, said: list[set[str]], nouns: frozenset[str], loose: bool = False) -> bool:
-        """Whether a door said names this device: the words said with it are the device's ("阳台门"), a lock
-        is the lock of what was said (its name says door, or gate where a gate was said: not the Cubby, and
-        "every door" is no Front Gate), and a door said with no word of its own ("开门", "open the door") is the
-        house's way in (前门, 入户门, "Front Door"), not the one to the balcony; a gate said is any gate."""
-        words = self.sensitive.device_words[device]
-        described = words | self.sensitive.model_words[device]  # "the roll-up door": its own name says so
-        if not any(describes_door(q, described, loose) for q in said):
-            return False
-        if self.index.table.device_categories[device] == "Lock":
-            # a lock called by its maker alone ("Salto") where the way in is, is the way in's lock
-            label = self.index.home.devices[device].label
-            by_maker = set(tokens(label)) <= self.sensitive.model_words[device] and not categories_said(label) \
-                and bool(words & ENTRANCE_WORDS) and not safes(self.index)[device]  # no Key Safe on the front step
-            return bool(words & nouns) or by_maker and all(q <= ENTRANCE_WORDS for q in said)
-        # a gate said is a gate, the way in or not ("open the gate": the Driveway Gate)
-        return any(q for q in said) or bool(words & ENTRANCE_WORDS) or "gate" in words & nouns
 
     def _verb_alone(self, clause: str) -> bool:
         """Whether the clause says what to do and nothing it acts on ("帮我解锁", "快关掉", "unlock please")."""

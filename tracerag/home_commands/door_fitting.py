@@ -1,0 +1,91 @@
+"""Which of a home's sensitive doors a door said is: the words said with it, the way in, a lock by its door.
+
+"the front door", "阳台门", "开门", "the roll-up door", "unlock all the doors": a door said is read against each
+sensitive device's own words (label, room, floor, and what its maker's name says of it: ``SensitiveRows``), so
+that a lock is the lock of the door said, a door said bare is the house's way in, and a gate said is any gate.
+``SensitiveRequests`` asks it whenever a door word stands in what it reads.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .category_words import categories_said
+from .device_kinds import safes
+from .door_words import ENTRANCE_WORDS, describes_door, door_nouns, door_qualifiers, doors_among, every_door
+from .room_doors import DOORISH
+from .sensitive_commands import SensitiveRows
+from .text_match import tokens
+
+
+class SensitiveDoors:
+    """The door-reading rules over one home's sensitive rows (built once per index, with ``SensitiveRequests``)."""
+
+    def __init__(self, index, sensitive: SensitiveRows):
+        self.index = index
+        self.sensitive = sensitive
+
+    def worded(self, worded: np.ndarray, kinds_said: set[str], verbless: str, rooms: list[str],
+               devices: np.ndarray) -> np.ndarray:
+        """``worded`` where a door word is said: a device reached only through it must be the door said."""
+        index, sensitive = self.index, self.sensitive
+        only_door = np.asarray([n & kinds_said == {"Door"} for n in sensitive.noun_sets])[sensitive.noun_code]
+        # the words said with a door, the rooms said aside ("花园大门": 大, in the garden)
+        around = index.rooms.without_room_names(verbless) if rooms else verbless
+        said_door = [set(q) for q in door_qualifiers(around)]
+        nouns = door_nouns(verbless)
+        fits = self.fitting(devices, said_door, nouns)
+        if rooms and all(q <= ENTRANCE_WORDS for q in said_door):
+            # "the door to the back yard", "花园大门": the one there (a lock: one whose name says so, no safe)
+            fits = np.asarray([index.table.device_categories[d] != "Lock" or bool(sensitive.device_words[d] & nouns)
+                               for d in devices.tolist()])
+        elif not any(said_door) and every_door(verbless):  # "unlock all the doors", "其他门都打开": every door
+            mask = np.zeros(len(index.home.devices), dtype=bool)
+            mask[devices] = True
+            fits = doors_among(index, mask, nouns)[devices]
+        elif not any(said_door):  # "开门", "unlock the door": the way in, where a lock is it
+            way_in = np.asarray([bool(sensitive.device_words[d] & ENTRANCE_WORDS) for d in devices.tolist()])
+            fits &= way_in if (fits & way_in & only_door).any() else fits
+        worded = worded & (~only_door | fits)
+        # a door device whose own name holds the door word said ("open the gate": the Driveway Gate)
+        return worded | fits & np.asarray([bool(sensitive.device_words[d] & nouns) and
+                                           index.table.device_categories[d] in DOORISH for d in devices.tolist()])
+
+    def fitting(self, devices: np.ndarray, said: list[set[str]], nouns: frozenset[str]) -> np.ndarray:
+        """Per row's device: ``is_the_door``, by the door's own words where some door has them, else by the
+        words for the way in ("unlock the front door" of a lock labelled Blue Door in the Entry)."""
+        strict = np.asarray([self.is_the_door(d, said, nouns) for d in devices.tolist()], dtype=bool)
+        # only a door's fit counts: the alarm panel in the 玄关 fits "the front door" by its room, and is no door
+        if (strict & self.index.table.in_categories(DOORISH)[devices]).any() or not any(said):
+            return strict
+        return np.asarray([self.is_the_door(d, said, nouns, loose=True) for d in devices.tolist()], dtype=bool)
+
+    def is_the_door(self, device: int, said: list[set[str]], nouns: frozenset[str], loose: bool = False) -> bool:
+        """Whether a door said names this device: the words said with it are the device's ("阳台门"), a lock
+        is the lock of what was said (its name says door, or gate where a gate was said: not the Cubby, and
+        "every door" is no Front Gate), and a door said with no word of its own ("开门", "open the door") is the
+        house's way in (前门, 入户门, "Front Door"), not the one to the balcony; a gate said is any gate."""
+        words = self.sensitive.device_words[device]
+        described = words | self.sensitive.model_words[device]  # "the roll-up door": its own name says so
+        if not any(describes_door(q, described, loose) for q in said):
+            return False
+        if self.index.table.device_categories[device] == "Lock":
+            # a lock called by its maker alone ("Salto") where the way in is, is the way in's lock
+            label = self.index.home.devices[device].label
+            by_maker = set(tokens(label)) <= self.sensitive.model_words[device] and not categories_said(label) \
+                and bool(words & ENTRANCE_WORDS) and not safes(self.index)[device]  # no Key Safe on the front step
+            return bool(words & nouns) or by_maker and all(q <= ENTRANCE_WORDS for q in said)
+        # a gate said is a gate, the way in or not ("open the gate": the Driveway Gate)
+        return any(q for q in said) or bool(words & ENTRANCE_WORDS) or "gate" in words & nouns
+
+    def several_alike(self, rows: np.ndarray, devices: np.ndarray) -> bool:
+        """Whether the rows reach more than one device with the same capability (two locks, two gate openers)."""
+        table, sensitive_rows = self.index.table, self.sensitive.rows
+        by_capability: dict[str, set[int]] = {}
+        for i in np.flatnonzero(rows).tolist():
+            by_capability.setdefault(table.spec_of_row(int(sensitive_rows[i])).capability, set()).add(int(devices[i]))
+        return any(len(found) > 1 for found in by_capability.values())
+
+    def some_way_in(self, rows: np.ndarray, devices: np.ndarray) -> bool:
+        """Whether one of the rows' devices is a way in (its name, room or own name says so: ``device_words``)."""
+        return any(self.sensitive.device_words[d] & ENTRANCE_WORDS for d in set(devices[rows].tolist()))
