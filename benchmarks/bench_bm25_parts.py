@@ -42,19 +42,7 @@ import numpy as np  # noqa: E402
 if "PYTHONPATH" not in os.environ:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-PUBMEDQA = Path(__file__).resolve().parents[1] / "tracerag" / "datasets" / "data" / "pubmedqa"
-
-
-class HashEmbedder:
-    """Deterministic unit vectors from a text's hash: the bank needs vectors, the lexical search none."""
-
-    id = "hash-64"
-    dim = 64
-
-    def embed(self, texts):
-        out = np.stack([np.random.default_rng(abs(hash(t)) % 2**32).standard_normal(self.dim).astype(np.float32)
-                        for t in texts])
-        return out / np.linalg.norm(out, axis=1, keepdims=True)
+from bench_bm25_batch import PUBMEDQA, HashEmbedder  # noqa: E402  (the same corpus and vectors)
 
 
 def main() -> None:

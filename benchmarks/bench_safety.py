@@ -30,7 +30,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -39,6 +38,7 @@ from pathlib import Path
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 import dspy  # noqa: E402
+from baseline_tree import measured_on  # noqa: E402
 from safety_homes import (  # noqa: E402
     ScriptedParser,
     adversarial_parses,
@@ -57,8 +57,6 @@ from tracerag.datasets.smarthome import load_dataset, resolve_dataset  # noqa: E
 from tracerag.embedding.embedders import LocalUSEEmbedder  # noqa: E402
 from tracerag.embedding.embedding_cache import CachedEmbedder  # noqa: E402
 from tracerag.smarthome.execute import SmartThingsTarget, execute  # noqa: E402
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def measure(homes: list[Path], embedder) -> dict:
@@ -181,22 +179,6 @@ def _quality(embedder) -> dict:
     return out
 
 
-def _baseline(ref: str, homes: list[Path]) -> dict:
-    """This measurement run on ``ref``, checked out into a temporary worktree."""
-    tree = Path(tempfile.mkdtemp(prefix="safety-baseline-")) / "tree"
-    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(tree), ref], check=True,
-                   capture_output=True)
-    try:
-        out = tree.parent / "baseline.json"
-        # its own embedding cache: an older tree may not read this tree's cache format
-        env = {**os.environ, "PYTHONPATH": str(tree), "TMPDIR": str(tree.parent)}
-        subprocess.run([sys.executable, __file__, "--measure", *map(str, homes), "--json", str(out)], check=True,
-                       cwd=tree, env=env)
-        return json.loads(out.read_text(encoding="utf-8"))
-    finally:
-        subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)], capture_output=True)
-
-
 def _table(before: dict, after: dict) -> list[str]:
     lines = ["| measure | before | after |", "|---|---|---|"]
     for mode, label in (("none", "no LM"), ("adversarial", "adversarial LM parses")):
@@ -257,7 +239,7 @@ def main() -> None:
     started = time.perf_counter()
     after = measure(homes, embedder)
     print(f"measured the current tree in {time.perf_counter() - started:.0f} s", file=sys.stderr)
-    before = _baseline(args.baseline, homes)
+    before = measured_on(args.baseline, __file__, ["--measure", *map(str, homes)])
     print("\n".join(_table(before, after)))
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)

@@ -14,13 +14,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
-import sys
-import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from baseline_tree import measured_on
 
 
 def templates(rooms: list[str], labels: list[str]) -> list[str]:
@@ -65,21 +61,6 @@ def measure(homes: list[str]) -> dict[str, list[str]]:
     return out
 
 
-def _baseline(ref: str, homes: list[str]) -> dict[str, list[str]]:
-    """``measure`` run on ``ref``, checked out into a temporary worktree."""
-    tree = Path(tempfile.mkdtemp(prefix="asks-baseline-")) / "tree"
-    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(tree), ref], check=True,
-                   capture_output=True)
-    try:
-        out = tree.parent / "baseline.json"
-        env = {**os.environ, "PYTHONPATH": str(tree), "TMPDIR": str(tree.parent)}
-        subprocess.run([sys.executable, __file__, "--measure", "--json", str(out), *homes], check=True, cwd=tree,
-                       env=env)
-        return json.loads(out.read_text(encoding="utf-8"))
-    finally:
-        subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)], capture_output=True)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("homes", nargs="+", help="home directories (devices.json, rooms.json, spec.jsonl)")
@@ -92,7 +73,7 @@ def main() -> None:
         args.json.write_text(json.dumps(measure(homes), ensure_ascii=False), encoding="utf-8")
         return
     after = measure(homes)
-    before = _baseline(args.baseline, homes) if args.baseline else after
+    before = measured_on(args.baseline, __file__, ["--measure", *homes]) if args.baseline else after
     gained = {k: sorted(set(after[k]) - set(before.get(k, []))) for k in after}
     lost = {k: sorted(set(before.get(k, [])) - set(after[k])) for k in after}
     for title, changes in (("asked now, not before", gained), ("asked before, not now", lost)):
