@@ -374,18 +374,17 @@ class SensitiveRequests:
         rooms = index.names.mentioned_rooms(text)
         if rooms and not _DOOR_TO.search(text):  # "open the safe for room 2": the Strongbox in the office is no
             # safe of room 2 ("the patio door to the deck" is the door the deck is reached by)
-            referred &= self._in_or_named_for(rooms)[devices]
+            referred &= self._in_or_named_for(rooms, devices)
         return referred & ~names_mixed(index, text, named_by, sensitive.devices)[devices]
 
-    def _in_or_named_for(self, rooms: list[str]) -> np.ndarray:
-        """Per device: it stands in one of the rooms, or its label carries one's name ("Luggage Room Door")."""
+    def _in_or_named_for(self, rooms: list[str], devices: np.ndarray) -> np.ndarray:
+        """Per row's device: it stands in one of the rooms, or its label carries one's name ("Luggage Room
+        Door"). Only the rows' devices are read: a home of 20,000 devices has a few dozen sensitive ones."""
         index = self.index
-        out = index.rooms.devices_in(rooms).copy()
+        there = index.rooms.devices_in(rooms)[devices]
         names = [name for room in rooms if (name := tuple(w for w in tokens(room) if w != "the"))]
-        for d in np.flatnonzero(~out).tolist():
-            label = tokens(index.home.devices[d].label)
-            out[d] = any(contains(label, name) for name in names)
-        return out
+        return np.asarray([bool(inside) or any(contains(tokens(index.home.devices[d].label), name) for name in names)
+                           for d, inside in zip(devices.tolist(), there.tolist(), strict=True)], dtype=bool)
 
     def _referred_by_kind(self, text: str, said: str, operation: str | None, devices: np.ndarray) -> np.ndarray:
         """Per sensitive row, where the text names no device: a word for its kind (or, alone, a verb that names
