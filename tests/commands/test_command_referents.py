@@ -800,3 +800,118 @@ def test_what_is_taken_back_put_off_unsaid_or_elsewhere_unlocks_nothing(hotel, q
 def test_it_and_a_supply_are_what_can_do_what_is_asked(hotel, query, device, command):
     top = hotel(query=query).candidates[0]
     assert (top.device_id, top.command_id) == (device, command)
+
+
+RESTAURANT_ROOMS = {"r-dining": "Dining Room", "r-cash": "Cash Office", "r-kitchen": "Kitchen", "r-alley": "Back Alley",
+                    "r-flat": "Flat Kitchen", "r-landing": "Flat Landing"}
+RESTAURANT_DEVICES = [
+    # the one door lock called by its maker, where no door says the way in: the front door visitors come in by
+    ("conexis", "Yale Conexis", "r-dining", "Lock", "p-lock", "Yale Conexis L1 Smart Door Lock"),
+    ("cash-door", "Cash Office Door", "r-cash", "Lock", "p-lock"),
+    ("bank", "The Bank", "r-cash", "Lock", "p-lock", "Yale Smart Safe"),
+    ("nightwatch", "Nightwatch", "r-cash", "SecurityPanel", "p-panel"),
+    ("wok-gas", "Wok Gas Line", "r-kitchen", "GasValve", "p-valve"),
+    ("main-gas", "Main Gas", "r-alley", "GasValve", "p-valve"),
+    ("lantern", "Front Door Lantern", "r-dining", "Light", "p-switch"),
+    ("blinds", "Window Blinds", "r-dining", "Blind", "p-shade"),
+    ("flat-oven", "Flat Oven", "r-flat", "Oven", "p-oven"),
+    ("flat-door", "Flat Door", "r-landing", "Lock", "p-lock"),
+]
+
+
+@pytest.fixture(scope="module")
+def restaurant(tmp_path_factory, embedder):
+    return no_lm(tmp_path_factory.mktemp("restaurant"), RESTAURANT_DEVICES, SPECS, RESTAURANT_ROOMS, embedder)
+
+
+@pytest.mark.parametrize("query, device, command", [
+    ("let the customers in, they're queuing on the pavement", "conexis", "main-lock-unlock"),
+    ("a party of eight is waiting out front, open up", "conexis", "main-lock-unlock"),  # no lantern switched on
+    ("please front door open, I am new waiter", "conexis", "main-lock-unlock"),
+    ("can you let Mrs Hale's daughter in", "conexis", "main-lock-unlock"),  # whom, in three words
+    ("night watch off, it's me", "nightwatch", "main-securitySystem-disarm"),  # a one-word label said as two
+    ("turn the gas back on at the meter in the alley", "main-gas", "main-valve-open"),  # the meter is no place
+])
+def test_the_way_in_a_visitor_and_a_supply_are_found_as_they_are_said(restaurant, query, device, command):
+    top = restaurant(query=query).candidates[0]
+    assert (top.device_id, top.command_id) == (device, command)
+
+
+@pytest.mark.parametrize("query", [
+    "unlock please",  # beside several locks, the lock guessed to be the way in is still a question
+    "open the main gas, actually no, leave it for the engineer",  # taken back
+    "open the safe in the flat",  # the flat has no safe: The Bank is the cash office's
+    "open up for the plumber",  # nobody is said to be waiting anywhere
+    "let some fresh air in",  # nobody is let in
+])
+def test_what_is_not_plainly_asked_of_the_way_in_or_a_supply_reaches_nothing_sensitive(restaurant, query):
+    sensitive = {("conexis", "main-lock-unlock"), ("bank", "main-lock-unlock"), ("main-gas", "main-valve-open"),
+                 ("wok-gas", "main-valve-open"), ("cash-door", "main-lock-unlock"), ("flat-door", "main-lock-unlock")}
+    assert not acted_on(restaurant(query=query)) & sensitive
+
+
+SCHOOL_ROOMS = {"r-lobby": "Entrance Lobby", "r-kitchen": "School Kitchen", "r-store": "Caretaker's Store",
+                "r-playground": "Playground"}
+SCHOOL_DEVICES = [
+    ("paxton", "Paxton", "r-lobby", "Lock", "p-lock", "Paxton Net2 Plus Door Controller"),
+    ("fire-door", "Lobby Fire Door", "r-lobby", "Door", "p-door"),  # no way in: a fire door
+    ("hob", "Six Burner Range", "r-kitchen", "Cooktop", "p-switch"),
+    ("stopcock", "Stopcock", "r-store", "WaterValve", "p-valve"),
+    ("play-gate", "Playground Gate", "r-playground", "GarageDoor", "p-garage"),
+    ("infant-gate", "Infant Gate", "r-playground", "Lock", "p-lock"),
+]
+GARAGE = [{"id": "main-garageDoorControl-open", "description": "open", "type": None, "value_range": None},
+          {"id": "main-garageDoorControl-close", "description": "close", "type": None, "value_range": None}]
+
+
+@pytest.fixture(scope="module")
+def school(tmp_path_factory, embedder):
+    return no_lm(tmp_path_factory.mktemp("school"), SCHOOL_DEVICES, {**SPECS, "p-door": DOOR, "p-garage": GARAGE},
+                 SCHOOL_ROOMS, embedder)
+
+
+@pytest.mark.parametrize("query, device, command", [
+    ("someone rang the visitor bell, let them in", "paxton", "main-lock-unlock"),  # the lock, not the fire door
+    ("fire up the hob for the soup", "hob", "main-switch-on"),  # "fire up" names no Fire Door
+    ("hold the lobby fire door open for the pushchairs", "fire-door", "main-doorControl-open"),  # no pause
+    ("water back on at the stopcock please", "stopcock", "main-valve-open"),
+])
+def test_a_school_is_answered_what_was_asked(school, query, device, command):
+    top = school(query=query).candidates[0]
+    assert (top.device_id, top.command_id) == (device, command)
+
+
+def test_a_gate_said_is_a_gate_never_the_way_in_or_a_fire_door(school):
+    pred = school(query="open the gate")  # the gate opener, as beside any gate's lock
+    assert not acted_on(pred) & {("paxton", "main-lock-unlock"), ("fire-door", "main-doorControl-open")}
+
+
+STUDIO_ROOMS = {"r-desk": "前台", "r-server": "机房", "r-office": "办公区"}
+STUDIO_DEVICES = [
+    ("k20", "凯迪仕K20", "r-desk", "Lock", "p-lock", "凯迪仕 K20 Max 智能锁"),
+    ("server-door", "机房门", "r-server", "Lock", "p-lock"),
+    ("server-light", "机房灯", "r-server", "Light", "p-switch"),
+    ("sentry", "哨兵", "r-desk", "SecurityPanel", "p-panel"),
+    ("bell", "可视门铃", "r-desk", "Doorbell", "p-switch"),
+]
+
+
+@pytest.fixture(scope="module")
+def studio(tmp_path_factory, embedder):
+    return no_lm(tmp_path_factory.mktemp("studio"), STUDIO_DEVICES, SPECS, STUDIO_ROOMS, embedder)
+
+
+@pytest.mark.parametrize("query, device, command", [
+    ("把大门打开", "k20", "main-lock-unlock"),  # where no gate stands, 大门 is the front door
+    ("有人按门铃，让他进来吧", "k20", "main-lock-unlock"),  # someone let in
+    ("先撤防", "sentry", "main-securitySystem-disarm"),  # 先 is no word of what to disarm
+])
+def test_a_chinese_office_is_answered_what_was_asked(studio, query, device, command):
+    top = studio(query=query).candidates[0]
+    assert (top.device_id, top.command_id) == (device, command)
+
+
+@pytest.mark.parametrize("query", ["让我进去", "周六保洁阿姨来，到时候要给她开大门", "打开机房", "让太阳进来",
+                                   "让阳光照进来"])
+def test_the_speaker_a_plan_or_a_room_switched_on_unlocks_nothing(studio, query):
+    assert not acted_on(studio(query=query)) & {("k20", "main-lock-unlock"), ("server-door", "main-lock-unlock")}

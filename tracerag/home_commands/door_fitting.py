@@ -12,7 +12,7 @@ import numpy as np
 
 from .category_words import categories_said
 from .device_kinds import safes
-from .door_words import ENTRANCE_WORDS, describes_door, door_nouns, door_qualifiers, doors_among, every_door
+from .door_words import DOOR_WORDS, ENTRANCE_WORDS, describes_door, door_nouns, door_qualifiers, doors_among, every_door
 from .room_doors import DOORISH
 from .sensitive_commands import SensitiveRows
 from .text_match import tokens
@@ -24,6 +24,8 @@ class SensitiveDoors:
     def __init__(self, index, sensitive: SensitiveRows):
         self.index = index
         self.sensitive = sensitive
+        # no gate stands here (大门 is then the front door): no door's words say gate or courtyard
+        self.gateless = not any(words & {"gate", "院", "栅", "闸"} for words in sensitive.device_words.values())
 
     def worded(self, worded: np.ndarray, kinds_said: set[str], verbless: str, rooms: list[str],
                devices: np.ndarray) -> np.ndarray:
@@ -67,7 +69,11 @@ class SensitiveDoors:
         house's way in (前门, 入户门, "Front Door"), not the one to the balcony; a gate said is any gate."""
         words = self.sensitive.device_words[device]
         described = words | self.sensitive.model_words[device]  # "the roll-up door": its own name says so
-        if not any(describes_door(q, described, loose) for q in said):
+        # 大门 is the front door where no gate stands and the door's lock has no name of its own to say otherwise
+        main_door = self.gateless and not DOOR_WORDS & set(tokens(self.index.home.devices[device].label))
+        if not any(describes_door(q, described, loose, main_door) for q in said):
+            return False
+        if nouns == {"gate"} and "gate" not in described:  # a gate said is what is called a gate: no Front Door
             return False
         if self.index.table.device_categories[device] == "Lock":
             # a lock called by its maker alone ("Salto") where the way in is, is the way in's lock

@@ -13,6 +13,7 @@ import weakref
 
 import numpy as np
 
+from .category_words import categories_said
 from .device_kinds import safes
 from .text_match import tokens
 
@@ -23,6 +24,9 @@ _DOOR_NAMES = {"door": frozenset({"door", "门"}), "gate": frozenset({"gate"}), 
 # the words that make a door the house's way in
 ENTRANCE_WORDS = frozenset({"前", "入", "户", "大", "正", "进", "玄", "关", "防", "盗", "front", "main", "entry",
                             "entrance", "entryway", "foyer", "porch", "vestibule"})
+
+# the way in said without a door word: "the (main / front / shop) entrance", "the way in"
+ENTRANCE_SAID = re.compile(r"\b(?:(?:main|front|shop|building|street|public)\s+)?(?:entrance|entry|way\s+in)\b", re.I)
 
 
 def door_nouns(text: str) -> frozenset[str]:
@@ -80,6 +84,36 @@ def door_lock_by_model(device) -> bool:
     label = tokens(device.label)
     by_maker = bool(label) and all(w in model or any(c.isdigit() for c in w) for w in label)
     return by_maker and bool(_DOOR_LOCK.search(device.model)) and not _NO_DOOR_LOCK.search(device.model)
+
+
+_RECEPTION = frozenset({"lobby", "reception"})
+_NO_WAY_IN = frozenset({"fire", "emergency", "exit"})  # a fire door is held open or shut, nobody comes in by it
+
+
+def says_way_in(device) -> bool:
+    """Whether a door's or a lock's label, room or own name says it is the way in (the Front Door, the lock in the
+    Entry, a Paxton "Entry Door Controller"), and it is no fire door."""
+    words = set(tokens(f"{device.label} {device.room} {device.model}"))
+    return bool(words & ENTRANCE_WORDS) and not words & _NO_WAY_IN
+
+
+def maker_named_at_reception(device) -> bool:
+    """A lock called by its maker's name alone ("Salto") in a lobby or reception: the entrance's lock (a "Lobby
+    Door" is named for its room, and says nothing of the way in)."""
+    label = set(tokens(device.label))
+    return device.category == "Lock" and bool(label) and label <= set(tokens(device.model)) and \
+        not categories_said(device.label) and bool(set(tokens(device.room)) & _RECEPTION)
+
+
+def ways_in_by_maker(devices) -> list[int]:
+    """The indices of the locks that are the way in by their maker's name alone: those at reception; else, where
+    no door or lock says the way in, the home's one door lock so called (a restaurant's "Yale Conexis" in its
+    dining room: the front door a visitor is let in by, though "unlock please" still asks which lock)."""
+    at_reception = [d for d, device in enumerate(devices) if maker_named_at_reception(device)]
+    if at_reception or any(device.category in ("Door", "Lock") and says_way_in(device) for device in devices):
+        return at_reception
+    by_maker = [d for d, device in enumerate(devices) if door_lock_by_model(device)]
+    return by_maker if len(by_maker) == 1 else []
 
 
 def says_door_locks(words) -> bool:
@@ -147,10 +181,11 @@ def lock_qualifiers(clause: str) -> list[set[str]]:
 _ZH_LOCK = re.compile(r"(?:那|这)(?:把|个)?的?锁")
 
 
-def describes_door(qualifier: set[str], words: set[str], loose: bool = False) -> bool:
+def describes_door(qualifier: set[str], words: set[str], loose: bool = False, gateless: bool = False) -> bool:
     """Whether the words said with a door are the device's: its own words, or, said in the other language (or
     ``loose``: no door's own words fit, said in English), the house's way in ("the front door" of 入户门锁, "前门"
-    of a Front Door, "the front door" of the Blue Door in the Entry)."""
+    of a Front Door, "the front door" of the Blue Door in the Entry); 大门 and 正门 too where no gate stands
+    (``gateless``: an office's or a flat's front door)."""
     if all(any(w == d or len(w) >= 3 and len(d) >= 3 and w.isascii() and (w.startswith(d) or d.startswith(w))
                or len(w) >= 4 and len(d) >= len(w) + 3 and w.isascii() and d.endswith(w)
                for d in words) for w in qualifier):  # "the doggy door": the Dog Door; "the house door": Farmhouse
@@ -159,9 +194,10 @@ def describes_door(qualifier: set[str], words: set[str], loose: bool = False) ->
     english = all(w.isascii() for w in qualifier)  # "the front door" is any house's way in; 大门 is a name
     home = qualifier == {"家"}  # 家门, the home's door, is its way in whatever it is called
     # 入户门, 防盗门, 玄关门 say the flat's own way in where no door is called so (大门 and 前门 may be a gate's name)
-    entry = loose and qualifier <= _FLAT_ENTRY
+    entry = loose and (qualifier <= _FLAT_ENTRY or gateless and qualifier <= _MAIN_DOOR)
     return bool(qualifier) and (qualifier <= ENTRANCE_WORDS or home) and bool(words & ENTRANCE_WORDS) and \
         (other_script or loose and english or home or entry)
 
 
 _FLAT_ENTRY = frozenset({"入", "户", "防", "盗", "玄", "关"})
+_MAIN_DOOR = frozenset({"大", "正"})

@@ -25,6 +25,7 @@ from .command_table import CommandTable
 from .home import Home
 from .index_params import IndexParams
 from .name_index import NameIndex, PhraseIndex
+from .numerals import numbered_in_digits
 from .room_words import ROOM_KINDS, RoomWords
 from .text_match import contains, join_tokens, phrase_mask, phrase_pattern, remove_phrases, tokens
 
@@ -113,6 +114,7 @@ class HomeNames:
         A short form means every room of its kind: "所有卫生间" is 一楼卫生间, 二楼卫生间 and 主卫. So does
         a word for a kind of room where no room is called so ("卫生间", "洗手间" where the bathrooms are
         主卫 and 客卫), unless it is part of a device name said (卧室 of the lamp 卧室小夜灯)."""
+        utterance = numbered_in_digits(utterance)  # "room fourteen": Room 14
         rooms = self.rooms
         full_names = rooms.full_names
         found: dict[str, None] = {}  # in order, each once

@@ -10,17 +10,36 @@ from __future__ import annotations
 
 import re
 
-LET_IN = re.compile(r"\b(?:let|buzz)\s+(?:him|her|us|me|them|(?:the|my|our)\s+[\w']+)\s+"
-                    r"(?:(?:drive|come|walk|get|step|pull|roll)\s+)?(?:in(?:to)?|up\s+(?:on)?to|through)\b", re.I)
+# whom: a pronoun or "the" and a word ("let them in", "let the cleaner in the side door"); or a few words
+# ("Mrs Hale's daughter", "the milk tanker"), let "in" only where the clause ends or says where ("let the Saturday
+# girl in at the shop"), never "in the hall" of something left as it is ("let the lights stay in the hall"). The air,
+# the light or the rain let in come through a window: nobody is let in.
+_NATURE = r"(?:air|breeze|wind|light|daylight|sun|sunlight|sunshine|heat|warmth|cold|rain|water|smoke|steam|fresh|cool)"
+_WORD = rf"(?!{_NATURE}\b)[\w']+"
+_SHORT = rf"(?:him|her|us|me|them|(?:the|my|our|a|an)\s+{_WORD})"
+_LONG = rf"{_WORD}(?:\s+{_WORD}){{0,2}}?"
+_IN_HERE = (r"in(?=\s*(?:$|[^\w\s]|(?:please|pls|now|for|at|through|from|quickly|so|and|then|by|"
+            r"the\s+[\w' ]{0,30}?(?:door|gate|entrance|way))\b))")
+_MOVING = r"(?:(?:drive|come|walk|get|step|pull|roll)\s+)?"
+_INTO = r"(?:in(?:to)?|up\s+(?:on)?to|through)\b"
+_INTO_HERE = rf"(?:into|up\s+(?:on)?to|through|{_IN_HERE})\b"
+PERSON_IN = rf"(?:{_SHORT}\s+{_MOVING}{_INTO}|{_LONG}\s+{_MOVING}{_INTO_HERE})"  # "them in", "Mrs Hale's daughter in"
+PERSON_IN_HERE = rf"(?:{_SHORT}\s+in\b|{_LONG}\s+{_IN_HERE})"  # let in where someone is, not into somewhere
+# 让他进来, 让客人进来 (让我进去: the speaker, at a door only they know; 让阳光进来: the sun, through a window)
+ZH_LET_IN = (r"让(?![我它])(?![^进]{0,4}?[光阳日亮热暖凉风气雨水味猫狗鸡鸭鹅牛羊马猪鸟车])"
+             r"(?:他|她|[\u4e00-\u9fff]{1,4}?)(?:们)?(?:进来|进门|进屋)|"
+             r"给(?:他|她)(?:们)?开(?:一下)?门?(?=$|[，,。！!吧呀啊\s])")  # 给他开一下: open (the door) for him
+LET_IN = re.compile(rf"\b(?:let|buzz)\s+{PERSON_IN}|{ZH_LET_IN}", re.I)
 
 # whom a let-in phrase lets in: "let (the cleaner) in"
-_WHOM = re.compile(r"(\b(?:let|buzz)\s+)((?:the|my|our)\s+[\w']+)"
-                   r"(?=\s+(?:(?:drive|come|walk|get|step|pull|roll)\s+)?(?:in(?:to)?|up\s+(?:on)?to|through)\b)", re.I)
+_WHOM = re.compile(rf"(\b(?:let|buzz)\s+)((?!(?:him|her|us|me|them)\b)(?:{_SHORT}(?=\s+{_MOVING}{_INTO})|"
+                   rf"{_LONG}(?=\s+{_MOVING}{_INTO_HERE})))", re.I)
 
 _NOT_ON_FOOT = re.compile(r"\b(?:cows?|cattle|calf|calves|chickens?|hens?|sheep|lambs?|goats?|horses?|ponies|pony|"
                           r"pigs?|ducks?|geese|goose|animals?|herd|flock|livestock|stock|dogs?|cats?|puppy|kitten|"
                           r"pets?|drive|driving|pull|roll|cars?|vans?|trucks?|lorry|lorries|tanker|vehicles?|"
-                          r"air|breeze|wind|light|sun|sunlight|sunshine|heat|warmth|cold|rain|water|smoke|steam)\b",
+                          r"air|breeze|wind|light|sun|sunlight|sunshine|heat|warmth|cold|rain|water|smoke|steam)\b|"
+                          r"[车牛羊鸡鸭鹅狗猫马猪风光气水]",
                           re.I)
 
 
@@ -38,3 +57,20 @@ def a_visitor_let_in(text: str) -> bool:
 
 
 _SPEAKER = re.compile(r"\b(?:let|buzz)\s+(?:me|us)\b", re.I)
+
+
+# someone waiting at the door, said in a clause of its own ("a party of eight is waiting out front", "there's
+# someone ringing the bell")
+_WAITING = re.compile(r"\b(?:waiting|queuing|queueing|ringing|rang|knocking|knocked|outside\s+the\s+(?:front|door)|"
+                      r"out\s+front|at\s+the\s+(?:front|door|bell|entrance))\b", re.I)
+# a bare "open up", nothing said of what: "can you open up", "open up please"
+_OPEN_UP = re.compile(r"(^|[,.;!?]\s*)((?:(?:can|could|would|will)\s+(?:you|u)\s+)?(?:please\s+)?open\s+up"
+                      r"(?:\s+(?:for\s+(?:him|her|them)|please|pls|now))*)(?=\s*(?:[,.;!?]|$))", re.I)
+
+
+def open_up_for_whoever_waits(text: str) -> str:
+    """The text with a bare "open up" said beside someone waiting read as letting them in ("a party of eight is
+    waiting out front, open up": the way in, not the Front Door Lantern)."""
+    if not _WAITING.search(text):
+        return text
+    return _OPEN_UP.sub(lambda m: f"{m.group(1)}let them in", text)

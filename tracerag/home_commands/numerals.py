@@ -152,6 +152,16 @@ _EN_SMALL = {w: i for i, w in enumerate(
     "seventeen eighteen nineteen".split())}
 _EN_TENS = {w: 10 * i for i, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split(), 2)}
 _EN_SCALES = {"thousand": 1_000, "million": 1_000_000, "billion": 1_000_000_000}
+# a number said in words after what it numbers: "room four" is Room 4, "flat twelve" Flat 12
+_NUMBERED = re.compile(r"\b(rooms?|flats?|units?|suites?|bays?|doors?|gates?|number|no|apartments?|cabins?|tables?|"
+                       r"beds?|stalls?|boxe?s?|zones?)\s+(" + "|".join([*_EN_SMALL, *_EN_TENS][1:]) + r")\b", re.I)
+
+
+def numbered_in_digits(text: str) -> str:
+    """The text with a number said in words after what it numbers written in digits ("unlock room fourteen":
+    room 14), as labels and rooms write it."""
+    return _NUMBERED.sub(lambda m: f"{m.group(1)} {_EN_SMALL.get(m.group(2).lower()) or _EN_TENS[m.group(2).lower()]}",
+                         text)
 _EN_WORD = re.compile(r"[A-Za-z]+")
 _EN_JOIN = re.compile(r"[ \t]*-?[ \t]*")
 

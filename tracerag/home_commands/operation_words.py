@@ -29,6 +29,7 @@ from functools import lru_cache
 
 from ..device_operations import RELATIVE_TO_SETTING
 from .category_words import is_kind_word, normalised
+from .letting_in import ZH_LET_IN
 from .text_match import join_tokens, phrase_pattern, tokens
 from .values import SaidValue, sets_target, value_said
 
@@ -162,7 +163,7 @@ _SENSES_EN: tuple[tuple[str, str, Reading], ...] = (
      _always("previous")),
     (r"\bshuffle\b|\brepeat\b|\bon\s+loop\b", OPERATION, _always("set_mode")),
     (r"\b(?:resume|unpause|continue)\b|\bplay\b", OPERATION, _always("play")),
-    (r"\bpause[sd]?\b|\bhold\b", OPERATION, _PAUSE),
+    (r"\bpause[sd]?\b|\bhold\b(?!\s+(?:[\w'·-]+\s+){0,5}?open\b)", OPERATION, _PAUSE),  # "hold the door open" opens
     (r"\bvolume\s+(?:up|higher)\b|\bloud(?:er)?\b", OPERATION, _always("volume_up")),
     (r"\bvolume\s+(?:down|lower)\b|\b(?:quiet|soft)er\b", OPERATION, _always("volume_down")),
     # what is wrong, for what would mend it ("it's too loud", "too dark in here")
@@ -201,7 +202,7 @@ _SENSES_EN: tuple[tuple[str, str, Reading], ...] = (
     (rf"\b(?:turn|switch|power|put|flip|bring|get)\s+{_E}on\b|\blight\s+(?:\w+\s+){{0,3}}?up\b|\benable\b|"
      r"\b(?:lights?|lamps?)\s+on\b(?=\s*(?:$|[,.!?]|please|now|again|in\b|for\b|thanks))|"
      r"(?:^|[,.;!?]\s*|\b(?:please|and|then)\s+)light\s+(?:the|my|our|·)|\blight\s+(?:a|one|two|all|both)\s+"
-     r"(?:\w+\s+)?burners?\b|\bfire\s+(?:\w+\s+){0,3}?up\b|\bignite\b|"
+     r"(?:\w+\s+)?burners?\b|\bfire\s+(?:\w+\s+){0,3}?up\b|\bignite\b|\bback\s+on\b|"
      r"\bon\b(?=\s*(?:please|pls|plz|now|again|for\s+me|thanks?|for\s+(?:\w+\s+){1,2}(?:minutes?|mins?|hours?|"
      r"hrs?|seconds?|secs?))?\s*[.!?]*\s*$)", SWITCH, _ON),
     (r"\b(?:open(?:s|ed|ing)?|raise[sd]?|lift(?:s|ed)?)\s+up\b|\b(?:open|opne|oepn)(?:s|ed|ing)?\b|\bpull\s+up\b|"
@@ -240,6 +241,7 @@ _SENSES_EN: tuple[tuple[str, str, Reading], ...] = (
 _SENSES_ZH: tuple[tuple[str, str, Reading], ...] = (
     (r"播放器|开关机|开关|关系|关于|开心|离开|公开", OPERATION, _NO_VERB),  # nouns holding a verb's character
     (r"解锁|开锁|打开门锁|把门锁打开", OPERATION, _always("unlock")),
+    (ZH_LET_IN, SWITCH, _OPEN),  # "让他进来": someone let in, as "let them in"
     # "安防撤一下", "把安防撤了": the security said, then withdrawn
     (r"撤防|解除布防|取消布防|撤销布防|关闭安防|解除警戒|解除警报|(?:安防|警戒)[^，,。；;！!？?\s]{0,3}?撤(?!回)|撤(?:掉|了)?(?:安防|警戒)",
      OPERATION, _always("disarm")),

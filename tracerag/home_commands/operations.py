@@ -153,9 +153,10 @@ _NAMED = frozenset((p.capability, p.command) for ps in PERFORMED_BY.values() for
 
 # What an operation means on a device that has no command for it: the first of these it has. "on" and "off"
 # as Home Assistant reads them (HassTurnOn opens a cover or a valve, HassTurnOff closes it), then as a cycle
-# is run ("turn on the vacuum": it cleans); "start" and "stop" on a device that only switches ("start the plug");
+# is run ("turn on the vacuum": it cleans); an alarm panel switched off is disarmed ("Nightwatch off"); "start" and
+# "stop" on a device that only switches ("start the plug");
 # "open" on a door's lock ("把次卧的门打开": the bedroom door's lock unlocks).
-STANDS_FOR = {"on": ("open", "start"), "off": ("close", "stop"), "start": ("on",), "stop": ("off",),
+STANDS_FOR = {"on": ("open", "start"), "off": ("close", "stop", "disarm"), "start": ("on",), "stop": ("off",),
               "open": ("unlock",)}
 
 

@@ -169,11 +169,13 @@ _ZH_NOT_PLACES = frozenset("我们 你们 他们 我家 家里 这个 那个 这
 _IN_THE = re.compile(r"(?<!plug )(?<!log )(?<!sign )(?<!check )(?<!tune )(?<!fill )(?<!hand )(?<!put it )"
                     r"\b(?:in|inside|within)\s+(?:the|my|our)\s+([a-z][a-z'-]*(?:\s+[a-z][a-z'-]*)?)")
 _PHRASE_ENDS = frozenset({"and", "or", "but", "then", "please", "now", "to", "for", "with", "so", "too", "again", "of",
-                          "as", "if", "when", "while", "because", "is", "are", "was", "were", "that", "which"})
+                          "as", "if", "when", "while", "because", "is", "are", "was", "were", "that", "which",
+                          "in", "at", "on", "by", "near", "inside", "beside", "from"})  # "the meter (in) the alley"
 # what follows "in the" and is no place of a home: times, ways, positions within a room, the home itself
 _NOT_PLACES = frozenset("""
 morning afternoon evening night nighttime daytime day week weekend meantime meanwhile moment minute second hour
 while bit future past end beginning middle center centre corner front back top bottom side left right way
 dark light sun shade cold heat rain wind house home place room rooms area areas building whole entire same other
 next last first mood world background foreground window windows wall walls ceiling floor floors air mean
-""".split())
+meter manifold regulator cylinder bottle tank supply
+""".split())  # (and the fixtures a supply is turned on at: "the gas at the meter in the alley")

@@ -18,15 +18,19 @@ utterance asks for, and only a device it names, or a word for its kind said on i
 
 from __future__ import annotations
 
+import re
 from functools import partial
 
 import numpy as np
 
 from .category_words import categories_said, family_of, is_kind_word, normalised, qualifies, with_family
 from .device_kinds import devices_said
-from .door_words import DOOR_WORDS
+from .door_words import DOOR_WORDS, ENTRANCE_SAID
 from .letting_in import without_whom
+from .numerals import numbered_in_digits
 from .text_match import contains, join_tokens, phrase_pattern, tokens
+
+_FIRE_UP = re.compile(r"\bfire(?=\s+(?:[\w']+\s+){0,3}?up\b)", re.I)  # a verb: "fire the oven up"
 
 
 def named(index, text: str) -> np.ndarray:
@@ -36,15 +40,21 @@ def named(index, text: str) -> np.ndarray:
 
 
 def _named(index, text: str) -> np.ndarray:
+    text = numbered_in_digits(text)  # "room four": Room 4
     out = np.zeros(len(index.home.devices), dtype=np.int64)
     has_part = partial(_has_part, index)
-    plain = index.names.without_landmarks(without_whom(text))  # "let the cleaner in": no Robot Cleaner
+    # "let the cleaner in": no Robot Cleaner; "fire up the hob": no Fire Door
+    plain = index.names.without_landmarks(_FIRE_UP.sub(" ", without_whom(text)))
     said = tokens(plain)
     rooms = index.names.mentioned_rooms(text)
     there = index.rooms.devices_in(rooms) if rooms else None
     # a label said to qualify the word for another kind after it names nothing ("阳台门口的灯": a light), nor one
     # said inside a longer run of another name ("the coop door": the Chicken Coop Door, not the one labelled Door)
     longer = {*index.names.name_phrases.found_in(said), *index.names.run_phrases.found_in(said)}
+    # a one-word label said as two ("night watch": the Nightwatch)
+    joined = [said[i] + said[i + 1] for i in range(len(said) - 1)
+              if said[i].isascii() and (said[i] + said[i + 1],) in index.names.devices_labelled]
+    said = (*said, "·", *joined) if joined else said
     labels = [label for label in _outermost(index.names.label_phrases.found_in(said))
               if _kinds_qualified(join_tokens(label), plain, has_part) is None
               and not any(len(run) > len(label) and contains(run, label) for run in longer)]
@@ -56,6 +66,7 @@ def _named(index, text: str) -> np.ndarray:
         plain = phrase_pattern(label).sub(" · ", plain)
     for room in sorted(index.rooms.phrases.found_in(tokens(plain)), key=lambda p: (-len(p), p)):  # nor a room's words
         plain = phrase_pattern(room).sub(" · ", plain)
+    plain = ENTRANCE_SAID.sub(" · ", plain)  # "the main entrance" is no Gas Main
     said = tokens(plain)
     kinds_in_text = categories_said(plain)
     words = {(t,) for t in said if t.isascii() and len(t) >= 3 and not t.isdigit()}  # "the safe", "the oven"

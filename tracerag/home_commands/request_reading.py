@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass
 
 from .category_words import normalised
+from .letting_in import PERSON_IN_HERE, open_up_for_whoever_waits
 
 # Idioms and other senses that say a verb and a device word and ask for nothing ("开门见山": to come straight to
 # the point; "走后门": to pull strings; "unlock my potential")
@@ -58,8 +59,7 @@ EXCEPTED = re.compile(r"除了|除去|(?<=[^\s])(?:除外|以外|之外)|不包�
 TITLES = re.compile(r"《[^》]*》|“[^”]*”|\"[^\"]*\"|「[^」]*」")
 # a word that points back to a device named in another clause ("let me in the back door, unlock it")
 # ("the hand is at the kitchen door, let him in": the door where someone waits)
-POINTS_BACK = re.compile(r"它|\b(?:it|them|that one|this one)\b|"
-                         r"\blet\s+(?:him|her|us|me|(?:the|my|our)\s+[\w']+)\s+in\b", re.I)
+POINTS_BACK = re.compile(rf"它|\b(?:it|them|that one|this one)\b|\blet\s+{PERSON_IN_HERE}", re.I)
 
 
 @dataclass(frozen=True)
@@ -100,7 +100,7 @@ class RequestReading:
 # put off or taken back: nothing is asked now ("等阿姨来了再开门", "open the safe, no, wait, forget it")
 NOT_NOW = re.compile(r"等[^，,。；;！!？?]{1,12}?再|算了|不用了|\b(?:forget (?:it|that)|never\s?mind|cancel that|"
                      r"scratch that)\b", re.I)
-CONDITION = re.compile(r"如果|要是|假如|的话|等我|等到|\b(?:if|when|whenever|unless|once|after|before)\b", re.I)
+CONDITION = re.compile(r"如果|要是|假如|的话|等我|等到|到时候?|\b(?:if|when|whenever|unless|once|after|before)\b", re.I)
 
 
 _TARGET_STATE = re.compile(r"\b(to|be)\s+(unlock|open|disarm|unlatch)(?:ed)\b", re.I)  # "set it to disarmed"
@@ -125,10 +125,22 @@ def _is_request(text: str) -> bool:
 _GET_GOING = re.compile(r"\bget\s+((?:[\w']+\s+){0,4}?)going\b", re.I)
 
 
+# a correction: what was said before it is taken back ("preheat... no, just set the oven to 200", "open the main gas,
+# actually no, leave it"); "no" that answers or negates ("no one is home", "no, it's fine") is none
+_CORRECTION = re.compile(r"(?:^|[,.;!?…]|\.\.\.)\s*(?:actually\s*,?\s*)?(?:no|nah|nope|sorry)\s*[,.!…]+\s*"
+                         r"(?=(?:actually|just|rather|instead|make\s+(?:it|that)|i\s+mean|leave|set|turn|open|close|"
+                         r"switch|put|lock|unlock)\b)|\b(?:actually|wait)\s*,?\s*no\b\s*[,.!…]*|不对[，,]|不是[，,]",
+                         re.I)
+
+
 def read_request(utterance: str) -> RequestReading:
     """The utterance read as a request (see the module docstring). A title or a quotation ("放一首《后门开着》",
-    'the show "Open the Gate"') is a name, not words said to the home."""
-    text = IDIOMS.sub(" ", TITLES.sub(" ", normalised(utterance)))
+    'the show "Open the Gate"') is a name, not words said to the home, and what a correction takes back is not
+    asked."""
+    text = open_up_for_whoever_waits(IDIOMS.sub(" ", TITLES.sub(" ", normalised(utterance))))
+    corrections = list(_CORRECTION.finditer(text))
+    if corrections:
+        text = text[corrections[-1].end():]
     rest, excepted = split_excepted(text)
     return RequestReading(rest, excepted, _is_request(text))
 

@@ -11,8 +11,9 @@ import re
 import numpy as np
 
 from .category_words import categories_said, normalised
-from .door_words import DOOR_WORDS, ENTRANCE_WORDS, door_qualifiers, doors_among
+from .door_words import DOOR_WORDS, ENTRANCE_SAID, door_qualifiers, doors_among, says_way_in, ways_in_by_maker
 from .letting_in import LET_IN, a_visitor_let_in
+from .numerals import numbered_in_digits
 from .operation_words import read_operation, verb_text
 from .referents import named
 from .text_match import contains, tokens
@@ -56,8 +57,9 @@ def _someones(index, qualifier: tuple[str, ...]) -> bool:
 
 
 def room_door(index, text: str) -> np.ndarray:
-    """``_find_room_door``, read once per text (each clause asks it up to three times; not to be changed)."""
-    return index.memo(("room door", text), lambda: _find_room_door(index, text))
+    """``_find_room_door``, read once per text (each clause asks it up to three times; not to be changed); a room's
+    number said in words is its number ("unlock room fourteen")."""
+    return index.memo(("room door", text), lambda: _find_room_door(index, numbered_in_digits(text)))
 
 
 def _find_room_door(index, text: str) -> np.ndarray:
@@ -72,6 +74,8 @@ def _find_room_door(index, text: str) -> np.ndarray:
         places = index.names.mentioned_rooms(text) or (index.rooms.meant_by(said) if said else [])
     else:
         places = _place_opened(index, text)
+        if not places and _entrance_opened(text):
+            return the_way_in(index)
     if categories_said(index.rooms.without_room_names(text)):
         return none
     if not places:  # a visitor let in, nowhere said: the home's one way in ("let the guests in")
@@ -83,28 +87,31 @@ def _find_room_door(index, text: str) -> np.ndarray:
     if not (unlocking or letting_in) and (there & index.table.in_categories(_COVERS)).any():
         return none
     doors = doors_among(index, there & index.table.in_categories(DOORISH), DOOR_WORDS)
-    if doors.sum() > 1:  # the Gate House's door is the Gate House Door, not its Road Gate
-        doors = _carrying_room_name(index, doors, places)
+    if doors.sum() > 1 and len(places) == 1:  # the Gate House's door is the Gate House Door, not its Road Gate
+        doors = _carrying_room_name(index, doors, places)  # (of a floor's rooms, no one room's door is meant)
     return doors if doors.sum() == 1 else none
 
 
 def the_way_in(index) -> np.ndarray:
     """Per device: the home's one way in, a door or a door's lock whose name, room or own name says it is (the
-    Front Door, the lock in the Entry, a Paxton "Entry Door Controller"); none where several are (which one?)."""
+    Front Door, the lock in the Entry, a Paxton "Entry Door Controller", a "Salto" at reception; else the door of a
+    shop or a waiting room); none where several are (which one?)."""
     def find() -> np.ndarray:
         home = index.home
         doors = doors_among(index, index.table.in_categories(_WAY_IN_KINDS), DOOR_WORDS)
-        found = np.flatnonzero(doors).tolist()
-        way_in = [d for d in found if set(tokens(f"{home.devices[d].label} {home.devices[d].room} "
-                                                 f"{home.devices[d].model}")) & ENTRANCE_WORDS]
+        way_in = {d for d in np.flatnonzero(doors).tolist() if says_way_in(home.devices[d])} | \
+            set(ways_in_by_maker(home.devices))
+        if not way_in:  # a shop's or a practice's: the door of the room where visitors come in
+            way_in = {d for d in np.flatnonzero(doors).tolist() if set(tokens(home.devices[d].room)) & _PUBLIC_ROOMS}
         out = np.zeros(len(home.devices), dtype=bool)
         if len(way_in) == 1:
-            out[way_in] = True
+            out[list(way_in)] = True
         return out
     return index.memo(("the way in",), find)
 
 
 _WAY_IN_KINDS = frozenset({"Door", "Lock"})  # a garage door or a gate is no way in for people
+_PUBLIC_ROOMS = frozenset({"reception", "lobby", "foyer", "shop", "showroom", "salon", "waiting"})
 
 
 def _carrying_room_name(index, devices: np.ndarray, rooms: list[str]) -> np.ndarray:
@@ -116,6 +123,13 @@ def _carrying_room_name(index, devices: np.ndarray, rooms: list[str]) -> np.ndar
         label = tokens(index.home.devices[d].label)
         out[d] = any(contains(label, name) for name in names)
     return out
+
+
+def _entrance_opened(text: str) -> bool:
+    """Whether the way in is all a clause opens or unlocks ("unlatch the main entrance, please"): a door said
+    by where it stands rather than by a door word."""
+    rest = ENTRANCE_SAID.sub(" ", _OBJECT.sub(" ", _FOR_WHOM.sub(" ", normalised(text))))
+    return bool(ENTRANCE_SAID.search(text)) and text.isascii() and not rest.split()
 
 
 def _place_opened(index, text: str) -> list[str]:

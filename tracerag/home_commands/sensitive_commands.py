@@ -18,10 +18,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .category_words import categories_said, word_pattern
+from .category_words import word_pattern
 from .command_table import CommandTable
 from .devices import CommandSpec, Device
-from .door_words import ENTRANCE_WORDS, door_lock_by_model
+from .door_words import ENTRANCE_WORDS, door_lock_by_model, maker_named_at_reception, ways_in_by_maker
 from .home_policy import HomePolicy
 from .text_match import tokens
 
@@ -128,17 +128,6 @@ def execution_hold(device: Device, spec: CommandSpec, policy: HomePolicy, confir
                                  "(--confirm-sensitive)"
 
 
-_RECEPTION = frozenset({"lobby", "reception"})
-
-
-def _maker_named_at_reception(device) -> bool:
-    """A lock called by its maker's name alone ("Salto") in a lobby or reception: the entrance's lock (a "Lobby
-    Door" is named for its room, and says nothing of the way in)."""
-    label = set(tokens(device.label))
-    return device.category == "Lock" and bool(label) and label <= set(tokens(device.model)) and \
-        not categories_said(device.label) and bool(set(tokens(device.room)) & _RECEPTION)
-
-
 class SensitiveRows:
     """The sensitive commands and the devices never to act on among the rows of one home's command table."""
 
@@ -180,11 +169,14 @@ class SensitiveRows:
         # Controller") count with its label's
         sensitive_devices = np.unique(table.row_device[self.rows]).tolist()
         self.model_words = {d: set(tokens(home.devices[d].model)) for d in sensitive_devices}
+        ways_in = set(ways_in_by_maker(home.devices))
+        # per device: the way in only because it is the home's one lock called by its maker (no bare verb reaches it)
+        self.way_in_guessed = {d for d in ways_in if not maker_named_at_reception(home.devices[d])}
         self.device_words = {int(d): set(tokens(f"{home.devices[d].label} {home.devices[d].room} "
                                                 f"{home.floors.get(home.devices[d].room, '')}"))
                              | ({"door", "门"} if door_lock_by_model(home.devices[d]) else set())
                              | (self.model_words[d] & ENTRANCE_WORDS)
-                             | ({"entrance"} if _maker_named_at_reception(home.devices[d]) else set())
+                             | ({"entrance"} if d in ways_in else set())
                              for d in sensitive_devices}
         self._pairs = {(table.device_of_row(r).device_id, table.spec_of_row(r).id) for r in self.rows.tolist()}
 
