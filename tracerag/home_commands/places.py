@@ -179,3 +179,18 @@ dark light sun shade cold heat rain wind house home place room rooms area areas 
 next last first mood world background foreground window windows wall walls ceiling floor floors air mean
 meter manifold regulator cylinder bottle tank supply
 """.split())  # (and the fixtures a supply is turned on at: "the gas at the meter in the alley")
+
+
+# a place after "in" said by one word ("the safe in the flat"), where a word for a room or a door follows none
+_IN_PLACE = re.compile(r"\b(?:in|inside)\s+(?:the|my|our)\s+([a-z]+)\b(?!\s+(?:room|door|gate|shed|house|office)\b)",
+                       re.I)
+
+
+def places_after_in(index, text: str) -> list[str]:
+    """The rooms a place said after "in" stands for where no room is named so ("the safe in the flat": the Flat
+    Kitchen and the Flat Landing; "the gas at the meter in the alley": the Back Alley); none where the word names
+    no room."""
+    rooms: list[str] = []
+    for match in _IN_PLACE.finditer(text):
+        rooms += index.rooms.meant_by(tuple(tokens(match.group(1))))
+    return rooms

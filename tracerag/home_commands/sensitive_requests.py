@@ -43,20 +43,19 @@ from .home_names import compact
 from .home_operations import kinds_meant, operation_in
 from .letting_in import LET_IN
 from .operation_words import SENSES, read_operation, verb_text
-from .places import place_not_exact
+from .places import place_not_exact, places_after_in
 from .referents import kinds_acted_on, named, names_mixed, outside_room_names
 from .request_reading import points_back, read_request
 from .room_doors import DOORISH, door_of_the_room_said, room_door
 from .sensitive_commands import SENSITIVE_KINDS, SensitiveRows
 from .text_match import contains, tokens
+from .valves_served import valve_served
 from .water_mains import says_water_main, the_water_main
 
 _HEATERS = frozenset({"Oven", "Cooktop"})  # what switching on lights a fire
 # words that say where something is: "the documents in the safe" still mentions the safe an "it" may point to
 _PLACE_WORDS = re.compile(r"\b(?:in|inside|into|at|on|from|of|near|by|behind|under|beside|next to)\b|里面|里头|里",
                           re.I)
-_IN_PLACE = re.compile(r"\b(?:in|inside)\s+(?:the|my|our)\s+([a-z]+)\b(?!\s+(?:room|door|gate|shed|house|office)\b)",
-                       re.I)  # "in the flat"
 _DOOR_WORD = re.compile(r"\b(?:door|gate)s?\b|门", re.I)
 # words that ask for several devices of a kind, not one
 _SEVERAL = re.compile(r"\b(?:all|every|both|each|any|whole)\b|都|所有|全部|每|各|两个|俩|几个", re.I)
@@ -80,17 +79,6 @@ _COUNTERPART = {"open": "on", "close": "off", "on": "open", "off": "close"}
 # the words left around a verb that names its kind on its own ("帮我解锁", "please unlock"): no other object
 _BARE = re.compile(r"[\s的了吧呀啊呢把给帮我请一下快马上现在都先]|\b(?:please|can|could|would|will|you|u|it|now|for|me|"
                    r"the|a|right|away|all|up|first|then)\b", re.I)
-
-
-def _stem(word: str) -> str:
-    """A word without its plural ("woks": wok)."""
-    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
-
-
-_SUPPLIES = frozenset({"GasValve", "WaterValve"})  # what a valve serves is said by what it feeds, not by a name
-# words a label shares with talk about anything: no sign of what a supply serves ("the main course")
-_NO_SERVED = frozenset({"the", "and", "for", "main", "line", "supply", "valve", "back", "front", "side", "big",
-                        "small", "new", "old", "please", "turn", "open", "close", "switch"})
 
 
 def _kinds_labelled(label: str) -> set[str]:
@@ -324,23 +312,10 @@ class SensitiveRequests:
             self._hold(out, doors, devices, text)
         for category in set(categories[asked].tolist()) - (set() if said_which else DOORISH):
             same = asked & (categories == category)
-            served = self._served_said(text, same, devices)  # "the gas to the woks": the Wok Gas Line
+            served = valve_served(self.index, text, same, devices)  # "the gas to the woks": the Wok Gas Line
             out &= ~same | served
             self._hold(out, served, devices, text)
         return out
-
-    def _served_said(self, text: str, same: np.ndarray, devices: np.ndarray) -> np.ndarray:
-        """``same`` (rows of one kind on several supply valves) narrowed to the one device a word of whose label the
-        text says besides the word for its kind ("gas to the woks on": the Wok Gas Line, not the Main Gas; "the
-        valve that feeds the wok burners"); unchanged where no one device is so said."""
-        if not text.isascii() or not set(self.index.table.device_categories[devices[same]].tolist()) <= _SUPPLIES:
-            return same
-        said = {_stem(w) for w in tokens(text) if len(w) >= 3} - _NO_SERVED
-        found = {d for d in set(devices[same].tolist())
-                 if {_stem(w) for w in tokens(self.index.home.devices[d].label)} - _NO_SERVED
-                 - {_stem(w) for ws in categories_said(self.index.home.devices[d].label).values() for w in ws}
-                 & said}
-        return same & (devices == found.pop()) if len(found) == 1 else same
 
     def _siren_or_panel(self, text: str, referred: np.ndarray, devices: np.ndarray) -> bool:
         """Whether "the alarm" switched off is a siren to silence or a security panel to disarm, both of which the
@@ -401,19 +376,11 @@ class SensitiveRequests:
         if any(said_door):
             by_door_word = named(index, " ".join(_DOOR_WORD.findall(text))) >= named_by
             referred &= ~by_door_word[devices] | self.doors.fitting(devices, said_door, door_nouns(text))
-        rooms = index.names.mentioned_rooms(text) or self._places_of(text)
+        rooms = index.names.mentioned_rooms(text) or places_after_in(index, text)
         if rooms and not _DOOR_TO.search(text):  # "open the safe for room 2": the Strongbox in the office is no
             # safe of room 2 ("the patio door to the deck" is the door the deck is reached by)
             referred &= self._in_or_named_for(rooms, devices)
         return referred & ~names_mixed(index, text, named_by, sensitive.devices)[devices]
-
-    def _places_of(self, text: str) -> list[str]:
-        """The rooms a place said after "in" stands for where no room is named so ("the safe in the flat": the Flat
-        Kitchen and the Flat Landing); none where the words name no room."""
-        rooms: list[str] = []
-        for match in _IN_PLACE.finditer(text):
-            rooms += self.index.rooms.meant_by(tuple(tokens(match.group(1))))
-        return rooms
 
     def _in_or_named_for(self, rooms: list[str], devices: np.ndarray) -> np.ndarray:
         """Per row's device: it stands in one of the rooms, or its label carries one's name ("Luggage Room
@@ -430,7 +397,7 @@ class SensitiveRequests:
         (the way in when bare, the one of the room said, a gate any gate); "进门那把锁" to a lock so called."""
         index, sensitive = self.index, self.sensitive
         kinds = sensitive.row_kinds
-        rooms = index.names.mentioned_rooms(text) or self._places_of(text)  # "the gas at the meter in the alley"
+        rooms = index.names.mentioned_rooms(text) or places_after_in(index, text)  # "the gas at the meter in the alley"
         referred = index.rooms.devices_in(rooms)[devices] if rooms else np.ones(len(devices), dtype=bool)
         verbless = text
         for kind in SENSITIVE_KINDS:  # the 锁 of "开锁" is the verb's, no lock said
