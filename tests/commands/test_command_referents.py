@@ -915,3 +915,19 @@ def test_a_chinese_office_is_answered_what_was_asked(studio, query, device, comm
                                    "让阳光照进来"])
 def test_the_speaker_a_plan_or_a_room_switched_on_unlocks_nothing(studio, query):
     assert not acted_on(studio(query=query)) & {("k20", "main-lock-unlock"), ("server-door", "main-lock-unlock")}
+
+
+def test_everything_unlocked_but_the_safe_is_every_other_lock(restaurant):
+    pred = restaurant(query="unlock everything except the bank")
+    assert pred.bulk is not None and set(pred.bulk.targets) == {
+        ("conexis", "main-lock-unlock"), ("cash-door", "main-lock-unlock"), ("flat-door", "main-lock-unlock")}
+
+
+def test_a_door_a_label_stands_by_still_names_the_doors(tmp_path, embedder):
+    # "Shades by the Front Door" say where the shades are: "every door" is still every door but the one excepted
+    program = no_lm(tmp_path, [("front", "Front Door", "r-hall", "Lock", "p-lock"),
+                               ("back", "Back Door", "r-hall", "Lock", "p-lock"),
+                               ("shades", "Shades by the Front Door", "r-living", "Blind", "p-shade")], SPECS, ROOMS,
+                    embedder)
+    pred = program(query="open every door except the back door")  # the shades open too, and are no door
+    assert pred.bulk is not None and set(pred.bulk.targets) == {("front", "main-lock-unlock")}

@@ -235,11 +235,14 @@ def ends_with_kind_word(label: str, word: str) -> bool:
 def says_which(label: str, word: str) -> bool:
     """Whether an English label holds a word for a kind only to say which device of another kind it is: a word
     for another kind follows it ("Garden Door Shade", "Front Door Camera"); never as part of a longer word for a
-    kind ("Water Heater")."""
+    kind ("Water Heater"); or one that says where it stands ("Shades by the Front Door")."""
     text = normalised(label)
     said = categories_said(text)
     if any(word in w and w != word for ws in said.values() for w in ws):
         return False
+    if re.search(rf"\b(?:by|near|beside|next\s+to|over|above|facing|under|behind)\s+(?:the\s+)?(?:[\w'-]+\s+){{0,2}}"
+                 rf"{re.escape(word)}s?\b", text):
+        return True
     at = re.search(rf"\b{re.escape(word)}s?\b", text)
     own = set(categories_said(word))
     return at is not None and any(kind not in own for kind in categories_said(text[at.end():]))

@@ -58,7 +58,7 @@ _PLACE_WORDS = re.compile(r"\b(?:in|inside|into|at|on|from|of|near|by|behind|und
                           re.I)
 _DOOR_WORD = re.compile(r"\b(?:door|gate)s?\b|门", re.I)
 # words that ask for several devices of a kind, not one
-_SEVERAL = re.compile(r"\b(?:all|every|both|each|any|whole)\b|都|所有|全部|每|各|两个|俩|几个", re.I)
+_SEVERAL = re.compile(r"\b(?:all|every|everything|both|each|any|whole)\b|都|所有|全部|每|各|两个|俩|几个", re.I)
 
 
 # a complaint of the dark: a verb said alone after it asks for light
@@ -78,7 +78,7 @@ _DOOR_TO = re.compile(r"\b(?:door|gate)s?\s+(?:to|into|onto|out to|leading to|th
 _COUNTERPART = {"open": "on", "close": "off", "on": "open", "off": "close"}
 # the words left around a verb that names its kind on its own ("帮我解锁", "please unlock"): no other object
 _BARE = re.compile(r"[\s的了吧呀啊呢把给帮我请一下快马上现在都先]|\b(?:please|can|could|would|will|you|u|it|now|for|me|"
-                   r"the|a|right|away|all|up|first|then)\b", re.I)
+                   r"the|a|right|away|all|up|first|then|everything)\b", re.I)  # "unlock everything": every lock
 
 
 def _kinds_labelled(label: str) -> set[str]:
