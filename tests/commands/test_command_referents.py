@@ -731,6 +731,7 @@ HETANG_DEVICES = [
     ("coop-light", "鸡舍灯", "r-coop", "Light", "p-switch"),
     ("shutter", "卷闸门", "r-hall", "GarageDoor", "p-garage"),  # a roller shutter
     ("shutter-light", "卷闸门上的灯", "r-hall", "Light", "p-switch"),
+    ("stove", "燃气灶", "r-kitchen", "Cooktop", "p-switch"),
 ]
 
 
@@ -746,6 +747,8 @@ def farmstay(tmp_path_factory, embedder):
     ("荷花房门锁，把它打开", "lotus-lock", "main-lock-unlock"),  # "it" is a lock: opened by unlocking
     ("煤气总阀开一下", "gas", "main-valve-open"),  # the gas's main, not the water's
     ("自来水总阀打开", "main", "main-valve-open"),
+    ("开一下卷帘门，客人在外面等了", "shutter", "main-garageDoorControl-open"),  # the shutter by its other name
+    ("开火，客人点了土鸡", "stove", "main-switch-on"),  # 开火 lights the stove, not the light by the shutter
 ])
 def test_what_a_chinese_ask_refers_to_is_offered(farmstay, query, device, command):
     top = farmstay(query=query).candidates[0]
@@ -860,8 +863,6 @@ SCHOOL_DEVICES = [
     ("play-gate", "Playground Gate", "r-playground", "GarageDoor", "p-garage"),
     ("infant-gate", "Infant Gate", "r-playground", "Lock", "p-lock"),
 ]
-GARAGE = [{"id": "main-garageDoorControl-open", "description": "open", "type": None, "value_range": None},
-          {"id": "main-garageDoorControl-close", "description": "close", "type": None, "value_range": None}]
 
 
 @pytest.fixture(scope="module")

@@ -51,7 +51,8 @@ CATEGORY_WORDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
                  ("gas", "gas valve", "gas shutoff", "gas shut-off", "lpg", "lp gas", "propane", "propane valve",
                   "propane shutoff", "natural gas", "co2", "carbon dioxide", "argon")),
     "Oven": (("烤箱", "烤炉"), ("oven",)),
-    "Cooktop": (("灶", "电磁炉", "炉头"), ("cooktop", "stove", "stovetop", "hob", "range", "rangetop", "burner")),
+    "Cooktop": (("灶", "电磁炉", "炉头", "开火"),  # 开火: light the fire, on a stove
+                ("cooktop", "stove", "stovetop", "hob", "range", "rangetop", "burner")),
     "Microwave": (("微波炉",), ("microwave",)),
     "WaterHeater": (("热水器",), ("water heater", "boiler")),
     "Camera": (("摄像头", "摄像机", "监控"), ("camera", "cam")),

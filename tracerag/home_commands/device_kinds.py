@@ -24,6 +24,8 @@ WHAT_IT_IS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
     (("保险箱",), ("safe", "保险柜", "保险箱", "保险库")),
     (("保险柜",), ("safe", "保险柜", "保险箱", "保险库")),
     (("门禁",), ("门禁",)),  # the entry system a building's door is opened by (海康威视 门禁一体机)
+    (("卷帘门",), ("卷帘门", "卷闸门")),  # a roller shutter, by either of its names (杜亚 卷帘门电机)
+    (("卷闸门",), ("卷帘门", "卷闸门")),
 )
 _PATTERNS = [re.compile("|".join(rf"\b{re.escape(w)}s?\b" if w.isascii() else re.escape(w) for w in said))
              for _, said in WHAT_IT_IS]
