@@ -932,3 +932,13 @@ def test_a_door_a_label_stands_by_still_names_the_doors(tmp_path, embedder):
                     embedder)
     pred = program(query="open every door except the back door")  # the shades open too, and are no door
     assert pred.bulk is not None and set(pred.bulk.targets) == {("front", "main-lock-unlock")}
+
+
+@pytest.mark.parametrize("query", ["let the chickens out", "let the hens in"])
+def test_animals_let_out_or_in_go_through_the_door_of_their_place(tmp_path, embedder, query):
+    program = no_lm(tmp_path, [("coop", "Coop Door", "r-hall", "Door", "p-door"),
+                               ("front", "Front Door", "r-hall", "Lock", "p-lock"),
+                               ("coop-light", "Coop Light", "r-hall", "Light", "p-switch")],
+                    {**SPECS, "p-door": DOOR}, ROOMS, embedder)
+    top = program(query=query).candidates[0]
+    assert (top.device_id, top.command_id) == ("coop", "main-doorControl-open")

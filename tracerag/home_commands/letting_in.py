@@ -74,3 +74,24 @@ def open_up_for_whoever_waits(text: str) -> str:
     if not _WAITING.search(text):
         return text
     return _OPEN_UP.sub(lambda m: f"{m.group(1)}let them in", text)
+
+
+# animals let in or out go through the door of the place they live in ("let the chickens out": the Coop Door)
+_ANIMAL_HOMES = {"chicken": ("coop", "henhouse", "chicken", "hen"), "hen": ("coop", "henhouse", "chicken", "hen"),
+                 "duck": ("duck", "coop"), "dog": ("kennel", "dog"), "cow": ("barn", "byre", "cow"),
+                 "horse": ("stable", "horse"), "pony": ("stable", "pony"), "goat": ("goat", "barn"),
+                 "sheep": ("sheep", "fold", "pen"), "pig": ("sty", "pig")}
+ANIMALS = "|".join(rf"{animal}s?" for animal in _ANIMAL_HOMES) + "|ponies|geese"
+LET_ANIMAL = re.compile(rf"\blet\s+(?:the|my|our)\s+({ANIMALS})\s+(?:in|out)\b", re.I)
+
+
+def animal_home_words(text: str) -> frozenset[str]:
+    """The words of the place the animals a text lets in or out live in ("let the hens out": coop, henhouse);
+    none where it lets no animal in or out."""
+    match = LET_ANIMAL.search(text)
+    if match is None:
+        return frozenset()
+    animal = match.group(1).lower()
+    animal = {"ponies": "pony", "geese": "duck"}.get(animal, animal.rstrip("s") if animal != "sheep" else animal)
+    return frozenset(_ANIMAL_HOMES.get(animal, ()))
+

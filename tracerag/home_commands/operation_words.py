@@ -29,7 +29,7 @@ from functools import lru_cache
 
 from ..device_operations import RELATIVE_TO_SETTING
 from .category_words import is_kind_word, normalised
-from .letting_in import ZH_LET_IN
+from .letting_in import ANIMALS, ZH_LET_IN
 from .text_match import join_tokens, phrase_pattern, tokens
 from .values import SaidValue, sets_target, value_said
 
@@ -209,6 +209,7 @@ _SENSES_EN: tuple[tuple[str, str, Reading], ...] = (
      r"\bpop\s+(?:(?:the|my|our)\s+)?(?:·|(?:[\w-]+\s+){0,2}?(?:lock\w*|door|gate|trunk|hatch|safe|\w*box)\b)|"
      rf"\bput\s+up\b|\broll\s+up\b|\b(?:let|buzz)\s+{_E}(?:in(?:to)?|up\s+(?:on)?to|through)\b", SWITCH,
      _OPEN),  # "let the movers in", "buzz the courier in", "let him up onto the roof", "pop the lockbox"
+    (rf"\blet\s+(?:the|my|our)\s+(?:{ANIMALS})\s+out\b", SWITCH, _OPEN),  # "let the chickens out": their door
     (r"\b(?:close[sd]?|closing|shut|shuts|draw)\b|\bpull\s+down\b|\broll\s+down\b", SWITCH, _CLOSE),
     # "fill the water trough", "water the kitchen garden": a water valve opens
     (r"^\s*(?:please\s+)?(?:fill|water)\s+(?:up\s+)?(?:the|my|our)\b", SWITCH, _WATERING),

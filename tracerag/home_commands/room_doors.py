@@ -12,7 +12,7 @@ import numpy as np
 
 from .category_words import categories_said, normalised
 from .door_words import DOOR_WORDS, ENTRANCE_SAID, door_qualifiers, doors_among, says_way_in, ways_in_by_maker
-from .letting_in import LET_IN, a_visitor_let_in
+from .letting_in import LET_IN, a_visitor_let_in, animal_home_words
 from .numerals import numbered_in_digits
 from .operation_words import read_operation, verb_text
 from .referents import named
@@ -68,6 +68,8 @@ def _find_room_door(index, text: str) -> np.ndarray:
     opens as a window does). Only letting someone in says so, or a place said as all that is opened or
     unlocked ("open up the tack room", "unlock the in-law flat": ``_place_opened``)."""
     none = np.zeros(len(index.home.devices), dtype=bool)
+    if animal_home := animal_home_words(text):  # "let the chickens out": the coop's door
+        return _animals_door(index, animal_home)
     letting_in = bool(LET_IN.search(text))
     if letting_in:
         said = tuple(_OBJECT.sub(" ", normalised(text)).split())
@@ -112,6 +114,19 @@ def the_way_in(index) -> np.ndarray:
 
 _WAY_IN_KINDS = frozenset({"Door", "Lock"})  # a garage door or a gate is no way in for people
 _PUBLIC_ROOMS = frozenset({"reception", "lobby", "foyer", "shop", "showroom", "salon", "waiting"})
+
+
+def _animals_door(index, home_words: frozenset[str]) -> np.ndarray:
+    """Per device: the one door, garage door or door lock whose label or room says the animals' place (the Coop
+    Door, the door of the Kennels); none where no one does."""
+    doors = doors_among(index, index.table.in_categories(DOORISH), DOOR_WORDS)
+    found = [d for d in np.flatnonzero(doors).tolist()
+             if {w.rstrip("s") for w in tokens(f"{index.home.devices[d].label} {index.home.devices[d].room}")}
+             & home_words]
+    out = np.zeros(len(index.home.devices), dtype=bool)
+    if len(found) == 1:
+        out[found] = True
+    return out
 
 
 def _carrying_room_name(index, devices: np.ndarray, rooms: list[str]) -> np.ndarray:
