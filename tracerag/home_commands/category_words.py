@@ -208,8 +208,9 @@ _NAME_THEN_PLACE = re.compile(rf"[\u4e00-\u9fff]{{0,4}}?(?:{_WHERE})(?:\s|的|{_
 _BEFORE_PLACE = re.compile(r"(?:\b(?:in|at|inside|near|nearby|by|beside|behind|above|below|under|beneath|underneath|"
                            r"over|outside|around|from|facing|opposite|across(?: from)?|along(?:side)?|toward|towards|"
                            r"against|next to|in front of|close to|on top of|"
-                           # what a supply goes to: "the gas to the hob" is the hob's gas
-                           r"(?:gas|propane|water|lpg|co2)(?:\s+(?:back\s+)?(?:on|off))?\s+to"
+                           # what a supply goes to: "the gas to the hob" is the hob's gas ("the co2 for the beer
+                           # lines": no Beer Garden Door)
+                           r"(?:gas|propane|water|lpg|co2)(?:\s+(?:back\s+)?(?:on|off))?\s+(?:to|for)"
                            r")\s+(?:the\s+|my\s+|our\s+|a\s+|an\s+)?"
                            r"(?:[\w'-]+\s+){0,2}|在)\s*$")
 _AFTER_PLACE = re.compile(rf"\s*(?:{_WHERE})")

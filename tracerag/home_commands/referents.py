@@ -25,7 +25,7 @@ import numpy as np
 
 from .category_words import categories_said, family_of, is_kind_word, normalised, qualifies, with_family
 from .device_kinds import devices_said
-from .door_words import DOOR_WORDS, ENTRANCE_SAID
+from .door_words import DOOR_WORDS, ENTRANCE_SAID, ENTRANCE_WORDS
 from .letting_in import without_whom
 from .numerals import numbered_in_digits
 from .text_match import contains, join_tokens, phrase_pattern, tokens
@@ -116,6 +116,7 @@ def _named(index, text: str) -> np.ndarray:
             before = _kinds_before(join_tokens(run), plain)
             if before:  # "煤气总阀": the 总阀 of gas, never the water's 自来水总阀
                 meant = meant & index.table.in_categories(with_family(before))
+            meant = meant & ~_said_otherwise(index, said, run, meant)  # "the beer gas" is no Kitchen Gas
         out[meant] = np.maximum(out[meant], length)
     # a word for what a device is, where its label does not say it ("the safe": the lock labelled Strongbox whose
     # own name is SentrySafe Smart Safe; 保险柜: 小金库)
@@ -124,6 +125,31 @@ def _named(index, text: str) -> np.ndarray:
         if there is not None and (being.astype(bool) & there).any():
             being = np.where(there, being, 0)
         out = np.maximum(out, being)
+    return out
+
+
+# words said before a supply's or a door's head word that do not say which one it is ("turn the gas on")
+_NOT_WHICH = frozenset({"the", "a", "an", "my", "our", "your", "this", "that", "some", "all", "every", "other",
+                        "main", "big", "little", "small", "on", "off", "up", "turn", "switch", "open", "close",
+                        "shut", "start", "stop", "please", "and", "to", "of", "for", "·"})
+# the kinds whose head word a modifier may take from another of them: a supply, a lock, a door
+_MODIFIED = frozenset({"GasValve", "WaterValve", "Lock", "Door", "GarageDoor"})
+
+
+def _said_otherwise(index, said: tuple[str, ...], run: tuple[str, ...], meant: np.ndarray) -> np.ndarray:
+    """Per device of ``meant``: a supply, a lock or a door whose label says another word before the head said
+    than the word said there, a word another name of the home carries ("the beer gas" beside the Kitchen Gas and
+    the Beer Garden Door: beer, not kitchen); none where nothing that says which is said before it."""
+    out = np.zeros(len(index.home.devices), dtype=bool)
+    at = next((i for i in range(1, len(said) - len(run) + 1) if said[i:i + len(run)] == run), None)
+    before = said[at - 1] if at else None
+    if before is None or not before.isascii() or before in _NOT_WHICH or before.isdigit() or \
+            not index.names.carrying((before,)).any():  # a word the home does not use says nothing ("wokk")
+        return out
+    for d in np.flatnonzero(meant & index.table.in_categories(_MODIFIED)).tolist():
+        label = tokens(index.home.devices[d].label)
+        way_in = before in ENTRANCE_WORDS and bool(set(label) & ENTRANCE_WORDS)  # "the front door": the Main Door
+        out[d] = len(label) > len(run) and label[-len(run):] == run and before not in label and not way_in
     return out
 
 
