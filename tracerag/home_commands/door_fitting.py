@@ -10,9 +10,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from .category_words import categories_said
 from .device_kinds import safes
-from .door_words import DOOR_WORDS, ENTRANCE_WORDS, describes_door, door_nouns, door_qualifiers, doors_among, every_door
+from .door_words import (
+    DOOR_WORDS,
+    ENTRANCE_WORDS,
+    describes_door,
+    door_nouns,
+    door_qualifiers,
+    doors_among,
+    every_door,
+    named_by_maker,
+)
 from .room_doors import DOORISH
 from .sensitive_commands import SensitiveRows
 from .text_match import tokens
@@ -77,9 +85,8 @@ class SensitiveDoors:
             return False
         if self.index.table.device_categories[device] == "Lock":
             # a lock called by its maker alone ("Salto") where the way in is, is the way in's lock
-            label = self.index.home.devices[device].label
-            by_maker = set(tokens(label)) <= self.sensitive.model_words[device] and not categories_said(label) \
-                and bool(words & ENTRANCE_WORDS) and not safes(self.index)[device]  # no Key Safe on the front step
+            by_maker = named_by_maker(self.index.home.devices[device]) and bool(words & ENTRANCE_WORDS) \
+                and not safes(self.index)[device]  # no Key Safe on the front step
             return bool(words & nouns) or by_maker and all(q <= ENTRANCE_WORDS for q in said)
         # a gate said is a gate, the way in or not ("open the gate": the Driveway Gate)
         return any(q for q in said) or bool(words & ENTRANCE_WORDS) or "gate" in words & nouns

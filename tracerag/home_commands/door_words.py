@@ -97,12 +97,17 @@ def says_way_in(device) -> bool:
     return bool(words & ENTRANCE_WORDS) and not words & _NO_WAY_IN
 
 
+def named_by_maker(device) -> bool:
+    """Whether a device's label is only words of its own (maker's) name, and names no kind ("Salto", "Yale
+    Conexis"; never "Front Door")."""
+    return set(tokens(device.label)) <= set(tokens(device.model)) and not categories_said(device.label)
+
+
 def maker_named_at_reception(device) -> bool:
     """A lock called by its maker's name alone ("Salto") in a lobby or reception: the entrance's lock (a "Lobby
     Door" is named for its room, and says nothing of the way in)."""
-    label = set(tokens(device.label))
-    return device.category == "Lock" and bool(label) and label <= set(tokens(device.model)) and \
-        not categories_said(device.label) and bool(set(tokens(device.room)) & _RECEPTION)
+    return device.category == "Lock" and bool(tokens(device.label)) and named_by_maker(device) and \
+        bool(set(tokens(device.room)) & _RECEPTION)
 
 
 def ways_in_by_maker(devices) -> list[int]:
