@@ -955,3 +955,33 @@ def test_a_supply_said_with_another_word_than_its_label_is_not_that_supply(hotel
     acted = acted_on(hotel(query="turn the beer gas on, the lager's coming out flat"))
     assert not acted & {("kitchen-gas", "main-valve-open"), ("garden-door", "main-doorControl-open")}
 
+
+
+@pytest.mark.parametrize("query, device, command", [
+    ("the box we keep the takings in, unlock it", "bank", "main-lock-unlock"),  # what it holds: the safe
+    ("open the valve that feeds the woks", "wok-gas", "main-valve-open"),  # what it serves: a word of its label
+])
+def test_a_device_described_by_what_it_holds_or_serves_is_that_device(restaurant, query, device, command):
+    top = restaurant(query=query).candidates[0]
+    assert (top.device_id, top.command_id) == (device, command)
+
+
+@pytest.mark.parametrize("query", [
+    "the thing that lets the gas through, open it",  # two gas valves, nothing says which
+    "the valve that feeds the woks is dripping",  # a report asks nothing
+])
+def test_a_description_that_leaves_several_devices_or_asks_nothing_reaches_none(restaurant, query):
+    assert not acted_on(restaurant(query=query)) & {("wok-gas", "main-valve-open"), ("main-gas", "main-valve-open")}
+
+
+def test_a_description_singles_out_the_supply_in_the_room_of_what_it_serves(tmp_path, embedder):
+    # "to the range": the gas valve in the range's kitchen, not the boiler's
+    program = no_lm(tmp_path, [("range", "Six Burner Range", "r-kitchen", "Switch", "p-switch"),
+                               ("interlock", "Gas Interlock", "r-kitchen", "GasValve", "p-valve"),
+                               ("boiler-gas", "Boiler Gas", "r-hall", "GasValve", "p-valve"),
+                               ("kitchen-light", "Kitchen Light", "r-kitchen", "Light", "p-switch")],
+                    SPECS, ROOMS, embedder)
+    top = program(query="the thing that lets gas through to the range, open it up").candidates[0]
+    assert (top.device_id, top.command_id) == ("interlock", "main-valve-open")
+    pred = program(query="把管燃气的那个阀门打开")  # two gas valves: which one is not said
+    assert not acted_on(pred) & {("interlock", "main-valve-open"), ("boiler-gas", "main-valve-open")}

@@ -27,6 +27,7 @@ from .category_words import (
 )
 from .command_choice import choice_of
 from .command_docs import verb_phrases
+from .described_by_use import described
 from .device_kinds import devices_said
 from .door_fitting import SensitiveDoors
 from .door_words import (
@@ -110,6 +111,7 @@ class SensitiveRequests:
         utterance, never from an LM), and the clause must refer to the device (``_asked_in``); never a device
         the text excepts ("unlock every door except the front door")."""
         asked = np.zeros(len(self.sensitive.rows), dtype=bool)
+        text = described(self.index, self.sensitive.rows, text)  # "the box where we keep the cash": the safe
         reading = read_request(text)
         requests = reading.requests
         if not requests:
