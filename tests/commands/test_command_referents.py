@@ -985,3 +985,69 @@ def test_a_description_singles_out_the_supply_in_the_room_of_what_it_serves(tmp_
     assert (top.device_id, top.command_id) == ("interlock", "main-valve-open")
     pred = program(query="把管燃气的那个阀门打开")  # two gas valves: which one is not said
     assert not acted_on(pred) & {("interlock", "main-valve-open"), ("boiler-gas", "main-valve-open")}
+
+
+SHARE_DEVICES = [
+    ("conexis", "Conexis", "r-hall", "Lock", "p-lock", "Yale Conexis L2 Smart Door Lock"),  # the way in, by maker
+    ("key-safe", "Key Safe", "r-hall", "Lock", "p-lock", "Master Lock 5441 Bluetooth key safe"),
+    ("garden-door", "Garden Door", "r-kitchen", "Lock", "p-lock"),
+    ("lockers", "Locker Bank", "r-office", "Lock", "p-lock", "Ojmar Smart Locker Controller"),
+    ("cash-safe", "Cash Safe", "r-office", "Lock", "p-lock", "Phoenix Fortress Safe"),
+    ("gas", "Gas Shutoff", "r-kitchen", "GasValve", "p-valve"),
+    ("oven", "Oven", "r-kitchen", "Oven", "p-oven"),
+]
+SHARE_SENSITIVE = {("conexis", "main-lock-unlock"), ("key-safe", "main-lock-unlock"),
+                   ("garden-door", "main-lock-unlock"), ("lockers", "main-lock-unlock"),
+                   ("cash-safe", "main-lock-unlock"), ("gas", "main-valve-open"), ("oven", "main-switch-on")}
+
+
+@pytest.fixture(scope="module")
+def house_share(tmp_path_factory, embedder):
+    return no_lm(tmp_path_factory.mktemp("share"), SHARE_DEVICES, SPECS, ROOMS, embedder)
+
+
+@pytest.mark.parametrize("query, device, command", [
+    ("open the lockers", "lockers", "main-lock-unlock"),  # the Locker Bank, never the front door
+    ("the cash safe, open it, the bank run's at ten", "cash-safe", "main-lock-unlock"),  # "it": what came before
+    ("buzz me in, forgot my keys again", "conexis", "main-lock-unlock"),  # buzzed in at the way in, no Key Safe
+    ("unlock the back door, I'm taking the bins out", "garden-door", "main-lock-unlock"),  # the door out back
+    ("oven on in the kitchen pls", "oven", "main-switch-on"),
+])
+def test_a_house_share_is_answered_what_was_asked(house_share, query, device, command):
+    top = house_share(query=query).candidates[0]
+    assert (top.device_id, top.command_id) == (device, command)
+
+
+@pytest.mark.parametrize("query", [
+    "lock the garden door, he left it open again",  # what someone left so is a report
+    "turn the oven off, someone left it on",
+    "open the gas locker",  # a locker named after the gas is no gas supply
+    "let me in",  # the speaker stands at a door only they know
+])
+def test_a_report_a_thing_named_after_a_supply_or_the_speaker_let_in_asks_nothing(house_share, query):
+    assert not acted_on(house_share(query=query)) & SHARE_SENSITIVE
+
+
+def test_every_door_but_the_front_door_leaves_the_lock_called_by_its_maker(house_share):
+    # the plan asks rather than unlock the rest, and never reaches the lock excepted
+    assert not acted_on(house_share(query="unlock every door except the front door")) & {
+        ("conexis", "main-lock-unlock"), ("conexis", "main-lock-unlatch")}
+
+
+CLINIC_ROOMS = {"r-desk": "前台", "r-ward": "住院部", "r-yard": "后院"}
+CLINIC_DEVICES = [
+    ("lukey", "鹿客", "r-desk", "Lock", "p-lock", "鹿客 Classic 2S 智能门锁"),
+    ("kennel", "笼舍门", "r-ward", "Door", "p-door"),  # a ward (住院部) is no courtyard: 大门 is the front door
+    ("back", "后门", "r-yard", "Lock", "p-lock", "小米 智能门锁 M20"),
+]
+
+
+@pytest.mark.parametrize("query, device", [
+    ("开一下大门，第一个预约的到了", "lukey"),
+    ("让外面那位遛狗的先生进来", "lukey"),  # a person said by what they do is let in, the dog they walk aside
+    ("让送氧气瓶的师傅从后门进来", "back"),  # let in through the door said
+])
+def test_a_chinese_clinic_lets_in_whom_it_is_asked_to(tmp_path, embedder, query, device):
+    program = no_lm(tmp_path, CLINIC_DEVICES, {**SPECS, "p-door": DOOR}, CLINIC_ROOMS, embedder)
+    top = program(query=query).candidates[0]
+    assert (top.device_id, top.command_id) == (device, "main-lock-unlock")

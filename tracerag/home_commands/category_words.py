@@ -41,7 +41,7 @@ CATEGORY_WORDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "Washer": (("洗衣机",), ("washer", "washing machine")),
     "Dryer": (("烘干机", "干衣机"), ("dryer",)),
     "Dishwasher": (("洗碗机",), ("dishwasher",)),
-    "Lock": (("锁", "门锁"), ("lock", "deadbolt", "latch", "door lock", "locker")),
+    "Lock": (("锁", "门锁"), ("lock", "deadbolt", "latch", "door lock")),
     "Door": (("门", "防盗门"), ("door", "gate")),
     "GarageDoor": (("车库门", "车库", "卷帘门"), ("garage", "garage door")),
     "WaterValve": (("阀", "阀门", "进水", "供水", "总水", "自来水", "水阀", "浇水", "浇花", "浇菜", "灌溉"),

@@ -8,6 +8,8 @@ that a lock is the lock of the door said, a door said bare is the house's way in
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from .device_kinds import safes
@@ -25,6 +27,8 @@ from .room_doors import DOORISH
 from .sensitive_commands import SensitiveRows
 from .text_match import tokens
 
+_COURTYARD = re.compile(r"院子|庭院|院门|前院|院落|大院|四合院|小院|院墙")  # never 住院部, 医院 or a 后院
+
 
 class SensitiveDoors:
     """The door-reading rules over one home's sensitive rows (built once per index, with ``SensitiveRequests``)."""
@@ -33,7 +37,9 @@ class SensitiveDoors:
         self.index = index
         self.sensitive = sensitive
         # no gate stands here (大门 is then the front door): no door's words say gate or courtyard
-        self.gateless = not any(words & {"gate", "院", "栅", "闸"} for words in sensitive.device_words.values())
+        self.gateless = not any(words & {"gate", "栅", "闸"} or _COURTYARD.search(f"{device.label} {device.room}")
+                                for words, device in ((sensitive.device_words[d], index.home.devices[d])
+                                                      for d in sensitive.device_words))
 
     def worded(self, worded: np.ndarray, kinds_said: set[str], verbless: str, rooms: list[str],
                devices: np.ndarray) -> np.ndarray:

@@ -190,7 +190,7 @@ def describes_door(qualifier: set[str], words: set[str], loose: bool = False, ga
     """Whether the words said with a door are the device's: its own words, or, said in the other language (or
     ``loose``: no door's own words fit, said in English), the house's way in ("the front door" of 入户门锁, "前门"
     of a Front Door, "the front door" of the Blue Door in the Entry); 大门 and 正门 too where no gate stands
-    (``gateless``: an office's or a flat's front door)."""
+    (``gateless``: an office's or a flat's front door); "the back door", loose, of the door to the garden."""
     if all(any(w == d or len(w) >= 3 and len(d) >= 3 and w.isascii() and (w.startswith(d) or d.startswith(w))
                or len(w) >= 4 and len(d) >= len(w) + 3 and w.isascii() and d.endswith(w)
                for d in words) for w in qualifier):  # "the doggy door": the Dog Door; "the house door": Farmhouse
@@ -200,9 +200,13 @@ def describes_door(qualifier: set[str], words: set[str], loose: bool = False, ga
     home = qualifier == {"家"}  # 家门, the home's door, is its way in whatever it is called
     # 入户门, 防盗门, 玄关门 say the flat's own way in where no door is called so (大门 and 前门 may be a gate's name)
     entry = loose and (qualifier <= _FLAT_ENTRY or gateless and qualifier <= _MAIN_DOOR)
+    if loose and english and qualifier and qualifier <= _BACK and words & _OUT_BACK:
+        return True  # "the back door" where no door is called so: the one to the garden or the yard
     return bool(qualifier) and (qualifier <= ENTRANCE_WORDS or home) and bool(words & ENTRANCE_WORDS) and \
         (other_script or loose and english or home or entry)
 
 
 _FLAT_ENTRY = frozenset({"入", "户", "防", "盗", "玄", "关"})
+_BACK = frozenset({"back", "rear"})
+_OUT_BACK = frozenset({"garden", "yard", "backyard", "patio"})
 _MAIN_DOOR = frozenset({"大", "正"})

@@ -2,8 +2,9 @@
 
 Letting someone in asks for a door (``room_doors`` finds which), and the person it lets in names no device: "let
 the cleaner in" is no Robot Cleaner. Who comes in also says where: a visitor at the house's way in, the cows into
-the barn, a car through the gate, and the speaker at a door only they know. (Chinese 让…进来 is not read so: 让
-says "let" and "make" alike, and the referent suites' authors disagree on whether it asks for a door.)
+the barn, a car through the gate, and the speaker at a door only they know. Chinese 让…进来 is read so only of a
+pronoun, a short name or a person said by what they are (让他进来, 让送氧气瓶的师傅从后门进来): 让 says "let" and
+"make" alike, and never of the speaker, the sun, the air or an animal.
 """
 
 from __future__ import annotations
@@ -26,8 +27,13 @@ _INTO_HERE = rf"(?:into|up\s+(?:on)?to|through|{_IN_HERE})\b"
 PERSON_IN = rf"(?:{_SHORT}\s+{_MOVING}{_INTO}|{_LONG}\s+{_MOVING}{_INTO_HERE})"  # "them in", "Mrs Hale's daughter in"
 PERSON_IN_HERE = rf"(?:{_SHORT}\s+in\b|{_LONG}\s+{_IN_HERE})"  # let in where someone is, not into somewhere
 # 让他进来, 让客人进来 (让我进去: the speaker, at a door only they know; 让阳光进来: the sun, through a window)
+# 让那位遛狗的先生进来, 让送氧气瓶的师傅从后门进来: someone said by what they are, by a door said or none
+_ZH_PERSON = (r"(?:先生|女士|小姐|师傅|阿姨|叔叔|大爷|大妈|老师|医生|客人|客户|顾客|朋友|同事|快递员|快递小哥|外卖员|"
+              r"保洁|工人|家长|主人|病人)们?")
+_ZH_THROUGH = r"(?:从[^，,。！!？?]{1,8}?)?(?:进来|进门|进屋)"
 ZH_LET_IN = (r"让(?![我它])(?![^进]{0,4}?[光阳日亮热暖凉风气雨水味猫狗鸡鸭鹅牛羊马猪鸟车])"
              r"(?:他|她|[\u4e00-\u9fff]{1,4}?)(?:们)?(?:进来|进门|进屋)|"
+             rf"让(?![我它])[\u4e00-\u9fff]{{0,10}}?{_ZH_PERSON}{_ZH_THROUGH}|"
              r"给(?:他|她)(?:们)?开(?:一下)?门?(?=$|[，,。！!吧呀啊\s])")  # 给他开一下: open (the door) for him
 LET_IN = re.compile(rf"\b(?:let|buzz)\s+{PERSON_IN}|{ZH_LET_IN}", re.I)
 
@@ -44,19 +50,27 @@ _NOT_ON_FOOT = re.compile(r"\b(?:cows?|cattle|calf|calves|chickens?|hens?|sheep|
 
 
 def without_whom(text: str) -> str:
-    """The text without the person it lets in: "let the cleaner in" -> "let · in". Animals let in say where ("let
-    the chickens in": the Chicken Coop Door), and stay."""
+    """The text without the person it lets in: "let the cleaner in" -> "let · in", 让送氧气瓶的师傅进来 ->
+    让 · 进来. Animals let in say where ("let the chickens in": the Chicken Coop Door), and stay."""
+    text = _ZH_WHOM.sub("让 · ", text)
     return _WHOM.sub(lambda m: m.group(0) if _NOT_ON_FOOT.search(m.group(0)) else f"{m.group(1)} · ", text)
 
 
+_ZH_WHOM = re.compile(rf"让(?![我它])[\u4e00-\u9fff]{{0,10}}?{_ZH_PERSON}(?={_ZH_THROUGH})")
+
+
 def a_visitor_let_in(text: str) -> bool:
-    """Whether the text lets someone else in on foot ("let the guests in"): they come to the house's way in. The
-    speaker let in ("let me in") stands at a door the home cannot know; animals and cars come in
-    elsewhere ("let the cows in": the barn; "let them drive in": the gate), and the air through a window."""
-    return bool(LET_IN.search(text)) and not _SPEAKER.search(text) and not _NOT_ON_FOOT.search(text)
+    """Whether the text lets someone in on foot ("let the guests in"; "buzz me in": where the buzzer is): they
+    come to the house's way in. The speaker let in ("let me in") stands at a door the home cannot know; animals
+    and cars come in elsewhere ("let the cows in": the barn; "let them drive in": the gate), and the air through
+    a window."""
+    # a person said by what they do is a person: 遛狗的先生
+    return bool(LET_IN.search(text)) and not _SPEAKER.search(text) and \
+        not _NOT_ON_FOOT.search(_ZH_WHOM.sub("让 · ", text))
 
 
-_SPEAKER = re.compile(r"\b(?:let|buzz)\s+(?:me|us)\b", re.I)
+# the speaker let in stands at a door only they know; one buzzed in stands where the buzzer is, at the way in
+_SPEAKER = re.compile(r"\blet\s+(?:me|us)\b", re.I)
 
 
 # someone waiting at the door, said in a clause of its own ("a party of eight is waiting out front", "there's

@@ -203,8 +203,9 @@ _SENSES_EN: tuple[tuple[str, str, Reading], ...] = (
      r"\b(?:lights?|lamps?)\s+on\b(?=\s*(?:$|[,.!?]|please|now|again|in\b|for\b|thanks))|"
      r"(?:^|[,.;!?]\s*|\b(?:please|and|then)\s+)light\s+(?:the|my|our|·)|\blight\s+(?:a|one|two|all|both)\s+"
      r"(?:\w+\s+)?burners?\b|\bfire\s+(?:\w+\s+){0,3}?up\b|\bignite\b|\bback\s+on\b|"
-     r"\bon\b(?=\s*(?:please|pls|plz|now|again|for\s+me|thanks?|for\s+(?:\w+\s+){1,2}(?:minutes?|mins?|hours?|"
-     r"hrs?|seconds?|secs?))?\s*[.!?]*\s*$)", SWITCH, _ON),
+     # "oven on", "oven on in the cafe pls"
+     r"\bon\b(?=\s*(?:in\s+the\s+\S+(?:\s+\w+)?\s*)?(?:please|pls|plz|now|again|for\s+me|thanks?|"
+     r"for\s+(?:\w+\s+){1,2}(?:minutes?|mins?|hours?|hrs?|seconds?|secs?))?\s*[.!?]*\s*$)", SWITCH, _ON),
     (r"\b(?:open(?:s|ed|ing)?|raise[sd]?|lift(?:s|ed)?)\s+up\b|\b(?:open|opne|oepn)(?:s|ed|ing)?\b|\bpull\s+up\b|"
      r"\bpop\s+(?:(?:the|my|our)\s+)?(?:·|(?:[\w-]+\s+){0,2}?(?:lock\w*|door|gate|trunk|hatch|safe|\w*box)\b)|"
      rf"\bput\s+up\b|\broll\s+up\b|\b(?:let|buzz)\s+{_E}(?:in(?:to)?|up\s+(?:on)?to|through)\b", SWITCH,

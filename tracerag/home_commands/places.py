@@ -168,9 +168,10 @@ _ZH_NOT_PLACES = frozenset("我们 你们 他们 我家 家里 这个 那个 这
 # not the particle of a verb ("plug in my dongle")
 _IN_THE = re.compile(r"(?<!plug )(?<!log )(?<!sign )(?<!check )(?<!tune )(?<!fill )(?<!hand )(?<!put it )"
                     r"\b(?:in|inside|within)\s+(?:the|my|our)\s+([a-z][a-z'-]*(?:\s+[a-z][a-z'-]*)?)")
-_PHRASE_ENDS = frozenset({"and", "or", "but", "then", "please", "now", "to", "for", "with", "so", "too", "again", "of",
-                          "as", "if", "when", "while", "because", "is", "are", "was", "were", "that", "which",
-                          "in", "at", "on", "by", "near", "inside", "beside", "from"})  # "the meter (in) the alley"
+_PHRASE_ENDS = frozenset({"and", "or", "but", "then", "please", "pls", "plz", "now", "thanks", "to", "for", "with",
+                          "so", "too", "again", "of", "as", "if", "when", "while", "because", "is", "are", "was",
+                          "were", "that", "which", "in", "at", "on", "by", "near", "inside", "beside",
+                          "from"})  # "the meter (in) the alley", "the kitchen pls"
 # what follows "in the" and is no place of a home: times, ways, positions within a room, the home itself
 _NOT_PLACES = frozenset("""
 morning afternoon evening night nighttime daytime day week weekend meantime meanwhile moment minute second hour

@@ -26,7 +26,10 @@ IDIOMS = re.compile(r"开门见山|开门红|开门大吉|开门揖盗|关门大
                     r"开天窗|开小差|开夜车|开眼界|打开心扉|打开话匣子|打开思路|打开局面|(?<!打)开车(?![库棚门位])|开门迎客|"
                     r"\bopen (?:question|mind|house|source|up to|secret|book)|\bgarage sale|\bdoor to door|"
                     r"\bopen the door to\b(?! (?:the|my|our|your|a|an|his|her)\b)|\bstep on the gas|\boven mitt|"
-                    r"\bunlock (?:my|your|our|the) (?:potential|phone|screen|achievement|account|level)")
+                    r"\bunlock (?:my|your|our|the) (?:potential|phone|screen|achievement|account|level)|"
+                    # things named after a supply that are no supply: "the gas locker", "a water bottle"
+                    r"\b(?:gas|water)\s+(?:lockers?|bottles?|cylinders?|canisters?|cages?|bills?|man|engineer|smell|"
+                    r"leaks?|masks?|cans?|bowls?|butts?|fountains?|glass(?:es)?|jugs?)\b")
 # What makes an utterance no request to act now, whatever it names: a negation anywhere ("别让烤箱开着",
 # "don't ever unlock"), a question ("门锁开着吗", "is the garage open?"), a narration or a condition ("我刚才开了
 # 后门", "my alarm goes off at 6", "open the garage when I get home"). A sensitive command is never asked for
@@ -43,6 +46,8 @@ NOT_A_REQUEST = re.compile(
     r"what|why|when|whenever|where|which|who|how|if|unless|already|yesterday|tomorrow|tonight|later|earlier|ago|"
     r"last|used to|remember|remind|went|goes|going|gone|unlocked|opened|disarmed|preheated|unlatched|who|dare|log|"
     r"history|battery|password|status|how long|remind|notify|play|song|album|movie|show|"
+    # what someone did and left so ("he left it open again", "someone left the hob on"): never "the left door"
+    r"(?<!the )left\s+(?:it|them|the|this|that|my|his|her|our|their|your|a|an)|"
     # the speaker's own plan ("I'll unlock the cooler in a minute, first switch its light on")
     r"(?:i|we)(?:'ll|\s+will|\s+shall)|in\s+a\s+(?:minute|moment|bit|sec|second|while))\b|"
     # "is" and "has" said short: "the drug cabinet's been left open", "the gate's open" ("let's open" asks)

@@ -28,7 +28,7 @@ from .category_words import (
 from .command_choice import choice_of
 from .command_docs import verb_phrases
 from .described_by_use import described
-from .device_kinds import devices_said
+from .device_kinds import devices_said, safes
 from .door_fitting import SensitiveDoors
 from .door_words import (
     DOOR_WORDS,
@@ -156,6 +156,8 @@ class SensitiveRequests:
                 continue
             # the text that names what the clause acts on: its own, or the utterance's ("let him in")
             about = clause if named(self.index, clause).any() else reading.text
+            if elsewhere and points_back(clause):
+                whole = self._pointed_back_to(clause, reading.text, whole, able)
             asked |= self._asked_in(clause, whole if elsewhere else own, about)
         for clause in requests:  # a device held back in a clause is held back in what was said
             self.one_of_several(text).update(self.one_of_several(clause))
@@ -168,6 +170,9 @@ class SensitiveRequests:
                 asked &= ~self.index.rooms.devices_in(excepted_rooms)[devices]
             elif not excepted.any():  # no device named, a kind said: "all the valves but the gas one"
                 asked &= ~self.index.table.in_categories(set(categories_said(reading.excepted)))[devices]
+                if _DOOR_WORD.search(reading.excepted):  # "every door except the front door": the way in, however
+                    said_door = [set(q) for q in door_qualifiers(reading.excepted)]  # its lock is called
+                    asked &= ~self.doors.fitting(devices, said_door, door_nouns(reading.excepted))
         return asked
 
     def _asked_in(self, text: str, named_by: np.ndarray, about: str | None = None,
@@ -196,8 +201,11 @@ class SensitiveRequests:
             performing &= ~index.table.in_categories(_HEATERS)[index.table.row_device[rows]]
         if verb == "on" and text.isascii():  # in English a door is opened, never switched on: "it's dark by the
             performing &= ~index.table.in_categories(DOORISH)[index.table.row_device[rows]]  # shutter, turn it on"
-        if LET_IN.search(text):  # someone let in comes through a door, a gate or a lock: never a valve
-            performing &= index.table.in_categories(DOORISH)[index.table.row_device[rows]]
+        # someone let in comes through a door, a gate or a lock: never a valve or a safe ("buzz me in, forgot my
+        # keys": no Key Safe)
+        let_through = index.table.in_categories(DOORISH) & ~safes(index) if LET_IN.search(text) else None
+        if let_through is not None:
+            performing &= let_through[index.table.row_device[rows]]
         about = text if about is None else about
         if operation == "open" and not (_DOOR_WORD.search(about) or "Lock" in categories_said(about)):
             # a lock opens only as a door said, or as what its name calls it ("open the safe": the Gun Safe; "open
@@ -214,7 +222,7 @@ class SensitiveRequests:
         able[devices[marked]] = True
         if operation:
             able |= choice_of(index).devices_able(operation)
-        named_by = np.where(able, named_by, 0)
+        named_by = np.where(able if let_through is None else able & let_through, named_by, 0)
         best = self._best_naming(text, named_by)
         said = index.rooms.without_room_names(text).replace("开关", " ")
         theirs = door_of_the_room_said(index, text, about) if verb in ("open", "unlock", "on") and not best else None
@@ -236,6 +244,15 @@ class SensitiveRequests:
         for i in np.flatnonzero(marked & referred).tolist():  # what policy.json marks
             asked[i] = self._asked_marked(said, int(rows[i]), bool(best))
         return asked
+
+    def _pointed_back_to(self, clause: str, text: str, whole: np.ndarray, able: np.ndarray | None) -> np.ndarray:
+        """What "it" stands for: what the words before its clause name, where they name what can do it ("the
+        safe, open it, the bank run is at ten": the safe, not the Locker Bank a later clause's "bank" names);
+        else what the whole text names."""
+        start = text.find(clause.strip())
+        before = named(self.index, text[:start]) if start > 0 else whole
+        usable = np.where(able, before, 0) if able is not None else before
+        return before if usable.any() else whole
 
     def _able(self, clause: str, text: str) -> np.ndarray:
         """Per device: it can do what the clause asks (all devices where no verb is), its verb read with the kinds
