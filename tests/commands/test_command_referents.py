@@ -1051,3 +1051,50 @@ def test_a_chinese_clinic_lets_in_whom_it_is_asked_to(tmp_path, embedder, query,
     program = no_lm(tmp_path, CLINIC_DEVICES, {**SPECS, "p-door": DOOR}, CLINIC_ROOMS, embedder)
     top = program(query=query).candidates[0]
     assert (top.device_id, top.command_id) == (device, "main-lock-unlock")
+
+
+@pytest.mark.parametrize("query", ["the restaurant door, unlock it, the first table is here",
+                                   "unlock the customer door please"])
+def test_the_door_the_public_comes_in_by_is_the_way_in(restaurant, query):
+    top = restaurant(query=query).candidates[0]
+    assert (top.device_id, top.command_id) == ("conexis", "main-lock-unlock")
+
+
+CLUB_ROOMS = {"r-pool": "Pool Hall", "r-plant": "Plant Room", "r-fore": "Forecourt", "r-cash": "财务室"}
+CLUB_DEVICES = [
+    ("fire-exit", "Pool Fire Exit", "r-pool", "Door", "p-door"),
+    ("chlorine", "Chlorine Valve", "r-plant", "WaterValve", "p-valve"),
+    ("fill", "Pool Fill Valve", "r-plant", "WaterValve", "p-valve"),
+    ("backwash", "Backwash Valve", "r-plant", "WaterValve", "p-valve"),
+    ("main-gate", "Main Gate", "r-fore", "GarageDoor", "p-garage"),
+    ("bin-gate", "Bin Gate", "r-fore", "Lock", "p-lock"),
+    ("cash-door", "财务室门", "r-cash", "Lock", "p-lock"),
+    ("cash-light", "财务室灯", "r-cash", "Light", "p-switch"),
+]
+
+
+@pytest.fixture(scope="module")
+def club(tmp_path_factory, embedder):
+    return no_lm(tmp_path_factory.mktemp("club"), CLUB_DEVICES, {**SPECS, "p-door": DOOR, "p-garage": GARAGE},
+                 CLUB_ROOMS, embedder)
+
+
+@pytest.mark.parametrize("query, device, command", [
+    ("dose some chlorine, open the dosing valve", "chlorine", "main-valve-open"),  # which, said in another ask
+    ("prop the fire door in the pool hall open", "fire-exit", "main-doorControl-open"),  # "open" ends the place
+    ("let the van into the forecourt", "main-gate", "main-garageDoorControl-open"),  # a vehicle: the gate it fits
+    ("打开财务室，会计到了", "cash-door", "main-lock-unlock"),  # someone to go in: the room's door
+])
+def test_a_club_is_answered_what_was_asked(club, query, device, command):
+    top = club(query=query).candidates[0]
+    assert (top.device_id, top.command_id) == (device, command)
+
+
+@pytest.mark.parametrize("query", [
+    "don't touch the chlorine, open the valve",  # a device named in a negation says nothing of which
+    "打开财务室",  # a room switched on: its lights
+])
+def test_what_another_request_does_not_say_leaves_the_device_unsaid(club, query):
+    acted = acted_on(club(query=query))
+    assert not acted & {("chlorine", "main-valve-open"), ("fill", "main-valve-open"),
+                        ("backwash", "main-valve-open"), ("cash-door", "main-lock-unlock")}

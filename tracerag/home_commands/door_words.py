@@ -190,7 +190,8 @@ def describes_door(qualifier: set[str], words: set[str], loose: bool = False, ga
     """Whether the words said with a door are the device's: its own words, or, said in the other language (or
     ``loose``: no door's own words fit, said in English), the house's way in ("the front door" of 入户门锁, "前门"
     of a Front Door, "the front door" of the Blue Door in the Entry); 大门 and 正门 too where no gate stands
-    (``gateless``: an office's or a flat's front door); "the back door", loose, of the door to the garden."""
+    (``gateless``: an office's or a flat's front door); loose, "the back door" of the door to the garden and "the
+    restaurant door" of the way in."""
     if all(any(w == d or len(w) >= 3 and len(d) >= 3 and w.isascii() and (w.startswith(d) or d.startswith(w))
                or len(w) >= 4 and len(d) >= len(w) + 3 and w.isascii() and d.endswith(w)
                for d in words) for w in qualifier):  # "the doggy door": the Dog Door; "the house door": Farmhouse
@@ -202,6 +203,8 @@ def describes_door(qualifier: set[str], words: set[str], loose: bool = False, ga
     entry = loose and (qualifier <= _FLAT_ENTRY or gateless and qualifier <= _MAIN_DOOR)
     if loose and english and qualifier and qualifier <= _BACK and words & _OUT_BACK:
         return True  # "the back door" where no door is called so: the one to the garden or the yard
+    if loose and english and qualifier and qualifier <= _PUBLIC_SIDE and words & ENTRANCE_WORDS:
+        return True  # "the restaurant door", "the customer door": the way in the public comes by
     return bool(qualifier) and (qualifier <= ENTRANCE_WORDS or home) and bool(words & ENTRANCE_WORDS) and \
         (other_script or loose and english or home or entry)
 
@@ -209,4 +212,6 @@ def describes_door(qualifier: set[str], words: set[str], loose: bool = False, ga
 _FLAT_ENTRY = frozenset({"入", "户", "防", "盗", "玄", "关"})
 _BACK = frozenset({"back", "rear"})
 _OUT_BACK = frozenset({"garden", "yard", "backyard", "patio"})
+_PUBLIC_SIDE = frozenset({"restaurant", "customer", "customers", "client", "clients", "visitor", "visitors",
+                          "public", "cafe", "café", "salon", "surgery", "clinic"})
 _MAIN_DOOR = frozenset({"大", "正"})

@@ -59,6 +59,25 @@ def without_whom(text: str) -> str:
 _ZH_WHOM = re.compile(rf"让(?![我它])[\u4e00-\u9fff]{{0,10}}?{_ZH_PERSON}(?={_ZH_THROUGH})")
 
 
+# someone arriving or going in to fetch something: 会计到了, 拿个行李箱 (Chinese: 打开 a room is else its lights)
+_ZH_GOING_IN = re.compile(r"到了|来了|进去|进来|拿|取|搬")
+
+
+def someone_goes_in(text: str) -> bool:
+    """Whether a Chinese utterance says someone arrives or goes in for something ("打开储藏室，拿个行李箱"): a room
+    opened is then its door."""
+    return not text.isascii() and bool(_ZH_GOING_IN.search(text))
+
+
+_VEHICLE = re.compile(r"\b(?:cars?|vans?|trucks?|lorry|lorries|tanker|vehicles?|drive|driving)\b|车", re.I)
+
+
+def a_vehicle_let_in(text: str) -> bool:
+    """Whether what the text lets in is a vehicle ("let the van into the yard", "let them drive in"): it comes
+    through a gate or a garage door, never a person's door."""
+    return bool(LET_IN.search(text)) and bool(_VEHICLE.search(text))
+
+
 def a_visitor_let_in(text: str) -> bool:
     """Whether the text lets someone in on foot ("let the guests in"; "buzz me in": where the buzzer is): they
     come to the house's way in. The speaker let in ("let me in") stands at a door the home cannot know; animals

@@ -171,7 +171,8 @@ _IN_THE = re.compile(r"(?<!plug )(?<!log )(?<!sign )(?<!check )(?<!tune )(?<!fil
 _PHRASE_ENDS = frozenset({"and", "or", "but", "then", "please", "pls", "plz", "now", "thanks", "to", "for", "with",
                           "so", "too", "again", "of", "as", "if", "when", "while", "because", "is", "are", "was",
                           "were", "that", "which", "in", "at", "on", "by", "near", "inside", "beside",
-                          "from"})  # "the meter (in) the alley", "the kitchen pls"
+                          "from", "open", "shut", "closed", "off", "ajar", "wide", "up", "down"})
+# ("the meter (in) the alley", "the kitchen pls", "prop the fire door in the pool hall open")
 # what follows "in the" and is no place of a home: times, ways, positions within a room, the home itself
 _NOT_PLACES = frozenset("""
 morning afternoon evening night nighttime daytime day week weekend meantime meanwhile moment minute second hour

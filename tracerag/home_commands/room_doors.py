@@ -12,7 +12,7 @@ import numpy as np
 
 from .category_words import categories_said, normalised
 from .door_words import DOOR_WORDS, ENTRANCE_SAID, door_qualifiers, doors_among, says_way_in, ways_in_by_maker
-from .letting_in import LET_IN, a_visitor_let_in, animal_home_words
+from .letting_in import LET_IN, a_vehicle_let_in, a_visitor_let_in, animal_home_words
 from .numerals import numbered_in_digits
 from .operation_words import read_operation, verb_text
 from .referents import named
@@ -89,6 +89,8 @@ def _find_room_door(index, text: str) -> np.ndarray:
     if not (unlocking or letting_in) and (there & index.table.in_categories(_COVERS)).any():
         return none
     doors = doors_among(index, there & index.table.in_categories(DOORISH), DOOR_WORDS)
+    if letting_in and a_vehicle_let_in(text) and (doors & index.table.in_category("GarageDoor")).any():
+        doors &= index.table.in_category("GarageDoor")  # "let the van into the yard": its gate, not the bin gate
     if doors.sum() > 1 and len(places) == 1:  # the Gate House's door is the Gate House Door, not its Road Gate
         doors = _carrying_room_name(index, doors, places)  # (of a floor's rooms, no one room's door is meant)
     return doors if doors.sum() == 1 else none

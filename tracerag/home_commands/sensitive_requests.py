@@ -33,6 +33,7 @@ from .door_fitting import SensitiveDoors
 from .door_words import (
     DOOR_WORDS,
     ENTRANCE_WORDS,
+    describes_door,
     door_nouns,
     door_qualifiers,
     doors_among,
@@ -42,7 +43,7 @@ from .door_words import (
 )
 from .home_names import compact
 from .home_operations import kinds_meant, operation_in
-from .letting_in import LET_IN
+from .letting_in import LET_IN, someone_goes_in
 from .operation_words import SENSES, read_operation, verb_text
 from .places import place_not_exact, places_after_in
 from .referents import kinds_acted_on, named, names_mixed, outside_room_names
@@ -158,7 +159,8 @@ class SensitiveRequests:
             about = clause if named(self.index, clause).any() else reading.text
             if elsewhere and points_back(clause):
                 whole = self._pointed_back_to(clause, reading.text, whole, able)
-            asked |= self._asked_in(clause, whole if elsewhere else own, about)
+            others = " , ".join(c for c in requests if c != clause) or None  # what the other requests name
+            asked |= self._asked_in(clause, whole if elsewhere else own, about, requested=others)
         for clause in requests:  # a device held back in a clause is held back in what was said
             self.one_of_several(text).update(self.one_of_several(clause))
         if reading.excepted and asked.any():  # "every door except the kiln shed": nothing there, nor of a kind said
@@ -176,7 +178,7 @@ class SensitiveRequests:
         return asked
 
     def _asked_in(self, text: str, named_by: np.ndarray, about: str | None = None,
-                  kind_text: str | None = None) -> np.ndarray:
+                  kind_text: str | None = None, requested: str | None = None) -> np.ndarray:
         """``asked`` for one clause: the operation it asks for is one the row's command performs, and it refers
         to the row's device: by name (``referents.named``: the devices it names best; naming another device
         leaves this one out), or, naming none, by a word for its kind (or, alone, a verb that names the kind:
@@ -193,7 +195,9 @@ class SensitiveRequests:
             index, verb_text(text, index), kinds_meant(index, QueryIR(), text) or kinds_meant(index, QueryIR(),
                                                                                              kinds_text)))
         verb = read_operation(verb_text(text, index), frozenset())  # the verb as said, no device's kind read in
-        door = room_door(self.index, text) if verb in ("open", "unlock") else None
+        # 打开 a room switches its lights on, unless someone is to go in ("打开财务室，会计到了": its door)
+        door = room_door(self.index, text) if verb in ("open", "unlock") or verb == "on" and \
+            someone_goes_in(about or text) else None
         if door is not None and door.any():  # "open the shed" opens its door, though the Shed Lights switch on
             operation = "unlock" if (index.table.device_categories[door] == "Lock").all() else "open"
         performing = choice_of(index).performing(operation)[rows] if operation else np.zeros(len(rows), bool)
@@ -237,10 +241,12 @@ class SensitiveRequests:
                                               devices)
         else:
             referred = self._referred_by_kind(text, said, operation, devices)
+        if verb == "on" and door is not None:  # the room's door, someone going in ("打开财务室，会计到了")
+            referred = referred | door[devices]
         if not best and operation == "off" and self._siren_or_panel(text, referred, devices):
             return np.zeros(len(rows), dtype=bool)
         asked = self._one_of_several(text, performing & referred, devices,
-                                     kind_text if kind_text is not None else about)
+                                     kind_text if kind_text is not None else about, requested)
         for i in np.flatnonzero(marked & referred).tolist():  # what policy.json marks
             asked[i] = self._asked_marked(said, int(rows[i]), bool(best))
         return asked
@@ -275,8 +281,10 @@ class SensitiveRequests:
         said_door = door_qualifiers(others)
         doors = [d for d in self.sensitive.device_words if self.index.table.device_categories[d] in DOORISH]
 
-        def known(words: tuple[str, ...]) -> bool:  # the way in, or words a door has ("the back hall door")
-            return set(words) <= ENTRANCE_WORDS or any(set(words) <= self.sensitive.device_words[d] for d in doors)
+        def known(words: tuple[str, ...]) -> bool:  # the way in, or words a door has ("the back hall door"), or
+            return set(words) <= ENTRANCE_WORDS or any(  # says by what it is ("the restaurant door": the way in)
+                set(words) <= self.sensitive.device_words[d] or
+                describes_door(set(words), self.sensitive.device_words[d], loose=True) for d in doors)
         odd_door = _DOOR_WORD.search(text) and not (said_door and all(q and known(q) for q in said_door)
                                                     and not _DOOR_TO_OR_OF.search(others))
         if (not categories_said(others) or odd_door or reading.excepted or _SEVERAL.search(text)
@@ -293,7 +301,8 @@ class SensitiveRequests:
         return np.asarray([bool(h) and h[0] in said and len(h[0]) >= 2 for h in heads], dtype=bool) | \
             (devices_said(self.index, text)[devices] > 0)
 
-    def _one_of_several(self, text: str, asked: np.ndarray, devices: np.ndarray, naming: str) -> np.ndarray:
+    def _one_of_several(self, text: str, asked: np.ndarray, devices: np.ndarray, naming: str,
+                        requested: str | None = None) -> np.ndarray:
         """``asked`` without the rows a word for a kind said once reaches on several devices of one kind ("open the
         valve" where three valves are: which one?); doors are read as doors are (the way in), and "all", "both",
         a plural, 都 ask for each. ``naming``: the text that says what the clause acts on."""
@@ -332,9 +341,20 @@ class SensitiveRequests:
         for category in set(categories[asked].tolist()) - (set() if said_which else DOORISH):
             same = asked & (categories == category)
             served = valve_served(self.index, text, same, devices)  # "the gas to the woks": the Wok Gas Line
+            if requested is not None and len(set(devices[served].tolist())) > 1:
+                served = self._named_in_another_request(requested, served, devices)
             out &= ~same | served
             self._hold(out, served, devices, text)
         return out
+
+    def _named_in_another_request(self, requested: str, same: np.ndarray, devices: np.ndarray) -> np.ndarray:
+        """``same`` narrowed to the one device the utterance's other requests name best, where one does ("dose some
+        chlorine, open the dosing valve": the Chlorine Valve; 美容池放水，阀门打开); unchanged otherwise. Only what
+        is asked counts: a device named in a negation or a report says nothing of which."""
+        by_name = named(self.index, requested)[devices]
+        best = by_name[same].max(initial=0)
+        found = set(devices[same & (by_name == best)].tolist())
+        return same & (devices == found.pop()) if best and len(found) == 1 else same
 
     def _siren_or_panel(self, text: str, referred: np.ndarray, devices: np.ndarray) -> bool:
         """Whether "the alarm" switched off is a siren to silence or a security panel to disarm, both of which the
