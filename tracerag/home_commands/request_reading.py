@@ -26,10 +26,11 @@ IDIOMS = re.compile(r"开门见山|开门红|开门大吉|开门揖盗|关门大
                     r"开天窗|开小差|开夜车|开眼界|打开心扉|打开话匣子|打开思路|打开局面|(?<!打)开车(?![库棚门位])|开门迎客|"
                     r"\bopen (?:question|mind|house|source|up to|secret|book)|\bgarage sale|\bdoor to door|"
                     r"\bopen the door to\b(?! (?:the|my|our|your|a|an|his|her)\b)|\bstep on the gas|\boven mitt|"
-                    r"\bunlock (?:my|your|our|the) (?:potential|phone|screen|achievement|account|level)|"
-                    # things named after a supply that are no supply: "the gas locker", "a water bottle"
-                    r"\b(?:gas|water)\s+(?:lockers?|bottles?|cylinders?|canisters?|cages?|bills?|man|engineer|smell|"
-                    r"leaks?|masks?|cans?|bowls?|butts?|fountains?|glass(?:es)?|jugs?)\b")
+                    r"\bunlock (?:my|your|our|the) (?:potential|phone|screen|achievement|account|level)")
+# a thing named after a supply is no supply: "the gas locker", "a water bottle" are read as one word (gaslocker),
+# so that "the gas locker door" is still a door of something the home may not have
+SUPPLY_NAMED = re.compile(r"\b(?:gas|water)\s+(?:lockers?|bottles?|cylinders?|canisters?|cages?|bills?|man|engineer|"
+                          r"smell|leaks?|masks?|cans?|bowls?|butts?|fountains?|glass(?:es)?|jugs?)\b")
 # What makes an utterance no request to act now, whatever it names: a negation anywhere ("别让烤箱开着",
 # "don't ever unlock"), a question ("门锁开着吗", "is the garage open?"), a narration or a condition ("我刚才开了
 # 后门", "my alarm goes off at 6", "open the garage when I get home"). A sensitive command is never asked for
@@ -66,6 +67,11 @@ TITLES = re.compile(r"《[^》]*》|“[^”]*”|\"[^\"]*\"|「[^」]*」")
 # a word that points back to a device named in another clause ("let me in the back door, unlock it")
 # ("the hand is at the kitchen door, let him in": the door where someone waits)
 POINTS_BACK = re.compile(rf"它|\b(?:it|them|that one|this one)\b|\blet\s+{PERSON_IN_HERE}", re.I)
+
+
+def _one_word(text: str) -> str:
+    """Things named after a supply said as one word (``SUPPLY_NAMED``)."""
+    return SUPPLY_NAMED.sub(lambda m: m.group(0).replace(" ", ""), text)
 
 
 @dataclass(frozen=True)
@@ -143,7 +149,7 @@ def read_request(utterance: str) -> RequestReading:
     """The utterance read as a request (see the module docstring). A title or a quotation ("放一首《后门开着》",
     'the show "Open the Gate"') is a name, not words said to the home, and what a correction takes back is not
     asked."""
-    text = open_up_for_whoever_waits(IDIOMS.sub(" ", TITLES.sub(" ", normalised(utterance))))
+    text = open_up_for_whoever_waits(IDIOMS.sub(" ", _one_word(TITLES.sub(" ", normalised(utterance)))))
     corrections = list(_CORRECTION.finditer(text))
     if corrections:
         text = text[corrections[-1].end():]
