@@ -9,7 +9,7 @@ batch and round (CPU time medians, and the 10th percentile: the machine is share
 - tokens: ``WordIndex._tokens`` (the questions' words to (question, term) arrays; not on older trees);
 - sums: ``WordIndex._sums`` of those tokens (the exact float64 sums, dense rows and postings; idem);
 - scores_batch: ``WordIndex.scores_batch`` (tokens, sums and the float32 scores);
-- top: ``top_rows`` of the scores, k=10;
+- top: ``best_rows`` of the scores, k=10 (``top_rows`` on older trees);
 - chunks: ``HybridRetriever._lexical_chunks`` (the 320 hits as ``ScoredChunk``);
 - search_lexical: the whole call.
 
@@ -54,6 +54,10 @@ def main() -> None:
     from tracerag.documents.top_rows import top_rows
     from tracerag.stores.cosine_bank import CosineBank
 
+    try:
+        from tracerag.documents.top_rows import best_rows
+    except ImportError:  # a tree before it: lists of rows, and the chunks read their scores from the matrix
+        best_rows = None
     with open(PUBMEDQA / "abstracts.jsonl", encoding="utf-8") as f:
         texts = [" ".join(json.loads(line)["contexts"]) for line in f]
     with open(PUBMEDQA / "questions_dev.jsonl", encoding="utf-8") as f:
@@ -66,7 +70,12 @@ def main() -> None:
         retriever = HybridRetriever(bank)
         index = retriever.index
         scores = [index.scores_batch(b) for b in batches]
-        tops = [top_rows(s, 10) for s in scores]
+        if best_rows is not None:  # the top rows and their scores as two matrices, which the chunks take
+            top, tops = best_rows, [best_rows(s, 10) for s in scores]
+            chunks = lambda i: retriever._lexical_chunks(*tops[i])  # noqa: E731
+        else:
+            top, tops = top_rows, [top_rows(s, 10) for s in scores]
+            chunks = lambda i: retriever._lexical_chunks(scores[i], tops[i])  # noqa: E731
         parts = {}
         if hasattr(index, "_tokens"):  # a tree before exact sums has neither part
             tokens = [index._tokens(b) for b in batches]
@@ -74,8 +83,8 @@ def main() -> None:
             parts["sums"] = lambda i: index._sums(*tokens[i], len(batches[i]))
         parts |= {
             "scores_batch": lambda i: index.scores_batch(batches[i]),
-            "top": lambda i: top_rows(scores[i], 10),
-            "chunks": lambda i: retriever._lexical_chunks(scores[i], tops[i]),
+            "top": lambda i: top(scores[i], 10),
+            "chunks": chunks,
             "search_lexical": lambda i: retriever.search_lexical(batches[i], k=10),
         }
         memory = np.ones(16 << 20)  # 128 MB: more than the last-level cache
@@ -129,7 +138,7 @@ def dense_choice(index, batches: list[list[str]]) -> None:
             prepared = []
             for block in block_list:
                 query, term = words._tokens(block)
-                slot = words._term_table[term][:, 2]
+                slot = words._dense_slot[term]
                 prepared.append((len(block), query[slot >= 0], slot[slot >= 0]))
             cpu = {}
             for way in (adds, product):

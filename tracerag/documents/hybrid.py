@@ -35,7 +35,7 @@ from ..stores.cosine_bank import CosineBank
 from ..stores.read_on_first_use import ReadOnFirstUse
 from ..stores.vector_store import VectorStore
 from .store_rows import store_rows
-from .top_rows import top_rows
+from .top_rows import best_rows
 from .word_index import WordIndex
 
 __all__ = ["DEFAULT_DENSE_WEIGHT", "DEFAULT_FUSION", "DEFAULT_LEXICAL_WEIGHT", "HybridRetriever", "ScoredChunk"]
@@ -99,15 +99,15 @@ def _make_chunks(*fields: Iterable[Any]) -> list[ScoredChunk]:
     return chunks
 
 
-def _top_batch(scores: np.ndarray, m: int) -> list[np.ndarray]:
-    """Per row of a (q, n) score matrix, the indices of its ``m`` largest scores, best first, ties by index
-    (of equal scores at the cut, the lowest indices): :func:`~.top_rows.top_rows`."""
-    return top_rows(scores, m)
+def _top_batch(scores: np.ndarray, m: int) -> np.ndarray:
+    """(q, min(m, n)): per row of a (q, n) score matrix, the indices of its ``m`` largest scores, best first,
+    ties by index (of equal scores at the cut, the lowest indices): :func:`~.top_rows.best_rows`."""
+    return best_rows(scores, m)[0]
 
 
 def _top(scores: np.ndarray, m: int) -> np.ndarray:
     """Indices of the ``m`` largest scores, best first, ties by index: :func:`_top_batch` of one row."""
-    return _top_batch(scores[None, :], m)[0]
+    return best_rows(scores[None, :], m)[0][0]
 
 
 class HybridRetriever:
@@ -231,7 +231,7 @@ class HybridRetriever:
         results: list[list[ScoredChunk]] = []
         try:
             for group in self._query_groups(len(queries)):
-                lexical, lexical_tops = self._lexical_batch([queries[i] for i in group], window)
+                lexical, lexical_tops, _ = self._lexical_batch([queries[i] for i in group], window)
                 if not isinstance(self.index, WordIndex):
                     self._score_candidates([queries[i] for i in group], [dense_windows[i] for i in group], lexical)
                 results.extend(self._search_one(queries[i], vectors[i], dense_windows[i], window, k, dedupe_by,
@@ -277,9 +277,9 @@ class HybridRetriever:
         first_window = max(5 * k, self.window) if dedupe_by else k
         try:
             for group in self._query_groups(len(queries)):
-                batch, tops = self._lexical_batch([queries[i] for i in group], first_window)
+                batch, tops, values = self._lexical_batch([queries[i] for i in group], first_window)
                 if dedupe_by is None:  # each query's best k rows scoring above 0, as they are
-                    results.extend(self._lexical_chunks(batch, tops))
+                    results.extend(self._lexical_chunks(tops, values))
                     continue
                 for i, scores, top in zip(group, batch, tops, strict=True):
                     window = first_window
@@ -301,21 +301,24 @@ class HybridRetriever:
 
     # -- internals -------------------------------------------------------------------------------
 
-    def _lexical_chunks(self, scores: np.ndarray, tops: list[np.ndarray]) -> list[list[ScoredChunk]]:
-        """Each query's rows of ``tops`` that score above 0, as chunks (their metadata read in one call for
-        the batch, and on a numpy bank decoded when first read)."""
-        if not tops:
-            return []
-        top = np.asarray(tops)  # (queries, k): each query's best k rows
-        values = np.take_along_axis(scores, top, axis=1)
-        kept = values > 0  # best first: the rows above 0 come first
-        rows, lexical = top[kept].tolist(), values[kept].tolist()
+    def _lexical_chunks(self, top: np.ndarray, values: np.ndarray) -> list[list[ScoredChunk]]:
+        """Each query's rows of ``top`` (queries x k, best first; ``values`` their scores) that score above 0,
+        as chunks (their metadata read in one call for the batch, and on a numpy bank decoded when first
+        read)."""
+        if not top.size:
+            return [[] for _ in top]
+        if values[:, -1].all():  # every query's k rows score above 0 (the usual case): no mask
+            rows, lexical = top.ravel().tolist(), values.ravel().tolist()
+            ends = list(range(top.shape[1], top.size + 1, top.shape[1]))
+        else:
+            kept = values > 0  # best first: the rows above 0 come first
+            rows, lexical = top[kept].tolist(), values[kept].tolist()
+            ends = list(accumulate(kept.sum(axis=1).tolist()))
         metadata = self._rows.metadata_later(rows, self._ids)
         ids = self._ids  # an indexed row's id, on every store; rows added since are the store's to name
         names = map(ids.__getitem__, rows) if max(rows, default=0) < len(ids) else map(self._rows.id_of, rows,
                                                                                          repeat(ids))
         chunks = _make_chunks(names, lexical, repeat(None), lexical, metadata)
-        ends = list(accumulate(kept.sum(axis=1).tolist()))
         return [chunks[a:z] for a, z in zip([0, *ends], ends, strict=False)]
 
     def _check_rows(self) -> None:
@@ -334,8 +337,9 @@ class HybridRetriever:
         size = max(1, _BATCH_SCORES // max(self._rows.count(), 1))
         return [range(a, min(n, a + size)) for a in range(0, n, size)]
 
-    def _lexical_batch(self, queries: list[str], window: int) -> tuple[np.ndarray, list[np.ndarray]]:
-        """(BM25 of every row per query, each query's best ``window`` rows best first): the in-memory index
+    def _lexical_batch(self, queries: list[str], window: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(BM25 of every row per query, each query's best ``window`` rows best first, their BM25; the last
+        two (queries x window) matrices): the in-memory index
         scores the whole batch in one sparse product; a store's own index returns each query's best
         ``window`` rows in one call (the other rows 0 here; :meth:`_score_candidates` fills in the ones fused)."""
         if isinstance(self.index, WordIndex):
@@ -349,7 +353,7 @@ class HybridRetriever:
             scores = np.zeros((len(queries), len(self._ids)), dtype=np.float32)
             for line, hits, at in zip(scores, tops, rows, strict=True):
                 line[at] = [score for _, score in hits]
-        return scores, _top_batch(scores, window)
+        return (scores, *best_rows(scores, window))
 
     def _score_candidates(self, queries: list[str], dense_rows: list[list[int]], lexical: np.ndarray) -> None:
         """A store's own index: the BM25 of each query's dense candidates outside its lexical window, written

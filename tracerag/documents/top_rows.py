@@ -16,27 +16,33 @@ import math
 
 import numpy as np
 
-__all__ = ["top_rows"]
+__all__ = ["best_rows", "top_rows"]
 
 _CROWD = 8  # a row with more than this many times m groups at its floor is read whole
+_MIN_GROUPS = 128  # numpy's maximum across a batch's groups runs at vector speed from about this many on
 
 
 def top_rows(scores: np.ndarray, m: int) -> list[np.ndarray]:
     """Per row of a (q, n) score matrix, the indices of its ``m`` largest scores, best first, ties by index
     (of equal scores at the cut, the lowest indices). Scores must not be NaN."""
+    return list(best_rows(scores, m)[0])
+
+
+def best_rows(scores: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
+    """(indices, scores), each (q, min(m, n)): :func:`top_rows` as two matrices, for a caller that reads the
+    batch's hits in a few calls rather than row by row."""
     q, n = scores.shape
-    m = min(m, n)
-    if m <= 0 or q == 0:
-        return [np.zeros(0, dtype=np.int64) for _ in range(q)]
-    groups = max(1 << round(math.log2(n) / 2), 4 * m)  # about sqrt(n) groups of about sqrt(n) columns
+    m = max(min(m, n), 0)
+    if m == 0 or q == 0:
+        return np.zeros((q, m), dtype=np.int64), np.zeros((q, m), dtype=scores.dtype)
+    groups = max(1 << round(math.log2(n) / 2), 4 * m, _MIN_GROUPS)  # about sqrt(n) groups of sqrt(n) columns
     if 2 * groups > n:  # too few columns for groups to pay: sort them all
         batch_row, index = np.divmod(np.arange(q * n), n)
         return _first(batch_row, index, scores.reshape(-1), q, m)
     depth = n // groups
-    body = scores[:, : depth * groups].reshape(q, depth, groups)
-    maxima = body.max(axis=1)
-    if depth * groups < n:  # the last columns, fewer than a group's depth: one more group
-        maxima = np.concatenate([maxima, scores[:, depth * groups :].max(axis=1, keepdims=True)], axis=1)
+    # the last n - depth * groups columns (fewer than depth) are in no group: the floor, the m-th largest
+    # maximum of the others, is still one that m entries reach, and the compare below reads every column
+    maxima = scores[:, : depth * groups].reshape(q, depth, groups).max(axis=1)
     floors = np.partition(maxima, maxima.shape[1] - m, axis=1)[:, maxima.shape[1] - m]
     crowded = (maxima >= floors[:, None]).sum(axis=1) > _CROWD * m
     reach = floors.copy()
@@ -55,11 +61,11 @@ def top_rows(scores: np.ndarray, m: int) -> list[np.ndarray]:
 
 
 def _first(batch_row: np.ndarray, index: np.ndarray, values: np.ndarray, q: int, m: int,
-           by_index: bool = False) -> list[np.ndarray]:
+           by_index: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Candidates (each row of the batch has at least m) sorted by (row of the batch, score descending,
     index), the first ``m`` of each row; ``by_index``: they come sorted by (row of the batch, index) already,
     which the stable sort keeps among equal scores."""
     order = np.lexsort((-values, batch_row) if by_index else (index, -values, batch_row))
     counts = np.bincount(batch_row, minlength=q)
-    firsts = (np.cumsum(counts) - counts)[:, None] + np.arange(m)
-    return list(index[order][firsts])
+    firsts = order[(np.cumsum(counts) - counts)[:, None] + np.arange(m)]
+    return index[firsts], values[firsts]
