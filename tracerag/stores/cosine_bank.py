@@ -34,7 +34,6 @@ import json
 import logging
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from functools import partial
 from pathlib import Path
 from typing import IO, Any, ClassVar
 
@@ -60,6 +59,7 @@ from .bank_writing import (
     write_rows,
     write_spliced_rows,
 )
+from .read_on_first_use import deferred_calls
 
 __all__ = ["BankError", "BankRows", "BankWriteError", "CosineBank", "ExperienceBank", "Hit", "SpliceReport"]
 
@@ -514,8 +514,7 @@ class CosineBank(BankQueries):
         snap = self._snap
         if len(rows) and not 0 <= min(rows) <= max(rows) < snap.count:
             raise OutOfRange(f"rows {min(rows)}..{max(rows)} out of range for a bank of {snap.count}")
-        decode = snap.lines.decode
-        return [partial(decode, row) for row in rows]
+        return deferred_calls(snap.lines.decode, rows)
 
     @property
     def corrupt_rows(self) -> dict[int, str]:
