@@ -19,7 +19,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..stores.bm25_grid import exact_sums, on_grid
-from ..stores.word_tokens import fold_plural, unfolded_words, word_tokens
+from ..stores.word_tokens import BREAK, batch_words, fold_plural, unfolded_words, word_tokens
 
 __all__ = ["WordIndex"]
 
@@ -28,6 +28,8 @@ _DENSE_BYTES = 64 << 20  # ... within 64 MB for all of them (16 terms at 1M rows
 _BLOCK_VALUES = 1 << 17  # exact sums: queries summed together hold at most this many float64 sums (1 MB)
 _WORD_CACHE = 1 << 16  # words whose term number is kept (about 6 MB)
 _CALL_ROWS = 4096  # one numpy call costs about as much as adding this many elements (see _product_pays)
+_BREAK_TERM = -2  # the term number of batch_words' BREAK between two queries (-1: a word not in the index)
+_BREAKS = {BREAK: _BREAK_TERM, BREAK.encode(): _BREAK_TERM}
 
 
 class WordIndex:
@@ -58,9 +60,8 @@ class WordIndex:
         self.count = len(texts)
         self.exact = exact_sums(self.count)
         self._dense_slot, self._dense = self._dense_rows(df)
-        # per term (first posting, end, dense row or -1) side by side: a token costs one cache line, not three
-        self._term_table = np.stack([self.indptr[:-1], self.indptr[1:], self._dense_slot], axis=1)
-        self._word_terms: dict[bytes | str, int] = {}
+        self._term_table = self._table()
+        self._word_terms: dict[bytes | str, int] = dict(_BREAKS)
 
     def _dense_rows(self, df: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(per term, its row of the matrix or -1; the matrix): every row's weight (0 where absent) of the
@@ -80,6 +81,14 @@ class WordIndex:
             dense[i, self.rows[lo:hi]] = self.weights[lo:hi]
         slot[common] = np.arange(len(common))
         return slot, dense
+
+    def _table(self) -> np.ndarray:
+        """Per term (first posting, end, dense row) side by side, a token's one cache line, set for the exact
+        sums to read every token the same way, with no mask: a term with a dense row has no postings here (it
+        is added from the row), one without has the row number past the last dense row."""
+        dense = self._dense_slot >= 0
+        return np.stack([self.indptr[:-1], np.where(dense, self.indptr[:-1], self.indptr[1:]),
+                         np.where(dense, self._dense_slot, len(self._dense))], axis=1)
 
     def scores(self, query: str) -> np.ndarray:
         """(count,) float32 BM25 scores of every text for ``query`` (0 where no query word occurs)."""
@@ -103,8 +112,10 @@ class WordIndex:
                 out[i] = sums
             return out
         query, term = self._tokens(queries)
-        out = np.empty((len(queries), self.count), dtype=np.float32)
         size = max(1, _BLOCK_VALUES // max(self.count, 1))
+        if len(queries) <= size:  # one block
+            return self._sums(query, term, len(queries)).astype(np.float32)
+        out = np.empty((len(queries), self.count), dtype=np.float32)
         starts = np.searchsorted(query, np.arange(0, len(queries) + size, size)).tolist()
         for first, a, z in zip(range(0, len(queries), size), starts, starts[1:], strict=False):
             block = out[first : first + size]
@@ -122,28 +133,37 @@ class WordIndex:
 
     def _tokens(self, queries: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """(query, term) of each of the batch's tokens found in the index, by query, a repeated word as often as
-        it occurs: exact sums add its weight that many times, which is the weight times its count."""
-        terms: list[int] = []
-        lengths = []
-        for query in queries:
-            ids = self._term_ids(query)
-            terms += ids
-            lengths.append(len(ids))
+        it occurs: exact sums add its weight that many times, which is the weight times its count. The batch's
+        words come from one split and one pass of lookups, queries told apart by the term of their BREAK."""
+        words = batch_words(queries) if len(queries) > 1 else None
+        if words is None:  # a lone question, or a batch with CJK: query by query
+            terms = []
+            for query in queries:
+                terms += self._term_ids(query)
+                terms.append(_BREAK_TERM)
+        else:
+            terms = self._word_ids(words)
         term = np.array(terms, dtype=np.int64)
-        query = np.repeat(np.arange(len(queries), dtype=np.int64), lengths)
+        query = np.cumsum(term == _BREAK_TERM)
         known = term >= 0
         return query[known], term[known]
 
     def _term_ids(self, query: str) -> list[int]:
-        """The term number of each of the query's tokens (-1: not in the index), each distinct word looked up
-        once per index (:data:`_WORD_CACHE`) rather than folded and found in the vocabulary on every query."""
+        """The term number of each of the query's tokens (-1: not in the index)."""
         words = unfolded_words(query)
         if words is None:  # CJK characters and bigrams
             return [self.vocab.get(t, -1) for t in word_tokens(query)]
+        return self._word_ids(words)
+
+    def _word_ids(self, words: list[bytes] | list[str]) -> list[int]:
+        """The term number of each word (-1: not in the index; BREAK: :data:`_BREAK_TERM`), each distinct
+        word looked up once per index (:data:`_WORD_CACHE`) rather than folded and found in the vocabulary on
+        every query."""
         ids = list(map(self._word_terms.get, words))
         if None in ids:
             if len(self._word_terms) > _WORD_CACHE:
                 self._word_terms.clear()
+                self._word_terms.update(_BREAKS)
             for i, word in enumerate(words):
                 if ids[i] is None:
                     token = fold_plural(word.decode() if type(word) is bytes else word)
@@ -151,44 +171,43 @@ class WordIndex:
         return ids
 
     def _sums(self, query: np.ndarray, term: np.ndarray, count: int) -> np.ndarray:
-        """(count, rows) float64 exact sums of one block's (query, term) tokens."""
-        out = np.zeros((count, self.count))
+        """(count, rows) float64 exact sums of one block's (query, term) tokens: the common terms' dense rows
+        (:meth:`_dense_sums`), then every other token's postings in one scattered add."""
         if count == 1:  # one question: a call per token costs less than arranging the tokens for a batch
+            out = np.zeros((1, self.count))
             sums = out[0]
             for lo, hi, slot in self._term_table[term].tolist():
-                if slot >= 0:
+                if slot < len(self._dense):
                     np.add(sums, self._dense[slot], out=sums)
                 else:  # float64 weights: np.add.at's fast loop (casting in it is five times slower)
                     np.add.at(sums, self.rows[lo:hi], self.weights[lo:hi].astype(np.float64))
             return out
         lo, hi, slot = self._term_table[term].T
-        dense = slot >= 0
-        if dense.any():
-            self._add_dense(out, query[dense], slot[dense])
-        if not dense.all():
-            sparse = ~dense
-            at, lo = query[sparse], lo[sparse]
-            lengths = hi[sparse] - lo
-            ends = np.cumsum(lengths)
-            postings = np.repeat(lo - (ends - lengths), lengths) + np.arange(int(ends[-1]))
-            where = np.repeat(at * self.count, lengths) + self.rows[postings]
+        out = self._dense_sums(query, slot, count)
+        lengths = hi - lo  # 0 for a term with a dense row
+        ends = np.cumsum(lengths)
+        if len(ends) and ends[-1]:
+            postings = np.repeat(lo - (ends - lengths), lengths) + np.arange(ends[-1])
+            where = np.repeat(query * self.count, lengths) + self.rows[postings]
             np.add.at(out.reshape(-1), where, self.weights[postings].astype(np.float64))
         return out
 
-    def _add_dense(self, out: np.ndarray, query: np.ndarray, slot: np.ndarray) -> None:
-        """Add the block's common terms' dense rows into its float64 sums: a matrix product of the (query x
-        term) counts where that costs less than one vector add per token (a call's overhead against short
-        rows)."""
-        if _product_pays(len(query), 1, len(out), self.count):  # else not even a product of one term would
-            used, column = np.unique(slot, return_inverse=True)
-            if _product_pays(len(query), len(used), len(out), self.count):
-                counts = np.zeros((len(out), len(used)))
-                np.add.at(counts, (query, column), 1.0)
-                np.matmul(counts, self._dense[used].astype(np.float64), out=out)  # float32 rows: half the bytes
-                return
-        for i, row in zip(query.tolist(), slot.tolist(), strict=True):
-            sums = out[i]
-            np.add(sums, self._dense[row], out=sums)
+    def _dense_sums(self, query: np.ndarray, slot: np.ndarray, count: int) -> np.ndarray:
+        """(count, rows) float64: the sums of the block's common terms' dense rows (``slot`` per token, past the
+        last row for a term without one), by a matrix product of the (query x term) counts where that costs
+        less than one vector add per token (a call's overhead against short rows)."""
+        width = len(self._dense) + 1  # the last column counts the tokens without a dense row
+        counts = np.bincount(query * width + slot, minlength=count * width).reshape(count, width)[:, :-1]
+        used = np.flatnonzero(counts.any(axis=0))
+        counts = counts[:, used]
+        tokens = int(counts.sum())
+        if _product_pays(tokens, len(used), count, self.count):  # float32 rows cast: half the bytes to read
+            return np.matmul(counts.astype(np.float64), self._dense[used].astype(np.float64))
+        out = np.zeros((count, self.count))
+        for i, column in zip(*np.nonzero(counts), strict=True):
+            for _ in range(counts[i, column]):  # each add exact: no product by the count in float32
+                np.add(out[i], self._dense[used[column]], out=out[i])
+        return out
 
     def __len__(self) -> int:
         return self.count

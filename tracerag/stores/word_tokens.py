@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["fold_plural", "unfolded_words", "word_tokens"]
+__all__ = ["BREAK", "batch_words", "fold_plural", "unfolded_words", "word_tokens"]
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _TOKEN_RE = re.compile(rf"([{_CJK}]+)|([^\W_{_CJK}]+)")
@@ -18,6 +18,9 @@ _HAS_CJK_RE = re.compile(rf"[{_CJK}]")
 _WORD_RE = re.compile(r"[^\W_]+")
 _ASCII_WORDS = bytes(ord(chr(c).lower()) if chr(c).isalnum() else 32 for c in range(128)) + bytes(range(128, 256))
 # ^ ASCII letters lower-cased, digits kept, every other ASCII byte a space (ASCII text has no byte above 127)
+BREAK = "\x00"  # the word batch_words puts between two texts (b"\x00" in a batch of ASCII texts)
+_ASCII_BATCH = BREAK.encode() + _ASCII_WORDS[1:]  # the same table, NUL kept
+_BATCH_WORD_RE = re.compile(r"[^\W_]+|\x00")
 
 
 def fold_plural(word: str) -> str:
@@ -45,6 +48,19 @@ def unfolded_words(text: str) -> list[bytes] | list[str] | None:
         return text.encode().translate(_ASCII_WORDS).split()
     text = unicodedata.normalize("NFKC", text).lower()
     return None if _HAS_CJK_RE.search(text) else _WORD_RE.findall(text)
+
+
+def batch_words(texts: list[str]) -> list[bytes] | list[str] | None:
+    """:func:`unfolded_words` of a batch of texts in one list, :data:`BREAK` between two texts: one split for
+    the batch (a word index looks the words up in one pass), or None if a text holds CJK or a NUL itself.
+    The texts are joined by " NUL ": NFKC, lower-casing and the split see the same text either side of it."""
+    text = f" {BREAK} ".join(texts)
+    if text.count(BREAK) != len(texts) - 1:
+        return None
+    if text.isascii():
+        return text.encode().translate(_ASCII_BATCH).split()
+    text = unicodedata.normalize("NFKC", text).lower()
+    return None if _HAS_CJK_RE.search(text) else _BATCH_WORD_RE.findall(text)
 
 
 def word_tokens(text: str) -> list[str]:
