@@ -25,7 +25,12 @@ def matrix(kind, n, rng):
 
 @pytest.mark.parametrize("n", [1, 7, 1000, 8191, 8192, 8500, 40_000])
 @pytest.mark.parametrize("kind", ["distinct", "ties", "zeros", "sparse"])
-def test_top_rows_are_a_full_sort_by_score_then_row(n, kind):
+@pytest.mark.parametrize("scan", [True, False])  # candidates by a compare of the whole batch, or from its groups
+def test_top_rows_are_a_full_sort_by_score_then_row(n, kind, scan, monkeypatch):
+    from tracerag.documents import top_rows as module
+
+    monkeypatch.setattr(module, "_SCAN", 1 << 40 if scan else 0)
+    monkeypatch.setattr(module, "_GATHER", 8 if scan else 0)
     rng = np.random.default_rng(n)
     scores = matrix(kind, n, rng)
     for m in (1, 10, 50, 400):
