@@ -138,6 +138,7 @@ def dense_choice(index, batches: list[list[str]]) -> None:
             prepared = []
             for block in block_list:
                 query, term = words._tokens(block)
+                query, term = query[term >= 0], term[term >= 0]  # a word not in the index, or between queries
                 slot = words._dense_slot[term]
                 prepared.append((len(block), query[slot >= 0], slot[slot >= 0]))
             cpu = {}

@@ -69,6 +69,27 @@ def test_batch_scores_are_bitwise_the_per_query_scores_on_pubmedqa(words, corpus
     assert np.allclose(batch, old, rtol=1e-6, atol=0) and not np.array_equal(batch, old)
 
 
+def test_a_batch_splits_its_words_once_as_each_query_alone(words, corpus):
+    from tracerag.stores.word_tokens import BREAK, batch_words, unfolded_words
+
+    rng = random.Random(5)
+    chars = [chr(c) for c in range(1, 128)] + list("éßΣσς Ｃﬁ\u0301")
+    texts = ["".join(rng.choice(chars) for _ in range(rng.randint(0, 30))) for _ in range(400)]
+    def as_text(found):
+        return [w.decode() if type(w) is bytes else w for w in found]
+
+    for batch in (texts[:200], [t for t in texts if t.isascii()], ["Ｃells of the Café", "ΟΔΟΣ", "x"]):
+        expected = []
+        for i, text in enumerate(batch):
+            expected += [BREAK, *as_text(unfolded_words(text))] if i else as_text(unfolded_words(text))
+        found = batch_words(batch)
+        assert found is not None and as_text(found) == expected
+    assert batch_words(["cells", "数据"]) is None and batch_words(["a\x00b", "c"]) is None and batch_words([]) is None
+    questions = [q for q in corpus[2][:200] if not q.isascii()] + corpus[2][:40] + ["", "x\x00y of the"]
+    for batch in (questions[:-1], questions):  # non-ASCII words split as one text; a NUL: query by query
+        assert np.array_equal(words.scores_batch(batch), np.stack([words.scores(q) for q in batch]))
+
+
 def test_weights_sit_on_the_grid_and_only_the_smallest_move():
     from tracerag.stores.bm25_grid import GRID, on_grid
 

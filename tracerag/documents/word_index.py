@@ -85,10 +85,12 @@ class WordIndex:
     def _table(self) -> np.ndarray:
         """Per term (first posting, end, dense row) side by side, a token's one cache line, set for the exact
         sums to read every token the same way, with no mask: a term with a dense row has no postings here (it
-        is added from the row), one without has the row number past the last dense row."""
+        is added from the row), one without has the row number past the last dense row, and two rows more at
+        the end, indexed by -2 and -1 (:data:`_BREAK_TERM`, a word not in the index), have neither."""
         dense = self._dense_slot >= 0
-        return np.stack([self.indptr[:-1], np.where(dense, self.indptr[:-1], self.indptr[1:]),
-                         np.where(dense, self._dense_slot, len(self._dense))], axis=1)
+        table = np.stack([self.indptr[:-1], np.where(dense, self.indptr[:-1], self.indptr[1:]),
+                          np.where(dense, self._dense_slot, len(self._dense))], axis=1)
+        return np.concatenate([table, [[0, 0, len(self._dense)]] * 2])
 
     def scores(self, query: str) -> np.ndarray:
         """(count,) float32 BM25 scores of every text for ``query`` (0 where no query word occurs)."""
@@ -132,21 +134,20 @@ class WordIndex:
         np.add.at(out, self.rows[lo:hi], self.weights[lo:hi] if times == 1 else times * self.weights[lo:hi])
 
     def _tokens(self, queries: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-        """(query, term) of each of the batch's tokens found in the index, by query, a repeated word as often as
-        it occurs: exact sums add its weight that many times, which is the weight times its count. The batch's
-        words come from one split and one pass of lookups, queries told apart by the term of their BREAK."""
+        """(query, term) of each of the batch's tokens, by query, a repeated word as often as it occurs (exact
+        sums add its weight that many times, which is the weight times its count), the words not in the index
+        (-1) and the BREAK between two queries (:data:`_BREAK_TERM`) included: their rows of the term table add
+        nothing. The batch's words come from one split and one pass of lookups, queries told apart by the term
+        of their BREAK."""
         words = batch_words(queries) if len(queries) > 1 else None
         if words is None:  # a lone question, or a batch with CJK: query by query
             terms = []
-            for query in queries:
-                terms += self._term_ids(query)
-                terms.append(_BREAK_TERM)
+            for i, query in enumerate(queries):
+                terms += [_BREAK_TERM, *self._term_ids(query)] if i else self._term_ids(query)
         else:
             terms = self._word_ids(words)
         term = np.array(terms, dtype=np.int64)
-        query = np.cumsum(term == _BREAK_TERM)
-        known = term >= 0
-        return query[known], term[known]
+        return np.cumsum(term == _BREAK_TERM), term
 
     def _term_ids(self, query: str) -> list[int]:
         """The term number of each of the query's tokens (-1: not in the index)."""
@@ -179,7 +180,7 @@ class WordIndex:
             for lo, hi, slot in self._term_table[term].tolist():
                 if slot < len(self._dense):
                     np.add(sums, self._dense[slot], out=sums)
-                else:  # float64 weights: np.add.at's fast loop (casting in it is five times slower)
+                elif hi > lo:  # float64 weights: np.add.at's fast loop (casting in it is five times slower)
                     np.add.at(sums, self.rows[lo:hi], self.weights[lo:hi].astype(np.float64))
             return out
         lo, hi, slot = self._term_table[term].T
