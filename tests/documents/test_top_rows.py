@@ -30,7 +30,7 @@ def test_top_rows_are_a_full_sort_by_score_then_row(n, kind, scan, monkeypatch):
     from tracerag.documents import top_rows as module
 
     monkeypatch.setattr(module, "_SCAN", 1 << 40 if scan else 0)
-    monkeypatch.setattr(module, "_GATHER", 8 if scan else 0)
+    monkeypatch.setattr(module, "_GATHER", 16 if scan else 0)
     rng = np.random.default_rng(n)
     scores = matrix(kind, n, rng)
     for m in (1, 10, 50, 400):

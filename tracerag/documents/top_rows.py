@@ -22,7 +22,7 @@ _CROWD = 8  # a row with more than this many times m groups at its floor is read
 _MIN_GROUPS = 128  # numpy's maximum across a batch's groups runs at vector speed from about this many on ...
 _MAX_DEPTH = 64  # ... and faster still with more groups, each shallower (memory speed at 1,000 and more)
 _SCAN = 1 << 18  # up to this many scores a batch finds its candidates by one compare of the whole batch, ...
-_GATHER = 8  # ... and above, unless reading its groups at the floor costs more: each entry gathered as 8 compared
+_GATHER = 16  # ... and above, unless reading its groups at the floor costs more: an entry gathered as 16 compared
 
 
 def top_rows(scores: np.ndarray, m: int) -> list[np.ndarray]:
@@ -47,13 +47,20 @@ def best_rows(scores: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
     # maximum of the others, is still one that m entries reach, and those columns are read whole
     maxima = scores[:, : depth * groups].reshape(q, depth, groups).max(axis=1)
     floors = np.partition(maxima, groups - m, axis=1)[:, groups - m]
+    if q * n <= _SCAN:  # a small batch: one compare of it, unless a row has too many candidates (below)
+        found = np.flatnonzero(scores >= floors[:, None])  # by row of the batch, then index
+        batch_row, index = np.divmod(found, n)
+        counts = np.bincount(batch_row, minlength=q)
+        if counts.max() <= _CROWD * m * depth:  # no row with more than 8m groups' worth at its floor
+            return _first(batch_row, index, scores.reshape(-1)[found], q, m, counts)
     above = maxima >= floors[:, None]
     reached = np.count_nonzero(above, axis=1)
     crowded = reached > _CROWD * m
     if not crowded.any():
-        if q * n <= _SCAN or _GATHER * depth * int(reached.sum()) > q * n:  # one compare of the batch costs less
-            found = np.flatnonzero(scores >= floors[:, None])  # by row of the batch, then index
-            return _first(*np.divmod(found, n), scores.reshape(-1)[found], q, m, by_index=True)
+        if _GATHER * depth * int(reached.sum()) > q * n:  # one compare of the batch costs less
+            found = np.flatnonzero(scores >= floors[:, None])
+            batch_row, index = np.divmod(found, n)
+            return _first(batch_row, index, scores.reshape(-1)[found], q, m, np.bincount(batch_row, minlength=q))
         return _first(*_in_groups(scores, above, floors, depth), q, m)
     reach = np.where(crowded, np.inf, floors)  # a crowded row is read on its own below
     found = np.flatnonzero(scores >= reach[:, None])
@@ -89,11 +96,12 @@ def _in_groups(scores: np.ndarray, above: np.ndarray, floors: np.ndarray,
 
 
 def _first(batch_row: np.ndarray, index: np.ndarray, values: np.ndarray, q: int, m: int,
-           by_index: bool = False) -> tuple[np.ndarray, np.ndarray]:
+           counts: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Candidates (each row of the batch has at least m) sorted by (row of the batch, score descending,
-    index), the first ``m`` of each row; ``by_index``: they come sorted by (row of the batch, index) already,
-    which the stable sort keeps among equal scores."""
-    order = np.lexsort((-values, batch_row) if by_index else (index, -values, batch_row))
-    counts = np.bincount(batch_row, minlength=q)
+    index), the first ``m`` of each row; ``counts`` (candidates per row) given: they come sorted by (row of
+    the batch, index) already, which the stable sort keeps among equal scores."""
+    order = np.lexsort((-values, batch_row) if counts is not None else (index, -values, batch_row))
+    if counts is None:
+        counts = np.bincount(batch_row, minlength=q)
     firsts = order[(np.cumsum(counts) - counts)[:, None] + np.arange(m)]
     return index[firsts], values[firsts]
