@@ -21,6 +21,9 @@ libraries' searches run between two calls of this one. Numpy only: runs without 
 on 10,000 synthetic chunks (blocks of 13 questions: what fits ``_BLOCK_VALUES``), for a batch and for lone
 questions: one vector add per token, or a matrix product of the (question x term) counts (the costs
 ``word_index._product_pays`` weighs).
+
+``--vocabulary`` also times the batch's words' term numbers from the word cache (a dictionary lookup per
+word) against a numpy hash table of the same words (branch trees only: it needs ``batch_words``).
 """
 
 from __future__ import annotations
@@ -49,6 +52,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--dense", action="store_true", help="also time vector adds against the matrix product")
+    parser.add_argument("--vocabulary", action="store_true",
+                        help="also time the word cache's dictionary lookups against a numpy hash table")
     args = parser.parse_args()
     from tracerag.documents.hybrid import HybridRetriever
     from tracerag.documents.top_rows import top_rows
@@ -110,6 +115,8 @@ def main() -> None:
         gc.unfreeze()
         if args.dense:
             dense_choice(index, batches)
+        if args.vocabulary:
+            vocabulary_choice(index, batches, memory, args.rounds)
 
 
 def dense_choice(index, batches: list[list[str]]) -> None:
@@ -154,6 +161,63 @@ def dense_choice(index, batches: list[list[str]]) -> None:
             _, query, slot = prepared[0]
             print(f"| {name} | {label} | {len(query)} / {len(np.unique(slot))} | {cpu['adds']:.1f} | "
                   f"{cpu['product']:.1f} |")
+
+
+def vocabulary_choice(index, batches: list[list[str]], memory: np.ndarray, rounds: int) -> None:
+    """CPU us per batch (median, warm / flushed) of its words' term numbers from the word cache (a dictionary
+    lookup per word, then one array) against a numpy open-addressing table over the same words: each word
+    as 24 bytes (three uint64, exact: the words hold no NUL), hashed, probed by gathers until every word
+    finds its own key. ASCII batches only, whose words come as bytes (branch trees: ``batch_words``)."""
+    from tracerag.stores.word_tokens import batch_words
+
+    lists = [batch_words(b) for b in batches]
+    lists = [w for w in lists if w and type(w[0]) is bytes and max(map(len, w)) <= 24]
+    for words in lists:
+        index._word_ids(words)  # every word cached: both ways look up known words only
+    cached = [w for w in index._word_terms if type(w) is bytes and len(w) <= 24]
+    size = 1 << (4 * len(cached)).bit_length()  # load at most 1/4
+    shift = np.uint64(64 - size.bit_length() + 1)
+    factors = np.asarray([0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9], dtype=np.uint64)
+
+    def keys_of(words):
+        return np.array(words, dtype="S24").view(np.uint64).reshape(-1, 3)
+
+    def slots_of(keys):
+        return ((keys * factors).sum(axis=1, dtype=np.uint64) >> shift).astype(np.int64)
+
+    table_keys, table_terms = np.zeros((size, 3), dtype=np.uint64), np.full(size, -3, dtype=np.int64)
+    for key, slot, word in zip(keys_of(cached), slots_of(keys_of(cached)).tolist(), cached, strict=True):
+        while table_terms[slot] != -3:
+            slot = (slot + 1) % size
+        table_keys[slot], table_terms[slot] = key, index._word_terms[word]
+
+    def table(words):
+        keys = keys_of(words)
+        slots = slots_of(keys)
+        while True:
+            own = (table_keys[slots] == keys).all(axis=1)
+            if own.all():
+                return table_terms[slots]
+            slots[~own] = (slots[~own] + 1) % size  # another word's key: the next slot
+
+    ways = {"dictionary": lambda w: np.array(index._word_ids(w), dtype=np.int64), "numpy table": table}
+    for words in lists:
+        assert np.array_equal(ways["dictionary"](words), table(words))
+    cpu: dict[tuple[str, str], list[int]] = {}
+    for caches in ("warm", "flushed"):
+        for _ in range(rounds):
+            for words in lists:
+                for name, way in ways.items():
+                    if caches == "flushed":
+                        memory.sum()
+                    start = time.process_time_ns()
+                    way(words)
+                    cpu.setdefault((name, caches), []).append(time.process_time_ns() - start)
+    print(f"\n{len(lists)} ASCII batches, {statistics.mean(map(len, lists)):.0f} words each, a table of {size:,}")
+    print("\n| way | warm us | flushed us |\n|---|---|---|")
+    for name in ways:
+        print(f"| {name} | {statistics.median(cpu[name, 'warm']) / 1e3:.1f} | "
+              f"{statistics.median(cpu[name, 'flushed']) / 1e3:.1f} |")
 
 
 if __name__ == "__main__":
