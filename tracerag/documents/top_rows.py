@@ -103,5 +103,5 @@ def _first(batch_row: np.ndarray, index: np.ndarray, values: np.ndarray, q: int,
     order = np.lexsort((-values, batch_row) if counts is not None else (index, -values, batch_row))
     if counts is None:
         counts = np.bincount(batch_row, minlength=q)
-    firsts = order[(np.cumsum(counts) - counts)[:, None] + np.arange(m)]
+    firsts = order[np.add.outer(np.cumsum(counts) - counts, np.arange(m))]
     return index[firsts], values[firsts]

@@ -187,8 +187,8 @@ class WordIndex:
         out = self._dense_sums(query, slot, count)
         lengths = hi - lo  # 0 for a term with a dense row
         ends = np.cumsum(lengths)
-        if len(ends) and ends[-1]:
-            postings = np.repeat(lo - (ends - lengths), lengths) + np.arange(ends[-1])
+        if len(ends) and ends[-1]:  # the o-th posting gathered, of a token ending at ends, is hi - ends + o
+            postings = np.repeat(hi - ends, lengths) + np.arange(ends[-1])
             where = np.repeat(query * self.count, lengths) + self.rows[postings]
             np.add.at(out.reshape(-1), where, self.weights[postings].astype(np.float64))
         return out
@@ -203,7 +203,7 @@ class WordIndex:
         counts = counts[:, used]
         tokens = int(counts.sum())
         if _product_pays(tokens, len(used), count, self.count):  # float32 rows cast: half the bytes to read
-            return np.matmul(counts.astype(np.float64), self._dense[used].astype(np.float64))
+            return np.matmul(counts, self._dense[used].astype(np.float64))  # the counts cast inside
         out = np.zeros((count, self.count))
         for i, column in zip(*np.nonzero(counts), strict=True):
             for _ in range(counts[i, column]):  # each add exact: no product by the count in float32
