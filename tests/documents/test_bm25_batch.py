@@ -227,6 +227,8 @@ def test_chunks_made_for_a_batch_are_the_chunks_the_constructor_makes():
     assert repr(made) == repr(ScoredChunk("c1", 2.5, None, 2.5, {"text": "t"}))
     with pytest.raises(AttributeError):
         made.score = 1.0  # still frozen
+    rows = _make_chunks(["c3"], [1.0], [None], [1.0], [7], [lambda row: {"row": row}])  # a row, read when asked
+    assert rows[0].metadata == {"row": 7} and rows[0] == ScoredChunk("c3", 1.0, None, 1.0, {"row": 7})
 
 
 def test_cached_term_numbers_are_those_of_the_tokenizer(corpus, monkeypatch):

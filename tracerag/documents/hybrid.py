@@ -67,12 +67,12 @@ class ScoredChunk:
     ``dataclasses.asdict`` read it too).
     """
 
-    __slots__ = ("id", "score", "dense", "lexical", "_metadata")
+    __slots__ = ("id", "score", "dense", "lexical", "_metadata", "_reader")  # _reader: decodes a bank's row
     id: str
     score: float
     dense: float | None
     lexical: float | None
-    metadata: dict[str, Any] = ReadOnFirstUse()  # type: ignore[assignment]
+    metadata: dict[str, Any] = ReadOnFirstUse(reader="_reader")  # type: ignore[assignment]
 
     def __hash__(self) -> int:
         return hash((self.id, self.score, self.dense, self.lexical))
@@ -85,16 +85,17 @@ class ScoredChunk:
         return self.metadata.get("doc_id")
 
 
-_SLOTS = [ScoredChunk.__dict__[name].__set__ for name in ("id", "score", "dense", "lexical", "_metadata")]
+_SLOTS = [ScoredChunk.__dict__[name].__set__ for name in ("id", "score", "dense", "lexical", "_metadata", "_reader")]
 
 
 def _make_chunks(*fields: Iterable[Any]) -> list[ScoredChunk]:
     """``[ScoredChunk(id, score, dense, lexical, metadata) for ... in zip(*fields)]`` without the frozen
     dataclass's ``__init__`` or a Python call per chunk: the objects made, then each field set through its slot
-    by ``map`` (a loop in C), a third of the cost where a batch of lexical hits makes hundreds."""
+    by ``map`` (a loop in C), a third of the cost where a batch of lexical hits makes hundreds. A sixth field,
+    the reader of a bank's rows, lets ``metadata`` be each chunk's row number, decoded when first read."""
     ids = list(fields[0])
     chunks = list(map(object.__new__, repeat(ScoredChunk, len(ids))))
-    for set_slot, values in zip(_SLOTS, (ids, *fields[1:]), strict=True):
+    for set_slot, values in zip(_SLOTS, (ids, *fields[1:]), strict=False):
         deque(map(set_slot, chunks, values), maxlen=0)
     return chunks
 
@@ -314,11 +315,14 @@ class HybridRetriever:
             kept = values > 0  # best first: the rows above 0 come first
             rows, lexical = top[kept].tolist(), values[kept].tolist()
             ends = list(accumulate(kept.sum(axis=1).tolist()))
-        metadata = self._rows.metadata_later(rows, self._ids)
         ids = self._ids  # an indexed row's id, on every store; rows added since are the store's to name
         names = map(ids.__getitem__, rows) if max(rows, default=0) < len(ids) else map(self._rows.id_of, rows,
                                                                                          repeat(ids))
-        chunks = _make_chunks(names, lexical, repeat(None), lexical, metadata)
+        reader = self._rows.metadata_reader(rows)
+        if reader is not None:  # a numpy bank: each chunk holds its row, decoded by the reader when first read
+            chunks = _make_chunks(names, lexical, repeat(None), lexical, rows, repeat(reader))
+        else:
+            chunks = _make_chunks(names, lexical, repeat(None), lexical, self._rows.metadata_later(rows, ids))
         return [chunks[a:z] for a, z in zip([0, *ends], ends, strict=False)]
 
     def _check_rows(self) -> None:

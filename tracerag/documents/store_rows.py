@@ -14,7 +14,7 @@ rows the dense channel finds that the index does not cover get the next numbers.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from typing import Any, Protocol
 
@@ -81,6 +81,10 @@ class StoreRows(Protocol):
 
     def metadata_later(self, rows: Sequence[int], ids: list[str]) -> list[dict[str, Any] | partial]:
         """The metadata of rows, each a dict or a call that decodes it when made (what ScoredChunk takes)."""
+
+    def metadata_reader(self, rows: Sequence[int]) -> Callable[[int], dict[str, Any]] | None:
+        """A call decoding any of ``rows``' metadata from its row number when a chunk's is first read, or
+        None where the store's rows are fetched now (:meth:`metadata_later`)."""
 
     def id_of(self, row: int, ids: list[str]) -> str:
         """The id of a row."""
@@ -161,6 +165,9 @@ class NumpyBankRows:
 
     def metadata_later(self, rows: Sequence[int], ids: list[str]) -> list[dict[str, Any] | partial]:
         return self.bank.metadata_readers(rows)  # the bank's lines, decoded when a chunk's metadata is read
+
+    def metadata_reader(self, rows: Sequence[int]) -> Callable[[int], dict[str, Any]] | None:
+        return self.bank.metadata_reader(rows)
 
     def id_of(self, row: int, ids: list[str]) -> str:
         return ids[row] if row < len(ids) else self.bank.id_at(row)
@@ -274,6 +281,9 @@ class VectorStoreRows:
     def metadata_later(self, rows: Sequence[int], ids: list[str]) -> list[dict[str, Any] | partial]:
         self.prefetch(rows, ids)  # fetched in one call now: the store may not be reachable later
         return [self._meta.get(r, {}) for r in rows]
+
+    def metadata_reader(self, rows: Sequence[int]) -> Callable[[int], dict[str, Any]] | None:
+        return None
 
     def id_of(self, row: int, ids: list[str]) -> str:
         return ids[row]

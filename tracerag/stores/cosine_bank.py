@@ -507,6 +507,15 @@ class CosineBank(BankQueries):
             raise OutOfRange(f"row {row} out of range for a bank of {snap.count}")
         return snap.metadata(row)
 
+    def metadata_reader(self, rows: Sequence[int]) -> Callable[[int], dict[str, Any]]:
+        """A call decoding a row's metadata from this version of the bank, for ``rows`` read later (a search's
+        caller may need only ids and scores): the rows are checked now, each line when it is decoded (a
+        damaged one raises then, as :meth:`metadata` does)."""
+        snap = self._snap
+        if len(rows) and not 0 <= min(rows) <= max(rows) < snap.count:
+            raise OutOfRange(f"rows {min(rows)}..{max(rows)} out of range for a bank of {snap.count}")
+        return snap.lines.decode
+
     def metadata_readers(self, rows: Sequence[int]) -> list[Callable[[], dict[str, Any]]]:
         """Per row, a call that decodes its metadata from this version of the bank when made (a search's
         caller may need only ids and scores; a chunk's text is the bulk of what decoding costs). The rows

@@ -18,7 +18,12 @@ _DEFERRED = (partial, MethodType)  # what a field holds until first read: a call
 class ReadOnFirstUse:
     """A slotted record's field holding a value, or a call (a ``functools.partial``, or a method from
     :func:`deferred_calls`) that makes it the first time the field is read, after which the value is kept.
-    The record declares the slot ``"_" + name``."""
+    The record declares the slot ``"_" + name``. With ``reader`` (another slot's name), the field may also
+    hold a row number (an ``int``) that the call in that slot decodes: one call shared by a batch's records,
+    no object made per record."""
+
+    def __init__(self, reader: str | None = None) -> None:
+        self._reader = reader
 
     def __set_name__(self, owner: type, name: str) -> None:
         self._slot = "_" + name
@@ -27,9 +32,16 @@ class ReadOnFirstUse:
         if record is None:
             raise AttributeError(f"{self._slot[1:]} has no default")  # the dataclass field stays required
         value = getattr(record, self._slot)
-        if type(value) in _DEFERRED:
+        if type(value) is int and self._reader is not None:
+            read = getattr(record, self._reader, None)
+            if read is None:  # an int given as the value itself
+                return value
+            value = read(value)
+        elif type(value) in _DEFERRED:
             value = value()
-            object.__setattr__(record, self._slot, value)
+        else:
+            return value
+        object.__setattr__(record, self._slot, value)
         return value
 
     def __set__(self, record: Any, value: Any) -> None:
