@@ -11,7 +11,8 @@ batch and round (CPU time medians, and the 10th percentile: the machine is share
 - scores_batch: ``WordIndex.scores_batch`` (tokens, sums and the float32 scores);
 - top: ``best_rows`` of the scores, k=10 (``top_rows`` on older trees);
 - chunks: ``HybridRetriever._lexical_chunks`` (the 320 hits as ``ScoredChunk``);
-- search_lexical: the whole call.
+- search_lexical: the whole call;
+- + ids, scores: the whole call, then every hit's ``id`` and ``score`` read (what a caller ranking reads).
 
 "warm" times each part right after the others; "flushed" first sums a 128 MB array before each part, so the
 index, numpy's and Python's working data come from memory, as they do in ``bench_bm25_batch.py`` where other
@@ -91,6 +92,8 @@ def main() -> None:
             "top": lambda i: top(scores[i], 10),
             "chunks": chunks,
             "search_lexical": lambda i: retriever.search_lexical(batches[i], k=10),
+            "+ ids, scores": lambda i: [(c.id, c.score) for hits in retriever.search_lexical(batches[i], k=10)
+                                        for c in hits],
         }
         memory = np.ones(16 << 20)  # 128 MB: more than the last-level cache
         for part in parts.values():
