@@ -1099,3 +1099,17 @@ def test_what_another_request_does_not_say_leaves_the_device_unsaid(club, query)
     acted = acted_on(club(query=query))
     assert not acted & {("chlorine", "main-valve-open"), ("fill", "main-valve-open"),
                         ("backwash", "main-valve-open"), ("cash-door", "main-lock-unlock")}
+
+
+def test_it_opened_of_a_room_said_is_its_one_door_where_nothing_else_there_opens(tmp_path, embedder):
+    devices = [("office-door", "Office Door", "r-office", "Lock", "p-lock"),
+               ("office-lamp", "Desk Lamp", "r-office", "Light", "p-switch"),
+               ("front", "Front Door", "r-hall", "Lock", "p-lock")]
+    program = no_lm(tmp_path / "plain", devices, SPECS, ROOMS, embedder)
+    top = program(query="I left my phone in the office and it's locked, can you open it").candidates[0]
+    assert (top.device_id, top.command_id) == ("office-door", "main-lock-unlock")
+    # where blinds open there too, "open it" may be either: nothing is unlocked
+    shaded = no_lm(tmp_path / "shaded", [*devices, ("office-blind", "Office Blind", "r-office", "Blind", "p-shade")],
+                   SPECS, ROOMS, embedder)
+    assert not acted_on(shaded(query="the office is stuffy, can you open it")) & {
+        ("office-door", "main-lock-unlock"), ("front", "main-lock-unlock")}

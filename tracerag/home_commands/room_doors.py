@@ -33,18 +33,23 @@ _OBJECT = re.compile(r"\b(?:could|can|would|will|you|please|pls|open|unlock|up|t
 _FOR_WHOM = re.compile(r"\bfor\s+(?!(?:me|us)\b)[\w' ]+$")
 
 
-def door_of_the_room_said(index, clause: str, about: str) -> np.ndarray | None:
+def door_of_the_room_said(index, clause: str, about: str, pointing: bool = False) -> np.ndarray | None:
     """Per device, where a clause says a door and nothing of which one ("开门", "open their door") and another
-    clause says a room: that room's one door (``room_door``'s reading of the room); None otherwise."""
+    clause says a room: that room's one door (``room_door``'s reading of the room); None otherwise. ``pointing``:
+    the clause opens what "it" stands for, and a room is all another clause names ("the luggage room, can you
+    open it"): the room's one door, where nothing else there opens as a window does."""
     if about == clause or normalised(about) == normalised(clause):
         return None
     qualifiers = door_qualifiers(clause)
-    if not qualifiers or any(set(q) - _OWNERS and not _someones(index, q) for q in qualifiers):
+    if not (qualifiers or pointing) or any(set(q) - _OWNERS and not _someones(index, q) for q in qualifiers):
         return None
     rooms = index.names.mentioned_rooms(about)
     if not rooms:
         return None
-    doors = doors_among(index, index.rooms.devices_in(rooms) & index.table.in_categories(DOORISH), DOOR_WORDS)
+    there = index.rooms.devices_in(rooms)
+    if not qualifiers and (set(tokens(about)) & DOOR_WORDS or (there & index.table.in_categories(_COVERS)).any()):
+        return None  # "the office is stuffy, open it": its window, as much as its door; a door said is that door
+    doors = doors_among(index, there & index.table.in_categories(DOORISH), DOOR_WORDS)
     if doors.sum() > 1:
         doors = _carrying_room_name(index, doors, rooms)
     return doors if doors.sum() == 1 else None

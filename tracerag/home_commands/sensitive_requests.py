@@ -152,6 +152,8 @@ class SensitiveRequests:
                 elif LET_IN.search(clause) and room_door(self.index, reading.text).any():
                     # "they're waiting at the driveway, let them drive in": the door of the place they wait at
                     asked |= self._asked_in(reading.text, own, reading.text)
+                elif found is None and self._room_pointed_back(clause, reading.text):
+                    asked |= self._asked_in(clause, own, reading.text)  # "the luggage room, can you open it"
                 elif found is None:  # "the alarm's going off, stop it": the kind another clause says
                     asked |= self._kind_pointed_back(clause, own, reading)
                 continue
@@ -198,6 +200,8 @@ class SensitiveRequests:
         # 打开 a room switches its lights on, unless someone is to go in ("打开财务室，会计到了": its door)
         door = room_door(self.index, text) if verb in ("open", "unlock") or verb == "on" and \
             someone_goes_in(about or text) else None
+        if door is not None and not door.any() and about is not None and points_back(text):
+            door = door_of_the_room_said(index, text, about, pointing=True)  # "the luggage room, can you open it"
         if door is not None and door.any():  # "open the shed" opens its door, though the Shed Lights switch on
             operation = "unlock" if (index.table.device_categories[door] == "Lock").all() else "open"
         performing = choice_of(index).performing(operation)[rows] if operation else np.zeros(len(rows), bool)
@@ -215,7 +219,8 @@ class SensitiveRequests:
             # a lock opens only as a door said, or as what its name calls it ("open the safe": the Gun Safe; "open
             # the closet" unlocks no Closet Safe; "open the door" may)
             performing = performing & (~choice_of(index).performing("unlock")[rows] | self._head_said(about, rows) |
-                                       room_door(self.index, text)[index.table.row_device[rows]])
+                                       (door if door is not None else room_door(self.index, text))[
+                                           index.table.row_device[rows]])
         marked = kinds == len(SENSITIVE_KINDS)
         if not (performing.any() or marked.any()):
             return performing
@@ -229,7 +234,8 @@ class SensitiveRequests:
         named_by = np.where(able if let_through is None else able & let_through, named_by, 0)
         best = self._best_naming(text, named_by)
         said = index.rooms.without_room_names(text).replace("开关", " ")
-        theirs = door_of_the_room_said(index, text, about) if verb in ("open", "unlock", "on") and not best else None
+        theirs = door_of_the_room_said(index, text, about, pointing=points_back(text) and verb in ("open", "unlock")) \
+            if verb in ("open", "unlock", "on") and not best else None
         if theirs is not None and theirs.any():
             # "三楼那间星空房，开门", "our guests in suite a are locked out, open their door": the door of the room
             # the other clause says, not the way in
@@ -250,6 +256,13 @@ class SensitiveRequests:
         for i in np.flatnonzero(marked & referred).tolist():  # what policy.json marks
             asked[i] = self._asked_marked(said, int(rows[i]), bool(best))
         return asked
+
+    def _room_pointed_back(self, clause: str, text: str) -> bool:
+        """Whether "it" opened or unlocked stands for a room another clause names, one door of which is all that
+        opens there ("the luggage room, can you open it")."""
+        verb = read_operation(verb_text(clause, self.index), frozenset())
+        door = door_of_the_room_said(self.index, clause, text, pointing=True) if verb in ("open", "unlock") else None
+        return door is not None and bool(door.any())
 
     def _pointed_back_to(self, clause: str, text: str, whole: np.ndarray, able: np.ndarray | None) -> np.ndarray:
         """What "it" stands for: what the words before its clause name, where they name what can do it ("the
