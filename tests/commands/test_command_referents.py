@@ -1108,6 +1108,8 @@ def test_it_opened_of_a_room_said_is_its_one_door_where_nothing_else_there_opens
     program = no_lm(tmp_path / "plain", devices, SPECS, ROOMS, embedder)
     top = program(query="I left my phone in the office and it's locked, can you open it").candidates[0]
     assert (top.device_id, top.command_id) == ("office-door", "main-lock-unlock")
+    # a device said is what "it" is, never the door of its room
+    assert ("office-door", "main-lock-unlock") not in acted_on(program(query="the Desk Lamp, open it"))
     # where blinds open there too, "open it" may be either: nothing is unlocked
     shaded = no_lm(tmp_path / "shaded", [*devices, ("office-blind", "Office Blind", "r-office", "Blind", "p-shade")],
                    SPECS, ROOMS, embedder)

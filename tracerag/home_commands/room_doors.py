@@ -47,8 +47,11 @@ def door_of_the_room_said(index, clause: str, about: str, pointing: bool = False
     if not rooms:
         return None
     there = index.rooms.devices_in(rooms)
-    if not qualifiers and (set(tokens(about)) & DOOR_WORDS or (there & index.table.in_categories(_COVERS)).any()):
-        return None  # "the office is stuffy, open it": its window, as much as its door; a door said is that door
+    if not qualifiers and (set(tokens(about)) & DOOR_WORDS or named(index, about).any() or
+                           (there & index.table.in_categories(_COVERS)).any()):
+        # "the office is stuffy, open it": its window, as much as its door; a door or a device said ("the Suite B
+        # Lights, open it") is what "it" is
+        return None
     doors = doors_among(index, there & index.table.in_categories(DOORISH), DOOR_WORDS)
     if doors.sum() > 1:
         doors = _carrying_room_name(index, doors, rooms)
