@@ -87,7 +87,9 @@ def _label_of(index, sensitive: np.ndarray, match: re.Match) -> str | None:
         candidates &= _holding(index, {_HOLDS[word] for word in holding})
     evidence = bool(holding)
     said = _which_words(clause, holding)
-    by_name = np.asarray([bool(candidates[d]) and _shares(said, device) for d, device in enumerate(home.devices)])
+    by_name = np.zeros_like(candidates)
+    for d in np.flatnonzero(candidates).tolist():  # only the candidates' names are read
+        by_name[d] = _shares(said, home.devices[d])
     if by_name.any():
         candidates, evidence = by_name, True
     elif candidates.sum() > 1:  # "...to the range": the one in the room of a device the clause names

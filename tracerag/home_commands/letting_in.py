@@ -31,9 +31,10 @@ PERSON_IN_HERE = rf"(?:{_SHORT}\s+in\b|{_LONG}\s+{_IN_HERE})"  # let in where so
 _ZH_PERSON = (r"(?:先生|女士|小姐|师傅|阿姨|叔叔|大爷|大妈|老师|医生|客人|客户|顾客|朋友|同事|快递员|快递小哥|外卖员|"
               r"保洁|工人|家长|主人|病人)们?")
 _ZH_THROUGH = r"(?:从[^，,。！!？?]{1,8}?)?(?:进来|进门|进屋)"
+_ZH_PERSON_LET = rf"让(?![我它])[\u4e00-\u9fff]{{0,10}}?{_ZH_PERSON}"  # 让 and whom, said by what they are
 ZH_LET_IN = (r"让(?![我它])(?![^进]{0,4}?[光阳日亮热暖凉风气雨水味猫狗鸡鸭鹅牛羊马猪鸟车])"
              r"(?:他|她|[\u4e00-\u9fff]{1,4}?)(?:们)?(?:进来|进门|进屋)|"
-             rf"让(?![我它])[\u4e00-\u9fff]{{0,10}}?{_ZH_PERSON}{_ZH_THROUGH}|"
+             rf"{_ZH_PERSON_LET}{_ZH_THROUGH}|"
              r"给(?:他|她)(?:们)?开(?:一下)?门?(?=$|[，,。！!吧呀啊\s])")  # 给他开一下: open (the door) for him
 LET_IN = re.compile(rf"\b(?:let|buzz)\s+{PERSON_IN}|{ZH_LET_IN}", re.I)
 
@@ -56,7 +57,7 @@ def without_whom(text: str) -> str:
     return _WHOM.sub(lambda m: m.group(0) if _NOT_ON_FOOT.search(m.group(0)) else f"{m.group(1)} · ", text)
 
 
-_ZH_WHOM = re.compile(rf"让(?![我它])[\u4e00-\u9fff]{{0,10}}?{_ZH_PERSON}(?={_ZH_THROUGH})")
+_ZH_WHOM = re.compile(rf"{_ZH_PERSON_LET}(?={_ZH_THROUGH})")
 
 
 # someone arriving or going in to fetch something: 会计到了, 拿个行李箱 (Chinese: 打开 a room is else its lights)
