@@ -120,6 +120,17 @@ def categories_said(text: str) -> dict[str, list[str]]:
     return {category: list(words) for category, words in said}
 
 
+# words that ask for several devices of a kind, not one
+_SEVERAL = re.compile(r"\b(?:all|every|everything|both|each|any|whole)\b|都|所有|全部|每|各|两个|俩|几个", re.I)
+
+
+def several_said(text: str) -> bool:
+    """Whether the text asks for several of a kind: "all", "both", 都, or a word for a kind in the plural ("the
+    valves", "the ovens")."""
+    return bool(_SEVERAL.search(text)) or any(re.search(rf"\b{re.escape(w)}(?:s|es)\b", normalised(text))
+                                              for ws in categories_said(text).values() for w in ws if w.isascii())
+
+
 _CACHED_CHARS = 512  # utterances; longer texts are read each time rather than held
 
 

@@ -18,6 +18,8 @@ from .device_kinds import safes
 from .text_match import tokens
 
 DOOR_WORDS = frozenset({"门", "door", "gate"})
+DOOR_SAID = re.compile(r"\b(?:door|gate)s?\b|门", re.I)
+DOOR_TO_OR_OF = re.compile(r"\b(?:door|gate)s?\s+(?:of|to|into|for)\b", re.I)  # "the front door of flat 3"
 # a door word said, and the words a lock's name may carry for it in either language (门 is door or gate; a gate
 # is never a 门 said of a house door)
 _DOOR_NAMES = {"door": frozenset({"door", "门"}), "gate": frozenset({"gate"}), "门": DOOR_WORDS}

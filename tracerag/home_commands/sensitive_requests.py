@@ -23,6 +23,7 @@ from .category_words import (
     normalised,
     only_specific,
     says_which,
+    several_said,
     word_pattern,
 )
 from .command_choice import choice_of
@@ -31,9 +32,9 @@ from .described_by_use import described
 from .device_kinds import devices_said, safes
 from .door_fitting import SensitiveDoors
 from .door_words import (
+    DOOR_SAID,
     DOOR_WORDS,
     ENTRANCE_WORDS,
-    describes_door,
     door_nouns,
     door_qualifiers,
     doors_among,
@@ -46,6 +47,7 @@ from .home_operations import kinds_meant, operation_in
 from .letting_in import LET_IN, someone_goes_in
 from .operation_words import SENSES, read_operation, verb_text
 from .places import place_not_exact, places_after_in
+from .pointing_back import PointingBack
 from .referents import kinds_acted_on, named, names_mixed, outside_room_names
 from .request_reading import points_back, read_request
 from .room_doors import DOORISH, door_of_the_room_said, room_door
@@ -55,26 +57,9 @@ from .valves_served import valve_served
 from .water_mains import says_water_main, the_water_main
 
 _HEATERS = frozenset({"Oven", "Cooktop"})  # what switching on lights a fire
-# words that say where something is: "the documents in the safe" still mentions the safe an "it" may point to
-_PLACE_WORDS = re.compile(r"\b(?:in|inside|into|at|on|from|of|near|by|behind|under|beside|next to)\b|里面|里头|里",
-                          re.I)
-_DOOR_WORD = re.compile(r"\b(?:door|gate)s?\b|门", re.I)
-# words that ask for several devices of a kind, not one
-_SEVERAL = re.compile(r"\b(?:all|every|everything|both|each|any|whole)\b|都|所有|全部|每|各|两个|俩|几个", re.I)
-
-
 # a complaint of the dark: a verb said alone after it asks for light
 _DARK = re.compile(r"\b(?:dark|darker|pitch black|can't see|cannot see)\b|"
                    r"太暗|很暗|好暗|暗了|太黑|很黑|好黑|黑了|黑乎乎|看不见|看不清", re.I)
-
-
-def _plural_said(text: str) -> bool:
-    """Whether a word for a kind is said in the plural ("the valves", "the ovens")."""
-    return any(re.search(rf"\b{re.escape(w)}(?:s|es)\b", normalised(text))
-               for ws in categories_said(text).values() for w in ws if w.isascii())
-
-
-_DOOR_TO_OR_OF = re.compile(r"\b(?:door|gate)s?\s+(?:of|to|into|for)\b", re.I)  # "the front door of flat 3"
 _DOOR_TO = re.compile(r"\b(?:door|gate)s?\s+(?:to|into|onto|out to|leading to|that goes to)\b|通往|通向|去", re.I)
 # what a switching verb does on a device that opens rather than switches, and the other way round
 _COUNTERPART = {"open": "on", "close": "off", "on": "open", "off": "close"}
@@ -103,6 +88,7 @@ class SensitiveRequests:
         self.index = index
         self.sensitive = sensitive
         self.doors = SensitiveDoors(index, sensitive)
+        self.pointing = PointingBack(index, sensitive, self._asked_in)
 
     def asked(self, text: str) -> np.ndarray:
         """Per sensitive row (``SensitiveRows.rows``): whether the text asks for its command on its device.
@@ -128,7 +114,7 @@ class SensitiveRequests:
             own = named(self.index, clause) if len(reading.clauses) > 1 else whole
             # what "it" stands for can do what is asked: "Room 14 door, unlock it for the night nurse" (no Nurse Call
             # Chime unlocks), "the front door, unlock it, the night porter isn't answering" (nor does a panel)
-            able = self._able(clause, reading.text) if points_back(clause) else None
+            able = self.pointing.able(clause, reading.text) if points_back(clause) else None
             if able is not None:
                 own, whole_able = np.where(able, own, 0), np.where(able, whole, 0)
             else:
@@ -139,28 +125,12 @@ class SensitiveRequests:
             if elsewhere and points_back(clause) and not whole_able.any():
                 # "it" is what another clause mentions, where it is too ("the documents in the safe, unlock it");
                 # an "it" nothing here names asks for nothing, never for every device of the verb's kind
-                mentioned = np.where(able, named(self.index, _PLACE_WORDS.sub(" ", reading.text)), 0)
-                found = self._asked_in(clause, mentioned, reading.text) if mentioned.any() else None
-                if found is not None and found.any():
-                    asked |= found
-                elif found is not None and not LET_IN.search(clause):
-                    # what is named cannot do it: "the siren in the kiln shed is screaming, turn it off" (the kiln
-                    # shed named) speaks of the kind said; someone let in is let through a door ("their car")
-                    asked |= self._kind_pointed_back(clause, own, reading)
-                elif room_door(self.index, clause).any():  # "let them into the bunkhouse": its one door
-                    asked |= self._asked_in(clause, own, clause)
-                elif LET_IN.search(clause) and room_door(self.index, reading.text).any():
-                    # "they're waiting at the driveway, let them drive in": the door of the place they wait at
-                    asked |= self._asked_in(reading.text, own, reading.text)
-                elif found is None and self._room_pointed_back(clause, reading.text):
-                    asked |= self._asked_in(clause, own, reading.text)  # "the luggage room, can you open it"
-                elif found is None:  # "the alarm's going off, stop it": the kind another clause says
-                    asked |= self._kind_pointed_back(clause, own, reading)
+                asked |= self.pointing.asked_of_unnamed(clause, own, able, reading)
                 continue
             # the text that names what the clause acts on: its own, or the utterance's ("let him in")
             about = clause if named(self.index, clause).any() else reading.text
             if elsewhere and points_back(clause):
-                whole = self._pointed_back_to(clause, reading.text, whole, able)
+                whole = self.pointing.pointed_back_to(clause, reading.text, whole, able)
             others = " , ".join(c for c in requests if c != clause) or None  # what the other requests name
             asked |= self._asked_in(clause, whole if elsewhere else own, about, requested=others)
         for clause in requests:  # a device held back in a clause is held back in what was said
@@ -174,7 +144,7 @@ class SensitiveRequests:
                 asked &= ~self.index.rooms.devices_in(excepted_rooms)[devices]
             elif not excepted.any():  # no device named, a kind said: "all the valves but the gas one"
                 asked &= ~self.index.table.in_categories(set(categories_said(reading.excepted)))[devices]
-                if _DOOR_WORD.search(reading.excepted):  # "every door except the front door": the way in, however
+                if DOOR_SAID.search(reading.excepted):  # "every door except the front door": the way in, however
                     said_door = [set(q) for q in door_qualifiers(reading.excepted)]  # its lock is called
                     asked &= ~self.doors.fitting(devices, said_door, door_nouns(reading.excepted))
         return asked
@@ -215,7 +185,7 @@ class SensitiveRequests:
         if let_through is not None:
             performing &= let_through[index.table.row_device[rows]]
         about = text if about is None else about
-        if operation == "open" and not (_DOOR_WORD.search(about) or "Lock" in categories_said(about)):
+        if operation == "open" and not (DOOR_SAID.search(about) or "Lock" in categories_said(about)):
             # a lock opens only as a door said, or as what its name calls it ("open the safe": the Gun Safe; "open
             # the closet" unlocks no Closet Safe; "open the door" may)
             performing = performing & (~choice_of(index).performing("unlock")[rows] | self._head_said(about, rows) |
@@ -257,54 +227,6 @@ class SensitiveRequests:
             asked[i] = self._asked_marked(said, int(rows[i]), bool(best))
         return asked
 
-    def _room_pointed_back(self, clause: str, text: str) -> bool:
-        """Whether "it" opened or unlocked stands for a room another clause names, one door of which is all that
-        opens there ("the luggage room, can you open it")."""
-        verb = read_operation(verb_text(clause, self.index), frozenset())
-        door = door_of_the_room_said(self.index, clause, text, pointing=True) if verb in ("open", "unlock") else None
-        return door is not None and bool(door.any())
-
-    def _pointed_back_to(self, clause: str, text: str, whole: np.ndarray, able: np.ndarray | None) -> np.ndarray:
-        """What "it" stands for: what the words before its clause name, where they name what can do it ("the
-        safe, open it, the bank run is at ten": the safe, not the Locker Bank a later clause's "bank" names);
-        else what the whole text names."""
-        start = text.find(clause.strip())
-        before = named(self.index, text[:start]) if start > 0 else whole
-        usable = np.where(able, before, 0) if able is not None else before
-        return before if usable.any() else whole
-
-    def _able(self, clause: str, text: str) -> np.ndarray:
-        """Per device: it can do what the clause asks (all devices where no verb is), its verb read with the kinds
-        the clause says, else those the whole text says ("荷花房门锁，把它打开": a lock opened is unlocked)."""
-        kinds = kinds_meant(self.index, QueryIR(), clause) or kinds_meant(self.index, QueryIR(), text)
-        operation = operation_in(self.index, verb_text(clause, self.index), kinds)
-        if operation is None:
-            return np.ones(len(self.index.home.devices), dtype=bool)
-        return choice_of(self.index).devices_able(operation)
-
-    def _kind_pointed_back(self, clause: str, own: np.ndarray, reading) -> np.ndarray:
-        """``asked`` for a clause whose "it" stands for a word for one thing of a kind another clause says ("the
-        alarm's going off, stop it"). Never several ("close every valve but the garden one, leave it open"), nor a
-        door so said: "the door of sweet see, open it" describes no door, and a door said with words no door has is
-        no way in."""
-        text = reading.text
-        # "unlock it" alone names no kind; where someone waits is what "it" is ("the kids are at the back hall door")
-        others = _PLACE_WORDS.sub(" ", " ".join(c for c in reading.clauses if c != clause))
-        # a door said with words no door has is no way in ("the door of sweet see"); "the front door, unlock it" is
-        said_door = door_qualifiers(others)
-        doors = [d for d in self.sensitive.device_words if self.index.table.device_categories[d] in DOORISH]
-
-        def known(words: tuple[str, ...]) -> bool:  # the way in, or words a door has ("the back hall door"), or
-            return set(words) <= ENTRANCE_WORDS or any(  # says by what it is ("the restaurant door": the way in)
-                set(words) <= self.sensitive.device_words[d] or
-                describes_door(set(words), self.sensitive.device_words[d], loose=True) for d in doors)
-        odd_door = _DOOR_WORD.search(text) and not (said_door and all(q and known(q) for q in said_door)
-                                                    and not _DOOR_TO_OR_OF.search(others))
-        if (not categories_said(others) or odd_door or reading.excepted or _SEVERAL.search(text)
-                or _plural_said(text)):
-            return np.zeros(len(self.sensitive.rows), dtype=bool)
-        return self._asked_in(clause, own, text, kind_text=others)
-
     def _head_said(self, text: str, rows: np.ndarray) -> np.ndarray:
         """Per row: the last word of its device's name, or a word for what it is, is said ("open the safe" of Gun
         Safe, of a Strongbox whose own name says Safe)."""
@@ -320,17 +242,17 @@ class SensitiveRequests:
         valve" where three valves are: which one?); doors are read as doors are (the way in), and "all", "both",
         a plural, 都 ask for each. ``naming``: the text that says what the clause acts on."""
         # a gas valve is one of the valves: "open the valve" beside a water valve asks which
-        if not asked.any() or _SEVERAL.search(text) or _plural_said(text):
+        if not asked.any() or several_said(text):
             return asked
         # the words said with a door reach several doors of a kind ("the house door": the Farmhouse Door and the
         # Gate House Door): which one? A door said bare or as the front door is the way in, read as doors are;
         # a door said by a name ("the hatch": the Stern Hatch's lock and the Side Hatch's opener) is any door
         said_which = any(set(q) - ENTRANCE_WORDS for q in door_qualifiers(text))
         kinds = self.index.table.device_categories[devices]
-        any_door = len(set(kinds[asked].tolist()) & DOORISH) > 1 and (said_which or not _DOOR_WORD.search(text))
+        any_door = len(set(kinds[asked].tolist()) & DOORISH) > 1 and (said_which or not DOOR_SAID.search(text))
         categories = np.asarray(["door" if any_door and c in DOORISH else family_of(c) for c in kinds.tolist()])
         out = asked.copy()
-        if not _DOOR_WORD.search(naming) and not LET_IN.search(naming):
+        if not DOOR_SAID.search(naming) and not LET_IN.search(naming):
             # "unlock please", "解锁", "把锁打开" beside several locks: the way in, as a door said bare is; where no
             # lock is, which one?
             doorish = asked & np.isin(kinds, list(DOORISH))
@@ -345,7 +267,7 @@ class SensitiveRequests:
             else:
                 self._hold(out, doorish, devices, text)
         doors = asked & np.isin(categories, [*DOORISH, "door"])
-        if not said_which and _DOOR_WORD.search(text) and not self.doors.some_way_in(doors, devices) and \
+        if not said_which and DOOR_SAID.search(text) and not self.doors.some_way_in(doors, devices) and \
                 self.doors.several_alike(doors, devices):
             # a door said bare is the way in; where no door asked is one and several would do it alike ("unlock
             # the door" in a care home whose doors are the residents'), it is any of them: which one? ("open the
@@ -405,7 +327,7 @@ class SensitiveRequests:
         if not said_door:
             return best
         best_named = np.flatnonzero(named_by == best)
-        through_door = (named(index, " ".join(_DOOR_WORD.findall(text))) >= named_by)[best_named].all()
+        through_door = (named(index, " ".join(DOOR_SAID.findall(text))) >= named_by)[best_named].all()
         labelled_so = any(compact(index.home.devices[d].label) in DOOR_WORDS for d in best_named.tolist())
         if through_door and every_door(text):  # "open all the doors": every door, the one labelled Door too
             return 0
@@ -426,7 +348,7 @@ class SensitiveRequests:
             referred &= np.asarray([bool(n & said_kinds) for n in sensitive.noun_sets])[sensitive.noun_code]
         said_door = [set(q) for q in door_qualifiers(text)]
         if any(said_door):
-            by_door_word = named(index, " ".join(_DOOR_WORD.findall(text))) >= named_by
+            by_door_word = named(index, " ".join(DOOR_SAID.findall(text))) >= named_by
             referred &= ~by_door_word[devices] | self.doors.fitting(devices, said_door, door_nouns(text))
         rooms = index.names.mentioned_rooms(text) or places_after_in(index, text)
         if rooms and not _DOOR_TO.search(text):  # "open the safe for room 2": the Strongbox in the office is no
