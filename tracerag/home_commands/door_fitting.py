@@ -15,6 +15,7 @@ import numpy as np
 from .device_kinds import safes
 from .door_words import (
     DOOR_WORDS,
+    ENTRANCE_NOUNS,
     ENTRANCE_WORDS,
     describes_door,
     door_nouns,
@@ -93,7 +94,10 @@ class SensitiveDoors:
             # a lock called by its maker alone ("Salto") where the way in is, is the way in's lock
             by_maker = named_by_maker(self.index.home.devices[device]) and bool(words & ENTRANCE_WORDS) \
                 and not safes(self.index)[device]  # no Key Safe on the front step
-            return bool(words & nouns) or by_maker and all(q <= ENTRANCE_WORDS for q in said)
+            # a lock called an entrance is a door's ("the staff door": the Staff Entrance)
+            label = set(tokens(self.index.home.devices[device].label))
+            door_lock = bool(words & nouns) or "door" in nouns and bool(label & ENTRANCE_NOUNS)
+            return door_lock or by_maker and all(q <= ENTRANCE_WORDS for q in said)
         # a gate said is a gate, the way in or not ("open the gate": the Driveway Gate)
         return any(q for q in said) or bool(words & ENTRANCE_WORDS) or "gate" in words & nouns
 

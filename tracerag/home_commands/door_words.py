@@ -27,6 +27,9 @@ _DOOR_NAMES = {"door": frozenset({"door", "门"}), "gate": frozenset({"gate"}), 
 ENTRANCE_WORDS = frozenset({"前", "入", "户", "大", "正", "进", "玄", "关", "防", "盗", "front", "main", "entry",
                             "entrance", "entryway", "foyer", "porch", "vestibule"})
 
+# what a door's lock may be called for the door ("Staff Entrance", "Side Entry")
+ENTRANCE_NOUNS = frozenset({"entrance", "entry", "entryway"})
+
 # the way in said without a door word: "the (main / front / shop) entrance", "the way in"
 ENTRANCE_SAID = re.compile(r"\b(?:(?:main|front|shop|building|street|public)\s+)?(?:entrance|entry|way\s+in)\b", re.I)
 
@@ -92,11 +95,20 @@ _RECEPTION = frozenset({"lobby", "reception"})
 _NO_WAY_IN = frozenset({"fire", "emergency", "exit"})  # a fire door is held open or shut, nobody comes in by it
 
 
+# a way in for some, not the way in: "open the front door" is no Staff Entrance, no Side Entry, no Back Door in the hall
+_SIDE_WAY = frozenset({"staff", "service", "side", "back", "rear", "delivery", "goods", "tradesmen", "trade"})
+
+
+def side_way(label: str) -> bool:
+    """Whether a door's or a lock's label says it is a staff, service, side or back way in."""
+    return bool(set(tokens(label)) & _SIDE_WAY)
+
+
 def says_way_in(device) -> bool:
     """Whether a door's or a lock's label, room or own name says it is the way in (the Front Door, the lock in the
-    Entry, a Paxton "Entry Door Controller"), and it is no fire door."""
+    Entry, a Paxton "Entry Door Controller"), and it is no fire door, nor a staff or side way in."""
     words = set(tokens(f"{device.label} {device.room} {device.model}"))
-    return bool(words & ENTRANCE_WORDS) and not words & _NO_WAY_IN
+    return bool(words & ENTRANCE_WORDS) and not words & _NO_WAY_IN and not side_way(device.label)
 
 
 def named_by_maker(device) -> bool:
@@ -138,9 +150,10 @@ def door_qualifiers(clause: str) -> list[tuple[str, ...]]:
     "打开二楼的门" -> [("二", "楼")], "open the side gate" -> [("side",)], "开门" -> [()] (any door)."""
     out = []
     for match in _ZH_DOOR.finditer(clause):
-        before = clause[max(0, match.start() - 6):match.start()].rstrip("的 ")
+        before = _ZH_THAT.sub("", clause[max(0, match.start() - 6):match.start()].rstrip("的 ")).rstrip("的 ")
         cut = max((before.rfind(c) for c in _ZH_STOP), default=-1)
-        out.append(tokens(_ZH_EVERY.sub(" ", before[cut + 1:])))
+        said = tokens(_ZH_EVERY.sub(" ", before[cut + 1:]))
+        out.append(tuple(t for t in said if t != "子") if len(said) > 1 else said)  # 院子, 铺子: 子 names nothing
     for match in _EN_DOOR.finditer(clause):
         word = match.group(1)
         before = _WORD_BEFORE.search(clause, 0, match.start(1)) if word == "a" else None
@@ -163,6 +176,7 @@ _EVERY_DOOR = re.compile(r"\b(?:all|every|each|both|other)\b(?:\s+(?:the|my|our|
                          r"(?:doors?|gates?)\b|\b(?:doors|gates)\b|(?:所有|其[他它]|别的|全部|每|各)[^，,。；;]{0,4}门|门都|"
                          r"门全", re.I)
 _ZH_DOOR = re.compile(r"(?<![出进串敲阀])门(?![铃廊厅口帘灯磁禁锁])")  # 阀门 is a valve
+_ZH_THAT = re.compile(r"(?:那|这)(?:个|扇|道)?$")  # "院子那个门": the courtyard's door, 那个 says nothing of which
 _ZH_STOP = "开打把了一下个给帮我请将关锁升拉抬的，,。 "
 _EN_DOOR = re.compile(r"(?:\b([a-z]+(?:-[a-z]+)*(?:['’]s)?)\s+)?"  # the word before it, a possessive whole
                       r"(?<!garage )\b(?:door|gate)s?\b(?!\s*(?:lock|bell|way|mat))", re.I)

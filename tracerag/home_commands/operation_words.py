@@ -291,7 +291,8 @@ _SENSES_ZH: tuple[tuple[str, str, Reading], ...] = (
     (r"合上|拉上|放下|降下|落下|拉下", SWITCH, _LOWERED),
     (r"关闭|关掉|关上|关了|关一下|关下|熄灭|灭掉|断电|断开|(?<!开)关(?![于系注心键])", SWITCH, _ZH_OFF),
     (r"浇浇?水|浇花|浇菜|灌溉", SWITCH, _WATERING),  # "给菜园浇浇水": a water valve opens (浇水 says the kind)
-    (r"打开|开启|开一下|开开|点亮|通电|接通|点火|开火|整着|开(?![关始心会车学放])", SWITCH, _ZH_ON),  # 整着: 东北话
+    # 整着: 东北话 for switch it on
+    (r"打开|开启|开一下|开开|点亮|通电|接通|点火|点上火|开火|整着|开(?![关始心会车学放])", SWITCH, _ZH_ON),
     # subjects
     (r"音量|声音", SUBJECT, _always("volume")),
     (r"亮度", SUBJECT, _always("level")),

@@ -120,6 +120,8 @@ def place_not_exact(index, text: str) -> bool:
     known, rooms = _places_of(index)
     for match in (*_AT_THE.finditer(plain), *_DOOR_OF.finditer(plain)):
         words = _phrase(match)
+        # a possessive is its word ("in the manager's office": the Manager's Office)
+        words = [re.sub(r"['’]s?$", "", w) for w in words]
         if words and any(w not in known and w.rstrip("s") not in known and w not in _NOT_PLACES for w in words):
             return True
     if plain.isascii():

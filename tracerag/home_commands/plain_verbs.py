@@ -30,8 +30,8 @@ _REWRITES = tuple((re.compile(pattern, re.IGNORECASE), plain) for pattern, plain
      r"fireplaces?|grills?|bbq|barbecues?|forges?|kilns?|fire|pilot)\b", r"turn on \1\2"),
 ))
 
-# verb-object words people split with a measure word: 解个锁 is 解锁, 撤个防 撤防, 点个火 点火
-_SPLIT_ZH = re.compile(r"(解|撤|布|点|开|关)(?:一个|个)(锁|防|火|灯|门)")
+# verb-object words people split with a measure word or 上: 解个锁 is 解锁, 撤个防 撤防, 点个火 and 点上火 点火
+_SPLIT_ZH = re.compile(r"(解|撤|布|点|开|关)(?:一个|个|上)(锁|防|火|灯|门)")
 
 
 def plain_verbs(text: str) -> str:

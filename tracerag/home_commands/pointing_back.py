@@ -72,9 +72,11 @@ class PointingBack:
             # what is named cannot do it: "the siren in the kiln shed is screaming, turn it off" (the kiln shed
             # named) speaks of the kind said; someone let in is let through a door ("their car")
             return self._kind_pointed_back(clause, own, reading)
-        if room_door(self.index, clause).any():  # "let them into the bunkhouse": its one door
+        if room_door(self.index, clause).any() and not self._waits_elsewhere(clause, reading, room_door(
+                self.index, clause)):  # "let them into the bunkhouse": its one door
             return self.asked_in(clause, own, clause)
-        if LET_IN.search(clause) and room_door(self.index, text).any():
+        if LET_IN.search(clause) and room_door(self.index, text).any() and \
+                not self._waits_elsewhere(clause, reading, room_door(self.index, text)):
             # "they're waiting at the driveway, let them drive in": the door of the place they wait at
             return self.asked_in(text, own, text)
         if found is None and self._room_pointed_back(clause, text):
@@ -82,6 +84,15 @@ class PointingBack:
         if found is None:  # "the alarm's going off, stop it": the kind another clause says
             return self._kind_pointed_back(clause, own, reading)
         return np.zeros(len(self.sensitive.rows), dtype=bool)
+
+    def _waits_elsewhere(self, clause: str, reading, door: np.ndarray) -> bool:
+        """Whether another clause says a door someone waits at that the door found for them is not ("Dr Patel is
+        at the staff door, let her in": the Staff Entrance, not the patients' way in; "they're at the shop door"
+        may be the way in of the Shop Floor)."""
+        others = " ".join(c for c in reading.clauses if c != clause)
+        said = [set(q) for q in door_qualifiers(others) if set(q) - ENTRANCE_WORDS]
+        found = [self.sensitive.device_words.get(d, set()) for d in np.flatnonzero(door).tolist()]
+        return bool(said) and not any(describes_door(q, words, loose=True) for q in said for words in found)
 
     def _room_pointed_back(self, clause: str, text: str) -> bool:
         """Whether "it" opened or unlocked stands for a room another clause names, one door of which is all that

@@ -102,6 +102,8 @@ def _named(index, text: str) -> np.ndarray:
                 # Shutter that is a garage door (a water valve is never "the gas valve")
                 meant = heads
             meant = meant & there if there is not None else meant
+            if not within:  # "the staff door" is no Automatic Door; "the water valves" are still the valves
+                meant = meant & ~_said_otherwise(index, said, run, meant)
             if not heads.any() or not meant.any():
                 continue
         else:

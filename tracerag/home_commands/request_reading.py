@@ -124,7 +124,15 @@ _ZH_BA_ORDER = re.compile(r"^\s*(?:请|帮我|帮忙|麻烦你?|快|赶紧|赶�
 _ZH_POLITE_END = re.compile(r"(?:吗|么)[?？]?\s*$")
 
 
+# a clause that says what something or someone does is no order: "unlatch the shop door so it stays open", "so they
+# can get in" (what is ordered is said in the clause before)
+_THIRD_PERSON_SAYS = re.compile(r"^\s*(?:it|they|he|she)\s+(?!needs\b|wants\b)(?:[a-z]+s|can|could|will|would|"
+                                r"should|must|may|might)\b", re.I)
+
+
 def _is_request(text: str) -> bool:
+    if _THIRD_PERSON_SAYS.search(text):
+        return False
     polite = _TARGET_STATE.sub(r"\1 \2", POLITE_QUESTION.sub(" ", text)).rstrip("?？ ")
     if _ZH_POLITE.search(polite):
         polite = _ZH_POLITE_END.sub("", _ZH_POLITE.sub("", polite))

@@ -169,6 +169,15 @@ def room_aliases(rooms: list[str], floors: dict[str, str] | None = None) -> dict
     for run, owners in starts.items():
         if len(owners) >= 2 and run not in full:
             aliases[run] |= owners
+    # a room's number of three digits or more, said alone, is the room ("帮203的客人开门": 203包厢)
+    numbered: dict[str, set[str]] = defaultdict(set)
+    for toks, room in full.items():
+        for t in toks:
+            if t.isdigit() and len(t) >= 3:
+                numbered[t].add(room)
+    for number, owners in numbered.items():
+        if len(owners) == 1 and (number,) not in full:
+            aliases[(number,)] |= owners
     for room, floor in (floors or {}).items():
         if room in rooms and tokens(floor) and tokens(floor) not in full:
             aliases[tokens(floor)].add(room)

@@ -21,7 +21,7 @@ import numpy as np
 from .category_words import word_pattern
 from .command_table import CommandTable
 from .devices import CommandSpec, Device
-from .door_words import ENTRANCE_WORDS, door_lock_by_model, maker_named_at_reception, ways_in_by_maker
+from .door_words import ENTRANCE_WORDS, door_lock_by_model, maker_named_at_reception, side_way, ways_in_by_maker
 from .home_policy import HomePolicy
 from .text_match import tokens
 
@@ -178,6 +178,9 @@ class SensitiveRows:
                              | (self.model_words[d] & ENTRANCE_WORDS)
                              | ({"entrance"} if d in ways_in else set())
                              for d in sensitive_devices}
+        for d, words in self.device_words.items():  # a staff or side entrance is no way in for "the front door"
+            if side_way(home.devices[d].label):
+                words -= ENTRANCE_WORDS
         self._pairs = {(table.device_of_row(r).device_id, table.spec_of_row(r).id) for r in self.rows.tolist()}
 
     def _nouns(self, table: CommandTable, row: int) -> frozenset[str]:

@@ -172,6 +172,9 @@ class SensitiveRequests:
             someone_goes_in(about or text) else None
         if door is not None and not door.any() and about is not None and points_back(text):
             door = door_of_the_room_said(index, text, about, pointing=True)  # "the luggage room, can you open it"
+        if LET_IN.search(text) and (let_by := named_by.astype(bool) & index.table.in_categories(DOORISH)
+                                    & ~safes(index)).any():
+            door = let_by  # someone let in by a door or lock the text names ("let the patients in": Patients' Entrance)
         if door is not None and door.any():  # "open the shed" opens its door, though the Shed Lights switch on
             operation = "unlock" if (index.table.device_categories[door] == "Lock").all() else "open"
         performing = choice_of(index).performing(operation)[rows] if operation else np.zeros(len(rows), bool)
@@ -244,12 +247,14 @@ class SensitiveRequests:
         # a gas valve is one of the valves: "open the valve" beside a water valve asks which
         if not asked.any() or several_said(text):
             return asked
+        # an "it" is the door another clause says, as that clause says it ("unlatch the shop door, keep it open")
+        doors_said = naming if points_back(text) else text
         # the words said with a door reach several doors of a kind ("the house door": the Farmhouse Door and the
         # Gate House Door): which one? A door said bare or as the front door is the way in, read as doors are;
         # a door said by a name ("the hatch": the Stern Hatch's lock and the Side Hatch's opener) is any door
-        said_which = any(set(q) - ENTRANCE_WORDS for q in door_qualifiers(text))
+        said_which = any(set(q) - ENTRANCE_WORDS for q in door_qualifiers(doors_said))
         kinds = self.index.table.device_categories[devices]
-        any_door = len(set(kinds[asked].tolist()) & DOORISH) > 1 and (said_which or not DOOR_SAID.search(text))
+        any_door = len(set(kinds[asked].tolist()) & DOORISH) > 1 and (said_which or not DOOR_SAID.search(doors_said))
         categories = np.asarray(["door" if any_door and c in DOORISH else family_of(c) for c in kinds.tolist()])
         out = asked.copy()
         if not DOOR_SAID.search(naming) and not LET_IN.search(naming):
@@ -267,7 +272,7 @@ class SensitiveRequests:
             else:
                 self._hold(out, doorish, devices, text)
         doors = asked & np.isin(categories, [*DOORISH, "door"])
-        if not said_which and DOOR_SAID.search(text) and not self.doors.some_way_in(doors, devices) and \
+        if not said_which and DOOR_SAID.search(doors_said) and not self.doors.some_way_in(doors, devices) and \
                 self.doors.several_alike(doors, devices):
             # a door said bare is the way in; where no door asked is one and several would do it alike ("unlock
             # the door" in a care home whose doors are the residents'), it is any of them: which one? ("open the
