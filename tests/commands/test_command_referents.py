@@ -1125,7 +1125,7 @@ def test_it_opened_of_a_room_said_is_its_one_door_where_nothing_else_there_opens
 
 
 SURGERY_ROOMS = {"r-wait": "Waiting Area", "r-corridor": "Corridor", "r-office": "Manager's Office",
-                 "r-gas": "Gas Store", "r-plant": "Plant Room"}
+                 "r-gas": "Gas Store", "r-plant": "Plant Room", "r-dental": "Dental Surgery"}
 SURGERY_DEVICES = [
     ("patients", "Patients' Entrance", "r-wait", "Lock", "p-lock"),
     ("auto-door", "Automatic Door", "r-wait", "Door", "p-door"),
@@ -1133,6 +1133,7 @@ SURGERY_DEVICES = [
     ("key-safe", "Key Safe", "r-office", "Lock", "p-lock"),
     ("oxygen", "Oxygen Manifold", "r-gas", "GasValve", "p-valve"),
     ("main-gas", "Main Gas", "r-plant", "GasValve", "p-valve"),
+    ("nitrous", "Nitrous Valve", "r-dental", "GasValve", "p-valve"),
 ]
 
 
@@ -1159,6 +1160,17 @@ def test_a_staff_entrance_is_never_the_way_in(surgery, query):
     assert ("staff", "main-lock-unlock") not in acted_on(surgery(query=query))
 
 
+def test_the_gas_main_and_every_gas_valve_are_read_as_said(surgery):
+    top = surgery(query="gas back on at the meter please, the boiler man is done").candidates[0]
+    assert (top.device_id, top.command_id) == ("main-gas", "main-valve-open")  # the main, never the oxygen
+    # "the gas valve" is in one label only, and all three are gas valves: which one?
+    assert not {device for device, _ in acted_on(surgery(query="open the gas valve"))} & {
+        "nitrous", "oxygen", "main-gas"}
+    # every one of the kind, not only the one whose label says valve; the one excepted never
+    acted = acted_on(surgery(query="open every gas valve but the nitrous"))
+    assert ("nitrous", "main-valve-open") not in acted and ("oxygen", "main-valve-open") in acted
+
+
 def test_a_clause_that_says_what_something_does_asks_nothing(tmp_path, embedder):
     # "so it stays open" says why; the shop door may be the Shop Floor's or the Workshop's: which one?
     rooms = {"r-shop": "Shop Floor", "r-work": "Workshop"}
@@ -1169,13 +1181,16 @@ def test_a_clause_that_says_what_something_does_asks_nothing(tmp_path, embedder)
         assert ("workshop", "main-lock-unlock") not in acted_on(program(query=query)), query
 
 
-TEA_HOUSE_ROOMS = {"r-hall": "大堂", "r-203": "203包厢", "r-202": "202包厢", "r-yard": "后院", "r-pantry": "茶水间"}
+TEA_HOUSE_ROOMS = {"r-hall": "大堂", "r-203": "203包厢", "r-202": "202包厢", "r-yard": "后院", "r-pantry": "茶水间",
+                   "r-meter": "燃气表间"}
 TEA_HOUSE_DEVICES = [
     ("desman", "德施曼", "r-hall", "Lock", "p-lock", "德施曼 Q5M 智能锁"),
     ("lock-203", "203门锁", "r-203", "Lock", "p-lock"),
     ("lock-202", "202门锁", "r-202", "Lock", "p-lock"),
     ("back", "后门", "r-yard", "Lock", "p-lock", "小米 智能门锁 M20"),
     ("hob", "燃气灶", "r-pantry", "Cooktop", "p-switch"),
+    ("water", "自来水总阀", "r-yard", "WaterValve", "p-valve"),
+    ("gas-main", "燃气总阀", "r-meter", "GasValve", "p-valve"),
 ]
 
 
@@ -1183,8 +1198,24 @@ TEA_HOUSE_DEVICES = [
     ("帮203的客人开一下门", "lock-203", "main-lock-unlock"),  # a room said by its number
     ("院子那个门开锁", "back", "main-lock-unlock"),  # 那个 says nothing of which; 院子 is the yard
     ("茶水间的灶点上火", "hob", "main-switch-on"),  # 点上火 is 点火
+    ("水闸开一下，院子要冲地", "water", "main-valve-open"),  # 水闸: the water valve
 ])
 def test_a_chinese_tea_house_is_answered_what_was_asked(tmp_path, embedder, query, device, command):
     program = no_lm(tmp_path, TEA_HOUSE_DEVICES, SPECS, TEA_HOUSE_ROOMS, embedder)
     top = program(query=query).candidates[0]
     assert (top.device_id, top.command_id) == (device, command)
+
+
+def test_a_room_named_for_the_gas_meter_opened_is_no_gas_main(tmp_path, embedder):
+    program = no_lm(tmp_path, TEA_HOUSE_DEVICES, SPECS, TEA_HOUSE_ROOMS, embedder)
+    assert ("gas-main", "main-valve-open") not in acted_on(program(query="打开燃气表间"))
+
+
+def test_every_water_valve_but_the_main_leaves_the_main(tmp_path, embedder):
+    rooms = {"r-yard": "Yard", "r-utility": "Utility"}
+    devices = [("quench", "Quench Valve", "r-yard", "WaterValve", "p-valve"),
+               ("barrel", "Rain Barrel Valve", "r-yard", "WaterValve", "p-valve"),
+               ("main", "Water Shutoff", "r-utility", "WaterValve", "p-valve")]
+    program = no_lm(tmp_path, devices, SPECS, rooms, embedder)
+    acted = acted_on(program(query="open all the water valves except the main"))
+    assert ("main", "main-valve-open") not in acted and ("quench", "main-valve-open") in acted

@@ -44,7 +44,7 @@ CATEGORY_WORDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "Lock": (("锁", "门锁"), ("lock", "deadbolt", "latch", "door lock")),
     "Door": (("门", "防盗门"), ("door", "gate")),
     "GarageDoor": (("车库门", "车库", "卷帘门"), ("garage", "garage door")),
-    "WaterValve": (("阀", "阀门", "进水", "供水", "总水", "自来水", "水阀", "浇水", "浇花", "浇菜", "灌溉"),
+    "WaterValve": (("阀", "阀门", "进水", "供水", "总水", "自来水", "水阀", "水闸", "浇水", "浇花", "浇菜", "灌溉"),
                    ("valve", "water main", "water supply", "water", "shutoff", "shut-off", "hose", "spigot",
                     "faucet", "stopcock", "stop cock", "stop tap")),
     "GasValve": (("燃气", "煤气", "天然气", "液化气", "气阀"),

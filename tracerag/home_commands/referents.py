@@ -104,7 +104,12 @@ def _named(index, text: str) -> np.ndarray:
             meant = meant & there if there is not None else meant
             if not within:  # "the staff door" is no Automatic Door; "the water valves" are still the valves
                 meant = meant & ~_said_otherwise(index, said, run, meant)
-            if not heads.any() or not meant.any():
+            unnamed = of_kind & ~meant & index.table.in_categories(_NAMED_ONLY_WHOLE)
+            if there is not None:
+                unnamed &= there
+            if not heads.any() or not meant.any() or unnamed.any():
+                # "the gas valve" beside a Nitrous Valve, an Oxygen Manifold and the Main Gas names none of them:
+                # its word is in one label, and the kind is all three's (which one?)
                 continue
         else:
             ending = _kind_it_ends_with(join_tokens(run))
@@ -130,6 +135,8 @@ def _named(index, text: str) -> np.ndarray:
     return out
 
 
+# the kinds a word for the kind names no one device of where others of it are called otherwise: the supplies
+_NAMED_ONLY_WHOLE = frozenset({"GasValve", "WaterValve"})
 # words said before a supply's or a door's head word that do not say which one it is ("turn the gas on")
 _NOT_WHICH = frozenset({"the", "a", "an", "my", "our", "your", "this", "that", "some", "all", "every", "other",
                         "main", "big", "little", "small", "on", "off", "up", "turn", "switch", "open", "close",

@@ -52,14 +52,15 @@ from .referents import kinds_acted_on, named, names_mixed, outside_room_names
 from .request_reading import points_back, read_request
 from .room_doors import DOORISH, door_of_the_room_said, room_door
 from .sensitive_commands import SENSITIVE_KINDS, SensitiveRows
+from .supply_mains import main_said, the_main
 from .text_match import contains, tokens
 from .valves_served import valve_served
-from .water_mains import says_water_main, the_water_main
 
 _HEATERS = frozenset({"Oven", "Cooktop"})  # what switching on lights a fire
 # a complaint of the dark: a verb said alone after it asks for light
 _DARK = re.compile(r"\b(?:dark|darker|pitch black|can't see|cannot see)\b|"
                    r"太暗|很暗|好暗|暗了|太黑|很黑|好黑|黑了|黑乎乎|看不见|看不清", re.I)
+_MAIN = re.compile(r"\bmains?\b|总阀", re.I)  # a supply's main said alone ("except the main")
 _DOOR_TO = re.compile(r"\b(?:door|gate)s?\s+(?:to|into|onto|out to|leading to|that goes to)\b|通往|通向|去", re.I)
 # what a switching verb does on a device that opens rather than switches, and the other way round
 _COUNTERPART = {"open": "on", "close": "off", "on": "open", "off": "close"}
@@ -144,6 +145,9 @@ class SensitiveRequests:
                 asked &= ~self.index.rooms.devices_in(excepted_rooms)[devices]
             elif not excepted.any():  # no device named, a kind said: "all the valves but the gas one"
                 asked &= ~self.index.table.in_categories(set(categories_said(reading.excepted)))[devices]
+                if _MAIN.search(reading.excepted):  # "all the water valves except the main": its supply's main
+                    for supply in ("WaterValve", "GasValve"):
+                        asked &= ~the_main(self.index, supply)[devices]
                 if DOOR_SAID.search(reading.excepted):  # "every door except the front door": the way in, however
                     said_door = [set(q) for q in door_qualifiers(reading.excepted)]  # its lock is called
                     asked &= ~self.doors.fitting(devices, said_door, door_nouns(reading.excepted))
@@ -328,10 +332,14 @@ class SensitiveRequests:
         that ("Gate", 门)."""
         index = self.index
         best = int(named_by.max(initial=0))
+        best_named = np.flatnonzero(named_by == best)
+        kind_words = [w for words in categories_said(text).values() for w in words]
+        if best and kind_words and several_said(text) and (named(index, " ".join(kind_words)) >= named_by)[
+                best_named].all() and not any(compact(index.home.devices[d].label) in kind_words for d in best_named):
+            return 0  # "open every gas valve": every one of the kind, not only the Nitrous Valve its word is in
         said_door = [set(q) for q in door_qualifiers(text)] if best else []
         if not said_door:
             return best
-        best_named = np.flatnonzero(named_by == best)
         through_door = (named(index, " ".join(DOOR_SAID.findall(text))) >= named_by)[best_named].all()
         labelled_so = any(compact(index.home.devices[d].label) in DOOR_WORDS for d in best_named.tolist())
         if through_door and every_door(text):  # "open all the doors": every door, the one labelled Door too
@@ -400,10 +408,10 @@ class SensitiveRequests:
         if "GasValve" not in kinds_said and only_specific("WaterValve", water):
             # a word for water is no word for gas: "the water main", 自来水 name no gas valve ("the valve" may)
             worded &= index.table.device_categories[devices] != "GasValve"
-        if says_water_main(index, verbless):  # "the water main", "at the stopcock": of the water valves, the main alone
-            main = the_water_main(index)[devices]
+        if supply := main_said(index, text):  # "the water main", "gas back on at the meter": the main alone
+            main = the_main(index, supply)[devices]
             if main.any():
-                worded = np.where(index.table.device_categories[devices] == "WaterValve", main, worded)
+                worded = np.where(index.table.device_categories[devices] == supply, main, worded)
         if "Door" in kinds_said:
             worded = self.doors.worded(worded, kinds_said, verbless, rooms, devices)
             if rooms and _DOOR_TO.search(text):  # "the door to the back garden": the Garden Door in the kitchen
