@@ -1219,3 +1219,25 @@ def test_every_water_valve_but_the_main_leaves_the_main(tmp_path, embedder):
     program = no_lm(tmp_path, devices, SPECS, rooms, embedder)
     acted = acted_on(program(query="open all the water valves except the main"))
     assert ("main", "main-valve-open") not in acted and ("quench", "main-valve-open") in acted
+
+
+NURSING_ROOMS = {"r-lounge": "Day Lounge", "r-12": "Room 12", "r-14": "Room 14", "r-office": "Manager's Office",
+              "r-reception": "Reception"}
+NURSING_DEVICES = [
+    ("garden", "Garden Door", "r-lounge", "Door", "p-door"),
+    ("room-12", "Room 12 Door", "r-12", "Lock", "p-lock"),
+    ("room-14", "Room 14 Door", "r-14", "Lock", "p-lock"),
+    ("cash-box", "Piggy Bank", "r-office", "Lock", "p-lock", "Master Lock 5900EURD Bluetooth Lock Box"),
+    ("front", "Front Door", "r-reception", "Lock", "p-lock"),
+]
+
+
+@pytest.mark.parametrize("query, device, command", [
+    ("open Mrs Hale's door, she's in room 12", "room-12", "main-lock-unlock"),  # whose door: no Garden Door
+    ("unlock the petty cash box in the manager's office", "cash-box", "main-lock-unlock"),  # a Lock Box by its name
+    ("can u open front door plz my uber eats is here", "front", "main-lock-unlock"),  # two sentences run together
+])
+def test_a_nursing_home_is_answered_what_was_asked(tmp_path, embedder, query, device, command):
+    program = no_lm(tmp_path, NURSING_DEVICES, {**SPECS, "p-door": DOOR}, NURSING_ROOMS, embedder)
+    top = program(query=query).candidates[0]
+    assert (top.device_id, top.command_id) == (device, command)

@@ -23,6 +23,7 @@ WHAT_IT_IS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
     (("strongbox",), ("safe", "strongbox", "保险柜", "保险箱")),
     (("保险箱",), ("safe", "保险柜", "保险箱", "保险库")),
     (("保险柜",), ("safe", "保险柜", "保险箱", "保险库")),
+    (("lock", "box"), ("cash box", "cashbox", "money box", "lock box", "lockbox")),  # a Master Lock "Lock Box"
     (("门禁",), ("门禁",)),  # the entry system a building's door is opened by (海康威视 门禁一体机)
     (("卷帘门",), ("卷帘门", "卷闸门")),  # a roller shutter, by either of its names (杜亚 卷帘门电机)
     (("卷闸门",), ("卷帘门", "卷闸门")),

@@ -152,6 +152,9 @@ def _said_otherwise(index, said: tuple[str, ...], run: tuple[str, ...], meant: n
     out = np.zeros(len(index.home.devices), dtype=bool)
     at = next((i for i in range(1, len(said) - len(run) + 1) if said[i:i + len(run)] == run), None)
     before = said[at - 1] if at else None
+    if before == "s" and at >= 2 and said[at - 2].isascii() and not index.names.carrying(said[at - 2:at - 1]).any():
+        # "Mrs Hale's door": whose door, not which; no door is named by its head word
+        return meant & index.table.in_categories(_MODIFIED)
     if before is None or not before.isascii() or before in _NOT_WHICH or before.isdigit() or \
             not index.names.carrying((before,)).any():  # a word the home does not use says nothing ("wokk")
         return out
