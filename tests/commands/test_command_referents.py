@@ -1241,3 +1241,10 @@ def test_a_nursing_home_is_answered_what_was_asked(tmp_path, embedder, query, de
     program = no_lm(tmp_path, NURSING_DEVICES, {**SPECS, "p-door": DOOR}, NURSING_ROOMS, embedder)
     top = program(query=query).candidates[0]
     assert (top.device_id, top.command_id) == (device, command)
+
+
+
+def test_a_verb_split_by_a_space_is_what_it_says(tmp_path, embedder):
+    program = no_lm(tmp_path, [("front", "Front Door", "r-hall", "Lock", "p-lock")], SPECS, ROOMS, embedder)
+    top = program(query="un lock the front door please").candidates[0]  # "un lock" is unlock, never lock
+    assert (top.device_id, top.command_id) == ("front", "main-lock-unlock")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 _REWRITES = tuple((re.compile(pattern, re.IGNORECASE), plain) for pattern, plain in (
+    (r"\bun[\s-]+(lock|latch|bolt)\b", r"un\1"),  # "un lock the front door" is no "lock"
     (r"\bactivate\b", "turn on"),
     (r"\bdeactivate\b", "turn off"),
     (r"\bkill\s+(the\s+|my\s+|our\s+|all\s+)*(lights?|lamps?|lighting)\b", r"turn off \2"),
