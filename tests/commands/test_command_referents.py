@@ -1248,3 +1248,14 @@ def test_a_verb_split_by_a_space_is_what_it_says(tmp_path, embedder):
     program = no_lm(tmp_path, [("front", "Front Door", "r-hall", "Lock", "p-lock")], SPECS, ROOMS, embedder)
     top = program(query="un lock the front door please").candidates[0]  # "un lock" is unlock, never lock
     assert (top.device_id, top.command_id) == ("front", "main-lock-unlock")
+
+
+@pytest.mark.parametrize("query", ["燃气灶开着呢，把灶台灯打开", "办公室大门开着呢，把灶台灯打开"])
+def test_a_state_reported_beside_an_ask_is_no_ask(tmp_path, embedder, query):
+    rooms = {"r-pantry": "茶水间", "r-office": "办公室"}
+    devices = [("hob", "燃气灶", "r-pantry", "Cooktop", "p-switch"),
+               ("hob-light", "灶台灯", "r-pantry", "Light", "p-switch"),
+               ("office-door", "办公室大门", "r-office", "Lock", "p-lock")]
+    acted = acted_on(no_lm(tmp_path, devices, SPECS, rooms, embedder)(query=query))
+    # "开着呢" says how it is: nothing of the hob or the door is asked
+    assert not acted & {("hob", "main-switch-on"), ("office-door", "main-lock-unlock")}

@@ -41,7 +41,7 @@ NOT_A_REQUEST = re.compile(
     r"刚才|刚刚|已经|昨天|前天|上次|之前|以前|曾经|一会|待会|等会|明天|今晚|晚上|以后|如果|要是|假如|的话|记得|"
     r"回家|到家|离家|谁|还是|敢|试试|记录|日志|密码|电量|电池|状态|信息|历史|多久|几次|多长时间|提醒|通知|"
     r"播放|放一首|放首|放一下|来一首|听一下|歌|曲|节目|电影|叫做|名叫|心里|心门|心锁|"
-    r"(?:开|打开|解锁|开锁|撤防|启动)了(?=[^\s，,。.!！?？吧呢啊]|$)|正在|在(?:预热|加热|运行|工作|烧)|"
+    r"(?:开|打开|解锁|开锁|撤防|启动)了(?=[^\s，,。.!！?？吧呢啊]|$)|[开关锁亮]着呢|正在|在(?:预热|加热|运行|工作|烧)|"
     r"\b(?:don'?t|doesn'?t|didn'?t|do not|does not|never|not|no|won'?t|wouldn'?t|shouldn'?t|can'?t|cannot|"
     r"mustn'?t|nobody|nothing|without|avoid|isn'?t|aren'?t|wasn'?t|is|are|was|were|did|does|has|have|had|"
     r"what|why|when|whenever|where|which|who|how|if|unless|already|yesterday|tomorrow|tonight|later|earlier|ago|"
