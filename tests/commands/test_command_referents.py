@@ -1259,3 +1259,26 @@ def test_a_state_reported_beside_an_ask_is_no_ask(tmp_path, embedder, query):
     acted = acted_on(no_lm(tmp_path, devices, SPECS, rooms, embedder)(query=query))
     # "开着呢" says how it is: nothing of the hob or the door is asked
     assert not acted & {("hob", "main-switch-on"), ("office-door", "main-lock-unlock")}
+
+
+def test_someone_at_the_door_is_let_in_by_the_way_in_never_a_door_named_by_its_word(tmp_path, embedder):
+    rooms = {"r-hall": "Hall", "r-living": "Living Room"}
+    devices = [("front", "Front Door", "r-hall", "Lock", "p-lock"),
+               ("patio", "Patio Door", "r-living", "Door", "p-door")]
+    acted = acted_on(no_lm(tmp_path, devices, {**SPECS, "p-door": DOOR}, rooms, embedder)(
+        query="someone's at the door, let them in"))
+    assert ("patio", "main-doorControl-open") not in acted
+
+
+@pytest.mark.parametrize("query, device, command", [
+    ("the gas for the boiler, turn it back on", "boiler-gas", "main-valve-open"),  # "it" served as it was said
+    ("让会计进财务室", "cash-door", "main-lock-unlock"),  # let into a room: its one door, never its safe
+])
+def test_what_it_serves_and_whom_a_room_lets_in_say_which(tmp_path, embedder, query, device, command):
+    rooms = {"r-kitchen": "Hall Kitchen", "r-boiler": "Boiler House", "r-cash": "财务室"}
+    devices = [("kitchen-gas", "Kitchen Gas Valve", "r-kitchen", "GasValve", "p-valve"),
+               ("boiler-gas", "Boiler Gas", "r-boiler", "GasValve", "p-valve"),
+               ("cash-door", "财务室门锁", "r-cash", "Lock", "p-lock"),
+               ("cash-safe", "财务室保险柜", "r-cash", "Lock", "p-lock", "得力 智能保险柜 16681")]
+    top = no_lm(tmp_path, devices, SPECS, rooms, embedder)(query=query).candidates[0]
+    assert (top.device_id, top.command_id) == (device, command)

@@ -33,7 +33,8 @@ _ZH_PERSON = (r"(?:先生|女士|小姐|师傅|阿姨|叔叔|大爷|大妈|老�
 _ZH_THROUGH = r"(?:从[^，,。！!？?]{1,8}?)?(?:进来|进门|进屋)"
 _ZH_PERSON_LET = rf"让(?![我它])[\u4e00-\u9fff]{{0,10}}?{_ZH_PERSON}"  # 让 and whom, said by what they are
 ZH_LET_IN = (r"让(?![我它])(?![^进]{0,4}?[光阳日亮热暖凉风气雨水味猫狗鸡鸭鹅牛羊马猪鸟车])"
-             r"(?:他|她|[\u4e00-\u9fff]{1,4}?)(?:们)?(?:进来|进门|进屋)|"
+             r"(?:他|她|[\u4e00-\u9fff]{1,4}?)(?:们)?(?:进来|进门|进屋|"
+             r"进(?:到|入)?[\u4e00-\u9fff]{1,6}?(?=$|[，,。！!吧呀啊\s]))|"  # 让会计进财务室: into the room said
              rf"{_ZH_PERSON_LET}{_ZH_THROUGH}|"
              r"给(?:他|她)(?:们)?开(?:一下)?门?(?=$|[，,。！!吧呀啊\s])")  # 给他开一下: open (the door) for him
 LET_IN = re.compile(rf"\b(?:let|buzz)\s+{PERSON_IN}|{ZH_LET_IN}", re.I)

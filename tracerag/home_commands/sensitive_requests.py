@@ -172,13 +172,16 @@ class SensitiveRequests:
                                                                                              kinds_text)))
         verb = read_operation(verb_text(text, index), frozenset())  # the verb as said, no device's kind read in
         # 打开 a room switches its lights on, unless someone is to go in ("打开财务室，会计到了": its door)
-        door = room_door(self.index, text) if verb in ("open", "unlock") or verb == "on" and \
-            someone_goes_in(about or text) else None
+        door = room_door(self.index, text) if verb in ("open", "unlock") or verb is None and LET_IN.search(text) \
+            or verb == "on" and someone_goes_in(about or text) else None  # 让会计进财务室: no verb but the letting in
         if door is not None and not door.any() and about is not None and points_back(text):
             door = door_of_the_room_said(index, text, about, pointing=True)  # "the luggage room, can you open it"
-        if LET_IN.search(text) and (let_by := named_by.astype(bool) & index.table.in_categories(DOORISH)
+        through_door_word = named(index, " ".join(DOOR_SAID.findall(about or text)))
+        if LET_IN.search(text) and (let_by := (named_by > through_door_word) & index.table.in_categories(DOORISH)
                                     & ~safes(index)).any():
-            door = let_by  # someone let in by a door or lock the text names ("let the patients in": Patients' Entrance)
+            # someone let in by a door or lock the text names by more than the word door ("let the patients in":
+            # Patients' Entrance; "someone's at the door, let them in" names no Patio Door)
+            door = let_by
         if door is not None and door.any():  # "open the shed" opens its door, though the Shed Lights switch on
             operation = "unlock" if (index.table.device_categories[door] == "Lock").all() else "open"
         performing = choice_of(index).performing(operation)[rows] if operation else np.zeros(len(rows), bool)
@@ -224,7 +227,7 @@ class SensitiveRequests:
                                               devices)
         else:
             referred = self._referred_by_kind(text, said, operation, devices)
-        if verb == "on" and door is not None:  # the room's door, someone going in ("打开财务室，会计到了")
+        if verb in ("on", None) and door is not None:  # the room's door, someone going in ("打开财务室，会计到了")
             referred = referred | door[devices]
         if not best and operation == "off" and self._siren_or_panel(text, referred, devices):
             return np.zeros(len(rows), dtype=bool)
@@ -251,14 +254,15 @@ class SensitiveRequests:
         # a gas valve is one of the valves: "open the valve" beside a water valve asks which
         if not asked.any() or several_said(text):
             return asked
-        # an "it" is the door another clause says, as that clause says it ("unlatch the shop door, keep it open")
-        doors_said = naming if points_back(text) else text
+        # an "it" is what another clause says, as it says it ("unlatch the shop door, keep it open", "the gas for
+        # the boiler, turn it back on")
+        said_as = naming if points_back(text) else text
         # the words said with a door reach several doors of a kind ("the house door": the Farmhouse Door and the
         # Gate House Door): which one? A door said bare or as the front door is the way in, read as doors are;
         # a door said by a name ("the hatch": the Stern Hatch's lock and the Side Hatch's opener) is any door
-        said_which = any(set(q) - ENTRANCE_WORDS for q in door_qualifiers(doors_said))
+        said_which = any(set(q) - ENTRANCE_WORDS for q in door_qualifiers(said_as))
         kinds = self.index.table.device_categories[devices]
-        any_door = len(set(kinds[asked].tolist()) & DOORISH) > 1 and (said_which or not DOOR_SAID.search(doors_said))
+        any_door = len(set(kinds[asked].tolist()) & DOORISH) > 1 and (said_which or not DOOR_SAID.search(said_as))
         categories = np.asarray(["door" if any_door and c in DOORISH else family_of(c) for c in kinds.tolist()])
         out = asked.copy()
         if not DOOR_SAID.search(naming) and not LET_IN.search(naming):
@@ -276,7 +280,7 @@ class SensitiveRequests:
             else:
                 self._hold(out, doorish, devices, text)
         doors = asked & np.isin(categories, [*DOORISH, "door"])
-        if not said_which and DOOR_SAID.search(doors_said) and not self.doors.some_way_in(doors, devices) and \
+        if not said_which and DOOR_SAID.search(said_as) and not self.doors.some_way_in(doors, devices) and \
                 self.doors.several_alike(doors, devices):
             # a door said bare is the way in; where no door asked is one and several would do it alike ("unlock
             # the door" in a care home whose doors are the residents'), it is any of them: which one? ("open the
@@ -284,7 +288,7 @@ class SensitiveRequests:
             self._hold(out, doors, devices, text)
         for category in set(categories[asked].tolist()) - (set() if said_which else DOORISH):
             same = asked & (categories == category)
-            served = valve_served(self.index, text, same, devices)  # "the gas to the woks": the Wok Gas Line
+            served = valve_served(self.index, said_as, same, devices)  # "the gas to the woks": the Wok Gas Line
             if requested is not None and len(set(devices[served].tolist())) > 1:
                 served = self._named_in_another_request(requested, served, devices)
             out &= ~same | served
