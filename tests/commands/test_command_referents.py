@@ -1282,3 +1282,16 @@ def test_what_it_serves_and_whom_a_room_lets_in_say_which(tmp_path, embedder, qu
                ("cash-safe", "财务室保险柜", "r-cash", "Lock", "p-lock", "得力 智能保险柜 16681")]
     top = no_lm(tmp_path, devices, SPECS, rooms, embedder)(query=query).candidates[0]
     assert (top.device_id, top.command_id) == (device, command)
+
+
+@pytest.mark.parametrize("query, device, command", [
+    ("fire the mash burner", "burner", "main-switch-on"),  # a heater fired is switched on
+    ("open the roller door", "keg-door", "main-garageDoorControl-open"),  # a roller door is a garage door, no gate
+])
+def test_a_brewery_is_answered_what_was_asked(tmp_path, embedder, query, device, command):
+    rooms = {"r-brew": "Brewhouse", "r-keg": "Keg Store", "r-yard": "Yard"}
+    devices = [("burner", "Mash Burner", "r-brew", "Cooktop", "p-switch"),
+               ("keg-door", "Keg Store Door", "r-keg", "GarageDoor", "p-garage"),
+               ("yard-gate", "Yard Gate", "r-yard", "GarageDoor", "p-garage")]
+    top = no_lm(tmp_path, devices, {**SPECS, "p-garage": GARAGE}, rooms, embedder)(query=query).candidates[0]
+    assert (top.device_id, top.command_id) == (device, command)

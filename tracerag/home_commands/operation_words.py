@@ -203,6 +203,9 @@ _SENSES_EN: tuple[tuple[str, str, Reading], ...] = (
      r"\b(?:lights?|lamps?)\s+on\b(?=\s*(?:$|[,.!?]|please|now|again|in\b|for\b|thanks))|"
      r"(?:^|[,.;!?]\s*|\b(?:please|and|then)\s+)light\s+(?:the|my|our|·)|\blight\s+(?:a|one|two|all|both)\s+"
      r"(?:\w+\s+)?burners?\b|\bfire\s+(?:\w+\s+){0,3}?up\b|\bignite\b|\bback\s+on\b|"
+     # "fire the mash burner", "fire the kiln": a heater fired is switched on
+     r"\bfire\s+(?:the\s+|my\s+|our\s+)?(?:[\w-]+\s+){0,2}?(?:burners?|kilns?|ovens?|boilers?|furnaces?|forges?)\b|"
+     r"\bfire\s+(?:the|my|our)\s+·|"
      # "oven on", "oven on in the cafe pls"
      r"\bon\b(?=\s*(?:in\s+the\s+\S+(?:\s+\w+)?\s*)?(?:please|pls|plz|now|again|for\s+me|thanks?|"
      r"for\s+(?:\w+\s+){1,2}(?:minutes?|mins?|hours?|hrs?|seconds?|secs?))?\s*[.!?]*\s*$)", SWITCH, _ON),

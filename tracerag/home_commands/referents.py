@@ -30,7 +30,8 @@ from .letting_in import without_whom
 from .numerals import numbered_in_digits
 from .text_match import contains, join_tokens, phrase_pattern, tokens
 
-_FIRE_UP = re.compile(r"\bfire(?=\s+(?:[\w']+\s+){0,3}?up\b)", re.I)  # a verb: "fire the oven up"
+_FIRE_UP = re.compile(r"\bfire(?=\s+(?:[\w']+\s+){0,3}?up\b|\s+(?:the|my|our)\s+(?:[\w-]+\s+){0,2}?"
+                      r"(?:burners?|kilns?|ovens?|boilers?|furnaces?|forges?)\b)", re.I)  # a verb: "fire the oven up"
 
 
 def named(index, text: str) -> np.ndarray:
