@@ -46,7 +46,9 @@ _BRANCH_WORDS = {
 def main_said(index, text: str) -> str | None:
     """The supply whose main the text asks for, and nothing else ("the water main", "at the stopcock", 总水阀; "gas
     back on at the meter"): "WaterValve", "GasValve" or None. "总水阀旁边那个灯" is a light."""
-    for room in index.home.rooms:  # "打开燃气表间": a room, no gas meter
+    if not any(said.search(text) for said in _MAIN_SAID.values()):
+        return None
+    for room in index.names.mentioned_rooms(text):  # "打开燃气表间": a room, no gas meter
         text = re.sub(re.escape(room), " ", text, flags=re.I)
     acted_on = set(categories_said(index.names.without_landmarks(text)))
     return next((kind for kind, said in _MAIN_SAID.items() if said.search(text) and acted_on == {kind}), None)
