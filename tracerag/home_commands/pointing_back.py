@@ -72,11 +72,10 @@ class PointingBack:
             # what is named cannot do it: "the siren in the kiln shed is screaming, turn it off" (the kiln shed
             # named) speaks of the kind said; someone let in is let through a door ("their car")
             return self._kind_pointed_back(clause, own, reading)
-        if room_door(self.index, clause).any() and not self._waits_elsewhere(clause, reading, room_door(
-                self.index, clause)):  # "let them into the bunkhouse": its one door
-            return self.asked_in(clause, own, clause)
-        if LET_IN.search(clause) and room_door(self.index, text).any() and \
-                not self._waits_elsewhere(clause, reading, room_door(self.index, text)):
+        into_room, where_waiting = room_door(self.index, clause), room_door(self.index, text)
+        if into_room.any() and not self._waits_elsewhere(clause, reading, into_room):
+            return self.asked_in(clause, own, clause)  # "let them into the bunkhouse": its one door
+        if LET_IN.search(clause) and where_waiting.any() and not self._waits_elsewhere(clause, reading, where_waiting):
             # "they're waiting at the driveway, let them drive in": the door of the place they wait at
             return self.asked_in(text, own, text)
         if found is None and self._room_pointed_back(clause, text):

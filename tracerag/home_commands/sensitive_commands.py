@@ -172,15 +172,14 @@ class SensitiveRows:
         ways_in = set(ways_in_by_maker(home.devices))
         # per device: the way in only because it is the home's one lock called by its maker (no bare verb reaches it)
         self.way_in_guessed = {d for d in ways_in if not maker_named_at_reception(home.devices[d])}
-        self.device_words = {int(d): set(tokens(f"{home.devices[d].label} {home.devices[d].room} "
-                                                f"{home.floors.get(home.devices[d].room, '')}"))
-                             | ({"door", "门"} if door_lock_by_model(home.devices[d]) else set())
-                             | (self.model_words[d] & ENTRANCE_WORDS)
-                             | ({"entrance"} if d in ways_in else set())
+        # (a staff or side entrance is no way in for "the front door": its words for the way in go)
+        self.device_words = {int(d): (set(tokens(f"{home.devices[d].label} {home.devices[d].room} "
+                                                 f"{home.floors.get(home.devices[d].room, '')}"))
+                                      | ({"door", "门"} if door_lock_by_model(home.devices[d]) else set())
+                                      | (self.model_words[d] & ENTRANCE_WORDS)
+                                      | ({"entrance"} if d in ways_in else set()))
+                             - (ENTRANCE_WORDS if side_way(home.devices[d].label) else set())
                              for d in sensitive_devices}
-        for d, words in self.device_words.items():  # a staff or side entrance is no way in for "the front door"
-            if side_way(home.devices[d].label):
-                words -= ENTRANCE_WORDS
         self._pairs = {(table.device_of_row(r).device_id, table.spec_of_row(r).id) for r in self.rows.tolist()}
 
     def _nouns(self, table: CommandTable, row: int) -> frozenset[str]:

@@ -176,9 +176,8 @@ class SensitiveRequests:
             or verb == "on" and someone_goes_in(about or text) else None  # 让会计进财务室: no verb but the letting in
         if door is not None and not door.any() and about is not None and points_back(text):
             door = door_of_the_room_said(index, text, about, pointing=True)  # "the luggage room, can you open it"
-        through_door_word = named(index, " ".join(DOOR_SAID.findall(about or text)))
-        if LET_IN.search(text) and (let_by := (named_by > through_door_word) & index.table.in_categories(DOORISH)
-                                    & ~safes(index)).any():
+        if LET_IN.search(text) and (let_by := (named_by > self._named_by_door_words(about or text))
+                                    & index.table.in_categories(DOORISH) & ~safes(index)).any():
             # someone let in by a door or lock the text names by more than the word door ("let the patients in":
             # Patients' Entrance; "someone's at the door, let them in" names no Patio Door)
             door = let_by
@@ -337,14 +336,15 @@ class SensitiveRequests:
         index = self.index
         best = int(named_by.max(initial=0))
         best_named = np.flatnonzero(named_by == best)
-        kind_words = [w for words in categories_said(text).values() for w in words]
-        if best and kind_words and several_said(text) and (named(index, " ".join(kind_words)) >= named_by)[
-                best_named].all() and not any(compact(index.home.devices[d].label) in kind_words for d in best_named):
-            return 0  # "open every gas valve": every one of the kind, not only the Nitrous Valve its word is in
+        if best and several_said(text):
+            kind_words = [w for words in categories_said(text).values() for w in words]
+            if kind_words and (named(index, " ".join(kind_words)) >= named_by)[best_named].all() and \
+                    not any(compact(index.home.devices[d].label) in kind_words for d in best_named):
+                return 0  # "open every gas valve": every one of the kind, not only the Nitrous Valve its word is in
         said_door = [set(q) for q in door_qualifiers(text)] if best else []
         if not said_door:
             return best
-        through_door = (named(index, " ".join(DOOR_SAID.findall(text))) >= named_by)[best_named].all()
+        through_door = (self._named_by_door_words(text) >= named_by)[best_named].all()
         labelled_so = any(compact(index.home.devices[d].label) in DOOR_WORDS for d in best_named.tolist())
         if through_door and every_door(text):  # "open all the doors": every door, the one labelled Door too
             return 0
@@ -352,6 +352,10 @@ class SensitiveRequests:
                 not any(said_door) or not self.doors.fitting(best_named, said_door, door_nouns(text)).any()):
             return 0
         return best
+
+    def _named_by_door_words(self, text: str) -> np.ndarray:
+        """``referents.named`` of the door words the text says alone ("door", 门): what only they name."""
+        return named(self.index, " ".join(DOOR_SAID.findall(text)))
 
     def _referred_by_name(self, text: str, named_by: np.ndarray, best: int, devices: np.ndarray) -> np.ndarray:
         """Per sensitive row: its device is among those the text names best; a word an ordinary device's name
@@ -365,7 +369,7 @@ class SensitiveRequests:
             referred &= np.asarray([bool(n & said_kinds) for n in sensitive.noun_sets])[sensitive.noun_code]
         said_door = [set(q) for q in door_qualifiers(text)]
         if any(said_door):
-            by_door_word = named(index, " ".join(DOOR_SAID.findall(text))) >= named_by
+            by_door_word = self._named_by_door_words(text) >= named_by
             referred &= ~by_door_word[devices] | self.doors.fitting(devices, said_door, door_nouns(text))
         rooms = index.names.mentioned_rooms(text) or places_after_in(index, text)
         if rooms and not _DOOR_TO.search(text):  # "open the safe for room 2": the Strongbox in the office is no
