@@ -55,9 +55,30 @@ from tracerag.home_commands.operation_words import read_operation
     ("could you pop the · open", ("Lock",), "unlock"),
     ("pop the popcorn", (), None),  # no lock, door or box
     ("把集成灶整着", ("Cooktop",), "on"),  # 整着: switched on (northeastern Chinese)
+    ("gas bottle on, I've just swapped it", ("GasValve",), "open"),  # a clause of a device and "on"
+    ("the gas is on, I can smell it", ("GasValve",), None),  # a state said of it asks nothing
+    ("take the strongroom off lock", ("Lock",), "unlock"),
+    ("release the lockers, a member lost her wristband", ("Lock",), "unlock"),
+    ("release the handbrake", ("Light",), None),  # only a lock is released open
+    ("desbloquea the front door por favor", ("Lock",), "unlock"),  # code-switched verbs
+    ("por favor abre the keg store door", ("GarageDoor",), "open"),
+    ("öffne bitte the back gate for the van", ("GarageDoor",), "open"),
+    ("仓库的大门拉上去，快递来收件了", ("GarageDoor",), "open"),  # pulled up, not 拉上 (drawn shut)
+    ("窗帘拉上", ("Blind",), "close"),
+    ("看门狗先撤了，保洁阿姨要进来", ("SecurityPanel",), "disarm"),  # a security system withdrawn by its name
+    ("let the tow truck onto the forecourt", ("GarageDoor",), "open"),
+    ("let the crew down onto the pontoon", ("Lock",), "unlock"),
+    ("start the drip in the orchard", ("WaterValve",), "open"),  # water started runs
+    ("open the house door for grandma, her hands are full of eggs", ("Door",), "open"),  # "full of" is no value
+    ("open the front door, the plumber for flat 4 is outside", ("Door",), "open"),  # a flat's number is no value
+    ("opn roler dor 2", ("GarageDoor",), "open"),
 ])
 def test_reads_the_operation_people_ask_for(text, kinds, operation):
     assert read_operation(text, kinds) == operation
+
+
+def test_a_bath_run_opens_no_valve():
+    assert read_operation("I'm about to run the bath", ("WaterValve",)) != "open"
 
 
 SPECS = {

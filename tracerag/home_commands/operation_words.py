@@ -113,6 +113,9 @@ _OPEN = _by_kind("open", (LOCKS, "unlock"), (LIGHTS | MEDIA | FANS | CLIMATE, "o
 _CLOSE = _by_kind("close", (LOCKS, "lock"), (LIGHTS | MEDIA | FANS | CLIMATE, "off"))
 # "start" with no kind said starts a cycle ("start cleaning"); a device that only switches is switched on
 _START = _by_kind("start", (CYCLES | frozenset({"Oven"}), "start"), (MEDIA, "play"), (_SWITCHED, "on"))
+# a water valve said to start runs water ("start the drip in the orchard"); "run the bath" opens no valve
+_START_SAID = _by_kind("start", (CYCLES | frozenset({"Oven"}), "start"), (MEDIA, "play"), (_SWITCHED, "on"),
+                       (frozenset({"WaterValve", "Irrigation"}), "open"))
 # "stop" with no kind said stops what moves or plays (a blind, a player, a cycle); a lamp or a fan said: off
 _STOP = _by_kind("stop", (LIGHTS | FANS | (CLIMATE - {"Oven"}) | SIRENS | _SWITCHED, "off"))
 _PAUSE = _by_kind("pause", (COVERS, "stop"))
@@ -126,6 +129,8 @@ _WARMER = _by_kind("temperature_up", (LIGHTS, "warmer"))
 _COOLER = _by_kind("temperature_down", (LIGHTS, "cooler"))
 _UP, _DOWN = _always(+1), _always(-1)
 _WATERING = _by_kind(None, (frozenset({"WaterValve", "Irrigation"}), "open"))
+_RELEASED = _by_kind(None, (LOCKS, "unlock"))  # "release the lockers": a lock let go; nothing else it names
+_WITHDRAWN = _by_kind(None, (SECURITY, "disarm"))  # "看门狗先撤了" (a security system by its name): disarmed
 
 # up to six words between a verb and its particle ("turn the kitchen lights on"), none of them another particle or
 # an exception ("turn off all the lights except on the second floor" turns nothing on; "turn up the volume on
@@ -139,8 +144,11 @@ _NO_VERB = _always(None)
 
 _SENSES_EN: tuple[tuple[str, str, Reading], ...] = (
     # operations said outright
-    (r"\b(?:unlock|unlcok|unlokc|unlok|unloack|unlatch|unbolt)(?:s|ed|ing)?\b|\blocked\s+out\b", OPERATION,
-     _always("unlock")),  # "we're locked out of suite B": let us in
+    (r"\b(?:unlock|unlcok|unlokc|unlok|unloack|unlatch|unbolt)(?:s|ed|ing)?\b|\blocked\s+out\b|"
+     rf"\btake\s+{_E}off\s+(?:the\s+)?lock\b|"
+     r"\b(?:desbloquea|desbloquear|destranca|d[ée]verrouille|entsperre|entriegle)\b", OPERATION,
+     _always("unlock")),  # "we're locked out of suite B": let us in; "take the strongroom off lock"; code-switched
+    (r"\brelease[sd]?\b", OPERATION, _RELEASED),
     (r"\bdisarm(?:s|ed|ing)?\b|\b(?:turn|switch)\s+off\s+(?:the\s+)?(?:security|alarm)\s+system|"
      rf"(?:^|[,.;!]\s*|\bplease\s+)stand\s+{_E}down\b", OPERATION, _always("disarm")),  # "stand the alarm down"
     (r"(?:^|\b(?:please|and|then|to|you|can|could|would|will|go)\s+)lock\b(?!\s+(?:is|was|log|status|battery))"
@@ -191,7 +199,8 @@ _SENSES_EN: tuple[tuple[str, str, Reading], ...] = (
     (r"\bpreset\b|\bfavou?rite\s+position\b|\bmy\s+position\b", OPERATION, _always("preset")),
     (r"\b(?:vacuum|hoover|mop|sweep)(?:s|ed|ing)?\b(?!\s+(?:cleaner|robot))|\bclean(?:s|ed|ing)?\b", OPERATION,
      _always("start")),
-    (r"\bstart(?:s|ed|ing)?\b|\bbegin\b|\brun\b|\bpre-?heat(?:s|ed|ing)?\b", OPERATION, _START),
+    (r"\bstart(?:s|ed|ing)?\b|\bbegin\b", OPERATION, _START_SAID),
+    (r"\brun\b|\bpre-?heat(?:s|ed|ing)?\b", OPERATION, _START),
     (rf"\bget\s+{_E}going\b", OPERATION, _START),  # "get the oven going"
     (r"\bstop(?:s|ped|ping)?\b|\bhalt\b|\bcancel\b", OPERATION, _STOP),
     (r"\btoggle\b", OPERATION, _always("toggle")),
@@ -209,11 +218,19 @@ _SENSES_EN: tuple[tuple[str, str, Reading], ...] = (
      # "oven on", "oven on in the cafe pls"
      r"\bon\b(?=\s*(?:in\s+the\s+\S+(?:\s+\w+)?\s*)?(?:please|pls|plz|now|again|for\s+me|thanks?|"
      r"for\s+(?:\w+\s+){1,2}(?:minutes?|mins?|hours?|hrs?|seconds?|secs?))?\s*[.!?]*\s*$)", SWITCH, _ON),
-    (r"\b(?:open(?:s|ed|ing)?|raise[sd]?|lift(?:s|ed)?)\s+up\b|\b(?:open|opne|oepn)(?:s|ed|ing)?\b|\bpull\s+up\b|"
+    (r"\b(?:open(?:s|ed|ing)?|raise[sd]?|lift(?:s|ed)?)\s+up\b|\b(?:open|opne|oepn|opn)(?:s|ed|ing)?\b|\bpull\s+up\b|"
      r"\bpop\s+(?:(?:the|my|our)\s+)?(?:·|(?:[\w-]+\s+){0,2}?(?:lock\w*|door|gate|trunk|hatch|safe|\w*box)\b)|"
-     rf"\bput\s+up\b|\broll\s+up\b|\b(?:let|buzz)\s+{_E}(?:in(?:to)?|up\s+(?:on)?to|through)\b", SWITCH,
+     rf"\bput\s+up\b|\broll\s+up\b|\b(?:let|buzz)\s+{_E}(?:in(?:to)?|(?:up|down)\s+(?:on)?to|onto|through)\b", SWITCH,
      _OPEN),  # "let the movers in", "buzz the courier in", "let him up onto the roof", "pop the lockbox"
     (rf"\blet\s+(?:the|my|our)\s+(?:{ANIMALS})\s+out\b", SWITCH, _OPEN),  # "let the chickens out": their door
+    # Spanish, Portuguese, French and German said among English ("por favor abre the door")
+    (r"\b(?:abre|abra|abrir|[áa]brel[oa]|ouvre|ouvrir|öffne|öffnen|oeffne)\b", SWITCH, _OPEN),
+    (r"\b(?:cierra|cierre|cerrar|ferme|fermer|schließe|schliess?e)\b", SWITCH, _CLOSE),
+    (r"\b(?:enciende|prende|allume)\b", SWITCH, _ON),
+    (r"\b(?:apaga|[ée]teins)\b", SWITCH, _OFF),
+    # a clause that is only a device and "on" ("gas bottle on, I've just swapped it"), never a state said of it
+    (r"^\s*(?:(?:the|my|our)\s+)?(?:(?!(?:is|are|was|were|still|been|left|already|not|it|all|come|came|goes|"
+     r"went|stays?|turned|switched|kept)\b)[\w-]+\s+){1,3}on\b(?=\s*[,;]\s*\w)", SWITCH, _ON),
     (r"\b(?:close[sd]?|closing|shut|shuts|draw)\b|\bpull\s+down\b|\broll\s+down\b", SWITCH, _CLOSE),
     # "fill the water trough", "water the kitchen garden": a water valve opens
     (r"^\s*(?:please\s+)?(?:fill|water)\s+(?:up\s+)?(?:the|my|our)\b", SWITCH, _WATERING),
@@ -289,7 +306,8 @@ _SENSES_ZH: tuple[tuple[str, str, Reading], ...] = (
     (r"开始|启动|预热", OPERATION, _START),
     (r"停止|停下|停住|停一下|别动", OPERATION, _STOP),
     # switching
-    (r"拉开|升起|拉起|升上去|卷起", SWITCH, _RAISED),
+    (r"拉开|升起|拉起|升上去|拉上去|推上去|卷上去|卷起", SWITCH, _RAISED),  # 拉上去: a shutter pulled up, not 拉上
+    (r"撤(?:了|掉|一下|下来)", OPERATION, _WITHDRAWN),
 
     (r"合上|拉上|放下|降下|落下|拉下", SWITCH, _LOWERED),
     (r"关闭|关掉|关上|关了|关一下|关下|熄灭|灭掉|断电|断开|(?<!开)关(?![于系注心键])", SWITCH, _ZH_OFF),

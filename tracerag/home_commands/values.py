@@ -102,7 +102,8 @@ _NAME_BEFORE = re.compile(
     r"|晚上|早上|上午|下午|凌晨|中午|傍晚|夜里|今晚|明早)$", re.IGNORECASE)
 _NOUN_BEFORE = re.compile(  # a number right after these names one ("lamp 2"), unless it has a unit ("lamp 40%")
     r"\b(?:room|bedroom|bathroom|office|zone|floor|speaker|lamp|light|bulb|plug|outlet|socket|pendant|spot"
-    r"|spotlight|downlight|group|area|camera|sensor|door|window|blind|shade|curtain)s?[ \t]*$"
+    r"|spotlight|downlight|group|area|camera|sensor|door|dor|window|blind|shade|curtain|flat|apartment|unit|suite"
+    r"|bay|locker|table|cottage|cabin|chalet|pitch|berth|stall|booth|gate|bed|desk|lane|court|shed|hatch|pod)s?[ \t]*$"
     r"|(?:灯|帘|扇|机|器|箱|视|锁|门|阀|座|柜|室|房|厅|间|栋|号)[ \t]*$", re.IGNORECASE)  # 筒灯3, 卧室2, 2栋
 _AT_BEFORE = re.compile(r"\bat[ \t]+(?:(?:about|around)[ \t]+)?$", re.IGNORECASE)
 _DURATION_BEFORE = re.compile(r"\b(?:in|after|within|for|every|until|till)[ \t]+(?:(?:about|around|another)[ \t]+)?$",
@@ -126,7 +127,8 @@ _CHANGE_AFTER = re.compile(r"[ \t]*(?:(?P<up>higher|warmer|hotter|brighter|loude
                            re.IGNORECASE)
 _CLAUSE_BREAK = re.compile(r"[,;!?，。；！？]|\.(?![0-9])|\b(?:and|then|but)\b|然后|并且|同时", re.IGNORECASE)
 _EXTREME = re.compile(
-    r"(?P<max>\b(?:max|maximum|full|highest|brightest|loudest|strongest)\b(?!'s)|\ball[ \t]+the[ \t]+way[ \t]+up\b"
+    r"(?P<max>\b(?:max|maximum|full|highest|brightest|loudest|strongest)\b(?!'s|[ \t]+of\b)"  # "full of eggs": none
+    r"|\ball[ \t]+the[ \t]+way[ \t]+up\b"
     r"|最大|最高|最亮|最响|最强|开满|调满|拉满|满档)"
     r"|(?P<min>\b(?:min|minimum|lowest|dimmest|darkest|quietest|weakest)\b(?!'s)|\ball[ \t]+the[ \t]+way[ \t]+down\b"
     r"|最小|最低|最暗|最弱|最静)", re.IGNORECASE)
