@@ -1295,3 +1295,47 @@ def test_a_brewery_is_answered_what_was_asked(tmp_path, embedder, query, device,
                ("yard-gate", "Yard Gate", "r-yard", "GarageDoor", "p-garage")]
     top = no_lm(tmp_path, devices, {**SPECS, "p-garage": GARAGE}, rooms, embedder)(query=query).candidates[0]
     assert (top.device_id, top.command_id) == (device, command)
+
+
+MARINA_ROOMS = {"r-office": "Marina Office", "r-pontoon": "Pontoon", "r-shop": "Shop Floor", "r-cold": "Cold Room",
+                "r-201": "201", "r-202": "202", "r-203": "203"}
+MARINA_DEVICES = [
+    ("halo", "Kwikset Halo", "r-office", "Lock", "p-lock", "Kwikset Halo Wi-Fi Smart Lock"),
+    ("office-safe", "Office Safe", "r-office", "Lock", "p-lock"),
+    ("office-lights", "Office Lights", "r-office", "Light", "p-switch"),
+    ("pontoon-gate", "Pontoon Gate", "r-pontoon", "Lock", "p-lock"),
+    ("water-point", "Water Point", "r-pontoon", "WaterValve", "p-valve"),
+    ("shopfront", "Yale Shopfront", "r-shop", "Lock", "p-lock", "Yale Conexis L2"),
+    ("cold-door", "Cold Room Door", "r-cold", "Lock", "p-lock"),
+    ("lock-201", "201门锁", "r-201", "Lock", "p-lock"),
+    ("lock-202", "202门锁", "r-202", "Lock", "p-lock"),
+    ("lock-203", "203门锁", "r-203", "Lock", "p-lock"),
+]
+
+
+@pytest.fixture(scope="module")
+def marina(tmp_path_factory, embedder):
+    return no_lm(tmp_path_factory.mktemp("marina"), MARINA_DEVICES, SPECS, MARINA_ROOMS, embedder)
+
+
+@pytest.mark.parametrize("query, devices", [
+    # where another clause says someone waits, that is the door they are let through; never the way in
+    ("he's at the pontoon gate with his shopping, can you let him through", {"pontoon-gate"}),
+    ("let the crew down onto the pontoon", {"pontoon-gate"}),
+    ("let the harbourmaster into the office", {"halo"}),  # whom is let in is no word of the place
+    ("let the wholesaler in", {"shopfront"}),  # a shop front is a door, and the way in
+    ("the cold room - unlock that one too", {"cold-door"}),  # a dash ends a clause; "that one" points back
+    ("打开203房间的门锁", {"lock-203"}),  # a room said by its number and 房间
+    ("202和203的门都打开，保洁要进去", {"lock-202", "lock-203"}),
+])
+def test_a_marina_and_a_guest_house_are_answered_what_was_asked(marina, query, devices):
+    pred = marina(query=query)
+    offered = {c.device_id for c in pred.candidates if c.command_id == "main-lock-unlock" and c.asked}
+    assert offered == devices
+
+
+def test_someone_the_speaker_is_with_is_let_in_by_the_way_in(marina):
+    # the speaker's place says nothing of where a visitor waits
+    offered = {c.device_id for c in marina(query="I'm at the pontoon, let the wholesaler in").candidates
+               if c.command_id == "main-lock-unlock" and c.asked}
+    assert "pontoon-gate" not in offered

@@ -24,8 +24,10 @@ DOOR_TO_OR_OF = re.compile(r"\b(?:door|gate)s?\s+(?:of|to|into|for)\b", re.I)  #
 # is never a 门 said of a house door)
 _DOOR_NAMES = {"door": frozenset({"door", "门"}), "gate": frozenset({"gate"}), "门": DOOR_WORDS}
 # the words that make a door the house's way in
+# the front of a shop said as one word ("Yale Shopfront"): its door, and the way in
+FRONTAGES = frozenset({"shopfront", "storefront"})
 ENTRANCE_WORDS = frozenset({"前", "入", "户", "大", "正", "进", "玄", "关", "防", "盗", "front", "main", "entry",
-                            "entrance", "entryway", "foyer", "porch", "vestibule"})
+                            "entrance", "entryway", "foyer", "porch", "vestibule", *FRONTAGES})
 
 # what a door's lock may be called for the door ("Staff Entrance", "Side Entry")
 ENTRANCE_NOUNS = frozenset({"entrance", "entry", "entryway"})
@@ -52,7 +54,7 @@ def is_a_door(category: str, words: set[str], nouns: frozenset[str], place: set[
     if not nouns & {"door", "门"} or words & (DOOR_WORDS | _OTHER_OPENINGS):
         return False
     if category == "Lock":
-        return not words - place - _LOCK_WORDS
+        return not words - place - _LOCK_WORDS or bool(words & FRONTAGES)
     return category in ("Door", "GarageDoor")
 
 
@@ -177,7 +179,7 @@ _EVERY_DOOR = re.compile(r"\b(?:all|every|each|both|other)\b(?:\s+(?:the|my|our|
                          r"门全", re.I)
 _ZH_DOOR = re.compile(r"(?<![出进串敲阀])门(?![铃廊厅口帘灯磁禁锁])")  # 阀门 is a valve
 _ZH_THAT = re.compile(r"(?:那|这)(?:个|扇|道)?$")  # "院子那个门": the courtyard's door, 那个 says nothing of which
-_ZH_STOP = "开打把了一下个给帮我请将关锁升拉抬的，,。 "
+_ZH_STOP = "开打把了一下个给帮我请将关锁升拉抬的，,。 和与跟及、"  # "202和203的门": the rooms said, no door word
 _EN_DOOR = re.compile(r"(?:\b([a-z]+(?:-[a-z]+)*(?:['’]s)?)\s+)?"  # the word before it, a possessive whole
                       r"(?<!garage )\b(?:door|gate)s?\b(?!\s*(?:lock|bell|way|mat))", re.I)
 _EN_STOP = frozenset({"the", "a", "an", "my", "our", "your", "this", "that", "open", "unlock", "unlatch", "all",

@@ -22,8 +22,8 @@ _LONG = rf"{_WORD}(?:\s+{_WORD}){{0,2}}?"
 _IN_HERE = (r"in(?=\s*(?:$|[^\w\s]|(?:please|pls|now|for|at|through|from|quickly|so|and|then|by|"
             r"the\s+[\w' ]{0,30}?(?:door|gate|entrance|way))\b))")
 _MOVING = r"(?:(?:drive|come|walk|get|step|pull|roll)\s+)?"
-_INTO = r"(?:in(?:to)?|up\s+(?:on)?to|through)\b"
-_INTO_HERE = rf"(?:into|up\s+(?:on)?to|through|{_IN_HERE})\b"
+_INTO = r"(?:in(?:to)?|(?:up|down)\s+(?:on)?to|through)\b"  # "let the crew down onto the pontoon"
+_INTO_HERE = rf"(?:into|(?:up|down)\s+(?:on)?to|through|{_IN_HERE})\b"
 PERSON_IN = rf"(?:{_SHORT}\s+{_MOVING}{_INTO}|{_LONG}\s+{_MOVING}{_INTO_HERE})"  # "them in", "Mrs Hale's daughter in"
 PERSON_IN_HERE = rf"(?:{_SHORT}\s+in\b|{_LONG}\s+{_IN_HERE})"  # let in where someone is, not into somewhere
 # 让他进来, 让客人进来 (让我进去: the speaker, at a door only they know; 让阳光进来: the sun, through a window)

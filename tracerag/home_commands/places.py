@@ -132,6 +132,8 @@ def place_not_exact(index, text: str) -> bool:
         after = plain[match.end():match.end() + 2]
         if not before or not (after in runs or categories_said(plain[match.end():match.end() + 4])):
             continue  # "是猫碰的": no device said after it
+        if before in ("房间", "号房", "号房间") and plain[:match.start()][-1:].isdigit():
+            continue  # "203房间的门锁": a room said by its number (which room, the rooms said tell)
         said = [before[-n:] for n in (2, 3) if len(before) >= n]
         # a room said by its first character ("店里": 店面), or two or three of a name or room
         pieces, firsts = _room_pieces(index, rooms)

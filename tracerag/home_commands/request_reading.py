@@ -60,7 +60,9 @@ POLITE_QUESTION = re.compile(r"^\s*(?:please\s+)?(?:can|could|would|will)\s+(?:y
                              r"(?:好吗|行吗|可以吗)[?？]?\s*$", re.I)
 # clauses: and a reason said after the request is a clause of its own ("open the gas valve so the fireplace works")
 # (a "please" said between two sentences run together ends the first: "open front door plz my uber eats is here")
-CLAUSE = re.compile(r"[，,。.;；!！?？]|\b(?:and then|then|and|but|also|so that|so|because|since|cause)\b|"
+# (a spaced dash or a colon too: "the cold room - unlock that one too")
+CLAUSE = re.compile(r"[，,。.;；!！?？]|\s[-–—]{1,2}\s|:(?=\s)|"
+                    r"\b(?:and then|then|and|but|also|so that|so|because|since|cause)\b|"
                     r"(?<=[a-z] )(?:please|plz|pls)\s+(?=(?:my|our|the|i|i'm|im|we|he|she|they|there|it's)\b)|"
                     r"然后|并且|而且|同时|还有|再|因为|所以|不然|否则|好让", re.I)
 EXCEPTED = re.compile(r"除了|除去|(?<=[^\s])(?:除外|以外|之外)|不包括|不算|\b(?:except(?: for)?|other than|apart from|"

@@ -12,7 +12,7 @@ import numpy as np
 
 from .category_words import categories_said, normalised
 from .door_words import DOOR_WORDS, ENTRANCE_SAID, door_qualifiers, doors_among, says_way_in, ways_in_by_maker
-from .letting_in import LET_IN, a_vehicle_let_in, a_visitor_let_in, animal_home_words
+from .letting_in import LET_IN, a_vehicle_let_in, a_visitor_let_in, animal_home_words, without_whom
 from .numerals import numbered_in_digits
 from .operation_words import read_operation, verb_text
 from .referents import named
@@ -80,7 +80,7 @@ def _find_room_door(index, text: str) -> np.ndarray:
         return _animals_door(index, animal_home)
     letting_in = bool(LET_IN.search(text))
     if letting_in:
-        said = tuple(_OBJECT.sub(" ", normalised(text)).split())
+        said = tuple(_OBJECT.sub(" ", normalised(without_whom(text))).split())  # "the harbourmaster into the office"
         places = index.names.mentioned_rooms(text) or (index.rooms.meant_by(said) if said else [])
     else:
         places = _place_opened(index, text)
