@@ -1339,3 +1339,22 @@ def test_someone_the_speaker_is_with_is_let_in_by_the_way_in(marina):
     offered = {c.device_id for c in marina(query="I'm at the pontoon, let the wholesaler in").candidates
                if c.command_id == "main-lock-unlock" and c.asked}
     assert "pontoon-gate" not in offered
+
+
+@pytest.mark.parametrize("query, device, command", [
+    ("open the little gate, the postman is there", "side-gate", "main-lock-unlock"),  # people walk through it
+    ("open the big gate, the lorry is here", "yard-gate", "main-garageDoorControl-open"),  # vehicles drive
+    ("let the tow truck onto the yard", "yard-gate", "main-garageDoorControl-open"),
+])
+def test_a_gate_said_by_its_size_is_the_one_for_people_or_for_vehicles(tmp_path, embedder, query, device, command):
+    rooms = {"r-yard": "Yard", "r-hall": "Hall"}
+    devices = [("yard-gate", "Yard Gate", "r-yard", "GarageDoor", "p-garage"),
+               ("side-gate", "Side Gate", "r-yard", "Lock", "p-lock"),
+               ("front", "Front Door", "r-hall", "Lock", "p-lock")]
+    pred = no_lm(tmp_path, devices, {**SPECS, "p-garage": GARAGE}, rooms, embedder)(query=query)
+    assert {(c.device_id, c.command_id) for c in pred.candidates if c.asked} == {(device, command)}
+
+
+def test_a_door_said_bare_and_pointed_back_to_is_the_way_in(program):
+    asked = {(c.device_id, c.command_id) for c in program(query="the door, unlock it").candidates if c.asked}
+    assert asked == {("front-lock", "main-lock-unlock")}

@@ -28,6 +28,9 @@ from .room_doors import DOORISH
 from .sensitive_commands import SensitiveRows
 from .text_match import tokens
 
+# a door said by its size: the one vehicles come through, or the one people walk through
+_BIG = frozenset({"big", "large", "vehicle", "car", "truck", "lorry", "double", "wide"})
+_LITTLE = frozenset({"little", "small", "pedestrian", "wicket", "foot", "person", "narrow"})
 _COURTYARD = re.compile(r"院子|庭院|院门|前院|院落|大院|四合院|小院|院墙")  # never 住院部, 医院 or a 后院
 
 
@@ -75,7 +78,28 @@ class SensitiveDoors:
         # only a door's fit counts: the alarm panel in the 玄关 fits "the front door" by its room, and is no door
         if (strict & self.index.table.in_categories(DOORISH)[devices]).any() or not any(said):
             return strict
-        return np.asarray([self.is_the_door(d, said, nouns, loose=True) for d in devices.tolist()], dtype=bool)
+        loose = np.asarray([self.is_the_door(d, said, nouns, loose=True) for d in devices.tolist()], dtype=bool)
+        if (loose & self.index.table.in_categories(DOORISH)[devices]).any():
+            return loose
+        return loose | self._by_size(devices, said, nouns)
+
+    def _by_size(self, devices: np.ndarray, said: list[set[str]], nouns: frozenset[str]) -> np.ndarray:
+        """Per row's device, for a door said only by its size where no door's words fit ("the big gate", "the
+        little gate"): the one so called (its noun in its label) that is one for vehicles (a gate opener) or for
+        people on foot (a door or a lock), as the size says; the one so called where it is alone."""
+        out = np.zeros(len(devices), dtype=bool)
+        sizes = [q for q in said if q]
+        if not sizes or not all(q <= _BIG | _LITTLE for q in sizes) or len({frozenset(q) for q in sizes}) > 1:
+            return out
+        categories = self.index.table.device_categories
+        called = {d for d in set(devices.tolist()) if categories[d] in DOORISH and not safes(self.index)[d]
+                  and set(tokens(self.index.home.devices[d].label)) & nouns}
+        if len(called) > 1:
+            big = sizes[0] <= _BIG
+            called = {d for d in called if (categories[d] == "GarageDoor") == big}
+        if len(called) == 1:
+            out[devices == called.pop()] = True
+        return out
 
     def is_the_door(self, device: int, said: list[set[str]], nouns: frozenset[str], loose: bool = False) -> bool:
         """Whether a door said names this device: the words said with it are the device's ("阳台门"), a lock

@@ -37,7 +37,9 @@ ZH_LET_IN = (r"让(?![我它])(?![^进]{0,4}?[光阳日亮热暖凉风气雨水�
              r"进(?:到|入)?[\u4e00-\u9fff]{1,6}?(?=$|[，,。！!吧呀啊\s]))|"  # 让会计进财务室: into the room said
              rf"{_ZH_PERSON_LET}{_ZH_THROUGH}|"
              r"给(?:他|她)(?:们)?开(?:一下)?门?(?=$|[，,。！!吧呀啊\s])")  # 给他开一下: open (the door) for him
-LET_IN = re.compile(rf"\b(?:let|buzz)\s+{PERSON_IN}|{ZH_LET_IN}", re.I)
+# a vehicle let onto a place comes through its gate ("let the tow truck onto the forecourt")
+_VEHICLE_ONTO = r"\blet\s+(?:the|my|our|a|an)\s+(?:[\w-]+\s+)?(?:cars?|vans?|trucks?|lorry|lorries|tankers?)\s+onto\b"
+LET_IN = re.compile(rf"\b(?:let|buzz)\s+{PERSON_IN}|{_VEHICLE_ONTO}|{ZH_LET_IN}", re.I)
 
 # whom a let-in phrase lets in: "let (the cleaner) in"
 _WHOM = re.compile(rf"(\b(?:let|buzz)\s+)((?!(?:him|her|us|me|them)\b)(?:{_SHORT}(?=\s+{_MOVING}{_INTO})|"

@@ -107,7 +107,8 @@ class PointingBack:
         no way in."""
         text = reading.text
         # "unlock it" alone names no kind; where someone waits is what "it" is ("the kids are at the back hall door")
-        others = _PLACE_WORDS.sub(" ", " ".join(c for c in reading.clauses if c != clause))
+        said_others = " ".join(c for c in reading.clauses if c != clause)
+        others = _PLACE_WORDS.sub(" ", said_others)
         # a door said with words no door has is no way in ("the door of sweet see"); "the front door, unlock it" is
         said_door = door_qualifiers(others)
         doors = [d for d in self.sensitive.device_words if self.index.table.device_categories[d] in DOORISH]
@@ -116,8 +117,8 @@ class PointingBack:
             return set(words) <= ENTRANCE_WORDS or any(  # says by what it is ("the restaurant door": the way in)
                 set(words) <= self.sensitive.device_words[d] or
                 describes_door(set(words), self.sensitive.device_words[d], loose=True) for d in doors)
-        odd_door = DOOR_SAID.search(text) and not (said_door and all(q and known(q) for q in said_door)
-                                                   and not DOOR_TO_OR_OF.search(others))
+        odd_door = DOOR_SAID.search(text) and not (said_door and all(known(q) for q in said_door)
+                                                   and not DOOR_TO_OR_OF.search(said_others))
         if not categories_said(others) or odd_door or reading.excepted or several_said(text):
             return np.zeros(len(self.sensitive.rows), dtype=bool)
         return self.asked_in(clause, own, text, kind_text=others)
