@@ -1358,3 +1358,16 @@ def test_a_gate_said_by_its_size_is_the_one_for_people_or_for_vehicles(tmp_path,
 def test_a_door_said_bare_and_pointed_back_to_is_the_way_in(program):
     asked = {(c.device_id, c.command_id) for c in program(query="the door, unlock it").candidates if c.asked}
     assert asked == {("front-lock", "main-lock-unlock")}
+
+
+@pytest.mark.parametrize("query, device, command", [
+    ("unlock the walk-in fridge", "cold-door", "main-lock-unlock"),  # the cold room, as its users call it
+    ("给院子里的花浇浇水", "yard-tap", "main-valve-open"),  # 院子 is the 庭院
+])
+def test_a_room_said_by_another_word_for_it_is_that_room(tmp_path, embedder, query, device, command):
+    rooms = {"r-cold": "Cold Room", "r-yard": "庭院", "r-shop": "Shop Floor"}
+    devices = [("cold-door", "Cold Room Door", "r-cold", "Lock", "p-lock"),
+               ("yard-tap", "浇花水阀", "r-yard", "WaterValve", "p-valve"),
+               ("shop-door", "Shop Door", "r-shop", "Lock", "p-lock")]
+    pred = no_lm(tmp_path, devices, SPECS, rooms, embedder)(query=query)
+    assert {(c.device_id, c.command_id) for c in pred.candidates if c.asked} == {(device, command)}
