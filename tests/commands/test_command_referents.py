@@ -1371,3 +1371,18 @@ def test_a_room_said_by_another_word_for_it_is_that_room(tmp_path, embedder, que
                ("shop-door", "Shop Door", "r-shop", "Lock", "p-lock")]
     pred = no_lm(tmp_path, devices, SPECS, rooms, embedder)(query=query)
     assert {(c.device_id, c.command_id) for c in pred.candidates if c.asked} == {(device, command)}
+
+
+@pytest.mark.parametrize("query, device, command", [
+    # whom is let in waits where another clause says: that place's door, else the one door called so there
+    ("the dray lorry is waiting outside the yard, let him in", "yard-gate", "main-garageDoorControl-open"),
+    ("the postman's round the back at the yard gate, let him in", "yard-gate", "main-garageDoorControl-open"),
+    ("the engineer is at the gate in his car, let him through", "yard-gate", "main-garageDoorControl-open"),
+])
+def test_someone_waiting_somewhere_is_let_in_there(tmp_path, embedder, query, device, command):
+    rooms = {"r-yard": "Back Yard", "r-stock": "Stockroom", "r-shop": "Shop Floor"}
+    devices = [("yard-gate", "Yard Gate", "r-yard", "GarageDoor", "p-garage"),
+               ("back-door", "Back Door", "r-stock", "Lock", "p-lock"),
+               ("shop-door", "Shop Door", "r-shop", "Lock", "p-lock")]
+    pred = no_lm(tmp_path, devices, {**SPECS, "p-garage": GARAGE}, rooms, embedder)(query=query)
+    assert {(c.device_id, c.command_id) for c in pred.candidates if c.asked} == {(device, command)}

@@ -11,6 +11,7 @@ from tracerag.home_commands.request_reading import read_request
     "please disarm the alarm", "把总水阀打开",
     "把蒸箱开了", "快把后门开了",  # 把 … 了: an order
     "let's open the garage", "we're locked out of suite B",  # "let's" asks; "locked out" asks to be let in
+    "让他们进去",  # let in (进去 is no errand)
 ])
 def test_a_plain_request_is_one(utterance):
     assert read_request(utterance).is_request
@@ -23,6 +24,10 @@ def test_a_plain_request_is_one(utterance):
     "把开锁记录给我看看", "门锁电量多少",  # talk about a lock
     "我把门开了", "后门开了",  # what was done
     "the drug cabinet's been left open", "the gate's open", "they're unlocked",  # "is" / "has" said short
+    "the van's backing up to the door",  # what is going on
+    "ask the drummer to open the roller door himself", "the plumber will turn the water back on himself",
+    "让小王去把院门打开", "通道门她自己开", "跟我妈说一声",  # asked of someone else
+    "I heard the shop siren go off in the night",
 ])
 def test_negations_questions_and_narrations_are_no_request(utterance):
     assert not read_request(utterance).is_request

@@ -23,7 +23,7 @@ from .home_operations import kinds_meant, operation_in
 from .letting_in import LET_IN
 from .operation_words import read_operation, verb_text
 from .referents import named
-from .room_doors import DOORISH, door_of_the_room_said, room_door
+from .room_doors import DOORISH, door_of_the_room_said, door_waited_at, room_door
 
 # words that say where something is: "the documents in the safe" still mentions the safe an "it" may point to
 _PLACE_WORDS = re.compile(r"\b(?:in|inside|into|at|on|from|of|near|by|behind|under|beside|next to)\b|里面|里头|里",
@@ -72,6 +72,8 @@ class PointingBack:
             # what is named cannot do it: "the siren in the kiln shed is screaming, turn it off" (the kiln shed
             # named) speaks of the kind said; someone let in is let through a door ("their car")
             return self._kind_pointed_back(clause, own, reading)
+        if LET_IN.search(clause) and door_waited_at(self.index, clause, text) is not None:
+            return self.asked_in(clause, own, text)  # "the lorry is waiting outside the yard, let him in": its gate
         into_room, where_waiting = room_door(self.index, clause), room_door(self.index, text)
         if into_room.any() and not self._waits_elsewhere(clause, reading, into_room):
             return self.asked_in(clause, own, clause)  # "let them into the bunkhouse": its one door

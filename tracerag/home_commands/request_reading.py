@@ -46,15 +46,18 @@ NOT_A_REQUEST = re.compile(
     r"mustn'?t|nobody|nothing|without|avoid|isn'?t|aren'?t|wasn'?t|is|are|was|were|did|does|has|have|had|"
     r"what|why|when|whenever|where|which|who|how|if|unless|already|yesterday|tomorrow|tonight|later|earlier|ago|"
     r"last|used to|remember|remind|went|goes|going|gone|keeps|unlocked|opened|disarmed|preheated|unlatched|"
-    r"who|dare|log|"
+    r"who|dare|log|heard|saw|noticed|himself|herself|themselves|"
     r"history|battery|password|status|how long|remind|notify|play|song|album|movie|show|"
     # what someone did and left so ("he left it open again", "someone left the hob on"): never "the left door"
     r"(?<!the )left\s+(?:it|them|the|this|that|my|his|her|our|their|your|a|an)|"
-    # the speaker's own plan ("I'll unlock the cooler in a minute, first switch its light on")
-    r"(?:i|we)(?:'ll|\s+will|\s+shall)|in\s+a\s+(?:minute|moment|bit|sec|second|while))\b|"
+    # the speaker's own plan ("I'll unlock the cooler in a minute, first switch its light on"), another's
+    r"(?:i|we|he|she|they)(?:'ll|\s+will|\s+shall)|in\s+a\s+(?:minute|moment|bit|sec|second|while))\b|"
+    # asked of someone else ("ask the drummer to open the roller door", 让小王去把院门打开, 跟我妈说一声)
+    r"\b(?:ask|tell)\s+(?!me\b|us\b)(?:[\w']+\s+){1,3}?to\b|(?:让|叫|喊)(?![我你])[\u4e00-\u9fff]{1,4}?(?<![进出过上下回])去|"
+    r"(?:跟|告诉)[\u4e00-\u9fff]{1,4}?说|[他她]们?自己|"
     # "is" and "has" said short: "the drug cabinet's been left open", "the gate's open" ("let's open" asks)
     r"(?<!\blet)['’](?:s|re)\s+(?:been|being|open|opened|unlocked|locked(?!\s+out)|closed|shut|on|off|still|already|left|stuck|"
-    r"broken|beeping|ringing|running|going|wide|ajar)\b", re.I)
+    r"broken|beeping|ringing|running|going|wide|ajar|[a-z]+ing)\b", re.I)  # "the van's backing up to the door"
 # "Can you unlock the door?" is a request: its question mark and "can" are no question
 POLITE_QUESTION = re.compile(r"^\s*(?:please\s+)?(?:can|could|would|will)\s+(?:you|u)\b|"
                              r"(?:好吗|行吗|可以吗)[?？]?\s*$", re.I)

@@ -11,6 +11,7 @@ import re
 import numpy as np
 
 from .category_words import categories_said, normalised
+from .device_kinds import safes
 from .door_words import DOOR_WORDS, ENTRANCE_SAID, door_qualifiers, doors_among, says_way_in, ways_in_by_maker
 from .letting_in import LET_IN, a_vehicle_let_in, a_visitor_let_in, animal_home_words, without_whom
 from .numerals import numbered_in_digits
@@ -173,3 +174,37 @@ def _place_opened(index, text: str) -> list[str]:
     if rooms or index.names.label_phrases.found_in(words):  # "open the kiln": the Kiln, no Kiln Shed
         return []
     return index.rooms.meant_by(words)  # "open the shed": the Machine Shed
+
+
+# someone said to be at a place ("he's at the pontoon gate", "the postman's round the back at the yard gate"; "I'm
+# at" is the speaker, at a door only they know), and the words of the place up to the next preposition
+_WAITING_AT = re.compile(r"(?:'s|'re|\bis|\bare)\s+(?:[\w-]+\s+){0,4}?(?:at|by|outside|in\s+front\s+of)\s+"
+                         r"(?:the\s+|our\s+|my\s+)?((?:(?!(?:in|with|on|for|by|at|and|so|because)\b)[\w-]+\s*){1,3})",
+                         re.I)
+
+
+def door_waited_at(index, clause: str, about: str | None) -> np.ndarray | None:
+    """Per device, for a clause letting someone in that says nowhere ("let him through"), where another clause says
+    where they wait: the one door of that place ("he's at the pontoon gate with his shopping": the Pontoon's; "the
+    lorry is waiting outside the yard": the yard's gate), or the one door called so ("the engineer is at the gate in
+    his car": the one gate); None where no other clause says so or no one door is there."""
+    if about is None or about == clause or index.names.mentioned_rooms(clause):
+        return None
+    waiting = _WAITING_AT.search(about.replace(clause.strip(), " "))
+    if waiting is None:
+        return None
+    place = tokens(waiting.group(1))
+    door = room_door(index, f"let them into the {' '.join(place)}")
+    if door.any():
+        return door
+    nouns = set(place) & DOOR_WORDS
+    if not nouns:
+        return None
+    # a door said there by its words: the one door device whose label holds them ("the yard gate", "the gate")
+    doors = index.table.in_categories(DOORISH) & ~safes(index)
+    called = [d for d in np.flatnonzero(doors).tolist() if set(place) <= set(tokens(index.home.devices[d].label))]
+    if len(called) != 1:
+        return None
+    out = np.zeros(len(index.home.devices), dtype=bool)
+    out[called[0]] = True
+    return out

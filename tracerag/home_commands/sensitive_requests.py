@@ -50,7 +50,7 @@ from .places import place_not_exact, places_after_in
 from .pointing_back import PointingBack
 from .referents import kinds_acted_on, named, names_mixed, outside_room_names
 from .request_reading import points_back, read_request
-from .room_doors import DOORISH, door_of_the_room_said, room_door
+from .room_doors import DOORISH, door_of_the_room_said, door_waited_at, room_door
 from .sensitive_commands import SENSITIVE_KINDS, SensitiveRows
 from .supply_mains import main_said, the_main
 from .text_match import contains, tokens
@@ -61,10 +61,6 @@ _HEATERS = frozenset({"Oven", "Cooktop"})  # what switching on lights a fire
 _DARK = re.compile(r"\b(?:dark|darker|pitch black|can't see|cannot see)\b|"
                    r"太暗|很暗|好暗|暗了|太黑|很黑|好黑|黑了|黑乎乎|看不见|看不清", re.I)
 _MAIN = re.compile(r"\bmains?\b|总阀", re.I)  # a supply's main said alone ("except the main")
-# someone said to be at a place ("he's at the pontoon gate", "they're waiting outside the shed"; "I'm at" is the
-# speaker, at a door only they know)
-_WAITING_AT = re.compile(r"(?:'s|'re|\bis|\bare)\s+(?:(?:still|already|now|waiting|stood|standing|stuck|here|out)\s+)"
-                         r"{0,2}(?:at|by|outside|in\s+front\s+of)\b", re.I)
 _DOOR_TO = re.compile(r"\b(?:door|gate)s?\s+(?:to|into|onto|out to|leading to|that goes to)\b|通往|通向|去", re.I)
 # what a switching verb does on a device that opens rather than switches, and the other way round
 _COUNTERPART = {"open": "on", "close": "off", "on": "open", "off": "close"}
@@ -180,11 +176,11 @@ class SensitiveRequests:
             or verb == "on" and someone_goes_in(about or text) else None  # 让会计进财务室: no verb but the letting in
         if door is not None and not door.any() and about is not None and points_back(text):
             door = door_of_the_room_said(index, text, about, pointing=True)  # "the luggage room, can you open it"
-        waited_at = self._door_waited_at(text, about) if LET_IN.search(text) else None
+        waited_at = door_waited_at(index, text, about) if LET_IN.search(text) else None
         if waited_at is not None:  # "he's at the pontoon gate with his shopping, let him through": that gate
             door = waited_at
-        if LET_IN.search(text) and (let_by := (named_by > self._named_by_door_words(about or text))
-                                    & index.table.in_categories(DOORISH) & ~safes(index)).any():
+        elif LET_IN.search(text) and (let_by := (named_by > self._named_by_door_words(about or text))
+                                      & index.table.in_categories(DOORISH) & ~safes(index)).any():
             # someone let in by a door or lock the text names by more than the word door ("let the patients in":
             # Patients' Entrance; "someone's at the door, let them in" names no Patio Door)
             door = let_by
@@ -222,7 +218,7 @@ class SensitiveRequests:
         said = index.rooms.without_room_names(text).replace("开关", " ")
         theirs = door_of_the_room_said(index, text, about, pointing=points_back(text) and verb in ("open", "unlock")) \
             if verb in ("open", "unlock", "on") and not best else None
-        if waited_at is not None and not best:
+        if waited_at is not None:
             referred = waited_at[devices]
         elif theirs is not None and theirs.any():
             # "三楼那间星空房，开门", "our guests in suite a are locked out, open their door": the door of the room
@@ -244,17 +240,6 @@ class SensitiveRequests:
         for i in np.flatnonzero(marked & referred).tolist():  # what policy.json marks
             asked[i] = self._asked_marked(said, int(rows[i]), bool(best))
         return asked
-
-    def _door_waited_at(self, clause: str, about: str | None) -> np.ndarray | None:
-        """Per device, for a clause letting someone in that says nowhere: the one door of the place another clause
-        says they wait at ("he's at the pontoon gate with his shopping, can you let him through"); else None."""
-        if about is None or about == clause or self.index.names.mentioned_rooms(clause) or \
-                not self.index.names.mentioned_rooms(about):
-            return None
-        if not _WAITING_AT.search(about.replace(clause.strip(), " ")):
-            return None
-        door = room_door(self.index, about)
-        return door if door.any() else None
 
     def _head_said(self, text: str, rows: np.ndarray) -> np.ndarray:
         """Per row: the last word of its device's name, or a word for what it is, is said ("open the safe" of Gun
