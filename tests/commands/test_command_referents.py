@@ -1386,3 +1386,21 @@ def test_someone_waiting_somewhere_is_let_in_there(tmp_path, embedder, query, de
                ("shop-door", "Shop Door", "r-shop", "Lock", "p-lock")]
     pred = no_lm(tmp_path, devices, {**SPECS, "p-garage": GARAGE}, rooms, embedder)(query=query)
     assert {(c.device_id, c.command_id) for c in pred.candidates if c.asked} == {(device, command)}
+
+
+def test_a_fire_escape_is_no_way_in(tmp_path, embedder):
+    rooms = {"r-hall": "门厅", "r-class": "大二班"}
+    devices = [("entry", "门厅门禁", "r-hall", "Lock", "p-lock"),
+               ("fire-exit", "消防通道门", "r-class", "Door", "p-door")]
+    pred = no_lm(tmp_path, devices, {**SPECS, "p-door": DOOR}, rooms, embedder)(query="让他进来")
+    assert ("fire-exit", "main-doorControl-open") not in {(c.device_id, c.command_id) for c in pred.candidates
+                                                          if c.asked}
+
+
+def test_someone_waiting_somewhere_is_let_in_by_the_door_said(tmp_path, embedder):
+    rooms = {"r-shop": "Shop", "r-staff": "Staff Room"}
+    devices = [("salto", "Salto", "r-shop", "Lock", "p-lock", "Salto XS4 One"),
+               ("staff", "Staff Door", "r-staff", "Lock", "p-lock")]
+    pred = no_lm(tmp_path, devices, SPECS, rooms, embedder)(
+        query="Priya's at the side, can you let her in the staff door")
+    assert {(c.device_id, c.command_id) for c in pred.candidates if c.asked} == {("staff", "main-lock-unlock")}

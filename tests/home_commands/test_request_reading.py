@@ -28,6 +28,7 @@ def test_a_plain_request_is_one(utterance):
     "ask the drummer to open the roller door himself", "the plumber will turn the water back on himself",
     "让小王去把院门打开", "通道门她自己开", "跟我妈说一声",  # asked of someone else
     "I heard the shop siren go off in the night",
+    "preheat the oven at 7 pm", "on Monday the delivery hatch will need to open, just a heads up",  # set ahead
 ])
 def test_negations_questions_and_narrations_are_no_request(utterance):
     assert not read_request(utterance).is_request
@@ -85,3 +86,8 @@ def test_a_fire_lit_is_a_heater_switched_on_and_no_word_for_a_light(said, plain)
     from tracerag.home_commands.plain_verbs import plain_verbs
 
     assert plain_verbs(said) == plain
+
+
+def test_at_once_is_now_and_once_a_condition():
+    assert read_request("open the gate at once").requests
+    assert not read_request("once you are in, lock the door").requests

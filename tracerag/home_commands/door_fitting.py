@@ -85,11 +85,12 @@ class SensitiveDoors:
 
     def _by_size(self, devices: np.ndarray, said: list[set[str]], nouns: frozenset[str]) -> np.ndarray:
         """Per row's device, for a gate said only by its size where no door's words fit ("the big gate", "the
-        little gate"; "the big doors at the front" are the front doors): the one so called (its noun in its label) that is one for vehicles (a gate opener) or for
-        people on foot (a door or a lock), as the size says; the one so called where it is alone."""
+        little gate"; "the big doors at the front" are the front doors): the one gate that is one for vehicles (a
+        gate opener) or for people on foot (a lock), as the size says; the one gate where it is alone."""
         out = np.zeros(len(devices), dtype=bool)
         sizes = [q for q in said if q]
-        if "gate" not in nouns or not sizes or not all(q <= _BIG | _LITTLE for q in sizes) or len({frozenset(q) for q in sizes}) > 1:
+        if "gate" not in nouns or not sizes or not all(q <= _BIG | _LITTLE for q in sizes) or \
+                len({frozenset(q) for q in sizes}) > 1:
             return out
         categories = self.index.table.device_categories
         called = {d for d in set(devices.tolist()) if categories[d] in DOORISH and not safes(self.index)[d]

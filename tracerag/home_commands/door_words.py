@@ -95,6 +95,7 @@ def door_lock_by_model(device) -> bool:
 
 _RECEPTION = frozenset({"lobby", "reception"})
 _NO_WAY_IN = frozenset({"fire", "emergency", "exit"})  # a fire door is held open or shut, nobody comes in by it
+_ZH_NO_WAY_IN = re.compile(r"消防|安全出口|应急|紧急")  # 消防通道门: its 防 is no 防盗门's
 
 
 # a way in for some, not the way in: "open the front door" is no Staff Entrance, no Side Entry, no Back Door in the hall
@@ -110,7 +111,8 @@ def says_way_in(device) -> bool:
     """Whether a door's or a lock's label, room or own name says it is the way in (the Front Door, the lock in the
     Entry, a Paxton "Entry Door Controller"), and it is no fire door, nor a staff or side way in."""
     words = set(tokens(f"{device.label} {device.room} {device.model}"))
-    return bool(words & ENTRANCE_WORDS) and not words & _NO_WAY_IN and not side_way(device.label)
+    return bool(words & ENTRANCE_WORDS) and not words & _NO_WAY_IN and not side_way(device.label) and \
+        not _ZH_NO_WAY_IN.search(device.label)
 
 
 def named_by_maker(device) -> bool:

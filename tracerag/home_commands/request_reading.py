@@ -46,7 +46,10 @@ NOT_A_REQUEST = re.compile(
     r"mustn'?t|nobody|nothing|without|avoid|isn'?t|aren'?t|wasn'?t|is|are|was|were|did|does|has|have|had|"
     r"what|why|when|whenever|where|which|who|how|if|unless|already|yesterday|tomorrow|tonight|later|earlier|ago|"
     r"last|used to|remember|remind|went|goes|going|gone|keeps|unlocked|opened|disarmed|preheated|unlatched|"
-    r"who|dare|log|heard|saw|noticed|himself|herself|themselves|"
+    r"who|dare|log|heard|saw|noticed|himself|herself|themselves|heads up|will need|"
+    # a time set ahead ("preheat the oven at 7 pm", "on Monday the hatch will need to open")
+    r"at\s+\d{1,2}(?::\d\d)?\s*(?:am|pm|a\.m|p\.m|o'?clock)|at\s+(?:noon|midnight)|"
+    r"(?:on|this|next)\s+(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekend)|"
     r"history|battery|password|status|how long|remind|notify|play|song|album|movie|show|"
     # what someone did and left so ("he left it open again", "someone left the hob on"): never "the left door"
     r"(?<!the )left\s+(?:it|them|the|this|that|my|his|her|our|their|your|a|an)|"
@@ -119,7 +122,8 @@ class RequestReading:
 # put off or taken back: nothing is asked now ("等阿姨来了再开门", "open the safe, no, wait, forget it")
 NOT_NOW = re.compile(r"等[^，,。；;！!？?]{1,12}?再|算了|不用了|\b(?:forget (?:it|that)|never\s?mind|cancel that|"
                      r"scratch that)\b", re.I)
-CONDITION = re.compile(r"如果|要是|假如|的话|等我|等到|到时候?|\b(?:if|when|whenever|unless|once|after|before)\b", re.I)
+CONDITION = re.compile(r"如果|要是|假如|的话|等我|等到|到时候?|"
+                       r"\b(?:if|when|whenever|unless|(?<!at )once|after|before)\b", re.I)  # "at once" is now
 
 
 _TARGET_STATE = re.compile(r"\b(to|be)\s+(unlock|open|disarm|unlatch)(?:ed)\b", re.I)  # "set it to disarmed"

@@ -12,7 +12,15 @@ import numpy as np
 
 from .category_words import categories_said, normalised
 from .device_kinds import safes
-from .door_words import DOOR_WORDS, ENTRANCE_SAID, door_qualifiers, doors_among, says_way_in, ways_in_by_maker
+from .door_words import (
+    DOOR_SAID,
+    DOOR_WORDS,
+    ENTRANCE_SAID,
+    door_qualifiers,
+    doors_among,
+    says_way_in,
+    ways_in_by_maker,
+)
 from .letting_in import LET_IN, a_vehicle_let_in, a_visitor_let_in, animal_home_words, without_whom
 from .numerals import numbered_in_digits
 from .operation_words import read_operation, verb_text
@@ -188,15 +196,17 @@ def door_waited_at(index, clause: str, about: str | None) -> np.ndarray | None:
     where they wait: the one door of that place ("he's at the pontoon gate with his shopping": the Pontoon's; "the
     lorry is waiting outside the yard": the yard's gate), or the one door called so ("the engineer is at the gate in
     his car": the one gate); None where no other clause says so or no one door is there."""
-    if about is None or about == clause or index.names.mentioned_rooms(clause):
-        return None
+    if about is None or about == clause or index.names.mentioned_rooms(clause) or DOOR_SAID.search(clause):
+        return None  # "Priya's at the side, let her in the staff door": the door the clause says
     waiting = _WAITING_AT.search(about.replace(clause.strip(), " "))
     if waiting is None:
         return None
     place = tokens(waiting.group(1))
-    door = room_door(index, f"let them into the {' '.join(place)}")
-    if door.any():
-        return door
+    into = f"let them into the {' '.join(place)}"
+    if index.names.mentioned_rooms(into) or index.rooms.meant_by(place):  # a place of the home, never the way in
+        door = room_door(index, into)
+        if door.any():
+            return door
     nouns = set(place) & DOOR_WORDS
     if not nouns:
         return None
