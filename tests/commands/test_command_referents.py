@@ -1404,3 +1404,24 @@ def test_someone_waiting_somewhere_is_let_in_by_the_door_said(tmp_path, embedder
     pred = no_lm(tmp_path, devices, SPECS, rooms, embedder)(
         query="Priya's at the side, can you let her in the staff door")
     assert {(c.device_id, c.command_id) for c in pred.candidates if c.asked} == {("staff", "main-lock-unlock")}
+
+
+@pytest.mark.parametrize("query, device, command", [
+    ("大门open一下，快递到了", "gate", "main-garageDoorControl-open"),  # English verbs said among Chinese
+    ("帮我unlock一下后门", "back", "main-lock-unlock"),
+    ("让我老公进来，他在后门没带钥匙", "back", "main-lock-unlock"),  # the speaker's husband, at the back door
+])
+def test_a_chinese_home_is_answered_what_was_asked(tmp_path, embedder, query, device, command):
+    rooms = {"r-yard": "操场", "r-kitchen": "厨房", "r-shop": "店面"}
+    devices = [("gate", "大门", "r-yard", "GarageDoor", "p-garage"),
+               ("back", "后门", "r-kitchen", "Lock", "p-lock"),
+               ("glass", "玻璃门", "r-shop", "Lock", "p-lock")]
+    pred = no_lm(tmp_path, devices, {**SPECS, "p-garage": GARAGE}, rooms, embedder)(query=query)
+    assert {(c.device_id, c.command_id) for c in pred.candidates if c.asked} == {(device, command)}
+
+
+def test_the_speaker_let_in_is_at_a_door_only_they_know(tmp_path, embedder):
+    rooms = {"r-kitchen": "厨房", "r-shop": "店面"}
+    devices = [("back", "后门", "r-kitchen", "Lock", "p-lock"), ("glass", "玻璃门", "r-shop", "Lock", "p-lock")]
+    pred = no_lm(tmp_path, devices, SPECS, rooms, embedder)(query="让我进去")
+    assert not [c for c in pred.candidates if c.asked]

@@ -262,6 +262,10 @@ _SENSES_EN: tuple[tuple[str, str, Reading], ...] = (
 
 _SENSES_ZH: tuple[tuple[str, str, Reading], ...] = (
     (r"播放器|开关机|开关|关系|关于|开心|离开|公开", OPERATION, _NO_VERB),  # nouns holding a verb's character
+    # English verbs said among Chinese ("大门open一下", "帮我unlock一下后门"): no word boundary to a Chinese character
+    (r"(?<![A-Za-z])unlock(?=[\u4e00-\u9fff])|(?<=[\u4e00-\u9fff])unlock(?![A-Za-z])", OPERATION, _always("unlock")),
+    (r"(?<![A-Za-z])open(?=[\u4e00-\u9fff])|(?<=[\u4e00-\u9fff])open(?![A-Za-z])", SWITCH, _OPEN),
+    (r"(?<![A-Za-z])close(?=[\u4e00-\u9fff])|(?<=[\u4e00-\u9fff])close(?![A-Za-z])", SWITCH, _CLOSE),
     (r"解锁|开锁|打开门锁|把门锁打开", OPERATION, _always("unlock")),
     (ZH_LET_IN, SWITCH, _OPEN),  # "让他进来": someone let in, as "let them in"
     # "安防撤一下", "把安防撤了": the security said, then withdrawn

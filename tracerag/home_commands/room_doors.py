@@ -189,20 +189,23 @@ def _place_opened(index, text: str) -> list[str]:
 _WAITING_AT = re.compile(r"(?:'s|'re|\bis|\bare)\s+(?:[\w-]+\s+){0,4}?(?:at|by|outside|in\s+front\s+of)\s+"
                          r"(?:the\s+|our\s+|my\s+)?((?:(?!(?:in|with|on|for|by|at|and|so|because)\b)[\w-]+\s*){1,3})",
                          re.I)
+_ZH_WAITING_AT = re.compile(r"[他她人]们?正?在([\u4e00-\u9fff]{1,5}?)"
+                            r"(?=门口|外面|外边|那边|那儿|那里|等|没|呢|[，,。！!]|$)")
 
 
 def door_waited_at(index, clause: str, about: str | None) -> np.ndarray | None:
     """Per device, for a clause letting someone in that says nowhere ("let him through"), where another clause says
     where they wait: the one door of that place ("he's at the pontoon gate with his shopping": the Pontoon's; "the
     lorry is waiting outside the yard": the yard's gate), or the one door called so ("the engineer is at the gate in
-    his car": the one gate); None where no other clause says so or no one door is there."""
+    his car": the one gate; 他在后门没带钥匙: the 后门); None where no other clause says so or no one door is."""
     if about is None or about == clause or index.names.mentioned_rooms(clause) or DOOR_SAID.search(clause):
         return None  # "Priya's at the side, let her in the staff door": the door the clause says
-    waiting = _WAITING_AT.search(about.replace(clause.strip(), " "))
+    others = about.replace(clause.strip(), " ")
+    waiting = _WAITING_AT.search(others) or _ZH_WAITING_AT.search(others)
     if waiting is None:
         return None
     place = tokens(waiting.group(1))
-    into = f"let them into the {' '.join(place)}"
+    into = f"let them into the {' '.join(place)}" if waiting.re is _WAITING_AT else f"让他进{waiting.group(1)}"
     if index.names.mentioned_rooms(into) or index.rooms.meant_by(place):  # a place of the home, never the way in
         door = room_door(index, into)
         if door.any():
