@@ -1425,3 +1425,12 @@ def test_the_speaker_let_in_is_at_a_door_only_they_know(tmp_path, embedder):
     devices = [("back", "后门", "r-kitchen", "Lock", "p-lock"), ("glass", "玻璃门", "r-shop", "Lock", "p-lock")]
     pred = no_lm(tmp_path, devices, SPECS, rooms, embedder)(query="让我进去")
     assert not [c for c in pred.candidates if c.asked]
+
+
+def test_every_room_door_of_a_guest_house_is_the_numbered_rooms(tmp_path, embedder):
+    rooms = {"r-1": "Room 1", "r-2": "Room 2", "r-luggage": "Luggage Room", "r-owner": "Owner's Flat"}
+    devices = [("room-1", "Room 1 Door", "r-1", "Lock", "p-lock"), ("room-2", "Room 2 Door", "r-2", "Lock", "p-lock"),
+               ("luggage", "Luggage Room Door", "r-luggage", "Lock", "p-lock"),
+               ("owner", "Owner's Door", "r-owner", "Lock", "p-lock")]
+    pred = no_lm(tmp_path, devices, SPECS, rooms, embedder)(query="unlock every room door except the owner's")
+    assert {c.device_id for c in pred.candidates if c.asked} == {"room-1", "room-2"}

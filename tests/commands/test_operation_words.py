@@ -72,6 +72,8 @@ from tracerag.home_commands.operation_words import read_operation
     ("open the house door for grandma, her hands are full of eggs", ("Door",), "open"),  # "full of" is no value
     ("open the front door, the plumber for flat 4 is outside", ("Door",), "open"),  # a flat's number is no value
     ("opn roler dor 2", ("GarageDoor",), "open"),
+    ("heat the oven up for the pasties", ("Oven",), "start"),  # an oven heated up is switched on
+    ("warm up the bedroom", ("AirConditioner",), "temperature_up"),
 ])
 def test_reads_the_operation_people_ask_for(text, kinds, operation):
     assert read_operation(text, kinds) == operation

@@ -28,6 +28,7 @@ from .room_doors import DOORISH
 from .sensitive_commands import SensitiveRows
 from .text_match import tokens
 
+_NUMBERED_ROOM = re.compile(r"\broom\s*\d+|^\s*\d{1,4}\s*$|\b\d{1,4}\s*门锁", re.I)  # Room 4, 203门锁
 # a door said by its size: the one vehicles come through, or the one people walk through
 _BIG = frozenset({"big", "large", "vehicle", "car", "truck", "lorry", "double", "wide"})
 _LITTLE = frozenset({"little", "small", "pedestrian", "wicket", "foot", "person", "narrow"})
@@ -75,6 +76,12 @@ class SensitiveDoors:
         """Per row's device: ``is_the_door``, by the door's own words where some door has them, else by the
         words for the way in ("unlock the front door" of a lock labelled Blue Door in the Entry)."""
         strict = np.asarray([self.is_the_door(d, said, nouns) for d in devices.tolist()], dtype=bool)
+        if {"room"} in said:  # "every room door" of a guest house: the numbered rooms', not the Luggage Room's
+            numbered = np.asarray([bool(_NUMBERED_ROOM.search(f"{self.index.home.devices[d].label} "
+                                                              f"{self.index.home.devices[d].room}"))
+                                   for d in devices.tolist()], dtype=bool)
+            if (strict & numbered).any():
+                strict &= numbered
         # only a door's fit counts: the alarm panel in the 玄关 fits "the front door" by its room, and is no door
         if (strict & self.index.table.in_categories(DOORISH)[devices]).any() or not any(said):
             return strict

@@ -126,6 +126,7 @@ _MUTE = _by_kind("mute", (SIRENS, "off"), (SECURITY, "disarm"), (SIRENS | SECURI
 # "be quiet", "silent mode": a player mutes; an air conditioner or a fan has no mute (its quiet mode, if listed)
 _HUSH = _by_kind("mute", (FANS | CLIMATE | CYCLES, None))
 _WARMER = _by_kind("temperature_up", (LIGHTS, "warmer"))
+_HEATED = _by_kind("temperature_up", (LIGHTS, "warmer"), (frozenset({"Oven"}), "start"))  # an oven heated up: on
 _COOLER = _by_kind("temperature_down", (LIGHTS, "cooler"))
 _UP, _DOWN = _always(+1), _always(-1)
 _WATERING = _by_kind(None, (frozenset({"WaterValve", "Irrigation"}), "open"))
@@ -185,7 +186,10 @@ _SENSES_EN: tuple[tuple[str, str, Reading], ...] = (
     (r"\b(?:brighten|brighter)\b|\bmore\s+(?:bright|light)\b", OPERATION, _always("level_up")),
     (r"\bwarmer\b", OPERATION, _WARMER),
     (r"\bcooler\b|\bcolder\b", OPERATION, _COOLER),
-    (r"\b(?:hotter|heat\s+up|warm\s+up)\b", OPERATION, _WARMER),
+    (r"\bhotter\b", OPERATION, _WARMER),
+    # "heat the oven up for the pasties"; "the oven takes forty minutes to heat up" says how it goes
+    (rf"(?<!\bto )\b(?:heat|warm)\s+{_E}up\b", OPERATION, _HEATED),
+    (r"\bto\s+(?:heat|warm)\s+up\b", OPERATION, _WARMER),
     (r"\bcool\s+down\b", OPERATION, _always("temperature_down")),
     (r"\bfaster\b|\bspeed\s+up\b", OPERATION, _always("fan_speed_up")),
     (r"\bslow(?:er|\s+down)\b(?!\s+(?:the\s+|my\s+)?(?:\w+\s+)?(?:volume|sound)\b)", OPERATION,

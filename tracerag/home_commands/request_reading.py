@@ -46,7 +46,7 @@ NOT_A_REQUEST = re.compile(
     r"mustn'?t|nobody|nothing|without|avoid|isn'?t|aren'?t|wasn'?t|is|are|was|were|did|does|has|have|had|"
     r"what|why|when|whenever|where|which|who|how|if|unless|already|yesterday|tomorrow|tonight|later|earlier|ago|"
     r"last|used to|remember|remind|went|goes|going|gone|keeps|unlocked|opened|disarmed|preheated|unlatched|"
-    r"who|dare|log|heard|saw|noticed|himself|herself|themselves|heads up|will need|"
+    r"who|dare|log|heard|saw|noticed|himself|herself|themselves|heads up|will need|takes|took|"
     # a time set ahead ("preheat the oven at 7 pm", "on Monday the hatch will need to open")
     r"at\s+\d{1,2}(?::\d\d)?\s*(?:am|pm|a\.m|p\.m|o'?clock)|at\s+(?:noon|midnight)|"
     r"(?:on|this|next)\s+(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekend)|"
