@@ -28,7 +28,7 @@ from .room_doors import DOORISH
 from .sensitive_commands import SensitiveRows
 from .text_match import tokens
 
-_NUMBERED_ROOM = re.compile(r"\broom\s*\d+|^\s*\d{1,4}\s*$|\b\d{1,4}\s*门锁", re.I)  # Room 4, 203门锁
+_NUMBERED_ROOM = re.compile(r"\broom\s*\d+|\b\d{1,4}\s*门锁", re.I)  # Room 4, 203门锁
 # a door said by its size: the one vehicles come through, or the one people walk through
 _BIG = frozenset({"big", "large", "vehicle", "car", "truck", "lorry", "double", "wide"})
 _LITTLE = frozenset({"little", "small", "pedestrian", "wicket", "foot", "person", "narrow"})

@@ -112,10 +112,10 @@ _ZH_OFF = _by_kind("off", (COVERS, "close"), (LOCKS, "lock"), (SECURITY, "disarm
 _OPEN = _by_kind("open", (LOCKS, "unlock"), (LIGHTS | MEDIA | FANS | CLIMATE, "on"))
 _CLOSE = _by_kind("close", (LOCKS, "lock"), (LIGHTS | MEDIA | FANS | CLIMATE, "off"))
 # "start" with no kind said starts a cycle ("start cleaning"); a device that only switches is switched on
-_START = _by_kind("start", (CYCLES | frozenset({"Oven"}), "start"), (MEDIA, "play"), (_SWITCHED, "on"))
+_STARTED = ((CYCLES | frozenset({"Oven"}), "start"), (MEDIA, "play"), (_SWITCHED, "on"))
+_START = _by_kind("start", *_STARTED)
 # a water valve said to start runs water ("start the drip in the orchard"); "run the bath" opens no valve
-_START_SAID = _by_kind("start", (CYCLES | frozenset({"Oven"}), "start"), (MEDIA, "play"), (_SWITCHED, "on"),
-                       (frozenset({"WaterValve", "Irrigation"}), "open"))
+_START_SAID = _by_kind("start", *_STARTED, (frozenset({"WaterValve", "Irrigation"}), "open"))
 # "stop" with no kind said stops what moves or plays (a blind, a player, a cycle); a lamp or a fan said: off
 _STOP = _by_kind("stop", (LIGHTS | FANS | (CLIMATE - {"Oven"}) | SIRENS | _SWITCHED, "off"))
 _PAUSE = _by_kind("pause", (COVERS, "stop"))
@@ -142,6 +142,12 @@ _COLOURS_ZH = r"[红绿蓝黄紫橙粉青棕黑金]色"
 _MODES_EN = r"cool(?:ing)?|heat(?:ing)?|auto(?:matic)?|dry|dehumidify|fan only|eco|sleep|turbo|quiet|boost"
 _MODES_ZH = r"制冷|制热|除湿|送风|[\u4e00-\u9fff]{1,4}模式"
 _NO_VERB = _always(None)
+
+
+def _among_chinese(word: str) -> str:
+    """An English verb said among Chinese ("大门open一下"): no word boundary stands between it and a Chinese
+    character, so it is read where one is on either side."""
+    return rf"(?<![A-Za-z]){word}(?=[\u4e00-\u9fff])|(?<=[\u4e00-\u9fff]){word}(?![A-Za-z])"
 
 _SENSES_EN: tuple[tuple[str, str, Reading], ...] = (
     # operations said outright
@@ -267,9 +273,9 @@ _SENSES_EN: tuple[tuple[str, str, Reading], ...] = (
 _SENSES_ZH: tuple[tuple[str, str, Reading], ...] = (
     (r"播放器|开关机|开关|关系|关于|开心|离开|公开", OPERATION, _NO_VERB),  # nouns holding a verb's character
     # English verbs said among Chinese ("大门open一下", "帮我unlock一下后门"): no word boundary to a Chinese character
-    (r"(?<![A-Za-z])unlock(?=[\u4e00-\u9fff])|(?<=[\u4e00-\u9fff])unlock(?![A-Za-z])", OPERATION, _always("unlock")),
-    (r"(?<![A-Za-z])open(?=[\u4e00-\u9fff])|(?<=[\u4e00-\u9fff])open(?![A-Za-z])", SWITCH, _OPEN),
-    (r"(?<![A-Za-z])close(?=[\u4e00-\u9fff])|(?<=[\u4e00-\u9fff])close(?![A-Za-z])", SWITCH, _CLOSE),
+    (_among_chinese("unlock"), OPERATION, _always("unlock")),
+    (_among_chinese("open"), SWITCH, _OPEN),
+    (_among_chinese("close"), SWITCH, _CLOSE),
     (r"解锁|开锁|打开门锁|把门锁打开", OPERATION, _always("unlock")),
     (ZH_LET_IN, SWITCH, _OPEN),  # "让他进来": someone let in, as "let them in"
     # "安防撤一下", "把安防撤了": the security said, then withdrawn

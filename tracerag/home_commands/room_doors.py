@@ -197,8 +197,15 @@ def door_waited_at(index, clause: str, about: str | None) -> np.ndarray | None:
     """Per device, for a clause letting someone in that says nowhere ("let him through"), where another clause says
     where they wait: the one door of that place ("he's at the pontoon gate with his shopping": the Pontoon's; "the
     lorry is waiting outside the yard": the yard's gate), or the one door called so ("the engineer is at the gate in
-    his car": the one gate; 他在后门没带钥匙: the 后门); None where no other clause says so or no one door is."""
-    if about is None or about == clause or index.names.mentioned_rooms(clause) or DOOR_SAID.search(clause):
+    his car": the one gate; 他在后门没带钥匙: the 后门); None where no other clause says so or no one door is.
+    Read once per clause and text (the unnamed "it" and the clause's own reading each ask)."""
+    if about is None:
+        return None
+    return index.memo(("door waited at", clause, about), lambda: _door_waited_at(index, clause, about))
+
+
+def _door_waited_at(index, clause: str, about: str) -> np.ndarray | None:
+    if about == clause or index.names.mentioned_rooms(clause) or DOOR_SAID.search(clause):
         return None  # "Priya's at the side, let her in the staff door": the door the clause says
     others = about.replace(clause.strip(), " ")
     waiting = _WAITING_AT.search(others) or _ZH_WAITING_AT.search(others)

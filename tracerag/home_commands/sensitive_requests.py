@@ -172,15 +172,16 @@ class SensitiveRequests:
                                                                                              kinds_text)))
         verb = read_operation(verb_text(text, index), frozenset())  # the verb as said, no device's kind read in
         # 打开 a room switches its lights on, unless someone is to go in ("打开财务室，会计到了": its door)
-        door = room_door(self.index, text) if verb in ("open", "unlock") or verb is None and LET_IN.search(text) \
+        letting_in = bool(LET_IN.search(text))
+        door = room_door(self.index, text) if verb in ("open", "unlock") or verb is None and letting_in \
             or verb == "on" and someone_goes_in(about or text) else None  # 让会计进财务室: no verb but the letting in
         if door is not None and not door.any() and about is not None and points_back(text):
             door = door_of_the_room_said(index, text, about, pointing=True)  # "the luggage room, can you open it"
-        waited_at = door_waited_at(index, text, about) if LET_IN.search(text) else None
+        waited_at = door_waited_at(index, text, about) if letting_in else None
         if waited_at is not None:  # "he's at the pontoon gate with his shopping, let him through": that gate
             door = waited_at
-        elif LET_IN.search(text) and (let_by := (named_by > self._named_by_door_words(about or text))
-                                      & index.table.in_categories(DOORISH) & ~safes(index)).any():
+        elif letting_in and (let_by := (named_by > self._named_by_door_words(about or text))
+                             & index.table.in_categories(DOORISH) & ~safes(index)).any():
             # someone let in by a door or lock the text names by more than the word door ("let the patients in":
             # Patients' Entrance; "someone's at the door, let them in" names no Patio Door)
             door = let_by
@@ -193,7 +194,7 @@ class SensitiveRequests:
             performing &= ~index.table.in_categories(DOORISH)[index.table.row_device[rows]]  # shutter, turn it on"
         # someone let in comes through a door, a gate or a lock: never a valve or a safe ("buzz me in, forgot my
         # keys": no Key Safe)
-        let_through = index.table.in_categories(DOORISH) & ~safes(index) if LET_IN.search(text) else None
+        let_through = index.table.in_categories(DOORISH) & ~safes(index) if letting_in else None
         if let_through is not None:
             performing &= let_through[index.table.row_device[rows]]
         about = text if about is None else about
