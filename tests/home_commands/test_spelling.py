@@ -16,6 +16,8 @@ DEVICES = [
     ("shutter", "卷帘门", "r-shop", "GarageDoor", "p-switch"),
     ("blinds", "Kitchen Covers", "r-kitchen", "Blind", "p-switch"),
     ("gate-door", "Gate House Door", "r-gate", "Lock", "p-switch"),
+    ("safe", "保险柜", "r-shop", "Lock", "p-switch"),
+    ("roaster", "烤炉", "r-shop", "Oven", "p-switch"),
 ]
 
 
@@ -29,7 +31,11 @@ def index(tmp_path_factory, embedder):
     ("kitchn door", "kitchen door"),
     ("preheat the ovn", "preheat the oven"),
     ("preheat the oevn", "preheat the oven"),  # two letters swapped
+    ("unlok the frnt door", "unlock the front door"),  # the verb of a sensitive ask too
+    ("un lock the front door", "unlock the front door"),
     ("麻烦开一下卷帘们", "麻烦开一下卷帘门"),  # a character that sounds alike, where the name then reads whole
+    ("保险贵打开", "保险柜打开"),  # a wrong character picked from the input method's list
+    ("烤路开一下", "烤炉开一下"),  # a label of two characters
     ("unlock the gatehouse door", "unlock the gate house door"),  # two words of a name said as one
     ("the frontdoor", "the front door"),
 ])
@@ -41,6 +47,9 @@ def test_a_word_of_the_home_misspelt_by_one_letter_is_read_as_it(index, said, me
     "turn off all the lights",  # "all" is a common word, never "hall"
     "let the movers in",  # a different letter: never "covers"
     "set it to ten", "他们都在客厅", "play something by the doors", "open the doorhouse",
+    "空调调到三十度",  # a number is no misspelling (十度 sounds as 湿度 does)
+    "燃气灶是不是忘关了",  # nor a word a sentence is made of (忘关 sounds as 网关 does)
+    "车子靠路边停",  # two characters that sound as a label does, both other ones: 靠路 is no 烤炉
 ])
 def test_what_is_no_misspelling_is_left_as_said(index, said):
     assert corrected(index, said) == said

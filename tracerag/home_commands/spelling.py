@@ -6,12 +6,16 @@ ask is then refused. Only what can be nothing else is read again:
 
 - an English word of three letters or more that is no word of this home (its labels, rooms, words for kinds)
   and no common English word, one letter short of exactly one such word of four letters or more, or with two
-  letters swapped in it ("ovn": oven). A letter too many or a different letter is left alone ("movers" is
-  never "covers"), and so is a common word ("all" is never "hall");
+  letters swapped in it ("ovn": oven; "unlok" of the verbs of a sensitive ask too). A letter too many or a
+  different letter is left alone ("movers" is never "covers"), and so is a common word ("all" is never "hall");
+  "un lock" is "unlock";
 - an English word that is two words said together in a label or room of this home ("the gatehouse" of the Gate
   House, "backdoor" of the Back Door), read as those two words;
-- a Chinese character that sounds like the one a device's name has (们 for 门, 伐 for 阀), where with it the
-  characters before it are a run of a label or a word for a kind, and without it are not.
+- a Chinese character that sounds like the one a device's name has, picked by mistake from a pinyin input
+  method's list (卷帘们 for 卷帘门, 保险贵 for 保险柜, 德试曼 for 德施曼, 烤路 for 烤炉): where three characters
+  said are no run of a label or a word for a kind, and with one of them swapped for one of the same sound are
+  exactly one run of three of a label; or are a label of two or a word for a kind so (no numeral is ever
+  swapped). The sounds are each character's usual reading without its tone (``data/pinyin.txt``).
 """
 
 from __future__ import annotations
@@ -19,15 +23,19 @@ from __future__ import annotations
 import re
 import weakref
 from functools import lru_cache
+from pathlib import Path
 
 from .category_words import CATEGORY_WORDS
 from .device_files import LABEL_MAX
 from .text_match import tokens
 
 _WORD = re.compile(r"[A-Za-z]{3,}")
-# Chinese characters typed for one that sounds alike in a device's name
-_SOUNDS_LIKE = {"们": "门", "闷": "门", "伐": "阀", "罚": "阀", "相": "箱", "裤": "库", "酷": "库", "桶": "筒",
-                "登": "灯"}
+_UN_LOCK = re.compile(r"\bun[\s-]+lock", re.I)
+# the verbs of a sensitive ask, read again where misspelt ("unlok", "disram")
+_SENSITIVE_VERBS = frozenset({"unlock", "disarm"})
+_FUNCTION_CHARACTERS = frozenset("忘是不没了的在有把给让被和也都就还要想")
+_NUMERALS = frozenset("零〇一二两三四五六七八九十百千万亿")  # "十度", "百分之": a number is never a misspelling
+_PINYIN = Path(__file__).with_name("data") / "pinyin.txt"
 # common English words that are one letter short of a word a home may use ("all" of hall, "her" of here)
 _COMMON = frozenset("""
 a about above after again all also am an and any are as ask at away back be been before being below between
@@ -57,6 +65,7 @@ opposite near nearby next over onto into within without underneath upon atop pas
 
 def corrected(index, text: str) -> str:
     """The text with each misspelt word of this home read as it (see the module docstring); as said where none."""
+    text = _UN_LOCK.sub("unlock", text)
     if text.isascii():
         return _WORD.sub(lambda m: _english(index, m.group(0)), text) if _WORD.search(text) else text
     text = _WORD.sub(lambda m: _english(index, m.group(0)), text)
@@ -72,7 +81,8 @@ def _english(index, word: str) -> str:
     split = {f"{lower[:i]} {lower[i:]}" for i in range(3, len(lower) - 2) if (lower[:i], lower[i:]) in pairs}
     if len(split) == 1:
         return split.pop()
-    found = {w for w in _one_letter_short(lower) | _swapped(lower) if w in vocabulary and len(w) >= 4}
+    found = {w for w in _one_letter_short(lower) | _swapped(lower)
+             if (w in vocabulary or w in _SENSITIVE_VERBS) and len(w) >= 4}
     return found.pop() if len(found) == 1 else word
 
 
@@ -87,16 +97,43 @@ def _swapped(word: str) -> set[str]:
 
 
 def _chinese(index, text: str) -> str:
-    runs = home_runs(index)
+    runs, by_sound = home_runs(index), _runs_by_sound(index)
+    sounds = _sounds()
     chars = list(text)
-    for i, ch in enumerate(chars):
-        meant = _SOUNDS_LIKE.get(ch)
-        if meant is None or meant == ch or i == 0:
-            continue
-        before = "".join(chars[max(0, i - 2):i])
-        if any(before[j:] + meant in runs and before[j:] + ch not in runs for j in range(len(before) - 1, -1, -1)):
-            chars[i] = meant
+    for n in (3, 2):  # a label's three characters before a word's two ("保险贵": 保险柜, not 险柜 alone)
+        for i in range(len(chars) - n + 1):
+            said = "".join(chars[i:i + n])
+            if said in runs or any(ch in _NUMERALS for ch in said):
+                continue
+            sound = tuple(sounds.get(ch) for ch in said)
+            meant = {run for run in by_sound.get(sound, ()) if sum(a != b for a, b in zip(run, said, strict=True)) == 1}
+            if len(meant) != 1:
+                continue
+            run = meant.pop()
+            k = next(k for k in range(n) if run[k] != said[k])
+            # a character that is a word of the home with its neighbour is as meant ("温控调" is no 恒温空调's
+            # 温空调), and so is one of the words a sentence is made of ("忘关了" is no 网关)
+            beside = "".join(chars[max(0, i + k - 1):i + k + 2])
+            if said[k] in _FUNCTION_CHARACTERS or any(beside[j:j + 2] in runs for j in range(len(beside) - 1)):
+                continue
+            chars[i:i + n] = run
     return "".join(chars)
+
+
+@lru_cache(maxsize=1)
+def _sounds() -> dict[str, str]:
+    """Each common Chinese character's usual sound, without its tone (``data/pinyin.txt``)."""
+    sounds: dict[str, str] = {}
+    for line in _PINYIN.read_text(encoding="utf-8").splitlines():
+        if line and not line.startswith("#"):
+            sound, chars = line.split(" ", 1)
+            sounds.update(dict.fromkeys(chars, sound))
+    return sounds
+
+
+def _runs_by_sound(index) -> dict[tuple[str | None, ...], frozenset[str]]:
+    """The home's Chinese runs (``home_runs``) by how they sound."""
+    return _built(index)[3]
 
 
 _BUILT: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # per index: (its words, its runs)
@@ -117,11 +154,20 @@ def home_pairs(index) -> frozenset[tuple[str, str]]:
     return _built(index)[2]
 
 
-def _built(index) -> tuple[frozenset[str], frozenset[str], frozenset[tuple[str, str]]]:
-    """Read once per index: its English words, its Chinese runs and its pairs of English words."""
+def _built(index) -> tuple[frozenset[str], frozenset[str], frozenset[tuple[str, str]], dict]:
+    """Read once per index: its English words, its Chinese runs, its pairs of English words, its runs by sound."""
     built = _BUILT.get(index)
     if built is None:
-        built = _BUILT[index] = (_words_of(index), _runs_of(index), _pairs_of(index))
+        runs = _runs_of(index)
+        sounds = _sounds()
+        by_sound: dict[tuple[str | None, ...], set[str]] = {}
+        # what a wrong character is read back to: three characters of a label, a label of two ("烤炉") or a word
+        # for a kind ("烤箱"); any two of a longer label would take common words ("电视" is no 配电室's 电室)
+        whole = {d.label.strip() for d in index.home.devices} | _chinese_kind_words()
+        for run in (r for r in runs if len(r) == 3 and not r.isascii() or r in whole):
+            by_sound.setdefault(tuple(sounds.get(ch) for ch in run), set()).add(run)
+        built = _BUILT[index] = (_words_of(index), runs, _pairs_of(index),
+                                 {sound: frozenset(r) for sound, r in by_sound.items() if None not in sound})
     return built
 
 
@@ -142,6 +188,11 @@ def _words_of(index) -> frozenset[str]:
             if w.isascii() and w.isalpha()}
     said |= {w for r in (*home.rooms, *home.floors.values()) for w in tokens(r.lower()) if w.isascii() and w.isalpha()}
     return frozenset(said | _kind_words())
+
+
+@lru_cache(maxsize=1)
+def _chinese_kind_words() -> frozenset[str]:
+    return frozenset(w for chinese, _ in CATEGORY_WORDS.values() for w in chinese)
 
 
 @lru_cache(maxsize=1)
