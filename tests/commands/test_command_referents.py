@@ -8,6 +8,8 @@ operation asked is its operation and the utterance refers to its device.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from conftest import write_home
 
@@ -523,6 +525,38 @@ def test_a_visitor_let_in_comes_through_the_one_way_in(one_way_in, query):
 def test_animals_cars_and_the_speaker_are_not_let_in_at_the_front_door(one_way_in, query):
     # the speaker stands at a door only they know; "open up" lets no one in by itself
     assert ("front", "main-lock-unlock") not in acted_on(one_way_in(query=query))
+
+
+YARD_ROOMS = {"r-yard": "Yard", "r-tack": "Tack Room", "r-hall": "Hallway", "r-kitchen": "Kitchen"}
+YARD_DEVICES = [
+    ("ultion", "Ultion", "r-hall", "Lock", "p-lock", "Ultion Nuki Plus"),  # a door lock by its maker, no word "lock"
+    ("yard-gate", "Yard Gate", "r-yard", "GarageDoor", "p-garage"),
+    ("tack", "Tack Room Door", "r-tack", "Lock", "p-lock"),
+    ("hall-light", "Hallway Light", "r-hall", "Light", "p-switch"),
+]
+
+
+@pytest.mark.parametrize("query", ["front door unlock, mum is visiting", "open the door to the house",
+                                   "let me into the flat"])
+def test_a_lock_called_by_a_door_lock_makers_name_is_the_way_in(tmp_path, embedder, query):
+    program = no_lm(tmp_path, YARD_DEVICES, {**SPECS, "p-garage": GARAGE}, YARD_ROOMS, embedder)
+    pred = program(query=query)  # "the flat" is no room here: the home as a whole, come in by its way in
+    assert (pred.candidates[0].device_id, pred.candidates[0].command_id) == ("ultion", "main-lock-unlock")
+
+
+def test_a_makers_lock_upstairs_is_no_way_in_to_the_shop_below(tmp_path, embedder):
+    floors = {"店面": "一楼", "仓库": "一楼", "客厅": "二楼"}
+    rooms = {f"r-{i}": name for i, name in enumerate(floors)}
+    devices = [("dsm", "德施曼", "r-2", "Lock", "p-lock", "德施曼 Q50"),
+               ("shutter", "卷帘门", "r-0", "GarageDoor", "p-garage"),
+               ("store", "仓库门", "r-1", "Lock", "p-lock"),
+               ("shop-light", "店面灯", "r-0", "Light", "p-switch")]
+    home = write_home(tmp_path, devices, {**SPECS, "p-garage": GARAGE}, rooms)
+    (home / "rooms.json").write_text(json.dumps({"items": [
+        {"roomId": room_id, "name": name, "floor": floors[name]} for room_id, name in rooms.items()]},
+        ensure_ascii=False), encoding="utf-8")
+    program = CommandRetrieval(CommandIndex(Home.load(home), embedder), ir_source="none")
+    assert ("dsm", "main-lock-unlock") not in acted_on(program(query="开门营业"))  # the flat's door, not the shop's
 
 
 def test_several_ways_in_let_no_one_in_unasked(tmp_path, embedder):

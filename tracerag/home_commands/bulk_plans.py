@@ -140,7 +140,7 @@ def bulk_scope(index, ir: QueryIR, utterance: str, operation: str | None = None)
         of_kind |= index.arguments.value_devices(utterance, ir.action)
     device_ok &= of_kind
     hint = names.name_key(ir.name_hint) if ir.name_hint else ()
-    if hint:
+    if hint and device_ok.any():  # (with none left, no name narrows anything)
         named = names.carrying(hint) & device_ok
         # Without a type_hint the name may be the word for the kind ("窗帘", "空调"). An LM's
         # name_hint is meant as a name, and in a category of carriers (switches, plugs) a name is

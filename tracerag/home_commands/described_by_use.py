@@ -132,7 +132,7 @@ def _of_sort(index, sort: str) -> np.ndarray:
     if sort == "container":
         locks = categories == "Lock"
         boxes = locks & ~doors_among(index, locks, DOOR_WORDS)
-        boxes[ways_in_by_maker(index.home.devices)] = False
+        boxes[ways_in_by_maker(index.home.devices, index.home.floors)] = False
         return boxes | (locks & safes(index))
     return np.ones(len(categories), dtype=bool)
 

@@ -15,6 +15,7 @@ import numpy as np
 
 from .category_words import categories_said
 from .device_kinds import safes
+from .floor_levels import rooms_upstairs
 from .text_match import tokens
 
 DOOR_WORDS = frozenset({"门", "door", "gate"})
@@ -79,6 +80,9 @@ _JUDGED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # per index: {
 # what a lock's maker may call it that is no door's lock
 _NO_DOOR_LOCK = re.compile(r"safe|locker|cabinet|box|flap|柜|箱", re.I)
 _DOOR_LOCK = re.compile(r"deadbolt|\bdoor|smart\s*lock|门锁|智能锁", re.I)  # "Paxton Net2 Entry Door Controller"
+# makers whose locks are door locks, whatever the model is called ("Ultion Nuki Plus", "Salto XS4")
+_DOOR_LOCK_MAKERS = re.compile(r"\b(?:nuki|ultion|yale|august|schlage|kwikset|abloy|salto|ultraloq|danalock|tedee|"
+                               r"lockly|conexis)\b|德施曼|凯迪仕|鹿客", re.I)
 
 
 def door_lock_by_model(device) -> bool:
@@ -90,7 +94,8 @@ def door_lock_by_model(device) -> bool:
     model = tokens(device.model)
     label = tokens(device.label)
     by_maker = bool(label) and all(w in model or any(c.isdigit() for c in w) for w in label)
-    return by_maker and bool(_DOOR_LOCK.search(device.model)) and not _NO_DOOR_LOCK.search(device.model)
+    return by_maker and bool(_DOOR_LOCK.search(device.model) or _DOOR_LOCK_MAKERS.search(device.model)) and \
+        not _NO_DOOR_LOCK.search(device.model)
 
 
 _RECEPTION = frozenset({"lobby", "reception"})
@@ -128,14 +133,16 @@ def maker_named_at_reception(device) -> bool:
         bool(set(tokens(device.room)) & _RECEPTION)
 
 
-def ways_in_by_maker(devices) -> list[int]:
+def ways_in_by_maker(devices, floors: dict[str, str]) -> list[int]:
     """The indices of the locks that are the way in by their maker's name alone: those at reception; else, where
     no door or lock says the way in, the home's one door lock so called (a restaurant's "Yale Conexis" in its
-    dining room: the front door a visitor is let in by, though "unlock please" still asks which lock)."""
+    dining room: the front door a visitor is let in by, though "unlock please" still asks which lock), never one
+    upstairs (``floors``: room -> floor; a flat's 德施曼 over the shop is no way in to the shop)."""
     at_reception = [d for d, device in enumerate(devices) if maker_named_at_reception(device)]
     if at_reception or any(device.category in ("Door", "Lock") and says_way_in(device) for device in devices):
         return at_reception
-    by_maker = [d for d, device in enumerate(devices) if door_lock_by_model(device)]
+    upstairs = rooms_upstairs(floors)
+    by_maker = [d for d, device in enumerate(devices) if door_lock_by_model(device) and device.room not in upstairs]
     return by_maker if len(by_maker) == 1 else []
 
 

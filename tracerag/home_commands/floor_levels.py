@@ -50,18 +50,30 @@ def _level(name: str, main_named: bool) -> float | None:
     return None
 
 
-def relative_floors(floors: set[str]) -> dict[str, tuple[str, ...]]:
-    """"upstairs" / "楼上" and "downstairs" / "楼下" -> the floors each means in this home, where every floor's
-    name gives its height, at least one floor stands above the main one, and no floor is itself called so."""
+def _above_and_below(floors: set[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(the floors above the main one, the main one and those below), where every floor's name gives its height
+    and there are two or more; ((), ()) otherwise."""
     main_named = any(_MAIN.search(f) for f in floors)
     levels = {floor: _level(floor, main_named) for floor in floors}
     if len(floors) < 2 or any(level is None for level in levels.values()):
-        return {}
+        return (), ()
     main = min((level for level in levels.values() if level >= 0), default=None)
     if main is None:
-        return {}
-    up = tuple(sorted(f for f, level in levels.items() if level > main))
-    down = tuple(sorted(f for f, level in levels.items() if level <= main))
+        return (), ()
+    return (tuple(sorted(f for f, level in levels.items() if level > main)),
+            tuple(sorted(f for f, level in levels.items() if level <= main)))
+
+
+def rooms_upstairs(floors: dict[str, str]) -> set[str]:
+    """The rooms on a floor above the one people enter at (``Home.floors``: room -> floor): a flat over a shop."""
+    up, _ = _above_and_below(set(floors.values()))
+    return {room for room, floor in floors.items() if floor in up}
+
+
+def relative_floors(floors: set[str]) -> dict[str, tuple[str, ...]]:
+    """"upstairs" / "楼上" and "downstairs" / "楼下" -> the floors each means in this home, where every floor's
+    name gives its height, at least one floor stands above the main one, and no floor is itself called so."""
+    up, down = _above_and_below(floors)
     if not up:
         return {}
     said = {f.strip().lower() for f in floors}

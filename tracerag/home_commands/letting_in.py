@@ -96,6 +96,14 @@ def a_visitor_let_in(text: str) -> bool:
 
 # the speaker let in stands at a door only they know; one buzzed in stands where the buzzer is, at the way in
 _SPEAKER = re.compile(r"\blet\s+(?:me|us)\b", re.I)
+# the home itself said as where someone is let in: "let me into the house", "let us into the flat"
+_INTO_THE_HOME = re.compile(r"\binto\s+(?:the|my|our)\s+(?:house|flat|home|apartment)\b", re.I)
+
+
+def let_into_the_home(text: str) -> bool:
+    """Whether the text lets anyone, the speaker too, into the home as a whole ("let me into the flat", where no
+    room is called the flat): they come to its way in."""
+    return bool(LET_IN.search(text) and _INTO_THE_HOME.search(text))
 
 
 # someone waiting at the door, said in a clause of its own ("a party of eight is waiting out front", "there's

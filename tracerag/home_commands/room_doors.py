@@ -21,7 +21,14 @@ from .door_words import (
     says_way_in,
     ways_in_by_maker,
 )
-from .letting_in import LET_IN, a_vehicle_let_in, a_visitor_let_in, animal_home_words, without_whom
+from .letting_in import (
+    LET_IN,
+    a_vehicle_let_in,
+    a_visitor_let_in,
+    animal_home_words,
+    let_into_the_home,
+    without_whom,
+)
 from .numerals import numbered_in_digits
 from .operation_words import read_operation, verb_text
 from .referents import named
@@ -98,7 +105,8 @@ def _find_room_door(index, text: str) -> np.ndarray:
     if categories_said(index.rooms.without_room_names(text)):
         return none
     if not places:  # a visitor let in, nowhere said: the home's one way in ("let the guests in")
-        visitor = a_visitor_let_in(text) and not (named(index, text).any() or index.names.mentioned_rooms(text))
+        visitor = (a_visitor_let_in(text) or let_into_the_home(text)) and \
+            not (named(index, text).any() or index.names.mentioned_rooms(text))
         return the_way_in(index) if visitor else none
     there = index.rooms.devices_in(places)
     unlocking = read_operation(verb_text(text, index), frozenset()) == "unlock"
@@ -121,7 +129,7 @@ def the_way_in(index) -> np.ndarray:
         home = index.home
         doors = doors_among(index, index.table.in_categories(_WAY_IN_KINDS), DOOR_WORDS)
         way_in = {d for d in np.flatnonzero(doors).tolist() if says_way_in(home.devices[d])} | \
-            set(ways_in_by_maker(home.devices))
+            set(ways_in_by_maker(home.devices, home.floors))
         if not way_in:  # a shop's or a practice's: the door of the room where visitors come in
             way_in = {d for d in np.flatnonzero(doors).tolist() if set(tokens(home.devices[d].room)) & _PUBLIC_ROOMS}
         out = np.zeros(len(home.devices), dtype=bool)

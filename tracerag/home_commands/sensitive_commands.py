@@ -169,7 +169,7 @@ class SensitiveRows:
         # Controller") count with its label's
         sensitive_devices = np.unique(table.row_device[self.rows]).tolist()
         self.model_words = {d: set(tokens(home.devices[d].model)) for d in sensitive_devices}
-        ways_in = set(ways_in_by_maker(home.devices))
+        ways_in = set(ways_in_by_maker(home.devices, home.floors))
         # per device: the way in only because it is the home's one lock called by its maker (no bare verb reaches it)
         self.way_in_guessed = {d for d in ways_in if not maker_named_at_reception(home.devices[d])}
         # (a staff or side entrance is no way in for "the front door": its words for the way in go)
