@@ -559,6 +559,54 @@ def test_a_makers_lock_upstairs_is_no_way_in_to_the_shop_below(tmp_path, embedde
     assert ("dsm", "main-lock-unlock") not in acted_on(program(query="开门营业"))  # the flat's door, not the shop's
 
 
+MUSEUM_ROOMS = {"r-foyer": "Foyer", "r-main": "Main Gallery", "r-vault": "Vault Gallery", "r-strong": "Strongroom"}
+MUSEUM_DEVICES = [
+    ("salto", "Salto Lock", "r-foyer", "Lock", "p-lock", "Salto XS4 One Escutcheon"),  # its maker's name and "lock"
+    ("jewels", "Jewel Case", "r-main", "Lock", "p-lock"),  # "main" of the Main Gallery says no way in
+    ("coins", "Coin Case", "r-vault", "Lock", "p-lock"),
+    ("strongroom", "Strongroom Door", "r-strong", "Lock", "p-lock"),
+]
+
+
+@pytest.fixture(scope="module")
+def museum(tmp_path_factory, embedder):
+    return no_lm(tmp_path_factory.mktemp("museum"), MUSEUM_DEVICES, SPECS, MUSEUM_ROOMS, embedder)
+
+
+def test_a_case_in_the_main_gallery_is_one_of_two_cases_not_the_way_in(museum):
+    assert not {d for d, c in acted_on(museum(query="open the case")) if c == "main-lock-unlock"}
+
+
+@pytest.mark.parametrize("query", ["open the main entrance", "let the school group in, they're at the entrance"])
+def test_a_lock_called_by_its_maker_and_lock_in_the_foyer_is_the_way_in(museum, query):
+    pred = museum(query=query)
+    assert (pred.candidates[0].device_id, pred.candidates[0].command_id) == ("salto", "main-lock-unlock")
+
+
+COTTAGE_ROOMS = {"r-rowan": "Rowan Cottage", "r-heron": "Heron Cottage", "r-wren": "Wren Cottage"}
+COTTAGE_DEVICES = [
+    ("rowan-lock", "Rowan Nuki", "r-rowan", "Lock", "p-lock", "Nuki Smart Lock 4.0"),  # its room and its maker
+    ("rowan-patio", "Rowan Patio Door", "r-rowan", "Door", "p-door"),
+    *((f"{c}-safe", f"{c.title()} Key Safe", f"r-{c}", "Lock", "p-lock") for c in ("rowan", "heron", "wren")),
+]
+
+
+@pytest.fixture(scope="module")
+def cottages(tmp_path_factory, embedder):
+    return no_lm(tmp_path_factory.mktemp("cottages"), COTTAGE_DEVICES, {**SPECS, "p-door": DOOR}, COTTAGE_ROOMS,
+                 embedder)
+
+
+def test_guests_let_into_a_cottage_come_through_its_door_not_the_patio_door(cottages):
+    pred = cottages(query="rowan cottage guests are here, let them in")
+    assert (pred.candidates[0].device_id, pred.candidates[0].command_id) == ("rowan-lock", "main-lock-unlock")
+
+
+def test_both_of_three_asks_which_two(cottages):
+    assert not {d for d, c in acted_on(cottages(query="unlock both key safes for the changeover"))
+                if c == "main-lock-unlock"}
+
+
 def test_several_ways_in_let_no_one_in_unasked(tmp_path, embedder):
     devices = [*ENTRY_DEVICES, ("porch", "Porch Door", "r-entry", "Lock", "p-lock")]
     pred = no_lm(tmp_path, devices, {**SPECS, "p-door": DOOR, "p-garage": GARAGE}, ENTRY_ROOMS, embedder)(

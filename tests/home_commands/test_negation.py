@@ -45,3 +45,18 @@ def test_a_request_beside_a_negated_verb_is_kept(said, kept):
 def test_a_negation_word_that_negates_no_verb_changes_nothing(said):
     reading = read_negation(said)
     assert reading.text == said and not reading.negated and not is_negated(said)
+
+
+@pytest.mark.parametrize(("said", "read"), [
+    ("打开一楼所有门锁，油库门不要开", "除了油库门，打开一楼所有门锁"),
+    ("门都打开，别把后门打开", "除了后门，门都打开"),
+    ("unlock all the doors, but leave the office locked", "unlock all the doors except the office"),
+    ("unlock every door, don't open the back door", "unlock every door except the back door"),
+])
+def test_one_kept_shut_beside_all_opened_is_excepted_from_them(said, read):
+    assert read_negation(said).text == read
+
+
+def test_one_kept_shut_beside_one_opened_is_its_own_request():
+    # no "all" to except it from: the gate is asked to stay shut, the door still unlocked
+    assert read_negation("unlock the front door, don't open the gate").text == "unlock the front door, close the gate"

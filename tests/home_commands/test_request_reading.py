@@ -92,3 +92,9 @@ def test_a_fire_lit_is_a_heater_switched_on_and_no_word_for_a_light(said, plain)
 def test_at_once_is_now_and_once_a_condition():
     assert read_request("open the gate at once").requests
     assert not read_request("once you are in, lock the door").requests
+
+
+def test_a_time_ahead_then_zai_defers_the_request():
+    # "明天早上再开": open it tomorrow morning, not now (再 alone is "then": "开一下，再把灯打开" asks now)
+    assert read_request("明天早上再开卷闸门，现在把招牌灯关了").requests == []
+    assert read_request("卷闸门开一下，再把灯打开").requests

@@ -85,17 +85,25 @@ _DOOR_LOCK_MAKERS = re.compile(r"\b(?:nuki|ultion|yale|august|schlage|kwikset|ab
                                r"lockly|conexis)\b|德施曼|凯迪仕|鹿客", re.I)
 
 
-def door_lock_by_model(device) -> bool:
-    """Whether a lock labelled only by its maker's words ("Kevo 99250", "YRD256", 德施曼Q50: each word of its label
-    in its own name, or a model number) is a door's lock by that name ("Kwikset Kevo 99250 Touch-to-Open Smart
-    Lock"), and no safe, locker or cabinet."""
+def door_lock_by_model(device, in_its_room: bool = True) -> bool:
+    """Whether a lock labelled only by its maker's words ("Kevo 99250", "YRD256", 德施曼Q50, "Salto Lock": each
+    word of its label in its own name, or a model number) is a door's lock by that name ("Kwikset Kevo 99250
+    Touch-to-Open Smart Lock", or a maker whose locks are door locks), and no safe, locker or cabinet.
+    ``in_its_room``: a label that says its room besides ("Rowan Nuki" in Rowan Cottage) is one too; never so
+    called the home's way in (``ways_in_by_maker``), but that room's door."""
     if device.category != "Lock" or not device.model:
         return False
     model = tokens(device.model)
-    label = tokens(device.label)
-    by_maker = bool(label) and all(w in model or any(c.isdigit() for c in w) for w in label)
-    return by_maker and bool(_DOOR_LOCK.search(device.model) or _DOOR_LOCK_MAKERS.search(device.model)) and \
-        not _NO_DOOR_LOCK.search(device.model)
+    if not (_DOOR_LOCK.search(device.model) or _DOOR_LOCK_MAKERS.search(device.model)) or \
+            _NO_DOOR_LOCK.search(device.model):
+        return False
+    label = _maker_words(device)
+    if label and all(w in model or any(c.isdigit() for c in w) for w in label):
+        return True
+    room = {w for w in tokens(device.room) if w.isascii()}
+    maker = [w for w in label if w not in room]
+    return in_its_room and 0 < len(maker) < len(label) and all(w in model for w in maker) and \
+        not categories_said(" ".join(maker))  # a "Pool Gate" on the Pool Deck is called a gate, not by maker
 
 
 _RECEPTION = frozenset({"lobby", "reception"})
@@ -107,29 +115,57 @@ _ZH_NO_WAY_IN = re.compile(r"消防|安全出口|应急|紧急")  # 消防通道
 _SIDE_WAY = frozenset({"staff", "service", "side", "back", "rear", "delivery", "goods", "tradesmen", "trade"})
 
 
+# a door out to where the household sits outside: guests are let in elsewhere ("Rowan Patio Door" beside its lock)
+_GARDEN_SIDE = frozenset({"patio", "garden", "balcony", "terrace", "deck", "french", "sliding"})
+
+
+def garden_side(label: str) -> bool:
+    """Whether a door's label says it opens to a patio, garden, balcony or terrace."""
+    return bool(set(tokens(label)) & _GARDEN_SIDE) or any(w in label for w in ("阳台", "露台", "推拉"))
+
+
 def side_way(label: str) -> bool:
     """Whether a door's or a lock's label says it is a staff, service, side or back way in."""
     return bool(set(tokens(label)) & _SIDE_WAY)
 
 
+# what a room by the way in is called: "main" or "front" said of it is then the way in's ("Main Entrance",
+# "Front Porch"), and of any other room only which one it is ("Main Gallery", "Front Room")
+_ENTRANCE_ROOMS = frozenset({"entrance", "entry", "entryway", "foyer", "porch", "vestibule", "hall", "hallway",
+                             "lobby", "reception", "door", "doors", "gate", "step", "steps"})
+
+
+def room_words(room: str) -> set[str]:
+    """The words of a room's name as they speak of a door there: without "main" or "front" where the room is no
+    room by the way in (the Jewel Case in the Main Gallery is no way in)."""
+    words = set(tokens(room))
+    return words if words & _ENTRANCE_ROOMS else words - {"main", "front"}
+
+
 def says_way_in(device) -> bool:
     """Whether a door's or a lock's label, room or own name says it is the way in (the Front Door, the lock in the
     Entry, a Paxton "Entry Door Controller"), and it is no fire door, nor a staff or side way in."""
-    words = set(tokens(f"{device.label} {device.room} {device.model}"))
+    words = set(tokens(f"{device.label} {device.model}")) | room_words(device.room)
     return bool(words & ENTRANCE_WORDS) and not words & _NO_WAY_IN and not side_way(device.label) and \
         not _ZH_NO_WAY_IN.search(device.label)
 
 
 def named_by_maker(device) -> bool:
-    """Whether a device's label is only words of its own (maker's) name, and names no kind ("Salto", "Yale
-    Conexis"; never "Front Door")."""
-    return set(tokens(device.label)) <= set(tokens(device.model)) and not categories_said(device.label)
+    """Whether a device's label is only words of its own (maker's) name, with "lock" or not, and names no other
+    kind ("Salto", "Yale Conexis", "Salto Lock"; never "Front Door")."""
+    label = _maker_words(device)
+    return bool(label) and set(label) <= set(tokens(device.model)) and not categories_said(" ".join(label))
+
+
+def _maker_words(device) -> list[str]:
+    """The words of a lock's label but those that only say it is a lock ("Salto Lock": salto)."""
+    return [w for w in tokens(device.label) if w not in _LOCK_WORDS]
 
 
 def maker_named_at_reception(device) -> bool:
     """A lock called by its maker's name alone ("Salto") in a lobby or reception: the entrance's lock (a "Lobby
     Door" is named for its room, and says nothing of the way in)."""
-    return device.category == "Lock" and bool(tokens(device.label)) and named_by_maker(device) and \
+    return device.category == "Lock" and named_by_maker(device) and \
         bool(set(tokens(device.room)) & _RECEPTION)
 
 
@@ -142,7 +178,8 @@ def ways_in_by_maker(devices, floors: dict[str, str]) -> list[int]:
     if at_reception or any(device.category in ("Door", "Lock") and says_way_in(device) for device in devices):
         return at_reception
     upstairs = rooms_upstairs(floors)
-    by_maker = [d for d, device in enumerate(devices) if door_lock_by_model(device) and device.room not in upstairs]
+    by_maker = [d for d, device in enumerate(devices)
+                if door_lock_by_model(device, in_its_room=False) and device.room not in upstairs]
     return by_maker if len(by_maker) == 1 else []
 
 

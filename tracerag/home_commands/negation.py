@@ -8,7 +8,9 @@ what was asked. :func:`read_negation` rewrites the utterance first:
   lights on") asks for its opposite, which stops it ("关闭", "turn ... off", "close");
 - any other negated verb ("别锁门", "不要静音", "don't turn off the fan") asks for nothing to be done
   and is dropped; an utterance left without a verb or a value then asks for nothing at all;
-- except a mute that has to end now ("别静音了", "电视别再静音了"): that asks for unmute.
+- except a mute that has to end now ("别静音了", "电视别再静音了"): that asks for unmute;
+- and a clause that keeps one thing shut beside another that opens all of a kind ("打开所有门锁，油库门不要开",
+  "unlock all the doors, but leave the office locked") excepts it from them, as "除了" and "except" say.
 
 So a negation never makes a command start, open or unlock anything: read wrongly, it stops something.
 Only a negation word right before a verb counts: "别的灯都打开" (the other lights) and "厨房没人了"
@@ -84,8 +86,41 @@ def _en_reading(match: re.Match) -> str:
     return f" {match['middle'] or ''}"  # turn off, lock, mute ...: nothing to do
 
 
+# a clause that keeps one shut beside another that opens all of a kind: what it names is excepted from them
+# ("打开一楼所有门锁，油库门不要开", "unlock all the doors, but leave the office locked")
+_ZH_KEPT_SHUT = re.compile(r"^(?:(?:不要|别|不用)把(?P<before>[^把]{1,12}?)(?:打开|开锁|解锁|开)|"
+                           r"(?P<what>[^把]{1,12}?)(?:就|也|先)?(?:不要|别|不用|不)(?:再)?(?:打开|开锁|解锁|开))"
+                           r"[了吧啊哦]?$")
+_EN_KEPT_SHUT = re.compile(r"^(?:but\s+)?(?:please\s+)?(?:(?:don'?t|do\s+not|never)\s+(?:open|unlock)\s+(?P<what>.+?)|"
+                           r"(?:leave|keep)\s+(?P<left>.+?)\s+(?:locked|shut|closed))(?:\s+(?:though|please))?$",
+                           re.IGNORECASE)
+_ALL_OPENED = re.compile(r"(?:所有|全部|全都|都|每个|每一个)[^，,]*(?:打开|开锁|解锁|开)|"
+                         r"(?:打开|开锁|解锁|开)[^，,]*(?:所有|全部)|"
+                         r"\b(?:all|every|everything|each)\b.*\b(?:open|unlock)\b|"
+                         r"\b(?:open|unlock)\b.*\b(?:all|every|everything|each)\b", re.IGNORECASE)
+
+
+def _kept_shut_excepted(utterance: str) -> str:
+    """The utterance with a clause that keeps something shut, said beside one that opens all of a kind, read as
+    that thing excepted from them: "打开所有门锁，油库门不要开" -> "除了油库门，打开所有门锁"."""
+    clauses = [c.strip() for c in re.split(r"[，,;；。]", utterance) if c.strip()]
+    kept, others = [], []
+    for clause in clauses:
+        match = _ZH_KEPT_SHUT.match(clause) or _EN_KEPT_SHUT.match(clause)
+        if match:
+            kept.append(next(g for g in match.groups() if g))
+        else:
+            others.append(clause)
+    if not kept or not others or not any(_ALL_OPENED.search(c) for c in others):
+        return utterance
+    if utterance.isascii():
+        return f"{', '.join(others)} except {' and '.join(kept)}"
+    return f"除了{'和'.join(kept)}，{'，'.join(others)}"
+
+
 def read_negation(utterance: str) -> NegationReading:
     """The utterance with each negated verb read as what it asks for (see the module docstring)."""
+    utterance = _kept_shut_excepted(utterance)
     utterance = _STOP_MUTING.sub("取消静音", utterance)  # "别静音了": mute no longer, i.e. unmute (no negation)
     text, zh = _ZH.subn(_zh_reading, utterance)
     text, en = _EN.subn(_en_reading, text)

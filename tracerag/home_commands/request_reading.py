@@ -120,8 +120,11 @@ class RequestReading:
 
 # a condition: what follows it waits for something ("if you can, unlock the door", "等我到家了，打开车库门")
 # put off or taken back: nothing is asked now ("等阿姨来了再开门", "open the safe, no, wait, forget it")
-NOT_NOW = re.compile(r"等[^，,。；;！!？?]{1,12}?再|算了|不用了|\b(?:forget (?:it|that)|never\s?mind|cancel that|"
-                     r"scratch that)\b", re.I)
+# (a time ahead, then 再: "明天早上再开卷闸门" opens it tomorrow, not now)
+NOT_NOW = re.compile(r"等[^，,。；;！!？?]{1,12}?再|"
+                     r"(?:明天|明早|明晚|后天|待会儿?|等会儿?|一会儿?|过会儿?|晚点|下午|晚上|今晚|下次|以后)"
+                     r"[^，,。；;！!？?]{0,6}?再|算了|不用了|"
+                     r"\b(?:forget (?:it|that)|never\s?mind|cancel that|scratch that)\b", re.I)
 CONDITION = re.compile(r"如果|要是|假如|的话|等我|等到|到时候?|"
                        r"\b(?:if|when|whenever|unless|(?<!at )once|after|before)\b", re.I)  # "at once" is now
 

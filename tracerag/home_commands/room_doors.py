@@ -18,6 +18,7 @@ from .door_words import (
     ENTRANCE_SAID,
     door_qualifiers,
     doors_among,
+    garden_side,
     says_way_in,
     ways_in_by_maker,
 )
@@ -116,6 +117,10 @@ def _find_room_door(index, text: str) -> np.ndarray:
     doors = doors_among(index, there & index.table.in_categories(DOORISH), DOOR_WORDS)
     if letting_in and a_vehicle_let_in(text) and (doors & index.table.in_category("GarageDoor")).any():
         doors &= index.table.in_category("GarageDoor")  # "let the van into the yard": its gate, not the bin gate
+    elif letting_in and doors.sum() > 1:  # guests let into the cottage: by its door, not the patio door
+        inside = doors.copy()
+        inside[[d for d in np.flatnonzero(doors).tolist() if garden_side(index.home.devices[d].label)]] = False
+        doors = inside if inside.any() else doors
     if doors.sum() > 1 and len(places) == 1:  # the Gate House's door is the Gate House Door, not its Road Gate
         doors = _carrying_room_name(index, doors, places)  # (of a floor's rooms, no one room's door is meant)
     return doors if doors.sum() == 1 else none

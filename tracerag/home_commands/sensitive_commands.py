@@ -21,7 +21,14 @@ import numpy as np
 from .category_words import word_pattern
 from .command_table import CommandTable
 from .devices import CommandSpec, Device
-from .door_words import ENTRANCE_WORDS, door_lock_by_model, maker_named_at_reception, side_way, ways_in_by_maker
+from .door_words import (
+    ENTRANCE_WORDS,
+    door_lock_by_model,
+    maker_named_at_reception,
+    room_words,
+    side_way,
+    ways_in_by_maker,
+)
 from .home_policy import HomePolicy
 from .text_match import tokens
 
@@ -173,8 +180,9 @@ class SensitiveRows:
         # per device: the way in only because it is the home's one lock called by its maker (no bare verb reaches it)
         self.way_in_guessed = {d for d in ways_in if not maker_named_at_reception(home.devices[d])}
         # (a staff or side entrance is no way in for "the front door": its words for the way in go)
-        self.device_words = {int(d): (set(tokens(f"{home.devices[d].label} {home.devices[d].room} "
+        self.device_words = {int(d): (set(tokens(f"{home.devices[d].label} "
                                                  f"{home.floors.get(home.devices[d].room, '')}"))
+                                      | room_words(home.devices[d].room)
                                       | ({"door", "门"} if door_lock_by_model(home.devices[d]) else set())
                                       | (self.model_words[d] & ENTRANCE_WORDS)
                                       | ({"entrance"} if d in ways_in else set()))

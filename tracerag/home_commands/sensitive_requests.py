@@ -60,6 +60,7 @@ _HEATERS = frozenset({"Oven", "Cooktop"})  # what switching on lights a fire
 # a complaint of the dark: a verb said alone after it asks for light
 _DARK = re.compile(r"\b(?:dark|darker|pitch black|can't see|cannot see)\b|"
                    r"太暗|很暗|好暗|暗了|太黑|很黑|好黑|黑了|黑乎乎|看不见|看不清", re.I)
+_BOTH = re.compile(r"\bboth\b|两个都|两扇都|两把都|俩都", re.I)
 _MAIN = re.compile(r"\bmains?\b|总阀", re.I)  # a supply's main said alone ("except the main")
 _DOOR_TO = re.compile(r"\b(?:door|gate)s?\s+(?:to|into|onto|out to|leading to|that goes to)\b|通往|通向|去", re.I)
 # what a switching verb does on a device that opens rather than switches, and the other way round
@@ -257,7 +258,11 @@ class SensitiveRequests:
         valve" where three valves are: which one?); doors are read as doors are (the way in), and "all", "both",
         a plural, 都 ask for each. ``naming``: the text that says what the clause acts on."""
         # a gas valve is one of the valves: "open the valve" beside a water valve asks which
-        if not asked.any() or several_said(text):
+        if not asked.any():
+            return asked
+        if several_said(text):  # "both" of three: which two?
+            if _BOTH.search(text) and len(set(devices[asked].tolist())) != 2:
+                self._hold(asked, asked.copy(), devices, text)
             return asked
         # an "it" is what another clause says, as it says it ("unlatch the shop door, keep it open", "the gas for
         # the boiler, turn it back on")
