@@ -1516,3 +1516,28 @@ def test_every_room_door_of_a_guest_house_is_the_numbered_rooms(tmp_path, embedd
                ("owner", "Owner's Door", "r-owner", "Lock", "p-lock")]
     pred = no_lm(tmp_path, devices, SPECS, rooms, embedder)(query="unlock every room door except the owner's")
     assert {c.device_id for c in pred.candidates if c.asked} == {"room-1", "room-2"}
+
+
+GAS_ROOMS = {"r-kitchen": "厨房", "r-boiler": "锅炉间", "r-tea": "茶室"}
+GAS_DEVICES = [
+    ("gas-main", "燃气总阀", "r-boiler", "GasValve", "p-valve"),
+    ("hob", "灶台", "r-kitchen", "Cooktop", "p-switch"),
+    ("hob-light", "灶台灯", "r-kitchen", "Light", "p-switch"),
+    ("tea-light", "茶室灯", "r-tea", "Light", "p-switch"),
+]
+
+
+@pytest.fixture(scope="module")
+def gas_house(tmp_path_factory, embedder):
+    return no_lm(tmp_path_factory.mktemp("gas-house"), GAS_DEVICES, SPECS, GAS_ROOMS, embedder)
+
+
+@pytest.mark.parametrize("query", ["厨房的气打开", "开一下厨房的燃气，要做饭了"])
+def test_the_gas_of_a_room_that_burns_it_is_the_one_gas_valve_feeding_it(gas_house, query):
+    pred = gas_house(query=query)  # 气 said alone is the kitchen's gas; its valve stands in the boiler room
+    assert (pred.candidates[0].device_id, pred.candidates[0].command_id) == ("gas-main", "main-valve-open")
+
+
+@pytest.mark.parametrize("query", ["把茶室的燃气打开", "厨房的气温有点高"])
+def test_no_gas_is_opened_for_a_room_that_burns_none_nor_for_a_word_with_qi_in_it(gas_house, query):
+    assert ("gas-main", "main-valve-open") not in acted_on(gas_house(query=query))

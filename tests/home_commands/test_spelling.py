@@ -32,7 +32,6 @@ def index(tmp_path_factory, embedder):
     ("preheat the ovn", "preheat the oven"),
     ("preheat the oevn", "preheat the oven"),  # two letters swapped
     ("unlok the frnt door", "unlock the front door"),  # the verb of a sensitive ask too
-    ("un lock the front door", "unlock the front door"),
     ("麻烦开一下卷帘们", "麻烦开一下卷帘门"),  # a character that sounds alike, where the name then reads whole
     ("保险贵打开", "保险柜打开"),  # a wrong character picked from the input method's list
     ("烤路开一下", "烤炉开一下"),  # a label of two characters

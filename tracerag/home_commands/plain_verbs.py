@@ -1,6 +1,6 @@
 """English verbs people say for a command, in the words the command documents use: "activate the fans" ->
 "turn on the fans", "lights out" -> "lights off", "unpause" -> "resume", "un lock" -> "unlock", "go back" ->
-"previous track"; a Chinese verb said apart ("解个锁", "撤个防") -> said whole.
+"previous track"; a Chinese verb said apart ("解个锁", "撤个防") -> said whole; 厨房的气 -> 厨房的燃气.
 
 The documents hold one phrasing per command ("turn on, switch on, power on, start"); every synonym added
 there thins the rest of the document for the lexical and dense channels alike, so what people also say is
@@ -33,13 +33,16 @@ _REWRITES = tuple((re.compile(pattern, re.IGNORECASE), plain) for pattern, plain
 
 # verb-object words people split with a measure word or 上: 解个锁 is 解锁, 撤个防 撤防, 点个火 and 点上火 点火
 _SPLIT_ZH = re.compile(r"(解|撤|布|点|开|关)(?:一个|个|上)(锁|防|火|灯|门)")
+# the gas of a place or an appliance, said 气 alone: 厨房的气 is its 燃气, 热水器的气 the 燃气 it burns (and
+# never the 气温, 气泵 or 气味 of anything: only a 气 a verb or the clause's end follows)
+_GAS_OF = re.compile(r"的气(?=[开打关给先再]|\s*(?:[，,。.!！?？;；]|$))")
 
 
 def plain_verbs(text: str) -> str:
     """``text`` with each English verb phrase of the table above in the documents' words, and each Chinese
     verb said apart said whole."""
     if not text.isascii():
-        text = _SPLIT_ZH.sub(r"\1\2", text)
+        text = _GAS_OF.sub("的燃气", _SPLIT_ZH.sub(r"\1\2", text))
         if not re.search(r"[A-Za-z]", text):
             return text
     for pattern, plain in _REWRITES:

@@ -60,6 +60,16 @@ _HEATERS = frozenset({"Oven", "Cooktop"})  # what switching on lights a fire
 # a complaint of the dark: a verb said alone after it asks for light
 _DARK = re.compile(r"\b(?:dark|darker|pitch black|can't see|cannot see)\b|"
                    r"太暗|很暗|好暗|暗了|太黑|很黑|好黑|黑了|黑乎乎|看不见|看不清", re.I)
+_GAS_BURNERS = frozenset({"Cooktop", "Oven", "Range", "WaterHeater", "Boiler", "Fireplace", "Stove", "Grill"})
+_GAS_NAMED = re.compile(r"\bgas\b|燃气|煤气|天然气|灶", re.I)
+
+
+def _burning_gas(index) -> np.ndarray:
+    """Per device: an appliance that may burn gas (a cooktop, oven, boiler, water heater; or one a label says so)."""
+    return index.memo(("gas burners",), lambda: index.table.in_categories(_GAS_BURNERS) | np.asarray(
+        [bool(_GAS_NAMED.search(d.label)) and d.category != "GasValve" for d in index.home.devices], dtype=bool))
+
+
 _BOTH = re.compile(r"\bboth\b|两个都|两扇都|两把都|俩都", re.I)
 _MAIN = re.compile(r"\bmains?\b|总阀", re.I)  # a supply's main said alone ("except the main")
 _DOOR_TO = re.compile(r"\b(?:door|gate)s?\s+(?:to|into|onto|out to|leading to|that goes to)\b|通往|通向|去", re.I)
@@ -427,6 +437,11 @@ class SensitiveRequests:
         if "GasValve" not in kinds_said and only_specific("WaterValve", water):
             # a word for water is no word for gas: "the water main", 自来水 name no gas valve ("the valve" may)
             worded &= index.table.device_categories[devices] != "GasValve"
+        if rooms and "GasValve" in kinds_said:  # "厨房的燃气" where the kitchen has no gas valve but burns gas:
+            gas = index.table.device_categories[devices] == "GasValve"  # the home's one gas valve, or its main
+            if not (referred & gas).any() and (index.rooms.devices_in(rooms) & _burning_gas(index)).any():
+                one = len(set(devices[gas].tolist())) == 1
+                referred |= gas if one else gas & the_main(index, "GasValve")[devices]
         if supply := main_said(index, text):  # "the water main", "gas back on at the meter": the main alone
             main = the_main(index, supply)[devices]
             if main.any():

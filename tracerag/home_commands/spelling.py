@@ -8,7 +8,6 @@ ask is then refused. Only what can be nothing else is read again:
   and no common English word, one letter short of exactly one such word of four letters or more, or with two
   letters swapped in it ("ovn": oven; "unlok" of the verbs of a sensitive ask too). A letter too many or a
   different letter is left alone ("movers" is never "covers"), and so is a common word ("all" is never "hall");
-  "un lock" is "unlock";
 - an English word that is two words said together in a label or room of this home ("the gatehouse" of the Gate
   House, "backdoor" of the Back Door), read as those two words;
 - a Chinese character that sounds like the one a device's name has, picked by mistake from a pinyin input
@@ -30,7 +29,6 @@ from .device_files import LABEL_MAX
 from .text_match import tokens
 
 _WORD = re.compile(r"[A-Za-z]{3,}")
-_UN_LOCK = re.compile(r"\bun[\s-]+lock", re.I)
 # the verbs of a sensitive ask, read again where misspelt ("unlok", "disram")
 _SENSITIVE_VERBS = frozenset({"unlock", "disarm"})
 _FUNCTION_CHARACTERS = frozenset("忘是不没了的在有把给让被和也都就还要想")
@@ -65,7 +63,6 @@ opposite near nearby next over onto into within without underneath upon atop pas
 
 def corrected(index, text: str) -> str:
     """The text with each misspelt word of this home read as it (see the module docstring); as said where none."""
-    text = _UN_LOCK.sub("unlock", text)
     if text.isascii():
         return _WORD.sub(lambda m: _english(index, m.group(0)), text) if _WORD.search(text) else text
     text = _WORD.sub(lambda m: _english(index, m.group(0)), text)
