@@ -14,6 +14,7 @@ DEVICES = [
     ("hall", "Hall Light", "r-hall", "Light", "p-switch"),
     ("oven", "Oven", "r-kitchen", "Oven", "p-switch"),
     ("shutter", "卷帘门", "r-shop", "GarageDoor", "p-switch"),
+    ("panel", "Cerberus", "r-hall", "SecurityPanel", "p-switch"),
     ("blinds", "Kitchen Covers", "r-kitchen", "Blind", "p-switch"),
     ("gate-door", "Gate House Door", "r-gate", "Lock", "p-switch"),
     ("safe", "保险柜", "r-shop", "Lock", "p-switch"),
@@ -32,6 +33,7 @@ def index(tmp_path_factory, embedder):
     ("preheat the ovn", "preheat the oven"),
     ("preheat the oevn", "preheat the oven"),  # two letters swapped
     ("unlok the frnt door", "unlock the front door"),  # the verb of a sensitive ask too
+    ("disarm serberus", "disarm cerberus"),  # a long name with one letter wrong
     ("麻烦开一下卷帘们", "麻烦开一下卷帘门"),  # a character that sounds alike, where the name then reads whole
     ("保险贵打开", "保险柜打开"),  # a wrong character picked from the input method's list
     ("烤路开一下", "烤炉开一下"),  # a label of two characters

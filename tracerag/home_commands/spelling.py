@@ -6,8 +6,9 @@ ask is then refused. Only what can be nothing else is read again:
 
 - an English word of three letters or more that is no word of this home (its labels, rooms, words for kinds)
   and no common English word, one letter short of exactly one such word of four letters or more, or with two
-  letters swapped in it ("ovn": oven; "unlok" of the verbs of a sensitive ask too). A letter too many or a
-  different letter is left alone ("movers" is never "covers"), and so is a common word ("all" is never "hall");
+  letters swapped in it ("ovn": oven; "unlok" of the verbs of a sensitive ask too), or, of eight letters or
+  more, with one letter wrong ("serberus": Cerberus). A letter too many or a different letter in a shorter word is
+  left alone ("movers" is never "covers"), and so is a common word ("all" is never "hall");
 - an English word that is two words said together in a label or room of this home ("the gatehouse" of the Gate
   House, "backdoor" of the Back Door), read as those two words;
 - a Chinese character that sounds like the one a device's name has, picked by mistake from a pinyin input
@@ -29,6 +30,7 @@ from .device_files import LABEL_MAX
 from .text_match import tokens
 
 _WORD = re.compile(r"[A-Za-z]{3,}")
+_LONG = 8  # letters, from which one wrong letter still tells a word of the home ("certain" is no "curtain")
 # the verbs of a sensitive ask, read again where misspelt ("unlok", "disram")
 _SENSITIVE_VERBS = frozenset({"unlock", "disarm"})
 _FUNCTION_CHARACTERS = frozenset("忘是不没了的在有把给让被和也都就还要想")
@@ -80,6 +82,10 @@ def _english(index, word: str) -> str:
         return split.pop()
     found = {w for w in _one_letter_short(lower) | _swapped(lower)
              if (w in vocabulary or w in _SENSITIVE_VERBS) and len(w) >= 4}
+    if not found and len(lower) >= _LONG:  # "cerburus", "serberus": a long name with one letter wrong
+        stem = "".join(tokens(lower))  # as the home's words are read ("cerberus": cerberu)
+        found = {w + lower[len(stem):] for w in vocabulary
+                 if len(w) == len(stem) and sum(a != b for a, b in zip(w, stem, strict=True)) == 1}
     return found.pop() if len(found) == 1 else word
 
 
