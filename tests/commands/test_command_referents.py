@@ -1541,3 +1541,16 @@ def test_the_gas_of_a_room_that_burns_it_is_the_one_gas_valve_feeding_it(gas_hou
 @pytest.mark.parametrize("query", ["把茶室的燃气打开", "厨房的气温有点高"])
 def test_no_gas_is_opened_for_a_room_that_burns_none_nor_for_a_word_with_qi_in_it(gas_house, query):
     assert ("gas-main", "main-valve-open") not in acted_on(gas_house(query=query))
+
+
+def test_all_the_guest_rooms_are_the_numbered_rooms_doors_but_the_one_excepted(tmp_path, embedder):
+    rooms = {"r-1": "Room 1", "r-2": "Room 2", "r-3": "Room 3", "r-luggage": "Luggage Room", "r-lobby": "Lobby"}
+    devices = [*((f"room-{i}", f"Room {i} Door", f"r-{i}", "Lock", "p-lock") for i in (1, 2, 3)),
+               ("luggage", "Luggage Room Door", "r-luggage", "Lock", "p-lock"),
+               ("front", "Front Door", "r-lobby", "Lock", "p-lock"),
+               ("lobby-light", "Lobby Lights", "r-lobby", "Light", "p-switch")]
+    program = no_lm(tmp_path, devices, SPECS, rooms, embedder)
+    pred = program(query="unlock all the guest rooms except room 2, housekeeping is starting")
+    unlocked = {d for d, c in acted_on(pred) | {(c.device_id, c.command_id) for c in pred.candidates[:10]}
+                if c == "main-lock-unlock"}
+    assert unlocked == {"room-1", "room-3"}  # no Luggage Room, no Front Door, not room 2

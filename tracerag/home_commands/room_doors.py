@@ -103,6 +103,8 @@ def _find_room_door(index, text: str) -> np.ndarray:
         places = _place_opened(index, text)
         if not places and _entrance_opened(text):
             return the_way_in(index)
+        if not places and _EVERY_ROOM.search(text):  # "unlock all the guest rooms": each numbered room's door
+            return _numbered_rooms_doors(index)
     if categories_said(index.rooms.without_room_names(text)):
         return none
     if not places:  # a visitor let in, nowhere said: the home's one way in ("let the guests in")
@@ -124,6 +126,28 @@ def _find_room_door(index, text: str) -> np.ndarray:
     if doors.sum() > 1 and len(places) == 1:  # the Gate House's door is the Gate House Door, not its Road Gate
         doors = _carrying_room_name(index, doors, places)  # (of a floor's rooms, no one room's door is meant)
     return doors if doors.sum() == 1 else none
+
+
+# every room of a kind said, none of the home's rooms so called ("all the guest rooms", 所有客房)
+_EVERY_ROOM = re.compile(r"\b(?:all|every|each)\s+(?:of\s+)?(?:the\s+)?(?:[a-z]+\s+)?rooms?\b(?!\s+doors?\b)|"
+                         r"(?:所有|全部|每个|每间)的?(?:客房|房间)(?!门)", re.I)
+_NUMBERED = re.compile(r"^(?:room\s*)?\d{1,4}(?:号房|房间?)?$", re.I)  # Room 4, 203, 203房
+
+
+def _numbered_rooms_doors(index) -> np.ndarray:
+    """Per device: the one door of each numbered room (Room 1, Room 2, 203), where two or more are; none
+    otherwise (a room with two doors, or one numbered room, says no door for "all the rooms")."""
+    none = np.zeros(len(index.home.devices), dtype=bool)
+    numbered = [room for room in index.home.rooms if _NUMBERED.match(room.strip())]
+    if len(numbered) < 2:
+        return none
+    out = none.copy()
+    for room in numbered:
+        doors = doors_among(index, index.rooms.devices_in([room]) & index.table.in_categories(DOORISH), DOOR_WORDS)
+        if doors.sum() != 1:
+            return none
+        out |= doors
+    return out
 
 
 def the_way_in(index) -> np.ndarray:
