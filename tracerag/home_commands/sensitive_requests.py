@@ -42,6 +42,7 @@ from .door_words import (
     lock_qualifiers,
     says_door_locks,
 )
+from .excepted_asks import not_excepted
 from .home_names import compact
 from .home_operations import kinds_meant, operation_in
 from .letting_in import LET_IN, someone_goes_in
@@ -52,7 +53,7 @@ from .referents import kinds_acted_on, named, names_mixed, outside_room_names
 from .request_reading import points_back, read_request
 from .room_doors import DOORISH, door_of_the_room_said, door_waited_at, room_door
 from .sensitive_commands import SENSITIVE_KINDS, SensitiveRows
-from .supply_mains import main_said, the_main
+from .supply_mains import gas_feeding, main_said, the_main
 from .text_match import contains, tokens
 from .valves_served import valve_served
 
@@ -60,18 +61,7 @@ _HEATERS = frozenset({"Oven", "Cooktop"})  # what switching on lights a fire
 # a complaint of the dark: a verb said alone after it asks for light
 _DARK = re.compile(r"\b(?:dark|darker|pitch black|can't see|cannot see)\b|"
                    r"太暗|很暗|好暗|暗了|太黑|很黑|好黑|黑了|黑乎乎|看不见|看不清", re.I)
-_GAS_BURNERS = frozenset({"Cooktop", "Oven", "Range", "WaterHeater", "Boiler", "Fireplace", "Stove", "Grill"})
-_GAS_NAMED = re.compile(r"\bgas\b|燃气|煤气|天然气|灶", re.I)
-
-
-def _burning_gas(index) -> np.ndarray:
-    """Per device: an appliance that may burn gas (a cooktop, oven, boiler, water heater; or one a label says so)."""
-    return index.memo(("gas burners",), lambda: index.table.in_categories(_GAS_BURNERS) | np.asarray(
-        [bool(_GAS_NAMED.search(d.label)) and d.category != "GasValve" for d in index.home.devices], dtype=bool))
-
-
 _BOTH = re.compile(r"\bboth\b|两个都|两扇都|两把都|俩都", re.I)
-_MAIN = re.compile(r"\bmains?\b|总阀", re.I)  # a supply's main said alone ("except the main")
 _DOOR_TO = re.compile(r"\b(?:door|gate)s?\s+(?:to|into|onto|out to|leading to|that goes to)\b|通往|通向|去", re.I)
 # what a switching verb does on a device that opens rather than switches, and the other way round
 _COUNTERPART = {"open": "on", "close": "off", "on": "open", "off": "close"}
@@ -148,20 +138,8 @@ class SensitiveRequests:
         for clause in requests:  # a device held back in a clause is held back in what was said
             self.one_of_several(text).update(self.one_of_several(clause))
         if reading.excepted and asked.any():  # "every door except the kiln shed": nothing there, nor of a kind said
-            devices = self.index.table.row_device[self.sensitive.rows]
-            excepted_rooms = self.index.names.mentioned_rooms(reading.excepted)
-            excepted = named(self.index, reading.excepted)
-            asked &= excepted[devices] == 0
-            if excepted_rooms:
-                asked &= ~self.index.rooms.devices_in(excepted_rooms)[devices]
-            elif not excepted.any():  # no device named, a kind said: "all the valves but the gas one"
-                asked &= ~self.index.table.in_categories(set(categories_said(reading.excepted)))[devices]
-                if _MAIN.search(reading.excepted):  # "all the water valves except the main": its supply's main
-                    for supply in ("WaterValve", "GasValve"):
-                        asked &= ~the_main(self.index, supply)[devices]
-                if DOOR_SAID.search(reading.excepted):  # "every door except the front door": the way in, however
-                    said_door = [set(q) for q in door_qualifiers(reading.excepted)]  # its lock is called
-                    asked &= ~self.doors.fitting(devices, said_door, door_nouns(reading.excepted))
+            asked &= not_excepted(self.index, self.doors, self.index.table.row_device[self.sensitive.rows],
+                                  reading.excepted)
         return asked
 
     def _asked_in(self, text: str, named_by: np.ndarray, about: str | None = None,
@@ -437,11 +415,8 @@ class SensitiveRequests:
         if "GasValve" not in kinds_said and only_specific("WaterValve", water):
             # a word for water is no word for gas: "the water main", 自来水 name no gas valve ("the valve" may)
             worded &= index.table.device_categories[devices] != "GasValve"
-        if rooms and "GasValve" in kinds_said:  # "厨房的燃气" where the kitchen has no gas valve but burns gas:
-            gas = index.table.device_categories[devices] == "GasValve"  # the home's one gas valve, or its main
-            if not (referred & gas).any() and (index.rooms.devices_in(rooms) & _burning_gas(index)).any():
-                one = len(set(devices[gas].tolist())) == 1
-                referred |= gas if one else gas & the_main(index, "GasValve")[devices]
+        if rooms and "GasValve" in kinds_said:  # "厨房的燃气" where the kitchen has no gas valve: the one feeding it
+            referred |= gas_feeding(index, rooms)[devices]
         if supply := main_said(index, text):  # "the water main", "gas back on at the meter": the main alone
             main = the_main(index, supply)[devices]
             if main.any():

@@ -71,3 +71,26 @@ def the_main(index, kind: str) -> np.ndarray:
             out[mains] = True
         return out
     return index.memo(("the main", kind), find)
+
+
+# what may burn gas: a room with one of these is fed by the gas supply
+_GAS_BURNERS = frozenset({"Cooktop", "Oven", "Range", "WaterHeater", "Boiler", "Fireplace", "Stove", "Grill"})
+_GAS_NAMED = re.compile(r"\bgas\b|燃气|煤气|天然气|灶", re.I)
+
+
+def gas_feeding(index, rooms: list[str]) -> np.ndarray:
+    """Per device, for the gas of rooms said (厨房的燃气, "the gas in the kitchen"): where they burn gas (a cooktop,
+    an oven, a water heater, or a device a label says burns it) and hold no gas valve, the home's one gas valve or
+    its main; none otherwise (茶室的燃气 opens nothing)."""
+    none = np.zeros(len(index.home.devices), dtype=bool)
+    gas = index.table.in_category("GasValve")
+    there = index.rooms.devices_in(rooms)
+    if (there & gas).any() or not (there & _burning_gas(index)).any():
+        return none
+    return gas if gas.sum() == 1 else the_main(index, "GasValve")
+
+
+def _burning_gas(index) -> np.ndarray:
+    """Per device: an appliance that may burn gas, read once per index."""
+    return index.memo(("gas burners",), lambda: index.table.in_categories(_GAS_BURNERS) | np.asarray(
+        [bool(_GAS_NAMED.search(d.label)) and d.category != "GasValve" for d in index.home.devices], dtype=bool))
