@@ -1554,3 +1554,21 @@ def test_all_the_guest_rooms_are_the_numbered_rooms_doors_but_the_one_excepted(t
     unlocked = {d for d, c in acted_on(pred) | {(c.device_id, c.command_id) for c in pred.candidates[:10]}
                 if c == "main-lock-unlock"}
     assert unlocked == {"room-1", "room-3"}  # no Luggage Room, no Front Door, not room 2
+
+
+KENNEL_ROOMS = {"r-reception": "Reception", "r-cattery": "Cattery", "r-office": "Office"}
+KENNEL_DEVICES = [
+    ("salto", "Salto", "r-reception", "Lock", "p-lock", "Salto XS4 One"),
+    ("blinds", "Reception Blinds", "r-reception", "Blind", "p-shade"),
+    ("cattery", "Cattery Door", "r-cattery", "Lock", "p-lock"),
+    ("office", "Office Door", "r-office", "Lock", "p-lock"),
+]
+
+
+@pytest.mark.parametrize(("query", "device"), [
+    ("open up reception please, there's a queue", "salto"),  # a place opened up opens to people: its door
+    ("could you possibly pop the cattery open for me", "cattery"),
+])
+def test_a_place_opened_up_or_popped_open_is_its_door(tmp_path, embedder, query, device):
+    pred = no_lm(tmp_path, KENNEL_DEVICES, SPECS, KENNEL_ROOMS, embedder)(query=query)
+    assert (device, "main-lock-unlock") in {(c.device_id, c.command_id) for c in pred.candidates[:10]}

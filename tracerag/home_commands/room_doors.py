@@ -44,9 +44,11 @@ _PLACE_NOUNS = frozenset({"flat", "apartment", "unit", "suite", "room", "place",
 _ZH_POLITE = re.compile(r"[把帮我请给一下吧呀啊快了的]|打开|解锁|开")
 # the words around the room someone is let into or locked out of ("could you let them into the bunkhouse",
 # "we're locked out of suite B")
-_OBJECT = re.compile(r"\b(?:could|can|would|will|you|please|pls|open|unlock|up|the|teh|hte|my|our|a|for|me|us|now|"
+_OBJECT = re.compile(r"\b(?:could|can|would|will|you|possibly|just|pop|please|pls|open|unlock|up|the|teh|hte|my|our|a|"
+                     r"for|me|us|now|"
                      r"we're|we|re|are|i'm|i|m|am|locked out|out of|of|"
                      r"let|them|him|her|into|in)\b|[^\w\s-]", re.I)
+_OPEN_UP = re.compile(r"\bopen\s+up\b|\bopen\s+(?:the\s+)?[\w' ]+?\s+up\b", re.I)  # "open up the tack room"
 _FOR_WHOM = re.compile(r"\bfor\s+(?!(?:me|us)\b)[\w' ]+$")
 
 
@@ -113,8 +115,10 @@ def _find_room_door(index, text: str) -> np.ndarray:
         return the_way_in(index) if visitor else none
     there = index.rooms.devices_in(places)
     unlocking = read_operation(verb_text(text, index), frozenset()) == "unlock"
-    # its door, or its French windows? Someone let in comes through a door
-    if not (unlocking or letting_in) and (there & index.table.in_categories(_COVERS)).any():
+    # its door, or its French windows? Someone let in comes through a door, and a place opened up opens for people
+    # to come in ("open up reception, there's a queue": no blinds are opened up)
+    opening_up = bool(_OPEN_UP.search(text))
+    if not (unlocking or letting_in or opening_up) and (there & index.table.in_categories(_COVERS)).any():
         return none
     doors = doors_among(index, there & index.table.in_categories(DOORISH), DOOR_WORDS)
     if letting_in and a_vehicle_let_in(text) and (doors & index.table.in_category("GarageDoor")).any():
