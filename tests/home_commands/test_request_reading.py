@@ -98,3 +98,15 @@ def test_a_time_ahead_then_zai_defers_the_request():
     # "明天早上再开": open it tomorrow morning, not now (再 alone is "then": "开一下，再把灯打开" asks now)
     assert read_request("明天早上再开卷闸门，现在把招牌灯关了").requests == []
     assert read_request("卷闸门开一下，再把灯打开").requests
+
+
+@pytest.mark.parametrize(("said", "plain"), [
+    ("lower the horsebox ramp", "open the horsebox ramp"),
+    ("get the ramp down, he's ready", "open the ramp, he's ready"),
+    ("raise the ramp", "close the ramp"), ("lower the blinds", "lower the blinds"),  # only a ramp opens going down
+    ("厨房的气打开", "厨房的燃气打开"), ("厨房的气温有点高", "厨房的气温有点高"),  # 气 said alone of a place is its gas
+])
+def test_a_ramp_opens_going_down_and_a_places_qi_is_its_gas(said, plain):
+    from tracerag.home_commands.plain_verbs import plain_verbs
+
+    assert plain_verbs(said) == plain

@@ -1,6 +1,7 @@
 """English verbs people say for a command, in the words the command documents use: "activate the fans" ->
 "turn on the fans", "lights out" -> "lights off", "unpause" -> "resume", "un lock" -> "unlock", "go back" ->
-"previous track"; a Chinese verb said apart ("解个锁", "撤个防") -> said whole; 厨房的气 -> 厨房的燃气.
+"previous track", "lower the ramp" -> "open the ramp" (a ramp opens going down); a Chinese verb said apart
+("解个锁", "撤个防") -> said whole; 厨房的气 -> 厨房的燃气.
 
 The documents hold one phrasing per command ("turn on, switch on, power on, start"); every synonym added
 there thins the rest of the document for the lexical and dense channels alike, so what people also say is
@@ -12,7 +13,13 @@ from __future__ import annotations
 
 import re
 
+_RAMP = r"((?:the|a|my|our|that)\s+)?((?:[\w'-]+\s+){0,2}?)(ramps?|tailgates?|drawbridges?)"
 _REWRITES = tuple((re.compile(pattern, re.IGNORECASE), plain) for pattern, plain in (
+    # a ramp opens by going down and closes by going up ("lower the horsebox ramp", "get the ramp down")
+    (rf"\b(?:lower|drop|let\s+down)\s+{_RAMP}\b", r"open \1\2\3"),
+    (rf"\b(?:put|get|bring|let|take)\s+{_RAMP}\s+down\b", r"open \1\2\3"),
+    (rf"\b(?:raise|lift)\s+(?:up\s+)?{_RAMP}\b", r"close \1\2\3"),
+    (rf"\b(?:put|get|bring|take)\s+{_RAMP}\s+(?:back\s+)?up\b", r"close \1\2\3"),
     (r"\bun[\s-]+(lock|latch|bolt)\b", r"un\1"),  # "un lock the front door" is no "lock"
     (r"\bactivate\b", "turn on"),
     (r"\bdeactivate\b", "turn off"),
