@@ -1572,3 +1572,11 @@ KENNEL_DEVICES = [
 def test_a_place_opened_up_or_popped_open_is_its_door(tmp_path, embedder, query, device):
     pred = no_lm(tmp_path, KENNEL_DEVICES, SPECS, KENNEL_ROOMS, embedder)(query=query)
     assert (device, "main-lock-unlock") in {(c.device_id, c.command_id) for c in pred.candidates[:10]}
+
+
+def test_a_hatch_on_its_deck_is_no_door_lock_by_its_makers_name(tmp_path, embedder):
+    rooms = {"r-stern": "Stern Deck", "r-bow": "Bow Deck"}
+    devices = [("stern", "Stern Hatch", "r-stern", "Lock", "p-lock", "Nuki Smart Lock 3.0 (hatch bolt)"),
+               ("bow", "Bow Doors", "r-bow", "Lock", "p-lock", "Yale Conexis L1")]
+    pred = no_lm(tmp_path, devices, SPECS, rooms, embedder)(query="open the doors at the bow")
+    assert (pred.candidates[0].device_id, pred.candidates[0].command_id) == ("bow", "main-lock-unlock")

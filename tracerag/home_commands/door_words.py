@@ -102,8 +102,9 @@ def door_lock_by_model(device, in_its_room: bool = True) -> bool:
         return True
     room = {w for w in tokens(device.room) if w.isascii()}
     maker = [w for w in label if w not in room]
+    # the rest a door-lock maker's name: a "Pool Gate" on the Pool Deck is called a gate, a "Stern Hatch" a hatch
     return in_its_room and 0 < len(maker) < len(label) and all(w in model for w in maker) and \
-        not categories_said(" ".join(maker))  # a "Pool Gate" on the Pool Deck is called a gate, not by maker
+        bool(_DOOR_LOCK_MAKERS.fullmatch(" ".join(maker)))
 
 
 _RECEPTION = frozenset({"lobby", "reception"})
