@@ -1580,3 +1580,12 @@ def test_a_hatch_on_its_deck_is_no_door_lock_by_its_makers_name(tmp_path, embedd
                ("bow", "Bow Doors", "r-bow", "Lock", "p-lock", "Yale Conexis L1")]
     pred = no_lm(tmp_path, devices, SPECS, rooms, embedder)(query="open the doors at the bow")
     assert (pred.candidates[0].device_id, pred.candidates[0].command_id) == ("bow", "main-lock-unlock")
+
+
+def test_a_place_opened_up_opens_no_fire_exit(tmp_path, embedder):
+    rooms = {"r-pool": "Pool Hall", "r-lobby": "Lobby"}
+    devices = [("exit", "Pool Fire Exit", "r-pool", "Door", "p-door"),
+               ("cover", "Pool Cover", "r-pool", "Blind", "p-shade"),
+               ("front", "Front Door", "r-lobby", "Lock", "p-lock")]
+    pred = no_lm(tmp_path, devices, {**SPECS, "p-door": DOOR}, rooms, embedder)(query="open up the pool hall")
+    assert ("exit", "main-doorControl-open") not in acted_on(pred)

@@ -143,12 +143,17 @@ def room_words(room: str) -> set[str]:
     return words if words & _ENTRANCE_ROOMS else words - {"main", "front"}
 
 
+def no_way_in(label: str) -> bool:
+    """Whether a door's label says nobody comes in by it (a fire door, an emergency exit, 消防通道门)."""
+    return bool(set(tokens(label)) & _NO_WAY_IN) or bool(_ZH_NO_WAY_IN.search(label))
+
+
 def says_way_in(device) -> bool:
     """Whether a door's or a lock's label, room or own name says it is the way in (the Front Door, the lock in the
     Entry, a Paxton "Entry Door Controller"), and it is no fire door, nor a staff or side way in."""
     words = set(tokens(f"{device.label} {device.model}")) | room_words(device.room)
     return bool(words & ENTRANCE_WORDS) and not words & _NO_WAY_IN and not side_way(device.label) and \
-        not _ZH_NO_WAY_IN.search(device.label)
+        not no_way_in(device.label)
 
 
 def named_by_maker(device) -> bool:

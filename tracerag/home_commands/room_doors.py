@@ -19,6 +19,7 @@ from .door_words import (
     door_qualifiers,
     doors_among,
     garden_side,
+    no_way_in,
     says_way_in,
     ways_in_by_maker,
 )
@@ -121,6 +122,9 @@ def _find_room_door(index, text: str) -> np.ndarray:
     if not (unlocking or letting_in or opening_up) and (there & index.table.in_categories(_COVERS)).any():
         return none
     doors = doors_among(index, there & index.table.in_categories(DOORISH), DOOR_WORDS)
+    if opening_up and not (unlocking or letting_in):  # opened for people to come in: no fire exit, no patio door
+        doors[[d for d in np.flatnonzero(doors).tolist()
+               if no_way_in(index.home.devices[d].label) or garden_side(index.home.devices[d].label)]] = False
     if letting_in and a_vehicle_let_in(text) and (doors & index.table.in_category("GarageDoor")).any():
         doors &= index.table.in_category("GarageDoor")  # "let the van into the yard": its gate, not the bin gate
     elif letting_in and doors.sum() > 1:  # guests let into the cottage: by its door, not the patio door
