@@ -1589,3 +1589,13 @@ def test_a_place_opened_up_opens_no_fire_exit(tmp_path, embedder):
                ("front", "Front Door", "r-lobby", "Lock", "p-lock")]
     pred = no_lm(tmp_path, devices, {**SPECS, "p-door": DOOR}, rooms, embedder)(query="open up the pool hall")
     assert ("exit", "main-doorControl-open") not in acted_on(pred)
+
+
+def test_a_room_opened_up_with_a_fire_exit_beside_its_door_still_asks_which(tmp_path, embedder):
+    # the fire exit sets no door apart: which one is meant stays the question it was
+    rooms = {"r-hall": "Main Hall", "r-lobby": "Lobby"}
+    devices = [("exit", "Hall Fire Exit", "r-hall", "Door", "p-door"),
+               ("hall-door", "Side Door", "r-hall", "Lock", "p-lock"),
+               ("front", "Front Door", "r-lobby", "Lock", "p-lock")]
+    pred = no_lm(tmp_path, devices, {**SPECS, "p-door": DOOR}, rooms, embedder)(query="open up the main hall")
+    assert not acted_on(pred) & {("exit", "main-doorControl-open"), ("hall-door", "main-lock-unlock")}

@@ -122,9 +122,10 @@ def _find_room_door(index, text: str) -> np.ndarray:
     if not (unlocking or letting_in or opening_up) and (there & index.table.in_categories(_COVERS)).any():
         return none
     doors = doors_among(index, there & index.table.in_categories(DOORISH), DOOR_WORDS)
-    if opening_up and not (unlocking or letting_in):  # opened for people to come in: no fire exit, no patio door
-        doors[[d for d in np.flatnonzero(doors).tolist()
-               if no_way_in(index.home.devices[d].label) or garden_side(index.home.devices[d].label)]] = False
+    if opening_up and not (unlocking or letting_in) and doors.sum() == 1:  # opened for people to come in: never
+        door = int(np.flatnonzero(doors)[0])  # by its one fire exit or patio door
+        if no_way_in(index.home.devices[door].label) or garden_side(index.home.devices[door].label):
+            return none
     if letting_in and a_vehicle_let_in(text) and (doors & index.table.in_category("GarageDoor")).any():
         doors &= index.table.in_category("GarageDoor")  # "let the van into the yard": its gate, not the bin gate
     elif letting_in and doors.sum() > 1:  # guests let into the cottage: by its door, not the patio door
