@@ -153,7 +153,7 @@ def says_way_in(device) -> bool:
     Entry, a Paxton "Entry Door Controller"), and it is no fire door, nor a staff or side way in."""
     words = set(tokens(f"{device.label} {device.model}")) | room_words(device.room)
     return bool(words & ENTRANCE_WORDS) and not words & _NO_WAY_IN and not side_way(device.label) and \
-        not no_way_in(device.label)
+        not _ZH_NO_WAY_IN.search(device.label)
 
 
 def named_by_maker(device) -> bool:
