@@ -84,8 +84,8 @@ def _english(index, word: str) -> str:
              if (w in vocabulary or w in _SENSITIVE_VERBS) and len(w) >= 4}
     if not found and len(lower) >= _LONG:  # "cerburus", "serberus": a long name with one letter wrong
         stem = "".join(tokens(lower))  # as the home's words are read ("cerberus": cerberu)
-        found = {w + lower[len(stem):] for w in vocabulary
-                 if len(w) == len(stem) and sum(a != b for a, b in zip(w, stem, strict=True)) == 1}
+        found = {w + lower[len(stem):] for w in _built(index)[4].get(len(stem), ())
+                 if sum(a != b for a, b in zip(w, stem, strict=True)) == 1}
     return found.pop() if len(found) == 1 else word
 
 
@@ -157,8 +157,9 @@ def home_pairs(index) -> frozenset[tuple[str, str]]:
     return _built(index)[2]
 
 
-def _built(index) -> tuple[frozenset[str], frozenset[str], frozenset[tuple[str, str]], dict]:
-    """Read once per index: its English words, its Chinese runs, its pairs of English words, its runs by sound."""
+def _built(index) -> tuple[frozenset[str], frozenset[str], frozenset[tuple[str, str]], dict, dict]:
+    """Read once per index: its English words, its Chinese runs, its pairs of English words, its runs by sound,
+    and its long English words by length (a long word misspelt is compared with those of its length only)."""
     built = _BUILT.get(index)
     if built is None:
         runs = _runs_of(index)
@@ -169,8 +170,13 @@ def _built(index) -> tuple[frozenset[str], frozenset[str], frozenset[tuple[str, 
         whole = {d.label.strip() for d in index.home.devices} | _chinese_kind_words()
         for run in (r for r in runs if len(r) == 3 and not r.isascii() or r in whole):
             by_sound.setdefault(tuple(sounds.get(ch) for ch in run), set()).add(run)
-        built = _BUILT[index] = (_words_of(index), runs, _pairs_of(index),
-                                 {sound: frozenset(r) for sound, r in by_sound.items() if None not in sound})
+        words = _words_of(index)
+        by_length: dict[int, list[str]] = {}
+        for word in words:
+            if len(word) >= _LONG - 1:  # a stem ("cerberu") is a letter short
+                by_length.setdefault(len(word), []).append(word)
+        built = _BUILT[index] = (words, runs, _pairs_of(index),
+                                 {sound: frozenset(r) for sound, r in by_sound.items() if None not in sound}, by_length)
     return built
 
 
