@@ -557,6 +557,10 @@ def test_a_makers_lock_upstairs_is_no_way_in_to_the_shop_below(tmp_path, embedde
         ensure_ascii=False), encoding="utf-8")
     program = CommandRetrieval(CommandIndex(Home.load(home), embedder), ir_source="none")
     assert ("dsm", "main-lock-unlock") not in acted_on(program(query="开门营业"))  # the flat's door, not the shop's
+    # but it is the household's own door: 家门, 家里的门, 入户门 (the shop's 仓库门 is none of them)
+    for query in ("打开家门", "孩子放学回来了，帮他开一下家里的门", "入户门开锁", "楼上家门开锁"):
+        top = program(query=query).candidates[0]
+        assert (top.device_id, top.command_id) == ("dsm", "main-lock-unlock"), query
 
 
 MUSEUM_ROOMS = {"r-foyer": "Foyer", "r-main": "Main Gallery", "r-vault": "Vault Gallery", "r-strong": "Strongroom"}
@@ -571,6 +575,17 @@ MUSEUM_DEVICES = [
 @pytest.fixture(scope="module")
 def museum(tmp_path_factory, embedder):
     return no_lm(tmp_path_factory.mktemp("museum"), MUSEUM_DEVICES, SPECS, MUSEUM_ROOMS, embedder)
+
+
+@pytest.mark.parametrize("query", ["the main entrance, open it please, the volunteers are here",
+                                   "unlock the front pls", "can u unlock the front, it's nine"])
+def test_the_way_in_said_without_a_door_word_is_its_lock(museum, query):
+    top = museum(query=query).candidates[0]  # "the front" alone, or the entrance "it" points back to
+    assert (top.device_id, top.command_id) == ("salto", "main-lock-unlock")
+
+
+def test_the_front_said_of_something_else_is_no_way_in(museum):
+    assert ("salto", "main-lock-unlock") not in acted_on(museum(query="unlock the front of the jewel case"))
 
 
 def test_a_case_in_the_main_gallery_is_one_of_two_cases_not_the_way_in(museum):

@@ -189,6 +189,23 @@ def ways_in_by_maker(devices, floors: dict[str, str]) -> list[int]:
     return by_maker if len(by_maker) == 1 else []
 
 
+# rooms a flat's own door opens into is none of (the lock on a bedroom's or the bathroom's door is no way in)
+_PRIVATE_ROOM = re.compile(r"bed|bath|toilet|wc|kitchen|study|nursery|卧|卫|厕|厨|书房|儿童")
+
+
+def dwelling_way_in(devices, floors: dict[str, str]) -> list[int]:
+    """The index of the lock that is the household's own door where the home lives above a shop or workshop: the
+    one door lock upstairs, called by its maker alone (a 德施曼 in the flat's 客厅 over the car wash: 家门,
+    入户门), in no bedroom, bathroom or kitchen; none where there are several or none."""
+    upstairs = rooms_upstairs(floors)
+    locks = [d for d, device in enumerate(devices) if device.category == "Lock" and device.room in upstairs]
+    if len(locks) != 1:
+        return []
+    device = devices[locks[0]]
+    return locks if door_lock_by_model(device, in_its_room=False) and not _PRIVATE_ROOM.search(
+        device.room.lower()) else []
+
+
 def says_door_locks(words) -> bool:
     """Whether the words said for locks say a door's ("门锁", "door locks"): a safe's lock is none of them."""
     return any("门" in w or "door" in w for w in words)
@@ -207,7 +224,8 @@ def door_qualifiers(clause: str) -> list[tuple[str, ...]]:
         before = _ZH_THAT.sub("", clause[max(0, match.start() - 6):match.start()].rstrip("的 ")).rstrip("的 ")
         cut = max((before.rfind(c) for c in _ZH_STOP), default=-1)
         said = tokens(_ZH_EVERY.sub(" ", before[cut + 1:]))
-        out.append(tuple(t for t in said if t != "子") if len(said) > 1 else said)  # 院子, 铺子: 子 names nothing
+        # 院子, 铺子: 子 names nothing; 仓库里的门, 家里的门: nor does 里
+        out.append(tuple(t for t in said if t not in ("子", "里")) if len(said) > 1 else said)
     for match in _EN_DOOR.finditer(clause):
         word = match.group(1)
         before = _WORD_BEFORE.search(clause, 0, match.start(1)) if word == "a" else None
@@ -269,6 +287,8 @@ def describes_door(qualifier: set[str], words: set[str], loose: bool = False, ga
     other_script = all(w.isascii() for w in qualifier) != all(w.isascii() for w in words & ENTRANCE_WORDS)
     english = all(w.isascii() for w in qualifier)  # "the front door" is any house's way in; 大门 is a name
     home = qualifier == {"家"}  # 家门, the home's door, is its way in whatever it is called
+    if "家" in words and (qualifier - _HOME_SAID == {"家"} or qualifier and qualifier <= {"入", "户"}):
+        return True  # 家门, 楼上家门, 入户门: the door called 家门, or the flat's own (``dwelling_way_in``)
     # 入户门, 防盗门, 玄关门 say the flat's own way in where no door is called so (大门 and 前门 may be a gate's name)
     entry = loose and (qualifier <= _FLAT_ENTRY or gateless and qualifier <= _MAIN_DOOR)
     if loose and english and qualifier and qualifier <= _BACK and words & _OUT_BACK:
@@ -280,6 +300,7 @@ def describes_door(qualifier: set[str], words: set[str], loose: bool = False, ga
 
 
 _FLAT_ENTRY = frozenset({"入", "户", "防", "盗", "玄", "关"})
+_HOME_SAID = frozenset({"楼", "上"})  # 楼上家门: the home's door still
 _BACK = frozenset({"back", "rear"})
 _OUT_BACK = frozenset({"garden", "yard", "backyard", "patio"})
 _PUBLIC_SIDE = frozenset({"restaurant", "customer", "customers", "client", "clients", "visitor", "visitors",

@@ -138,7 +138,7 @@ def place_not_exact(index, text: str) -> bool:
         # a room said by its first character ("店里": 店面), or two or three of a name or room
         pieces, firsts = _room_pieces(index, rooms)
         if not (any(s in runs or s in pieces or s in _ZH_NOT_PLACES for s in said) or
-                len(before) == 1 and before in firsts):
+                len(before) == 1 and (before in firsts or before in _ZH_NOT_PLACES)):
             return True
     return False
 
@@ -162,9 +162,9 @@ _AT_THE = re.compile(r"(?<!plug )(?<!log )(?<!sign )(?<!check )(?<!tune )(?<!fil
 # the place a door is said to be of or lead to ("the door of flat 3B", "the door into unit 4")
 _DOOR_OF = re.compile(r"\b(?:door|gate|lock)s?\s+(?:of|into)\s+(?:the\s+|my\s+|our\s+)?"
                       r"([a-z0-9][a-z0-9'-]*(?:\s+[a-z0-9][a-z0-9'-]*){0,2})")
-_ZH_LEAD = re.compile(r"^.*[把将给帮在到去让往请]")
+_ZH_LEAD = re.compile(r"^.*(?:[把将给帮在到去让往请]|一下)")  # "开一下家里的门": 家, no 一下家
 _ZH_OF = re.compile(r"([\u4e00-\u9fff]{2,3})(?:的|里的|里面的|那边的)")
-_ZH_NOT_PLACES = frozenset("我们 你们 他们 我家 家里 这个 那个 这边 那边 今天 明天 刚才 其他 其它 别的 所有 "
+_ZH_NOT_PLACES = frozenset("家 我们 你们 他们 我家 家里 这个 那个 这边 那边 今天 明天 刚才 其他 其它 别的 所有 "
                            "全部 外面 里面 上面 下面 旁边 屋里 小孩 孩子 老人 爸爸 妈妈 一下 最大 最小".split())
 
 

@@ -45,7 +45,7 @@ _PLACE_NOUNS = frozenset({"flat", "apartment", "unit", "suite", "room", "place",
 _ZH_POLITE = re.compile(r"[把帮我请给一下吧呀啊快了的]|打开|解锁|开")
 # the words around the room someone is let into or locked out of ("could you let them into the bunkhouse",
 # "we're locked out of suite B")
-_OBJECT = re.compile(r"\b(?:could|can|would|will|you|possibly|just|pop|please|pls|open|unlock|up|the|teh|hte|my|our|a|"
+_OBJECT = re.compile(r"\b(?:could|can|would|will|you|possibly|just|pop|please|pls|u|open|unlock|unlatch|up|the|teh|hte|my|our|a|"
                      r"for|me|us|now|"
                      r"we're|we|re|are|i'm|i|m|am|locked out|out of|of|"
                      r"let|them|him|her|into|in)\b|[^\w\s-]", re.I)
@@ -61,6 +61,10 @@ def door_of_the_room_said(index, clause: str, about: str, pointing: bool = False
     if about == clause or normalised(about) == normalised(clause):
         return None
     qualifiers = door_qualifiers(clause)
+    if pointing and not qualifiers and any(_entrance_opened(part) for part in re.split(r"[,，;；]", about)
+                                           if part.strip() != clause.strip()):
+        way_in = the_way_in(index)  # "the main entrance, open it please": the way in, where the home has one
+        return way_in if way_in.sum() == 1 else None
     if not (qualifiers or pointing) or any(set(q) - _OWNERS and not _someones(index, q) for q in qualifiers):
         return None
     rooms = index.names.mentioned_rooms(about)
@@ -208,8 +212,13 @@ def _carrying_room_name(index, devices: np.ndarray, rooms: list[str]) -> np.ndar
 def _entrance_opened(text: str) -> bool:
     """Whether the way in is all a clause opens or unlocks ("unlatch the main entrance, please"): a door said
     by where it stands rather than by a door word."""
-    rest = ENTRANCE_SAID.sub(" ", _OBJECT.sub(" ", _FOR_WHOM.sub(" ", normalised(text))))
-    return bool(ENTRANCE_SAID.search(text)) and text.isascii() and not rest.split()
+    rest = _FRONT_ALONE.sub(" ", ENTRANCE_SAID.sub(" ", _OBJECT.sub(" ", _FOR_WHOM.sub(" ", normalised(text)))))
+    said = ENTRANCE_SAID.search(text) or re.search(r"\bthe\s+front\b", text, re.I)
+    return bool(said) and text.isascii() and not rest.split()
+
+
+# "the front" with nothing after it ("can u unlok the front pls"): the front door, no front lights
+_FRONT_ALONE = re.compile(r"\b(?:the\s+)?front(?=\s*(?:$|[,.!?;]|(?:please|pls|plz|now|for|so|then|again)\b))", re.I)
 
 
 def _place_opened(index, text: str) -> list[str]:

@@ -24,6 +24,7 @@ from .devices import CommandSpec, Device
 from .door_words import (
     ENTRANCE_WORDS,
     door_lock_by_model,
+    dwelling_way_in,
     maker_named_at_reception,
     room_words,
     side_way,
@@ -177,6 +178,7 @@ class SensitiveRows:
         sensitive_devices = np.unique(table.row_device[self.rows]).tolist()
         self.model_words = {d: set(tokens(home.devices[d].model)) for d in sensitive_devices}
         ways_in = set(ways_in_by_maker(home.devices, home.floors))
+        dwelling = set(dwelling_way_in(home.devices, home.floors))  # the flat's own door over a shop: 家门
         # per device: the way in only because it is the home's one lock called by its maker (no bare verb reaches it)
         self.way_in_guessed = {d for d in ways_in if not maker_named_at_reception(home.devices[d])}
         # (a staff or side entrance is no way in for "the front door": its words for the way in go)
@@ -185,7 +187,8 @@ class SensitiveRows:
                                       | room_words(home.devices[d].room)
                                       | ({"door", "门"} if door_lock_by_model(home.devices[d]) else set())
                                       | (self.model_words[d] & ENTRANCE_WORDS)
-                                      | ({"entrance"} if d in ways_in else set()))
+                                      | ({"entrance"} if d in ways_in else set())
+                                      | ({"家"} if d in dwelling else set()))
                              - (ENTRANCE_WORDS if side_way(home.devices[d].label) else set())
                              for d in sensitive_devices}
         self._pairs = {(table.device_of_row(r).device_id, table.spec_of_row(r).id) for r in self.rows.tolist()}
