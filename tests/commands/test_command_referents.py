@@ -557,8 +557,8 @@ def test_a_makers_lock_upstairs_is_no_way_in_to_the_shop_below(tmp_path, embedde
         ensure_ascii=False), encoding="utf-8")
     program = CommandRetrieval(CommandIndex(Home.load(home), embedder), ir_source="none")
     assert ("dsm", "main-lock-unlock") not in acted_on(program(query="开门营业"))  # the flat's door, not the shop's
-    # but it is the household's own door: 家门, 家里的门, 入户门 (the shop's 仓库门 is none of them)
-    for query in ("打开家门", "孩子放学回来了，帮他开一下家里的门", "入户门开锁", "楼上家门开锁"):
+    # but it is the household's own door: 家门, 家里的门, 入户门, its maker's name (the shop's 仓库门 is none of them)
+    for query in ("打开家门", "孩子放学回来了，帮他开一下家里的门", "入户门开锁", "楼上家门开锁", "德施曼开一下"):
         top = program(query=query).candidates[0]
         assert (top.device_id, top.command_id) == ("dsm", "main-lock-unlock"), query
 
@@ -1587,6 +1587,18 @@ KENNEL_DEVICES = [
 def test_a_place_opened_up_or_popped_open_is_its_door(tmp_path, embedder, query, device):
     pred = no_lm(tmp_path, KENNEL_DEVICES, SPECS, KENNEL_ROOMS, embedder)(query=query)
     assert (device, "main-lock-unlock") in {(c.device_id, c.command_id) for c in pred.candidates[:10]}
+
+
+def test_a_lock_makers_name_said_names_its_one_lock_and_of_two_none(tmp_path, embedder):
+    rooms = {"r-hall": "Hallway", "r-feed": "Feed Store", "r-living": "Living Room"}
+    devices = [("ultion", "Ultion", "r-hall", "Lock", "p-lock", "Ultion Nuki Plus"),
+               ("feed", "Feed Store Door", "r-feed", "Lock", "p-lock", "Yale Conexis L2"),
+               ("blinds", "Living Room Blinds", "r-living", "Blind", "p-shade")]
+    top = no_lm(tmp_path / "one", devices, SPECS, rooms, embedder)(query="open the nuki").candidates[0]
+    assert (top.device_id, top.command_id) == ("ultion", "main-lock-unlock")
+    devices[1] = ("feed", "Feed Store Door", "r-feed", "Lock", "p-lock", "Nuki Smart Lock 3.0 Pro")
+    pred = no_lm(tmp_path / "two", devices, SPECS, rooms, embedder)(query="open the nuki")
+    assert not {d for d, c in acted_on(pred) if c == "main-lock-unlock"}  # two Nukis: which one?
 
 
 def test_a_hatch_on_its_deck_is_no_door_lock_by_its_makers_name(tmp_path, embedder):

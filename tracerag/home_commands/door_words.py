@@ -85,6 +85,19 @@ _DOOR_LOCK_MAKERS = re.compile(r"\b(?:nuki|ultion|yale|august|schlage|kwikset|ab
                                r"lockly|conexis)\b|德施曼|凯迪仕|鹿客", re.I)
 
 
+def lock_by_maker_said(devices, text: str) -> int | None:
+    """The index of the one door lock whose own name is by a door-lock maker the text says ("open the nuki" of
+    an Ultion Nuki Plus labelled Ultion, 德施曼开一下 of the 德施曼 Q50 labelled 家门); None where the text says no
+    such maker, or several locks are of it."""
+    said = {m.group(0).lower() for m in _DOOR_LOCK_MAKERS.finditer(text)}
+    if not said:
+        return None
+    made = [d for d, device in enumerate(devices) if device.category == "Lock" and device.model and
+            not _NO_DOOR_LOCK.search(device.model) and said & {m.group(0).lower()
+                                                                 for m in _DOOR_LOCK_MAKERS.finditer(device.model)}]
+    return made[0] if len(made) == 1 else None
+
+
 def door_lock_by_model(device, in_its_room: bool = True) -> bool:
     """Whether a lock labelled only by its maker's words ("Kevo 99250", "YRD256", 德施曼Q50, "Salto Lock": each
     word of its label in its own name, or a model number) is a door's lock by that name ("Kwikset Kevo 99250

@@ -25,7 +25,7 @@ import numpy as np
 
 from .category_words import categories_said, family_of, is_kind_word, normalised, qualifies, with_family
 from .device_kinds import devices_said
-from .door_words import DOOR_WORDS, ENTRANCE_SAID, ENTRANCE_WORDS
+from .door_words import DOOR_WORDS, ENTRANCE_SAID, ENTRANCE_WORDS, lock_by_maker_said
 from .letting_in import without_whom
 from .numerals import numbered_in_digits
 from .text_match import contains, join_tokens, phrase_pattern, tokens
@@ -133,6 +133,9 @@ def _named(index, text: str) -> np.ndarray:
         if there is not None and (being.astype(bool) & there).any():
             being = np.where(there, being, 0)
         out = np.maximum(out, being)
+    by_maker = lock_by_maker_said(index.home.devices, plain)  # "open the nuki": the one lock that is a Nuki
+    if by_maker is not None:
+        out[by_maker] = max(out[by_maker], 2)
     return out
 
 

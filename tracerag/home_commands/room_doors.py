@@ -45,8 +45,8 @@ _PLACE_NOUNS = frozenset({"flat", "apartment", "unit", "suite", "room", "place",
 _ZH_POLITE = re.compile(r"[把帮我请给一下吧呀啊快了的]|打开|解锁|开")
 # the words around the room someone is let into or locked out of ("could you let them into the bunkhouse",
 # "we're locked out of suite B")
-_OBJECT = re.compile(r"\b(?:could|can|would|will|you|possibly|just|pop|please|pls|u|open|unlock|unlatch|up|the|teh|hte|my|our|a|"
-                     r"for|me|us|now|"
+_OBJECT = re.compile(r"\b(?:could|can|would|will|you|possibly|just|pop|please|pls|u|open|unlock|unlatch|up|the|teh|"
+                     r"hte|my|our|a|for|me|us|now|"
                      r"we're|we|re|are|i'm|i|m|am|locked out|out of|of|"
                      r"let|them|him|her|into|in)\b|[^\w\s-]", re.I)
 _OPEN_UP = re.compile(r"\bopen\s+up\b|\bopen\s+(?:the\s+)?[\w' ]+?\s+up\b", re.I)  # "open up the tack room"

@@ -39,6 +39,7 @@ from .door_words import (
     door_qualifiers,
     doors_among,
     every_door,
+    lock_by_maker_said,
     lock_qualifiers,
     says_door_locks,
 )
@@ -237,7 +238,9 @@ class SensitiveRequests:
         said = set(tokens(text))
         devices = self.index.table.row_device[rows]
         heads = [tokens(self.index.home.devices[d].label)[-1:] for d in devices.tolist()]
-        return np.asarray([bool(h) and h[0] in said and len(h[0]) >= 2 for h in heads], dtype=bool) | \
+        by_maker = lock_by_maker_said(self.index.home.devices, text)  # "open the nuki": the lock that is one
+        return np.asarray([bool(h) and h[0] in said and len(h[0]) >= 2 or d == by_maker
+                           for h, d in zip(heads, devices.tolist(), strict=True)], dtype=bool) | \
             (devices_said(self.index, text)[devices] > 0)
 
     def _one_of_several(self, text: str, asked: np.ndarray, devices: np.ndarray, naming: str,
