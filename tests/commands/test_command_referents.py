@@ -1626,3 +1626,53 @@ def test_a_room_opened_up_with_a_fire_exit_beside_its_door_still_asks_which(tmp_
                ("front", "Front Door", "r-lobby", "Lock", "p-lock")]
     pred = no_lm(tmp_path, devices, {**SPECS, "p-door": DOOR}, rooms, embedder)(query="open up the main hall")
     assert not acted_on(pred) & {("exit", "main-doorControl-open"), ("hall-door", "main-lock-unlock")}
+
+
+CHALET_ROOMS = {"r-hall": "Entrance Hall", "r-boot": "Boot Room", "r-lockers": "Ski Locker Room",
+                "r-kitchen": "Kitchen", "r-utility": "Utility Room"}
+CHALET_DEVICES = [
+    ("nuki", "Nuki", "r-hall", "Lock", "p-lock", "Nuki Smart Lock 4.0 Pro"),
+    ("boot", "Boot Room Door", "r-boot", "Lock", "p-lock"),
+    ("lockers", "Ski Locker", "r-lockers", "Lock", "p-lock"),  # named for its room, and a locker: no door
+    ("range", "Range", "r-kitchen", "Oven", "p-oven"),
+    ("hob", "Range Hob", "r-kitchen", "Cooktop", "p-switch"),
+    ("gas-main", "Gas Main", "r-utility", "GasValve", "p-valve"),
+    ("stopcock", "Water Stopcock", "r-utility", "WaterValve", "p-valve"),
+]
+
+
+@pytest.fixture(scope="module")
+def chalet(tmp_path_factory, embedder):
+    return no_lm(tmp_path_factory.mktemp("chalet"), CHALET_DEVICES, SPECS, CHALET_ROOMS, embedder)
+
+
+def test_a_locker_named_for_its_room_is_none_of_the_doors(chalet):
+    unlocked = {d for d, c in acted_on(chalet(query="unlock all the doors")) if c == "main-lock-unlock"}
+    assert unlocked == {"nuki", "boot"}
+
+
+def test_the_mains_water_is_no_gas_main(chalet):
+    top = chalet(query="the plumber's finished, turn the mains water back on").candidates[0]
+    assert (top.device_id, top.command_id) == ("stopcock", "main-valve-open")
+
+
+@pytest.mark.parametrize("query", ["light the hob on the range, I want to boil pasta",
+                                   "turn the gas bottles on for the range"])
+def test_a_device_said_to_say_where_or_what_for_is_not_switched_on(chalet, query):
+    assert ("range", "main-switch-on") not in acted_on(chalet(query=query))
+
+
+def test_a_bare_door_opened_is_the_one_someone_waits_at(tmp_path, embedder):
+    rooms = {"r-shop": "店面", "r-back": "后门过道"}
+    devices = [("glass", "玻璃门", "r-shop", "Lock", "p-lock"), ("back", "后门", "r-back", "Lock", "p-lock")]
+    program = no_lm(tmp_path, devices, SPECS, rooms, embedder)
+    top = program(query="进货的三轮车到后门了，开门").candidates[0]
+    assert (top.device_id, top.command_id) == ("back", "main-lock-unlock")
+
+
+def test_at_the_door_is_no_room_called_the_homes_doorway(tmp_path, embedder):
+    rooms = {"r-wait": "候诊区", "r-landing": "家门口"}
+    devices = [("dsm", "德施曼", "r-wait", "Lock", "p-lock", "德施曼 Q50"),
+               ("home", "家门", "r-landing", "Lock", "p-lock")]
+    pred = no_lm(tmp_path, devices, SPECS, rooms, embedder)(query="有个大爷在门口拄着拐杖，给他开下门")
+    assert ("home", "main-lock-unlock") not in acted_on(pred)  # 门口 is at the door, not the 家门口 upstairs

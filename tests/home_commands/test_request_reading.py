@@ -110,3 +110,14 @@ def test_a_ramp_opens_going_down_and_a_places_qi_is_its_gas(said, plain):
     from tracerag.home_commands.plain_verbs import plain_verbs
 
     assert plain_verbs(said) == plain
+
+
+@pytest.mark.parametrize(("said", "requests"), [
+    ("玻璃门我自己开，你把店面灯调亮一点", ["你把店面灯调亮一点"]),  # the speaker opens it themselves
+    ("仓库门开着，排风扇开一下", ["排风扇开一下"]),  # a door left open is a state reported
+    ("scarecrow gets set off by the birds, turn the shop camera off", [" turn the shop camera off"]),
+    ("the key cabinet beeps every time it opens, is that normal", []),
+    ("get the oven going", ["get the oven going"]),
+])
+def test_what_happens_to_a_device_or_what_the_speaker_does_is_no_request(said, requests):
+    assert read_request(said).requests == requests

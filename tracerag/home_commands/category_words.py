@@ -222,7 +222,10 @@ _BEFORE_PLACE = re.compile(r"(?:\b(?:in|at|inside|near|nearby|by|beside|behind|a
                            r"against|next to|in front of|close to|on top of|"
                            # what a supply goes to: "the gas to the hob" is the hob's gas ("the co2 for the beer
                            # lines": no Beer Garden Door)
-                           r"(?:gas|propane|water|lpg|co2)(?:\s+(?:back\s+)?(?:on|off))?\s+(?:to|for)"
+                           r"(?:gas|propane|water|lpg|co2)\s*(?:bottles?|cylinders?|supply)?(?:\s+(?:back\s+)?(?:on|off))?"
+                           r"\s+(?:to|for)|"
+                           # what is on a device: "light the hob on the range" is the hob's
+                           r"(?:hob|burners?|lights?|lamps?|cameras?|sensors?)\s+on"  # ("put a ring on": on)
                            r")\s+(?:the\s+|my\s+|our\s+|a\s+|an\s+)?"
                            r"(?:[\w'-]+\s+){0,2}|在)\s*$")
 _AFTER_PLACE = re.compile(rf"\s*(?:{_WHERE})")

@@ -54,8 +54,9 @@ def is_a_door(category: str, words: set[str], nouns: frozenset[str], place: set[
         return True
     if not nouns & {"door", "门"} or words & (DOOR_WORDS | _OTHER_OPENINGS):
         return False
-    if category == "Lock":
-        return not words - place - _LOCK_WORDS or bool(words & FRONTAGES)
+    if category == "Lock":  # a Ski Locker in the Ski Locker Room is named for its room, and still no door
+        return (not words - place - _LOCK_WORDS or bool(words & FRONTAGES)) and \
+            not _NO_DOOR_LOCK.search(" ".join(words))
     return category in ("Door", "GarageDoor")
 
 

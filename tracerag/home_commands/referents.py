@@ -82,7 +82,10 @@ def _named(index, text: str) -> np.ndarray:
         if qualified is not None:
             # the word says which device of the kind after it: the one carrying it, where it is of that kind ("the
             # propane valve": Propane Shutoff); else it names nothing ("the oven light" is no oven)
-            carriers = carriers & index.table.in_categories(with_family(qualified))
+            # of water or gas said alone, that supply only: "the mains water" is no Gas Main (氧气阀 a valve still)
+            supply = len(qualified) == 1 and qualified <= _NAMED_ONLY_WHOLE and \
+                re.search(phrase_pattern(run).pattern + r"\s+(?:water|gas)\b", plain) is not None
+            carriers = carriers & index.table.in_categories(qualified if supply else with_family(qualified))
             if not carriers.any():
                 continue
         elif (itself := carriers & index.names.carrying_before_place(run)).any():

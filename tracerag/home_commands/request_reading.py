@@ -41,12 +41,14 @@ NOT_A_REQUEST = re.compile(
     r"刚才|刚刚|已经|昨天|前天|上次|之前|以前|曾经|一会|待会|等会|明天|今晚|晚上|以后|如果|要是|假如|的话|记得|"
     r"回家|到家|离家|谁|还是|敢|试试|记录|日志|密码|电量|电池|状态|信息|历史|多久|几次|多长时间|提醒|通知|"
     r"播放|放一首|放首|放一下|来一首|听一下|歌|曲|节目|电影|叫做|名叫|心里|心门|心锁|"
-    r"(?:开|打开|解锁|开锁|撤防|启动)了(?=[^\s，,。.!！?？吧呢啊]|$)|[开关锁亮]着呢|正在|在(?:预热|加热|运行|工作|烧)|"
+    r"(?:开|打开|解锁|开锁|撤防|启动)了(?=[^\s，,。.!！?？吧呢啊]|$)|[开关锁亮]着(?:呢|(?=[\s，,。.!！?？]|$))|正在|在(?:预热|加热|运行|工作|烧)|"
     r"\b(?:don'?t|doesn'?t|didn'?t|do not|does not|never|not|no|won'?t|wouldn'?t|shouldn'?t|can'?t|cannot|"
     r"mustn'?t|nobody|nothing|without|avoid|isn'?t|aren'?t|wasn'?t|is|are|was|were|did|does|has|have|had|"
     r"what|why|when|whenever|where|which|who|how|if|unless|already|yesterday|tomorrow|tonight|later|earlier|ago|"
     r"last|used to|remember|remind|went|goes|going|gone|keeps|unlocked|opened|disarmed|preheated|unlatched|"
-    r"who|dare|log|heard|saw|noticed|himself|herself|themselves|heads up|will need|takes|took|"
+    # what happens, or happened, to it ("the scarecrow gets set off by the birds", "it beeps every time it opens")
+    r"gets|got|every\s+time|each\s+time|"
+    r"who|dare|log|heard|saw|noticed|himself|herself|themselves|myself|ourselves|heads up|will need|takes|took|"
     # a time set ahead ("preheat the oven at 7 pm", "on Monday the hatch will need to open")
     r"at\s+\d{1,2}(?::\d\d)?\s*(?:am|pm|a\.m|p\.m|o'?clock)|at\s+(?:noon|midnight)|"
     r"(?:on|this|next)\s+(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekend)|"
@@ -57,7 +59,7 @@ NOT_A_REQUEST = re.compile(
     r"(?:i|we|he|she|they)(?:'ll|\s+will|\s+shall)|in\s+a\s+(?:minute|moment|bit|sec|second|while))\b|"
     # asked of someone else ("ask the drummer to open the roller door", 让小王去把院门打开, 跟我妈说一声)
     r"\b(?:ask|tell)\s+(?!me\b|us\b)(?:[\w']+\s+){1,3}?to\b|(?:让|叫|喊)(?![我你])[\u4e00-\u9fff]{1,4}?(?<![进出过上下回])去|"
-    r"(?:跟|告诉)[\u4e00-\u9fff]{1,4}?说|[他她]们?自己|"
+    r"(?:跟|告诉)[\u4e00-\u9fff]{1,4}?说|[他她我]们?自己|"
     # "is" and "has" said short: "the drug cabinet's been left open", "the gate's open" ("let's open" asks)
     r"(?<!\blet)['’](?:s|re)\s+(?:been|being|open|opened|unlocked|locked(?!\s+out)|closed|shut|on|off|still|already|left|stuck|"
     r"broken|beeping|ringing|running|going|wide|ajar|[a-z]+ing)\b", re.I)  # "the van's backing up to the door"

@@ -13,7 +13,6 @@ import numpy as np
 from .category_words import categories_said, normalised
 from .device_kinds import safes
 from .door_words import (
-    DOOR_SAID,
     DOOR_WORDS,
     ENTRANCE_SAID,
     door_qualifiers,
@@ -244,8 +243,8 @@ def _place_opened(index, text: str) -> list[str]:
 _WAITING_AT = re.compile(r"(?:'s|'re|\bis|\bare)\s+(?:[\w-]+\s+){0,4}?(?:at|by|outside|in\s+front\s+of)\s+"
                          r"(?:the\s+|our\s+|my\s+)?((?:(?!(?:in|with|on|for|by|at|and|so|because)\b)[\w-]+\s*){1,3})",
                          re.I)
-_ZH_WAITING_AT = re.compile(r"[他她人]们?正?在([\u4e00-\u9fff]{1,5}?)"
-                            r"(?=门口|外面|外边|那边|那儿|那里|等|没|呢|[，,。！!]|$)")
+_ZH_WAITING_AT = re.compile(r"(?:[他她人]们?正?在|到了?)([\u4e00-\u9fff]{1,5}?)"  # 在后门, 到后门了
+                            r"(?=门口|外面|外边|那边|那儿|那里|等|没|呢|了|[，,。！!]|$)")
 
 
 def door_waited_at(index, clause: str, about: str | None) -> np.ndarray | None:
@@ -260,7 +259,7 @@ def door_waited_at(index, clause: str, about: str | None) -> np.ndarray | None:
 
 
 def _door_waited_at(index, clause: str, about: str) -> np.ndarray | None:
-    if about == clause or index.names.mentioned_rooms(clause) or DOOR_SAID.search(clause):
+    if about == clause or index.names.mentioned_rooms(clause) or any(door_qualifiers(clause)):
         return None  # "Priya's at the side, let her in the staff door": the door the clause says
     others = about.replace(clause.strip(), " ")
     waiting = _WAITING_AT.search(others) or _ZH_WAITING_AT.search(others)

@@ -135,6 +135,7 @@ class RoomWords:
         return join_tokens(remove_phrases(toks, self.phrases.possible_in(toks)))
 
 
+_AT_THE_DOOR = tokens("门口")  # "在门口" is at the door, any door: no short form of 家门口
 _REMEMBERED = 512  # room readings kept per home (a few per utterance)
 _NUMBER_BEFORE = frozenset("负地下零一二三四五六七八九十两0123456789")
 
@@ -160,7 +161,7 @@ def room_aliases(rooms: list[str], floors: dict[str, str] | None = None) -> dict
     for toks, room in full.items():
         aliases[toks].add(room)
         for start in range(1, len(toks) - 1):
-            if toks[start:] not in full:
+            if toks[start:] not in full and toks[start:] != _AT_THE_DOOR:
                 aliases[toks[start:]].add(room)
     # a leading run of two or more tokens that several rooms share is their floor or wing ("二楼" of
     # 二楼主卧 and 二楼次卧), even where the home records no floors

@@ -84,6 +84,12 @@ def _said(pattern: re.Pattern, text: str) -> bool:
     return bool(pattern.search(text))
 
 
+def _bare_door(clause: str) -> bool:
+    """Whether the clause says a door and nothing of which one ("开门", "open the door"), nor every door."""
+    said = door_qualifiers(clause)
+    return bool(said) and not any(said) and not every_door(clause)
+
+
 class SensitiveRequests:
     """Which sensitive rows of one home's command index an utterance asks for (built once per index)."""
 
@@ -167,7 +173,9 @@ class SensitiveRequests:
             or verb == "on" and someone_goes_in(about or text) else None  # 让会计进财务室: no verb but the letting in
         if door is not None and not door.any() and about is not None and points_back(text):
             door = door_of_the_room_said(index, text, about, pointing=True)  # "the luggage room, can you open it"
-        waited_at = door_waited_at(index, text, about) if letting_in else None
+        # someone let in, or a door opened bare ("进货的三轮车到后门了，开门"), goes by the door they wait at
+        bare_door = (verb in ("open", "unlock") or operation in ("open", "unlock")) and _bare_door(text)
+        waited_at = door_waited_at(index, text, about) if letting_in or bare_door else None
         if waited_at is not None:  # "he's at the pontoon gate with his shopping, let him through": that gate
             door = waited_at
         elif letting_in and (let_by := (named_by > self._named_by_door_words(about or text))
