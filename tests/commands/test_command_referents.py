@@ -1676,3 +1676,28 @@ def test_at_the_door_is_no_room_called_the_homes_doorway(tmp_path, embedder):
                ("home", "家门", "r-landing", "Lock", "p-lock")]
     pred = no_lm(tmp_path, devices, SPECS, rooms, embedder)(query="有个大爷在门口拄着拐杖，给他开下门")
     assert ("home", "main-lock-unlock") not in acted_on(pred)  # 门口 is at the door, not the 家门口 upstairs
+
+
+def test_a_number_said_with_a_name_names_the_one_so_numbered(tmp_path, embedder):
+    rooms = {"r-a": "Unit Hall A", "r-b": "Unit Hall B"}
+    devices = [("u12", "Unit 12 Door", "r-a", "GarageDoor", "p-garage"),
+               ("u14", "Unit 14 Door", "r-a", "GarageDoor", "p-garage"),
+               ("u31", "Unit 31 Door", "r-b", "GarageDoor", "p-garage")]
+    program = no_lm(tmp_path, devices, {**SPECS, "p-garage": GARAGE}, rooms, embedder)
+    top = program(query="open unit 12 for the customer").candidates[0]
+    assert (top.device_id, top.command_id) == ("u12", "main-garageDoorControl-open")
+    assert not {d for d, c in acted_on(program(query="open unit 15")) if c == "main-garageDoorControl-open"}
+
+
+def test_two_devices_each_said_by_its_label_are_each_asked(tmp_path, embedder):
+    rooms = {"r-shop": "店面", "r-wash": "洗车房", "r-pharmacy": "药房"}
+    devices = [("shutter", "卷帘门", "r-shop", "GarageDoor", "p-garage"),
+               ("lift", "升降门", "r-wash", "GarageDoor", "p-garage"),
+               ("safe", "贵细药材保险柜", "r-pharmacy", "Lock", "p-lock"),
+               ("cabinet", "药柜", "r-pharmacy", "Lock", "p-lock")]
+    program = no_lm(tmp_path, devices, {**SPECS, "p-garage": GARAGE}, rooms, embedder)
+    offered = {(c.device_id, c.command_id) for c in program(query="打开卷帘门和升降门，今天洗车的多").candidates[:3]}
+    assert {("shutter", "main-garageDoorControl-open"), ("lift", "main-garageDoorControl-open")} <= offered
+    offered = {(c.device_id, c.command_id) for c in program(query="贵细药材保险柜和药柜都打开，药监局来检查").candidates[:3]}
+    assert {("safe", "main-lock-unlock"), ("cabinet", "main-lock-unlock")} <= offered
+    assert not {d for d, c in acted_on(program(query="打开门")) if c.endswith("open")}  # a door, of two: which?

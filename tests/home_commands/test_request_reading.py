@@ -121,3 +121,12 @@ def test_a_ramp_opens_going_down_and_a_places_qi_is_its_gas(said, plain):
 ])
 def test_what_happens_to_a_device_or_what_the_speaker_does_is_no_request(said, requests):
     assert read_request(said).requests == requests
+
+
+@pytest.mark.parametrize(("said", "plain"), [("dis arm the scare crow", "disarm the scare crow"),
+                                             ("pre heat the oven", "preheat the oven"),
+                                             ("un lock the frunt door", "unlock the frunt door")])
+def test_a_verb_said_apart_is_said_whole(said, plain):
+    from tracerag.home_commands.plain_verbs import plain_verbs
+
+    assert plain_verbs(said) == plain

@@ -1,7 +1,7 @@
 """English verbs people say for a command, in the words the command documents use: "activate the fans" ->
-"turn on the fans", "lights out" -> "lights off", "unpause" -> "resume", "un lock" -> "unlock", "go back" ->
-"previous track", "lower the ramp" -> "open the ramp" (a ramp opens going down); a Chinese verb said apart
-("解个锁", "撤个防") -> said whole; 厨房的气 -> 厨房的燃气.
+"turn on the fans", "lights out" -> "lights off", "unpause" -> "resume", "un lock" -> "unlock", "dis arm" ->
+"disarm", "go back" -> "previous track", "lower the ramp" -> "open the ramp" (a ramp opens going down); a
+Chinese verb said apart ("解个锁", "撤个防") -> said whole; 厨房的气 -> 厨房的燃气.
 
 The documents hold one phrasing per command ("turn on, switch on, power on, start"); every synonym added
 there thins the rest of the document for the lexical and dense channels alike, so what people also say is
@@ -20,7 +20,10 @@ _REWRITES = tuple((re.compile(pattern, re.IGNORECASE), plain) for pattern, plain
     (rf"\b(?:put|get|bring|let|take)\s+{_RAMP}\s+down\b", r"open \1\2\3"),
     (rf"\b(?:raise|lift)\s+(?:up\s+)?{_RAMP}\b", r"close \1\2\3"),
     (rf"\b(?:put|get|bring|take)\s+{_RAMP}\s+(?:back\s+)?up\b", r"close \1\2\3"),
-    (r"\bun[\s-]+(lock|latch|bolt)\b", r"un\1"),  # "un lock the front door" is no "lock"
+    # a verb said apart, as voice typing does: "un lock the front door" is no "lock", "dis arm" no "arm"
+    (r"\bun[\s-]+(lock|latch|bolt)\b", r"un\1"),
+    (r"\bdis[\s-]+arm\b", "disarm"),
+    (r"\bpre[\s-]+heat\b", "preheat"),
     (r"\bactivate\b", "turn on"),
     (r"\bdeactivate\b", "turn off"),
     (r"\bkill\s+(the\s+|my\s+|our\s+|all\s+)*(lights?|lamps?|lighting)\b", r"turn off \2"),
@@ -28,7 +31,6 @@ _REWRITES = tuple((re.compile(pattern, re.IGNORECASE), plain) for pattern, plain
     (r"\b(turn|switch|put)\s+out\b", "turn off"),
     (r"\b(lights?|lamps?|lighting)\s+out\b", r"\1 off"),
     (r"\bun-?pause\b", "resume"),
-    (r"\bun[\s-]+(lock|latch)\b", r"un\1"),  # "un lock the stern hatch": a verb said apart, as voice typing does
     (r"\b(go back|back one|replay the last track|last track|previous song)\b", "previous track"),
     (r"\b(re)?play\s+(the\s+)?(previous|last)(\s+(item|song|one))?(\s+again)?\b|\breplay\b", "previous track"),
     (r"\b(next song|skip (this|the) (song|track|item))\b", "next track"),

@@ -139,6 +139,22 @@ def _named(index, text: str) -> np.ndarray:
     by_maker = lock_by_maker_said(index.home.devices, plain)  # "open the nuki": the one lock that is a Nuki
     if by_maker is not None:
         out[by_maker] = max(out[by_maker], 2)
+    return _by_number_said(index, out, {t for t in said if t.isdigit()})
+
+
+def _by_number_said(index, out: np.ndarray, numbers: set[str]) -> np.ndarray:
+    """The devices named, less those numbered otherwise where the text says the number of some ("open unit 12":
+    the Unit 12 Door, not Unit 14's; a name's number is no word of it, so "unit" alone names them all)."""
+    if not numbers:
+        return out
+    ordinals = index.names.label_ordinals
+    found = np.flatnonzero(out).tolist()
+    if not any(ordinals[d] & numbers for d in found):
+        return out
+    out = out.copy()
+    for d in found:
+        if ordinals[d] and not ordinals[d] & numbers:
+            out[d] = 0
     return out
 
 
@@ -296,7 +312,8 @@ def names_mixed(index, text: str, named_by: np.ndarray, sensitive: np.ndarray) -
             continue
         kinds = {family_of(kind) for kind in categories_said(second)}  # "the propane valve": its kind said
         for a in modifiers:
-            if family_of(index.table.device_categories[a]) in kinds:
+            # its own name said ("卷帘门和升降门": 帘门 is the 卷帘门's, the 升降门 is named after it)
+            if family_of(index.table.device_categories[a]) in kinds or a in heads:
                 continue
             for b in heads:
                 if a != b and first not in words[b]:

@@ -62,6 +62,7 @@ _HEATERS = frozenset({"Oven", "Cooktop"})  # what switching on lights a fire
 # a complaint of the dark: a verb said alone after it asks for light
 _DARK = re.compile(r"\b(?:dark|darker|pitch black|can't see|cannot see)\b|"
                    r"太暗|很暗|好暗|暗了|太黑|很黑|好黑|黑了|黑乎乎|看不见|看不清", re.I)
+_AND = re.compile(r"[和与及、]|\band\b", re.I)
 _BOTH = re.compile(r"\bboth\b|两个都|两扇都|两把都|俩都", re.I)
 _DOOR_TO = re.compile(r"\b(?:door|gate)s?\s+(?:to|into|onto|out to|leading to|that goes to)\b|通往|通向|去", re.I)
 # what a switching verb does on a device that opens rather than switches, and the other way round
@@ -301,8 +302,17 @@ class SensitiveRequests:
             if requested is not None and len(set(devices[served].tolist())) > 1:
                 served = self._named_in_another_request(requested, served, devices)
             out &= ~same | served
-            self._hold(out, served, devices, text)
+            if not self._each_said_whole(said_as, set(devices[served].tolist())):
+                self._hold(out, served, devices, text)
         return out
+
+    def _each_said_whole(self, text: str, devices: set[int]) -> bool:
+        """Whether each of several devices is said by its own whole label, one device's ("打开卷帘门和升降门"):
+        each is asked, none is one of several."""
+        names = self.index.names
+        said = names.labels_named(text)
+        return len(devices) > 1 and all(
+            said[d] and len(names.devices_labelled[tokens(names.home.devices[d].label)]) == 1 for d in devices)
 
     def _named_in_another_request(self, requested: str, same: np.ndarray, devices: np.ndarray) -> np.ndarray:
         """``same`` narrowed to the one device the utterance's other requests name best, where one does ("dose some
@@ -374,6 +384,8 @@ class SensitiveRequests:
         through the word door alone)."""
         index, sensitive = self.index, self.sensitive
         referred = named_by[devices] == best
+        if _AND.search(text):  # "贵细药材保险柜和药柜都打开": each label said whole, the shorter one too
+            referred |= (named_by[devices] > 0) & (index.names.labels_said(text)[devices] > 0)
         if ((named_by == best) & ~sensitive.devices).any():
             said_kinds = set(kinds_acted_on(index, text))
             referred &= np.asarray([bool(n & said_kinds) for n in sensitive.noun_sets])[sensitive.noun_code]
