@@ -1701,3 +1701,53 @@ def test_two_devices_each_said_by_its_label_are_each_asked(tmp_path, embedder):
     offered = {(c.device_id, c.command_id) for c in program(query="贵细药材保险柜和药柜都打开，药监局来检查").candidates[:3]}
     assert {("safe", "main-lock-unlock"), ("cabinet", "main-lock-unlock")} <= offered
     assert not {d for d, c in acted_on(program(query="打开门")) if c.endswith("open")}  # a door, of two: which?
+
+
+BIKE_ROOMS = {"r-shop": "Shop Floor", "r-stair": "Stairwell", "r-office": "Office", "r-yard": "Yard",
+              "r-landing": "Landing"}
+BIKE_DEVICES = [
+    ("conexis", "Conexis", "r-shop", "Lock", "p-lock", "Yale Conexis L2"),
+    ("shutter", "Shop Shutter", "r-shop", "GarageDoor", "p-garage"),
+    ("street", "Street Door", "r-stair", "Lock", "p-lock"),
+    ("keys", "Key Cabinet", "r-office", "Lock", "p-lock"),
+    ("cage", "Bike Cage", "r-yard", "Lock", "p-lock"),
+    ("flat", "Flat Door", "r-landing", "Lock", "p-lock"),
+    ("panel", "Chainguard", "r-shop", "SecurityPanel", "p-panel"),
+    ("howler", "Howler", "r-yard", "Siren", "p-siren"),
+]
+SIREN = [{"id": "main-alarm-siren", "description": "sound the siren", "type": None, "value_range": None},
+         {"id": "main-alarm-off", "description": "silence the siren", "type": None, "value_range": None}]
+
+
+@pytest.fixture(scope="module")
+def bike_shop(tmp_path_factory, embedder):
+    return no_lm(tmp_path_factory.mktemp("bike-shop"), BIKE_DEVICES,
+                 {**SPECS, "p-garage": GARAGE, "p-siren": SIREN}, BIKE_ROOMS, embedder)
+
+
+@pytest.mark.parametrize(("query", "device"), [
+    ("buzz me in at the street door, I've got shopping bags", "street"),  # in at it: by it, no landmark
+    ("my keys are in the flat and I'm stood at the street door, let me in", "street"),
+    ("there's a customer at the shop with a flat tyre, let him in", "conexis"),  # on foot: no shutter, no Flat Door
+    ("the box with the bike keys in the office, unlock it", "keys"),  # in the office: no Bike Cage in the yard
+])
+def test_someone_let_in_or_a_thing_pointed_back_to_is_where_they_are(bike_shop, query, device):
+    top = bike_shop(query=query).candidates[0]
+    assert (top.device_id, top.command_id) == (device, "main-lock-unlock")
+
+
+def test_the_alarm_panel_stopped_is_disarmed_and_no_siren_silenced(bike_shop):
+    pred = bike_shop(query="stop the alarm panel, is only me with the dog")
+    assert (pred.candidates[0].device_id, pred.candidates[0].command_id) == ("panel", "main-securitySystem-disarm")
+    assert ("howler", "main-alarm-off") not in acted_on(pred)
+
+
+def test_a_kind_word_another_cookers_name_carries_chooses_neither(tmp_path, embedder):
+    rooms = {"r-kitchen": "Kitchen"}
+    devices = [("hob", "Induction Hob", "r-kitchen", "Cooktop", "p-switch"),
+               ("range", "Range Oven", "r-kitchen", "Oven", "p-oven")]
+    program = no_lm(tmp_path, devices, SPECS, rooms, embedder)
+    pred = program(query="put the range on, I'm baking welcome scones")  # a range is a hob; the oven is called so
+    assert not acted_on(pred) & {("hob", "main-switch-on"), ("range", "main-switch-on")}
+    top = program(query="turn on the hob").candidates[0]
+    assert (top.device_id, top.command_id) == ("hob", "main-switch-on")

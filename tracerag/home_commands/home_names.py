@@ -42,6 +42,7 @@ NAME_TOKENS_MAX = 64
 NAME_RUN_MAX = 8
 LABEL_SAID_CHARS = 200  # longer labels are not looked for whole in an utterance
 ROOMS_SAID_CACHE = 256  # utterances whose rooms an index remembers
+_IN_AT = re.compile(r"\bin\s+(?:at|by)\s+(?:the\s+)?$")
 
 
 # words after which an English label says where its device is ("Light over the Fryer", "Shades by the Door")
@@ -198,7 +199,9 @@ class HomeNames:
         for phrase in sorted(phrases, key=lambda p: (-len(p), p)):
             for m in phrase_pattern(phrase).finditer(text):
                 inside = any(s <= m.start() and m.end() <= e and (s, e) != m.span() for s, e in labels)
-                if locative(text, m.start(), m.end()) and not inside:
+                # a door's label said where someone is let in by it is no landmark ("buzz me in at the street door")
+                by_it = phrase in self._labels and _IN_AT.search(text, 0, m.start()) is not None
+                if locative(text, m.start(), m.end()) and not inside and not by_it:
                     text = text[:m.start()] + " " * (m.end() - m.start()) + text[m.end():]
                     masked.append(phrase)
         return text, masked

@@ -105,6 +105,8 @@ def _find_room_door(index, text: str) -> np.ndarray:
     if letting_in:
         said = tuple(_OBJECT.sub(" ", normalised(without_whom(text))).split())  # "the harbourmaster into the office"
         places = index.names.mentioned_rooms(text) or (index.rooms.meant_by(said) if said else [])
+        if places and _INTO_THE_HOUSE.search(text) and not index.names.mentioned_rooms(text):
+            places = []  # "let the vet into the house": the home, by its way in, not the Gate House
     else:
         places = _place_opened(index, text)
         if not places and _entrance_opened(text):
@@ -129,8 +131,11 @@ def _find_room_door(index, text: str) -> np.ndarray:
         door = int(np.flatnonzero(doors)[0])  # by its one fire exit or patio door
         if no_way_in(index.home.devices[door].label) or garden_side(index.home.devices[door].label):
             return none
-    if letting_in and a_vehicle_let_in(text) and (doors & index.table.in_category("GarageDoor")).any():
+    garage_doors = doors & index.table.in_category("GarageDoor")
+    if letting_in and a_vehicle_let_in(text) and garage_doors.any():
         doors &= index.table.in_category("GarageDoor")  # "let the van into the yard": its gate, not the bin gate
+    elif letting_in and (doors & ~garage_doors).sum() == 1:
+        doors &= ~garage_doors  # someone on foot let into the shop: its door, not its roller shutter
     elif letting_in and doors.sum() > 1:  # guests let into the cottage: by its door, not the patio door
         inside = doors.copy()
         inside[[d for d in np.flatnonzero(doors).tolist() if garden_side(index.home.devices[d].label)]] = False
@@ -240,9 +245,12 @@ def _place_opened(index, text: str) -> list[str]:
 
 # someone said to be at a place ("he's at the pontoon gate", "the postman's round the back at the yard gate"; "I'm
 # at" is the speaker, at a door only they know), and the words of the place up to the next preposition
-_WAITING_AT = re.compile(r"(?:'s|'re|\bis|\bare)\s+(?:[\w-]+\s+){0,4}?(?:at|by|outside|in\s+front\s+of)\s+"
+_WAITING_AT = re.compile(r"(?:'s|'re|'m|\bis|\bare|\bam)\s+(?:[\w-]+\s+){0,4}?(?:at|by|outside|in\s+front\s+of)\s+"
                          r"(?:the\s+|our\s+|my\s+)?((?:(?!(?:in|with|on|for|by|at|and|so|because)\b)[\w-]+\s*){1,3})",
                          re.I)
+_INTO_THE_HOUSE = re.compile(r"\binto\s+(?:the|my|our)\s+(?:house|home)\b", re.I)  # ("my flat" may be one of many)
+_SPEAKER_AT = re.compile(r"'m|am\b", re.I)
+_SPEAKER_LET_IN = re.compile(r"\b(?:let|buzz)\s+(?:me|us)\b", re.I)
 _ZH_WAITING_AT = re.compile(r"(?:[他她人]们?正?在|到了?)([\u4e00-\u9fff]{1,5}?)"  # 在后门, 到后门了
                             r"(?=门口|外面|外边|那边|那儿|那里|等|没|呢|了|[，,。！!]|$)")
 
@@ -263,8 +271,8 @@ def _door_waited_at(index, clause: str, about: str) -> np.ndarray | None:
         return None  # "Priya's at the side, let her in the staff door": the door the clause says
     others = about.replace(clause.strip(), " ")
     waiting = _WAITING_AT.search(others) or _ZH_WAITING_AT.search(others)
-    if waiting is None:
-        return None
+    if waiting is None or _SPEAKER_AT.match(waiting.group(0)) and not _SPEAKER_LET_IN.search(clause):
+        return None  # where the speaker is says where they are let in, not where the wholesaler waits
     place = tokens(waiting.group(1))
     into = f"let them into the {' '.join(place)}" if waiting.re is _WAITING_AT else f"让他进{waiting.group(1)}"
     if index.names.mentioned_rooms(into) or index.rooms.meant_by(place):  # a place of the home, never the way in

@@ -62,6 +62,7 @@ _HEATERS = frozenset({"Oven", "Cooktop"})  # what switching on lights a fire
 # a complaint of the dark: a verb said alone after it asks for light
 _DARK = re.compile(r"\b(?:dark|darker|pitch black|can't see|cannot see)\b|"
                    r"太暗|很暗|好暗|暗了|太黑|很黑|好黑|黑了|黑乎乎|看不见|看不清", re.I)
+_EITHER_ALARM = re.compile(r"\balarms?\b(?!\s+(?:panel|system|keypad|siren|bell|sounder))|警报(?!器)|报警(?![器系面])")
 _AND = re.compile(r"[和与及、]|\band\b", re.I)
 _BOTH = re.compile(r"\bboth\b|两个都|两扇都|两把都|俩都", re.I)
 _DOOR_TO = re.compile(r"\b(?:door|gate)s?\s+(?:to|into|onto|out to|leading to|that goes to)\b|通往|通向|去", re.I)
@@ -434,10 +435,15 @@ class SensitiveRequests:
         worded = self_named[kinds] | np.asarray([bool(n & kinds_said)
                                                  for n in sensitive.noun_sets])[sensitive.noun_code]
         worded &= ~self._labelled_otherwise(devices, kinds_said)
+        worded &= ~self._word_another_names(verbless, devices)
         water = categories_said(index.names.without_names(verbless)).get("WaterValve", ())
         if "GasValve" not in kinds_said and only_specific("WaterValve", water):
             # a word for water is no word for gas: "the water main", 自来水 name no gas valve ("the valve" may)
             worded &= index.table.device_categories[devices] != "GasValve"
+        alarms = {"Siren", "SecurityPanel"} & kinds_said
+        if len(alarms) == 1 and not _EITHER_ALARM.search(verbless):
+            # "the alarm panel" is no siren, "the siren" no panel ("the alarm", 警报 may be either)
+            worded &= index.table.device_categories[devices] != ({"Siren", "SecurityPanel"} - alarms).pop()
         if rooms and "GasValve" in kinds_said:  # "厨房的燃气" where the kitchen has no gas valve: the one feeding it
             referred |= gas_feeding(index, rooms)[devices]
         if supply := main_said(index, text):  # "the water main", "gas back on at the meter": the main alone
@@ -462,6 +468,25 @@ class SensitiveRequests:
             # "let them into the bunkhouse"; "unlock suite C" with its blinds (the verb read as said)
             return (referred & worded) | (room_door(self.index, verbless) | room_door(self.index, text))[devices]
         return referred & worded
+
+    def _word_another_names(self, text: str, devices: np.ndarray) -> np.ndarray:
+        """Per row's device: a word said for its kind is also a word before the head of another device's label
+        that does the same sensitive thing ("put the range on": a range is a hob, and the Range Oven is called
+        so): which one is meant? Neither is chosen for the word."""
+        sensitive, categories = self.sensitive, self.index.table.device_categories
+        modifiers = self.index.memo(("label modifiers",), lambda: {
+            d: frozenset(tokens(self.index.home.devices[d].label)[:-1]) for d in sensitive.device_words})
+        out = np.zeros(len(devices), dtype=bool)
+        for kind, words in categories_said(self.index.names.without_names(text)).items():
+            # a word for the carrier's own kind or family too says nothing apart ("the alarm": the Alarm Siren is
+            # one; 阀 of 燃气阀门 a valve), nor does a Chinese label's character (its head is more than its last)
+            carried = {int(sensitive.row_kinds[i]) for i, d in enumerate(devices.tolist())
+                       if family_of(categories[d]) != family_of(kind) and any(
+                           w.isascii() and w in modifiers[d] and categories[d] not in categories_said(w)
+                           for w in words)}
+            if carried:
+                out |= (categories[devices] == kind) & np.isin(sensitive.row_kinds, list(carried))
+        return out
 
     def _labelled_otherwise(self, devices: np.ndarray, kinds_said: set[str]) -> np.ndarray:
         """Per row's device: its label says it is a kind its category's words do not name, and no word for that
