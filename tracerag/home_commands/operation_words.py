@@ -116,8 +116,7 @@ _STARTED = ((CYCLES | frozenset({"Oven"}), "start"), (MEDIA, "play"), (_SWITCHED
 _START = _by_kind("start", *_STARTED)
 # a water valve said to start runs water ("start the drip in the orchard"); "run the bath" opens no valve
 _START_SAID = _by_kind("start", *_STARTED, (frozenset({"WaterValve", "Irrigation"}), "open"))
-# "stop" with no kind said stops what moves or plays (a blind, a player, a cycle); a lamp, a fan, an alarm
-# panel said: off
+# "stop" with no kind said stops what moves or plays (a blind, a player, a cycle); a lamp, fan, alarm panel: off
 _STOP = _by_kind("stop", (LIGHTS | FANS | (CLIMATE - {"Oven"}) | SIRENS | {"SecurityPanel"} | _SWITCHED, "off"))
 _PAUSE = _by_kind("pause", (COVERS, "stop"))
 # a lock raised or lowered (a parking-space lock, 车位锁升起来) is neither unlocked nor locked by the words

@@ -18,11 +18,8 @@ from ..signatures.query_ir import QueryIR
 from .category_words import (
     CATEGORY_WORDS,
     categories_said,
-    ends_with_kind_word,
     family_of,
     normalised,
-    only_specific,
-    says_which,
     several_said,
     word_pattern,
 )
@@ -37,24 +34,21 @@ from .door_words import (
     ENTRANCE_WORDS,
     door_nouns,
     door_qualifiers,
-    doors_among,
     every_door,
     lock_by_maker_said,
-    lock_qualifiers,
-    says_door_locks,
 )
 from .excepted_asks import not_excepted
 from .home_names import compact
 from .home_operations import kinds_meant, operation_in
+from .kind_referents import BARE, DOOR_TO, KindReferents, said_in
 from .letting_in import LET_IN, someone_goes_in
 from .operation_words import SENSES, read_operation, verb_text
 from .places import place_not_exact, places_after_in
 from .pointing_back import PointingBack
-from .referents import kinds_acted_on, named, names_mixed, outside_room_names
+from .referents import kinds_acted_on, named, names_mixed
 from .request_reading import points_back, read_request
 from .room_doors import DOORISH, door_of_the_room_said, door_waited_at, room_door
 from .sensitive_commands import SENSITIVE_KINDS, SensitiveRows
-from .supply_mains import gas_feeding, main_said, the_main
 from .text_match import contains, tokens
 from .valves_served import valve_served
 
@@ -62,28 +56,8 @@ _HEATERS = frozenset({"Oven", "Cooktop"})  # what switching on lights a fire
 # a complaint of the dark: a verb said alone after it asks for light
 _DARK = re.compile(r"\b(?:dark|darker|pitch black|can't see|cannot see)\b|"
                    r"太暗|很暗|好暗|暗了|太黑|很黑|好黑|黑了|黑乎乎|看不见|看不清", re.I)
-_EITHER_ALARM = re.compile(r"\balarms?\b(?!\s+(?:panel|system|keypad|siren|bell|sounder))|警报(?!器)|报警(?![器系面])")
 _AND = re.compile(r"[和与及、]|\band\b", re.I)
 _BOTH = re.compile(r"\bboth\b|两个都|两扇都|两把都|俩都", re.I)
-_DOOR_TO = re.compile(r"\b(?:door|gate)s?\s+(?:to|into|onto|out to|leading to|that goes to)\b|通往|通向|去", re.I)
-# what a switching verb does on a device that opens rather than switches, and the other way round
-_COUNTERPART = {"open": "on", "close": "off", "on": "open", "off": "close"}
-# the words left around a verb that names its kind on its own ("帮我解锁", "please unlock"): no other object
-_BARE = re.compile(r"[\s的了吧呀啊呢把给帮我请一下快马上现在都先]|\b(?:please|can|could|would|will|you|u|it|now|for|me|"
-                   r"the|a|right|away|all|up|first|then|everything)\b", re.I)  # "unlock everything": every lock
-
-
-def _kinds_labelled(label: str) -> set[str]:
-    """The kinds a label says its device is: any word for a kind in an English label ("Garage Door"), the word a
-    Chinese label ends with (看门狗 is a dog, not a door; 门神 no door either)."""
-    said = categories_said(label)
-    if label.isascii():
-        return set(said)
-    return {kind for kind, words in said.items() if any(ends_with_kind_word(label, w) for w in words)}
-
-
-def _said(pattern: re.Pattern, text: str) -> bool:
-    return bool(pattern.search(text))
 
 
 def _bare_door(clause: str) -> bool:
@@ -99,6 +73,7 @@ class SensitiveRequests:
         self.index = index
         self.sensitive = sensitive
         self.doors = SensitiveDoors(index, sensitive)
+        self.by_kind = KindReferents(index, sensitive, self.doors)
         self.pointing = PointingBack(index, sensitive, self._asked_in)
 
     def asked(self, text: str) -> np.ndarray:
@@ -228,10 +203,10 @@ class SensitiveRequests:
         elif best:
             referred = self._referred_by_name(text, named_by, best, devices)
         elif kind_text is not None:
-            referred = self._referred_by_kind(kind_text, index.rooms.without_room_names(kind_text), operation,
+            referred = self.by_kind.referred(kind_text, index.rooms.without_room_names(kind_text), operation,
                                               devices)
         else:
-            referred = self._referred_by_kind(text, said, operation, devices)
+            referred = self.by_kind.referred(text, said, operation, devices)
         if verb in ("on", None) and door is not None:  # the room's door, someone going in ("打开财务室，会计到了")
             referred = referred | door[devices]
         if not best and operation == "off" and self._siren_or_panel(text, referred, devices):
@@ -395,7 +370,7 @@ class SensitiveRequests:
             by_door_word = self._named_by_door_words(text) >= named_by
             referred &= ~by_door_word[devices] | self.doors.fitting(devices, said_door, door_nouns(text))
         rooms = index.names.mentioned_rooms(text) or places_after_in(index, text)
-        if rooms and not _DOOR_TO.search(text):  # "open the safe for room 2": the Strongbox in the office is no
+        if rooms and not DOOR_TO.search(text):  # "open the safe for room 2": the Strongbox in the office is no
             # safe of room 2 ("the patio door to the deck" is the door the deck is reached by)
             referred &= self._in_or_named_for(rooms, devices)
         return referred & ~names_mixed(index, text, named_by, sensitive.devices)[devices]
@@ -409,138 +384,12 @@ class SensitiveRequests:
         return np.asarray([bool(inside) or any(contains(tokens(index.home.devices[d].label), name) for name in names)
                            for d, inside in zip(devices.tolist(), there.tolist(), strict=True)], dtype=bool)
 
-    def _referred_by_kind(self, text: str, said: str, operation: str | None, devices: np.ndarray) -> np.ndarray:
-        """Per sensitive row, where the text names no device: a word for its kind (or, alone, a verb that names
-        the kind: "解锁", "please unlock") refers to it, in the rooms said; a door word to the door it describes
-        (the way in when bare, the one of the room said, a gate any gate); "进门那把锁" to a lock so called."""
-        index, sensitive = self.index, self.sensitive
-        kinds = sensitive.row_kinds
-        rooms = index.names.mentioned_rooms(text) or places_after_in(index, text)  # "the gas at the meter in the alley"
-        referred = index.rooms.devices_in(rooms)[devices] if rooms else np.ones(len(devices), dtype=bool)
-        verbless = text
-        for kind in SENSITIVE_KINDS:  # the 锁 of "开锁" is the verb's, no lock said
-            verbless = kind.self_naming.sub(" ", verbless)
-        kinds_said = self._kinds_referred(index.names.without_names(verbless), operation, rooms)
-        verb = read_operation(verb_text(text, index), frozenset())
-        room_kinds: set[str] = set()  # kinds said only by the name of a room ("open the garage")
-        if rooms and verb not in (None, "off") and (verb != "on" or not text.isascii()):
-            # "open the garage", "打开车库" where the garage is a room: its garage doors, the room's name their
-            # word ("turn on the garage" switches what is in it), and no other kind said ("车库开灯": its lights)
-            said_kinds = outside_room_names(index, categories_said(verbless), verbless)  # no gate in "gate house"
-            by_room = {kind for kind, words in said_kinds.items() if all(index.rooms.names_a_room(w) for w in words)}
-            room_kinds = by_room if by_room == set(said_kinds) else set()
-            kinds_said |= room_kinds
-        self_named = np.asarray([_said(k.self_naming, said) and self._bare(i, said)
-                                 for i, k in enumerate(SENSITIVE_KINDS)] + [False])
-        worded = self_named[kinds] | np.asarray([bool(n & kinds_said)
-                                                 for n in sensitive.noun_sets])[sensitive.noun_code]
-        worded &= ~self._labelled_otherwise(devices, kinds_said)
-        worded &= ~self._word_another_names(verbless, devices)
-        water = categories_said(index.names.without_names(verbless)).get("WaterValve", ())
-        if "GasValve" not in kinds_said and only_specific("WaterValve", water):
-            # a word for water is no word for gas: "the water main", 自来水 name no gas valve ("the valve" may)
-            worded &= index.table.device_categories[devices] != "GasValve"
-        alarms = {"Siren", "SecurityPanel"} & kinds_said
-        if len(alarms) == 1 and not _EITHER_ALARM.search(verbless):
-            # "the alarm panel" is no siren, "the siren" no panel ("the alarm", 警报 may be either)
-            worded &= index.table.device_categories[devices] != ({"Siren", "SecurityPanel"} - alarms).pop()
-        if rooms and "GasValve" in kinds_said:  # "厨房的燃气" where the kitchen has no gas valve: the one feeding it
-            referred |= gas_feeding(index, rooms)[devices]
-        if supply := main_said(index, text):  # "the water main", "gas back on at the meter": the main alone
-            main = the_main(index, supply)[devices]
-            if main.any():
-                worded = np.where(index.table.device_categories[devices] == supply, main, worded)
-        if "Door" in kinds_said:
-            worded = self.doors.worded(worded, kinds_said, verbless, rooms, devices)
-            if rooms and _DOOR_TO.search(text):  # "the door to the back garden": the Garden Door in the kitchen
-                room_words = {w for room in rooms for w in tokens(room)} - ENTRANCE_WORDS
-                referred |= np.asarray([bool(sensitive.device_words[d] & room_words & set(tokens(
-                    index.home.devices[d].label))) for d in devices.tolist()])
-        lock_words = categories_said(index.names.without_names(verbless)).get("Lock", ())
-        if says_door_locks(lock_words):  # "其他门锁都打开", "the door locks": the locks of doors, no safe
-            locks = index.table.device_categories[devices] == "Lock"
-            worded &= ~locks | doors_among(index, index.table.in_category("Lock"), door_nouns(verbless))[devices]
-        qualified = lock_qualifiers(verbless)
-        if qualified:
-            worded &= np.asarray([index.table.device_categories[d] != "Lock" or
-                                  any(q <= sensitive.device_words[d] for q in qualified) for d in devices.tolist()])
-        if not kinds_said - room_kinds and verb in ("open", "unlock") and operation in ("open", "unlock"):
-            # "let them into the bunkhouse"; "unlock suite C" with its blinds (the verb read as said)
-            return (referred & worded) | (room_door(self.index, verbless) | room_door(self.index, text))[devices]
-        return referred & worded
-
-    def _word_another_names(self, text: str, devices: np.ndarray) -> np.ndarray:
-        """Per row's device: a word said for its kind is also a word before the head of another device's label
-        that does the same sensitive thing ("put the range on": a range is a hob, and the Range Oven is called
-        so): which one is meant? Neither is chosen for the word."""
-        sensitive, categories = self.sensitive, self.index.table.device_categories
-        modifiers = self.index.memo(("label modifiers",), lambda: {
-            d: frozenset(tokens(self.index.home.devices[d].label)[:-1]) for d in sensitive.device_words})
-        out = np.zeros(len(devices), dtype=bool)
-        for kind, words in categories_said(self.index.names.without_names(text)).items():
-            # a word for the carrier's own kind or family too says nothing apart ("the alarm": the Alarm Siren is
-            # one; 阀 of 燃气阀门 a valve), nor does a Chinese label's character (its head is more than its last)
-            carried = {int(sensitive.row_kinds[i]) for i, d in enumerate(devices.tolist())
-                       if family_of(categories[d]) != family_of(kind) and any(
-                           w.isascii() and w in modifiers[d] and categories[d] not in categories_said(w)
-                           for w in words)}
-            if carried:
-                out |= (categories[devices] == kind) & np.isin(sensitive.row_kinds, list(carried))
-        return out
-
-    def _labelled_otherwise(self, devices: np.ndarray, kinds_said: set[str]) -> np.ndarray:
-        """Per row's device: its label says it is a kind its category's words do not name, and no word for that
-        kind is said: "the garage door" is no Street Gate, though a gate opener is a GarageDoor."""
-        sensitive = self.sensitive
-        labelled = self.index.memo(("label kinds",), lambda: {
-            d: _kinds_labelled(self.index.home.devices[d].label) for d in sensitive.device_words})
-        return np.asarray([bool(labelled[d]) and not labelled[d] & (sensitive.noun_sets[code] | kinds_said)
-                           for d, code in zip(devices.tolist(), sensitive.noun_code.tolist(), strict=True)],
-                          dtype=bool)
-
-    def _kinds_referred(self, text: str, operation: str | None, rooms: list[str]) -> set[str]:
-        """The kinds the text names by a word for them (``referents.kinds_acted_on``), less those whose word also
-        stands in the name of an ordinary device that could do what is asked: "water on" where a Water Heater and a
-        Water Feature Pump switch on names no water valve; "unlock the door" beside a Back Door Light still names
-        the locks (a light does not unlock). Where ``rooms`` are said, only what stands there counts."""
-        index = self.index
-        said = kinds_acted_on(index, text)
-        if not said or operation is None:
-            return set(said)
-        choice = choice_of(index)  # a valve opens where a pump switches on: both answer "water on"; "open the
-        # door" switches no Blue Door Sconce on
-        able = choice.devices_able(operation)
-        switched = read_operation(verb_text(text, index), frozenset())  # the verb as said: "turn on" switches
-        if switched in ("on", "off"):
-            able = able | choice.devices_able(switched) | choice.devices_able(_COUNTERPART[switched])
-        plain = able & ~self.sensitive.devices
-        if rooms:  # "turn the water back on at the well house": what carries the word in the rooms said
-            plain &= index.rooms.devices_in(rooms)
-
-        def own(word: str) -> bool:
-            carriers = np.flatnonzero(index.names.carrying(tokens(word)) & plain).tolist()
-            labels = (index.home.devices[d].label for d in carriers)  # read as far as the answer needs
-            if not word.isascii():  # 灶台灯 is a light, 大门摄像头 a camera: their 灶 and 门 only say which (a Chinese
-                # name ends with its kind)
-                return all(categories_said(label) and not ends_with_kind_word(label, word) for label in labels)
-            return all(says_which(label, word) for label in labels)
-
-        # "turn the water on at the main valve": where it is done says the kind again, in a word only it has
-        return {kind for kind, words in said.items() if any(own(w) for w in words) or kind in CATEGORY_WORDS and
-                any(own(m.group(0)) for m in word_pattern(*CATEGORY_WORDS[kind]).finditer(normalised(text)))}
-
     def _verb_alone(self, clause: str) -> bool:
         """Whether the clause says what to do and nothing it acts on ("帮我解锁", "快关掉", "unlock please")."""
         text = normalised(clause)
         for sense in SENSES:
             text = sense.pattern.sub(" ", text)
-        return text != normalised(clause) and not _BARE.sub("", text).strip()
-
-    def _bare(self, kind: int, text: str) -> bool:
-        """Whether a verb that names its kind on its own stands alone in the clause, rooms and polite words
-        aside ("帮我解锁", "unlock the garage" where the garage is a room; not "unlock my potential")."""
-        verbless = SENSITIVE_KINDS[kind].self_naming.sub(" ", text)
-        return not _BARE.sub("", self.index.rooms.without_room_names(verbless)).strip()
+        return text != normalised(clause) and not BARE.sub("", text).strip()
 
     def _asked_marked(self, said: str, row: int, named: bool) -> bool:
         """A command the home marks sensitive: its own verbs (or its description) and its device (by name or
@@ -551,4 +400,4 @@ class SensitiveRequests:
         verb = any(contains(words, v) for v in verb_phrases(spec.command, spec.capability)) or \
             contains(words, tokens(spec.description))
         kind = CATEGORY_WORDS.get(device.category)
-        return verb and (named or (kind is not None and _said(word_pattern(*kind), said)))
+        return verb and (named or (kind is not None and said_in(word_pattern(*kind), said)))
