@@ -1698,7 +1698,8 @@ def test_two_devices_each_said_by_its_label_are_each_asked(tmp_path, embedder):
     program = no_lm(tmp_path, devices, {**SPECS, "p-garage": GARAGE}, rooms, embedder)
     offered = {(c.device_id, c.command_id) for c in program(query="打开卷帘门和升降门，今天洗车的多").candidates[:3]}
     assert {("shutter", "main-garageDoorControl-open"), ("lift", "main-garageDoorControl-open")} <= offered
-    offered = {(c.device_id, c.command_id) for c in program(query="贵细药材保险柜和药柜都打开，药监局来检查").candidates[:3]}
+    pred = program(query="贵细药材保险柜和药柜都打开，药监局来检查")
+    offered = {(c.device_id, c.command_id) for c in pred.candidates[:3]}
     assert {("safe", "main-lock-unlock"), ("cabinet", "main-lock-unlock")} <= offered
     assert not {d for d, c in acted_on(program(query="打开门")) if c.endswith("open")}  # a door, of two: which?
 
@@ -1751,3 +1752,34 @@ def test_a_kind_word_another_cookers_name_carries_chooses_neither(tmp_path, embe
     assert not acted_on(pred) & {("hob", "main-switch-on"), ("range", "main-switch-on")}
     top = program(query="turn on the hob").candidates[0]
     assert (top.device_id, top.command_id) == ("hob", "main-switch-on")
+
+
+def test_the_alarm_said_alone_may_still_be_the_panel(tmp_path, embedder):
+    rooms = {"r-shop": "店面"}
+    devices = [("panel", "看门狗", "r-shop", "SecurityPanel", "p-panel"),
+               ("siren", "报警喇叭", "r-shop", "Siren", "p-siren")]
+    pred = no_lm(tmp_path, devices, {**SPECS, "p-siren": SIREN}, rooms, embedder)(query="警报关掉")
+    assert ("panel", "main-securitySystem-disarm") in {(c.device_id, c.command_id) for c in pred.candidates[:3]}
+
+
+def test_the_speakers_flat_in_a_block_is_no_way_in_of_the_building(tmp_path, embedder):
+    rooms = {"r-street": "Street Entrance", "r-kitchen": "Flat Kitchen", "r-hall": "Manager's Hall"}
+    devices = [("gate", "Pedestrian Gate", "r-street", "Lock", "p-lock"),
+               ("manager", "Manager's Door", "r-hall", "Lock", "p-lock"),
+               ("lamp", "Kitchen Lamp", "r-kitchen", "Light", "p-switch")]
+    pred = no_lm(tmp_path, devices, SPECS, rooms, embedder)(query="let me into my flat, unlock my front door")
+    assert ("gate", "main-lock-unlock") not in acted_on(pred)
+
+
+@pytest.mark.parametrize(("query", "device", "command"), [
+    ("保险柜，帮我开开", "safe", "main-lock-unlock"),  # the verb alone opens what the other clause says: a lock
+    ("烤箱，开了它", "oven", "main-switch-on"),
+])
+def test_a_verb_alone_after_a_device_said_acts_on_it_as_its_kind_does(tmp_path, embedder, query, device, command):
+    rooms = {"r-shop": "店面", "r-kitchen": "厨房"}
+    devices = [("safe", "保险柜", "r-shop", "Lock", "p-lock"), ("oven", "烤箱", "r-kitchen", "Oven", "p-oven"),
+               ("burner-1", "一号煎药炉", "r-kitchen", "Cooktop", "p-switch"),
+               ("burner-2", "二号煎药炉", "r-kitchen", "Cooktop", "p-switch"),
+               ("lamp", "店面灯", "r-shop", "Light", "p-switch")]
+    top = no_lm(tmp_path, devices, SPECS, rooms, embedder)(query=query).candidates[0]
+    assert (top.device_id, top.command_id) == (device, command)

@@ -130,3 +130,11 @@ def test_a_verb_said_apart_is_said_whole(said, plain):
     from tracerag.home_commands.plain_verbs import plain_verbs
 
     assert plain_verbs(said) == plain
+
+
+@pytest.mark.parametrize(("said", "requests"), [
+    ("烤箱，开了它", ["烤箱", "开了它"]),  # 开了它: open it (我开了它 says what was done)
+    ("我开了它", []),
+])
+def test_open_it_is_a_request_and_what_was_done_is_none(said, requests):
+    assert read_request(said).requests == requests

@@ -217,11 +217,12 @@ def _entrance_opened(text: str) -> bool:
     """Whether the way in is all a clause opens or unlocks ("unlatch the main entrance, please"): a door said
     by where it stands rather than by a door word."""
     rest = _FRONT_ALONE.sub(" ", ENTRANCE_SAID.sub(" ", _OBJECT.sub(" ", _FOR_WHOM.sub(" ", normalised(text)))))
-    said = ENTRANCE_SAID.search(text) or re.search(r"\bthe\s+front\b", text, re.I)
+    said = ENTRANCE_SAID.search(text) or re.search(r"\b(?:unlock|unlatch)\s+the\s+front\b", text, re.I)
     return bool(said) and text.isascii() and not rest.split()
 
 
-# "the front" with nothing after it ("can u unlok the front pls"): the front door, no front lights
+# "the front" unlocked with nothing after it ("can u unlok the front pls"): the front door ("open the front" may be
+# its blinds)
 _FRONT_ALONE = re.compile(r"\b(?:the\s+)?front(?=\s*(?:$|[,.!?;]|(?:please|pls|plz|now|for|so|then|again)\b))", re.I)
 
 

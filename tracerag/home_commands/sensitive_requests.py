@@ -138,8 +138,9 @@ class SensitiveRequests:
         index = self.index
         sensitive = self.sensitive
         rows, kinds = sensitive.rows, sensitive.row_kinds
-        # "荷花房门锁，把它打开": what "it" stands for says what opening it does (a lock opens by unlocking)
-        kinds_text = about if about is not None and points_back(text) else text
+        # "荷花房门锁，把它打开", "保险柜，帮我开开": what "it" stands for, or the verb alone acts on, says what opening
+        # it does (a lock opens by unlocking)
+        kinds_text = about if about is not None and (points_back(text) or self._verb_alone(text)) else text
         operation = index.memo(("operation", text, kinds_text), lambda: operation_in(
             index, verb_text(text, index), kinds_meant(index, QueryIR(), text) or kinds_meant(index, QueryIR(),
                                                                                              kinds_text)))
