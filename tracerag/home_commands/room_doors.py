@@ -134,8 +134,9 @@ def _find_room_door(index, text: str) -> np.ndarray:
     garage_doors = doors & index.table.in_category("GarageDoor")
     if letting_in and a_vehicle_let_in(text) and garage_doors.any():
         doors &= index.table.in_category("GarageDoor")  # "let the van into the yard": its gate, not the bin gate
-    elif letting_in and (doors & ~garage_doors).sum() == 1:
-        doors &= ~garage_doors  # someone on foot let into the shop: its door, not its roller shutter
+    elif letting_in and (on_foot := doors & index.table.in_category("Lock") & _a_way_in(index, doors)).sum() == 1 \
+            and garage_doors.any():
+        doors = on_foot  # someone on foot let into the shop: the lock of its door, not its roller shutter
     elif letting_in and doors.sum() > 1:  # guests let into the cottage: by its door, not the patio door
         inside = doors.copy()
         inside[[d for d in np.flatnonzero(doors).tolist() if garden_side(index.home.devices[d].label)]] = False
@@ -164,6 +165,15 @@ def _numbered_rooms_doors(index) -> np.ndarray:
         if doors.sum() != 1:
             return none
         out |= doors
+    return out
+
+
+def _a_way_in(index, doors: np.ndarray) -> np.ndarray:
+    """The devices of the mask whose label says no fire exit, nor a door out to a patio or garden."""
+    out = doors.copy()
+    for d in np.flatnonzero(doors).tolist():
+        label = index.home.devices[d].label
+        out[d] = not (no_way_in(label) or garden_side(label))
     return out
 
 
