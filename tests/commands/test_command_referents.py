@@ -1783,3 +1783,13 @@ def test_a_verb_alone_after_a_device_said_acts_on_it_as_its_kind_does(tmp_path, 
                ("lamp", "店面灯", "r-shop", "Light", "p-switch")]
     top = no_lm(tmp_path, devices, SPECS, rooms, embedder)(query=query).candidates[0]
     assert (top.device_id, top.command_id) == (device, command)
+
+
+def test_someone_let_into_a_bay_is_never_let_through_its_fire_exit(tmp_path, embedder):
+    rooms = {"r-bay": "Loading Bay", "r-foyer": "Foyer"}
+    devices = [("bay", "Loading Bay Door", "r-bay", "GarageDoor", "p-garage"),
+               ("exit", "Fire Exit", "r-bay", "Door", "p-door"),
+               ("salto", "Salto Lock", "r-foyer", "Lock", "p-lock", "Salto XS4 One")]
+    pred = no_lm(tmp_path, devices, {**SPECS, "p-garage": GARAGE, "p-door": DOOR}, rooms, embedder)(
+        query="let them into the loading bay")
+    assert ("exit", "main-doorControl-open") not in acted_on(pred)
