@@ -203,7 +203,7 @@ def ways_in_by_maker(devices, floors: dict[str, str]) -> list[int]:
     return by_maker if len(by_maker) == 1 else []
 
 
-# rooms a flat's own door opens into is none of (the lock on a bedroom's or the bathroom's door is no way in)
+# the rooms no flat's own door opens into (the lock on a bedroom's or the bathroom's door is no way in)
 _PRIVATE_ROOM = re.compile(r"bed|bath|toilet|wc|kitchen|study|nursery|卧|卫|厕|厨|书房|儿童")
 
 

@@ -22,9 +22,9 @@ from .door_words import DOOR_SAID, DOOR_TO_OR_OF, ENTRANCE_WORDS, describes_door
 from .home_operations import kinds_meant, operation_in
 from .letting_in import LET_IN
 from .operation_words import read_operation, verb_text
+from .places import in_or_named_for
 from .referents import named
 from .room_doors import DOORISH, door_of_the_room_said, door_waited_at, room_door
-from .text_match import contains, tokens
 
 # words that say where something is: "the documents in the safe" still mentions the safe an "it" may point to
 _PLACE_WORDS = re.compile(r"\b(?:in|inside|into|at|on|from|of|near|by|behind|under|beside|next to)\b|里面|里头|里",
@@ -59,16 +59,11 @@ class PointingBack:
         before = named(self.index, text[:start]) if start > 0 else whole
         if start > 0 and (rooms := self.index.names.mentioned_rooms(text[:start])):
             # where they say it is, too: "the box with the bike keys in the office" is no Bike Cage in the yard
-            before = np.where(self._in_or_named_for(rooms), before, 0)
+            found = np.flatnonzero(before)
+            before = before.copy()
+            before[found[~in_or_named_for(self.index, rooms, found)]] = 0
         usable = np.where(able, before, 0) if able is not None else before
         return before if usable.any() else whole
-
-    def _in_or_named_for(self, rooms: list[str]) -> np.ndarray:
-        """Per device: it stands in one of the rooms, or its label carries one's name ("Luggage Room Door")."""
-        home = self.index.home
-        names = [name for room in rooms if (name := tuple(w for w in tokens(room) if w != "the"))]
-        return self.index.rooms.devices_in(rooms) | np.asarray(
-            [any(contains(tokens(device.label), name) for name in names) for device in home.devices], dtype=bool)
 
     def asked_of_unnamed(self, clause: str, own: np.ndarray, able: np.ndarray, reading) -> np.ndarray:
         """``asked`` for a clause whose "it" stands for nothing the utterance names that can do it: what another

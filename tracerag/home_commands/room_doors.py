@@ -255,7 +255,8 @@ def _place_opened(index, text: str) -> list[str]:
 
 
 # someone said to be at a place ("he's at the pontoon gate", "the postman's round the back at the yard gate"; "I'm
-# at" is the speaker, at a door only they know), and the words of the place up to the next preposition
+# at" is the speaker: where they are let in, never where a visitor waits), and the place's words up to the next
+# preposition
 _WAITING_AT = re.compile(r"(?:'s|'re|'m|\bis|\bare|\bam)\s+(?:[\w-]+\s+){0,4}?(?:at|by|outside|in\s+front\s+of)\s+"
                          r"(?:the\s+|our\s+|my\s+)?((?:(?!(?:in|with|on|for|by|at|and|so|because)\b)[\w-]+\s*){1,3})",
                          re.I)

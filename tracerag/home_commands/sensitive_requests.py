@@ -43,7 +43,7 @@ from .home_operations import kinds_meant, operation_in
 from .kind_referents import BARE, DOOR_TO, KindReferents, said_in
 from .letting_in import LET_IN, someone_goes_in
 from .operation_words import SENSES, read_operation, verb_text
-from .places import place_not_exact, places_after_in
+from .places import in_or_named_for, place_not_exact, places_after_in
 from .pointing_back import PointingBack
 from .referents import kinds_acted_on, named, names_mixed
 from .request_reading import points_back, read_request
@@ -373,17 +373,8 @@ class SensitiveRequests:
         rooms = index.names.mentioned_rooms(text) or places_after_in(index, text)
         if rooms and not DOOR_TO.search(text):  # "open the safe for room 2": the Strongbox in the office is no
             # safe of room 2 ("the patio door to the deck" is the door the deck is reached by)
-            referred &= self._in_or_named_for(rooms, devices)
+            referred &= in_or_named_for(index, rooms, devices)
         return referred & ~names_mixed(index, text, named_by, sensitive.devices)[devices]
-
-    def _in_or_named_for(self, rooms: list[str], devices: np.ndarray) -> np.ndarray:
-        """Per row's device: it stands in one of the rooms, or its label carries one's name ("Luggage Room
-        Door"). Only the rows' devices are read: a home of 20,000 devices has a few dozen sensitive ones."""
-        index = self.index
-        there = index.rooms.devices_in(rooms)[devices]
-        names = [name for room in rooms if (name := tuple(w for w in tokens(room) if w != "the"))]
-        return np.asarray([bool(inside) or any(contains(tokens(index.home.devices[d].label), name) for name in names)
-                           for d, inside in zip(devices.tolist(), there.tolist(), strict=True)], dtype=bool)
 
     def _verb_alone(self, clause: str) -> bool:
         """Whether the clause says what to do and nothing it acts on ("帮我解锁", "快关掉", "unlock please")."""
