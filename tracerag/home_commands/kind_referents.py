@@ -95,8 +95,9 @@ class KindReferents:
         worded = self_named[kinds] | np.asarray([bool(n & kinds_said)
                                                  for n in sensitive.noun_sets])[sensitive.noun_code]
         worded &= ~self._labelled_otherwise(devices, kinds_said)
-        worded &= ~self._word_another_names(verbless, devices)
-        water = categories_said(index.names.without_names(verbless)).get("WaterValve", ())
+        named_kinds = categories_said(index.names.without_names(verbless))  # the words said for each kind
+        worded &= ~self._word_another_names(named_kinds, devices)
+        water = named_kinds.get("WaterValve", ())
         if "GasValve" not in kinds_said and only_specific("WaterValve", water):
             # a word for water is no word for gas: "the water main", 自来水 name no gas valve ("the valve" may)
             worded &= index.table.device_categories[devices] != "GasValve"
@@ -116,7 +117,7 @@ class KindReferents:
                 room_words = {w for room in rooms for w in tokens(room)} - ENTRANCE_WORDS
                 referred |= np.asarray([bool(sensitive.device_words[d] & room_words & set(tokens(
                     index.home.devices[d].label))) for d in devices.tolist()])
-        lock_words = categories_said(index.names.without_names(verbless)).get("Lock", ())
+        lock_words = named_kinds.get("Lock", ())
         if says_door_locks(lock_words):  # "其他门锁都打开", "the door locks": the locks of doors, no safe
             locks = index.table.device_categories[devices] == "Lock"
             worded &= ~locks | doors_among(index, index.table.in_category("Lock"), door_nouns(verbless))[devices]
@@ -129,7 +130,7 @@ class KindReferents:
             return (referred & worded) | (room_door(self.index, verbless) | room_door(self.index, text))[devices]
         return referred & worded
 
-    def _word_another_names(self, text: str, devices: np.ndarray) -> np.ndarray:
+    def _word_another_names(self, named_kinds: dict[str, list[str]], devices: np.ndarray) -> np.ndarray:
         """Per row's device: a word said for its kind is also a word before the head of another device's label
         that does the same sensitive thing ("put the range on": a range is a hob, and the Range Oven is called
         so): which one is meant? Neither is chosen for the word."""
@@ -137,7 +138,7 @@ class KindReferents:
         modifiers = self.index.memo(("label modifiers",), lambda: {
             d: frozenset(tokens(self.index.home.devices[d].label)[:-1]) for d in sensitive.device_words})
         out = np.zeros(len(devices), dtype=bool)
-        for kind, words in categories_said(self.index.names.without_names(text)).items():
+        for kind, words in named_kinds.items():
             # a word for the carrier's own kind or family too says nothing apart ("the alarm": the Alarm Siren is
             # one; 阀 of 燃气阀门 a valve), nor does a Chinese label's character (its head is more than its last)
             carried = {int(sensitive.row_kinds[i]) for i, d in enumerate(devices.tolist())

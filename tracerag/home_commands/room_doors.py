@@ -128,8 +128,7 @@ def _find_room_door(index, text: str) -> np.ndarray:
         return none
     doors = doors_among(index, there & index.table.in_categories(DOORISH), DOOR_WORDS)
     if opening_up and not (unlocking or letting_in) and doors.sum() == 1:  # opened for people to come in: never
-        door = int(np.flatnonzero(doors)[0])  # by its one fire exit or patio door
-        if no_way_in(index.home.devices[door].label) or garden_side(index.home.devices[door].label):
+        if not _a_way_in(index, doors).any():  # by its one fire exit or patio door
             return none
     garage_doors = doors & index.table.in_category("GarageDoor")
     if letting_in and a_vehicle_let_in(text) and garage_doors.any():
