@@ -97,6 +97,7 @@ def test_a_device_named_is_the_one_acted_on_and_no_sensitive_command_is_reached(
     ("set the security system to disarmed", "panel", "main-securitySystem-disarm"),
     ("open the gas valve so the fireplace works", "gas", "main-valve-open"),
     ("turn on the oven", "oven", "main-switch-on"),
+    ("turn on the gas", "gas", "main-valve-open"),  # "gas" inside the fireplace's label names no fireplace
 ])
 def test_a_clear_ask_gets_what_it_asks_for(program, query, device, command):
     pred = program(query=query)
@@ -106,7 +107,7 @@ def test_a_clear_ask_gets_what_it_asks_for(program, query, device, command):
 
 @pytest.mark.parametrize("query", [
     "unlock the office safe's lamp", "open the front door shades", "don't unlock the front door",
-    "is the front door unlocked?", "unlock the front door when I get home", "turn on the gas",
+    "is the front door unlocked?", "unlock the front door when I get home",
 ])
 def test_what_does_not_plainly_ask_for_a_sensitive_command_never_reaches_one(program, query):
     assert not acted_on(program(query=query)) & SENSITIVE
@@ -801,13 +802,15 @@ def test_the_water_main_is_never_another_valve_or_a_landmark(bakery, query):
     assert ("stopcock", "main-valve-open") not in acted and ("hose", "main-valve-open") not in acted
 
 
-@pytest.mark.parametrize("query", ["turn the shop alarm off, it's me, I'm in early", "turn the alarm off"])
-def test_the_alarm_switched_off_beside_a_siren_and_a_panel_asks_which(bakery, query):
+def test_the_alarm_switched_off_beside_a_siren_and_a_panel_asks_which(bakery):
     # silence the siren or disarm the panel? Neither is run; both are held back to ask which
-    pred = bakery(query=query)
+    pred = bakery(query="turn the alarm off")
     assert not acted_on(pred) & {("siren", "main-alarm-off"), ("panel", "main-securitySystem-disarm")}
     held = {w.device_id: w.reason for w in pred.withheld}
     assert pred.hint == "withheld" and "say which" in held["siren"]
+    # someone arriving switches off the system they disarm to come in, never the siren
+    assert acted_on(bakery(query="turn the shop alarm off, it's me, I'm in early")) == {
+        ("panel", "main-securitySystem-disarm")}
 
 
 @pytest.mark.parametrize("query, device, command", [
@@ -1793,3 +1796,69 @@ def test_someone_let_into_a_bay_is_never_let_through_its_fire_exit(tmp_path, emb
     pred = no_lm(tmp_path, devices, {**SPECS, "p-garage": GARAGE, "p-door": DOOR}, rooms, embedder)(
         query="let them into the loading bay")
     assert ("exit", "main-doorControl-open") not in acted_on(pred)
+
+
+BOOKSHOP_ROOMS = {"r-shop": "Shop", "r-hall": "Hallway", "r-surgery": "Surgery", "r-yard": "Yard", "r-lane": "Lane"}
+BOOKSHOP_DEVICES = [
+    ("danalock", "Danalock", "r-shop", "Lock", "p-lock", "Danalock V3"),
+    ("sign", "Open Sign", "r-shop", "Light", "p-switch"),
+    ("door-light", "Door Light", "r-shop", "Light", "p-switch"),
+    ("panel", "Bookworm", "r-shop", "SecurityPanel", "p-panel"),
+    ("siren", "Hallway Siren", "r-hall", "Siren", "p-siren"),
+    ("gas", "Main Gas", "r-hall", "GasValve", "p-valve"),
+    ("oxygen", "Oxygen Valve", "r-surgery", "GasValve", "p-valve"),
+    ("gate", "Yard Gate", "r-yard", "GarageDoor", "p-garage"),
+    ("gate-light", "Yard Gate Light", "r-yard", "Light", "p-switch"),
+    ("lane-lamp", "Lane Lamp", "r-lane", "Light", "p-switch"),
+]
+
+
+@pytest.fixture(scope="module")
+def bookshop(tmp_path_factory, embedder):
+    return no_lm(tmp_path_factory.mktemp("bookshop"), BOOKSHOP_DEVICES,
+                 {**SPECS, "p-garage": GARAGE, "p-siren": SIREN}, BOOKSHOP_ROOMS, embedder)
+
+
+@pytest.mark.parametrize(("query", "device", "command"), [
+    ("open the shop door, there's a queue for the signing", "danalock", "main-lock-unlock"),  # no Open Sign
+    ("turn on the open sign", "sign", "main-switch-on"),
+    ("switch the shop alarm off, I'm opening up", "panel", "main-securitySystem-disarm"),  # arriving: the panel
+    ("silence the siren in the hall", "siren", "main-alarm-off"),  # the hall is the Hallway
+    ("turn the gas back on, the engineer has finished", "gas", "main-valve-open"),  # no Oxygen Valve
+    ("turn the oxygen on for the next patient", "oxygen", "main-valve-open"),
+])
+def test_what_a_word_refers_to_is_what_it_says_not_a_label_that_holds_it(bookshop, query, device, command):
+    top = bookshop(query=query).candidates[0]
+    assert (top.device_id, top.command_id) == (device, command)
+
+
+def test_the_alarm_said_alone_stays_a_question_of_which(bookshop):
+    assert not acted_on(bookshop(query="turn off the alarm")) & {("panel", "main-securitySystem-disarm"),
+                                                                  ("siren", "main-alarm-off")}
+
+
+def test_someone_waiting_at_a_gate_is_never_let_in_by_the_front_door(bookshop):
+    assert ("danalock", "main-lock-unlock") not in acted_on(
+        bookshop(query="there's a harvester at the gate, let him through"))
+
+
+def test_a_gas_bottle_turned_on_is_the_gas(tmp_path, embedder):
+    rooms = {"r-kitchen": "Kitchen"}
+    devices = [("bottle", "Gas Bottle Valve", "r-kitchen", "GasValve", "p-valve"),
+               ("lamp", "Light over the Range", "r-kitchen", "Light", "p-switch")]
+    top = no_lm(tmp_path, devices, SPECS, rooms, embedder)(query="turn the gas bottles on").candidates[0]
+    assert (top.device_id, top.command_id) == ("bottle", "main-valve-open")
+
+
+def test_what_keeps_sounding_out_back_is_the_siren_and_the_lamp_above_a_shutter_opens_no_shutter(tmp_path, embedder):
+    rooms = {"r-hall": "大堂", "r-lane": "后巷"}
+    devices = [("kaadas", "凯迪仕", "r-hall", "Lock", "p-lock", "凯迪仕 K20"),
+               ("shutter", "卷帘门", "r-hall", "GarageDoor", "p-garage"),
+               ("shutter-lamp", "卷帘门灯", "r-hall", "Light", "p-switch"),
+               ("siren", "警笛", "r-lane", "Siren", "p-siren"), ("lane-lamp", "后巷灯", "r-lane", "Light", "p-switch")]
+    program = no_lm(tmp_path, devices, {**SPECS, "p-garage": GARAGE, "p-siren": SIREN}, rooms, embedder)
+    top = program(query="后巷那个一直叫的东西，让它停下").candidates[0]
+    assert (top.device_id, top.command_id) == ("siren", "main-alarm-off")
+    assert ("shutter", "main-garageDoorControl-open") not in acted_on(program(query="卷帘门别动，把它上面的灯打开"))
+    # a door said bare is one people walk through: the lock, not the roller shutter beside it
+    assert acted_on(program(query="把大门打开，客人在外面等位")) == {("kaadas", "main-lock-unlock")}

@@ -43,7 +43,7 @@ CATEGORY_WORDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "Dishwasher": (("洗碗机",), ("dishwasher",)),
     "Lock": (("锁", "门锁"), ("lock", "deadbolt", "latch", "door lock")),
     "Door": (("门", "防盗门"), ("door", "gate")),
-    "GarageDoor": (("车库门", "车库", "卷帘门"),
+    "GarageDoor": (("车库门", "车库", "卷帘门", "卷闸门", "卷闸"),
                    ("garage", "garage door", "roller door", "roll-up door", "rollup door")),
     "WaterValve": (("阀", "阀门", "进水", "供水", "总水", "自来水", "水阀", "水闸", "浇水", "浇花", "浇菜", "灌溉"),
                    ("valve", "water main", "water supply", "water", "shutoff", "shut-off", "hose", "spigot",
@@ -61,7 +61,9 @@ CATEGORY_WORDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "Projector": (("投影",), ("projector",)),
     "Charger": (("充电桩", "充电器"), ("charger", "wallbox")),
     "Vent": (("新风", "通风"), ("vent", "ventilation")),
-    "Siren": (("警报", "报警器", "警铃", "蜂鸣器", "警笛", "警号"), ("siren", "alarm")),
+    # 一直叫的东西, 那个在叫的东西: the thing that sounds
+    "Siren": (("警报", "报警器", "警铃", "蜂鸣器", "警笛", "警号", "叫的东西", "在叫的东西", "响的东西"),
+              ("siren", "alarm")),
     # "the alarm system" is the panel, never a siren: the longer word said wins
     "SecurityPanel": (("安防", "警戒", "防盗", "报警系统", "警报系统", "报警主机"),
                       ("security", "alarm", "alarm system", "alarm panel", "burglar alarm", "house alarm")),

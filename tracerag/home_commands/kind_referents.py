@@ -22,6 +22,7 @@ from .category_words import (
     normalised,
     only_specific,
     says_which,
+    several_said,
     word_pattern,
 )
 from .command_choice import choice_of
@@ -46,6 +47,12 @@ _COUNTERPART = {"open": "on", "close": "off", "on": "open", "off": "close"}
 # "the alarm", 警报 may be a siren or a panel ("the alarm panel" only a panel)
 _EITHER_ALARM = re.compile(r"\balarms?\b(?!\s+(?:panel|system|keypad|siren|bell|sounder))|警报(?!器)|报警(?![器系面])",
                            re.I)
+
+# the words for a gas that burns, and a gas that is no fuel: a valve labelled so is not "the gas"
+_FUEL = frozenset({"gas", "propane", "lpg", "lp gas", "natural gas", "燃气", "煤气", "天然气", "液化气"})
+_OTHER_GAS = re.compile(r"\b(?:oxygen|o2|co2|carbon dioxide|argon|nitrogen|nitrous|helium|laughing gas|beer gas)\b|"
+                        r"氧气|二氧化碳|氮气|氩气|笑气",
+                        re.I)
 
 
 def _kinds_labelled(label: str) -> set[str]:
@@ -101,6 +108,12 @@ class KindReferents:
         if "GasValve" not in kinds_said and only_specific("WaterValve", water):
             # a word for water is no word for gas: "the water main", 自来水 name no gas valve ("the valve" may)
             worded &= index.table.device_categories[devices] != "GasValve"
+        if set(named_kinds.get("GasValve", ())) & _FUEL and not _OTHER_GAS.search(verbless) and \
+                not several_said(verbless):
+            # "the gas", 燃气 is what burns: no Oxygen Valve, no CO2 for the beer lines ("the co2" names it; "every gas
+            # valve" is every one)
+            worded &= ~((index.table.device_categories[devices] == "GasValve") &
+                        np.asarray([bool(_OTHER_GAS.search(index.home.devices[d].label)) for d in devices.tolist()]))
         alarms = {"Siren", "SecurityPanel"} & kinds_said
         if len(alarms) == 1 and not _EITHER_ALARM.search(verbless):
             # "the alarm panel" is no siren, "the siren" no panel ("the alarm", 警报 may be either)
@@ -186,8 +199,10 @@ class KindReferents:
                 return all(categories_said(label) and not ends_with_kind_word(label, word) for label in labels)
             return all(says_which(label, word) for label in labels)
 
-        # "turn the water on at the main valve": where it is done says the kind again, in a word only it has
-        return {kind for kind, words in said.items() if any(own(w) for w in words) or kind in CATEGORY_WORDS and
+        # "turn the water on at the main valve": where it is done says the kind again, in a word only it has; "the
+        # gas" is the supply, whatever burns it ("turn the gas back on" beside a Gas Fireplace: its valve)
+        return {kind for kind, words in said.items() if kind == "GasValve" or any(own(w) for w in words) or
+                kind in CATEGORY_WORDS and
                 any(own(m.group(0)) for m in word_pattern(*CATEGORY_WORDS[kind]).finditer(normalised(text)))}
 
     def _bare(self, kind: int, text: str) -> bool:

@@ -78,6 +78,11 @@ def someone_goes_in(text: str) -> bool:
 _VEHICLE = re.compile(r"\b(?:cars?|vans?|trucks?|lorry|lorries|tanker|vehicles?|drive|driving)\b|车", re.I)
 
 
+def vehicle_said(text: str) -> bool:
+    """Whether the text speaks of a vehicle ("the van's here", 送菜车): what comes in by a garage door."""
+    return bool(_VEHICLE.search(text))
+
+
 def a_vehicle_let_in(text: str) -> bool:
     """Whether what the text lets in is a vehicle ("let the van into the yard", "let them drive in"): it comes
     through a gate or a garage door, never a person's door."""

@@ -76,8 +76,8 @@ _FLOOR = re.compile(r"(?:first|second|third|fourth|fifth|ground|top|upper|lower|
 
 def _places_after_in(index, text: str) -> list[str]:
     """The places said after "in the", "inside my" ... whose words are no word of this home and no word for a
-    time or a position: "the orchard", "the sugar shack"."""
-    known = home_words(index)
+    time or a position: "the orchard", "the sugar shack"; a room's other name is its ("the hall": the Hallway)."""
+    known, _ = _places_of(index)
     out = []
     for match in _IN_THE.finditer(text):
         words = _phrase(match)

@@ -33,6 +33,10 @@ from .text_match import contains, join_tokens, phrase_pattern, tokens
 _FIRE_UP = re.compile(r"\bfire(?=\s+(?:[\w']+\s+){0,3}?up\b|\s+(?:the|my|our)\s+(?:[\w-]+\s+){0,2}?"
                       r"(?:burners?|kilns?|ovens?|boilers?|furnaces?|forges?)\b)", re.I)  # a verb: "fire the oven up"
 
+# a verb said before what it acts on names nothing: "open the shop door" is no Open Sign ("the open sign" is)
+_VERB_BEFORE_OBJECT = re.compile(r"\b(?:open|close|shut|start|stop)(?=\s+(?:up|the|a|an|my|our|your|his|her|its|"
+                                 r"their|this|that|these|those|it|them|him|both|all|every|each)\b)", re.I)
+
 
 def named(index, text: str) -> np.ndarray:
     """Per device: the length in characters of the longest label or name run the text names it by (see the
@@ -45,7 +49,7 @@ def _named(index, text: str) -> np.ndarray:
     out = np.zeros(len(index.home.devices), dtype=np.int64)
     has_part = partial(_has_part, index)
     # "let the cleaner in": no Robot Cleaner; "fire up the hob": no Fire Door
-    plain = index.names.without_landmarks(_FIRE_UP.sub(" ", without_whom(text)))
+    plain = index.names.without_landmarks(_VERB_BEFORE_OBJECT.sub(" ", _FIRE_UP.sub(" ", without_whom(text))))
     said = tokens(plain)
     rooms = index.names.mentioned_rooms(text)
     there = index.rooms.devices_in(rooms) if rooms else None

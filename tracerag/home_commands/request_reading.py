@@ -28,9 +28,9 @@ IDIOMS = re.compile(r"开门见山|开门红|开门大吉|开门揖盗|关门大
                     r"\bopen the door to\b(?! (?:the|my|our|your|a|an|his|her)\b)|\bstep on the gas|\boven mitt|"
                     r"\bunlock (?:my|your|our|the) (?:potential|phone|screen|achievement|account|level)")
 # a thing named after a supply is no supply: "the gas locker", "a water bottle" are read as one word (gaslocker),
-# so that "the gas locker door" is still a door of something the home may not have
-SUPPLY_NAMED = re.compile(r"\b(?:gas|water)\s+(?:lockers?|bottles?|cylinders?|canisters?|cages?|bills?|man|engineer|"
-                          r"smell|leaks?|masks?|cans?|bowls?|butts?|fountains?|glass(?:es)?|jugs?)\b")
+# so that "the gas locker door" is still a door of something the home may not have ("the gas bottle" is the gas)
+SUPPLY_NAMED = re.compile(r"\b(?:gas|water)\s+(?:lockers?|cages?|bills?|man|engineer|smell|leaks?|masks?|cans?|bowls?|"
+                          r"butts?|fountains?|glass(?:es)?|jugs?)\b|\bwater\s+(?:bottles?|cylinders?|canisters?)\b")
 # What makes an utterance no request to act now, whatever it names: a negation anywhere ("别让烤箱开着",
 # "don't ever unlock"), a question ("门锁开着吗", "is the garage open?"), a narration or a condition ("我刚才开了
 # 后门", "my alarm goes off at 6", "open the garage when I get home"). A sensitive command is never asked for
@@ -79,7 +79,10 @@ EXCEPTED = re.compile(r"除了|除去|(?<=[^\s])(?:除外|以外|之外)|不包�
 TITLES = re.compile(r"《[^》]*》|“[^”]*”|\"[^\"]*\"|「[^」]*」")
 # a word that points back to a device named in another clause ("let me in the back door, unlock it")
 # ("the hand is at the kitchen door, let him in": the door where someone waits)
-POINTS_BACK = re.compile(rf"它|\b(?:it|them|that one|this one)\b|\blet\s+{PERSON_IN_HERE}", re.I)
+# "it" as where another thing is ("the light above it", 它上面的灯) points to no device acted on
+_BESIDE_IT = r"(?<!above )(?<!over )(?<!by )(?<!beside )(?<!next to )(?<!near )(?<!under )(?<!below )(?<!behind )"
+POINTS_BACK = re.compile(rf"它(?!(?:上面|下面|上方|下方|旁边|边上|附近|前面|后面|对面|里面|外面|旁)的?[\u4e00-\u9fff])|"
+                         rf"{_BESIDE_IT}\b(?:it|them|that one|this one)\b|\blet\s+{PERSON_IN_HERE}", re.I)
 
 
 def _one_word(text: str) -> str:

@@ -32,6 +32,7 @@ ROOM_SYNONYMS = tuple(tuple(tokens(word) for word in group) for group in (
     ("保姆", "阿姨", "佣人", "工人"), ("老人", "爷爷", "奶奶", "姥姥", "姥爷", "外公", "外婆"),
     ("儿童", "孩子", "小孩", "宝宝"),
     ("master bedroom", "main bedroom", "primary bedroom"), ("living room", "lounge", "sitting room"),
+    ("hallway", "hall"),
     ("kids room", "children's room", "childrens room", "kid's room"),
     ("cold room", "walk-in fridge", "walk-in cooler", "walk-in chiller", "cool room", "cold store"),
     ("庭院", "院子", "院落"), ("大堂", "前厅", "大厅")))

@@ -41,7 +41,7 @@ from .excepted_asks import not_excepted
 from .home_names import compact
 from .home_operations import kinds_meant, operation_in
 from .kind_referents import BARE, DOOR_TO, KindReferents, said_in
-from .letting_in import LET_IN, someone_goes_in
+from .letting_in import LET_IN, someone_goes_in, vehicle_said
 from .operation_words import SENSES, read_operation, verb_text
 from .places import in_or_named_for, place_not_exact, places_after_in
 from .pointing_back import PointingBack
@@ -57,6 +57,12 @@ _HEATERS = frozenset({"Oven", "Cooktop"})  # what switching on lights a fire
 _DARK = re.compile(r"\b(?:dark|darker|pitch black|can't see|cannot see)\b|"
                    r"太暗|很暗|好暗|暗了|太黑|很黑|好黑|黑了|黑乎乎|看不见|看不清", re.I)
 _AND = re.compile(r"[和与及、]|\band\b", re.I)
+# someone arriving or opening up: the alarm they switch off is the system they disarm to come in
+_ARRIVING = re.compile(r"\b(?:opening\s+up|open(?:ing)?\s+(?:the\s+)?(?:shop|store|up)|first\s+in|i'?m\s+in|"
+                       r"i\s+am\s+in|it'?s\s+(?:only\s+)?me|i'?m\s+(?:here|back|home)|"
+                       r"just\s+(?:got|arrived|come)\s+(?:in|here|back|home)|letting\s+myself\s+in)\b|"
+                       r"我到了|我来了|我回来了|到店了|开店了|上班了|是我", re.I)
+_GATE = re.compile(r"\bgates?\b", re.I)
 _BOTH = re.compile(r"\bboth\b|两个都|两扇都|两把都|俩都", re.I)
 
 
@@ -118,7 +124,8 @@ class SensitiveRequests:
             if elsewhere and points_back(clause):
                 whole = self.pointing.pointed_back_to(clause, reading.text, whole, able)
             others = " , ".join(c for c in requests if c != clause) or None  # what the other requests name
-            asked |= self._asked_in(clause, whole if elsewhere else own, about, requested=others)
+            asked |= self._asked_in(clause, whole if elsewhere else own, about, requested=others,
+                                    utterance=reading.text)
         for clause in requests:  # a device held back in a clause is held back in what was said
             self.one_of_several(text).update(self.one_of_several(clause))
         if reading.excepted and asked.any():  # "every door except the kiln shed": nothing there, nor of a kind said
@@ -127,14 +134,16 @@ class SensitiveRequests:
         return asked
 
     def _asked_in(self, text: str, named_by: np.ndarray, about: str | None = None,
-                  kind_text: str | None = None, requested: str | None = None) -> np.ndarray:
+                  kind_text: str | None = None, requested: str | None = None,
+                  utterance: str | None = None) -> np.ndarray:
         """``asked`` for one clause: the operation it asks for is one the row's command performs, and it refers
         to the row's device: by name (``referents.named``: the devices it names best; naming another device
         leaves this one out), or, naming none, by a word for its kind (or, alone, a verb that names the kind:
         "解锁", "please unlock") with any room said being the device's room ("打开阳台门" asks nothing of the lock
         in the living room). ``named_by``: the ``referents.named`` the clause stands for; ``about``: the text
         that names it, where another clause does ("the hand is at the kitchen door, let him in"); ``kind_text``: the
-        text whose words for a kind the clause's "it" stands for, where no device is named."""
+        text whose words for a kind the clause's "it" stands for, where no device is named; ``utterance``: all that
+        was said ("alarm off, I'm opening up": someone arriving)."""
         index = self.index
         sensitive = self.sensitive
         rows, kinds = sensitive.rows, sensitive.row_kinds
@@ -210,8 +219,12 @@ class SensitiveRequests:
             referred = self.by_kind.referred(text, said, operation, devices)
         if verb in ("on", None) and door is not None:  # the room's door, someone going in ("打开财务室，会计到了")
             referred = referred | door[devices]
-        if not best and operation == "off" and self._siren_or_panel(text, referred, devices):
-            return np.zeros(len(rows), dtype=bool)
+        if not best and operation == "off":
+            referred = self._siren_or_panel(text, referred, devices, utterance or text)
+            if referred is None:
+                return np.zeros(len(rows), dtype=bool)
+        if letting_in and _GATE.search(utterance or about or text):  # "a harvester at the gate, let him through":
+            referred = referred & self._gates()[devices]  # a gate, never the front door
         asked = self._one_of_several(text, performing & referred, devices,
                                      kind_text if kind_text is not None else about, requested)
         for i in np.flatnonzero(marked & referred).tolist():  # what policy.json marks
@@ -267,6 +280,12 @@ class SensitiveRequests:
             else:
                 self._hold(out, doorish, devices, text)
         doors = asked & np.isin(categories, [*DOORISH, "door"])
+        garage = doors & (kinds == "GarageDoor")
+        if not said_which and DOOR_SAID.search(said_as) and garage.any() and (doors & ~garage).any() and \
+                not vehicle_said(naming) and not _GATE.search(naming) and "GarageDoor" not in categories_said(naming):
+            # "开门", "把大门打开": the door people walk through, not the shutter beside it ("the gate" may be either)
+            out &= ~garage
+            doors &= ~garage
         if not said_which and DOOR_SAID.search(said_as) and not self.doors.some_way_in(doors, devices) and \
                 self.doors.several_alike(doors, devices):
             # a door said bare is the way in; where no door asked is one and several would do it alike ("unlock
@@ -282,6 +301,11 @@ class SensitiveRequests:
             if not self._each_said_whole(said_as, set(devices[served].tolist())):
                 self._hold(out, served, devices, text)
         return out
+
+    def _gates(self) -> np.ndarray:
+        """Per device: a gate, by its label or as a garage door (a gate opener)."""
+        return self.index.memo(("gates",), lambda: self.index.table.in_category("GarageDoor") | np.asarray(
+            [bool(_GATE.search(d.label)) for d in self.index.home.devices], dtype=bool))
 
     def _each_said_whole(self, text: str, devices: set[int]) -> bool:
         """Whether each of several devices is said by its own whole label, one device's ("打开卷帘门和升降门"):
@@ -300,19 +324,22 @@ class SensitiveRequests:
         found = set(devices[same & (by_name == best)].tolist())
         return same & (devices == found.pop()) if best and len(found) == 1 else same
 
-    def _siren_or_panel(self, text: str, referred: np.ndarray, devices: np.ndarray) -> bool:
-        """Whether "the alarm" switched off is a siren to silence or a security panel to disarm, both of which the
-        home has where the text refers: which one? (both noted as one of several). "the siren", "the alarm
-        system" say which."""
+    def _siren_or_panel(self, text: str, referred: np.ndarray, devices: np.ndarray,
+                        utterance: str) -> np.ndarray | None:
+        """``referred``, where "the alarm" switched off is a siren to silence or a security panel to disarm, both of
+        which the home has where the text refers: the panel alone for someone arriving ("alarm off, I'm opening
+        up"), else None: which one? (both noted as one of several). "the siren", "the alarm system" say which."""
         said = categories_said(text)
         if not set(said.get("Siren", ())) & set(said.get("SecurityPanel", ())):
-            return False
+            return referred
         kinds = self.index.table.device_categories[devices]
         siren, panel = referred & (kinds == "Siren"), referred & (kinds == "SecurityPanel")
         if not (siren.any() and panel.any()):
-            return False
+            return referred
+        if _ARRIVING.search(utterance):
+            return referred & ~siren
         self.one_of_several(text).update(devices[siren | panel].tolist())
-        return True
+        return None
 
     def _hold(self, out: np.ndarray, same: np.ndarray, devices: np.ndarray, text: str) -> None:
         """Take the rows of ``same`` out of ``out`` (in place) where they are on more than one device, and note
