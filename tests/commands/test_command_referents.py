@@ -1862,3 +1862,43 @@ def test_what_keeps_sounding_out_back_is_the_siren_and_the_lamp_above_a_shutter_
     assert ("shutter", "main-garageDoorControl-open") not in acted_on(program(query="卷帘门别动，把它上面的灯打开"))
     # a door said bare is one people walk through: the lock, not the roller shutter beside it
     assert acted_on(program(query="把大门打开，客人在外面等位")) == {("kaadas", "main-lock-unlock")}
+
+
+def test_a_store_room_opened_opens_its_door_and_a_room_below_its_hatch(tmp_path, embedder):
+    rooms = {"r-cold": "冻库", "r-pharmacy": "药房", "r-stock": "Stockroom", "r-cellar": "Cellar"}
+    devices = [("cold-door", "冻库门", "r-cold", "Lock", "p-lock"),
+               ("cold-lamp", "冻库灯", "r-cold", "Light", "p-switch"),
+               ("cabinet", "药柜", "r-pharmacy", "Lock", "p-lock"),
+               ("pharmacy-lamp", "药房灯", "r-pharmacy", "Light", "p-switch"),
+               ("hatch", "Cellar Hatch", "r-stock", "Door", "p-door"),
+               ("cellar-light", "Cellar Light", "r-cellar", "Light", "p-switch"),
+               ("stopcock", "Stopcock", "r-cellar", "WaterValve", "p-valve")]
+    program = no_lm(tmp_path, devices, {**SPECS, "p-door": DOOR}, rooms, embedder)
+    top = program(query="冷库开一下").candidates[0]  # 冷库 is the 冻库: a store is opened by its door
+    assert (top.device_id, top.command_id) == ("cold-door", "main-lock-unlock")
+    assert not acted_on(program(query="打开药房")) & {("cabinet", "main-lock-unlock")}  # its lights, no cabinet
+    top = program(query="open the cellar, the brewery delivery is here").candidates[0]
+    assert (top.device_id, top.command_id) == ("hatch", "main-doorControl-open")  # never the stopcock down there
+
+
+def test_watering_opens_a_valve_that_waters_never_the_main(tmp_path, embedder):
+    rooms = {"r-pump": "Pump House", "r-vines": "Vineyard"}
+    devices = [("main", "Water Main", "r-pump", "WaterValve", "p-valve"),
+               ("irrigation", "Irrigation Valve", "r-vines", "WaterValve", "p-valve")]
+    program = no_lm(tmp_path, devices, SPECS, rooms, embedder)
+    top = program(query="water the vines please, it's been dry all week").candidates[0]
+    assert (top.device_id, top.command_id) == ("irrigation", "main-valve-open")  # "water" of Water Main says nothing
+    top = program(query="turn the water main back on").candidates[0]
+    assert (top.device_id, top.command_id) == ("main", "main-valve-open")
+
+
+def test_a_gate_opened_for_a_vehicle_is_the_vehicle_gate_and_one_waited_at_is_the_one_called_so(tmp_path, embedder):
+    rooms = {"r-yard": "Yard", "r-road": "Road"}
+    devices = [("entry", "Entry Gate", "r-yard", "GarageDoor", "p-garage"),
+               ("keypad", "Keypad Gate", "r-yard", "Lock", "p-lock"),
+               ("road", "Road Barrier", "r-road", "GarageDoor", "p-garage")]
+    program = no_lm(tmp_path, devices, {**SPECS, "p-garage": GARAGE}, rooms, embedder)
+    pred = program(query="the milk tanker is out at the road, let him through")
+    assert (pred.candidates[0].device_id, pred.candidates[0].command_id) == ("road", "main-garageDoorControl-open")
+    assert ("keypad", "main-lock-unlock") not in {(c.device_id, c.command_id)
+                                                  for c in program(query="open the gate for the van").candidates}

@@ -48,6 +48,8 @@ _COUNTERPART = {"open": "on", "close": "off", "on": "open", "off": "close"}
 _EITHER_ALARM = re.compile(r"\balarms?\b(?!\s+(?:panel|system|keypad|siren|bell|sounder))|警报(?!器)|报警(?![器系面])",
                            re.I)
 
+# watering something: a valve that waters it, never the main ("water the vines", 给菜园浇浇水)
+_WATERING = re.compile(r"^\s*(?:please\s+)?water\s+(?:the|my|our)\b|浇浇?水|浇花|浇菜", re.I)
 # the words for a gas that burns, and a gas that is no fuel: a valve labelled so is not "the gas"
 _FUEL = frozenset({"gas", "propane", "lpg", "lp gas", "natural gas", "燃气", "煤气", "天然气", "液化气"})
 _OTHER_GAS = re.compile(r"\b(?:oxygen|o2|co2|carbon dioxide|argon|nitrogen|nitrous|helium|laughing gas|beer gas)\b|"
@@ -120,6 +122,8 @@ class KindReferents:
             worded &= index.table.device_categories[devices] != ({"Siren", "SecurityPanel"} - alarms).pop()
         if rooms and "GasValve" in kinds_said:  # "厨房的燃气" where the kitchen has no gas valve: the one feeding it
             referred |= gas_feeding(index, rooms)[devices]
+        if _WATERING.search(text) and (worded & (index.table.device_categories[devices] == "WaterValve")).sum() > 1:
+            worded &= ~the_main(index, "WaterValve")[devices]  # "water the vines": no main waters anything
         if supply := main_said(index, text):  # "the water main", "gas back on at the meter": the main alone
             main = the_main(index, supply)[devices]
             if main.any():

@@ -75,7 +75,8 @@ def someone_goes_in(text: str) -> bool:
     return not text.isascii() and bool(_ZH_GOING_IN.search(text))
 
 
-_VEHICLE = re.compile(r"\b(?:cars?|vans?|trucks?|lorry|lorries|tanker|vehicles?|drive|driving)\b|车", re.I)
+_VEHICLE = re.compile(r"\b(?:cars?|vans?|trucks?|lorry|lorries|tankers?|vehicles?|trailers?|tractors?|harvesters?|"
+                      r"horsebox(?:es)?|coach(?:es)?|buses|minibus|pickup|drive|driving)\b|车", re.I)
 
 
 def vehicle_said(text: str) -> bool:

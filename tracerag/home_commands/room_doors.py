@@ -87,6 +87,15 @@ def _someones(index, qualifier: tuple[str, ...]) -> bool:
     return len(qualifier) >= 2 and qualifier[-1] == "s" and not index.names.carrying(qualifier[-2:-1]).any()
 
 
+# a room kept shut for what is stored in it: 打开仓库, 冷库开一下 open its door (打开药房 switches on its lights)
+_STORE_ROOM = re.compile(r"库|仓")
+
+
+def a_store_opened(index, text: str) -> bool:
+    """Whether a Chinese clause opens a store room it names (仓库, 冷库, 油库): its door, not its lights."""
+    return not text.isascii() and any(_STORE_ROOM.search(room) for room in index.names.mentioned_rooms(text))
+
+
 def room_door(index, text: str) -> np.ndarray:
     """``_find_room_door``, read once per text (each clause asks it up to three times; not to be changed); a room's
     number said in words is its number ("unlock room fourteen")."""
@@ -127,6 +136,8 @@ def _find_room_door(index, text: str) -> np.ndarray:
     if not (unlocking or letting_in or opening_up) and (there & index.table.in_categories(_COVERS)).any():
         return none
     doors = doors_among(index, there & index.table.in_categories(DOORISH), DOOR_WORDS)
+    if not doors.any() and len(places) == 1:  # "open the cellar": the Cellar Hatch, in the stockroom above it
+        doors = _carrying_room_name(index, index.table.in_categories(DOORISH) & ~safes(index), places)
     if opening_up and not (unlocking or letting_in) and doors.sum() == 1:  # opened for people to come in: never
         if not _a_way_in(index, doors).any():  # by its one fire exit or patio door
             return none
@@ -290,10 +301,8 @@ def _door_waited_at(index, clause: str, about: str) -> np.ndarray | None:
         door = room_door(index, into)
         if door.any():
             return door
-    nouns = set(place) & DOOR_WORDS
-    if not nouns:
-        return None
-    # a door said there by its words: the one door device whose label holds them ("the yard gate", "the gate")
+    # a door said there by its words: the one door device whose label holds them ("the yard gate", "the gate"; "out
+    # at the road": the Road Gate)
     doors = index.table.in_categories(DOORISH) & ~safes(index)
     called = [d for d in np.flatnonzero(doors).tolist() if set(place) <= set(tokens(index.home.devices[d].label))]
     if len(called) != 1:

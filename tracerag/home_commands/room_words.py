@@ -35,7 +35,7 @@ ROOM_SYNONYMS = tuple(tuple(tokens(word) for word in group) for group in (
     ("hallway", "hall"),
     ("kids room", "children's room", "childrens room", "kid's room"),
     ("cold room", "walk-in fridge", "walk-in cooler", "walk-in chiller", "cool room", "cold store"),
-    ("庭院", "院子", "院落"), ("大堂", "前厅", "大厅")))
+    ("庭院", "院子", "院落"), ("大堂", "前厅", "大厅"), ("冷库", "冻库", "冷藏库", "冷冻库")))
 ROOM_ENDINGS = tuple(tokens("房屋间室"))
 
 

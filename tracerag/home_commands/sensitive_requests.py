@@ -47,7 +47,7 @@ from .places import in_or_named_for, place_not_exact, places_after_in
 from .pointing_back import PointingBack
 from .referents import kinds_acted_on, named, names_mixed
 from .request_reading import points_back, read_request
-from .room_doors import DOORISH, door_of_the_room_said, door_waited_at, room_door
+from .room_doors import DOORISH, a_store_opened, door_of_the_room_said, door_waited_at, room_door
 from .sensitive_commands import SENSITIVE_KINDS, SensitiveRows
 from .text_match import contains, tokens
 from .valves_served import valve_served
@@ -157,7 +157,8 @@ class SensitiveRequests:
         # 打开 a room switches its lights on, unless someone is to go in ("打开财务室，会计到了": its door)
         letting_in = bool(LET_IN.search(text))
         door = room_door(self.index, text) if verb in ("open", "unlock") or verb is None and letting_in \
-            or verb == "on" and someone_goes_in(about or text) else None  # 让会计进财务室: no verb but the letting in
+            or verb == "on" and (someone_goes_in(about or text) or a_store_opened(index, text)) \
+            else None  # 让会计进财务室: no verb but the letting in
         if door is not None and not door.any() and about is not None and points_back(text):
             door = door_of_the_room_said(index, text, about, pointing=True)  # "the luggage room, can you open it"
         # someone let in, or a door opened bare ("进货的三轮车到后门了，开门"), goes by the door they wait at
@@ -223,8 +224,14 @@ class SensitiveRequests:
             referred = self._siren_or_panel(text, referred, devices, utterance or text)
             if referred is None:
                 return np.zeros(len(rows), dtype=bool)
-        if letting_in and _GATE.search(utterance or about or text):  # "a harvester at the gate, let him through":
-            referred = referred & self._gates()[devices]  # a gate, never the front door
+        said_all = utterance or about or text
+        if letting_in and _GATE.search(said_all):  # "a harvester at the gate, let him through": a gate, never the
+            referred = referred & self._gates()[devices]  # front door
+        if _GATE.search(said_all) and (vehicle_gate := self._vehicle_gate()).any() and \
+                vehicle_said(index.rooms.without_room_names(index.names.without_names(said_all))):
+            # a gate opened for a lorry is the one vehicles come through, not the pedestrian gate's lock
+            gates = self._gates()[devices]
+            referred = (referred & ~gates) | vehicle_gate[devices]
         asked = self._one_of_several(text, performing & referred, devices,
                                      kind_text if kind_text is not None else about, requested)
         for i in np.flatnonzero(marked & referred).tolist():  # what policy.json marks
@@ -306,6 +313,14 @@ class SensitiveRequests:
         """Per device: a gate, by its label or as a garage door (a gate opener)."""
         return self.index.memo(("gates",), lambda: self.index.table.in_category("GarageDoor") | np.asarray(
             [bool(_GATE.search(d.label)) for d in self.index.home.devices], dtype=bool))
+
+    def _vehicle_gate(self) -> np.ndarray:
+        """Per device: the home's one gate for vehicles (a gate opener called a gate); none where several are."""
+        def find() -> np.ndarray:
+            gates = self.index.table.in_category("GarageDoor") & np.asarray(
+                [bool(_GATE.search(d.label)) for d in self.index.home.devices], dtype=bool)
+            return gates if gates.sum() == 1 else np.zeros_like(gates)
+        return self.index.memo(("vehicle gate",), find)
 
     def _each_said_whole(self, text: str, devices: set[int]) -> bool:
         """Whether each of several devices is said by its own whole label, one device's ("打开卷帘门和升降门"):

@@ -32,7 +32,7 @@ from .text_match import tokens
 _WORD = re.compile(r"[A-Za-z]{3,}")
 _LONG = 8  # letters, from which one wrong letter still tells a word of the home ("certain" is no "curtain")
 # the verbs of a sensitive ask, read again where misspelt ("unlok", "disram")
-_SENSITIVE_VERBS = frozenset({"unlock", "disarm"})
+_SENSITIVE_VERBS = frozenset({"unlock", "disarm", "open"})
 _FUNCTION_CHARACTERS = frozenset("忘是不没了的在有把给让被和也都就还要想")
 _NUMERALS = frozenset("零〇一二两三四五六七八九十百千万亿")  # "十度", "百分之": a number is never a misspelling
 _PINYIN = Path(__file__).with_name("data") / "pinyin.txt"

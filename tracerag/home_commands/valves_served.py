@@ -14,9 +14,10 @@ from .category_words import categories_said
 from .text_match import tokens
 
 _SUPPLIES = frozenset({"GasValve", "WaterValve"})
-# words a label shares with talk about anything: no sign of what a supply serves ("the main course")
+# words a label shares with talk about anything, or with every valve of its supply: no sign of what a supply serves
+# ("the main course"; "water the vines" says nothing of the Water Main)
 _NO_SERVED = frozenset({"the", "and", "for", "main", "line", "supply", "valve", "back", "front", "side", "big",
-                        "small", "new", "old", "please", "turn", "open", "close", "switch"})
+                        "small", "new", "old", "please", "turn", "open", "close", "switch", "water", "gas"})
 
 
 def valve_served(index, text: str, same: np.ndarray, devices: np.ndarray) -> np.ndarray:
