@@ -1872,8 +1872,12 @@ def test_a_store_room_opened_opens_its_door_and_a_room_below_its_hatch(tmp_path,
                ("pharmacy-lamp", "药房灯", "r-pharmacy", "Light", "p-switch"),
                ("hatch", "Cellar Hatch", "r-stock", "Door", "p-door"),
                ("cellar-light", "Cellar Light", "r-cellar", "Light", "p-switch"),
-               ("stopcock", "Stopcock", "r-cellar", "WaterValve", "p-valve")]
+               ("stopcock", "Stopcock", "r-cellar", "WaterValve", "p-valve"),
+               ("case", "Window Case", "r-stock", "Lock", "p-lock")]
+    rooms["r-window"] = "Window"
+    devices.append(("window-blind", "Window Blind", "r-window", "Blind", "p-shade"))
     program = no_lm(tmp_path, devices, {**SPECS, "p-door": DOOR}, rooms, embedder)
+    assert ("case", "main-lock-unlock") not in acted_on(program(query="open up the window"))  # a case is no door
     top = program(query="冷库开一下").candidates[0]  # 冷库 is the 冻库: a store is opened by its door
     assert (top.device_id, top.command_id) == ("cold-door", "main-lock-unlock")
     assert not acted_on(program(query="打开药房")) & {("cabinet", "main-lock-unlock")}  # its lights, no cabinet

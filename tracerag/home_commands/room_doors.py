@@ -137,7 +137,8 @@ def _find_room_door(index, text: str) -> np.ndarray:
         return none
     doors = doors_among(index, there & index.table.in_categories(DOORISH), DOOR_WORDS)
     if not doors.any() and len(places) == 1:  # "open the cellar": the Cellar Hatch, in the stockroom above it
-        doors = _carrying_room_name(index, index.table.in_categories(DOORISH) & ~safes(index), places)
+        doors = _carrying_room_name(index, index.table.in_categories(_DOORS) | doors_among(
+            index, index.table.in_categories(DOORISH), DOOR_WORDS), places)  # (no Window Case by its window)
     if opening_up and not (unlocking or letting_in) and doors.sum() == 1:  # opened for people to come in: never
         if not _a_way_in(index, doors).any():  # by its one fire exit or patio door
             return none
@@ -205,6 +206,7 @@ def the_way_in(index) -> np.ndarray:
     return index.memo(("the way in",), find)
 
 
+_DOORS = frozenset({"Door", "GarageDoor"})  # a door by what it is, whatever its name
 _WAY_IN_KINDS = frozenset({"Door", "Lock"})  # a garage door or a gate is no way in for people
 _PUBLIC_ROOMS = frozenset({"reception", "lobby", "foyer", "shop", "showroom", "salon", "waiting"})
 
