@@ -1906,3 +1906,57 @@ def test_a_gate_opened_for_a_vehicle_is_the_vehicle_gate_and_one_waited_at_is_th
     assert (pred.candidates[0].device_id, pred.candidates[0].command_id) == ("road", "main-garageDoorControl-open")
     assert ("keypad", "main-lock-unlock") not in {(c.device_id, c.command_id)
                                                   for c in program(query="open the gate for the van").candidates}
+
+
+def test_a_roller_shutter_said_is_no_gate_and_a_place_that_is_not_this_home_asks_for_nothing(tmp_path, embedder):
+    rooms = {"r-hall": "大堂", "r-gatehouse": "门楼", "r-booth": "包间"}
+    devices = [("shutter", "卷闸门", "r-hall", "GarageDoor", "p-garage"),
+               ("shutter-lamp", "卷闸门上的灯", "r-hall", "Light", "p-switch"),
+               ("gate", "院门", "r-gatehouse", "GarageDoor", "p-garage"),
+               ("gate-lamp", "门楼灯", "r-gatehouse", "Light", "p-switch"),
+               ("booth-lamp", "包间灯", "r-booth", "Light", "p-switch")]
+    program = no_lm(tmp_path, devices, {**SPECS, "p-garage": GARAGE}, rooms, embedder)
+    for query in ("开卷闸门灯", "卷闸门口的灯开一下"):  # the light at the shutter, 门灯 read whole no more
+        assert not {device for device, _ in acted_on(program(query=query))} & {"shutter", "gate"}
+    # 门楼 is a gatehouse, no door said; a roller shutter is not the gate opener that stands there
+    assert ("gate", "main-garageDoorControl-open") not in acted_on(program(query="门楼的卷闸打开，灯也开"))
+    top = program(query="卷闸拉起来").candidates[0]
+    assert (top.device_id, top.command_id) == ("shutter", "main-garageDoorControl-open")
+    # another premises, or a place in Latin letters the home lacks: asked about, nothing acted on
+    for query in ("隔壁的卷闸打开", "二号店的卷闸拉起来", "KTV的灯打开", "仓库卷闸打开"):
+        pred = program(query=query)
+        assert not acted_on(pred) and pred.hint == "unknown_scope", query
+    assert acted_on(program(query="包厢的灯打开")) == {("booth-lamp", "main-switch-on")}  # 包厢 is the 包间
+
+
+def test_a_stove_a_shutter_and_a_gate_by_the_words_shops_use_and_a_cottage_by_its_own_name(tmp_path, embedder):
+    rooms = {"r-kitchen": "厨房", "r-front": "店面", "r-yard": "院子", "r-heron": "Heron Cottage",
+             "r-wren": "Wren Cottage", "r-lodge": "Gate Lodge", "r-living": "Living Room"}
+    devices = [("stove", "燃气灶", "r-kitchen", "Cooktop", "p-switch"),
+               ("shutter", "卷闸门", "r-front", "GarageDoor", "p-garage"),
+               ("gate", "院门", "r-yard", "GarageDoor", "p-garage"),
+               ("wicket", "小铁门", "r-yard", "Lock", "p-lock"),
+               ("heron-oven", "Heron Oven", "r-heron", "Oven", "p-oven"),
+               ("wren-oven", "Wren Oven", "r-wren", "Oven", "p-oven"),
+               ("heron-safe", "Heron Key Safe", "r-heron", "Lock", "p-lock"),
+               ("wren-safe", "Wren Key Safe", "r-wren", "Lock", "p-lock"),
+               ("lodge-lamp", "Lodge Lamp", "r-lodge", "Light", "p-switch"),
+               ("wren-lounge", "Wren Lounge Light", "r-wren", "Light", "p-switch"),
+               ("living-lights", "Living Room Lights", "r-living", "Light", "p-switch"),
+               ("heron-door", "Heron Door", "r-heron", "Lock", "p-lock"),
+               ("wren-door", "Wren Door", "r-wren", "Lock", "p-lock")]
+    program = no_lm(tmp_path, devices, {**SPECS, "p-garage": GARAGE}, rooms, embedder)
+    for query, device, command in [("把炉子打开，烧个水", "stove", "main-switch-on"),
+                                   ("卷匝门打开", "shutter", "main-garageDoorControl-open"),  # 匝 misheard for 闸
+                                   ("外面那个铁帘子拉起来", "shutter", "main-garageDoorControl-open"),
+                                   ("把院子的电动门打开", "gate", "main-garageDoorControl-open"),  # a motor: no lock
+                                   ("turn on the oven in heron, the guests asked", "heron-oven", "main-switch-on"),
+                                   ("open the key safe at Wren", "wren-safe", "main-lock-unlock")]:
+        top = program(query=query).candidates[0]
+        assert (top.device_id, top.command_id) == (device, command), query
+    assert not acted_on(program(query="open the key safe"))  # which cottage's?
+    # a label said whole keeps to its room, though a word of it names another ("lounge": the Living Room)
+    assert acted_on(program(query="switch off the wren lounge light")) == {("wren-lounge", "main-switch-off")}
+    assert acted_on(program(query="lock the heron cottage door")) <= {("heron-door", "main-lock-lock")}
+    # "gate" is a word for a kind, never the Gate Lodge's own name
+    assert ("lodge-lamp", "main-switch-on") not in acted_on(program(query="open the gate"))

@@ -119,8 +119,12 @@ def bulk_scope(index, ir: QueryIR, utterance: str, operation: str | None = None)
     able = np.ones(len(device_ok), dtype=bool)
     if operation:  # only devices that can do what is asked are in scope ("lock all the doors": the locks)
         able = choice_of(index).devices_able(operation)  # read once per operation
+    wanted = set(rooms.expand(ir.scope_include) or names.said_rooms(ir, utterance))
+    wanted -= set(rooms.expand(ir.scope_exclude))
     doors = _every_door(index, ir, utterance, operation, device_ok & able)
-    if doors is not None:  # one kind, or "Door" for several
+    if doors is not None and wanted:  # "lock the heron cottage door": the doors there, not every one
+        doors = doors & rooms.devices_in(wanted)
+    if doors is not None and doors.any():  # one kind, or "Door" for several
         kinds = set(table.device_categories[doors].tolist())
         return (kinds.pop() if len(kinds) == 1 else "Door"), doors
     category = establish_category(index, ir, utterance, device_ok & able)
@@ -149,8 +153,6 @@ def bulk_scope(index, ir: QueryIR, utterance: str, operation: str | None = None)
             _names_the_kind(index, hint, category, named.sum() / device_ok.sum(), utterance)
         if named.any() and not kind_word:
             device_ok = named
-    wanted = set(rooms.expand(ir.scope_include) or names.said_rooms(ir, utterance))
-    wanted -= set(rooms.expand(ir.scope_exclude))
     if wanted:
         device_ok &= rooms.devices_in(wanted)
     return category, device_ok & able

@@ -42,8 +42,11 @@ CATEGORY_WORDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "Dryer": (("烘干机", "干衣机"), ("dryer",)),
     "Dishwasher": (("洗碗机",), ("dishwasher",)),
     "Lock": (("锁", "门锁"), ("lock", "deadbolt", "latch", "door lock")),
-    "Door": (("门", "防盗门"), ("door", "gate")),
-    "GarageDoor": (("车库门", "车库", "卷帘门", "卷闸门", "卷闸"),
+    # 自动门, 电动门: a door or a gate a motor opens (no lock: ``kind_referents``)
+    "Door": (("门", "防盗门", "自动门", "感应门", "电动门", "电动大门"), ("door", "gate")),
+    # 卷匝 as 卷闸 is misheard; 铁帘子, the iron curtain of a shop front, is its roller shutter
+    "GarageDoor": (("车库门", "车库", "卷帘门", "卷闸门", "卷闸", "卷匝门", "卷匝", "铁帘子", "铁帘",
+                    "电动门", "电动大门"),
                    ("garage", "garage door", "roller door", "roll-up door", "rollup door")),
     "WaterValve": (("阀", "阀门", "进水", "供水", "总水", "自来水", "水阀", "水闸", "浇水", "浇花", "浇菜", "灌溉"),
                    ("valve", "water main", "water supply", "water", "shutoff", "shut-off", "hose", "spigot",
@@ -52,8 +55,9 @@ CATEGORY_WORDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
                  ("gas", "gas valve", "gas shutoff", "gas shut-off", "lpg", "lp gas", "propane", "propane valve",
                   "propane shutoff", "natural gas", "co2", "carbon dioxide", "argon")),
     "Oven": (("烤箱", "烤炉"), ("oven",)),
-    "Cooktop": (("灶", "电磁炉", "炉头", "开火"),  # 开火: light the fire, on a stove
-                ("cooktop", "stove", "stovetop", "hob", "range", "rangetop", "burner")),
+    # 开火: light the fire, on a stove; 炉子 a stove (the rings of a cooker are its hob)
+    "Cooktop": (("灶", "电磁炉", "炉头", "开火", "炉子"),
+                ("cooktop", "stove", "stovetop", "hob", "range", "rangetop", "burner", "cooker ring", "gas ring")),
     "Microwave": (("微波炉",), ("microwave",)),
     "WaterHeater": (("热水器",), ("water heater", "boiler")),
     "Camera": (("摄像头", "摄像机", "监控"), ("camera", "cam")),
@@ -72,9 +76,13 @@ CATEGORY_WORDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "TempHumiditySensor": (("温湿度", "温度计"), ("thermometer",)),
     "Hub": (("网关",), ("hub", "bridge")),
 }
-# 门 inside these is no door: doorbell, porch, hall, entrance, door curtain, door light, door/window sensor; nor
+# 门 inside these is no door: doorbell, porch, hall, entrance, door curtain, door light, door/window sensor,
+# gatehouse, gate guard; nor
 # after these: to go out, to come in, to drop by, to knock (出门, 进门, 串门, 敲门)
-_NOT_A_DOOR = "铃廊厅口帘灯磁禁"
+_NOT_A_DOOR = "铃廊厅口帘灯磁禁楼卫"
+# but a longer word for a door before 灯 or 口 is that door, qualifying what follows: "卷闸门灯", "车库门口的灯" are
+# lights at those doors (read as 卷闸 and 门灯 the shutter stayed said)
+_NOT_THIS_DOOR = "铃廊厅帘磁禁"
 _DOOR_VERBS = "出进串敲"
 _DOORS = frozenset({"Door"})
 
@@ -87,8 +95,11 @@ def normalised(text: str) -> str:
 def word_pattern(zh: tuple[str, ...], en: tuple[str, ...]) -> re.Pattern:
     """One pattern for Chinese words (substrings; 门 not in 门铃, 门厅, 出门 ...) and English ones (whole words,
     plural or not)."""
-    parts = [(f"(?<![{_DOOR_VERBS}])" if w == "门" else "") + re.escape(w)
-             + (f"(?![{_NOT_A_DOOR}])" if w.endswith("门") else "") for w in sorted(zh, key=len, reverse=True)]
+    def not_after(w: str) -> str:
+        return f"(?![{_NOT_A_DOOR if w == '门' else _NOT_THIS_DOOR}])" if w.endswith("门") else ""
+
+    parts = [(f"(?<![{_DOOR_VERBS}])" if w == "门" else "") + re.escape(w) + not_after(w)
+             for w in sorted(zh, key=len, reverse=True)]
     if en:
         words = "|".join(re.escape(w) for w in sorted(en, key=len, reverse=True))
         parts.append(rf"(?<![\w/])(?:{words})(?:e?s)?(?![\w/])")

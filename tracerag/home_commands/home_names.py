@@ -119,7 +119,7 @@ class HomeNames:
         rooms = self.rooms
         full_names = rooms.full_names
         found: dict[str, None] = {}  # in order, each once
-        said_rooms = rooms.words_said(utterance)
+        said_rooms = self._outside_labels(rooms.words_said(utterance), utterance)
         meant_by = [rooms.aliases[alias] if alias in full_names else
                     (*rooms.aliases[alias], *rooms.meant_by(alias)) for alias in said_rooms]
         for meant in meant_by:
@@ -134,6 +134,25 @@ class HomeNames:
                 if not any(contains(other, word) for other in inside):
                     found.update(dict.fromkeys(rooms.meant_by(kind)))
         return list(found)
+
+    def _outside_labels(self, aliases: list[tuple[str, ...]], utterance: str) -> list[tuple[str, ...]]:
+        """The room words said, less one said inside a label said whole beside another room word of that label
+        whose room its device is in ("the wren lounge light": Wren Cottage, not the Living Room that "lounge" also
+        names; "打开客厅老伙计" keeps 客厅, its only room word)."""
+        if len(aliases) < 2:
+            return aliases
+        labels = self.label_phrases.found_in(tokens(utterance))
+        out = []
+        for alias in aliases:
+            for label in labels:
+                rooms = {self.home.devices[d].room for d in self.devices_labelled[label]}
+                if contains(label, alias) and not rooms & set(self.rooms.aliases.get(alias, ())) and any(
+                        other != alias and contains(label, other) and rooms & set(self.rooms.aliases.get(other, ()))
+                        for other in aliases):
+                    break
+            else:
+                out.append(alias)
+        return out
 
     def excepted_devices(self, ir: QueryIR) -> list[str]:
         """The scope_exclude entries that name no room of the home: names of single devices excepted, whole or a

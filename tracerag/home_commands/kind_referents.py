@@ -49,6 +49,10 @@ _EITHER_ALARM = re.compile(r"\balarms?\b(?!\s+(?:panel|system|keypad|siren|bell|
                            re.I)
 
 # watering something: a valve that waters it, never the main ("water the vines", 给菜园浇浇水)
+# a roller shutter is one form of garage door: said so, it is no gate opener where some garage door is a shutter
+_ROLLER = re.compile(r"卷闸|卷匝|铁帘|卷帘门|卷门|\broll(?:er|-?up)\b|\bshutters?\b", re.I)
+# a door a motor opens: no lock is one ("把院子的电动门打开" beside a gate opener and a gate's lock)
+_POWERED = re.compile(r"电动|自动|感应")
 _WATERING = re.compile(r"^\s*(?:please\s+)?water\s+(?:the|my|our)\b|浇浇?水|浇花|浇菜", re.I)
 # the words for a gas that burns, and a gas that is no fuel: a valve labelled so is not "the gas"
 _FUEL = frozenset({"gas", "propane", "lpg", "lp gas", "natural gas", "燃气", "煤气", "天然气", "液化气"})
@@ -116,6 +120,16 @@ class KindReferents:
             # valve" is every one)
             worded &= ~((index.table.device_categories[devices] == "GasValve") &
                         np.asarray([bool(_OTHER_GAS.search(index.home.devices[d].label)) for d in devices.tolist()]))
+        door_words = [*named_kinds.get("Door", ()), *named_kinds.get("GarageDoor", ())]
+        if door_words and all(_POWERED.search(w) for w in door_words):
+            worded &= index.table.device_categories[devices] != "Lock"
+        garage_words = named_kinds.get("GarageDoor", ())
+        if garage_words and all(_ROLLER.search(w) for w in garage_words):
+            # "门楼的卷闸", "the roller door": the shutter, not the 院门 gate opener beside it
+            garage = index.table.device_categories[devices] == "GarageDoor"
+            rolled = garage & np.asarray([bool(_ROLLER.search(index.home.devices[d].label)) for d in devices.tolist()])
+            if rolled.any():
+                worded &= ~garage | rolled
         alarms = {"Siren", "SecurityPanel"} & kinds_said
         if len(alarms) == 1 and not _EITHER_ALARM.search(verbless):
             # "the alarm panel" is no siren, "the siren" no panel ("the alarm", 警报 may be either)

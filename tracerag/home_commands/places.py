@@ -35,7 +35,13 @@ _PLACE_ZH = re.compile("|".join((
     "浴室", "卧室", "主卧", "次卧", "客厅", "餐厅", "书房", "车库", "阳台", "玄关", "走廊", "过道", "花园",
     "院子", "储藏室", "洗衣房", "衣帽间", "儿童房", "客房", "老人房", "健身房", "影音室", "茶室", "露台",
     "阳光房", "游?泳池边?", "花房", "温室", "酒窖", "地窖", "杂物间", "工作室", "车棚", "凉亭", "庭院", "前院", "后院",
-    "天台", "地库", "保姆房", "琴房", "棋牌室", "桑拿房", "储物间", "洗衣间", "起居室", "会客厅")))
+    "天台", "地库", "保姆房", "琴房", "棋牌室", "桑拿房", "储物间", "洗衣间", "起居室", "会客厅",
+    # rooms of a shop, a restaurant or a farm: "把仓库卷闸打开" where no 仓库 is, the shutter is not the home's
+    "仓库", "库房", "货仓", "冷库", "后厨", "包厢", "办公室", "会议室", "休息室", "更衣室", "宿舍", "值班室", "门卫室",
+    "机房", "配电房", "配电室", "锅炉房", "车间", "厂房", "停车场", "菜园", "果园", "鱼塘", "楼梯间", "档案室",
+    "财务室", "药房", "诊室",
+    # another premises: 隔壁的卷闸, 分店的门 are not this home's
+    "隔壁", "分店", "总店", "新店", "老店", r"[一二三四五六七八九十0-9]+号店")))
 
 
 def unresolved_places(index, text: str) -> list[str]:
@@ -54,7 +60,22 @@ def unresolved_places(index, text: str) -> list[str]:
                 any(contains(tokens(floor), said) for floor in set(index.home.floors.values())):
             continue
         out.append(place)
-    return out + [p for p in _places_after_in(index, plain) if not any(p in o or o in p for o in out)]
+    out += [p for p in _places_after_in(index, plain) if not any(p in o or o in p for o in out)]
+    return out + [p for p in _latin_places(index, plain) if not any(p in o for o in out)]
+
+
+# a place named in Latin letters in a Chinese sentence, before 的 or 里 ("KTV的灯", "VIP包间里的空调"); not an app,
+# the wifi or a word of the home ("Sonos的音量" where a Sonos is)
+_LATIN_PLACE = re.compile(r"(?<![a-z0-9])([a-z][a-z0-9]+)[\u4e00-\u9fff]{0,3}?(?:的|里)")
+_NOT_LATIN_PLACES = frozenset({"app", "wifi", "wi-fi", "ai", "ok", "pm", "am"})
+
+
+def _latin_places(index, plain: str) -> list[str]:
+    if plain.isascii():
+        return []
+    known, _ = _places_of(index)
+    return [m.group(1) for m in _LATIN_PLACE.finditer(plain)
+            if m.group(1) not in known and m.group(1) not in _NOT_LATIN_PLACES]
 
 
 def only_floors_of_a_label(index, text: str, places: list[str]) -> bool:

@@ -14,6 +14,7 @@ from functools import cached_property
 
 import numpy as np
 
+from .category_words import categories_said
 from .floor_levels import relative_floors
 from .home import Home
 from .name_index import PhraseIndex, ordered
@@ -35,7 +36,8 @@ ROOM_SYNONYMS = tuple(tuple(tokens(word) for word in group) for group in (
     ("hallway", "hall"),
     ("kids room", "children's room", "childrens room", "kid's room"),
     ("cold room", "walk-in fridge", "walk-in cooler", "walk-in chiller", "cool room", "cold store"),
-    ("庭院", "院子", "院落"), ("大堂", "前厅", "大厅"), ("冷库", "冻库", "冷藏库", "冷冻库")))
+    ("庭院", "院子", "院落"), ("大堂", "前厅", "大厅"), ("冷库", "冻库", "冷藏库", "冷冻库"),
+    ("包间", "包厢", "雅间")))
 ROOM_ENDINGS = tuple(tokens("房屋间室"))
 
 
@@ -188,11 +190,27 @@ def room_aliases(rooms: list[str], floors: dict[str, str] | None = None) -> dict
     for word, meant in relative_floors(set((floors or {}).values())).items():  # "upstairs" where floors are recorded
         if tokens(word) not in full:
             aliases[tokens(word)].update(room for room, floor in floors.items() if room in rooms and floor in meant)
+    for toks, room in full.items():  # "in heron": Heron Cottage, a dwelling called by its own name alone
+        if len(toks) == 2 and toks[1] in _DWELLINGS and toks[0].isalpha() and toks[0] not in _NOT_OWN_NAMES and \
+                sum(t[0] == toks[0] for t in full) == 1 and (toks[0],) not in full and (toks[0],) not in aliases and \
+                not categories_said(toks[0]):
+            aliases[(toks[0],)].add(room)
     for toks, room in full.items():  # 阿姨房 for 保姆间: where the home has no room of that name itself
         for form in _synonym_forms(toks):
             if form not in full and form not in aliases:
                 aliases[form].add(room)
     return {alias: tuple(sorted(owners)) for alias, owners in sorted(aliases.items(), key=lambda kv: -len(kv[0]))}
+
+
+# the words a dwelling's name ends in, and the words before them that are no name of their own
+_DWELLINGS = frozenset({"cottage", "cabin", "lodge", "chalet", "villa", "bungalow", "annexe", "annex", "barn", "yurt",
+                        "cabana", "house", "apartment", "suite"})
+_NOT_OWN_NAMES = frozenset({"guest", "guests", "main", "master", "staff", "owners", "owner", "family", "garden",
+                            "pool", "coach", "boat", "summer", "winter", "bridal", "honeymoon", "junior", "senior",
+                            "executive", "deluxe", "studio", "old", "new", "big", "little", "small", "top", "upper",
+                            "lower", "front", "back", "east", "west", "north", "south", "gate", "tree", "farm",
+                            "dog", "green", "white", "red", "blue", "party", "ice", "hen", "bath", "wash", "pump",
+                            "boiler", "power", "store", "play", "club", "school", "guard", "hot", "sun", "glass"})
 
 
 def _synonym_forms(name: tuple[str, ...]) -> set[tuple[str, ...]]:
