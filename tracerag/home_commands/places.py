@@ -64,9 +64,10 @@ def unresolved_places(index, text: str) -> list[str]:
     return out + [p for p in _latin_places(index, plain) if not any(p in o for o in out)]
 
 
-# a place named in Latin letters in a Chinese sentence, before 的 or 里 ("KTV的灯", "VIP包间里的空调"); not an app,
+# a place named in Latin letters in a Chinese sentence, before 的 or 里 ("KTV的灯", "VIP包间里的空调"; never a verb
+# said before a room, "increase客厅的音量"); not an app,
 # the wifi or a word of the home ("Sonos的音量" where a Sonos is)
-_LATIN_PLACE = re.compile(r"(?<![a-z0-9])([a-z][a-z0-9]+)[\u4e00-\u9fff]{0,3}?(?:的|里)")
+_LATIN_PLACE = re.compile(r"(?<![a-z0-9])([a-z][a-z0-9]+)\s*(?:包间|包厢|房间?|室|厅|区)?(?:的|里)")
 _NOT_LATIN_PLACES = frozenset({"app", "wifi", "wi-fi", "ai", "ok", "pm", "am"})
 
 
