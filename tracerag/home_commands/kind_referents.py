@@ -48,11 +48,11 @@ _COUNTERPART = {"open": "on", "close": "off", "on": "open", "off": "close"}
 _EITHER_ALARM = re.compile(r"\balarms?\b(?!\s+(?:panel|system|keypad|siren|bell|sounder))|警报(?!器)|报警(?![器系面])",
                            re.I)
 
-# watering something: a valve that waters it, never the main ("water the vines", 给菜园浇浇水)
 # a roller shutter is one form of garage door: said so, it is no gate opener where some garage door is a shutter
 _ROLLER = re.compile(r"卷闸|卷匝|铁帘|卷帘门|卷门|\broll(?:er|-?up)\b|\bshutters?\b", re.I)
 # a door a motor opens: no lock is one ("把院子的电动门打开" beside a gate opener and a gate's lock)
 _POWERED = re.compile(r"电动|自动|感应")
+# watering something: a valve that waters it, never the main ("water the vines", 给菜园浇浇水)
 _WATERING = re.compile(r"^\s*(?:please\s+)?water\s+(?:the|my|our)\b|浇浇?水|浇花|浇菜", re.I)
 # the words for a gas that burns, and a gas that is no fuel: a valve labelled so is not "the gas"
 _FUEL = frozenset({"gas", "propane", "lpg", "lp gas", "natural gas", "燃气", "煤气", "天然气", "液化气"})

@@ -65,13 +65,13 @@ def unresolved_places(index, text: str) -> list[str]:
 
 
 # a place named in Latin letters in a Chinese sentence, before 的 or 里 ("KTV的灯", "VIP包间里的空调"; never a verb
-# said before a room, "increase客厅的音量"); not an app,
-# the wifi or a word of the home ("Sonos的音量" where a Sonos is)
+# said before a room, "increase客厅的音量"); not an app, the wifi or a word of the home ("Sonos的音量" where a Sonos is)
 _LATIN_PLACE = re.compile(r"(?<![a-z0-9])([a-z][a-z0-9]+)\s*(?:包间|包厢|房间?|室|厅|区)?(?:的|里)")
 _NOT_LATIN_PLACES = frozenset({"app", "wifi", "wi-fi", "ai", "ok", "pm", "am"})
 
 
 def _latin_places(index, plain: str) -> list[str]:
+    """The places a Chinese text names in Latin letters that are no word of this home (``_LATIN_PLACE``)."""
     if plain.isascii():
         return []
     known, _ = _places_of(index)
