@@ -79,11 +79,11 @@ CATEGORY_WORDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 # 门 inside these is no door: doorbell, porch, hall, entrance, door curtain, door light, door/window sensor,
 # gatehouse, gate guard; nor
 # after these: to go out, to come in, to drop by, to knock (出门, 进门, 串门, 敲门)
-_NOT_A_DOOR = "铃廊厅口帘灯磁禁楼卫"
+NOT_A_DOOR = "铃廊厅口帘灯磁禁楼卫"
 # but a longer word for a door before 灯 or 口 is that door, qualifying what follows: "卷闸门灯", "车库门口的灯" are
 # lights at those doors (read as 卷闸 and 门灯 the shutter stayed said)
 _NOT_THIS_DOOR = "铃廊厅帘磁禁"
-_DOOR_VERBS = "出进串敲"
+DOOR_VERBS = "出进串敲"
 _DOORS = frozenset({"Door"})
 
 
@@ -96,9 +96,9 @@ def word_pattern(zh: tuple[str, ...], en: tuple[str, ...]) -> re.Pattern:
     """One pattern for Chinese words (substrings; 门 not in 门铃, 门厅, 出门 ...) and English ones (whole words,
     plural or not)."""
     def not_after(w: str) -> str:
-        return f"(?![{_NOT_A_DOOR if w == '门' else _NOT_THIS_DOOR}])" if w.endswith("门") else ""
+        return f"(?![{NOT_A_DOOR if w == '门' else _NOT_THIS_DOOR}])" if w.endswith("门") else ""
 
-    parts = [(f"(?<![{_DOOR_VERBS}])" if w == "门" else "") + re.escape(w) + not_after(w)
+    parts = [(f"(?<![{DOOR_VERBS}])" if w == "门" else "") + re.escape(w) + not_after(w)
              for w in sorted(zh, key=len, reverse=True)]
     if en:
         words = "|".join(re.escape(w) for w in sorted(en, key=len, reverse=True))

@@ -13,7 +13,7 @@ import weakref
 
 import numpy as np
 
-from .category_words import categories_said
+from .category_words import DOOR_VERBS, NOT_A_DOOR, categories_said
 from .device_kinds import safes
 from .floor_levels import rooms_upstairs
 from .text_match import tokens
@@ -261,7 +261,7 @@ _ZH_EVERY = re.compile(r"所有的?|其[他它]的?|别的?|全部的?|[每各][
 _EVERY_DOOR = re.compile(r"\b(?:all|every|each|both|other)\b(?:\s+(?:the|my|our|of|other))*\s+(?:[a-z]+\s+)?"
                          r"(?:doors?|gates?)\b|\b(?:doors|gates)\b|(?:所有|其[他它]|别的|全部|每|各)[^，,。；;]{0,4}门|门都|"
                          r"门全", re.I)
-_ZH_DOOR = re.compile(r"(?<![出进串敲阀])门(?![铃廊厅口帘灯磁禁锁楼卫])")  # 阀门 is a valve; 门楼 a gatehouse
+_ZH_DOOR = re.compile(rf"(?<![{DOOR_VERBS}阀])门(?![{NOT_A_DOOR}锁])")  # 阀门 is a valve, 门锁 a lock
 _ZH_THAT = re.compile(r"(?:那|这)(?:个|扇|道)?$")  # "院子那个门": the courtyard's door, 那个 says nothing of which
 _ZH_STOP = "开打把了一下个给帮我请将关锁升拉抬的，,。 和与跟及、"  # "202和203的门": the rooms said, no door word
 _EN_DOOR = re.compile(r"(?:\b([a-z]+(?:-[a-z]+)*(?:['’]s)?)\s+)?"  # the word before it, a possessive whole

@@ -141,18 +141,14 @@ class HomeNames:
         names; "打开客厅老伙计" keeps 客厅, its only room word)."""
         if len(aliases) < 2:
             return aliases
-        labels = self.label_phrases.found_in(tokens(utterance))
-        out = []
-        for alias in aliases:
-            for label in labels:
-                rooms = {self.home.devices[d].room for d in self.devices_labelled[label]}
-                if contains(label, alias) and not rooms & set(self.rooms.aliases.get(alias, ())) and any(
-                        other != alias and contains(label, other) and rooms & set(self.rooms.aliases.get(other, ()))
-                        for other in aliases):
-                    break
-            else:
-                out.append(alias)
-        return out
+        meant = {alias: set(self.rooms.aliases.get(alias, ())) for alias in aliases}
+        dropped = []
+        for label in self.label_phrases.found_in(tokens(utterance)):
+            rooms = {self.home.devices[d].room for d in self.devices_labelled[label]}
+            inside = [alias for alias in aliases if contains(label, alias)]
+            if any(rooms & meant[alias] for alias in inside):
+                dropped += [alias for alias in inside if not rooms & meant[alias]]
+        return [alias for alias in aliases if alias not in dropped]
 
     def excepted_devices(self, ir: QueryIR) -> list[str]:
         """The scope_exclude entries that name no room of the home: names of single devices excepted, whole or a
