@@ -57,6 +57,16 @@ def test_one_kept_shut_beside_all_opened_is_excepted_from_them(said, read):
     assert read_negation(said).text == read
 
 
-def test_one_kept_shut_beside_one_opened_is_its_own_request():
-    # no "all" to except it from: the gate is asked to stay shut, the door still unlocked
-    assert read_negation("unlock the front door, don't open the gate").text == "unlock the front door, close the gate"
+@pytest.mark.parametrize(("said", "read"), [
+    ("unlock the front door, don't open the gate", "unlock the front door"),
+    ("don't open the roller doors, just turn the workshop lights on", "just turn the workshop lights on"),
+    ("别开灯，开风扇", "开风扇"),
+])
+def test_a_negated_clause_beside_one_that_asks_only_sets_something_apart(said, read):
+    # no "all" to except it from: the gate stays as it is (never closed unasked), the door is still unlocked
+    reading = read_negation(said)
+    assert reading.text == read and not reading.asks_nothing
+
+
+def test_a_negated_start_alone_asks_for_its_stop():
+    assert read_negation("don't open the roller doors").text == "close the roller doors"

@@ -9,6 +9,8 @@ what was asked. :func:`read_negation` rewrites the utterance first:
 - any other negated verb ("别锁门", "不要静音", "don't turn off the fan") asks for nothing to be done
   and is dropped; an utterance left without a verb or a value then asks for nothing at all;
 - except a mute that has to end now ("别静音了", "电视别再静音了"): that asks for unmute;
+- a negated clause beside another that asks for something ("don't open the roller doors, just turn the workshop
+  lights on") only sets that apart, and is dropped;
 - and a clause that keeps one thing shut beside another that opens all of a kind ("打开所有门锁，油库门不要开",
   "unlock all the doors, but leave the office locked") excepts it from them, as "除了" and "except" say.
 
@@ -118,10 +120,27 @@ def _kept_shut_excepted(utterance: str) -> str:
     return f"除了{'和'.join(kept)}，{'，'.join(others)}"
 
 
+def _without_what_is_set_apart(utterance: str) -> str | None:
+    """The utterance less its negated clauses, where another clause asks for something ("don't open the roller
+    doors, just turn the workshop lights on", "别开灯，开风扇"): the negation only sets that apart, and asks for
+    nothing itself. None where no other clause asks."""
+    clauses = _CLAUSE_ENDS.split(utterance)
+    negated = [bool(_ZH.search(c) or _EN.search(c)) for c in clauses]
+    asking = [not n and bool(_ZH_VERB.search(c) or _EN_VERB.search(c)) for c, n in zip(clauses, negated, strict=True)]
+    if not any(negated) or not any(asking):
+        return None
+    return ", ".join(c.strip() for c, n in zip(clauses, negated, strict=True) if not n and c.strip())
+
+
+_CLAUSE_ENDS = re.compile(r"[，,;；。]|\bbut\b|\binstead\b", re.IGNORECASE)
+
+
 def read_negation(utterance: str) -> NegationReading:
     """The utterance with each negated verb read as what it asks for (see the module docstring)."""
     utterance = _kept_shut_excepted(utterance)
     utterance = _STOP_MUTING.sub("取消静音", utterance)  # "别静音了": mute no longer, i.e. unmute (no negation)
+    if (asked := _without_what_is_set_apart(utterance)) is not None:
+        return NegationReading(asked, negated=True, asks_nothing=False)
     text, zh = _ZH.subn(_zh_reading, utterance)
     text, en = _EN.subn(_en_reading, text)
     if not zh + en:
