@@ -84,7 +84,8 @@ _SHARE = re.compile(
     r"(?P<half>\bhalf(?:[ \t]*-?[ \t]*way)?\b|一半|半开)"
     r"|(?<![0-9./])(?P<n>[0-9]{1,3})/(?P<d>[0-9]{1,3})(?![0-9/])"
     r"|(?P<vulgar>[½⅓⅔¼¾⅕⅖⅗⅘⅙⅚⅛⅜⅝⅞])"
-    r"|(?P<whole>百分之?百)", re.IGNORECASE)
+    r"|(?P<whole>百分之?百)"
+    r"|(?<=到)(?P<tenths>[一二两三四五六七八九十])成", re.IGNORECASE)  # 开到三成: 30 % (八成, 一成不变: none)
 
 _MAX_EXPONENT_DIGITS = 6  # 10^1234567: an exponent this long is no amount; it is never computed
 _FLOAT_MAX_LOG10 = math.log10(1.7976931348623157e308)
@@ -301,7 +302,7 @@ def _chinese_numerals(text: str) -> list[Numeral]:
 
 
 def _shares(text: str) -> list[Numeral]:
-    """Half, ½, 1/2, 一半, 百分之百: a share of the whole, as a percent. n/d is a share only when it is a
+    """Half, ½, 1/2, 一半, 百分之百, 三成: a share of the whole, as a percent. n/d is a share only when it is a
     small proper fraction; "24/7" and "12/25" are no values."""
     found = []
     for match in _SHARE.finditer(text):
@@ -311,6 +312,8 @@ def _shares(text: str) -> list[Numeral]:
             value = unicodedata.numeric(match["vulgar"]) * 100
         elif match["whole"]:
             value = 100.0
+        elif match["tenths"]:
+            value = _ZH_DIGIT[match["tenths"]] * 10.0 if match["tenths"] != "十" else 100.0
         else:
             n, d = int(match["n"]), int(match["d"])
             if not (1 <= n <= d and 2 <= d <= 16):
