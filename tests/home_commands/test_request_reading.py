@@ -12,6 +12,7 @@ from tracerag.home_commands.request_reading import read_request
     "把蒸箱开了", "快把后门开了",  # 把 … 了: an order
     "let's open the garage", "we're locked out of suite B",  # "let's" asks; "locked out" asks to be let in
     "让他们进去",  # let in (进去 is no errand)
+    "洗衣房那个门给我开了",  # 给我 … 了 said last: done for the speaker, now
 ])
 def test_a_plain_request_is_one(utterance):
     assert read_request(utterance).is_request
@@ -22,7 +23,7 @@ def test_a_plain_request_is_one(utterance):
     "门锁开着吗", "车库门是不是开的", "is the garage open?", "what is the oven set to",  # questions
     "我刚才开了后门", "open the garage when I get home", "一会儿打开总水阀", "my alarm goes off at 6",  # narration
     "把开锁记录给我看看", "门锁电量多少",  # talk about a lock
-    "我把门开了", "后门开了",  # what was done
+    "我把门开了", "后门开了", "他给我开了门",  # what was done
     "the drug cabinet's been left open", "the gate's open", "they're unlocked",  # "is" / "has" said short
     "the van's backing up to the door",  # what is going on
     "ask the drummer to open the roller door himself", "the plumber will turn the water back on himself",
