@@ -564,6 +564,24 @@ def test_a_makers_lock_upstairs_is_no_way_in_to_the_shop_below(tmp_path, embedde
         assert (top.device_id, top.command_id) == ("dsm", "main-lock-unlock"), query
 
 
+def test_jiamen_is_the_flats_door_above_a_shop_whose_own_lock_is_its_way_in(tmp_path, embedder):
+    floors = {"大厅": "一楼", "楼梯口": "二楼", "客厅": "二楼", "院子": "一楼"}
+    rooms = {f"r-{i}": name for i, name in enumerate(floors)}
+    devices = [("shop-lock", "德施曼", "r-0", "Lock", "p-lock", "德施曼 Q5M 智能锁"),
+               ("flat-lock", "鹿客", "r-1", "Lock", "p-lock", "鹿客 Classic 2S"),
+               ("lamp", "客厅灯", "r-2", "Light", "p-switch"),
+               ("yard-lamp", "院子灯", "r-3", "Light", "p-switch")]
+    home = write_home(tmp_path, devices, SPECS, rooms)
+    (home / "rooms.json").write_text(json.dumps({"items": [
+        {"roomId": room_id, "name": name, "floor": floors[name]} for room_id, name in rooms.items()]},
+        ensure_ascii=False), encoding="utf-8")
+    program = CommandRetrieval(CommandIndex(Home.load(home), embedder), ir_source="none")
+    top = program(query="家门打开，我手里拎着菜").candidates[0]  # the household's door, not the shop's way in
+    assert (top.device_id, top.command_id) == ("flat-lock", "main-lock-unlock")
+    assert ("shop-lock", "main-lock-unlock") not in acted_on(program(query="让邻居从侧门进来"))  # no side door here
+    assert not (pred := program(query="把那盏灯打开")).bulk or not pred.bulk.targets  # 那盏: one lamp, no plan
+
+
 MUSEUM_ROOMS = {"r-foyer": "Foyer", "r-main": "Main Gallery", "r-vault": "Vault Gallery", "r-strong": "Strongroom"}
 MUSEUM_DEVICES = [
     ("salto", "Salto Lock", "r-foyer", "Lock", "p-lock", "Salto XS4 One Escutcheon"),  # its maker's name and "lock"
@@ -916,6 +934,13 @@ def test_what_is_taken_back_put_off_unsaid_or_elsewhere_unlocks_nothing(hotel, q
 def test_it_and_a_supply_are_what_can_do_what_is_asked(hotel, query, device, command):
     top = hotel(query=query).candidates[0]
     assert (top.device_id, top.command_id) == (device, command)
+
+
+@pytest.mark.parametrize("query, command", [("车位锁降下来，我要停车", "main-lock-unlock"),
+                                            ("把车位锁放下", "main-lock-unlock"), ("车位锁升起来", "main-lock-lock")])
+def test_a_parking_lock_lowered_lets_a_car_in_and_raised_bars_the_space(hotel, query, command):
+    top = hotel(query=query).candidates[0]
+    assert (top.device_id, top.command_id) == ("parking", command)
 
 
 RESTAURANT_ROOMS = {"r-dining": "Dining Room", "r-cash": "Cash Office", "r-kitchen": "Kitchen", "r-alley": "Back Alley",
@@ -1734,6 +1759,7 @@ def bike_shop(tmp_path_factory, embedder):
     ("my keys are in the flat and I'm stood at the street door, let me in", "street"),
     ("there's a customer at the shop with a flat tyre, let him in", "conexis"),  # on foot: no shutter, no Flat Door
     ("the box with the bike keys in the office, unlock it", "keys"),  # in the office: no Bike Cage in the yard
+    ("open the cage where the bikes are kept", "cage"),  # a cage described by what it holds
 ])
 def test_someone_let_in_or_a_thing_pointed_back_to_is_where_they_are(bike_shop, query, device):
     top = bike_shop(query=query).candidates[0]
@@ -1960,3 +1986,152 @@ def test_a_stove_a_shutter_and_a_gate_by_the_words_shops_use_and_a_cottage_by_it
     assert acted_on(program(query="lock the heron cottage door")) <= {("heron-door", "main-lock-lock")}
     # "gate" is a word for a kind, never the Gate Lodge's own name
     assert ("lodge-lamp", "main-switch-on") not in acted_on(program(query="open the gate"))
+
+
+def test_a_door_called_by_the_end_of_its_label_and_a_door_said_where_it_is(tmp_path, embedder):
+    rooms = {"r-bay": "Loading Bay", "r-keg": "Keg Store", "r-vault": "Vault"}
+    devices = [("bay-door", "Loading Bay Door", "r-bay", "GarageDoor", "p-garage"),
+               ("bay-lamp", "Bay Door Lamp", "r-bay", "Light", "p-switch"),
+               ("vault-lamp", "Vault Door Lamp", "r-vault", "Light", "p-switch"),
+               ("keg-door", "Keg Store Door", "r-keg", "GarageDoor", "p-garage"),
+               ("keg-lights", "Keg Store Lights", "r-keg", "Light", "p-switch")]
+    program = no_lm(tmp_path, devices, {**SPECS, "p-garage": GARAGE}, rooms, embedder)
+    # "bay door" ends the Loading Bay Door's label (its name without its room is the door alone) and only
+    # qualifies the lamp's: the door is raised, no lamp dimmed
+    for query in ("raise the bay door", "open the bay door"):
+        top = program(query=query).candidates[0]
+        assert (top.device_id, top.command_id) == ("bay-door", "main-garageDoorControl-open"), query
+    assert acted_on(program(query="bay door lamp on")) == {("bay-lamp", "main-switch-on")}
+    # "on the keg store" says where the door is: "get ... up" raises it, it switches nothing on
+    top = program(query="get the roller door on the keg store up").candidates[0]
+    assert (top.device_id, top.command_id) == ("keg-door", "main-garageDoorControl-open")
+    assert acted_on(program(query="turn on the keg store lights")) == {("keg-lights", "main-switch-on")}
+
+
+def test_a_cooker_beside_an_oven_and_a_hob_is_asked_about_and_its_hood_is_a_fan(tmp_path, embedder):
+    rooms = {"r-kitchen": "Kitchen", "r-counter": "Counter"}
+    devices = [("oven", "Oven", "r-kitchen", "Oven", "p-oven"),
+               ("hob", "Gas Hob", "r-kitchen", "Cooktop", "p-switch"),
+               ("hood", "Kitchen Extractor", "r-kitchen", "Fan", "p-switch"),
+               ("lights", "Kitchen Lights", "r-kitchen", "Light", "p-switch")]
+    program = no_lm(tmp_path, devices, SPECS, rooms, embedder)
+    for query in ("put the cooker on", "cooker on"):  # an oven and a hob in one word: which one?
+        pred = program(query=query)
+        assert not acted_on(pred) and pred.hint == "withheld", query
+    assert acted_on(program(query="turn on the cooker hood")) == {("hood", "main-switch-on")}
+    alone = no_lm(tmp_path / "alone", devices[:1] + devices[2:], SPECS, rooms, embedder)
+    top = alone(query="put the cooker on").candidates[0]  # the one cooker there is
+    assert (top.device_id, top.command_id) == ("oven", "main-switch-on")
+
+
+def test_a_reason_said_after_an_ask_is_no_device_offered_before_it(tmp_path, embedder):
+    rooms = {"r-counter": "Post Office Counter"}
+    devices = [("safe", "Post Office Safe", "r-counter", "Lock", "p-lock"),
+               ("blind", "Counter Blind", "r-counter", "Blind", "p-shade")]
+    program = no_lm(tmp_path, devices, SPECS, rooms, embedder)
+    top = program(query="open the safe, I need the pension cash for the counter").candidates[0]
+    assert (top.device_id, top.command_id) == ("safe", "main-lock-unlock")
+
+
+def test_a_word_said_for_a_label_word_names_its_device_and_a_side_never_another_side(tmp_path, embedder):
+    rooms = {"r-lobby": "Lobby", "r-hall": "Hall"}
+    devices = [("package", "Package Locker", "r-lobby", "Lock", "p-lock"),
+               ("cold", "Cold Locker", "r-lobby", "Lock", "p-lock"),
+               ("shelf", "Parcel Shelf Light", "r-lobby", "Light", "p-switch"),
+               ("front", "Front Door", "r-hall", "Lock", "p-lock"),
+               ("garden", "Garden Door", "r-hall", "Lock", "p-lock")]
+    program = no_lm(tmp_path, devices, SPECS, rooms, embedder)
+    top = program(query="open the parcel locker").candidates[0]  # parcel / package: the embedder's near synonyms
+    assert (top.device_id, top.command_id) == ("package", "main-lock-unlock")
+    assert not acted_on(program(query="open the fridge locker")) & {("package", "main-lock-unlock"),
+                                                                     ("cold", "main-lock-unlock")}
+    # "rear" is near "front" for the embedder, and a side said is never another side
+    assert ("front", "main-lock-unlock") not in acted_on(program(query="unlock the rear door"))
+
+
+def test_water_sprayed_opens_a_valve_and_a_van_let_into_the_yard_comes_through_its_gate(tmp_path, embedder):
+    rooms = {"r-shed": "大棚", "r-yard": "Back Yard"}
+    devices = [("spray", "喷淋阀", "r-shed", "WaterValve", "p-valve"),
+               ("shed-lamp", "大棚灯", "r-shed", "Light", "p-switch"),
+               ("gate", "Delivery Gate", "r-yard", "GarageDoor", "p-garage"),
+               ("bin-gate", "Bin Gate", "r-yard", "Lock", "p-lock")]
+    program = no_lm(tmp_path, devices, {**SPECS, "p-garage": GARAGE}, rooms, embedder)
+    top = program(query="给大棚喷点水").candidates[0]  # water sprayed: the valve opens, it never closes
+    assert (top.device_id, top.command_id) == ("spray", "main-valve-open")
+    top = program(query="let the van into the yard").candidates[0]  # a vehicle: the gate opener, not the bin gate
+    assert (top.device_id, top.command_id) == ("gate", "main-garageDoorControl-open")
+    top = program(query="let me into the yard").candidates[0]  # on foot: the pedestrian gate's lock
+    assert (top.device_id, top.command_id) == ("bin-gate", "main-lock-unlock")
+
+
+def test_a_vehicle_let_in_comes_through_the_gate_opener_and_a_door_said_at_the_back_is_no_way_in(tmp_path, embedder):
+    rooms = {"r-reception": "Reception", "r-yard": "Yard", "r-kitchen": "Kitchen"}
+    devices = [("ultion", "Ultion", "r-reception", "Lock", "p-lock", "Ultion Nuki Smart Door Lock"),
+               ("car-gate", "Car Park Gate", "r-yard", "GarageDoor", "p-garage"),
+               ("foot-gate", "Footpath Gate", "r-yard", "Lock", "p-lock"),
+               ("house", "House Door", "r-kitchen", "Lock", "p-lock"),
+               ("back-gate", "Back Gate", "r-yard", "Lock", "p-lock")]
+    program = no_lm(tmp_path, devices, {**SPECS, "p-garage": GARAGE}, rooms, embedder)
+    for query in ("the van's at the barrier, let it in", "the delivery van is at the gate, let it through"):
+        top = program(query=query).candidates[0]  # "it" is the van: no person's door is unlocked for it
+        assert (top.device_id, top.command_id) == ("car-gate", "main-garageDoorControl-open"), query
+    # "the door at the back" says which door as "the back door" does: never the way in
+    assert ("ultion", "main-lock-unlock") not in acted_on(program(query="unlock the door at the back"))
+
+
+def test_a_siren_nicknamed_for_a_speaker_is_still_the_siren(tmp_path, embedder):
+    rooms = {"r-yard": "院子", "r-hall": "大厅"}
+    devices = [("horn", "大喇叭", "r-yard", "Siren", "p-siren"),
+               ("panel", "门神", "r-hall", "SecurityPanel", "p-panel"),
+               ("yard-lamp", "院子灯", "r-yard", "Light", "p-switch")]
+    program = no_lm(tmp_path, devices, {**SPECS, "p-siren": SIREN}, rooms, embedder)
+    top = program(query="把警笛关掉").candidates[0]  # the one siren: its name says speaker, no speaker is sensitive
+    assert (top.device_id, top.command_id) == ("horn", "main-alarm-off")
+
+
+def test_the_front_door_beside_a_front_shutter_is_the_lock_people_walk_through_and_the_big_door_the_shutter(
+        tmp_path, embedder):
+    rooms = {"r-shop": "Shop", "r-yard": "Yard"}
+    devices = [("eufy", "Eufy", "r-shop", "Lock", "p-lock", "Eufy Smart Lock Touch"),
+               ("shutter", "Front Shutter", "r-shop", "GarageDoor", "p-garage"),
+               ("van-gate", "Van Gate", "r-yard", "GarageDoor", "p-garage"),
+               ("back-gate", "Back Gate", "r-yard", "Lock", "p-lock")]
+    program = no_lm(tmp_path, devices, {**SPECS, "p-garage": GARAGE}, rooms, embedder)
+    for query, device, command in [("unlock the front door", "eufy", "main-lock-unlock"),
+                                   ("open the front shutter", "shutter", "main-garageDoorControl-open"),
+                                   ("open the big door", "shutter", "main-garageDoorControl-open"),
+                                   ("open the big gate", "van-gate", "main-garageDoorControl-open")]:
+        top = program(query=query).candidates[0]
+        assert (top.device_id, top.command_id) == (device, command), query
+
+
+def test_a_sensitive_device_in_a_plan_or_a_report_leaves_the_ask_beside_it_answered(tmp_path, embedder):
+    rooms = {"r-counter": "Counter", "r-plant": "Plant Room", "r-machine": "设备间"}
+    devices = [("safe", "Coin Safe", "r-counter", "Lock", "p-lock"),
+               ("lamp", "Counter Lamp", "r-counter", "Light", "p-switch"),
+               ("main", "Water Main", "r-plant", "WaterValve", "p-valve"),
+               ("plant-light", "Plant Room Light", "r-plant", "Light", "p-switch"),
+               ("valve", "燃气总阀", "r-machine", "GasValve", "p-valve"),
+               ("machine-light", "设备间灯", "r-machine", "Light", "p-switch")]
+    program = no_lm(tmp_path, devices, SPECS, rooms, embedder)
+    for query, device in [("before I open the coin safe, turn the counter lamp on", "lamp"),  # a plan: no ask
+                          ("the water main's in the plant room, light on in there please", "plant-light"),
+                          ("设备间的灯开一下，我去看看总阀", "machine-light")]:  # where the speaker goes: no valve
+        pred = program(query=query)
+        assert (pred.candidates[0].device_id, pred.candidates[0].command_id) == (device, "main-switch-on"), query
+        assert not {d for d, _ in acted_on(pred)} & {"safe", "main", "valve"}, query
+
+
+def test_a_room_the_home_lacks_said_as_a_room_or_by_its_number_is_asked_about(tmp_path, embedder):
+    rooms = {"r-5": "Year 5", "r-6": "Year 6", "r-hall": "Hall", "r-lockup": "Lock-up"}
+    devices = [("blinds-5", "Year 5 Blinds", "r-5", "Blind", "p-shade"),
+               ("blinds-6", "Year 6 Blinds", "r-6", "Blind", "p-shade"),
+               ("hall-blinds", "Hall Blinds", "r-hall", "Blind", "p-shade"),
+               ("hall-lights", "Hall Lights", "r-hall", "Light", "p-switch"),
+               ("lockup-light", "Lock-up Light", "r-lockup", "Light", "p-switch")]
+    program = no_lm(tmp_path, devices, SPECS, rooms, embedder)
+    for query in ("close the blinds in year 3", "lights on in the valeting room", "lights off in the spare rooms"):
+        pred = program(query=query)  # no such class or room here: never every blind or light of the home
+        assert not acted_on(pred) and pred.hint == "unknown_scope", query
+    assert acted_on(program(query="close the blinds in year 5")) == {("blinds-5", "main-windowShade-close")}
+    assert ("lockup-light", "main-switch-on") in acted_on(program(query="lights on in the lock-up"))

@@ -74,6 +74,11 @@ from tracerag.home_commands.operation_words import read_operation
     ("opn roler dor 2", ("GarageDoor",), "open"),
     ("heat the oven up for the pasties", ("Oven",), "start"),  # an oven heated up is switched on
     ("warm up the bedroom", ("AirConditioner",), "temperature_up"),
+    ("厨房的煤气灶点上", ("Cooktop",), "on"),  # a fire lit
+    ("给大棚喷点水", ("WaterValve",), "open"),  # water sprayed runs
+    ("车位锁降下来，我要停车", ("Lock",), "unlock"),  # a parking lock lowered lets a car in
+    ("车位锁升起来", ("Lock",), "lock"),
+    ("get the roller door on the keg store up", ("GarageDoor",), "open"),  # "on the" says where
 ])
 def test_reads_the_operation_people_ask_for(text, kinds, operation):
     assert read_operation(text, kinds) == operation

@@ -67,7 +67,10 @@ def parse_without_lm(utterance: str, index: CommandIndex) -> QueryIR:
                      scope_include=included, scope_exclude=excluded, quantifier=quantifier)
     # the operation of the clause that asks something of a device, where another only tells ("阿姨来打扫了，...")
     asking = asking_clause(index, utterance)
-    operation = operation_in(index, verb_text(asking, index), kinds_meant(index, parsed, utterance))
+    # of the kinds that clause names, where it names one ("设备间的灯开一下，我去看看总阀": a light, no valve)
+    kinds = (kinds_meant(index, parsed, asking) if asking != utterance else None) or \
+        kinds_meant(index, parsed, utterance)
+    operation = operation_in(index, verb_text(asking, index), kinds)
     return parsed.model_copy(update={"operation": operation}) if operation else parsed
 
 

@@ -29,7 +29,8 @@ _VALVES = frozenset({"GasValve", "WaterValve"})
 _HEADS = {
     "valve": "valve", "tap": "valve", "stopcock": "valve", "阀门": "valve", "阀": "valve", "总阀": "valve",
     "box": "container", "safe": "container", "cabinet": "container", "cupboard": "container",
-    "locker": "container", "chest": "container", "箱子": "container", "箱": "container", "柜子": "container",
+    "locker": "container", "chest": "container", "cage": "container", "drawer": "container",
+    "箱子": "container", "箱": "container", "柜子": "container",
     "柜": "container", "盒子": "container", "盒": "container",
     "thing": "any", "one": "any", "东西": "any", "那个": "any", "玩意": "any",
 }

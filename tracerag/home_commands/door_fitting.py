@@ -32,6 +32,7 @@ _NUMBERED_ROOM = re.compile(r"\broom\s*\d+|\b\d{1,4}\s*门锁", re.I)  # Room 4,
 # a door said by its size: the one vehicles come through, or the one people walk through
 _BIG = frozenset({"big", "large", "vehicle", "car", "truck", "lorry", "double", "wide"})
 _LITTLE = frozenset({"little", "small", "pedestrian", "wicket", "foot", "person", "narrow"})
+_WALKED_THROUGH = frozenset({"Lock", "Door"})
 _COURTYARD = re.compile(r"院子|庭院|院门|前院|院落|大院|四合院|小院|院墙")  # never 住院部, 医院 or a 后院
 
 
@@ -68,14 +69,19 @@ class SensitiveDoors:
             way_in = np.asarray([bool(sensitive.device_words[d] & ENTRANCE_WORDS) for d in devices.tolist()])
             fits &= way_in if (fits & way_in & only_door).any() else fits
         worded = worded & (~only_door | fits)
-        # a door device whose own name holds the door word said ("open the gate": the Driveway Gate)
+        # a door device whose own name holds the door word said ("open the gate": the Driveway Gate), or the one
+        # its size says ("the big door": the Front Shutter)
         return worded | fits & np.asarray([bool(sensitive.device_words[d] & nouns) and
-                                           index.table.device_categories[d] in DOORISH for d in devices.tolist()])
+                                           index.table.device_categories[d] in DOORISH for d in devices.tolist()]) \
+            | self._by_size(devices, said_door, nouns)
 
     def fitting(self, devices: np.ndarray, said: list[set[str]], nouns: frozenset[str]) -> np.ndarray:
         """Per row's device: ``is_the_door``, by the door's own words where some door has them, else by the
         words for the way in ("unlock the front door" of a lock labelled Blue Door in the Entry)."""
         strict = np.asarray([self.is_the_door(d, said, nouns) for d in devices.tolist()], dtype=bool)
+        if {"家"} in said:  # 家门 is the way in, unless a door is called so (the flat's own, above a shop)
+            called = strict & np.asarray(["家" in self.sensitive.device_words[d] for d in devices.tolist()])
+            strict = called if called.any() else strict
         if {"room"} in said:  # "every room door" of a guest house: the numbered rooms', not the Luggage Room's
             numbered = np.asarray([bool(_NUMBERED_ROOM.search(f"{self.index.home.devices[d].label} "
                                                               f"{self.index.home.devices[d].room}"))
@@ -83,9 +89,14 @@ class SensitiveDoors:
             if (strict & numbered).any():
                 strict &= numbered
         # only a door's fit counts: the alarm panel in the 玄关 fits "the front door" by its room, and is no door
-        if (strict & self.index.table.in_categories(DOORISH)[devices]).any() or not any(said):
+        table = self.index.table
+        fit = strict & table.in_categories(DOORISH)[devices]
+        shutters_only = fit.any() and not (fit & ~table.in_category("GarageDoor")[devices]).any()
+        if fit.any() and not (shutters_only and "door" in nouns) or not any(said):
             return strict
         loose = np.asarray([self.is_the_door(d, said, nouns, loose=True) for d in devices.tolist()], dtype=bool)
+        if shutters_only:  # "the front door" beside a Front Shutter: also the way in people walk through
+            return strict | (loose & table.in_categories(_WALKED_THROUGH)[devices])
         if (loose & self.index.table.in_categories(DOORISH)[devices]).any():
             return loose
         return loose | self._by_size(devices, said, nouns)
@@ -96,10 +107,15 @@ class SensitiveDoors:
         gate opener) or for people on foot (a lock), as the size says; the one gate where it is alone."""
         out = np.zeros(len(devices), dtype=bool)
         sizes = [q for q in said if q]
-        if "gate" not in nouns or not sizes or not all(q <= _BIG | _LITTLE for q in sizes) or \
-                len({frozenset(q) for q in sizes}) > 1:
+        if not sizes or not all(q <= _BIG | _LITTLE for q in sizes) or len({frozenset(q) for q in sizes}) > 1:
             return out
         categories = self.index.table.device_categories
+        if "gate" not in nouns:  # "the big door", "get the big door up": the one a vehicle comes through
+            big = {d for d in set(devices.tolist()) if categories[d] == "GarageDoor"
+                   and "gate" not in tokens(self.index.home.devices[d].label)}
+            if "door" in nouns and sizes[0] <= _BIG and len(big) == 1:
+                out[devices == big.pop()] = True
+            return out
         called = {d for d in set(devices.tolist()) if categories[d] in DOORISH and not safes(self.index)[d]
                   and set(tokens(self.index.home.devices[d].label)) & nouns}
         if len(called) > 1:

@@ -246,8 +246,16 @@ def door_qualifiers(clause: str) -> list[tuple[str, ...]]:
         if before and before.group(1) not in _EN_STOP | _EN_FILLERS:  # "unlock sweet a door": the letter A's door
             out.append((before.group(1), "a"))
             continue
-        out.append(() if word is None or word in _EN_STOP else tokens(word))
+        if word is None or word in _EN_STOP:
+            # "the door at the back", "the gate round the side": which one, said after it
+            after = _SIDE_AFTER.match(clause, match.end())
+            out.append((after.group(1).lower(),) if after else ())
+            continue
+        out.append(tokens(word))
     return out
+
+
+_SIDE_AFTER = re.compile(r"\s+(?:at|round|around|on|to)\s+the\s+(back|front|side|rear)\b", re.I)
 
 
 def every_door(clause: str) -> bool:

@@ -300,6 +300,13 @@ class HomeNames:
         out[ends.get(run, [])] = True
         return out
 
+    def label_ends_with(self, run: tuple[str, ...]) -> np.ndarray:
+        """Per device: whether its whole label, room words kept, ends in ``run`` and says more ("bay door" of the
+        Loading Bay Door in the Loading Bay, whose name without its room is the door alone)."""
+        return self._memo(("label ends", run), lambda: np.asarray(
+            [len(key := _before_place(content(tokens(d.label)))) > len(run) and key[-len(run):] == run
+             for d in self.home.devices], dtype=bool))
+
     # ----- labels said whole ------------------------------------------------------------------
 
     def labels_said(self, utterance: str) -> np.ndarray:

@@ -31,7 +31,7 @@ from .door_words import ENTRANCE_WORDS, door_nouns, doors_among, lock_qualifiers
 from .operation_words import read_operation, verb_text
 from .places import places_after_in
 from .referents import kinds_acted_on, outside_room_names
-from .room_doors import room_door
+from .room_doors import DOORISH, room_door
 from .sensitive_commands import SENSITIVE_KINDS, SensitiveRows
 from .supply_mains import gas_feeding, main_said, the_main
 from .text_match import tokens
@@ -181,11 +181,13 @@ class KindReferents:
         return out
 
     def _labelled_otherwise(self, devices: np.ndarray, kinds_said: set[str]) -> np.ndarray:
-        """Per row's device: its label says it is a kind its category's words do not name, and no word for that
-        kind is said: "the garage door" is no Street Gate, though a gate opener is a GarageDoor."""
+        """Per row's device: its label says it is a kind its category's words do not name, one that has sensitive
+        commands or is a door, and no word for that kind is said: "the garage door" is no Street Gate, though a
+        gate opener is a GarageDoor (a siren nicknamed 大喇叭 is still "the siren": no speaker is sensitive)."""
         sensitive = self.sensitive
+        telling = sensitive.categories | DOORISH
         labelled = self.index.memo(("label kinds",), lambda: {
-            d: _kinds_labelled(self.index.home.devices[d].label) for d in sensitive.device_words})
+            d: _kinds_labelled(self.index.home.devices[d].label) & telling for d in sensitive.device_words})
         return np.asarray([bool(labelled[d]) and not labelled[d] & (sensitive.noun_sets[code] | kinds_said)
                            for d, code in zip(devices.tolist(), sensitive.noun_code.tolist(), strict=True)],
                           dtype=bool)

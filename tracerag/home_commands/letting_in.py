@@ -29,7 +29,7 @@ PERSON_IN_HERE = rf"(?:{_SHORT}\s+in\b|{_LONG}\s+{_IN_HERE})"  # let in where so
 # 让他进来, 让客人进来 (让我进去: the speaker, at a door only they know; 让阳光进来: the sun, through a window)
 # 让那位遛狗的先生进来, 让送氧气瓶的师傅从后门进来: someone said by what they are, by a door said or none
 _ZH_PERSON = (r"(?:先生|女士|小姐|师傅|阿姨|叔叔|大爷|大妈|老师|医生|客人|客户|顾客|朋友|同事|快递员|快递小哥|外卖员|"
-              r"保洁|工人|家长|主人|病人)们?")
+              r"保洁|工人|家长|主人|病人|邻居|亲戚|同学|访客|维修工|物业)们?")
 _ZH_THROUGH = r"(?:从[^，,。！!？?]{1,8}?)?(?:进来|进门|进屋)"
 _ZH_PERSON_LET = rf"让(?![我它])[\u4e00-\u9fff]{{0,10}}?{_ZH_PERSON}"  # 让 and whom, said by what they are
 # 让我老公进来: someone of the speaker's let in (让我进去 is the speaker)
@@ -82,6 +82,11 @@ _VEHICLE = re.compile(r"\b(?:cars?|vans?|trucks?|lorry|lorries|tankers?|vehicles
 def vehicle_said(text: str) -> bool:
     """Whether the text speaks of a vehicle ("the van's here", 送菜车): what comes in by a garage door."""
     return bool(_VEHICLE.search(text))
+
+
+def without_vehicles(text: str) -> str:
+    """The text without the vehicles it speaks of: "let the van into the yard" -> "let the · into the yard"."""
+    return _VEHICLE.sub(" · ", text)
 
 
 def a_vehicle_let_in(text: str) -> bool:

@@ -16,9 +16,9 @@ from .command_results import Candidate
 from .home_names import compact, says_label
 from .negation import is_negated
 
-# "随便开一盏灯", "turn on a light", "any speaker": one device of the kind will do, never all of them
-_ONE_OF = re.compile(r"随便|任意|哪个都|哪盏都|[一某][盏个台只部]|\b(any|one|either|an?(?! (bit|little|few)\b))\b",
-                     re.IGNORECASE)
+# "随便开一盏灯", "turn on a light", "any speaker": one device of the kind will do, never all of them ("那盏灯": one)
+_ONE_OF = re.compile(r"随便|任意|哪个都|哪盏都|[一某][盏个台只部]|[那这][盏台只部]|"
+                     r"\b(any|one|either|an?(?! (bit|little|few)\b))\b", re.IGNORECASE)
 
 
 def says_one_device(index, device_id: str, utterance: str) -> bool:

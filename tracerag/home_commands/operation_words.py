@@ -119,9 +119,10 @@ _START_SAID = _by_kind("start", *_STARTED, (frozenset({"WaterValve", "Irrigation
 # "stop" with no kind said stops what moves or plays (a blind, a player, a cycle); a lamp, fan, alarm panel: off
 _STOP = _by_kind("stop", (LIGHTS | FANS | (CLIMATE - {"Oven"}) | SIRENS | {"SecurityPanel"} | _SWITCHED, "off"))
 _PAUSE = _by_kind("pause", (COVERS, "stop"))
-# a lock raised or lowered (a parking-space lock, 车位锁升起来) is neither unlocked nor locked by the words
-_RAISED = _by_kind("open", (LOCKS, None))
-_LOWERED = _by_kind("close", (LOCKS, None))
+# a lock that rises or lowers is a parking-space lock: raised it bars the space (车位锁升起来: locked), lowered it
+# lets a car in (车位锁降下来，我要停车: unlocked)
+_RAISED = _by_kind("open", (LOCKS, "lock"))
+_LOWERED = _by_kind("close", (LOCKS, "unlock"))
 _MUTE = _by_kind("mute", (SIRENS, "off"), (SECURITY, "disarm"), (SIRENS | SECURITY, "off"))
 # "be quiet", "silent mode": a player mutes; an air conditioner or a fan has no mute (its quiet mode, if listed)
 _HUSH = _by_kind("mute", (FANS | CLIMATE | CYCLES, None))
@@ -218,7 +219,8 @@ _SENSES_EN: tuple[tuple[str, str, Reading], ...] = (
     (rf"\b(?:turn|switch|power|put|flip|bring|get|shut|cut)\s+{_E}off\b|\bturn\s+{_E}out\b|\bshut\s+{_E}down\b|\bpower\s+down\b|"
      r"\bkill\b|\bdisable\b|"
      r"\b(?:lights?|lamps?)\s+out\b|\boff\b", SWITCH, _OFF),
-    (rf"\b(?:turn|switch|power|put|flip|bring|get)\s+{_E}on\b|\blight\s+(?:\w+\s+){{0,3}}?up\b|\benable\b|"
+    # "on the" after what is switched says where: "get the roller door on the keg store up" switches nothing on
+    (rf"\b(?:turn|switch|power|put|flip|bring|get)\s+(?:on\b|{_E}on\b(?!\s+(?:the|my|our|this|that)\b))|\blight\s+(?:\w+\s+){{0,3}}?up\b|\benable\b|"
      r"\b(?:lights?|lamps?)\s+on\b(?=\s*(?:$|[,.!?]|please|now|again|in\b|for\b|thanks))|"
      r"(?:^|[,.;!?]\s*|\b(?:please|and|then)\s+)light\s+(?:the|my|our|·)|\blight\s+(?:a|one|two|all|both)\s+"
      r"(?:\w+\s+)?burners?\b|\bfire\s+(?:\w+\s+){0,3}?up\b|\bignite\b|\bback\s+on\b|"
@@ -325,9 +327,11 @@ _SENSES_ZH: tuple[tuple[str, str, Reading], ...] = (
 
     (r"合上|拉上|放下|降下|落下|拉下", SWITCH, _LOWERED),
     (r"关闭|关掉|关上|关了|关一下|关下|熄灭|灭掉|断电|断开|(?<!开)关(?![于系注心键])", SWITCH, _ZH_OFF),
-    (r"浇浇?水|浇花|浇菜|灌溉", SWITCH, _WATERING),  # "给菜园浇浇水": a water valve opens (浇水 says the kind)
+    # "给菜园浇浇水", "给大棚喷点水": a water valve opens (浇水, 喷水 say the kind)
+    (r"浇浇?水|浇花|浇菜|灌溉|喷(?:一?点|些)?水|洒(?:一?点|些)?水", SWITCH, _WATERING),
     # 整着: 东北话 for switch it on
-    (r"打开|开启|开一下|开开|点亮|通电|接通|点火|点上火|开火|整着|开(?![关始心会车学放])", SWITCH, _ZH_ON),
+    # 点上: a fire lit ("厨房的煤气灶点上"; 点着 and 点上了 say it burns)
+    (r"打开|开启|开一下|开开|点亮|通电|接通|点火|点上火|点上(?!了)|开火|整着|开(?![关始心会车学放])", SWITCH, _ZH_ON),
     # subjects
     (r"音量|声音", SUBJECT, _always("volume")),
     (r"亮度", SUBJECT, _always("level")),

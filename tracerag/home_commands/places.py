@@ -61,7 +61,21 @@ def unresolved_places(index, text: str) -> list[str]:
             continue
         out.append(place)
     out += [p for p in _places_after_in(index, plain) if not any(p in o or o in p for o in out)]
+    out += [p for p in _numbered_places(index, plain) if not any(p in o for o in out)]
     return out + [p for p in _latin_places(index, plain) if not any(p in o for o in out)]
+
+
+_NUMBERED = re.compile(r"\b([a-z]+)\s*(\d{1,4}[a-z]?)\b")
+
+
+def _numbered_places(index, plain: str) -> list[str]:
+    """Rooms said by a number none of the home's rooms of that name has: "the blinds in year 3" where the rooms
+    are Year 5 and Year 6 (a class that is not this school's), "room 9" in a house of four rooms."""
+    numbered = {tuple(tokens(room)) for room in index.home.rooms if re.search(r"\d", room)}
+    firsts = {words[0] for words in numbered if len(words) > 1}
+    return [m.group(0) for m in _NUMBERED.finditer(plain) if m.group(1) in firsts
+            and tuple(tokens(m.group(0))) not in numbered and not index.rooms.names_a_room(m.group(0))
+            and not index.names.label_phrases.found_in(tokens(m.group(0)))]
 
 
 # a place named in Latin letters in a Chinese sentence, before 的 or 里 ("KTV的灯", "VIP包间里的空调"; never a verb
@@ -103,10 +117,20 @@ def _places_after_in(index, text: str) -> list[str]:
     out = []
     for match in _IN_THE.finditer(text):
         words = _phrase(match)
-        if words and not any(w in known or w.rstrip("s") in known or w in _NOT_PLACES or
-                             w.rstrip("s") in _NOT_PLACES for w in words):
+        # "the valeting room": a room, and its own word no word of the home ("the wash room" is the Washroom)
+        said = [w for w in words if w not in _A_ROOM] if "".join(words) not in known else []
+        if said and not any(_known(w, known) or w in _NOT_PLACES or w.rstrip("s") in _NOT_PLACES for w in said):
             out.append(" ".join(words))
     return out
+
+
+_A_ROOM = frozenset({"room", "rooms"})  # what says a place is a room, not which one
+
+
+def _known(word: str, known: frozenset[str]) -> bool:
+    """Whether a word said is one of the home's, plural or not, or made of its words ("the lock-up": Lock-up)."""
+    return word in known or word.rstrip("s") in known or \
+        "-" in word and all(part in known or part.rstrip("s") in known for part in word.split("-") if part)
 
 
 def _phrase(match: re.Match) -> list[str]:
@@ -146,7 +170,7 @@ def place_not_exact(index, text: str) -> bool:
         words = _phrase(match)
         # a possessive is its word ("in the manager's office": the Manager's Office)
         words = [re.sub(r"['’]s?$", "", w) for w in words]
-        if words and any(w not in known and w.rstrip("s") not in known and w not in _NOT_PLACES for w in words):
+        if words and any(not _known(w, known) and w not in _NOT_PLACES for w in words):
             return True
     if plain.isascii():
         return False

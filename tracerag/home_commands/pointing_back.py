@@ -82,7 +82,8 @@ class PointingBack:
             return self.asked_in(clause, own, text)  # "the lorry is waiting outside the yard, let him in": its gate
         into_room, where_waiting = room_door(self.index, clause), room_door(self.index, text)
         if into_room.any() and not self._waits_elsewhere(clause, reading, into_room):
-            return self.asked_in(clause, own, clause)  # "let them into the bunkhouse": its one door
+            # "let them into the bunkhouse": its one door ("the van's at the barrier, let it in": a vehicle's)
+            return self.asked_in(clause, own, clause, utterance=text)
         if LET_IN.search(clause) and where_waiting.any() and not self._waits_elsewhere(clause, reading, where_waiting):
             # "they're waiting at the driveway, let them drive in": the door of the place they wait at
             return self.asked_in(text, own, text)

@@ -126,6 +126,9 @@ def _named(index, text: str) -> np.ndarray:
                 # garage door" of the Garage Door Light no light; it names only the carriers of that kind
                 carriers = carriers & index.table.in_categories(with_family(ending))
                 if not carriers.any():
+                    # "the bay door": no name without its room ends so, and the Loading Bay Door's label does
+                    carriers = heads = index.names.label_ends_with(run)
+                if not carriers.any():
                     continue
             meant = _in_rooms_said(index, heads if heads.any() else carriers, run, there)
             before = _kinds_before(join_tokens(run), plain)
@@ -182,14 +185,57 @@ def _said_otherwise(index, said: tuple[str, ...], run: tuple[str, ...], meant: n
     if before == "s" and at >= 2 and said[at - 2].isascii() and not index.names.carrying(said[at - 2:at - 1]).any():
         # "Mrs Hale's door": whose door, not which; no door is named by its head word
         return meant & index.table.in_categories(_MODIFIED)
-    if before is None or not before.isascii() or before in _NOT_WHICH or before.isdigit() or \
-            not index.names.carrying((before,)).any():  # a word the home does not use says nothing ("wokk")
+    if before is None or not before.isascii() or before in _NOT_WHICH or before.isdigit():
         return out
     for d in np.flatnonzero(meant & index.table.in_categories(_MODIFIED)).tolist():
         label = tokens(index.home.devices[d].label)
         way_in = before in ENTRANCE_WORDS and bool(set(label) & ENTRANCE_WORDS)  # "the front door": the Main Door
         out[d] = len(label) > len(run) and label[-len(run):] == run and before not in label and not way_in
+    closest = _closest_modifier(index, before, run, out)
+    if closest is not None:  # "the parcel locker": the Package Locker, not the Cold Locker
+        out[closest] = False
+        return out
+    if not index.names.carrying((before,)).any():  # a word the home does not use says nothing ("wokk")
+        return np.zeros_like(out)
     return out
+
+
+# the words that say which of a set of places or sides a thing is: a near synonym is no match ("the rear door"
+# is no Front Door, though the embedder finds the two words alike)
+_SIDES = frozenset({"front", "back", "rear", "side", "left", "right", "middle", "centre", "center", "top",
+                    "bottom", "upper", "lower", "upstairs", "downstairs", "inner", "outer", "inside", "outside",
+                    "north", "south", "east", "west", "first", "second", "third", "big", "small", "little",
+                    "large", "old", "new", "hot", "cold", "red", "blue", "green", "white", "black"})
+SAME_WORD = 0.8  # the cosine of two words the embedder finds said alike (parcel / package 0.84, front / rear 0.70)
+CLEAR_OF = 0.15  # by how much the closest must beat the next
+
+
+def _closest_modifier(index, word: str, run: tuple[str, ...], devices: np.ndarray) -> int | None:
+    """The one device of ``devices`` whose label's word before ``run`` is the embedder's near synonym of the word
+    said ("parcel" of the Package Locker), clearly closer than any other's; None where none is, or where the
+    word says a side, a size or a colour (a near word is then another one)."""
+    found = np.flatnonzero(devices).tolist()
+    if not found or word in _SIDES:
+        return None
+    words = {}
+    for d in found:
+        label = tokens(index.home.devices[d].label)
+        modifier = label[-len(run) - 1]
+        if modifier.isascii() and modifier.isalpha() and modifier not in _SIDES:
+            words[d] = modifier
+    if not words:
+        return None
+
+    def cosines() -> np.ndarray:
+        vectors = np.asarray(index.embedder.embed([word, *words.values()]), dtype=np.float64)
+        vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+        return vectors[1:] @ vectors[0]
+
+    alike = index.memo(("modifier", word, tuple(words.values())), cosines)
+    order = np.argsort(-alike)
+    best = float(alike[order[0]])
+    second = float(alike[order[1]]) if len(order) > 1 else 0.0
+    return list(words)[int(order[0])] if best >= SAME_WORD and best - second >= CLEAR_OF else None
 
 
 def _kind_it_ends_with(phrase: str) -> set[str]:

@@ -28,6 +28,7 @@ from .letting_in import (
     a_visitor_let_in,
     animal_home_words,
     let_into_the_home,
+    without_vehicles,
     without_whom,
 )
 from .numerals import numbered_in_digits
@@ -112,8 +113,12 @@ def _find_room_door(index, text: str) -> np.ndarray:
         return _animals_door(index, animal_home)
     letting_in = bool(LET_IN.search(text))
     if letting_in:
-        said = tuple(_OBJECT.sub(" ", normalised(without_whom(text))).split())  # "the harbourmaster into the office"
+        # where the one let in, or the vehicle, goes: "the harbourmaster into the office", "the van into the yard"
+        said = tuple(_OBJECT.sub(" ", normalised(without_vehicles(without_whom(text)))).split())
         places = index.names.mentioned_rooms(text) or (index.rooms.meant_by(said) if said else [])
+        if len(places) > 1:  # "let me into the flat upstairs": the one room a word says, on the floor said
+            narrowed = {room for word in said for room in index.rooms.meant_by((word,)) if room in places}
+            places = sorted(narrowed) if narrowed and len(narrowed) < len(places) else places
         if places and _INTO_THE_HOUSE.search(text) and not index.names.mentioned_rooms(text):
             places = []  # "let the vet into the house": the home, by its way in, not the Gate House
     else:

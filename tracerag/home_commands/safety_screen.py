@@ -41,6 +41,7 @@ from .request_reading import split_excepted
 from .room_doors import DOORISH
 from .sensitive_commands import SENSITIVE_KINDS, SensitiveRows
 from .sensitive_requests import SensitiveRequests
+from .several_requests import acting_clauses
 from .text_match import tokens
 from .values import is_target, number_and_family
 
@@ -367,7 +368,10 @@ class CommandSafety:
         if not candidates:
             return False
         index = self.index
-        referred = named(index, text) > 0  # the devices named, else those of the kinds or in the rooms said
+        # the devices the clauses that say what to do name ("open the safe, I need the cash for the counter": no
+        # Counter Blind), else those of the kinds or in the rooms said
+        text = acting_clauses(index, text)
+        referred = named(index, text) > 0
         if not referred.any() and (kinds := categories_said(text)):
             referred = referred | index.table.in_categories(with_family(kinds))
         if not referred.any() and (rooms := index.names.mentioned_rooms(text)):
@@ -386,6 +390,8 @@ class CommandSafety:
             return candidates
         index, table = self.index, self.table
         text, _ = split_excepted(text)  # "every garage door except the big one" refers to no Big Garage Door
+        # what the clauses that say what to do refer to ("设备间的灯开一下，我去看看总阀": the light, no valve)
+        text = acting_clauses(index, text)
         referred = named(index, text)
         if referred.any():
             referred = referred == referred.max()

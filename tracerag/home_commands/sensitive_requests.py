@@ -63,7 +63,20 @@ _ARRIVING = re.compile(r"\b(?:opening\s+up|open(?:ing)?\s+(?:the\s+)?(?:shop|sto
                        r"just\s+(?:got|arrived|come)\s+(?:in|here|back|home)|letting\s+myself\s+in)\b|"
                        r"我到了|我来了|我回来了|到店了|开店了|上班了|是我", re.I)
 _GATE = re.compile(r"\bgates?\b", re.I)
+_PERSON_LET_IN = re.compile(r"\b(?:let|buzz)\s+(?:me|us|him|her|them)\b|让(?:我|我们|他|她|他们)", re.I)
 _BOTH = re.compile(r"\bboth\b|两个都|两扇都|两把都|俩都", re.I)
+
+
+def _kinds_of_one_word(text: str) -> list[set[str]]:
+    """The kinds each word said for a kind names where it names more than one ("cooker": an oven and a hob);
+    doors are read as doors are, and "the alarm" as a siren or a panel is (``_siren_or_panel``)."""
+    said = categories_said(text)
+    words = {w for ws in said.values() for w in ws}
+    found = ({kind for kind, ws in said.items() if word in ws} for word in words)
+    return [kinds for kinds in found if len(kinds) > 1 and not kinds & _READ_APART]
+
+
+_READ_APART = DOORISH | {"Siren", "SecurityPanel"}
 
 
 def _bare_door(clause: str) -> bool:
@@ -164,6 +177,12 @@ class SensitiveRequests:
         # someone let in, or a door opened bare ("进货的三轮车到后门了，开门"), goes by the door they wait at
         bare_door = (verb in ("open", "unlock") or operation in ("open", "unlock")) and _bare_door(text)
         waited_at = door_waited_at(index, text, about) if letting_in or bare_door else None
+        # a vehicle let in comes through a gate opener, never a person's door ("the van's at the barrier, let it
+        # in": the home's one vehicle gate, where no door it waits at is said)
+        vehicle_let_in = letting_in and not _PERSON_LET_IN.search(text) and vehicle_said(
+            index.rooms.without_room_names(index.names.without_names(utterance or about or text)))
+        if vehicle_let_in and waited_at is None and (gate := self._vehicle_gate()).any():
+            waited_at = gate
         if waited_at is not None:  # "he's at the pontoon gate with his shopping, let him through": that gate
             door = waited_at
         elif letting_in and (let_by := (named_by > self._named_by_door_words(about or text))
@@ -181,6 +200,8 @@ class SensitiveRequests:
         # someone let in comes through a door, a gate or a lock: never a valve or a safe ("buzz me in, forgot my
         # keys": no Key Safe)
         let_through = index.table.in_categories(DOORISH) & ~safes(index) if letting_in else None
+        if vehicle_let_in:
+            let_through &= index.table.in_category("GarageDoor")
         if let_through is not None:
             performing &= let_through[index.table.row_device[rows]]
         about = text if about is None else about
@@ -269,9 +290,12 @@ class SensitiveRequests:
         # a door said by a name ("the hatch": the Stern Hatch's lock and the Side Hatch's opener) is any door
         said_which = any(set(q) - ENTRANCE_WORDS for q in door_qualifiers(said_as))
         kinds = self.index.table.device_categories[devices]
+        out = asked.copy()
+        for both in _kinds_of_one_word(said_as):  # "put the cooker on" beside an oven and a hob: which one?
+            self._hold(out, asked & np.isin(kinds, list(both)), devices, text)
+        asked = out
         any_door = len(set(kinds[asked].tolist()) & DOORISH) > 1 and (said_which or not DOOR_SAID.search(said_as))
         categories = np.asarray(["door" if any_door and c in DOORISH else family_of(c) for c in kinds.tolist()])
-        out = asked.copy()
         if not DOOR_SAID.search(naming) and not LET_IN.search(naming):
             # "unlock please", "解锁", "把锁打开" beside several locks: the way in, as a door said bare is; where no
             # lock is, which one?

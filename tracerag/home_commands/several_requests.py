@@ -15,7 +15,7 @@ import re
 from .category_words import categories_said
 from .operation_words import OPERATION, SWITCH, verb_text, words_said
 from .referents import named
-from .request_reading import CLAUSE, read_request
+from .request_reading import CLAUSE, CONDITION, read_request
 
 # an exception said in a clause of its own is no request ("turn off the lights but leave the night light on")
 _EXCEPTING = re.compile(r"\b(?:except|but|besides|apart from|other than|excluding)\b|除了|除去|除外|以外|之外|不包括",
@@ -61,8 +61,9 @@ def _says_operation(index, clause: str) -> bool:
 
 
 def _asks(index, clause: str) -> bool:
-    """Whether the clause is a request of its own: a verb for an operation, and a device or a kind it names."""
-    if not clause.strip() or not read_request(clause).is_request:
+    """Whether the clause is a request of its own: a verb for an operation, and a device or a kind it names; no
+    plan or condition of the speaker's ("before I open the coin safe, turn the counter lamp on": the lamp)."""
+    if not clause.strip() or not read_request(clause).is_request or CONDITION.search(clause):
         return False
     return _says_operation(index, clause) and \
         (bool(named(index, clause).any()) or bool(categories_said(index.names.without_names(clause))))
