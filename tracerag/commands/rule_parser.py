@@ -16,6 +16,7 @@ from ..home_commands.home_index import CommandIndex
 from ..home_commands.home_names import FILLER_TOKENS
 from ..home_commands.home_operations import kinds_meant, operation_in
 from ..home_commands.operation_words import verb_text
+from ..home_commands.safety_screen import safety_of
 from ..home_commands.several_requests import asking_clause
 from ..home_commands.text_match import (
     contains,
@@ -67,8 +68,10 @@ def parse_without_lm(utterance: str, index: CommandIndex) -> QueryIR:
                      scope_include=included, scope_exclude=excluded, quantifier=quantifier)
     # the operation of the clause that asks something of a device, where another only tells ("阿姨来打扫了，...")
     asking = asking_clause(index, utterance)
-    # of the kinds that clause names, where it names one ("设备间的灯开一下，我去看看总阀": a light, no valve)
-    kinds = (kinds_meant(index, parsed, asking) if asking != utterance else None) or \
+    # of the kinds that clause names, where it names only ordinary ones ("设备间的灯开一下，我去看看总阀": a light,
+    # no valve); a sensitive kind is read from all that was said, as the safety screen reads it
+    said = kinds_meant(index, parsed, asking) if asking != utterance else frozenset()
+    kinds = said if said and not said & safety_of(index).sensitive.categories else \
         kinds_meant(index, parsed, utterance)
     operation = operation_in(index, verb_text(asking, index), kinds)
     return parsed.model_copy(update={"operation": operation}) if operation else parsed
