@@ -2024,15 +2024,6 @@ def test_a_cooker_beside_an_oven_and_a_hob_is_asked_about_and_its_hood_is_a_fan(
     assert (top.device_id, top.command_id) == ("oven", "main-switch-on")
 
 
-def test_a_reason_said_after_an_ask_is_no_device_offered_before_it(tmp_path, embedder):
-    rooms = {"r-counter": "Post Office Counter"}
-    devices = [("safe", "Post Office Safe", "r-counter", "Lock", "p-lock"),
-               ("blind", "Counter Blind", "r-counter", "Blind", "p-shade")]
-    program = no_lm(tmp_path, devices, SPECS, rooms, embedder)
-    top = program(query="open the safe, I need the pension cash for the counter").candidates[0]
-    assert (top.device_id, top.command_id) == ("safe", "main-lock-unlock")
-
-
 def test_a_word_said_for_a_label_word_names_its_device_and_a_side_never_another_side(tmp_path, embedder):
     rooms = {"r-lobby": "Lobby", "r-hall": "Hall"}
     devices = [("package", "Package Locker", "r-lobby", "Lock", "p-lock"),

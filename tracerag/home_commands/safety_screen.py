@@ -368,10 +368,7 @@ class CommandSafety:
         if not candidates:
             return False
         index = self.index
-        # the devices the clauses that say what to do name ("open the safe, I need the cash for the counter": no
-        # Counter Blind), else those of the kinds or in the rooms said
-        text = acting_clauses(index, text)
-        referred = named(index, text) > 0
+        referred = named(index, text) > 0  # the devices named, else those of the kinds or in the rooms said
         if not referred.any() and (kinds := categories_said(text)):
             referred = referred | index.table.in_categories(with_family(kinds))
         if not referred.any() and (rooms := index.names.mentioned_rooms(text)):
