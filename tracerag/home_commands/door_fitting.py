@@ -69,11 +69,9 @@ class SensitiveDoors:
             way_in = np.asarray([bool(sensitive.device_words[d] & ENTRANCE_WORDS) for d in devices.tolist()])
             fits &= way_in if (fits & way_in & only_door).any() else fits
         worded = worded & (~only_door | fits)
-        # a door device whose own name holds the door word said ("open the gate": the Driveway Gate), or the one
-        # its size says ("the big door": the Front Shutter)
+        # a door device whose own name holds the door word said ("open the gate": the Driveway Gate)
         return worded | fits & np.asarray([bool(sensitive.device_words[d] & nouns) and
-                                           index.table.device_categories[d] in DOORISH for d in devices.tolist()]) \
-            | self._by_size(devices, said_door, nouns)
+                                           index.table.device_categories[d] in DOORISH for d in devices.tolist()])
 
     def fitting(self, devices: np.ndarray, said: list[set[str]], nouns: frozenset[str]) -> np.ndarray:
         """Per row's device: ``is_the_door``, by the door's own words where some door has them, else by the
@@ -107,15 +105,10 @@ class SensitiveDoors:
         gate opener) or for people on foot (a lock), as the size says; the one gate where it is alone."""
         out = np.zeros(len(devices), dtype=bool)
         sizes = [q for q in said if q]
-        if not sizes or not all(q <= _BIG | _LITTLE for q in sizes) or len({frozenset(q) for q in sizes}) > 1:
+        if "gate" not in nouns or not sizes or not all(q <= _BIG | _LITTLE for q in sizes) or \
+                len({frozenset(q) for q in sizes}) > 1:
             return out
         categories = self.index.table.device_categories
-        if "gate" not in nouns:  # "the big door", "get the big door up": the one a vehicle comes through
-            big = {d for d in set(devices.tolist()) if categories[d] == "GarageDoor"
-                   and "gate" not in tokens(self.index.home.devices[d].label)}
-            if "door" in nouns and sizes[0] <= _BIG and len(big) == 1:
-                out[devices == big.pop()] = True
-            return out
         called = {d for d in set(devices.tolist()) if categories[d] in DOORISH and not safes(self.index)[d]
                   and set(tokens(self.index.home.devices[d].label)) & nouns}
         if len(called) > 1:

@@ -246,12 +246,10 @@ def door_qualifiers(clause: str) -> list[tuple[str, ...]]:
         if before and before.group(1) not in _EN_STOP | _EN_FILLERS:  # "unlock sweet a door": the letter A's door
             out.append((before.group(1), "a"))
             continue
-        if word is None or word in _EN_STOP:
-            # "the door at the back", "the gate round the side": which one, said after it
-            after = _SIDE_AFTER.match(clause, match.end())
-            out.append((after.group(1).lower(),) if after else ())
-            continue
-        out.append(tokens(word))
+        # "the door at the back", "the big doors at the front": which one, said after it too
+        after = _SIDE_AFTER.match(clause, match.end())
+        side = (after.group(1).lower(),) if after else ()
+        out.append(side if word is None or word in _EN_STOP else (*tokens(word), *side))
     return out
 
 

@@ -178,11 +178,9 @@ class SensitiveRequests:
         bare_door = (verb in ("open", "unlock") or operation in ("open", "unlock")) and _bare_door(text)
         waited_at = door_waited_at(index, text, about) if letting_in or bare_door else None
         # a vehicle let in comes through a gate opener, never a person's door ("the van's at the barrier, let it
-        # in": the home's one vehicle gate, where no door it waits at is said)
+        # in" unlocks no front door)
         vehicle_let_in = letting_in and not _PERSON_LET_IN.search(text) and vehicle_said(
             index.rooms.without_room_names(index.names.without_names(utterance or about or text)))
-        if vehicle_let_in and waited_at is None and (gate := self._vehicle_gate()).any():
-            waited_at = gate
         if waited_at is not None:  # "he's at the pontoon gate with his shopping, let him through": that gate
             door = waited_at
         elif letting_in and (let_by := (named_by > self._named_by_door_words(about or text))
