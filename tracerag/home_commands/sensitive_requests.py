@@ -177,10 +177,6 @@ class SensitiveRequests:
         # someone let in, or a door opened bare ("进货的三轮车到后门了，开门"), goes by the door they wait at
         bare_door = (verb in ("open", "unlock") or operation in ("open", "unlock")) and _bare_door(text)
         waited_at = door_waited_at(index, text, about) if letting_in or bare_door else None
-        # a vehicle let in comes through a gate opener, never a person's door ("the van's at the barrier, let it
-        # in" unlocks no front door)
-        vehicle_let_in = letting_in and not _PERSON_LET_IN.search(text) and vehicle_said(
-            index.rooms.without_room_names(index.names.without_names(utterance or about or text)))
         if waited_at is not None:  # "he's at the pontoon gate with his shopping, let him through": that gate
             door = waited_at
         elif letting_in and (let_by := (named_by > self._named_by_door_words(about or text))
@@ -198,7 +194,9 @@ class SensitiveRequests:
         # someone let in comes through a door, a gate or a lock: never a valve or a safe ("buzz me in, forgot my
         # keys": no Key Safe)
         let_through = index.table.in_categories(DOORISH) & ~safes(index) if letting_in else None
-        if vehicle_let_in:
+        if letting_in and not _PERSON_LET_IN.search(text) and vehicle_said(
+                index.rooms.without_room_names(index.names.without_names(utterance or about or text))):
+            # a vehicle let in comes through a gate opener ("the van's at the barrier, let it in": no front door)
             let_through &= index.table.in_category("GarageDoor")
         if let_through is not None:
             performing &= let_through[index.table.row_device[rows]]
@@ -288,12 +286,13 @@ class SensitiveRequests:
         # a door said by a name ("the hatch": the Stern Hatch's lock and the Side Hatch's opener) is any door
         said_which = any(set(q) - ENTRANCE_WORDS for q in door_qualifiers(said_as))
         kinds = self.index.table.device_categories[devices]
-        out = asked.copy()
         for both in _kinds_of_one_word(said_as):  # "put the cooker on" beside an oven and a hob: which one?
-            self._hold(out, asked & np.isin(kinds, list(both)), devices, text)
-        asked = out
+            held = asked.copy()
+            self._hold(held, asked & np.isin(kinds, list(both)), devices, text)
+            asked = held
         any_door = len(set(kinds[asked].tolist()) & DOORISH) > 1 and (said_which or not DOOR_SAID.search(said_as))
         categories = np.asarray(["door" if any_door and c in DOORISH else family_of(c) for c in kinds.tolist()])
+        out = asked.copy()
         if not DOOR_SAID.search(naming) and not LET_IN.search(naming):
             # "unlock please", "解锁", "把锁打开" beside several locks: the way in, as a door said bare is; where no
             # lock is, which one?
