@@ -2127,3 +2127,71 @@ def test_a_room_the_home_lacks_said_as_a_room_or_by_its_number_is_asked_about(tm
         assert not acted_on(pred) and pred.hint == "unknown_scope", query
     assert acted_on(program(query="close the blinds in year 5")) == {("blinds-5", "main-windowShade-close")}
     assert ("lockup-light", "main-switch-on") in acted_on(program(query="lights on in the lock-up"))
+
+
+def test_a_word_for_what_a_safe_is_inside_a_lamps_label_is_the_safe(tmp_path, embedder):
+    rooms = {"r-shop": "店面", "r-hall": "大堂", "r-cash": "收银区"}
+    devices = [("safe", "小金库", "r-shop", "Lock", "p-lock", "得力 智能保险柜 16675"),
+               ("lamp", "保险柜台灯", "r-shop", "Light", "p-switch"),
+               ("spot", "收银灯", "r-cash", "Light", "p-switch")]
+    program = no_lm(tmp_path / "a", devices, SPECS, rooms, embedder)
+    top = program(query="保险柜打开，要拿备用金").candidates[0]  # 保险柜 said alone: the safe, not the lamp by it
+    assert (top.device_id, top.command_id) == ("safe", "main-lock-unlock")
+    top = program(query="保险柜台灯打开").candidates[0]  # the lamp, said as such
+    assert (top.device_id, top.command_id) == ("lamp", "main-switch-on")
+    devices = [("box", "保险箱", "r-cash", "Lock", "p-lock"), ("spot", "保险箱射灯", "r-cash", "Light", "p-switch")]
+    pred = no_lm(tmp_path / "b", devices, SPECS, rooms, embedder)(query="把照着保险箱的灯打开")
+    assert (pred.candidates[0].device_id, pred.candidates[0].command_id) == ("spot", "main-switch-on")
+
+
+def test_a_hall_is_no_front_door_and_a_cash_box_at_the_front_desk_no_way_in(tmp_path, embedder):
+    rooms = {"r-hall": "大厅", "r-desk": "前台", "r-stairs": "楼梯口"}
+    devices = [("dessmann", "德施曼", "r-hall", "Lock", "p-lock", "德施曼 Q5M 智能锁"),
+               ("sensor-door", "感应门", "r-hall", "Door", "p-door"),
+               ("cash", "钱箱", "r-desk", "Lock", "p-lock", "得力 智能保险箱 16688"),
+               ("lamp", "钱箱灯", "r-desk", "Light", "p-switch")]
+    program = no_lm(tmp_path, devices, {**SPECS, "p-door": DOOR}, rooms, embedder)
+    for query in ("前门开锁", "开一下前门，今天十点营业"):  # the brand lock in the hall is the way in
+        top = program(query=query).candidates[0]
+        assert (top.device_id, top.command_id) == ("dessmann", "main-lock-unlock"), query
+    # a character picked for its sound, as a fuzzy input method hears it (因 yin for 应 ying)
+    top = program(query="感因门打开").candidates[0]
+    assert (top.device_id, top.command_id) == ("sensor-door", "main-doorControl-open")
+
+
+def test_a_supply_said_before_a_main_valve_is_that_supply_only(tmp_path, embedder):
+    rooms = {"r-plant": "设备间"}
+    devices = [("gas-main", "天然气总阀", "r-plant", "GasValve", "p-valve"),
+               ("water-in", "进水阀", "r-plant", "WaterValve", "p-valve")]
+    program = no_lm(tmp_path, devices, SPECS, rooms, embedder)
+    pred = program(query="把自来水总阀打开")  # tap water's main: never the gas main, whose label says 总阀
+    assert (pred.candidates[0].device_id, pred.candidates[0].command_id) == ("water-in", "main-valve-open")
+    assert "gas-main" not in {d for d, _ in acted_on(pred)}
+
+
+def test_a_noun_made_with_off_is_no_verb_and_a_cage_is_no_door(tmp_path, embedder):
+    rooms = {"r-store": "Store", "r-cage": "Propane Cage", "r-office": "Office", "r-apartment": "Apartment"}
+    devices = [("deputy", "Deputy", "r-store", "SecurityPanel", "p-panel"),
+               ("schlage", "Schlage", "r-store", "Lock", "p-lock", "Schlage Encode Smart Deadbolt"),
+               ("cage", "Cage Lock", "r-cage", "Lock", "p-lock"),
+               ("office", "Office Door", "r-office", "Lock", "p-lock"),
+               ("apartment", "Apartment Door", "r-apartment", "Lock", "p-lock")]
+    program = no_lm(tmp_path, devices, SPECS, rooms, embedder)
+    # a report of the morning's drive-off: its "off" disarms nothing
+    assert ("deputy", "main-securitySystem-disarm") not in acted_on(
+        program(query="the deputy came by about the drive-off this morning"))
+    acted = acted_on(program(query="unlock all the doors except the office"))
+    assert ("cage", "main-lock-unlock") not in acted and ("office", "main-lock-unlock") not in acted
+    # "the one into the apartment" says which door the clause before it means
+    top = program(query="open our door, the one into the apartment, it's stuck locked again").candidates[0]
+    assert (top.device_id, top.command_id) == ("apartment", "main-lock-unlock")
+
+
+def test_a_door_said_to_go_up_is_the_door_that_rolls_up_never_the_front_doors_lock(tmp_path, embedder):
+    rooms = {"r-shop": "Shop", "r-bay": "Loading Bay"}
+    devices = [("front", "Front Door", "r-shop", "Lock", "p-lock"),
+               ("loading", "Loading Door", "r-bay", "GarageDoor", "p-garage")]
+    program = no_lm(tmp_path, devices, {**SPECS, "p-garage": GARAGE}, rooms, embedder)
+    for query in ("the van's backing onto the loading bay, get the door up", "get the door up"):
+        top = program(query=query).candidates[0]
+        assert (top.device_id, top.command_id) == ("loading", "main-garageDoorControl-open"), query

@@ -79,7 +79,7 @@ _JUDGED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # per index: {
 
 
 # what a lock's maker may call it that is no door's lock
-_NO_DOOR_LOCK = re.compile(r"safe|locker|cabinet|box|flap|柜|箱", re.I)
+_NO_DOOR_LOCK = re.compile(r"safe|locker|cabinet|box|flap|cage|柜|箱", re.I)
 _DOOR_LOCK = re.compile(r"deadbolt|\bdoor|smart\s*lock|门锁|智能锁", re.I)  # "Paxton Net2 Entry Door Controller"
 # makers whose locks are door locks, whatever the model is called ("Ultion Nuki Plus", "Salto XS4")
 _DOOR_LOCK_MAKERS = re.compile(r"\b(?:nuki|ultion|yale|august|schlage|kwikset|abloy|salto|ultraloq|danalock|tedee|"
@@ -122,6 +122,7 @@ def door_lock_by_model(device, in_its_room: bool = True) -> bool:
 
 
 _RECEPTION = frozenset({"lobby", "reception"})
+_ZH_RECEPTION = frozenset({"大厅", "大堂", "前台", "前厅", "接待处", "接待室", "门厅"})
 _NO_WAY_IN = frozenset({"fire", "emergency", "exit"})  # a fire door is held open or shut, nobody comes in by it
 _ZH_NO_WAY_IN = re.compile(r"消防|安全出口|应急|紧急")  # 消防通道门: its 防 is no 防盗门's
 
@@ -154,6 +155,8 @@ def room_words(room: str) -> set[str]:
     """The words of a room's name as they speak of a door there: without "main" or "front" where the room is no
     room by the way in (the Jewel Case in the Main Gallery is no way in)."""
     words = set(tokens(room))
+    if room.strip() in ("大厅", "正厅"):  # the 大 of 大厅: a hall, no 大门
+        return words - {"大", "正"}
     return words if words & _ENTRANCE_ROOMS else words - {"main", "front"}
 
 
@@ -186,7 +189,7 @@ def maker_named_at_reception(device) -> bool:
     """A lock called by its maker's name alone ("Salto") in a lobby or reception: the entrance's lock (a "Lobby
     Door" is named for its room, and says nothing of the way in)."""
     return device.category == "Lock" and named_by_maker(device) and \
-        bool(set(tokens(device.room)) & _RECEPTION)
+        (bool(set(tokens(device.room)) & _RECEPTION) or device.room.strip() in _ZH_RECEPTION)
 
 
 def ways_in_by_maker(devices, floors: dict[str, str]) -> list[int]:
@@ -195,7 +198,8 @@ def ways_in_by_maker(devices, floors: dict[str, str]) -> list[int]:
     dining room: the front door a visitor is let in by, though "unlock please" still asks which lock), never one
     upstairs (``floors``: room -> floor; a flat's 德施曼 over the shop is no way in to the shop)."""
     at_reception = [d for d, device in enumerate(devices) if maker_named_at_reception(device)]
-    if at_reception or any(device.category in ("Door", "Lock") and says_way_in(device) for device in devices):
+    if at_reception or any(device.category in ("Door", "Lock") and says_way_in(device) and
+                           not _NO_DOOR_LOCK.search(device.label) for device in devices):  # 前台's 钱箱: no door
         return at_reception
     upstairs = rooms_upstairs(floors)
     by_maker = [d for d, device in enumerate(devices)

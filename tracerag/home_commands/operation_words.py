@@ -384,6 +384,10 @@ def words_said(text: str, kinds: Iterable[str] = ()) -> list[tuple[int, str, obj
 
 _CACHED_CHARS = 512  # utterances; longer texts are read each time rather than held
 
+# a noun made of a word and a particle, no verb: "the drive-off this morning", "the kick-off", "a drop-off"
+_NOUN_COMPOUND = re.compile(r"\b(?!(?:turn|switch|power|shut|flip|lock|open|close|roll|pull|push|warm|heat|cool|"
+                            r"start|set|dim|fire|light|lit)-)[a-z]+-(?:off|on|up|in|out)\b")
+
 
 @lru_cache(maxsize=4096)
 def _senses_in(text: str) -> tuple[tuple[tuple[int, int], ...], object]:
@@ -395,7 +399,7 @@ def _read_senses(text: str) -> tuple[tuple[tuple[int, int], ...], object]:
     """The (start, sense index) of every operation word said, a word inside a longer one left out, and the value
     the text sets."""
     value = value_said(text)
-    text = normalised(text)
+    text = _NOUN_COMPOUND.sub(lambda m: " " * len(m.group(0)), normalised(text))  # the same length: starts hold
     found = [(m.start(), m.end(), i) for i, sense in enumerate(SENSES) for m in sense.pattern.finditer(text)
              if m.end() > m.start()]
     found.sort(key=lambda f: (f[0], f[0] - f[1], f[2]))

@@ -23,7 +23,7 @@ from functools import partial
 
 import numpy as np
 
-from .category_words import categories_said, family_of, is_kind_word, normalised, qualifies, with_family
+from .category_words import categories_said, family_of, is_kind_word, normalised, only_specific, qualifies, with_family
 from .device_kinds import devices_said
 from .door_words import DOOR_WORDS, ENTRANCE_SAID, ENTRANCE_WORDS, lock_by_maker_said
 from .letting_in import without_whom
@@ -121,6 +121,8 @@ def _named(index, text: str) -> np.ndarray:
                 continue
         else:
             ending = _kind_it_ends_with(join_tokens(run))
+            if not heads.any() and _what_another_is(index, join_tokens(run), carriers, kinds_in_text):
+                continue  # 保险柜 of 保险柜台灯 (the lamp by the safe) is the safe labelled 小金库
             if ending and not heads.any():
                 # a run ending in a word for a kind is a thing of that kind: "入户门" of 入户门灯 is a door, "the
                 # garage door" of the Garage Door Light no light; it names only the carriers of that kind
@@ -133,7 +135,7 @@ def _named(index, text: str) -> np.ndarray:
             meant = _in_rooms_said(index, heads if heads.any() else carriers, run, there)
             before = _kinds_before(join_tokens(run), plain)
             if before:  # "煤气总阀": the 总阀 of gas, never the water's 自来水总阀
-                meant = meant & index.table.in_categories(with_family(before))
+                meant = meant & index.table.in_categories(before)
             meant = meant & ~_said_otherwise(index, said, run, meant)  # "the beer gas" is no Kitchen Gas
         out[meant] = np.maximum(out[meant], length)
     # a word for what a device is, where its label does not say it ("the safe": the lock labelled Strongbox whose
@@ -238,6 +240,17 @@ def _closest_modifier(index, word: str, run: tuple[str, ...], devices: np.ndarra
     return list(words)[int(order[0])] if best >= SAME_WORD and best - second >= CLEAR_OF else None
 
 
+def _what_another_is(index, phrase: str, carriers: np.ndarray, kinds_said: dict[str, list[str]]) -> bool:
+    """Whether the run, whole, is a word for what another device is (``device_kinds``), and every device whose name
+    carries it is of another kind: it names that device, never the names it only qualifies (保险柜台灯; a Vault
+    Door is a vault's lock)."""
+    being = devices_said(index, phrase) == len(phrase)
+    categories = index.table.device_categories
+    carried = set(categories[carriers].tolist())
+    return bool((being & ~carriers).any()) and not carried & set(categories[being].tolist()) and \
+        not carried & set(kinds_said)  # "照着保险箱的灯": the lamp said, the safe's
+
+
 def _kind_it_ends_with(phrase: str) -> set[str]:
     """The kinds whose word the phrase ends in ("入户门": Door; "front door": Door; "bedside": none)."""
     plain = normalised(phrase)
@@ -278,10 +291,12 @@ def _kinds_before(word: str, text: str) -> set[str]:
     kinds: set[str] = set()
     for start, _ in spans:
         before = text[max(0, start - 12):start].rstrip("的 ")
-        said = {kind for kind, ws in categories_said(before).items() if any(before.endswith(w) for w in ws)}
+        said = {kind: [w for w in ws if before.endswith(w)] for kind, ws in categories_said(before).items()}
+        said = {kind: ws for kind, ws in said.items() if ws}
         if not said:
             return set()
-        kinds |= said
+        # a word of the kind's own says it alone ("自来水总阀" is no gas's 总阀); "阀" any valve
+        kinds |= {k for kind, ws in said.items() for k in ({kind} if only_specific(kind, ws) else with_family({kind}))}
     return kinds
 
 

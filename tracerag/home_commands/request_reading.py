@@ -71,7 +71,8 @@ POLITE_QUESTION = re.compile(r"^\s*(?:please\s+)?(?:can|could|would|will)\s+(?:y
 # clauses: and a reason said after the request is a clause of its own ("open the gas valve so the fireplace works")
 # (a "please" said between two sentences run together ends the first: "open front door plz my uber eats is here")
 # (a spaced dash or a colon too: "the cold room - unlock that one too")
-CLAUSE = re.compile(r"[，,。.;；!！?？]|\s[-–—]{1,2}\s|:(?=\s)|"
+# (", the one into the apartment" says which of what the clause before names: no clause of its own)
+CLAUSE = re.compile(r"[，,](?!\s*(?:the|that)\s+one\b)|[。.;；!！?？]|\s[-–—]{1,2}\s|:(?=\s)|"
                     r"\b(?:and then|then|and|but|also|so that|so|because|since|cause)\b|"
                     r"(?<=[a-z] )(?:please|plz|pls)\s+(?=(?:my|our|the|i|i'm|im|we|he|she|they|there|it's)\b)|"
                     r"然后|并且|而且|同时|还有|再|因为|所以|不然|否则|好让", re.I)

@@ -65,6 +65,9 @@ _ARRIVING = re.compile(r"\b(?:opening\s+up|open(?:ing)?\s+(?:the\s+)?(?:shop|sto
 _GATE = re.compile(r"\bgates?\b", re.I)
 _PERSON_LET_IN = re.compile(r"\b(?:let|buzz)\s+(?:me|us|him|her|them)\b|让(?:我|我们|他|她|他们)", re.I)
 _BOTH = re.compile(r"\bboth\b|两个都|两扇都|两把都|俩都", re.I)
+# a door that goes up is one that rolls or swings up: a garage door or a shutter, never a lock ("get the door up")
+_DOOR_UP = re.compile(r"\b(?:get|roll|pull|put|lift|raise|push|wind|crank|bring)\s+(?:[\w'-]+\s+){0,3}?up\b|"
+                      r"\b(?:raise|lift)\b", re.I)
 
 
 def _kinds_of_one_word(text: str) -> list[set[str]]:
@@ -186,6 +189,9 @@ class SensitiveRequests:
             door = let_by
         if door is not None and door.any():  # "open the shed" opens its door, though the Shed Lights switch on
             operation = "unlock" if (index.table.device_categories[door] == "Lock").all() else "open"
+        raised = self._door_raised(text, utterance or about or text) if operation in ("open", "level_up") else None
+        if raised is not None:  # "get the door up" beside a lock: the door opens, whatever "up" does to a lock
+            operation = "open"
         performing = choice_of(index).performing(operation)[rows] if operation else np.zeros(len(rows), bool)
         if verb == "open" and text.isascii():  # "open the oven" opens its door: in English it switches no oven on
             performing &= ~index.table.in_categories(_HEATERS)[index.table.row_device[rows]]
@@ -224,6 +230,8 @@ class SensitiveRequests:
             if verb in ("open", "unlock", "on") and not best else None
         if waited_at is not None:
             referred = waited_at[devices]
+        elif raised is not None and not best:
+            referred = raised[devices]  # "get the door up": a door that rolls up, never the front door's lock
         elif theirs is not None and theirs.any():
             # "三楼那间星空房，开门", "our guests in suite a are locked out, open their door": the door of the room
             # the other clause says, not the way in
@@ -254,6 +262,17 @@ class SensitiveRequests:
         for i in np.flatnonzero(marked & referred).tolist():  # what policy.json marks
             asked[i] = self._asked_marked(said, int(rows[i]), bool(best))
         return asked
+
+    def _door_raised(self, clause: str, said: str) -> np.ndarray | None:
+        """Per device, for a door said bare to go up ("get the door up", "raise the door"): the garage doors,
+        those of the rooms said where some are there ("the van's backing onto the loading bay"); None where no
+        door goes up."""
+        if not (_DOOR_UP.search(clause) and DOOR_SAID.search(clause)) or any(door_qualifiers(clause)):
+            return None  # "raise both roller doors": which ones, their words say
+        garage = self.index.table.in_category("GarageDoor")
+        rooms = self.index.names.mentioned_rooms(said)
+        there = garage & self.index.rooms.devices_in(rooms) if rooms else garage
+        return there if there.any() else garage
 
     def _head_said(self, text: str, rows: np.ndarray) -> np.ndarray:
         """Per row: the last word of its device's name, or a word for what it is, is said ("open the safe" of Gun

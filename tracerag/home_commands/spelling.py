@@ -15,7 +15,8 @@ ask is then refused. Only what can be nothing else is read again:
   method's list (卷帘们 for 卷帘门, 保险贵 for 保险柜, 德试曼 for 德施曼, 烤路 for 烤炉): where three characters
   said are no run of a label or a word for a kind, and with one of them swapped for one of the same sound are
   exactly one run of three of a label; or are a label of two or a word for a kind so (no numeral is ever
-  swapped). The sounds are each character's usual reading without its tone (``data/pinyin.txt``).
+  swapped). The sounds are each character's usual reading without its tone (``data/pinyin.txt``), heard as an
+  input method's fuzzy setting hears them (感因门: 感应门).
 """
 
 from __future__ import annotations
@@ -108,7 +109,8 @@ def _chinese(index, text: str) -> str:
             said = "".join(chars[i:i + n])
             if said in runs or any(ch in _NUMERALS for ch in said):
                 continue
-            sound = tuple(sounds.get(ch) for ch in said)
+            # heard loosely only over three characters: 门升 is no 门神
+            sound = tuple((_loose(sounds.get(ch)) if n == 3 else sounds.get(ch)) for ch in said)
             meant = {run for run in by_sound.get(sound, ()) if sum(a != b for a, b in zip(run, said, strict=True)) == 1}
             if len(meant) != 1:
                 continue
@@ -132,6 +134,19 @@ def _sounds() -> dict[str, str]:
             sound, chars = line.split(" ", 1)
             sounds.update(dict.fromkeys(chars, sound))
     return sounds
+
+
+_ALIKE = ((re.compile(r"^([zcs])h"), r"\1"), (re.compile(r"^n(?=[aeiouv])"), "l"), (re.compile(r"(?<=[aei]n)g$"), ""))
+
+
+def _loose(sound: str | None) -> str | None:
+    """A sound as an input method's fuzzy setting hears it, the pairs many speakers do not tell apart (zh/z, ch/c,
+    sh/s, n/l, ang/an, eng/en, ing/in): 感因门 is the 感应门."""
+    if sound is None:
+        return None
+    for pattern, into in _ALIKE:
+        sound = pattern.sub(into, sound)
+    return sound
 
 
 def _runs_by_sound(index) -> dict[tuple[str | None, ...], frozenset[str]]:
@@ -170,6 +185,8 @@ def _built(index) -> tuple[frozenset[str], frozenset[str], frozenset[tuple[str, 
         whole = {d.label.strip() for d in index.home.devices} | _chinese_kind_words()
         for run in (r for r in runs if len(r) == 3 and not r.isascii() or r in whole):
             by_sound.setdefault(tuple(sounds.get(ch) for ch in run), set()).add(run)
+            if len(run) == 3:
+                by_sound.setdefault(tuple(_loose(sounds.get(ch)) for ch in run), set()).add(run)
         words = _words_of(index)
         by_length: dict[int, list[str]] = {}
         for word in words:
