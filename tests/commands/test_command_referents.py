@@ -2195,3 +2195,34 @@ def test_a_door_said_to_go_up_is_the_door_that_rolls_up_never_the_front_doors_lo
     for query in ("the van's backing onto the loading bay, get the door up", "get the door up"):
         top = program(query=query).candidates[0]
         assert (top.device_id, top.command_id) == ("loading", "main-garageDoorControl-open"), query
+
+
+def test_a_room_called_as_an_appliance_is_the_appliance_when_only_an_appliance_is_so_done(tmp_path, embedder):
+    rooms = {"r-rehearsal": "The Oven", "r-kitchen": "Flat Kitchen"}
+    devices = [("oven", "Oven", "r-kitchen", "Oven", "p-oven"),
+               ("hob", "Hob", "r-kitchen", "Cooktop", "p-switch", "Bosch Induction Hob"),
+               ("room-lights", "Oven Lights", "r-rehearsal", "Light", "p-switch"),
+               ("room-fan", "Oven Fan", "r-rehearsal", "Fan", "p-switch")]
+    program = no_lm(tmp_path, devices, SPECS, rooms, embedder)
+    top = program(query="preheat the oven").candidates[0]  # a room is never preheated: the Oven
+    assert top.device_id == "oven"
+    top = program(query="turn on the lights in the oven").candidates[0]  # the lights of the room so called
+    assert (top.device_id, top.command_id) == ("room-lights", "main-switch-on")
+    top = program(query="switch on the induction").candidates[0]  # "the induction" is the hob
+    assert (top.device_id, top.command_id) == ("hob", "main-switch-on")
+
+
+def test_a_cabinet_said_by_its_last_character_and_a_powered_gate_in_the_one_yard(tmp_path, embedder):
+    rooms = {"r-bar": "吧台", "r-hall": "大厅", "r-yard": "后院"}
+    devices = [("till", "收银柜", "r-bar", "Lock", "p-lock", "Aqara Cabinet Lock"),
+               ("bar-lamp", "吧台灯", "r-bar", "Light", "p-switch"),
+               ("auto", "自动门", "r-hall", "Door", "p-door"),
+               ("gate", "伸缩门", "r-yard", "GarageDoor", "p-garage"),
+               ("yard-lamp", "后院灯", "r-yard", "Light", "p-switch")]
+    program = no_lm(tmp_path, devices, {**SPECS, "p-door": DOOR, "p-garage": GARAGE}, rooms, embedder)
+    for query in ("把钱柜打开", "吧台放钱的那个柜子，把它打开"):  # the one cabinet lock
+        top = program(query=query).candidates[0]
+        assert (top.device_id, top.command_id) == ("till", "main-lock-unlock"), query
+    # 电动门 holds 动门 and names no 自动门; 院子 is the one yard, 后院
+    top = program(query="把院子的电动门打开").candidates[0]
+    assert (top.device_id, top.command_id) == ("gate", "main-garageDoorControl-open")

@@ -61,7 +61,7 @@ CATEGORY_WORDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     # 开火: light the fire, on a stove; 炉子 a stove (the rings of a cooker are its hob)
     "Cooktop": (("灶", "电磁炉", "炉头", "开火", "炉子"),
                 ("cooktop", "stove", "stovetop", "hob", "range", "rangetop", "burner", "cooker", "cooker ring",
-                 "gas ring")),
+                 "gas ring", "induction", "induction hob", "griddle", "plancha")),
     "Microwave": (("微波炉",), ("microwave",)),
     "WaterHeater": (("热水器",), ("water heater", "boiler")),
     "Camera": (("摄像头", "摄像机", "监控"), ("camera", "cam")),

@@ -27,6 +27,7 @@ WHAT_IT_IS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
     (("门禁",), ("门禁",)),  # the entry system a building's door is opened by (海康威视 门禁一体机)
     (("卷帘门",), ("卷帘门", "卷闸门")),  # a roller shutter, by either of its names (杜亚 卷帘门电机)
     (("卷闸门",), ("卷帘门", "卷闸门")),
+    (("柜",), ("柜子", "柜")),  # a cabinet by its last character: 钱柜, 放钱的那个柜子 of the lock 收银柜
 )
 _PATTERNS = [re.compile("|".join(rf"\b{re.escape(w)}s?\b" if w.isascii() else re.escape(w) for w in said))
              for _, said in WHAT_IT_IS]

@@ -58,6 +58,10 @@ def _before_place(key: tuple[str, ...]) -> tuple[str, ...]:
     return key
 
 
+# what is done to an appliance and never to a room
+_DEVICE_ONLY_VERB = re.compile(r"\b(?:pre-?\s?heat\w*|bake|roast|broil)\b|预热", re.I)
+
+
 class HomeNames:
     """Device names and labels of one home, and what an utterance says of them and of its rooms."""
 
@@ -139,6 +143,10 @@ class HomeNames:
         """The room words said, less one said inside a label said whole beside another room word of that label
         whose room its device is in ("the wren lounge light": Wren Cottage, not the Living Room that "lounge" also
         names; "打开客厅老伙计" keeps 客厅, its only room word)."""
+        if not aliases:
+            return aliases
+        said = tokens(utterance)
+        aliases = [alias for alias in aliases if not self._label_more_than_room(alias, said, utterance)]
         if len(aliases) < 2:
             return aliases
         meant = {alias: set(self.rooms.aliases.get(alias, ())) for alias in aliases}
@@ -149,6 +157,21 @@ class HomeNames:
             if any(rooms & meant[alias] for alias in inside):
                 dropped += [alias for alias in inside if not rooms & meant[alias]]
         return [alias for alias in aliases if alias not in dropped]
+
+    def _label_more_than_room(self, alias: tuple[str, ...], said: tuple[str, ...], utterance: str) -> bool:
+        """Whether a room word said is the whole label of a device of another room, with no word for another kind
+        said beside it and a verb no room takes: "preheat the oven" is the Oven, not the rehearsal room called The
+        Oven ("the lights in the oven" are that room's; "fire up the oven" may be either)."""
+        if not _DEVICE_ONLY_VERB.search(utterance):
+            return False
+        label = tuple(w for w in alias if w != "the")  # the room The Oven, the label Oven
+        labelled = self.devices_labelled.get(label)
+        if labelled is None or label not in set(self.label_phrases.found_in(said)):
+            return False
+        rooms = set(self.rooms.aliases.get(alias, ()))
+        if any(self.home.devices[d].room in rooms for d in labelled):
+            return False
+        return not any(is_kind_word(w) for w in remove_phrases(said, [label]))
 
     def excepted_devices(self, ir: QueryIR) -> list[str]:
         """The scope_exclude entries that name no room of the home: names of single devices excepted, whole or a

@@ -186,6 +186,7 @@ def place_not_exact(index, text: str) -> bool:
         # a room said by its first character ("店里": 店面), or two or three of a name or room
         pieces, firsts = _room_pieces(index, rooms)
         if not (any(s in runs or s in pieces or s in _ZH_NOT_PLACES for s in said) or
+                index.rooms.names_a_room(before) or  # 院子: the 后院, the one yard
                 len(before) == 1 and (before in firsts or before in _ZH_NOT_PLACES)):
             return True
     return False

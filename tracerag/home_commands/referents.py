@@ -137,6 +137,7 @@ def _named(index, text: str) -> np.ndarray:
             if before:  # "煤气总阀": the 总阀 of gas, never the water's 自来水总阀
                 meant = meant & index.table.in_categories(before)
             meant = meant & ~_said_otherwise(index, said, run, meant)  # "the beer gas" is no Kitchen Gas
+            meant = meant & ~_inside_a_kind_word(index, join_tokens(run), kinds_in_text, meant)
         out[meant] = np.maximum(out[meant], length)
     # a word for what a device is, where its label does not say it ("the safe": the lock labelled Strongbox whose
     # own name is SentrySafe Smart Safe; 保险柜: 小金库)
@@ -238,6 +239,18 @@ def _closest_modifier(index, word: str, run: tuple[str, ...], devices: np.ndarra
     best = float(alike[order[0]])
     second = float(alike[order[1]]) if len(order) > 1 else 0.0
     return list(words)[int(order[0])] if best >= SAME_WORD and best - second >= CLEAR_OF else None
+
+
+def _inside_a_kind_word(index, run: str, kinds_said: dict[str, list[str]], meant: np.ndarray) -> np.ndarray:
+    """Per device: the Chinese run is said only inside a longer word for a kind that the device's label does not
+    hold (动门 of 电动门 is no 自动门)."""
+    out = np.zeros(len(meant), dtype=bool)
+    longer = [w for ws in kinds_said.values() for w in ws if len(w) > len(run) and run in w]
+    if run.isascii() or not longer:
+        return out
+    for d in np.flatnonzero(meant).tolist():
+        out[d] = not any(w in index.home.devices[d].label for w in longer)
+    return out
 
 
 def _what_another_is(index, phrase: str, carriers: np.ndarray, kinds_said: dict[str, list[str]]) -> bool:

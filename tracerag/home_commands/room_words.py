@@ -24,7 +24,7 @@ from .text_match import contains, join_tokens, remove_phrases, tokens
 # (主卫, 客卫: 卫生间; 主卧, 次卧: 卧室). See `HomeNames.mentioned_rooms`.
 ROOM_KINDS = tuple((tokens(word), tokens(kind)) for word, kind in (
     ("卫生间", "卫生间"), ("洗手间", "卫生间"), ("厕所", "卫生间"), ("浴室", "卫生间"),
-    ("卧室", "卧室"), ("卧房", "卧室")))
+    ("卧室", "卧室"), ("卧房", "卧室"), ("院子", "院"), ("院落", "院")))  # 院子: 后院, 前院
 
 # Words a household says for the same room. Chinese rooms are named for who sleeps there, by a word the family
 # may swap for another (the 保姆间 is 阿姨房 at home; 老人房 is 爷爷屋), and end in 房, 屋, 间 or 室 alike
