@@ -2226,3 +2226,37 @@ def test_a_cabinet_said_by_its_last_character_and_a_powered_gate_in_the_one_yard
     # 电动门 holds 动门 and names no 自动门; 院子 is the one yard, 后院
     top = program(query="把院子的电动门打开").candidates[0]
     assert (top.device_id, top.command_id) == ("gate", "main-garageDoorControl-open")
+
+
+FAN_SPEED = [{"id": "main-switch-on", "description": "turn on", "type": None, "value_range": None},
+             {"id": "main-fanSpeed-setFanSpeed", "description": "set the fan speed", "type": "integer",
+              "value_range": [0, 4]}]
+SHADE_LEVEL = [{"id": "main-windowShadeLevel-setShadeLevel", "description": "set the shade level", "type": "integer",
+                "value_range": [0, 100]}]
+LEVEL = [{"id": "main-switch-off", "description": "turn off", "type": None, "value_range": None},
+         {"id": "main-switchLevel-setLevel", "description": "set the brightness", "type": "integer",
+          "value_range": [0, 100]}]
+
+
+def test_the_one_device_said_is_the_one_acted_on_never_every_device_of_its_kind(tmp_path, embedder):
+    rooms = {"r-kitchen": "Kitchen", "r-deli": "Deli", "r-shop": "Shop", "r-cd": "CD Room"}
+    devices = [("oven", "Oven", "r-kitchen", "Oven", "p-oven"),
+               ("deli-oven", "Deli Oven", "r-deli", "Oven", "p-oven"),
+               ("shop-lights", "Shop Lights", "r-shop", "Light", "p-level"),
+               ("cd-light", "CD Cabinet Light", "r-cd", "Light", "p-level")]
+    program = no_lm(tmp_path, devices, {**SPECS, "p-level": LEVEL}, rooms, embedder)
+    for query, device, command in [("oven off", "oven", "main-switch-off"),
+                                   ("cabinet light to 1e2%", "cd-light", "main-switchLevel-setLevel")]:
+        pred = program(query=query)  # the Oven by its whole label; the light by more of its name than "light"
+        assert acted_on(pred) == {(device, command)}, query
+    assert len(acted_on(program(query="turn off the lights"))) == 2  # the lights: each of them
+
+
+def test_a_fans_step_said_sets_its_speed_never_a_curtains_position(tmp_path, embedder):
+    rooms = {"r-kitchen": "后厨", "r-living": "客厅"}
+    devices = [("hood", "排烟机", "r-kitchen", "Fan", "p-fan"),
+               ("curtain", "客厅窗帘", "r-living", "Blind", "p-shade-level")]
+    program = no_lm(tmp_path, devices, {**SPECS, "p-fan": FAN_SPEED, "p-shade-level": SHADE_LEVEL}, rooms, embedder)
+    pred = program(query="排烟机开到二档")  # 开到 a step (档): the fan's speed 2
+    assert (pred.candidates[0].device_id, pred.candidates[0].command_id) == ("hood", "main-fanSpeed-setFanSpeed")
+    assert "curtain" not in {d for d, _ in acted_on(pred)}

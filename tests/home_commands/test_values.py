@@ -168,6 +168,9 @@ SPELLED_EN = [
     ("twenty two point five degrees", 22.5, "degrees"), ("one", 1, None), ("three", 3, None),
     ("the brightness to ninety-five %", 95, "percent"), ("increase brightness to forty-four percent", 44, "percent"),
     ("make awnings to zero", 0, None), ("twenty two degrees", 22, "degrees"),
+    # a fraction said after the whole number is part of it, never a share of 50 %
+    ("log burner to twenty-one and a half", 21.5, None), ("heating to nineteen and three quarters", 19.75, None),
+    ("set it to 2 and a quarter", 2.25, None), ("twenty two and a half degrees", 22.5, "degrees"),
 ]
 
 

@@ -23,7 +23,13 @@ from ..home_commands.category_words import categories_said
 from ..home_commands.command_results import BulkPlan
 from ..home_commands.home_index import CommandIndex
 from ..home_commands.home_operations import with_operation
-from ..home_commands.naming_scope import names_a_kind_only, names_an_area, says_one_device, says_the_kind_itself
+from ..home_commands.naming_scope import (
+    names_a_kind_only,
+    names_an_area,
+    says_one_device,
+    says_the_kind_itself,
+    the_one_said,
+)
 from ..home_commands.negation import read_negation
 from ..home_commands.places import only_floors_of_a_label, unresolved_places
 from ..home_commands.plain_verbs import plain_verbs
@@ -122,10 +128,11 @@ class CommandAnswering:
             parsed = ask
             candidates, withheld = yield from search(parsed, text)
         candidates = safety.without_stand_ins(candidates, withheld, text)  # never another device in its place
+        candidates, one_said = the_one_said(index, candidates, text)
         if not withheld and not _has_intent(text, parsed, candidates):
             return self._prediction([], None, parsed, source, stages, index, hint=Hint.NO_INTENT)
         bulk = None
-        one = parsed.is_bulk or not candidates or says_one_device(index, candidates[0].device_id, text)
+        one = parsed.is_bulk or not candidates or one_said or says_one_device(index, candidates[0].device_id, text)
         area = not one and names_an_area(index, parsed, text)
         # no room and no device said, only a kind ("turn the lights off", "关百叶窗"): the home's devices of
         # that kind, as Home Assistant reads it (a plan over more than max_targets asks instead)

@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
+
 from ..signatures.query_ir import QueryIR
 from .category_words import categories_said, general_word, is_kind_word
 from .command_results import Candidate
 from .home_names import compact, says_label
 from .negation import is_negated
+from .referents import named
 
 # "随便开一盏灯", "turn on a light", "any speaker": one device of the kind will do, never all of them ("那盏灯": one)
 _ONE_OF = re.compile(r"随便|任意|哪个都|哪盏都|[一某][盏个台只部]|[那这][盏台只部]|"
@@ -34,6 +37,32 @@ def says_one_device(index, device_id: str, utterance: str) -> bool:
     same = names.devices_by_label[label]
     said = compact(utterance)
     return len(same) == 1 or [d.device_id for d in same if d.room and compact(d.room) in said] == [device_id]
+
+
+def the_one_said(index, candidates: list[Candidate], utterance: str) -> tuple[list[Candidate], bool]:
+    """(the candidates, whether the utterance names one device): the one device it names alone of all, by its
+    whole label or by more of its name than a word for a kind ("oven off" beside an Oven and a Deli Oven: the
+    Oven; "cabinet light to 100%": the CD Cabinet Light), put first where another device leads with the same
+    command, never a plan over every device of the kind. A room said with a kind names the area."""
+    if not candidates:
+        return candidates, False
+    by_name = named(index, utterance)
+    best = by_name.max(initial=0)
+    meant = np.flatnonzero(by_name == best) if best else []
+    if len(meant) != 1:
+        return candidates, False
+    device = index.home.devices[int(meant[0])]
+    kind_words = [w for ws in categories_said(utterance).values() for w in ws]
+    several = any(w.isascii() and w.endswith("s") and not w.endswith("ss") for w in kind_words)  # as said
+    if not (says_one_device(index, device.device_id, utterance) or  # "the upstairs lights": each of them
+            best > max(map(len, kind_words), default=0) and not several and not index.names.generic(device.label)
+            and not index.names.mentioned_rooms(utterance)):  # "主卧吸顶灯": the lights of a room said
+        return candidates, False
+    top = candidates[0]
+    if top.device_id == device.device_id:
+        return candidates, True
+    first = next((c for c in candidates if c.device_id == device.device_id and c.command_id == top.command_id), None)
+    return (candidates, False) if first is None else ([first, *(c for c in candidates if c is not first)], True)
 
 
 def names_a_kind_only(index, ir: QueryIR, utterance: str, candidates: list[Candidate]) -> bool:

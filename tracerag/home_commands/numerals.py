@@ -323,6 +323,27 @@ def _shares(text: str) -> list[Numeral]:
     return found
 
 
+# a whole number and a fraction said after it: "twenty-one and a half", "2 and a quarter"
+_AND_A_FRACTION = re.compile(r"[ \t]+and[ \t]+(?:a|one)[ \t]+(half|quarter)\b|[ \t]+and[ \t]+three[ \t]+quarters\b",
+                             re.IGNORECASE)
+_FRACTIONS = {"half": 0.5, "quarter": 0.25, None: 0.75}
+
+
+def _with_fractions(text: str, found: list[Numeral]) -> list[Numeral]:
+    """The numerals with "… and a half" read as part of the number before it (21.5), never as a share of 50 %."""
+    out = list(found)
+    for raw in found:
+        if raw.unit is not None or raw.value is None or raw.problem is not None:
+            continue
+        match = _AND_A_FRACTION.match(text, raw.end)
+        if match is None:
+            continue
+        fraction = _FRACTIONS[match.group(1).lower() if match.group(1) else None]
+        out = [r for r in out if r is not raw and not (r.unit is not None and raw.end <= r.start < match.end())]
+        out.append(Numeral(raw.start, match.end(), raw.value + fraction, free=True, words=raw.words))
+    return out
+
+
 def numerals(text: str) -> list[Numeral]:
     """Every numeral in the text, in order; where two overlap, the share or the earlier, longer one."""
     found = _shares(text)
@@ -333,6 +354,7 @@ def numerals(text: str) -> list[Numeral]:
         reason = "is not a number" if match["nan"] else "is infinite: no amount a device can take"
         found.append(Numeral(match.start(), match.end(), None, f"{match.group()} {reason}", free=False, words=True))
     found += _english_numerals(text) + _chinese_numerals(text)
+    found = _with_fractions(text, found)
     kept: list[Numeral] = []
     taken = bytearray(len(text))
     for raw in sorted(found, key=lambda r: (r.unit is None, r.start, -r.end)):

@@ -351,9 +351,10 @@ _SENSES_ZH: tuple[tuple[str, str, Reading], ...] = (
     (r"暖光|暖白|暖色|冷光|冷白|白光|日光|自然光|蜡烛光|烛光", VALUE, _always("color_temperature")),
     (_COLOURS_ZH, VALUE, _always("color")),
     (_MODES_ZH, VALUE, _always("mode")),
-    (r"\d\s*档|[高中低]档|[高中低]速", VALUE, _always("fan_speed")),
+    (r"(?:\d|[一二两三四五六七八九十])\s*[档挡]|[高中低]档|[高中低]速", VALUE, _always("fan_speed")),
     (r"\d+\s*开(?![\u4e00-\u9fff])", VALUE, _always("color_temperature")),  # "3900开": kelvin, said short
-    (r"打?开到|拉到|开一半|关到|一半", VALUE, _always("position")),
+    # (开到二档: a fan's speed, said by its step)
+    (r"打?开到(?![^，,。；;]{0,6}[档挡])|拉到|开一半|关到|一半", VALUE, _always("position")),
 )
 
 
