@@ -254,9 +254,11 @@ def _inside_a_kind_word(index, run: str, kinds_said: dict[str, list[str]], meant
 
 
 def _what_another_is(index, phrase: str, carriers: np.ndarray, kinds_said: dict[str, list[str]]) -> bool:
-    """Whether the run, whole, is a word for what another device is (``device_kinds``), and every device whose name
-    carries it is of another kind: it names that device, never the names it only qualifies (保险柜台灯; a Vault
-    Door is a vault's lock)."""
+    """Whether the Chinese run, whole, is a word for what another device is (``device_kinds``), and every device
+    whose name carries it is of another kind: it names that device, never the names it only qualifies (保险柜 of
+    保险柜台灯, the lamp by the safe)."""
+    if phrase.isascii():  # "vault" of the Vault Door Lamp: a word English uses for more than a safe
+        return False
     being = devices_said(index, phrase) == len(phrase)
     categories = index.table.device_categories
     carried = set(categories[carriers].tolist())
