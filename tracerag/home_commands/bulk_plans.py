@@ -164,7 +164,7 @@ def _every_door(index, ir: QueryIR, utterance: str, operation: str | None, devic
     if operation not in _DOOR_OPERATIONS or (ir.has_category and ir.type_hint not in _DOOR_KINDS) or \
             "Door" not in categories_said(index.names.without_names(utterance)):
         return None
-    doors = doors_among(index, device_ok & index.table.in_categories(_DOOR_KINDS), door_nouns(utterance))
+    doors = doors_among(index, device_ok & index.table.in_categories(_DOOR_KINDS), door_nouns(utterance), every=True)
     return doors if doors.any() else None
 
 

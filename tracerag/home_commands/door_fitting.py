@@ -64,7 +64,7 @@ class SensitiveDoors:
         elif not any(said_door) and every_door(verbless):  # "unlock all the doors", "其他门都打开": every door
             mask = np.zeros(len(index.home.devices), dtype=bool)
             mask[devices] = True
-            fits = doors_among(index, mask, nouns)[devices]
+            fits = doors_among(index, mask, nouns, every=True)[devices]
         elif not any(said_door):  # "开门", "unlock the door": the way in, where a lock is it
             way_in = np.asarray([bool(sensitive.device_words[d] & ENTRANCE_WORDS) for d in devices.tolist()])
             fits &= way_in if (fits & way_in & only_door).any() else fits

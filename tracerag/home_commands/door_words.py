@@ -60,9 +60,12 @@ def is_a_door(category: str, words: set[str], nouns: frozenset[str], place: set[
     return category in ("Door", "GarageDoor")
 
 
-def doors_among(index, devices: np.ndarray, nouns: frozenset[str]) -> np.ndarray:
+def doors_among(index, devices: np.ndarray, nouns: frozenset[str], every: bool = False) -> np.ndarray:
     """The devices of the mask that are "the doors" said (``is_a_door``), never a safe (``device_kinds``). Each
-    device is judged once per index and door word: "all the doors" of a building asks of thousands."""
+    device is judged once per index and door word: "all the doors" of a building asks of thousands. ``every``:
+    "all the doors" are said, and a cage's lock is none of them (it still lets one into the propane cage)."""
+    if every:
+        return doors_among(index, devices & ~_enclosures(index), nouns)
     home, categories = index.home, index.table.device_categories
     judged = _JUDGED.setdefault(index, {}).get(nouns)
     if judged is None:
@@ -76,10 +79,18 @@ def doors_among(index, devices: np.ndarray, nouns: frozenset[str]) -> np.ndarray
 
 
 _JUDGED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # per index: {door nouns: per device, 1 a door}
+_ENCLOSURE = re.compile(r"\bcages?\b|笼", re.I)
+
+
+def _enclosures(index) -> np.ndarray:
+    """Per device: a lock of a cage, by its label or its room (the Cage Lock in the Propane Cage)."""
+    return index.memo(("enclosures",), lambda: np.asarray(
+        [d.category == "Lock" and bool(_ENCLOSURE.search(f"{d.label} {d.room}")) for d in index.home.devices],
+        dtype=bool))
 
 
 # what a lock's maker may call it that is no door's lock
-_NO_DOOR_LOCK = re.compile(r"safe|locker|cabinet|box|flap|cage|柜|箱", re.I)
+_NO_DOOR_LOCK = re.compile(r"safe|locker|cabinet|box|flap|柜|箱", re.I)
 _DOOR_LOCK = re.compile(r"deadbolt|\bdoor|smart\s*lock|门锁|智能锁", re.I)  # "Paxton Net2 Entry Door Controller"
 # makers whose locks are door locks, whatever the model is called ("Ultion Nuki Plus", "Salto XS4")
 _DOOR_LOCK_MAKERS = re.compile(r"\b(?:nuki|ultion|yale|august|schlage|kwikset|abloy|salto|ultraloq|danalock|tedee|"
