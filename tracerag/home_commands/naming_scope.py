@@ -52,17 +52,23 @@ def the_one_said(index, candidates: list[Candidate], utterance: str) -> tuple[li
     if len(meant) != 1:
         return candidates, False
     device = index.home.devices[int(meant[0])]
-    kind_words = [w for ws in categories_said(utterance).values() for w in ws]
-    several = any(w.isascii() and w.endswith("s") and not w.endswith("ss") for w in kind_words)  # as said
-    if not (says_one_device(index, device.device_id, utterance) or  # "the upstairs lights": each of them
-            best > max(map(len, kind_words), default=0) and not several and not index.names.generic(device.label)
-            and not index.names.mentioned_rooms(utterance)):  # "主卧吸顶灯": the lights of a room said
+    if not (says_one_device(index, device.device_id, utterance) or _more_than_a_kind(index, device, best, utterance)):
         return candidates, False
     top = candidates[0]
     if top.device_id == device.device_id:
         return candidates, True
     first = next((c for c in candidates if c.device_id == device.device_id and c.command_id == top.command_id), None)
     return (candidates, False) if first is None else ([first, *(c for c in candidates if c is not first)], True)
+
+
+def _more_than_a_kind(index, device, said: int, utterance: str) -> bool:
+    """Whether ``said`` characters of the device's name are more than any word for a kind the utterance says, with
+    no kind said in the plural ("the upstairs lights": each of them), no room said ("主卧吸顶灯": the lights of the
+    room) and a label that is no room and kind."""
+    kind_words = [w for ws in categories_said(utterance).values() for w in ws]  # as said: "lights"
+    several = any(w.isascii() and w.endswith("s") and not w.endswith("ss") for w in kind_words)
+    return said > max(map(len, kind_words), default=0) and not several and \
+        not index.names.generic(device.label) and not index.names.mentioned_rooms(utterance)
 
 
 def names_a_kind_only(index, ir: QueryIR, utterance: str, candidates: list[Candidate]) -> bool:

@@ -122,7 +122,7 @@ def _named(index, text: str) -> np.ndarray:
         else:
             ending = _kind_it_ends_with(join_tokens(run))
             if not heads.any() and _what_another_is(index, join_tokens(run), carriers, kinds_in_text):
-                continue  # 保险柜 of 保险柜台灯 (the lamp by the safe) is the safe labelled 小金库
+                continue  # 保险柜 of 保险柜台灯: the safe (小金库), not the lamp by it
             if ending and not heads.any():
                 # a run ending in a word for a kind is a thing of that kind: "入户门" of 入户门灯 is a door, "the
                 # garage door" of the Garage Door Light no light; it names only the carriers of that kind
@@ -245,8 +245,8 @@ def _inside_a_kind_word(index, run: str, kinds_said: dict[str, list[str]], meant
     """Per device: the Chinese run is said only inside a longer word for a kind that the device's label does not
     hold (动门 of 电动门 is no 自动门)."""
     out = np.zeros(len(meant), dtype=bool)
-    longer = [w for ws in kinds_said.values() for w in ws if len(w) > len(run) and run in w]
-    if run.isascii() or not longer:
+    longer = [] if run.isascii() else [w for ws in kinds_said.values() for w in ws if len(w) > len(run) and run in w]
+    if not longer:
         return out
     for d in np.flatnonzero(meant).tolist():
         out[d] = not any(w in index.home.devices[d].label for w in longer)
