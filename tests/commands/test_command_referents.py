@@ -2262,3 +2262,21 @@ def test_a_fans_step_said_sets_its_speed_never_a_curtains_position(tmp_path, emb
     pred = program(query="排烟机开到二档")  # 开到 a step (档): the fan's speed 2
     assert (pred.candidates[0].device_id, pred.candidates[0].command_id) == ("hood", "main-fanSpeed-setFanSpeed")
     assert "curtain" not in {d for d, _ in acted_on(pred)}
+
+
+def test_a_floor_said_only_inside_a_label_names_the_device_not_the_floor(tmp_path, embedder):
+    rooms = {"r-stairs": "Stairwell", "r-kitchen": "Flat Kitchen", "r-bedroom": "Bedroom"}
+    devices = [("upstairs", "Upstairs Door", "r-stairs", "Lock", "p-lock"),
+               ("kitchen-light", "Kitchen Lights", "r-kitchen", "Light", "p-switch"),
+               ("bedroom-light", "Bedroom Light", "r-bedroom", "Light", "p-switch")]
+    directory = write_home(tmp_path, devices, SPECS, rooms)
+    floors = {"Stairwell": "Ground Floor", "Flat Kitchen": "First Floor", "Bedroom": "First Floor"}
+    payload = json.loads((directory / "rooms.json").read_text(encoding="utf-8"))
+    for item in payload["items"]:
+        item["floor"] = floors[item["name"]]
+    (directory / "rooms.json").write_text(json.dumps(payload), encoding="utf-8")
+    program = CommandRetrieval(CommandIndex(Home.load(directory), embedder), ir_source="none")
+    # the Upstairs Door stands in the ground-floor stairwell: its name's "upstairs" is no floor said
+    top = program(query="unlock the upstairs door, my mum's coming up to the flat").candidates[0]
+    assert (top.device_id, top.command_id) == ("upstairs", "main-lock-unlock")
+    assert {d for d, _ in acted_on(program(query="turn on the lights upstairs"))} == {"kitchen-light", "bedroom-light"}

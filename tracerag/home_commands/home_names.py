@@ -58,6 +58,7 @@ def _before_place(key: tuple[str, ...]) -> tuple[str, ...]:
     return key
 
 
+_RELATIVE_FLOORS = frozenset(tokens(w) for w in ("upstairs", "downstairs", "楼上", "楼下"))
 # what is done to an appliance and never to a room
 _DEVICE_ONLY_VERB = re.compile(r"\b(?:pre-?\s?heat\w*|bake|roast|broil)\b|预热", re.I)
 
@@ -147,16 +148,21 @@ class HomeNames:
             return aliases
         said = tokens(utterance)
         aliases = [alias for alias in aliases if not self._label_more_than_room(alias, said, utterance)]
-        if len(aliases) < 2:
-            return aliases
         meant = {alias: set(self.rooms.aliases.get(alias, ())) for alias in aliases}
         dropped = []
-        for label in self.label_phrases.found_in(tokens(utterance)):
+        for label in self.label_phrases.found_in(said):
             rooms = {self.home.devices[d].room for d in self.devices_labelled[label]}
-            inside = [alias for alias in aliases if contains(label, alias)]
+            inside = [alias for alias in aliases if contains(label, alias) and len(alias) < len(label)]
             if any(rooms & meant[alias] for alias in inside):
                 dropped += [alias for alias in inside if not rooms & meant[alias]]
+            elif len(aliases) == 1:  # a floor said only inside a label, where its device is not: "unlock the
+                # upstairs door" of the Upstairs Door in the ground-floor stairwell names the door, not the floor
+                dropped += [alias for alias in inside if self._a_floor(alias) and not rooms & meant[alias]]
         return [alias for alias in aliases if alias not in dropped]
+
+    def _a_floor(self, alias: tuple[str, ...]) -> bool:
+        """Whether a room word said is a floor: one the home records, or one said relatively (upstairs, 楼下)."""
+        return alias in _RELATIVE_FLOORS or alias in {tokens(floor) for floor in set(self.home.floors.values())}
 
     def _label_more_than_room(self, alias: tuple[str, ...], said: tuple[str, ...], utterance: str) -> bool:
         """Whether a room word said is the whole label of a device of another room, with no word for another kind
