@@ -160,9 +160,14 @@ class HomeNames:
                 dropped += [alias for alias in inside if self._a_floor(alias) and not rooms & meant[alias]]
         return [alias for alias in aliases if alias not in dropped]
 
+    @cached_property
+    def _floor_words(self) -> frozenset[tuple[str, ...]]:
+        """The floors the home records, as said (tokens), and those said relatively (upstairs, 楼下)."""
+        return _RELATIVE_FLOORS | {tokens(floor) for floor in set(self.home.floors.values())}
+
     def _a_floor(self, alias: tuple[str, ...]) -> bool:
-        """Whether a room word said is a floor: one the home records, or one said relatively (upstairs, 楼下)."""
-        return alias in _RELATIVE_FLOORS or alias in {tokens(floor) for floor in set(self.home.floors.values())}
+        """Whether a room word said is a floor."""
+        return alias in self._floor_words
 
     def _label_more_than_room(self, alias: tuple[str, ...], said: tuple[str, ...], utterance: str) -> bool:
         """Whether a room word said is the whole label of a device of another room, with no word for another kind

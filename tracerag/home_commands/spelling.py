@@ -139,6 +139,7 @@ def _sounds() -> dict[str, str]:
 _ALIKE = ((re.compile(r"^([zcs])h"), r"\1"), (re.compile(r"^n(?=[aeiouv])"), "l"), (re.compile(r"(?<=[aei]n)g$"), ""))
 
 
+@lru_cache(maxsize=2048)  # a few hundred sounds, read for every character of every Chinese utterance
 def _loose(sound: str | None) -> str | None:
     """A sound as an input method's fuzzy setting hears it, the pairs many speakers do not tell apart (zh/z, ch/c,
     sh/s, n/l, ang/an, eng/en, ing/in): 感因门 is the 感应门."""
